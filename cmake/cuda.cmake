@@ -1,0 +1,16 @@
+# CUDA is optional: on when nvcc is found (CMAKE_CUDA_COMPILER, /usr/local/cuda/bin/nvcc),
+# off with -DTICKSENTRY_CUDA=OFF. Only src/engine/backends/cuda may include CUDA headers.
+set(TICKSENTRY_HAVE_CUDA OFF)
+if(TICKSENTRY_CUDA)
+  include(CheckLanguage)
+  if(NOT CMAKE_CUDA_COMPILER AND EXISTS /usr/local/cuda/bin/nvcc)
+    set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
+  endif()
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    set(TICKSENTRY_HAVE_CUDA ON)
+    message(STATUS "ticksentry: CUDA compiler ${CMAKE_CUDA_COMPILER}")
+  else()
+    message(STATUS "ticksentry: no nvcc found, CUDA backend off")
+  endif()
+endif()

@@ -1,0 +1,33 @@
+#pragma once
+// What every stage after the book sees of a symbol's book: the top 10 levels a side and the
+// day's running totals. Written by the shard that owns the symbol; read on that shard only.
+#include <cstdint>
+
+#include "core/event.h"
+
+namespace ts {
+
+struct BookTop {
+  Level bids[kBookLevels];  // best first; unused levels are {0, 0}
+  Level asks[kBookLevels];  // best first; unused levels are {0, 0}
+  int bid_levels = 0;       // levels in use
+  int ask_levels = 0;
+  Price last = 0;           // last trade price, ticks; 0 before the first trade
+  Qty cum_volume = 0;       // shares traded today (from snapshots, or summed from trades)
+  double cum_turnover = 0;  // currency traded today
+  Phase phase = Phase::kUnknown;
+  int64_t update_ts_ns = 0; // exchange time of the last change
+
+  bool has_bbo() const { return bid_levels > 0 && ask_levels > 0; }
+  Price best_bid() const { return bid_levels ? bids[0].price : 0; }
+  Price best_ask() const { return ask_levels ? asks[0].price : 0; }
+  // Mid in ticks (may be x.5); falls back to the one side present, then to last.
+  double mid() const {
+    if (has_bbo()) return 0.5 * double(bids[0].price + asks[0].price);
+    if (bid_levels) return double(bids[0].price);
+    if (ask_levels) return double(asks[0].price);
+    return double(last);
+  }
+};
+
+}  // namespace ts

@@ -1,0 +1,102 @@
+#include "core/config.h"
+
+#include <toml++/toml.h>
+
+namespace ts {
+
+Config::Config() : root_(std::make_unique<toml::table>()), read_(std::make_shared<std::set<std::string>>()) {}
+Config::~Config() = default;
+Config::Config(Config&&) noexcept = default;
+Config& Config::operator=(Config&&) noexcept = default;
+
+Config Config::load_file(const std::string& path) {
+  Config c;
+  try {
+    *c.root_ = toml::parse_file(path);
+  } catch (const toml::parse_error& e) {
+    throw ConfigError("config " + path + ": " + std::string(e.description()) + " at line " +
+                      std::to_string(e.source().begin.line));
+  }
+  return c;
+}
+
+Config Config::parse(std::string_view text, const std::string& origin) {
+  Config c;
+  try {
+    *c.root_ = toml::parse(text, origin);
+  } catch (const toml::parse_error& e) {
+    throw ConfigError("config " + origin + ": " + std::string(e.description()) + " at line " +
+                      std::to_string(e.source().begin.line));
+  }
+  return c;
+}
+
+ConfigSection Config::section(std::string_view name) const {
+  const toml::node* n = root_->at_path(name).node();
+  const toml::table* t = n ? n->as_table() : nullptr;
+  return ConfigSection(t, std::string(name), read_);
+}
+
+namespace {
+void collect_keys(const toml::table& t, const std::string& prefix, std::vector<std::string>& out) {
+  for (const auto& [k, v] : t) {
+    std::string name = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
+    if (const toml::table* sub = v.as_table()) {
+      collect_keys(*sub, name, out);
+    } else {
+      out.push_back(name);
+    }
+  }
+}
+}  // namespace
+
+std::vector<std::string> Config::unread_keys() const {
+  std::vector<std::string> all, unread;
+  collect_keys(*root_, "", all);
+  for (auto& k : all) {
+    if (!read_->count(k)) unread.push_back(k);
+  }
+  return unread;
+}
+
+const void* ConfigSection::node(std::string_view key) const {
+  read_->insert(name_ + "." + std::string(key));
+  if (!table_) return nullptr;
+  return table_->get(key);
+}
+
+namespace {
+[[noreturn]] void type_error(const std::string& section, std::string_view key, const char* want) {
+  throw ConfigError("config key " + section + "." + std::string(key) + ": expected " + want);
+}
+}  // namespace
+
+double ConfigSection::get(std::string_view key, double def) const {
+  auto* n = static_cast<const toml::node*>(node(key));
+  if (!n) return def;
+  if (auto v = n->value<double>()) return *v;
+  type_error(name_, key, "a number");
+}
+
+int64_t ConfigSection::get(std::string_view key, int64_t def) const {
+  auto* n = static_cast<const toml::node*>(node(key));
+  if (!n) return def;
+  if (n->is_integer()) return n->as_integer()->get();
+  type_error(name_, key, "an integer");
+}
+
+bool ConfigSection::get(std::string_view key, bool def) const {
+  auto* n = static_cast<const toml::node*>(node(key));
+  if (!n) return def;
+  if (n->is_boolean()) return n->as_boolean()->get();
+  type_error(name_, key, "true or false");
+}
+
+std::string ConfigSection::get(std::string_view key, const char* def) const {
+  auto* n = static_cast<const toml::node*>(node(key));
+  if (!n) return def;
+  if (n->is_string()) return n->as_string()->get();
+  type_error(name_, key, "a string");
+}
+
+}  // namespace ts

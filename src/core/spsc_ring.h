@@ -1,0 +1,77 @@
+#pragma once
+// Bounded single-producer/single-consumer ring. One thread calls try_push, one thread calls
+// try_pop; neither blocks. Capacity is rounded up to a power of two. A full ring is a return
+// value (false), never an error: the caller decides to wait, drop, or count.
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <new>
+#include <optional>
+
+namespace ts {
+
+inline constexpr size_t kCacheLine = 64;
+
+template <typename T>
+class SpscRing {
+ public:
+  explicit SpscRing(size_t capacity) {
+    size_t cap = 1;
+    while (cap < capacity) cap <<= 1;
+    mask_ = cap - 1;
+    slots_ = std::make_unique<T[]>(cap);
+  }
+  SpscRing(const SpscRing&) = delete;
+  SpscRing& operator=(const SpscRing&) = delete;
+
+  size_t capacity() const { return mask_ + 1; }
+
+  // Producer side. Returns false when full.
+  bool try_push(const T& value) {
+    const size_t head = head_.load(std::memory_order_relaxed);
+    if (head - cached_tail_ > mask_) {
+      cached_tail_ = tail_.load(std::memory_order_acquire);
+      if (head - cached_tail_ > mask_) return false;
+    }
+    slots_[head & mask_] = value;
+    head_.store(head + 1, std::memory_order_release);
+    return true;
+  }
+
+  // Consumer side. Returns false when empty.
+  bool try_pop(T& out) {
+    const size_t tail = tail_.load(std::memory_order_relaxed);
+    if (tail == cached_head_) {
+      cached_head_ = head_.load(std::memory_order_acquire);
+      if (tail == cached_head_) return false;
+    }
+    out = slots_[tail & mask_];
+    tail_.store(tail + 1, std::memory_order_release);
+    return true;
+  }
+
+  // Approximate; exact only when called from one side with the other idle.
+  size_t size_approx() const {
+    return head_.load(std::memory_order_acquire) - tail_.load(std::memory_order_acquire);
+  }
+
+ private:
+  alignas(kCacheLine) std::atomic<size_t> head_{0};   // written by the producer
+  alignas(kCacheLine) size_t cached_tail_ = 0;        // producer's view of tail_
+  alignas(kCacheLine) std::atomic<size_t> tail_{0};   // written by the consumer
+  alignas(kCacheLine) size_t cached_head_ = 0;        // consumer's view of head_
+  size_t mask_ = 0;
+  std::unique_ptr<T[]> slots_;
+};
+
+// Idle strategy for stage loops: spin a little, then yield, then sleep briefly.
+class BackoffIdle {
+ public:
+  void idle(size_t work_done);
+  void reset() { spins_ = 0; }
+
+ private:
+  unsigned spins_ = 0;
+};
+
+}  // namespace ts

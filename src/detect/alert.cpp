@@ -1,0 +1,34 @@
+#include "detect/alert.h"
+
+namespace ts {
+
+const char* alert_type_name(AlertType type) {
+  switch (type) {
+    case AlertType::kRapidRise: return "rapid_rise";
+    case AlertType::kAcceleratingDrop: return "accelerating_drop";
+    case AlertType::kHighDive: return "high_dive";
+    case AlertType::kLargeBuy: return "large_buy";
+    case AlertType::kLargeSell: return "large_sell";
+    case AlertType::kLimitUpSealed: return "limit_up_sealed";
+    case AlertType::kLimitUpOpened: return "limit_up_opened";
+    case AlertType::kLimitDownSealed: return "limit_down_sealed";
+    case AlertType::kLimitDownOpened: return "limit_down_opened";
+    case AlertType::kLimitUpQueueShrink: return "limit_up_queue_shrink";
+    case AlertType::kSpreadWidening: return "spread_widening";
+    case AlertType::kBookImbalance: return "book_imbalance";
+    case AlertType::kVolumeBurst: return "volume_burst";
+    case AlertType::kCount: break;
+  }
+  return "unknown";
+}
+
+const char* severity_name(Severity s) {
+  switch (s) {
+    case Severity::kInfo: return "info";
+    case Severity::kWarning: return "warning";
+    case Severity::kCritical: return "critical";
+  }
+  return "unknown";
+}
+
+}  // namespace ts

@@ -1,0 +1,65 @@
+#pragma once
+// An alert: what fired, on which symbol, with the values and thresholds that fired it, the
+// event's timestamps and the time each stage stamped, and the feature row at that moment.
+// Trivially copyable: alerts travel from shards to sinks through rings.
+#include <cstdint>
+
+#include "core/event.h"
+#include "features/feature_set.h"
+
+namespace ts {
+
+enum class AlertType : uint8_t {
+  kRapidRise = 0,       // 快速拉升 / 火箭发射
+  kAcceleratingDrop,    // 加速下跌
+  kHighDive,            // 高台跳水: sharp drop from the day's high
+  kLargeBuy,            // 大笔买入
+  kLargeSell,           // 大笔卖出
+  kLimitUpSealed,       // 封涨停
+  kLimitUpOpened,       // 打开涨停
+  kLimitDownSealed,     // 封跌停
+  kLimitDownOpened,     // 打开跌停
+  kLimitUpQueueShrink,  // 封单量骤减
+  kSpreadWidening,
+  kBookImbalance,
+  kVolumeBurst,
+  kCount
+};
+constexpr int kAlertTypeCount = static_cast<int>(AlertType::kCount);
+const char* alert_type_name(AlertType type);   // "rapid_rise", ...
+
+enum class Severity : uint8_t { kInfo = 0, kWarning, kCritical };
+const char* severity_name(Severity s);
+
+// Monotonic ns (core/clock.h mono_ns) at which each stage finished with the triggering event.
+struct StageTimes {
+  int64_t recv_ns = 0;      // source handed the event on
+  int64_t book_ns = 0;      // book updated
+  int64_t features_ns = 0;  // features updated
+  int64_t detect_ns = 0;    // rule fired
+  int64_t emit_ns = 0;      // alert pushed towards the sinks
+};
+
+// One measured value against its threshold; `name` is a string literal ("ret_10s_bps").
+struct AlertValue {
+  const char* name = nullptr;
+  double value = 0;
+  double threshold = 0;
+};
+
+struct Alert {
+  static constexpr int kMaxValues = 4;
+  uint64_t id = 0;              // unique per run, increasing per shard
+  AlertType type = AlertType::kRapidRise;
+  Severity severity = Severity::kInfo;
+  SymbolId symbol = kInvalidSymbol;
+  int64_t exch_ts_ns = 0;       // exchange time of the triggering event
+  uint64_t event_seq = 0;       // source sequence of the triggering event
+  Price price = 0;              // last price (ticks) at the time
+  int value_count = 0;
+  AlertValue values[kMaxValues];
+  StageTimes t;
+  float features[kFeatureCount] = {};  // the feature row that fired it
+};
+
+}  // namespace ts

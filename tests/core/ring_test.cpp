@@ -1,0 +1,48 @@
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "core/spsc_ring.h"
+
+namespace ts {
+namespace {
+
+TEST(SpscRing, RoundsCapacityUpAndReportsFull) {
+  SpscRing<int> ring(5);
+  EXPECT_EQ(ring.capacity(), 8u);
+  for (int i = 0; i < 8; ++i) EXPECT_TRUE(ring.try_push(i));
+  EXPECT_FALSE(ring.try_push(99)) << "a full ring must refuse, not overwrite";
+  int v = -1;
+  EXPECT_TRUE(ring.try_pop(v));
+  EXPECT_EQ(v, 0);
+  EXPECT_TRUE(ring.try_push(8));
+}
+
+TEST(SpscRing, EmptyPopFails) {
+  SpscRing<int> ring(4);
+  int v = 7;
+  EXPECT_FALSE(ring.try_pop(v));
+  EXPECT_EQ(v, 7);
+}
+
+TEST(SpscRing, TwoThreadsDeliverEverythingInOrder) {
+  SpscRing<uint64_t> ring(1024);
+  constexpr uint64_t kN = 2'000'000;
+  std::thread producer([&] {
+    for (uint64_t i = 0; i < kN;) {
+      if (ring.try_push(i)) ++i;
+    }
+  });
+  uint64_t expected = 0, v = 0;
+  while (expected < kN) {
+    if (ring.try_pop(v)) {
+      ASSERT_EQ(v, expected);
+      ++expected;
+    }
+  }
+  producer.join();
+  EXPECT_FALSE(ring.try_pop(v));
+}
+
+}  // namespace
+}  // namespace ts
