@@ -1,0 +1,41 @@
+#pragma once
+// The `lobster` source: NASDAQ order flow from a LOBSTER message file
+// (TICKER_YYYY-MM-DD_start_end_message_N.csv[.gz]), see docs/formats.md.
+//
+// - Symbol: the file name's prefix before the first '_' ("GOOG"), interned in `symbols`.
+// - exch_ts_ns: the date in the file name + the message time, New York time (UTC-4 in
+//   daylight-saving time, UTC-5 otherwise, US rules since 2007).
+// - Prices: ticks of $0.01 (the file's dollars × 10000 / 100, half up).
+// - First event: one kSnapshot, the visible book just BEFORE message 1 (orderbook row 1 with
+//   message 1's effect undone), stamped with message 1's time and seq 0, so an L3 book can be
+//   seeded with the orders resting before 09:30 that the messages never mention. Then one
+//   event per message, seq = line number:
+//     1 → kOrderAdd; 2 → kOrderCancel (qty = shares cancelled); 3 → kOrderCancel (full delete,
+//     qty = size); 4 → kOrderExecute (side = resting order's side); 5 → kTrade (hidden
+//     execution, aggressor = opposite of the direction column); 6 → kTrade (cross, aggressor
+//     none); 7 → kStatus (price -1 halt → kHalted, 0 quoting resumes → kPreOpen,
+//     1 trading resumes → kContinuous).
+// - Bad lines are reported to `errors` and skipped (see docs/formats.md for each rule).
+// Errors from the factory: kNotFound (message file, or the orderbook file beside it, missing),
+// kInvalidArgument (file name without a LOBSTER date).
+#include <memory>
+#include <string>
+
+#include "core/input_errors.h"
+#include "core/status.h"
+#include "core/symbol_table.h"
+#include "ingest/source.h"
+
+namespace ts {
+
+Result<std::unique_ptr<Source>> make_lobster_source(const std::string& message_path, SymbolTable& symbols,
+                                                    InputErrors& errors);
+
+// The order-book file that belongs to a message file: the last "_message_" in the file name
+// becomes "_orderbook_" (same directory, same ".csv"/".csv.gz" ending).
+std::string lobster_orderbook_path(const std::string& message_path);
+
+// UTC offset in hours of New York on a civil date (-4 in daylight-saving time, else -5).
+int new_york_utc_offset_hours(int year, unsigned month, unsigned day);
+
+}  // namespace ts
