@@ -22,6 +22,17 @@ const char* alert_type_name(AlertType type) {
   return "unknown";
 }
 
+const char* cmp_symbol(Cmp c) {
+  switch (c) {
+    case Cmp::kGe: return ">=";
+    case Cmp::kLe: return "<=";
+    case Cmp::kGt: return ">";
+    case Cmp::kLt: return "<";
+    case Cmp::kInfo: return "";
+  }
+  return "";
+}
+
 const char* severity_name(Severity s) {
   switch (s) {
     case Severity::kInfo: return "info";

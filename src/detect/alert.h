@@ -3,6 +3,7 @@
 // event's timestamps and the time each stage stamped, and the feature row at that moment.
 // Trivially copyable: alerts travel from shards to sinks through rings.
 #include <cstdint>
+#include <type_traits>
 
 #include "core/event.h"
 #include "features/feature_set.h"
@@ -40,11 +41,17 @@ struct StageTimes {
   int64_t emit_ns = 0;      // alert pushed towards the sinks
 };
 
+// How a value compared with its threshold when the rule fired ("ret_60s_bps=312.5 (>=200)").
+// kInfo: context only (the threshold is not a condition).
+enum class Cmp : uint8_t { kGe = 0, kLe, kGt, kLt, kInfo };
+const char* cmp_symbol(Cmp c);   // ">=", "<=", ">", "<", ""
+
 // One measured value against its threshold; `name` is a string literal ("ret_10s_bps").
 struct AlertValue {
   const char* name = nullptr;
   double value = 0;
   double threshold = 0;
+  Cmp cmp = Cmp::kGe;
 };
 
 struct Alert {
@@ -60,6 +67,12 @@ struct Alert {
   AlertValue values[kMaxValues];
   StageTimes t;
   float features[kFeatureCount] = {};  // the feature row that fired it
+
+  // Appends a value; silently ignores more than kMaxValues (rules never add more).
+  void add_value(const char* name, double value, double threshold, Cmp cmp) {
+    if (value_count < kMaxValues) values[value_count++] = AlertValue{name, value, threshold, cmp};
+  }
 };
+static_assert(std::is_trivially_copyable_v<Alert>, "alerts travel through rings by memcpy");
 
 }  // namespace ts

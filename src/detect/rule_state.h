@@ -1,0 +1,93 @@
+#pragma once
+// Per-symbol rule state: cooldown/hysteresis gates, the recent-high and queue-peak trackers and
+// the limit seal flags. Owned by one RuleEngine (one shard thread); no sharing, no locks.
+// All times are exchange time (ns since the Unix epoch): replays behave like the live day.
+#include <cstdint>
+#include <limits>
+
+#include "core/event.h"
+#include "detect/alert.h"
+
+namespace ts {
+
+// Cooldown + hysteresis for one (symbol, alert type).
+//  - Never fires twice within cooldown_ns.
+//  - After firing, the rule is disarmed; it re-arms once its value ratio (value / threshold,
+//    1.0 = at the threshold) falls below rearm_fraction.
+//  - A condition that has held continuously since the last alert re-fires once per cooldown
+//    (a sustained move is one alert per cooldown period, not one per event). A condition that
+//    dropped out and came back without re-arming (flicker around the threshold) stays quiet.
+struct RuleGate {
+  int64_t last_fire_ns = std::numeric_limits<int64_t>::min() / 2;
+  bool armed = true;
+  bool held = false;  // condition true on every evaluation since the last alert
+
+  // Call when the condition is false: cheap path.
+  void observe_false(double ratio, double rearm_fraction) {
+    if (!armed && ratio < rearm_fraction) armed = true;
+    held = false;
+  }
+  // Call when the condition is true; returns whether to fire now (and records the firing).
+  bool observe_true(int64_t now_ns, int64_t cooldown_ns) {
+    if (now_ns - last_fire_ns < cooldown_ns) return false;
+    if (!armed && !held) return false;
+    last_fire_ns = now_ns;
+    armed = false;
+    held = true;
+    return true;
+  }
+};
+
+// Maximum of a value over a sliding window of exchange time, approximated with kBuckets
+// buckets of window/kBuckets each: the max covers between (kBuckets-1)/kBuckets of the window
+// and the whole window. O(kBuckets) per max(), O(1) per update(); no allocation.
+class WindowMax {
+ public:
+  static constexpr int kBuckets = 16;
+  void reset(int64_t window_ns) {
+    width_ns_ = window_ns / kBuckets > 0 ? window_ns / kBuckets : 1;
+    for (auto& b : buckets_) b = Bucket{};
+  }
+  void update(int64_t ts_ns, int64_t value) {
+    const int64_t id = ts_ns / width_ns_;
+    Bucket& b = buckets_[static_cast<uint64_t>(id) % kBuckets];
+    if (b.id != id) {
+      b.id = id;
+      b.max = value;
+    } else if (value > b.max) {
+      b.max = value;
+    }
+  }
+  // Max over the buckets within the window ending at ts_ns; 0 when empty.
+  int64_t max(int64_t ts_ns) const {
+    const int64_t id = ts_ns / width_ns_;
+    int64_t m = 0;
+    for (const Bucket& b : buckets_) {
+      if (b.id > id - kBuckets && b.id <= id && b.max > m) m = b.max;
+    }
+    return m;
+  }
+
+ private:
+  struct Bucket {
+    int64_t id = std::numeric_limits<int64_t>::min() / 2;
+    int64_t max = 0;
+  };
+  int64_t width_ns_ = 1;
+  Bucket buckets_[kBuckets];
+};
+
+struct SymbolRuleState {
+  bool initialized = false;
+  int64_t day = std::numeric_limits<int64_t>::min();  // UTC day of the last event
+  Price day_open = 0;          // first continuous-phase price of the day, ticks
+  WindowMax recent_high;       // last price, ticks, over high_dive.lookback_s
+  bool up_sealed = false;
+  bool down_sealed = false;
+  WindowMax seal_peak;         // bid qty at limit-up while sealed, shares
+  double spread_typical = 0;   // EWMA of spread_ticks
+  int64_t spread_samples = 0;
+  RuleGate gates[kAlertTypeCount];
+};
+
+}  // namespace ts
