@@ -17,6 +17,7 @@ struct BookTop {
   double cum_turnover = 0;  // currency traded today
   Phase phase = Phase::kUnknown;
   int64_t update_ts_ns = 0; // exchange time of the last change
+  Price prev_close = 0;     // previous close, ticks, from snapshots; 0 = not seen (see RefData)
 
   bool has_bbo() const { return bid_levels > 0 && ask_levels > 0; }
   Price best_bid() const { return bid_levels ? bids[0].price : 0; }

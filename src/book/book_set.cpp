@@ -1,0 +1,186 @@
+#include "book/book_set.h"
+
+#include <algorithm>
+
+namespace ts {
+
+namespace {
+constexpr const char* kFile = "book";
+const BookTop kEmptyTop{};
+}  // namespace
+
+BookSet::BookSet(const SymbolTable& symbols, OrderTracking tracking)
+    : symbols_(symbols), tracking_(tracking) {}
+
+BookSet::Book& BookSet::book_for(SymbolId id) {
+  if (id >= books_.size()) {
+    const size_t old = books_.size();
+    books_.resize(static_cast<size_t>(id) + 1);
+    for (size_t i = old; i < books_.size(); ++i) {
+      bool track = tracking_ == OrderTracking::kOn;
+      if (tracking_ == OrderTracking::kAuto && i < symbols_.size()) {
+        const Market m = symbols_.ref(static_cast<SymbolId>(i)).market;
+        track = m == Market::kShanghai || m == Market::kShenzhen || m == Market::kBeijing;
+      }
+      books_[i].track_orders = track;
+    }
+  }
+  return books_[id];
+}
+
+const BookTop& BookSet::top(SymbolId id) const {
+  return id < books_.size() ? books_[id].top : kEmptyTop;
+}
+
+size_t BookSet::bid_depth(SymbolId id) const { return id < books_.size() ? books_[id].bids.size() : 0; }
+size_t BookSet::ask_depth(SymbolId id) const { return id < books_.size() ? books_[id].asks.size() : 0; }
+size_t BookSet::tracked_orders(SymbolId id) const {
+  return id < books_.size() ? books_[id].orders.size() : 0;
+}
+Qty BookSet::qty_at(SymbolId id, Side side, Price price) const {
+  if (id >= books_.size()) return 0;
+  const Book& b = books_[id];
+  return side == Side::kBuy ? b.bids.qty_at(price) : side == Side::kSell ? b.asks.qty_at(price) : 0;
+}
+
+void BookSet::refresh_side(Book& b, bool bid) {
+  if (bid) {
+    b.top.bid_levels = b.bids.copy_top(b.top.bids, kBookLevels);
+  } else {
+    b.top.ask_levels = b.asks.copy_top(b.top.asks, kBookLevels);
+  }
+}
+
+bool BookSet::apply(const Event& e, InputErrors& errors) {
+  if (e.symbol == kInvalidSymbol) {
+    errors.report(InputError::kUnknownSymbol, kFile, e.seq, "event without a symbol");
+    return false;
+  }
+  Book& b = book_for(e.symbol);
+  switch (e.kind) {
+    case EventKind::kSnapshot: return apply_snapshot(b, e, errors);
+    case EventKind::kOrderAdd: return apply_add(b, e, errors);
+    case EventKind::kOrderCancel:
+    case EventKind::kOrderExecute: return apply_reduce(b, e, errors);
+    case EventKind::kTrade: apply_trade(b, e); return true;
+    case EventKind::kStatus:
+      b.top.phase = e.status.phase;
+      b.top.update_ts_ns = e.exch_ts_ns;
+      return true;
+  }
+  return true;
+}
+
+bool BookSet::apply_snapshot(Book& b, const Event& e, InputErrors& errors) {
+  const SnapshotBody& s = e.snapshot;
+  const Phase phase = s.phase != Phase::kUnknown ? s.phase : b.top.phase;
+  if (!b.seen_l3) {
+    const bool has_both = s.bids[0].qty > 0 && s.asks[0].qty > 0;
+    if (has_both && s.bids[0].price >= s.asks[0].price && !in_auction(phase)) {
+      errors.report(InputError::kCrossedBook, kFile, e.seq, "snapshot best bid >= best ask");
+      return false;
+    }
+    b.bids.assign(s.bids, kBookLevels);
+    b.asks.assign(s.asks, kBookLevels);
+    refresh_side(b, true);
+    refresh_side(b, false);
+  }
+  if (!b.seen_trade && s.last > 0) b.top.last = s.last;
+  if (s.prev_close > 0) b.top.prev_close = s.prev_close;
+  // Snapshots lag the prints: they may only raise the running totals (catch up on prints
+  // this process never saw, e.g. when it starts mid-day).
+  b.top.cum_volume = std::max(b.top.cum_volume, s.cum_volume);
+  b.top.cum_turnover = std::max(b.top.cum_turnover, s.cum_turnover);
+  b.top.phase = phase;
+  b.top.update_ts_ns = e.exch_ts_ns;
+  return true;
+}
+
+bool BookSet::apply_add(Book& b, const Event& e, InputErrors& errors) {
+  const OrderBody& o = e.order;
+  if (o.price <= 0) {
+    errors.report(InputError::kBadPrice, kFile, e.seq, "order add with price <= 0");
+    return false;
+  }
+  if (o.qty <= 0) {
+    errors.report(InputError::kBadSize, kFile, e.seq, "order add with size <= 0");
+    return false;
+  }
+  if (o.side != Side::kBuy && o.side != Side::kSell) {
+    errors.report(InputError::kMalformedLine, kFile, e.seq, "order add without a side");
+    return false;
+  }
+  b.seen_l3 = true;
+  const bool bid = o.side == Side::kBuy;
+  const size_t depth = bid ? b.bids.add(o.price, o.qty) : b.asks.add(o.price, o.qty);
+  if (depth < static_cast<size_t>(kBookLevels)) refresh_side(b, bid);
+  if (b.track_orders && o.order_id != 0) b.orders.put(o.order_id, RestingOrder{o.price, o.qty, o.side});
+  b.top.update_ts_ns = e.exch_ts_ns;
+  if (depth == 0 && crossed(b.top) && !in_auction(b.top.phase)) {
+    errors.report(InputError::kCrossedBook, kFile, e.seq, "order add crosses the book (kept)");
+  }
+  return true;
+}
+
+void BookSet::reduce_level(Book& b, Side side, Price price, Qty qty) {
+  const bool bid = side == Side::kBuy;
+  const size_t depth = bid ? b.bids.remove(price, qty) : b.asks.remove(price, qty);
+  if (depth < static_cast<size_t>(kBookLevels)) refresh_side(b, bid);
+}
+
+void BookSet::reduce_order(Book& b, uint64_t id, RestingOrder& o, Qty qty) {
+  const Qty take = (qty <= 0 || qty > o.qty) ? o.qty : qty;
+  const Side side = o.side;
+  const Price price = o.price;
+  o.qty -= take;
+  if (o.qty <= 0) b.orders.erase(id);  // invalidates `o`
+  reduce_level(b, side, price, take);
+}
+
+void BookSet::record_print(Book& b, SymbolId id, Price price, Qty qty) {
+  if (price <= 0 || qty <= 0) return;
+  b.seen_trade = true;
+  b.top.last = price;
+  b.top.cum_volume += qty;
+  const double tick = id < symbols_.size() ? symbols_.ref(id).tick_size : 0.01;
+  b.top.cum_turnover += double(price) * tick * double(qty);
+}
+
+bool BookSet::apply_reduce(Book& b, const Event& e, InputErrors& errors) {
+  const OrderBody& o = e.order;
+  const bool execute = e.kind == EventKind::kOrderExecute;
+  Price print_price = o.price;
+  Qty print_qty = o.qty;
+  RestingOrder* known = b.track_orders ? b.orders.find(o.order_id) : nullptr;
+  if (known) {
+    if (print_price <= 0) print_price = known->price;
+    if (print_qty <= 0) print_qty = known->qty;
+    reduce_order(b, o.order_id, *known, o.qty);
+  } else if (o.price > 0 && (o.side == Side::kBuy || o.side == Side::kSell)) {
+    // Qty <= 0 with a price cannot be applied to an anonymous level: nothing to remove.
+    if (o.qty > 0) reduce_level(b, o.side, o.price, o.qty);
+  } else {
+    errors.report(InputError::kUnknownOrder, kFile, e.seq,
+                  execute ? "execute for an unknown order without a price"
+                          : "cancel for an unknown order without a price");
+    return false;
+  }
+  b.seen_l3 = true;
+  if (execute) record_print(b, e.symbol, print_price, print_qty);
+  b.top.update_ts_ns = e.exch_ts_ns;
+  return true;
+}
+
+void BookSet::apply_trade(Book& b, const Event& e) {
+  const TradeBody& t = e.trade;
+  if (b.track_orders && t.qty > 0) {
+    // Reduce whichever named orders rest in the book (both in a call auction, the passive one
+    // in continuous trading; the aggressive one is published later with its remainder).
+    if (RestingOrder* o = b.orders.find(t.buy_order_id)) reduce_order(b, t.buy_order_id, *o, t.qty);
+    if (RestingOrder* o = b.orders.find(t.sell_order_id)) reduce_order(b, t.sell_order_id, *o, t.qty);
+  }
+  record_print(b, e.symbol, t.price, t.qty);
+  b.top.update_ts_ns = e.exch_ts_ns;
+}
+
+}  // namespace ts
