@@ -1,0 +1,211 @@
+#include "ingest/csv_source.h"
+
+#include "ingest/csv_format.h"
+#include "ingest/field_parse.h"
+#include "ingest/line_reader.h"
+
+namespace ts {
+
+using ingest::FieldError;
+using ingest::Line;
+using ingest::LineReader;
+
+namespace {
+
+bool parse_kind(std::string_view s, EventKind& k) {
+  for (int i = 0; i < kEventKindCount; ++i) {
+    if (s == event_kind_name(static_cast<EventKind>(i))) {
+      k = static_cast<EventKind>(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+bool parse_phase(std::string_view s, Phase& p) {
+  for (int i = 0; i <= static_cast<int>(Phase::kHalted); ++i) {
+    if (s == phase_name(static_cast<Phase>(i))) {
+      p = static_cast<Phase>(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+bool parse_side(std::string_view s, Side& side) {
+  if (s.size() != 1) return false;
+  switch (s[0]) {
+    case 'B': side = Side::kBuy; return true;
+    case 'S': side = Side::kSell; return true;
+    case 'N': side = Side::kNone; return true;
+    default: return false;
+  }
+}
+
+size_t columns_for(EventKind k) {
+  switch (k) {
+    case EventKind::kSnapshot: return ingest::kCsvSnapshotColumns;
+    case EventKind::kTrade: return ingest::kCsvTradeColumns;
+    case EventKind::kStatus: return ingest::kCsvStatusColumns;
+    default: return ingest::kCsvOrderColumns;
+  }
+}
+
+class CsvSource final : public Source {
+ public:
+  CsvSource(std::unique_ptr<LineReader> lines, SymbolTable& symbols, InputErrors& errors)
+      : lines_(std::move(lines)), symbols_(symbols), errors_(errors) {}
+
+  size_t next_batch(std::span<Event> out) override {
+    size_t n = 0;
+    Line line;
+    while (n < out.size() && lines_->next(line)) {
+      if (line.number == 1 && line.text.starts_with("kind,")) continue;  // header
+      if (line.has_garbage) {
+        errors_.report(InputError::kBinaryGarbage, lines_->file_name(), line.number, "control bytes in a text line");
+        continue;
+      }
+      if (!decode(line, out[n])) continue;
+      if (out[n].exch_ts_ns < last_ts_ns_) {
+        report(line, InputError::kOutOfOrder, "time goes backwards");
+        continue;
+      }
+      last_ts_ns_ = out[n].exch_ts_ns;
+      ++n;
+    }
+    if (n == 0) done_ = true;
+    return n;
+  }
+  bool done() const override { return done_; }
+  std::string describe() const override { return "csv " + lines_->path(); }
+
+ private:
+  void report(const Line& line, InputError kind, std::string_view detail) {
+    const bool cut = line.unterminated && kind != InputError::kOutOfOrder;
+    errors_.report(cut ? InputError::kTruncatedFile : kind, lines_->file_name(), line.number, detail);
+  }
+  bool fail(const Line& line, InputError kind, std::string_view detail) {
+    report(line, kind, detail);
+    return false;
+  }
+  bool fail(const Line& line, FieldError e, std::string_view what) {
+    return fail(line, ingest::input_error_for(e), what);
+  }
+
+  bool symbol(const Line& line, std::string_view name, SymbolId& id) {
+    if (name == last_name_ && last_id_ != kInvalidSymbol) {
+      id = last_id_;
+      return true;
+    }
+    if (!ingest::valid_symbol_name(name)) return fail(line, InputError::kUnknownSymbol, "invalid symbol name");
+    last_id_ = symbols_.intern(name);
+    last_name_.assign(name);
+    id = last_id_;
+    return true;
+  }
+
+  bool i64(const Line& line, std::string_view s, int64_t& v, const char* what) {
+    const FieldError e = ingest::parse_i64(s, v);
+    return e == FieldError::kOk || fail(line, e, what);
+  }
+  bool u64(const Line& line, std::string_view s, uint64_t& v, const char* what) {
+    const FieldError e = ingest::parse_u64(s, v);
+    return e == FieldError::kOk || fail(line, e, what);
+  }
+
+  bool decode(const Line& line, Event& ev) {
+    constexpr size_t kMax = ingest::kCsvSnapshotColumns + 1;
+    std::string_view f[kMax];
+    const size_t n = ingest::split_fields(line.text, f, kMax);
+    EventKind kind;
+    if (!parse_kind(f[0], kind)) return fail(line, InputError::kMalformedLine, "unknown kind");
+    if (n != columns_for(kind)) return fail(line, InputError::kWrongColumnCount, "wrong column count for its kind");
+    ev = Event::make(kind);
+    if (!symbol(line, f[1], ev.symbol)) return false;
+    if (!i64(line, f[2], ev.exch_ts_ns, "bad exch_ts_ns") || !u64(line, f[3], ev.seq, "bad seq")) return false;
+    ev.recv_ts_ns = 0;
+    switch (kind) {
+      case EventKind::kSnapshot: return snapshot(line, f + 4, ev);
+      case EventKind::kTrade: {
+        TradeBody& t = ev.trade;
+        if (!i64(line, f[4], t.price, "bad price") || !i64(line, f[5], t.qty, "bad qty")) return false;
+        if (!parse_side(f[6], t.aggressor)) return fail(line, InputError::kMalformedLine, "aggressor not B/S/N");
+        if (!u64(line, f[7], t.buy_order_id, "bad buy_order_id") ||
+            !u64(line, f[8], t.sell_order_id, "bad sell_order_id")) {
+          return false;
+        }
+        if (t.price <= 0) return fail(line, InputError::kBadPrice, "price <= 0");
+        if (t.qty <= 0) return fail(line, InputError::kBadSize, "qty <= 0");
+        return true;
+      }
+      case EventKind::kStatus:
+        if (!parse_phase(f[4], ev.status.phase)) return fail(line, InputError::kMalformedLine, "unknown phase");
+        return true;
+      default: {
+        OrderBody& o = ev.order;
+        if (!u64(line, f[4], o.order_id, "bad order_id") || !i64(line, f[5], o.price, "bad price") ||
+            !i64(line, f[6], o.qty, "bad qty")) {
+          return false;
+        }
+        if (!parse_side(f[7], o.side)) return fail(line, InputError::kMalformedLine, "side not B/S/N");
+        // An add must rest at a price; cancels and executions name the order, price may be 0.
+        if (kind == EventKind::kOrderAdd ? o.price <= 0 : o.price < 0) {
+          return fail(line, InputError::kBadPrice, "price out of range");
+        }
+        if (o.qty <= 0) return fail(line, InputError::kBadSize, "qty <= 0");
+        return true;
+      }
+    }
+  }
+
+  // f points at the body: phase, last, prev_close, cum_volume, cum_turnover, bids, asks.
+  bool snapshot(const Line& line, const std::string_view* f, Event& ev) {
+    SnapshotBody& s = ev.snapshot;
+    if (!parse_phase(f[0], s.phase)) return fail(line, InputError::kMalformedLine, "unknown phase");
+    if (!i64(line, f[1], s.last, "bad last") || !i64(line, f[2], s.prev_close, "bad prev_close") ||
+        !i64(line, f[3], s.cum_volume, "bad cum_volume")) {
+      return false;
+    }
+    const FieldError e = ingest::parse_f64(f[4], s.cum_turnover);
+    if (e != FieldError::kOk) return fail(line, e, "bad cum_turnover");
+    if (s.last < 0 || s.prev_close < 0) return fail(line, InputError::kBadPrice, "negative last/prev_close");
+    if (s.cum_volume < 0 || s.cum_turnover < 0) return fail(line, InputError::kBadSize, "negative cum volume/turnover");
+    Level* sides[2] = {s.bids, s.asks};
+    for (int side = 0; side < 2; ++side) {
+      for (int i = 0; i < kBookLevels; ++i) {
+        Level& l = sides[side][i];
+        const std::string_view* lf = f + 5 + (side * kBookLevels + i) * 2;
+        if (!i64(line, lf[0], l.price, "bad level price") || !i64(line, lf[1], l.qty, "bad level qty")) return false;
+        if (l.price < 0 || (l.price == 0 && l.qty != 0)) return fail(line, InputError::kBadPrice, "bad level price");
+        if (l.price > 0 && l.qty <= 0) return fail(line, InputError::kBadSize, "level qty <= 0");
+      }
+    }
+    const Price bid = s.bids[0].price, ask = s.asks[0].price;
+    const bool auction = s.phase == Phase::kOpeningAuction || s.phase == Phase::kClosingAuction;
+    if (bid > 0 && ask > 0 && (auction ? bid > ask : bid >= ask)) {
+      return fail(line, InputError::kCrossedBook, "best bid >= best ask");
+    }
+    if (s.prev_close > 0 && symbols_.ref(ev.symbol).prev_close != s.prev_close) {
+      symbols_.set_prev_close(ev.symbol, s.prev_close);
+    }
+    return true;
+  }
+
+  std::unique_ptr<LineReader> lines_;
+  SymbolTable& symbols_;
+  InputErrors& errors_;
+  int64_t last_ts_ns_ = INT64_MIN;
+  std::string last_name_;
+  SymbolId last_id_ = kInvalidSymbol;
+  bool done_ = false;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Source>> make_csv_source(const std::string& path, SymbolTable& symbols, InputErrors& errors) {
+  auto lines = LineReader::open(path, errors);
+  if (!lines) return lines.status().with_context("opening csv events file " + path);
+  return std::unique_ptr<Source>(std::make_unique<CsvSource>(std::move(lines).value(), symbols, errors));
+}
+
+}  // namespace ts

@@ -1,0 +1,42 @@
+#include "ingest/open_source.h"
+
+#include "ingest/csv_source.h"
+#include "ingest/lobster_source.h"
+#include "ingest/merge_source.h"
+#include "ingest/sse_source.h"
+
+namespace ts {
+
+const std::vector<std::string>& source_formats() {
+  static const std::vector<std::string> kFormats = {"lobster", "sse-l2", "csv"};
+  return kFormats;
+}
+
+Result<std::unique_ptr<Source>> open_source(const std::string& format, const std::vector<std::string>& paths,
+                                            SymbolTable& symbols, InputErrors& errors) {
+  using Factory = Result<std::unique_ptr<Source>> (*)(const std::string&, SymbolTable&, InputErrors&);
+  Factory factory = nullptr;
+  if (format == "lobster") {
+    factory = &make_lobster_source;
+  } else if (format == "sse-l2") {
+    factory = [](const std::string& p, SymbolTable& s, InputErrors& e) { return make_sse_source(p, s, e); };
+  } else if (format == "csv") {
+    factory = &make_csv_source;
+  } else {
+    std::string known;
+    for (const auto& f : source_formats()) known += (known.empty() ? "" : ", ") + f;
+    return Status(StatusCode::kInvalidArgument, "unknown input format \"" + format + "\" (known: " + known + ")");
+  }
+  if (paths.empty()) return Status(StatusCode::kInvalidArgument, "no input paths for format " + format);
+  std::vector<std::unique_ptr<Source>> sources;
+  for (const auto& p : paths) {
+    auto s = factory(p, symbols, errors);
+    if (!s) return s.status();
+    sources.push_back(std::move(s).value());
+  }
+  if (sources.size() == 1) return std::move(sources.front());
+  std::string desc = format + " merge of " + std::to_string(sources.size()) + " inputs";
+  return std::unique_ptr<Source>(std::make_unique<MergeSource>(std::move(sources), MergeOrder::kTimeThenInput, desc));
+}
+
+}  // namespace ts

@@ -1,0 +1,42 @@
+#pragma once
+// The `sse-l2` source: one day of Shanghai Stock Exchange Level-2 data in a folder holding
+// snapshot.csv, entrust.csv and trade.csv (each may be .csv.gz), see docs/formats.md.
+//
+// - The three files are merged in exchange-time order; at equal times, orders and trades
+//   interleave by the exchange's BizIndex (their seq), and snapshots follow the flow of their
+//   instant (MergeOrder::kTimeThenSeq).
+// - Symbol: SecurityID + ".SH" ("600519" → "600519.SH"), interned in `symbols`; a snapshot's
+//   PreCloPrice sets the symbol's prev_close (and so its price limits).
+// - exch_ts_ns: the folder name's date (…-YYYYMMDD) or SseOptions::date_yyyymmdd, Shanghai
+//   time (UTC+8), plus OrderTime / TradTime / UpdateTime.
+// - Prices: ticks of 0.01 CNY, rounded to the nearest tick (the files carry float noise).
+// - seq: BizIndex for orders and trades, SeqNo for snapshots.
+// - Entrust A → kOrderAdd, D → kOrderCancel; trade → kTrade (aggressor from TradeBSFlag B/S,
+//   N → none); snapshot → kSnapshot (10 levels, last, prev_close, cum volume and turnover, phase
+//   from InstruStatus).
+// Bad rows are reported to `errors` and skipped. Errors from the factory: kNotFound (folder or
+// one of the three files missing), kInvalidArgument (no date), kParseError (header lacks a column).
+#include <memory>
+#include <string>
+
+#include "core/input_errors.h"
+#include "core/status.h"
+#include "core/symbol_table.h"
+#include "ingest/source.h"
+
+namespace ts {
+
+struct SseOptions {
+  // Trading date as YYYYMMDD; 0 (default) = take it from the folder name's "-YYYYMMDD" suffix.
+  int date_yyyymmdd = 0;
+};
+
+Result<std::unique_ptr<Source>> make_sse_source(const std::string& day_dir, SymbolTable& symbols,
+                                                InputErrors& errors, SseOptions options = {});
+
+// SSE InstruStatus → Phase: START → kPreOpen, OCALL/ICALL/FCALL → kOpeningAuction,
+// TRADE → kContinuous, BREAK → kBreak, CCALL → kClosingAuction, CLOSE/ENDTR/POSMT… → kClosed,
+// SUSP/HALT → kHalted, anything else → kUnknown.
+Phase sse_phase(std::string_view instru_status);
+
+}  // namespace ts
