@@ -28,6 +28,16 @@ BookSet::Book& BookSet::book_for(SymbolId id) {
   return books_[id];
 }
 
+void BookSet::reset(SymbolId id) {
+  Book& b = book_for(id);
+  b.bids.clear();
+  b.asks.clear();
+  b.orders.clear();
+  b.top = BookTop{};
+  b.seen_l3 = false;
+  b.seen_trade = false;
+}
+
 const BookTop& BookSet::top(SymbolId id) const {
   return id < books_.size() ? books_[id].top : kEmptyTop;
 }

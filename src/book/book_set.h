@@ -52,6 +52,10 @@ class BookSet {
   // `errors`); the book is then unchanged. Events for a symbol id not yet seen grow the set.
   bool apply(const Event& e, InputErrors& errors);
 
+  // Forgets everything about the symbol's book (levels, orders, totals, phase), e.g. before
+  // re-seeding it from a fresh snapshot after a feed gap. Keeps the memory for reuse.
+  void reset(SymbolId id);
+
   // The symbol's top 10 levels and running totals; an empty book for a symbol never seen.
   // Valid until the next apply().
   const BookTop& top(SymbolId id) const;
