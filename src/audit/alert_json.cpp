@@ -1,0 +1,63 @@
+#include "audit/alert_json.h"
+
+#include <cmath>
+
+#include "audit/alert_format.h"
+
+namespace ts {
+
+namespace {
+int64_t stage_delta(int64_t later, int64_t earlier) { return later > 0 && earlier > 0 ? later - earlier : -1; }
+}  // namespace
+
+nlohmann::json alert_values_json(const Alert& a) {
+  nlohmann::json values = nlohmann::json::array();
+  for (int i = 0; i < a.value_count && i < Alert::kMaxValues; ++i) {
+    const AlertValue& v = a.values[i];
+    values.push_back({{"name", v.name ? v.name : "?"},
+                      {"value", v.value},
+                      {"threshold", v.threshold},
+                      {"cmp", v.cmp == Cmp::kInfo ? "info" : cmp_symbol(v.cmp)}});
+  }
+  return values;
+}
+
+nlohmann::json alert_features_json(const Alert& a) {
+  nlohmann::json f = nlohmann::json::object();
+  for (int i = 0; i < kFeatureCount; ++i) {
+    if (std::isfinite(a.features[i])) {
+      f[feature_name(i)] = a.features[i];
+    } else {
+      f[feature_name(i)] = nullptr;
+    }
+  }
+  return f;
+}
+
+nlohmann::json alert_to_json(const Alert& a, const SymbolTable& symbols) {
+  const bool known = a.symbol < symbols.size();
+  const double tick = known ? symbols.ref(a.symbol).tick_size : 0.01;
+  nlohmann::json j;
+  j["id"] = a.id;
+  j["symbol"] = symbol_label(symbols, a.symbol);
+  j["symbol_id"] = a.symbol;
+  j["type"] = alert_type_name(a.type);
+  j["severity"] = severity_name(a.severity);
+  j["exch_ts_ns"] = a.exch_ts_ns;
+  j["event_seq"] = a.event_seq;
+  j["price_ticks"] = a.price;
+  j["price"] = price_in_currency(a.price, tick);
+  j["values"] = alert_values_json(a);
+  const StageTimes& t = a.t;
+  j["stage_ns"] = {{"recv", t.recv_ns}, {"book", t.book_ns}, {"features", t.features_ns},
+                   {"detect", t.detect_ns}, {"emit", t.emit_ns}};
+  j["latency_ns"] = {{"book", stage_delta(t.book_ns, t.recv_ns)},
+                     {"features", stage_delta(t.features_ns, t.book_ns)},
+                     {"detect", stage_delta(t.detect_ns, t.features_ns)},
+                     {"emit", stage_delta(t.emit_ns, t.detect_ns)},
+                     {"total", alert_latency_ns(t)}};
+  j["features"] = alert_features_json(a);
+  return j;
+}
+
+}  // namespace ts

@@ -1,0 +1,24 @@
+#pragma once
+// An alert as JSON (nlohmann; off the hot path). One schema for the JSONL sink, the audit
+// store's JSON columns and, later, the admin API:
+// {
+//   "id", "symbol", "symbol_id", "type", "severity", "exch_ts_ns", "event_seq",
+//   "price_ticks", "price",                       // price in currency = ticks * tick_size
+//   "values": [{"name", "value", "threshold", "cmp"}],
+//   "stage_ns": {"recv", "book", "features", "detect", "emit"},      // monotonic ns
+//   "latency_ns": {"book", "features", "detect", "emit", "total"},   // each stage minus the one
+//                                                                    // before; total = last stamped − recv
+//   "features": {"ret_1s_bps": ..., ...}          // non-finite values are null
+// }
+#include <nlohmann/json.hpp>
+
+#include "core/symbol_table.h"
+#include "detect/alert.h"
+
+namespace ts {
+
+nlohmann::json alert_to_json(const Alert& a, const SymbolTable& symbols);
+nlohmann::json alert_values_json(const Alert& a);
+nlohmann::json alert_features_json(const Alert& a);
+
+}  // namespace ts

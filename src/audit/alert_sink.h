@@ -1,0 +1,23 @@
+#pragma once
+// Where alerts go once they leave the hot path: stdout, JSONL files, the SQLite audit store.
+// Threading: a sink is driven by one thread at a time (the AlertDispatcher's sink thread);
+// sinks may block (disk, fsync) — they never run on a shard thread.
+#include "core/status.h"
+#include "core/symbol_table.h"
+#include "detect/alert.h"
+
+namespace ts {
+
+class AlertSink {
+ public:
+  virtual ~AlertSink() = default;
+  // Writes one alert (may buffer). An error is returned, never thrown; the caller counts it
+  // and carries on with the next alert.
+  virtual Status write(const Alert& a, const SymbolTable& symbols) = 0;
+  // Makes everything written so far durable/visible (flushes a FILE, commits a transaction).
+  virtual Status flush() = 0;
+  // Flushes and releases the sink's resources; write() after close() is an error.
+  virtual Status close() { return flush(); }
+};
+
+}  // namespace ts

@@ -1,0 +1,275 @@
+#include "audit/audit_store.h"
+
+#include <sqlite3.h>
+
+#include <cstring>
+#include <exception>
+
+#include "audit/alert_format.h"
+#include "audit/alert_json.h"
+#include "core/clock.h"
+
+namespace ts {
+
+namespace {
+
+constexpr const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS alerts (
+  row_id INTEGER PRIMARY KEY,
+  alert_id INTEGER NOT NULL,
+  symbol_id INTEGER NOT NULL,
+  symbol TEXT NOT NULL,
+  type TEXT NOT NULL,
+  severity TEXT NOT NULL,
+  exch_ts_ns INTEGER NOT NULL,
+  event_seq INTEGER NOT NULL,
+  price_ticks INTEGER NOT NULL,
+  price REAL NOT NULL,
+  recv_ns INTEGER NOT NULL,
+  book_ns INTEGER NOT NULL,
+  features_ns INTEGER NOT NULL,
+  detect_ns INTEGER NOT NULL,
+  emit_ns INTEGER NOT NULL,
+  latency_ns INTEGER NOT NULL,
+  values_json TEXT NOT NULL,
+  features_json TEXT NOT NULL,
+  features_blob BLOB NOT NULL,
+  written_at_ns INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS alerts_symbol_ts ON alerts(symbol, exch_ts_ns);
+CREATE INDEX IF NOT EXISTS alerts_type_ts ON alerts(type, exch_ts_ns);
+)sql";
+
+constexpr const char* kInsert =
+    "INSERT INTO alerts (alert_id, symbol_id, symbol, type, severity, exch_ts_ns, event_seq, price_ticks, price, "
+    "recv_ns, book_ns, features_ns, detect_ns, emit_ns, latency_ns, values_json, features_json, features_blob, "
+    "written_at_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)";
+
+constexpr const char* kColumns =
+    "row_id, alert_id, symbol_id, symbol, type, severity, exch_ts_ns, event_seq, price_ticks, price, recv_ns, "
+    "book_ns, features_ns, detect_ns, emit_ns, latency_ns, values_json, features_blob";
+
+std::string column_text(sqlite3_stmt* s, int i) {
+  const unsigned char* p = sqlite3_column_text(s, i);
+  return p ? reinterpret_cast<const char*>(p) : "";
+}
+
+}  // namespace
+
+Status AuditStore::check(int rc, const char* call) {
+  if (rc == SQLITE_OK || rc == SQLITE_DONE || rc == SQLITE_ROW) return Status::ok();
+  return Status(StatusCode::kIoError,
+                std::string("sqlite ") + call + ": " + (db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc)));
+}
+
+Status AuditStore::exec(const char* sql, const char* what) {
+  char* err = nullptr;
+  const int rc = sqlite3_exec(db_, sql, nullptr, nullptr, &err);
+  if (rc != SQLITE_OK) {
+    std::string msg = std::string("sqlite3_exec(") + what + "): " + (err ? err : sqlite3_errstr(rc));
+    sqlite3_free(err);
+    return Status(StatusCode::kIoError, msg);
+  }
+  return Status::ok();
+}
+
+Status AuditStore::prepare(const char* sql, sqlite3_stmt** stmt) {
+  return check(sqlite3_prepare_v2(db_, sql, -1, stmt, nullptr), "sqlite3_prepare_v2");
+}
+
+Result<std::unique_ptr<AuditStore>> AuditStore::open(const std::string& path) {
+  sqlite3* db = nullptr;
+  const int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                                 nullptr);
+  if (rc != SQLITE_OK) {
+    std::string msg = "audit store " + path + ": sqlite3_open_v2: " + (db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+    sqlite3_close(db);
+    return Status(StatusCode::kIoError, msg);
+  }
+  std::unique_ptr<AuditStore> store(new AuditStore(db));
+  auto fail = [&](const Status& s) { return s.with_context("audit store " + path); };
+  if (Status s = store->check(sqlite3_busy_timeout(db, 5000), "sqlite3_busy_timeout"); !s) return fail(s);
+  if (Status s = store->exec("PRAGMA journal_mode=WAL", "journal_mode=WAL"); !s) return fail(s);
+  if (Status s = store->exec("PRAGMA synchronous=NORMAL", "synchronous=NORMAL"); !s) return fail(s);
+  if (Status s = store->exec(kSchema, "schema"); !s) return fail(s);
+  auto mode = store->journal_mode();
+  if (!mode) return fail(mode.status());
+  if (mode.value() != "wal") {
+    return Status(StatusCode::kUnsupported, "audit store " + path + ": WAL mode refused (journal_mode=" + mode.value() + ")");
+  }
+  if (Status s = store->prepare(kInsert, &store->insert_); !s) return fail(s);
+  return store;
+}
+
+AuditStore::~AuditStore() { (void)close(); }
+
+Status AuditStore::write(const Alert& a, const SymbolTable& symbols) {
+  if (!db_) return Status(StatusCode::kIoError, "audit store: closed");
+  if (!in_txn_) {
+    TS_RETURN_IF_ERROR(exec("BEGIN", "BEGIN"));
+    in_txn_ = true;
+  }
+  const bool known = a.symbol < symbols.size();
+  const std::string symbol = symbol_label(symbols, a.symbol);
+  const double tick = known ? symbols.ref(a.symbol).tick_size : 0.01;
+  std::string values, features;
+  try {
+    values = alert_values_json(a).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    features = alert_features_json(a).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  } catch (const std::exception& e) {
+    return Status(StatusCode::kInternal, std::string("audit store: encoding alert: ") + e.what());
+  }
+  sqlite3_stmt* s = insert_;
+  int rc = SQLITE_OK;
+  auto bind = [&](int r) {
+    if (rc == SQLITE_OK) rc = r;
+  };
+  bind(sqlite3_bind_int64(s, 1, static_cast<sqlite3_int64>(a.id)));
+  bind(sqlite3_bind_int64(s, 2, a.symbol));
+  bind(sqlite3_bind_text(s, 3, symbol.c_str(), -1, SQLITE_TRANSIENT));
+  bind(sqlite3_bind_text(s, 4, alert_type_name(a.type), -1, SQLITE_STATIC));
+  bind(sqlite3_bind_text(s, 5, severity_name(a.severity), -1, SQLITE_STATIC));
+  bind(sqlite3_bind_int64(s, 6, a.exch_ts_ns));
+  bind(sqlite3_bind_int64(s, 7, static_cast<sqlite3_int64>(a.event_seq)));
+  bind(sqlite3_bind_int64(s, 8, a.price));
+  bind(sqlite3_bind_double(s, 9, price_in_currency(a.price, tick)));
+  bind(sqlite3_bind_int64(s, 10, a.t.recv_ns));
+  bind(sqlite3_bind_int64(s, 11, a.t.book_ns));
+  bind(sqlite3_bind_int64(s, 12, a.t.features_ns));
+  bind(sqlite3_bind_int64(s, 13, a.t.detect_ns));
+  bind(sqlite3_bind_int64(s, 14, a.t.emit_ns));
+  bind(sqlite3_bind_int64(s, 15, alert_latency_ns(a.t)));
+  bind(sqlite3_bind_text(s, 16, values.c_str(), -1, SQLITE_TRANSIENT));
+  bind(sqlite3_bind_text(s, 17, features.c_str(), -1, SQLITE_TRANSIENT));
+  bind(sqlite3_bind_blob(s, 18, a.features, sizeof(a.features), SQLITE_TRANSIENT));
+  bind(sqlite3_bind_int64(s, 19, wall_ns()));
+  Status st = check(rc, "sqlite3_bind");
+  if (st) {
+    const int step = sqlite3_step(s);
+    st = step == SQLITE_DONE ? Status::ok() : check(step == SQLITE_ROW ? SQLITE_MISUSE : step, "sqlite3_step(INSERT)");
+  }
+  sqlite3_reset(s);
+  sqlite3_clear_bindings(s);
+  if (st) ++pending_;
+  return st;
+}
+
+Status AuditStore::flush() {
+  if (!db_ || !in_txn_) return Status::ok();
+  Status s = exec("COMMIT", "COMMIT");
+  if (!s) {
+    // Leave no half-open transaction behind: the batch is lost, later batches are not.
+    if (!sqlite3_get_autocommit(db_)) (void)exec("ROLLBACK", "ROLLBACK");
+  }
+  in_txn_ = false;
+  pending_ = 0;
+  return s;
+}
+
+Status AuditStore::close() {
+  if (!db_) return Status::ok();
+  Status s = flush();
+  sqlite3_finalize(insert_);
+  insert_ = nullptr;
+  const int rc = sqlite3_close(db_);
+  if (rc != SQLITE_OK && s) s = check(rc, "sqlite3_close");
+  db_ = nullptr;
+  return s;
+}
+
+Result<std::string> AuditStore::journal_mode() {
+  if (!db_) return Status(StatusCode::kIoError, "audit store: closed");
+  sqlite3_stmt* s = nullptr;
+  TS_RETURN_IF_ERROR(prepare("PRAGMA journal_mode", &s));
+  const int rc = sqlite3_step(s);
+  std::string mode = rc == SQLITE_ROW ? column_text(s, 0) : "";
+  Status st = check(rc, "sqlite3_step(PRAGMA journal_mode)");
+  sqlite3_finalize(s);
+  if (!st) return st;
+  return mode;
+}
+
+Result<int64_t> AuditStore::count() {
+  if (!db_) return Status(StatusCode::kIoError, "audit store: closed");
+  sqlite3_stmt* s = nullptr;
+  TS_RETURN_IF_ERROR(prepare("SELECT COUNT(*) FROM alerts", &s));
+  const int rc = sqlite3_step(s);
+  const int64_t n = rc == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
+  Status st = check(rc, "sqlite3_step(SELECT COUNT)");
+  sqlite3_finalize(s);
+  if (!st) return st;
+  return n;
+}
+
+Result<std::vector<AlertRecord>> AuditStore::read_rows(sqlite3_stmt* s) {
+  std::vector<AlertRecord> rows;
+  int rc;
+  while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+    AlertRecord r;
+    r.row_id = sqlite3_column_int64(s, 0);
+    r.alert_id = static_cast<uint64_t>(sqlite3_column_int64(s, 1));
+    r.symbol_id = static_cast<SymbolId>(sqlite3_column_int64(s, 2));
+    r.symbol = column_text(s, 3);
+    r.type = column_text(s, 4);
+    r.severity = column_text(s, 5);
+    r.exch_ts_ns = sqlite3_column_int64(s, 6);
+    r.event_seq = static_cast<uint64_t>(sqlite3_column_int64(s, 7));
+    r.price_ticks = sqlite3_column_int64(s, 8);
+    r.price = sqlite3_column_double(s, 9);
+    r.t.recv_ns = sqlite3_column_int64(s, 10);
+    r.t.book_ns = sqlite3_column_int64(s, 11);
+    r.t.features_ns = sqlite3_column_int64(s, 12);
+    r.t.detect_ns = sqlite3_column_int64(s, 13);
+    r.t.emit_ns = sqlite3_column_int64(s, 14);
+    r.latency_ns = sqlite3_column_int64(s, 15);
+    const std::string values = column_text(s, 16);
+    const nlohmann::json vj = nlohmann::json::parse(values, nullptr, false);
+    if (vj.is_array()) {
+      for (const auto& v : vj) {
+        r.values.push_back({v.value("name", ""), v.value("value", 0.0), v.value("threshold", 0.0), v.value("cmp", "")});
+      }
+    }
+    const void* blob = sqlite3_column_blob(s, 17);
+    const int bytes = sqlite3_column_bytes(s, 17);
+    r.features.resize(size_t(bytes) / sizeof(float));
+    if (blob && bytes > 0) std::memcpy(r.features.data(), blob, r.features.size() * sizeof(float));
+    rows.push_back(std::move(r));
+  }
+  Status st = check(rc, "sqlite3_step(SELECT)");
+  sqlite3_finalize(s);
+  if (!st) return st;
+  return rows;
+}
+
+Result<std::vector<AlertRecord>> AuditStore::load_all() {
+  if (!db_) return Status(StatusCode::kIoError, "audit store: closed");
+  sqlite3_stmt* s = nullptr;
+  const std::string sql = std::string("SELECT ") + kColumns + " FROM alerts ORDER BY row_id";
+  TS_RETURN_IF_ERROR(prepare(sql.c_str(), &s));
+  return read_rows(s);
+}
+
+Result<std::vector<AlertRecord>> AuditStore::query(const AlertQuery& q) {
+  if (!db_) return Status(StatusCode::kIoError, "audit store: closed");
+  sqlite3_stmt* s = nullptr;
+  const std::string sql = std::string("SELECT ") + kColumns +
+                          " FROM alerts WHERE (?1 IS NULL OR symbol = ?1) AND (?2 IS NULL OR type = ?2)"
+                          " AND exch_ts_ns >= ?3 AND exch_ts_ns < ?4 ORDER BY exch_ts_ns DESC, row_id DESC LIMIT ?5";
+  TS_RETURN_IF_ERROR(prepare(sql.c_str(), &s));
+  int rc = SQLITE_OK;
+  auto bind = [&](int r) {
+    if (rc == SQLITE_OK) rc = r;
+  };
+  bind(q.symbol ? sqlite3_bind_text(s, 1, q.symbol->c_str(), -1, SQLITE_TRANSIENT) : sqlite3_bind_null(s, 1));
+  bind(q.type ? sqlite3_bind_text(s, 2, q.type->c_str(), -1, SQLITE_TRANSIENT) : sqlite3_bind_null(s, 2));
+  bind(sqlite3_bind_int64(s, 3, q.since_exch_ns));
+  bind(sqlite3_bind_int64(s, 4, q.until_exch_ns));
+  bind(sqlite3_bind_int(s, 5, q.limit));
+  if (Status st = check(rc, "sqlite3_bind"); !st) {
+    sqlite3_finalize(s);
+    return st;
+  }
+  return read_rows(s);
+}
+
+}  // namespace ts

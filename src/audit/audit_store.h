@@ -1,0 +1,92 @@
+#pragma once
+// The audit trail: every alert in SQLite (WAL mode, synchronous=NORMAL), one row per alert.
+//
+// Table `alerts`: row_id (INTEGER PRIMARY KEY), alert_id, symbol_id, symbol, type, severity,
+// exch_ts_ns, event_seq, price_ticks, price (currency), recv_ns, book_ns, features_ns,
+// detect_ns, emit_ns (monotonic ns), latency_ns (detect − recv), values_json
+// ([{name,value,threshold,cmp}]), features_json ({name: value}), features_blob (the row as
+// kFeatureCount little-endian float32, exact), written_at_ns (wall clock at insert).
+//
+// Writes are batched: write() inserts inside an open transaction (begun on the first write
+// after a commit); flush() commits it. The AlertDispatcher flushes at least every 100 ms or
+// 1000 alerts. Every SQLite call is checked; an error becomes a Status naming the call and
+// SQLite's message. Threading: one thread at a time (SQLite connection rules); a second
+// AuditStore on the same file (e.g. a reader) is fine in WAL mode.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "audit/alert_sink.h"
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace ts {
+
+struct AlertValueRecord {
+  std::string name;
+  double value = 0;
+  double threshold = 0;
+  std::string cmp;  // ">=", "<=", ">", "<", "info"
+};
+
+// An alert as stored (strings instead of ids and literals).
+struct AlertRecord {
+  int64_t row_id = 0;
+  uint64_t alert_id = 0;
+  SymbolId symbol_id = kInvalidSymbol;
+  std::string symbol;
+  std::string type;
+  std::string severity;
+  int64_t exch_ts_ns = 0;
+  uint64_t event_seq = 0;
+  Price price_ticks = 0;
+  double price = 0;
+  StageTimes t;
+  int64_t latency_ns = -1;
+  std::vector<AlertValueRecord> values;
+  std::vector<float> features;  // kFeatureCount floats, FeatureId order
+};
+
+struct AlertQuery {
+  std::optional<std::string> symbol;
+  std::optional<std::string> type;
+  int64_t since_exch_ns = INT64_MIN;  // inclusive
+  int64_t until_exch_ns = INT64_MAX;  // exclusive
+  int limit = 1000;                   // newest first
+};
+
+class AuditStore : public AlertSink {
+ public:
+  // Opens (creating if needed) the database at `path` and its schema.
+  static Result<std::unique_ptr<AuditStore>> open(const std::string& path);
+  ~AuditStore() override;
+  AuditStore(const AuditStore&) = delete;
+  AuditStore& operator=(const AuditStore&) = delete;
+
+  Status write(const Alert& a, const SymbolTable& symbols) override;
+  Status flush() override;  // commits the open batch, if any
+  Status close() override;  // commits, finalizes statements, closes the connection
+
+  Result<int64_t> count();
+  Result<std::vector<AlertRecord>> load_all();  // oldest first
+  Result<std::vector<AlertRecord>> query(const AlertQuery& q);
+  Result<std::string> journal_mode();           // "wal"
+  int64_t pending() const { return pending_; }  // rows written since the last commit
+
+ private:
+  explicit AuditStore(sqlite3* db) : db_(db) {}
+  Status exec(const char* sql, const char* what);
+  Status check(int rc, const char* call);
+  Status prepare(const char* sql, sqlite3_stmt** stmt);
+  Result<std::vector<AlertRecord>> read_rows(sqlite3_stmt* stmt);
+
+  sqlite3* db_ = nullptr;
+  sqlite3_stmt* insert_ = nullptr;
+  bool in_txn_ = false;
+  int64_t pending_ = 0;
+};
+
+}  // namespace ts
