@@ -35,6 +35,7 @@ void BookSet::reset(SymbolId id) {
   b.orders.clear();
   b.top = BookTop{};
   b.seen_l3 = false;
+  b.seed_is_depth = true;
   b.seen_trade = false;
 }
 
@@ -90,6 +91,7 @@ bool BookSet::apply_snapshot(Book& b, const Event& e, InputErrors& errors) {
       errors.report(InputError::kCrossedBook, kFile, e.seq, "snapshot best bid >= best ask");
       return false;
     }
+    b.seed_is_depth = !in_auction(phase) && phase != Phase::kPreOpen;
     b.bids.assign(s.bids, kBookLevels);
     b.asks.assign(s.asks, kBookLevels);
     refresh_side(b, true);
@@ -106,6 +108,17 @@ bool BookSet::apply_snapshot(Book& b, const Event& e, InputErrors& errors) {
   return true;
 }
 
+void BookSet::begin_l3(Book& b) {
+  if (b.seen_l3) return;
+  b.seen_l3 = true;
+  if (!b.seed_is_depth) {
+    b.bids.clear();
+    b.asks.clear();
+    refresh_side(b, true);
+    refresh_side(b, false);
+  }
+}
+
 bool BookSet::apply_add(Book& b, const Event& e, InputErrors& errors) {
   const OrderBody& o = e.order;
   if (o.price <= 0) {
@@ -120,7 +133,7 @@ bool BookSet::apply_add(Book& b, const Event& e, InputErrors& errors) {
     errors.report(InputError::kMalformedLine, kFile, e.seq, "order add without a side");
     return false;
   }
-  b.seen_l3 = true;
+  begin_l3(b);
   const bool bid = o.side == Side::kBuy;
   const size_t depth = bid ? b.bids.add(o.price, o.qty) : b.asks.add(o.price, o.qty);
   if (depth < static_cast<size_t>(kBookLevels)) refresh_side(b, bid);
@@ -162,20 +175,22 @@ bool BookSet::apply_reduce(Book& b, const Event& e, InputErrors& errors) {
   Price print_price = o.price;
   Qty print_qty = o.qty;
   RestingOrder* known = b.track_orders ? b.orders.find(o.order_id) : nullptr;
-  if (known) {
-    if (print_price <= 0) print_price = known->price;
-    if (print_qty <= 0) print_qty = known->qty;
-    reduce_order(b, o.order_id, *known, o.qty);
-  } else if (o.price > 0 && (o.side == Side::kBuy || o.side == Side::kSell)) {
-    // Qty <= 0 with a price cannot be applied to an anonymous level: nothing to remove.
-    if (o.qty > 0) reduce_level(b, o.side, o.price, o.qty);
-  } else {
+  const bool has_price = o.price > 0 && (o.side == Side::kBuy || o.side == Side::kSell);
+  if (!known && !has_price) {
     errors.report(InputError::kUnknownOrder, kFile, e.seq,
                   execute ? "execute for an unknown order without a price"
                           : "cancel for an unknown order without a price");
     return false;
   }
-  b.seen_l3 = true;
+  begin_l3(b);  // does not touch the order map: `known` stays valid
+  if (known) {
+    if (print_price <= 0) print_price = known->price;
+    if (print_qty <= 0) print_qty = known->qty;
+    reduce_order(b, o.order_id, *known, o.qty);
+  } else if (o.qty > 0) {
+    // Qty <= 0 with a price cannot be applied to an anonymous level: nothing to remove.
+    reduce_level(b, o.side, o.price, o.qty);
+  }
   if (execute) record_print(b, e.symbol, print_price, print_qty);
   b.top.update_ts_ns = e.exch_ts_ns;
   return true;

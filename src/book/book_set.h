@@ -8,7 +8,9 @@
 //   Once the symbol has seen L3 order flow, snapshots lag the flow: they no longer touch the
 //   levels, only last (until a trade has been seen), prev_close, cum volume/turnover and phase.
 //   A snapshot received BEFORE any L3 event seeds the L3 book: its levels become anonymous
-//   resting depth at those prices (LOBSTER: the book before the first message).
+//   resting depth at those prices (LOBSTER: the book before the first message) -- unless it was
+//   taken in a call auction or pre-open: such snapshots show the indicative match (bid = ask =
+//   the auction price), not resting orders, so the first L3 event clears them (SSE).
 // - kOrderAdd / kOrderCancel / kOrderExecute (L3) maintain full depth by price level.
 //   Cancel/execute carry the resting order's price and side (LOBSTER, simulator); where they do
 //   not (SSE deletes by number), the price comes from the order map (see OrderTracking). A
@@ -76,7 +78,10 @@ class BookSet {
     bool track_orders = false;
     bool seen_l3 = false;
     bool seen_trade = false;
+    bool seed_is_depth = true;  // the levels from the last pre-L3 snapshot are resting depth
   };
+  // Marks the book as driven by L3 order flow (first L3 event: drop an auction-time seed).
+  static void begin_l3(Book& b);
 
   Book& book_for(SymbolId id);
   bool apply_snapshot(Book& b, const Event& e, InputErrors& errors);
