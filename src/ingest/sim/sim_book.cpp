@@ -22,25 +22,25 @@ void SimBook::remove_level(SimSide& s, int i) {
   --s.levels;
 }
 
-bool SimBook::add(Side side, Price price, Qty qty, EventWriter& w) {
-  if (price <= 0 || qty <= 0 || qty > INT32_MAX) return false;
+uint64_t SimBook::add(Side side, Price price, Qty qty, EventWriter& w) {
+  if (price <= 0 || qty <= 0 || qty > INT32_MAX) return 0;
   const SimSide& other = side == Side::kBuy ? asks_ : bids_;
-  if (!other.empty() && !better(side, other.best(), price)) return false;  // would cross
+  if (!other.empty() && !better(side, other.best(), price)) return 0;  // would cross
   SimSide& s = side_mut(side);
   int i = 0;
   while (i < s.levels && better(side, s.level[i].price, price)) ++i;
   if (i < s.levels && s.level[i].price == price) {
     SimLevel& lv = s.level[i];
-    if (lv.count == kSimMaxOrders) return false;
+    if (lv.count == kSimMaxOrders) return 0;
     const uint64_t id = new_order_id();
     lv.orders[lv.count++] = SimOrder{uint32_t(id), int32_t(qty)};
     lv.qty += qty;
     ++s.orders;
     w.order(EventKind::kOrderAdd, id, price, qty, side);
-    return true;
+    return id;
   }
   if (s.levels == kSimMaxLevels) {
-    if (i == kSimMaxLevels) return false;  // worse than a full side's worst level
+    if (i == kSimMaxLevels) return 0;  // worse than a full side's worst level
     SimLevel& worst = s.level[kSimMaxLevels - 1];
     for (int k = 0; k < worst.count; ++k) {
       w.order(EventKind::kOrderCancel, id_base_ | worst.orders[k].local_id, worst.price,
@@ -59,7 +59,7 @@ bool SimBook::add(Side side, Price price, Qty qty, EventWriter& w) {
   lv.orders[0] = SimOrder{uint32_t(id), int32_t(qty)};
   ++s.orders;
   w.order(EventKind::kOrderAdd, id, price, qty, side);
-  return true;
+  return id;
 }
 
 void SimBook::cancel(Side side, int level, int order, Qty qty, EventWriter& w) {

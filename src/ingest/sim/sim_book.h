@@ -84,8 +84,9 @@ class SimBook {
   // holds kSimMaxLevels levels and `price` is a new level better than the worst, the worst
   // level's orders are cancelled first (emitted). Returns false, emitting nothing, when the
   // order cannot rest: it would cross the other side, its level is full, or it is worse than a
-  // full side's worst level. Callers keep `price` inside the limit band.
-  bool add(Side side, Price price, Qty qty, EventWriter& w);
+  // full side's worst level. Returns the new order's id, or 0 if it did not rest. Callers keep
+  // `price` inside the limit band.
+  uint64_t add(Side side, Price price, Qty qty, EventWriter& w);
   // Cancels `qty` shares (<= remaining) of order `order` at level `level` of `side`; emits
   // kOrderCancel with the order's id, price and side.
   void cancel(Side side, int level, int order, Qty qty, EventWriter& w);

@@ -1,0 +1,287 @@
+// Simulator: universe set-up, the global event clock, session sweeps and batching.
+// The order-flow model of one symbol is in sim_flow.cpp, injected events in sim_inject.cpp.
+#include "ingest/sim/simulator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "ingest/sim/sim_universe.h"
+
+namespace ts {
+
+using namespace sim;
+
+namespace {
+// A step emits at most this many events (a sweep of kMaxSweepOrders fills, an eviction, or a
+// chunk of a status sweep); next_batch writes steps straight into the caller's span while this
+// much room is left.
+constexpr size_t kMaxStepEvents = 64;
+// Emitted events per accepted base step, measured (tests/ingest/sim prints it); used to turn
+// events_per_s into a step rate.
+constexpr double kEventsPerStep = 1.45;
+constexpr int kInitialLevels = 5;   // levels a side in the opening book
+constexpr int kInitialOrders = 2;   // orders a level in the opening book
+
+uint32_t parse_types(const std::string& list) {
+  if (list == "all") return (1u << kSimEventTypeCount) - 1;
+  uint32_t mask = 0;
+  size_t pos = 0;
+  while (pos <= list.size()) {
+    size_t comma = list.find(',', pos);
+    if (comma == std::string::npos) comma = list.size();
+    std::string name = list.substr(pos, comma - pos);
+    name.erase(0, name.find_first_not_of(' '));
+    name.erase(name.find_last_not_of(' ') + 1);
+    if (auto t = sim_event_type_from_name(name)) mask |= 1u << int(*t);
+    pos = comma + 1;
+  }
+  return mask;
+}
+}  // namespace
+
+Simulator::Simulator(SimOptions options, SymbolTable& symbols)
+    : opt_(std::move(options)), table_(&symbols), rng_(opt_.seed), calendar_(opt_.start_ns) {
+  opt_.symbols = std::clamp(opt_.symbols, 1, 5000);
+  opt_.hawkes_branching = std::clamp(opt_.hawkes_branching, 0.0, 0.8);
+  opt_.hawkes_decay_s = std::max(opt_.hawkes_decay_s, 1e-3);
+  opt_.events_per_s = std::max(opt_.events_per_s, 1.0);
+  enabled_types_ = parse_types(opt_.anomaly_types);
+
+  const auto universe = make_universe(opt_.symbols, opt_.st_fraction);
+  const size_t n = universe.size();
+  ids_.reserve(n);
+  sym_.resize(n);
+  books_.resize(n);
+  std::vector<double> weights(n);
+  double total_activity = 0;
+  for (const auto& u : universe) total_activity += u.activity;
+  base_steps_per_s_ = opt_.events_per_s / kEventsPerStep * (1.0 - opt_.hawkes_branching);
+  decay_per_ns_ = 1.0 / (opt_.hawkes_decay_s * double(kNsPerSec));
+
+  for (size_t i = 0; i < n; ++i) {
+    const SymbolId id = symbols.intern(universe[i].name);
+    symbols.set_prev_close(id, universe[i].prev_close);
+    symbols.set_st(id, universe[i].is_st);
+    const RefData& ref = symbols.ref(id);
+    ids_.push_back(id);
+    SymbolState& st = sym_[i];
+    st.id = id;
+    st.prev_close = ref.prev_close;
+    st.limit_up = ref.limit_up;
+    st.limit_down = ref.limit_down;
+    st.step = std::max<Price>(1, Price(std::llround(double(st.prev_close) * 1.5e-4)));
+    st.half_spread = 0.4 * double(st.step);
+    st.sigma = opt_.vol_bps * 1e-4 * double(st.prev_close);
+    // Open within ±1% of the previous close.
+    st.anchor = double(st.prev_close) * (1.0 + 0.01 * rng_.normal() / 1.7320508075688772);
+    st.base = st.anchor;
+    st.rate = base_steps_per_s_ * universe[i].activity / total_activity;
+    st.alpha = opt_.hawkes_branching / (std::max(st.rate, 1e-3) * opt_.hawkes_decay_s);
+    const double cny = double(st.prev_close) / 100.0;
+    st.size_mult = std::clamp(int(std::lround(20.0 / cny)), 1, 8);
+    weights[i] = universe[i].activity;
+    books_[i].init(uint32_t(i));
+  }
+  pick_.build(weights);
+
+  t_ = calendar_.start_offset_ns();
+  for (auto& st : sym_) st.fair_ns = st.excite_ns = t_;
+  next_boundary_ = SimCalendar::next_boundary(t_);
+  if (opt_.duration_s > 0) end_t_ = t_ + int64_t(opt_.duration_s * double(kNsPerSec));
+  next_base_ = t_;
+  const double inject_per_s = opt_.anomalies_per_hour * double(n) / 3600.0;
+  if (inject_per_s > 0 && enabled_types_ != 0) {
+    next_inject_ = t_ + int64_t(opt_.anomaly_warmup_s * double(kNsPerSec)) +
+                   int64_t(rng_.exponential() / inject_per_s * double(kNsPerSec));
+  }
+  active_.reserve(256);
+  injected_.reserve(1024);
+  pending_.reserve(kMaxStepEvents);
+}
+
+Simulator::~Simulator() {
+  if (!opt_.labels_path.empty() && !labels_written_) {
+    if (Status st = write_labels(opt_.labels_path); !st.is_ok()) {
+      std::fprintf(stderr, "sim: %s\n", st.to_string().c_str());
+    }
+  }
+}
+
+std::string Simulator::describe() const {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "sim %zu symbols, seed %llu, %.0f events/s, %.2f injected/symbol/h",
+                sym_.size(), static_cast<unsigned long long>(opt_.seed), opt_.events_per_s,
+                opt_.anomalies_per_hour);
+  return buf;
+}
+
+bool Simulator::done() const { return finished_ && pending_pos_ >= pending_.size(); }
+
+double Simulator::ushape(int64_t t) const {
+  const double x = 2.0 * SimCalendar::day_fraction(t) - 1.0;
+  return 0.6 + 1.2 * x * x;  // mean 1 over the day; 1.8 at open and close, 0.6 at midday
+}
+
+size_t Simulator::next_batch(std::span<Event> out) {
+  size_t n = 0;
+  while (pending_pos_ < pending_.size() && n < out.size()) out[n++] = pending_[pending_pos_++];
+  if (pending_pos_ < pending_.size()) return n;
+  pending_.clear();
+  pending_pos_ = 0;
+  while (!finished_ && n < out.size()) {
+    if (out.size() - n >= kMaxStepEvents) {
+      n += generate_step(out.data() + n);
+      continue;
+    }
+    // Less room than one step can need: stage the step and hand over what fits.
+    pending_.resize(kMaxStepEvents);
+    pending_.resize(generate_step(pending_.data()));
+    while (pending_pos_ < pending_.size() && n < out.size()) out[n++] = pending_[pending_pos_++];
+    if (pending_pos_ < pending_.size()) break;
+    pending_.clear();
+    pending_pos_ = 0;
+  }
+  if (finished_ && !labels_written_ && !opt_.labels_path.empty()) {
+    if (Status st = write_labels(opt_.labels_path); !st.is_ok()) {
+      std::fprintf(stderr, "sim: %s\n", st.to_string().c_str());
+    }
+  }
+  return n;
+}
+
+size_t Simulator::emit_startup(Event* out) {
+  const uint32_t i = startup_index_++;
+  SymbolState& st = sym_[i];
+  SimBook& book = books_[i];
+  EventWriter w{out, 0, &seq_, exch_ns(t_), st.id};
+  w.status(Phase::kContinuous);
+  const Price bid0 = Price(std::floor((st.base - st.half_spread) / double(st.step))) * st.step;
+  const Price ask0 = Price(std::ceil((st.base + st.half_spread) / double(st.step))) * st.step;
+  for (int k = 0; k < kInitialLevels; ++k) {
+    for (int j = 0; j < kInitialOrders; ++j) {
+      const Qty lots = Qty(1 + rng_.below(10)) * st.size_mult;
+      const Price bp = bid0 - k * st.step;
+      const Price ap = ask0 + k * st.step;
+      if (bp >= st.limit_down) (void)book.add(Side::kBuy, bp, lots * 100, w);
+      if (ap <= st.limit_up) (void)book.add(Side::kSell, ap, lots * 100, w);
+    }
+  }
+  return w.n;
+}
+
+void Simulator::begin_boundary_sweep(int64_t boundary) {
+  const int64_t midnight = calendar_.day_midnight_ns();
+  if (SimCalendar::is_lunch_boundary(boundary)) {
+    sweep_phase_[0] = Phase::kBreak, sweep_exch_[0] = midnight + SimCalendar::kLunchNs;
+    sweep_phase_[1] = Phase::kContinuous, sweep_exch_[1] = midnight + SimCalendar::kAfternoonOpenNs;
+    sweep_count_ = 2;
+  } else {
+    sweep_phase_[0] = Phase::kClosingAuction, sweep_exch_[0] = midnight + SimCalendar::kContinuousEndNs;
+    sweep_phase_[1] = Phase::kClosed, sweep_exch_[1] = midnight + SimCalendar::kCloseNs;
+    calendar_.set_day_for(boundary);
+    sweep_phase_[2] = Phase::kContinuous, sweep_exch_[2] = calendar_.day_midnight_ns() + SimCalendar::kOpenNs;
+    sweep_count_ = 3;
+  }
+  sweep_stage_ = 0;
+  sweep_index_ = 0;
+  next_boundary_ = SimCalendar::next_boundary(boundary);
+}
+
+size_t Simulator::emit_sweep(Event* out) {
+  size_t n = 0;
+  while (n < kMaxStepEvents && sweep_stage_ < sweep_count_) {
+    EventWriter w{out + n, 0, &seq_, sweep_exch_[sweep_stage_], sym_[sweep_index_].id};
+    w.status(sweep_phase_[sweep_stage_]);
+    ++n;
+    if (++sweep_index_ == sym_.size()) {
+      sweep_index_ = 0;
+      ++sweep_stage_;
+    }
+  }
+  return n;
+}
+
+void Simulator::refresh_next_overlay() {
+  next_overlay_ = INT64_MAX;
+  for (size_t i = 0; i < active_.size(); ++i) {
+    if (active_[i].next_ns < next_overlay_) {
+      next_overlay_ = active_[i].next_ns;
+      next_overlay_index_ = i;
+    }
+  }
+}
+
+size_t Simulator::generate_step(Event* out) {
+  if (startup_index_ < sym_.size()) return emit_startup(out);
+  if (sweep_stage_ < sweep_count_) return emit_sweep(out);
+
+  const int64_t t = std::min({next_base_, next_overlay_, next_inject_});
+  if (t >= end_t_ && end_t_ <= next_boundary_) {
+    finished_ = true;
+    return 0;
+  }
+  if (t >= next_boundary_) {
+    begin_boundary_sweep(next_boundary_);
+    return emit_sweep(out);
+  }
+  t_ = t;
+  EventWriter w{out, 0, &seq_, exch_ns(t), kInvalidSymbol};
+
+  if (t == next_overlay_) {
+    ActiveEvent& a = active_[next_overlay_index_];
+    if (t >= a.t3) {
+      finish_injected(next_overlay_index_);
+    } else {
+      w.symbol = sym_[a.sym].id;
+      step_symbol(a.sym, t, &a, w);
+      if (a.rate > 0) a.next_ns = t + 1 + int64_t(rng_.exponential() / a.rate * double(kNsPerSec));
+      a.next_ns = std::min(a.next_ns, a.t3);
+    }
+    refresh_next_overlay();
+    return w.n;
+  }
+  if (t == next_inject_) {
+    start_injected(t, w);
+    const double per_s = opt_.anomalies_per_hour * double(sym_.size()) / 3600.0;
+    next_inject_ = t + 1 + int64_t(rng_.exponential() / per_s * double(kNsPerSec));
+    refresh_next_overlay();
+    return w.n;
+  }
+
+  // Base flow: candidates at cap x the U-shaped base rate, thinned by each symbol's Hawkes
+  // excitation (accept with probability min(1 + excite, cap) / cap).
+  const double rate = base_steps_per_s_ * ushape(t) * thinning_cap_;
+  next_base_ = t + 1 + int64_t(rng_.exponential() / rate * double(kNsPerSec));
+  const uint32_t s = pick_.sample(rng_);
+  SymbolState& st = sym_[s];
+  const double u = rng_.uniform() * thinning_cap_;
+  double e = 0;
+  if (u >= 1.0) {
+    e = st.excite * std::exp(-double(t - st.excite_ns) * decay_per_ns_);
+    if (u >= 1.0 + e) return 0;  // thinned out
+  } else {
+    e = st.excite * std::exp(-double(t - st.excite_ns) * decay_per_ns_);
+  }
+  st.excite = e + st.alpha;
+  st.excite_ns = t;
+  w.symbol = st.id;
+  step_symbol(s, t, nullptr, w);
+  return w.n;
+}
+
+Status Simulator::write_labels(const std::string& path) const {
+  FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) return Status(StatusCode::kIoError, "writing sim labels " + path + ": cannot open");
+  std::fprintf(f, "symbol,type,start_ns,end_ns,magnitude\n");
+  for (const auto& e : injected_) {
+    std::fprintf(f, "%s,%s,%lld,%lld,%.6g\n", table_->name(e.symbol).c_str(), sim_event_type_name(e.type),
+                 static_cast<long long>(e.start_ns), static_cast<long long>(e.end_ns), e.magnitude);
+  }
+  const bool ok = std::fclose(f) == 0;
+  if (!ok) return Status(StatusCode::kIoError, "writing sim labels " + path + ": write failed");
+  if (path == opt_.labels_path) labels_written_ = true;
+  return Status::ok();
+}
+
+}  // namespace ts

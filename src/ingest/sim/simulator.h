@@ -1,0 +1,119 @@
+#pragma once
+// The market simulator: an A-share-flavoured L3 order-flow source for up to 5,000 symbols with
+// labelled injected events (flash crashes, pumps, volume bursts, liquidity withdrawals, spoofing,
+// limit-up/limit-down runs). Model, parameters and ground truth: docs/simulator.md.
+//
+// Stream contract:
+// - exch_ts_ns is non-decreasing over all symbols; seq increases by one per event.
+// - Order flow is L3: kOrderAdd / kOrderCancel / kOrderExecute always carry order id, price and
+//   side; cancels and executes never exceed what rests at that order (and so at that level).
+// - An aggressive fill is emitted as kOrderExecute (the resting order, side = resting side)
+//   immediately followed by kTrade (same price and size, aggressor set, both order ids): the book
+//   needs the execute to reduce the level, features need the print. Consumers must not apply
+//   both to the book.
+// - The book never crosses, no order rests and no trade prints outside [limit_down, limit_up].
+// - kStatus per symbol: kContinuous at the start and at 13:00, kBreak at 11:30, kClosingAuction
+//   at 14:57 and kClosed at 15:00 (the simulator emits no auction trades), kContinuous at 09:30
+//   of the next weekday.
+// - Deterministic: same options, same symbol table state → identical stream and labels,
+//   whatever batch sizes next_batch is called with.
+// Threading: one thread drives a Simulator. No allocation per event after construction (the
+// ground-truth vector grows once per injected event).
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "core/symbol_table.h"
+#include "ingest/sim/injected_event.h"
+#include "ingest/sim/sim_book.h"
+#include "ingest/sim/sim_calendar.h"
+#include "ingest/sim/sim_options.h"
+#include "ingest/sim/sim_random.h"
+#include "ingest/sim/sim_state.h"
+#include "ingest/source.h"
+
+namespace ts {
+
+class Simulator : public Source {
+ public:
+  // Interns options.symbols names into `symbols` and sets each one's prev_close and ST flag (and
+  // so its limit band). Options out of range are clamped (validate() them first to report).
+  Simulator(SimOptions options, SymbolTable& symbols);
+  // Writes the labels to options.labels_path if set and not yet written.
+  ~Simulator() override;
+  Simulator(const Simulator&) = delete;
+  Simulator& operator=(const Simulator&) = delete;
+
+  size_t next_batch(std::span<Event> out) override;
+  // True once duration_s of trading time has been simulated (never for duration_s = 0).
+  bool done() const override;
+  std::string describe() const override;
+
+  // Ground truth so far: every injected event that has started, in start order.
+  const std::vector<InjectedEvent>& injected() const { return injected_; }
+  // Writes the ground truth as CSV with a header: symbol,type,start_ns,end_ns,magnitude
+  // (symbol by name, type by sim_event_type_name).
+  Status write_labels(const std::string& path) const;
+
+  const SimOptions& options() const { return opt_; }
+  // Ids of the simulated symbols, in the simulator's order.
+  const std::vector<SymbolId>& symbol_ids() const { return ids_; }
+
+ private:
+  // simulator.cpp: clock, scheduling, batching
+  size_t generate_step(Event* out);
+  size_t emit_startup(Event* out);
+  size_t emit_sweep(Event* out);
+  void begin_boundary_sweep(int64_t boundary);
+  int64_t exch_ns(int64_t t) const { return calendar_.exch_ns(t); }
+  double ushape(int64_t t) const;
+  void refresh_next_overlay();
+  // sim_flow.cpp: one step of one symbol's order flow
+  void step_symbol(uint32_t s, int64_t t, sim::ActiveEvent* overlay, sim::EventWriter& w);
+  // sim_inject.cpp: injected events
+  void start_injected(int64_t t, sim::EventWriter& w);
+  void finish_injected(size_t index);
+  double shift_at(const sim::ActiveEvent& a, int64_t t) const;
+
+  SimOptions opt_;
+  const SymbolTable* table_;
+  std::vector<SymbolId> ids_;
+  std::vector<sim::SymbolState> sym_;
+  std::vector<sim::SimBook> books_;
+  sim::AliasTable pick_;
+  sim::Rng rng_;
+  sim::SimCalendar calendar_;
+  uint32_t enabled_types_ = 0;  // bit per SimEventType
+
+  uint64_t seq_ = 0;
+  int64_t end_t_ = INT64_MAX;   // trading time at which the stream ends
+  int64_t t_ = 0;               // trading time of the last step
+  int64_t next_base_ = 0;       // next candidate of the base (thinned Hawkes) process
+  int64_t next_inject_ = INT64_MAX;
+  int64_t next_boundary_ = 0;
+  double base_steps_per_s_ = 0; // candidate rate at U-shape 1, all symbols
+  double thinning_cap_ = 2.0;   // candidates are accepted with prob min(1+excite, cap)/cap
+  double decay_per_ns_ = 0;
+
+  std::vector<sim::ActiveEvent> active_;
+  int64_t next_overlay_ = INT64_MAX;
+  size_t next_overlay_index_ = 0;
+  std::vector<InjectedEvent> injected_;
+
+  // Status sweeps (start-up and session boundaries): events for every symbol, in order.
+  uint32_t startup_index_ = 0;  // symbols whose opening events are out; sym_.size() when done
+  Phase sweep_phase_[3] = {};
+  int64_t sweep_exch_[3] = {};
+  int sweep_count_ = 0;
+  int sweep_stage_ = 0;
+  uint32_t sweep_index_ = 0;
+  bool finished_ = false;
+  mutable bool labels_written_ = false;
+
+  std::vector<Event> pending_;  // staging when the caller's batch is smaller than one step
+  size_t pending_pos_ = 0;
+};
+
+}  // namespace ts
