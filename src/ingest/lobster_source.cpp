@@ -169,24 +169,25 @@ class LobsterSource final : public Source {
     const Side side = m.direction == 1 ? Side::kBuy : Side::kSell;
     const uint64_t id = m.order_id > 0 ? static_cast<uint64_t>(m.order_id) : 0;
     const Price px = lobster_price_ticks(m.price);
+    // PERF NOTE: bodies are assigned in place; `ev = Event::make(...)` would build and copy a
+    // whole snapshot-sized Event (~400 bytes) per message, a third of the parse time.
     switch (m.type) {
       case 1: case 2: case 3: case 4:
-        ev = Event::make(m.type == 1 ? EventKind::kOrderAdd
-                         : m.type == 4 ? EventKind::kOrderExecute : EventKind::kOrderCancel);
+        ev.kind = m.type == 1 ? EventKind::kOrderAdd : m.type == 4 ? EventKind::kOrderExecute : EventKind::kOrderCancel;
         ev.order = OrderBody{id, px, m.size, side};
         break;
       case 5:
-        ev = Event::make(EventKind::kTrade);
+        ev.kind = EventKind::kTrade;
         ev.trade = TradeBody{px, m.size, side == Side::kBuy ? Side::kSell : Side::kBuy,
                              side == Side::kBuy ? id : 0, side == Side::kSell ? id : 0};
         break;
       case 6:
-        ev = Event::make(EventKind::kTrade);
+        ev.kind = EventKind::kTrade;
         ev.trade = TradeBody{px, m.size, Side::kNone, 0, 0};
         break;
       default:
-        ev = Event::make(EventKind::kStatus);
-        ev.status.phase = m.price == -1 ? Phase::kHalted : m.price == 0 ? Phase::kPreOpen : Phase::kContinuous;
+        ev.kind = EventKind::kStatus;
+        ev.status = StatusBody{m.price == -1 ? Phase::kHalted : m.price == 0 ? Phase::kPreOpen : Phase::kContinuous};
         break;
     }
     ev.symbol = symbol_;

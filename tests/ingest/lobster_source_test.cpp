@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "core/clock.h"
+#include "ingest/field_parse.h"
 #include "ingest/lobster_book.h"
 #include "ingest_test_util.h"
 #include "test_data.h"
@@ -294,18 +295,32 @@ TEST(LobsterSource, TruncatedGzipDeliversEveryMessageBeforeTheCut) {
 }
 
 TEST(LobsterSource, ParseRateOnTheGoogDay) {
-  SymbolTable symbols;
-  InputErrors errors;
-  const auto t0 = std::chrono::steady_clock::now();
-  auto src = make_lobster_source(lobster_file("GOOG", "message", 10).string(), symbols, errors);
-  ASSERT_TRUE(src.is_ok());
-  std::vector<Event> buf(1024);
-  size_t n = 0, k;
-  while ((k = src.value()->next_batch(std::span<Event>(buf))) > 0) n += k;
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  EXPECT_EQ(n, 147'917u);
-  std::cout << "[ perf ] lobster GOOG message_10.csv.gz: " << n << " events in " << s * 1e3 << " ms = "
-            << n / s / 1e6 << " M events/s (gunzip included)\n";
+  // Best of 3 runs (the build machine is shared), .csv.gz and the same file decompressed.
+  const auto dir = scratch_dir("lobster_rate");
+  const std::string name = "GOOG_2012-06-21_34200000_57600000_";
+  ts::testing::write_text(dir / (name + "message_10.csv"),
+                          ts::testing::read_gz(lobster_file("GOOG", "message", 10).string()));
+  ts::testing::write_text(dir / (name + "orderbook_10.csv"),
+                          ts::testing::read_gz(lobster_file("GOOG", "orderbook", 10).string()));
+  for (const std::string& path : {lobster_file("GOOG", "message", 10).string(), (dir / (name + "message_10.csv")).string()}) {
+    double best_s = 1e9;
+    size_t n = 0;
+    for (int run = 0; run < 3; ++run) {
+      SymbolTable symbols;
+      InputErrors errors;
+      const auto t0 = std::chrono::steady_clock::now();
+      auto src = make_lobster_source(path, symbols, errors);
+      ASSERT_TRUE(src.is_ok());
+      std::vector<Event> buf(1024);
+      size_t k;
+      n = 0;
+      while ((k = src.value()->next_batch(std::span<Event>(buf))) > 0) n += k;
+      best_s = std::min(best_s, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    EXPECT_EQ(n, 147'917u);
+    std::cout << "[ perf ] lobster " << std::string(ingest::base_name(path)) << ": " << n << " events in "
+              << best_s * 1e3 << " ms = " << n / best_s / 1e6 << " M events/s\n";
+  }
 }
 
 }  // namespace
