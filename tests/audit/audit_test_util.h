@@ -1,0 +1,32 @@
+#pragma once
+// Hand-made alerts for sink tests.
+#include <cmath>
+
+#include "core/clock.h"
+#include "core/symbol_table.h"
+#include "detect/alert.h"
+
+namespace ts::testing {
+
+// A rapid_rise on `sym` at 09:31:07.120 Shanghai time, 2023-02-01, with a distinct feature
+// row derived from `k` so rows can be matched after a round trip.
+inline Alert make_alert(SymbolId sym, uint64_t k) {
+  Alert a;
+  a.id = k;
+  a.type = static_cast<AlertType>(k % kAlertTypeCount);
+  a.severity = Severity::kWarning;
+  a.symbol = sym;
+  a.exch_ts_ns = midnight_ns(2023, 2, 1, 8) + (9 * 3600 + 31 * 60 + 7) * kNsPerSec + 120 * kNsPerMs;
+  a.event_seq = 1000 + k;
+  a.price = 185012;
+  a.add_value("ret_60s_bps", 312.5, 200, Cmp::kGe);
+  a.add_value("ret_10s_bps", 20, 0, Cmp::kGt);
+  a.t.recv_ns = 1'000'000;
+  a.t.book_ns = 1'002'000;
+  a.t.features_ns = 1'005'000;
+  a.t.detect_ns = 1'023'000;
+  for (int i = 0; i < kFeatureCount; ++i) a.features[i] = float(k) + 0.25f * float(i);
+  return a;
+}
+
+}  // namespace ts::testing
