@@ -22,7 +22,7 @@ enum FeatureId : int {
   kSpreadTicks,        // best ask - best bid, ticks
   kMicropriceDev,      // microprice - mid, ticks
   kDepthChange,        // log change of top-5 total depth over 10 s
-  kTradeFlowImbalance, // (buy - sell aggressor volume) / total over 10 s, in [-1, 1]
+  kTradeFlowImbalance, // (buy - sell aggressor volume) / (buy + sell) over 10 s, in [-1, 1]
   kDistLimitUp,        // (limit_up - last) / prev_close, fraction; 0 where no limits
   kDistLimitDown,      // (last - limit_down) / prev_close, fraction; 0 where no limits
   kRetFromPrevClose,   // last / prev_close - 1, fraction; 0 where prev_close unknown
