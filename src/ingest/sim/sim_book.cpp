@@ -1,6 +1,7 @@
 #include "ingest/sim/sim_book.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
 namespace ts::sim {
@@ -18,7 +19,8 @@ double SimBook::mid() const {
 }
 
 void SimBook::remove_level(SimSide& s, int i) {
-  std::memmove(&s.level[i], &s.level[i + 1], sizeof(SimLevel) * size_t(s.levels - i - 1));
+  s.free_slots |= 1u << s.rank[i];
+  std::memmove(&s.rank[i], &s.rank[i + 1], size_t(s.levels - i - 1));
   --s.levels;
 }
 
@@ -28,9 +30,9 @@ uint64_t SimBook::add(Side side, Price price, Qty qty, EventWriter& w) {
   if (!other.empty() && !better(side, other.best(), price)) return 0;  // would cross
   SimSide& s = side_mut(side);
   int i = 0;
-  while (i < s.levels && better(side, s.level[i].price, price)) ++i;
-  if (i < s.levels && s.level[i].price == price) {
-    SimLevel& lv = s.level[i];
+  while (i < s.levels && better(side, s.level(i).price, price)) ++i;
+  if (i < s.levels && s.level(i).price == price) {
+    SimLevel& lv = s.level(i);
     if (lv.count == kSimMaxOrders) return 0;
     const uint64_t id = new_order_id();
     lv.orders[lv.count++] = SimOrder{uint32_t(id), int32_t(qty)};
@@ -41,17 +43,20 @@ uint64_t SimBook::add(Side side, Price price, Qty qty, EventWriter& w) {
   }
   if (s.levels == kSimMaxLevels) {
     if (i == kSimMaxLevels) return 0;  // worse than a full side's worst level
-    SimLevel& worst = s.level[kSimMaxLevels - 1];
+    SimLevel& worst = s.level(kSimMaxLevels - 1);
     for (int k = 0; k < worst.count; ++k) {
       w.order(EventKind::kOrderCancel, id_base_ | worst.orders[k].local_id, worst.price,
               worst.orders[k].qty, side);
     }
     s.orders -= worst.count;
-    --s.levels;
+    remove_level(s, kSimMaxLevels - 1);
   }
-  std::memmove(&s.level[i + 1], &s.level[i], sizeof(SimLevel) * size_t(s.levels - i));
+  const auto free_slot = uint8_t(std::countr_zero(s.free_slots));
+  s.free_slots &= ~(1u << free_slot);
+  std::memmove(&s.rank[i + 1], &s.rank[i], size_t(s.levels - i));
+  s.rank[i] = free_slot;
   ++s.levels;
-  SimLevel& lv = s.level[i];
+  SimLevel& lv = s.level(i);
   const uint64_t id = new_order_id();
   lv.price = price;
   lv.qty = qty;
@@ -64,7 +69,7 @@ uint64_t SimBook::add(Side side, Price price, Qty qty, EventWriter& w) {
 
 void SimBook::cancel(Side side, int level, int order, Qty qty, EventWriter& w) {
   SimSide& s = side_mut(side);
-  SimLevel& lv = s.level[level];
+  SimLevel& lv = s.level(level);
   SimOrder& o = lv.orders[order];
   qty = std::min<Qty>(qty, o.qty);
   if (qty <= 0) return;
@@ -83,8 +88,8 @@ bool SimBook::find(Side side, uint64_t id, int* level, int* order) const {
   if ((id & ~uint64_t(UINT32_MAX)) != id_base_) return false;
   const SimSide& s = side == Side::kBuy ? bids_ : asks_;
   for (int i = 0; i < s.levels; ++i) {
-    for (int k = 0; k < s.level[i].count; ++k) {
-      if (s.level[i].orders[k].local_id == uint32_t(id)) {
+    for (int k = 0; k < s.level(i).count; ++k) {
+      if (s.level(i).orders[k].local_id == uint32_t(id)) {
         *level = i;
         *order = k;
         return true;
@@ -102,7 +107,7 @@ Qty SimBook::take(Side aggressor, Price limit, Qty qty, int max_orders, EventWri
   Qty filled = 0;
   int fills = 0;
   while (qty > 0 && fills < max_orders && !s.empty()) {
-    SimLevel& lv = s.level[0];
+    SimLevel& lv = s.level(0);
     if (better(resting, limit, lv.price)) break;  // level beyond the aggressor's limit
     SimOrder& o = lv.orders[0];
     const Qty q = std::min<Qty>(qty, o.qty);

@@ -55,14 +55,19 @@ struct SimLevel {
   SimOrder orders[kSimMaxOrders];  // FIFO: [0] is first in time priority
 };
 
-// One side, best level first (bids: highest price first; asks: lowest first).
+// One side, best level first (bids: highest price first; asks: lowest first). Levels live in
+// fixed slots; `rank` orders them, so inserting or removing a level moves a few bytes, not levels.
 struct SimSide {
   int levels = 0;
   int orders = 0;  // resting orders on this side
-  SimLevel level[kSimMaxLevels];
+  uint8_t rank[kSimMaxLevels] = {};  // rank[i] = slot of the i-th best level
+  uint32_t free_slots = (1u << kSimMaxLevels) - 1;  // bit per unused slot
+  SimLevel slot[kSimMaxLevels];
 
   bool empty() const { return levels == 0; }
-  Price best() const { return level[0].price; }
+  const SimLevel& level(int i) const { return slot[rank[i]]; }
+  SimLevel& level(int i) { return slot[rank[i]]; }
+  Price best() const { return level(0).price; }
 };
 
 class SimBook {

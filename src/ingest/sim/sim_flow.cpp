@@ -90,7 +90,7 @@ struct Flow {
     const SimSide& s = book.side(side);
     if (s.empty()) return;
     const int level = at_best ? 0 : int(rng.below(uint32_t(s.levels)));
-    const SimLevel& lv = s.level[level];
+    const SimLevel& lv = s.level(level);
     const int order = int(rng.below(uint32_t(lv.count)));
     Qty qty = lv.orders[order].qty;
     const Qty lots = qty / 100;
@@ -207,7 +207,7 @@ void Simulator::step_symbol(uint32_t s, int64_t t, ActiveEvent* extra, EventWrit
         } else if (e.spoof_id != 0) {
           int level = 0, order = 0;
           if (book.find(e.spoof_side, e.spoof_id, &level, &order)) {
-            book.cancel(e.spoof_side, level, order, book.side(e.spoof_side).level[level].orders[order].qty, w);
+            book.cancel(e.spoof_side, level, order, book.side(e.spoof_side).level(level).orders[order].qty, w);
           }
           e.spoof_id = 0;
         }

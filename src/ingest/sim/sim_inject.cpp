@@ -113,7 +113,7 @@ void Simulator::start_injected(int64_t t, EventWriter& w) {
       const SimSide& side = book.side(a.spoof_side);
       Qty depth = 0;
       const int levels = std::min(side.levels, 5);
-      for (int k = 0; k < levels; ++k) depth += side.level[k].qty;
+      for (int k = 0; k < levels; ++k) depth += side.level(k).qty;
       const double avg_level = levels ? double(depth) / levels : 1000.0;
       magnitude = rng_.uniform(10, 30);
       a.spoof_qty = std::max<Qty>(100, Qty(std::llround(magnitude * avg_level / 100.0)) * 100);

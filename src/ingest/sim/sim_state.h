@@ -19,13 +19,18 @@ struct SymbolState {
   double anchor = 0;      // ticks: the fair price mean-reverts (slowly) to this
   double base = 0;        // ticks: random-walk part of the fair price
   int64_t fair_ns = 0;    // trading time of the last fair-price update
-  double excite = 0;      // Hawkes excitation, as a multiple of the base rate
-  int64_t excite_ns = 0;  // trading time `excite` refers to
-  double alpha = 0;       // excitation added per event
   double rate = 0;        // base steps per second at U-shape 1
   int32_t size_mult = 1;  // order sizes in lots are multiplied by this
   int32_t anomaly = -1;   // index into Simulator::active_, or -1
   int64_t free_after_ns = 0;  // trading time before which no injected event may start here
+};
+
+// Hawkes state of a symbol, read for every candidate event: kept apart from SymbolState so that
+// the candidates the thinning rejects touch 24 bytes (1000 symbols: 24 KB, cache-resident).
+struct HawkesState {
+  double excite = 0;      // excitation, as a multiple of the symbol's base rate
+  int64_t excite_ns = 0;  // trading time `excite` refers to
+  double alpha = 0;       // excitation added per event (at U-shape 1)
 };
 
 // Phases of an injected event in trading time: [t0, t1) the move, [t1, t2) the hold,

@@ -81,6 +81,7 @@ class Simulator : public Source {
   const SymbolTable* table_;
   std::vector<SymbolId> ids_;
   std::vector<sim::SymbolState> sym_;
+  std::vector<sim::HawkesState> hawkes_;
   std::vector<sim::SimBook> books_;
   sim::AliasTable pick_;
   sim::Rng rng_;
@@ -112,7 +113,8 @@ class Simulator : public Source {
   bool finished_ = false;
   mutable bool labels_written_ = false;
 
-  std::vector<Event> pending_;  // staging when the caller's batch is smaller than one step
+  std::vector<Event> pending_;  // staging (one step) when the caller's batch is smaller than a step
+  size_t pending_n_ = 0;
   size_t pending_pos_ = 0;
 };
 
