@@ -192,3 +192,35 @@ uint64_t AlertDispatcher::sink_errors(size_t sink_index) const {
 }
 
 }  // namespace ts
+
+namespace ts {
+
+void AlertDispatcher::publish_metrics(Metrics& metrics) {
+  for (int i = 0; i < kAlertTypeCount; ++i) {
+    const uint64_t now = alerts_by_type(AlertType(i));
+    if (now > exported_by_type_[i]) {
+      metrics.counter("alerts_total", "Alerts written to the sinks, by type",
+                      {{"type", alert_type_name(AlertType(i))}})
+          .Increment(double(now - exported_by_type_[i]));
+      exported_by_type_[i] = now;
+    }
+  }
+  exported_sink_errors_.resize(sinks_.size(), 0);
+  for (size_t i = 0; i < sinks_.size(); ++i) {
+    const uint64_t now = sink_errors(i);
+    auto& c = metrics.counter("alert_sink_errors_total", "Failed sink writes/flushes/closes, by sink",
+                              {{"sink", sinks_[i]->name}});
+    if (now > exported_sink_errors_[i]) {
+      c.Increment(double(now - exported_sink_errors_[i]));
+      exported_sink_errors_[i] = now;
+    }
+  }
+  const uint64_t waits = publish_waits();
+  auto& w = metrics.counter("alert_publish_waits_total", "Times a shard found its alert ring full and waited");
+  if (waits > exported_waits_) {
+    w.Increment(double(waits - exported_waits_));
+    exported_waits_ = waits;
+  }
+}
+
+}  // namespace ts

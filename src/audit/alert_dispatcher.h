@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "audit/alert_sink.h"
+#include "core/metrics.h"
 #include "core/spsc_ring.h"
 
 namespace ts {
@@ -67,6 +68,11 @@ class AlertDispatcher {
   uint64_t flushes() const { return flushes_.load(std::memory_order_relaxed); }
   uint64_t publish_waits() const;                   // times a producer found its ring full
 
+  // Adds the counts since the previous call to `metrics`: ticksentry_alerts_total{type},
+  // ticksentry_alert_sink_errors_total{sink}, ticksentry_alert_publish_waits_total. Call from
+  // one thread at a time (e.g. periodically from the app, and once after stop()).
+  void publish_metrics(Metrics& metrics);
+
  private:
   struct alignas(kCacheLine) Shard {
     explicit Shard(size_t cap) : ring(cap) {}
@@ -103,6 +109,10 @@ class AlertDispatcher {
   std::atomic<uint64_t> flushes_{0};
   std::atomic<uint64_t> by_type_[kAlertTypeCount] = {};
   uint64_t since_flush_ = 0;  // sink thread only
+  // Values already added to Metrics (publish_metrics' caller only).
+  uint64_t exported_by_type_[kAlertTypeCount] = {};
+  std::vector<uint64_t> exported_sink_errors_;
+  uint64_t exported_waits_ = 0;
 };
 
 }  // namespace ts

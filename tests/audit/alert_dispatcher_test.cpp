@@ -219,6 +219,14 @@ TEST(AlertDispatcher, FailingSinksAreCountedAndOthersGetEveryAlert) {
     EXPECT_EQ(d.sink_errors(2), 0u);
     EXPECT_EQ(d.sink_errors(3), 0u);
     EXPECT_EQ(d.written(), kN);
+    Metrics m;
+    d.publish_metrics(m);
+    d.publish_metrics(m);  // idempotent without new alerts
+    const std::string text = m.serialize();
+    EXPECT_NE(text.find("ticksentry_alert_sink_errors_total{sink=\"throws\"} " + std::to_string(kN)), std::string::npos)
+        << text;
+    EXPECT_NE(text.find("ticksentry_alert_sink_errors_total{sink=\"sqlite\"} 0"), std::string::npos) << text;
+    EXPECT_NE(text.find("ticksentry_alerts_total{type=\"rapid_rise\"} 24"), std::string::npos) << text;  // 0,13,..,299
   }
   EXPECT_EQ(rec->ids.size(), kN);
   auto store = AuditStore::open(db);
