@@ -85,7 +85,18 @@ bool BookSet::apply(const Event& e, InputErrors& errors) {
 bool BookSet::apply_snapshot(Book& b, const Event& e, InputErrors& errors) {
   const SnapshotBody& s = e.snapshot;
   const Phase phase = s.phase != Phase::kUnknown ? s.phase : b.top.phase;
-  if (!b.seen_l3) {
+  if (s.resync && b.seen_l3) {
+    // The vendor's authoritative book: replaces the levels it shows, even after L3 flow.
+    const bool has_both = s.bids[0].qty > 0 && s.asks[0].qty > 0;
+    if (has_both && s.bids[0].price >= s.asks[0].price && !in_auction(phase)) {
+      errors.report(InputError::kCrossedBook, kFile, e.seq, "resync snapshot best bid >= best ask");
+      return false;
+    }
+    b.bids.replace_top(s.bids, kBookLevels);
+    b.asks.replace_top(s.asks, kBookLevels);
+    refresh_side(b, true);
+    refresh_side(b, false);
+  } else if (!b.seen_l3) {
     const bool has_both = s.bids[0].qty > 0 && s.asks[0].qty > 0;
     if (has_both && s.bids[0].price >= s.asks[0].price && !in_auction(phase)) {
       errors.report(InputError::kCrossedBook, kFile, e.seq, "snapshot best bid >= best ask");

@@ -11,6 +11,15 @@
 //   resting depth at those prices (LOBSTER: the book before the first message) -- unless it was
 //   taken in a call auction or pre-open: such snapshots show the indicative match (bid = ask =
 //   the auction price), not resting orders, so the first L3 event clears them (SSE).
+//   A snapshot with resync = 1 (the vendor's authoritative book, e.g. LOBSTER's orderbook row
+//   where the messages do not explain it) replaces the levels even after L3 flow: on each side,
+//   every level at or better than the snapshot's worst non-empty level becomes the snapshot's
+//   (anonymous resting depth, re-seeded at those prices); levels strictly worse than it are
+//   kept, because a snapshot of limited depth (LOBSTER files of 1 or 5 levels, 10 at most here)
+//   says nothing about them and they are the best knowledge of the book below. A side the
+//   snapshot shows empty is cleared (any depth shows the best level). Crossed outside a call
+//   auction: rejected like any snapshot. The order map (SSE) is not touched: a resync fixes the
+//   levels only. Before any L3 event a resync snapshot acts as an ordinary one.
 // - kOrderAdd / kOrderCancel / kOrderExecute (L3) maintain full depth by price level.
 //   Cancel/execute carry the resting order's price and side (LOBSTER, simulator); where they do
 //   not (SSE deletes by number), the price comes from the order map (see OrderTracking). A

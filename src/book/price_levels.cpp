@@ -61,6 +61,32 @@ void PriceLevels::assign(const Level* levels, int count) {
   }
 }
 
+void PriceLevels::replace_top(const Level* levels, int count) {
+  bool any = false;
+  Price worst_key = 0;
+  for (int k = 0; k < count; ++k) {
+    if (levels[k].qty <= 0 || levels[k].price <= 0) continue;
+    const Price key = key_of(levels[k].price);
+    if (!any || key < worst_key) worst_key = key;
+    any = true;
+  }
+  if (!any) {
+    levels_.clear();
+    return;
+  }
+  // Keep [0, i): the levels strictly worse than the snapshot's worst level.
+  levels_.resize(lower_bound(worst_key));
+  for (int k = count - 1; k >= 0; --k) {  // worst first, so the best ends at the back
+    if (levels[k].qty <= 0 || levels[k].price <= 0) continue;
+    const Price key = key_of(levels[k].price);
+    if (!levels_.empty() && levels_.back().key >= key) {
+      add(levels[k].price, levels[k].qty);  // unsorted or duplicate level: merge
+    } else {
+      levels_.push_back(Slot{key, levels[k].qty});
+    }
+  }
+}
+
 int PriceLevels::copy_top(Level* out, int n) const {
   const int have = static_cast<int>(std::min<size_t>(levels_.size(), static_cast<size_t>(n)));
   const Slot* s = levels_.data() + levels_.size();

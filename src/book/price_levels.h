@@ -32,6 +32,11 @@ class PriceLevels {
 
   // Replaces every level with `levels` (best first, as in a snapshot); skips qty <= 0 entries.
   void assign(const Level* levels, int count);
+  // Authoritative top of book (a resync snapshot, best first): every level at or better than the
+  // worst level given is replaced by `levels`; levels strictly worse than it are kept (they lie
+  // beyond what the snapshot shows). No level given (qty <= 0 everywhere): the side is cleared,
+  // since any snapshot shows at least the best level of a side that has one.
+  void replace_top(const Level* levels, int count);
   void clear() { levels_.clear(); }
 
   size_t size() const { return levels_.size(); }

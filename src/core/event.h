@@ -53,6 +53,10 @@ struct SnapshotBody {
   Qty cum_volume = 0;        // shares traded so far today
   double cum_turnover = 0;   // currency traded so far today
   Phase phase = Phase::kUnknown;
+  // 1 = the snapshot is the vendor's authoritative book state: its levels replace the rebuilt
+  // book even for symbols with L3 flow (within the snapshot's depth, see book/book_set.h);
+  // 0 = an ordinary L2 snapshot (lags L3 flow; seeds the book only before any L3 event).
+  uint8_t resync = 0;
 };
 
 struct TradeBody {

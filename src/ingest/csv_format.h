@@ -13,7 +13,9 @@ constexpr std::string_view kCsvHeader = "kind,symbol,exch_ts_ns,seq,fields";
 
 // Columns per kind, the 4 common ones (kind, symbol, exch_ts_ns, seq) included.
 constexpr size_t kCsvCommonColumns = 4;
-constexpr size_t kCsvSnapshotColumns = kCsvCommonColumns + 5 + 4 * kBookLevels;  // 49
+constexpr size_t kCsvSnapshotColumns = kCsvCommonColumns + 6 + 4 * kBookLevels;  // 50, resync last
+// Snapshot lines written before the resync column existed (read as resync = 0).
+constexpr size_t kCsvSnapshotColumnsNoResync = kCsvSnapshotColumns - 1;            // 49
 constexpr size_t kCsvTradeColumns = kCsvCommonColumns + 5;                        // 9
 constexpr size_t kCsvOrderColumns = kCsvCommonColumns + 4;                        // 8
 constexpr size_t kCsvStatusColumns = kCsvCommonColumns + 1;                       // 5

@@ -119,13 +119,16 @@ class CsvSource final : public Source {
     const size_t n = ingest::split_fields(line.text, f, kMax);
     EventKind kind;
     if (!parse_kind(f[0], kind)) return fail(line, InputError::kMalformedLine, "unknown kind");
-    if (n != columns_for(kind)) return fail(line, InputError::kWrongColumnCount, "wrong column count for its kind");
+    const bool old_snapshot = kind == EventKind::kSnapshot && n == ingest::kCsvSnapshotColumnsNoResync;
+    if (n != columns_for(kind) && !old_snapshot) {
+      return fail(line, InputError::kWrongColumnCount, "wrong column count for its kind");
+    }
     ev = Event::make(kind);
     if (!symbol(line, f[1], ev.symbol)) return false;
     if (!i64(line, f[2], ev.exch_ts_ns, "bad exch_ts_ns") || !u64(line, f[3], ev.seq, "bad seq")) return false;
     ev.recv_ts_ns = 0;
     switch (kind) {
-      case EventKind::kSnapshot: return snapshot(line, f + 4, ev);
+      case EventKind::kSnapshot: return snapshot(line, f + 4, n - 4, ev);
       case EventKind::kTrade: {
         TradeBody& t = ev.trade;
         if (!i64(line, f[4], t.price, "bad price") || !i64(line, f[5], t.qty, "bad qty")) return false;
@@ -158,8 +161,9 @@ class CsvSource final : public Source {
     }
   }
 
-  // f points at the body: phase, last, prev_close, cum_volume, cum_turnover, bids, asks.
-  bool snapshot(const Line& line, const std::string_view* f, Event& ev) {
+  // f points at the body: phase, last, prev_close, cum_volume, cum_turnover, bids, asks, and
+  // (when body_fields has room for it) resync.
+  bool snapshot(const Line& line, const std::string_view* f, size_t body_fields, Event& ev) {
     SnapshotBody& s = ev.snapshot;
     if (!parse_phase(f[0], s.phase)) return fail(line, InputError::kMalformedLine, "unknown phase");
     if (!i64(line, f[1], s.last, "bad last") || !i64(line, f[2], s.prev_close, "bad prev_close") ||
@@ -178,6 +182,15 @@ class CsvSource final : public Source {
         if (!i64(line, lf[0], l.price, "bad level price") || !i64(line, lf[1], l.qty, "bad level qty")) return false;
         if (l.price < 0 || (l.price == 0 && l.qty != 0)) return fail(line, InputError::kBadPrice, "bad level price");
         if (l.price > 0 && l.qty <= 0) return fail(line, InputError::kBadSize, "level qty <= 0");
+      }
+    }
+    // The resync flag (0/1) ends the line; older files without it read as 0.
+    constexpr size_t kResyncAt = 5 + 4 * kBookLevels;
+    if (body_fields > kResyncAt) {
+      if (f[kResyncAt] == "1") {
+        s.resync = 1;
+      } else if (f[kResyncAt] != "0") {
+        return fail(line, InputError::kMalformedLine, "resync not 0/1");
       }
     }
     const Price bid = s.bids[0].price, ask = s.asks[0].price;

@@ -121,6 +121,7 @@ Status CsvWriter::write(const Event& e, const SymbolTable& symbols) {
           put_num(o, side[i].qty);
         }
       }
+      o += s.resync ? ",1" : ",0";
       break;
     }
     case EventKind::kTrade:

@@ -43,11 +43,24 @@ std::string lobster_orderbook_path(const std::string& message_path) {
 
 namespace {
 
-// The visible book kept as the file shows it (vendor prices), for undoing message 1.
+// The visible book as the file writes it (vendor prices, dollars × 10000), normalized: an empty
+// level is {±kLobsterEmptyPrice, 0} whatever the file wrote for it.
 struct RawBook {
-  int levels = 0;
+  uint64_t line = 0;  // orderbook row number (= the message it follows); 0 = not from the file
+  int levels = 0;     // levels kept: min(file depth, kBookLevels)
   int64_t ask_px[kBookLevels] = {}, ask_sz[kBookLevels] = {};
   int64_t bid_px[kBookLevels] = {}, bid_sz[kBookLevels] = {};
+
+  bool same_levels(const RawBook& o) const {
+    if (levels != o.levels) return false;
+    for (int i = 0; i < levels; ++i) {
+      if (ask_px[i] != o.ask_px[i] || ask_sz[i] != o.ask_sz[i] || bid_px[i] != o.bid_px[i] ||
+          bid_sz[i] != o.bid_sz[i]) {
+        return false;
+      }
+    }
+    return true;
+  }
 };
 
 struct Message {
@@ -59,42 +72,93 @@ struct Message {
   int direction = 0;
 };
 
+// Changes the visible book by `delta` shares at (side of `ask`, price), within its levels only:
+// a level reaching 0 disappears (the levels below move up; the last one becomes unknown = empty,
+// since what lies beyond the file's depth is not in the file), a new level pushes the ones
+// below it down (the last one falls off). A reduce at a price the book does not show, or any
+// change deeper than the last level shown, changes nothing.
+void change_level(RawBook& b, bool ask, int64_t price, int64_t delta) {
+  int64_t* px = ask ? b.ask_px : b.bid_px;
+  int64_t* sz = ask ? b.ask_sz : b.bid_sz;
+  const int n = b.levels;
+  const int64_t empty_px = ask ? kLobsterEmptyPrice : -kLobsterEmptyPrice;
+  auto better = [ask](int64_t a, int64_t c) { return ask ? a < c : a > c; };
+  int i = 0;
+  while (i < n && sz[i] > 0 && better(px[i], price)) ++i;
+  if (i == n) return;  // deeper than the levels shown
+  if (sz[i] > 0 && px[i] == price) {
+    sz[i] += delta;
+    if (sz[i] <= 0) {
+      for (int k = i; k + 1 < n; ++k) px[k] = px[k + 1], sz[k] = sz[k + 1];
+      px[n - 1] = empty_px;
+      sz[n - 1] = 0;
+    }
+  } else if (delta > 0) {
+    for (int k = n - 1; k > i; --k) px[k] = px[k - 1], sz[k] = sz[k - 1];
+    px[i] = price;
+    sz[i] = delta;
+  }
+}
+
+// The visible-book change of a message: +size for an add, -size for a cancel, delete or visible
+// execution; hidden executions (5), crosses (6) and halts (7) do not show in the book.
+int64_t visible_delta(const Message& m) {
+  if (m.type == 1) return m.size;
+  if (m.type >= 2 && m.type <= 4) return -m.size;
+  return 0;
+}
+
+// Writes the book `b` as a snapshot body into `ev` (kind, levels in ticks; scalars zero).
+void fill_snapshot(const RawBook& b, Event& ev) {
+  ev.kind = EventKind::kSnapshot;
+  ev.snapshot = SnapshotBody{};
+  SnapshotBody& s = ev.snapshot;
+  for (int i = 0; i < b.levels; ++i) {
+    if (b.ask_sz[i] > 0) s.asks[i] = {lobster_price_ticks(b.ask_px[i]), b.ask_sz[i]};
+    if (b.bid_sz[i] > 0) s.bids[i] = {lobster_price_ticks(b.bid_px[i]), b.bid_sz[i]};
+  }
+  s.resync = 1;
+}
+
 class LobsterSource final : public Source {
  public:
-  LobsterSource(std::unique_ptr<LineReader> lines, SymbolId symbol, int64_t midnight_ns,
-                std::string describe, InputErrors& errors)
-      : lines_(std::move(lines)), symbol_(symbol), midnight_ns_(midnight_ns),
+  LobsterSource(std::unique_ptr<LineReader> lines, std::unique_ptr<LineReader> book, SymbolId symbol,
+                int64_t midnight_ns, std::string describe, InputErrors& errors)
+      : lines_(std::move(lines)), book_(std::move(book)), symbol_(symbol), midnight_ns_(midnight_ns),
         describe_(std::move(describe)), errors_(errors) {}
 
-  // Reads message 1 and builds the opening snapshot from orderbook row 1 (see header).
-  void prepare_opening(const std::optional<LobsterBookRow>& row1, const RawBook& raw1) {
+  // Reads message 1 and orderbook row 1 and builds the opening snapshot (see header).
+  void prepare_opening() {
     Event ev;
     Message m;
     Line line;
-    std::optional<Message> first;
     // Message 1 is the first line of the file; if it is bad, the snapshot is row 1 unchanged.
     while (lines_->next(line)) {
       if (parse(line, m, ev)) {
         first_event_ = ev;
-        if (line.number == 1) first = m;
+        first_msg_ = m;
         break;
       }
     }
-    if (!row1) return;
-    RawBook b = raw1;
-    if (first) undo(b, *first);
-    Event s = Event::make(EventKind::kSnapshot);
+    have_row_ = next_row();
+    if (!have_row_ || row_.line != 1) {
+      errors_.report(InputError::kMalformedLine, book_->file_name(), 1,
+                     "orderbook row 1 unreadable: no opening snapshot");
+      return;
+    }
+    state_ = row_;
+    state_.line = 0;
+    // Undo message 1 (when it is line 1): the book the message acted on.
+    if (first_event_ && first_event_->seq == 1) {
+      change_level(state_, first_msg_.direction == -1, first_msg_.price, -visible_delta(first_msg_));
+    }
+    state_known_ = true;
+    Event s;
+    fill_snapshot(state_, s);
     s.symbol = symbol_;
     s.seq = 0;
     s.exch_ts_ns = first_event_ ? first_event_->exch_ts_ns : midnight_ns_ + 34200 * kNsPerSec;
-    for (int i = 0; i < b.levels && i < kBookLevels; ++i) {
-      if (b.ask_sz[i] > 0 && b.ask_px[i] < kLobsterEmptyPrice) {
-        s.snapshot.asks[i] = {lobster_price_ticks(b.ask_px[i]), b.ask_sz[i]};
-      }
-      if (b.bid_sz[i] > 0 && b.bid_px[i] > -kLobsterEmptyPrice) {
-        s.snapshot.bids[i] = {lobster_price_ticks(b.bid_px[i]), b.bid_sz[i]};
-      }
-    }
+    s.recv_ts_ns = 0;
     s.snapshot.phase = Phase::kContinuous;
     opening_ = s;
   }
@@ -105,14 +169,22 @@ class LobsterSource final : public Source {
       out[n++] = *opening_;
       opening_.reset();
     }
+    if (has_pending_ && n < out.size()) {
+      out[n++] = pending_;
+      has_pending_ = false;
+    }
     if (first_event_ && n < out.size()) {
       out[n++] = *first_event_;
       first_event_.reset();
+      check_row(first_msg_, out[n - 1], out, n);
     }
     Line line;
     Message m;
-    while (n < out.size() && lines_->next(line)) {
-      if (parse(line, m, out[n])) ++n;
+    while (n < out.size() && !has_pending_ && lines_->next(line)) {
+      if (parse(line, m, out[n])) {
+        ++n;
+        check_row(m, out[n - 1], out, n);
+      }
     }
     if (n == 0) done_ = true;
     return n;
@@ -125,6 +197,74 @@ class LobsterSource final : public Source {
   void report(const Line& line, InputError kind, std::string_view detail) {
     errors_.report(line.unterminated && kind != InputError::kOutOfOrder ? InputError::kTruncatedFile : kind,
                    lines_->file_name(), line.number, detail);
+  }
+
+  // Reads the next valid orderbook row into row_; false at the end of the file. Bad rows are
+  // reported and skipped (the messages they follow are then not checked).
+  bool next_row() {
+    Line line;
+    while (book_->next(line)) {
+      const auto file = book_->file_name();
+      if (line.has_garbage) {
+        errors_.report(InputError::kBinaryGarbage, file, line.number, "control bytes in a text row");
+        continue;
+      }
+      std::string_view f[4 * kBookLevels];
+      const size_t n = ingest::split_fields(line.text, f, 4 * kBookLevels);
+      if (n % 4 != 0 || (book_levels_ != 0 && n != book_levels_ * 4)) {
+        errors_.report(line.unterminated ? InputError::kTruncatedFile : InputError::kWrongColumnCount, file,
+                       line.number, "expected 4 columns per level");
+        continue;
+      }
+      RawBook& r = row_;
+      r.levels = static_cast<int>(std::min<size_t>(n / 4, kBookLevels));
+      bool ok = true;
+      for (int i = 0; ok && i < r.levels; ++i) {
+        int64_t* dst[4] = {&r.ask_px[i], &r.ask_sz[i], &r.bid_px[i], &r.bid_sz[i]};
+        for (int k = 0; ok && k < 4; ++k) {
+          const FieldError e = ingest::parse_i64(f[4 * i + k], *dst[k]);
+          if (e != FieldError::kOk) {
+            errors_.report(line.unterminated ? InputError::kTruncatedFile : ingest::input_error_for(e), file,
+                           line.number, "bad number in an orderbook row");
+            ok = false;
+          }
+        }
+        if (r.ask_sz[i] <= 0 || r.ask_px[i] >= kLobsterEmptyPrice) r.ask_px[i] = kLobsterEmptyPrice, r.ask_sz[i] = 0;
+        if (r.bid_sz[i] <= 0 || r.bid_px[i] <= -kLobsterEmptyPrice) r.bid_px[i] = -kLobsterEmptyPrice, r.bid_sz[i] = 0;
+      }
+      if (!ok) continue;
+      if (book_levels_ == 0) book_levels_ = n / 4;
+      r.line = line.number;
+      return true;
+    }
+    return false;
+  }
+
+  // After message `m` (delivered as `ev`): moves state_ (the visible book the events so far
+  // imply) by the message and compares it with the vendor's row for it. When they differ, the
+  // row follows as a resync snapshot: into out[n] when there is room, else into pending_.
+  void check_row(const Message& m, const Event& ev, std::span<Event> out, size_t& n) {
+    if (state_known_) change_level(state_, m.direction == -1, m.price, visible_delta(m));
+    while (have_row_ && row_.line < ev.seq) have_row_ = next_row();
+    if (!have_row_ && !reported_short_book_) {
+      reported_short_book_ = true;
+      errors_.report(InputError::kTruncatedFile, book_->file_name(), book_->line_number(),
+                     "orderbook file ends before the messages: later messages are not checked");
+    }
+    if (!have_row_ || row_.line != ev.seq) return;  // no vendor row for this message
+    const bool same = state_known_ && state_.same_levels(row_);
+    state_ = row_;
+    state_known_ = true;
+    if (same) return;
+    const uint64_t seq = ev.seq;
+    const int64_t ts = ev.exch_ts_ns;
+    Event& s = n < out.size() ? out[n++] : pending_;
+    if (&s == &pending_) has_pending_ = true;
+    fill_snapshot(row_, s);  // phase stays kUnknown: a resync does not change the phase
+    s.symbol = symbol_;
+    s.seq = seq;
+    s.exch_ts_ns = ts;
+    s.recv_ts_ns = 0;
   }
 
   // Parses and validates one message line into `ev`; reports and returns false if bad.
@@ -197,36 +337,8 @@ class LobsterSource final : public Source {
     return true;
   }
 
-  // Undoes message `m` on the visible book: adds back what a cancel/delete/execution removed,
-  // removes what an add put there. Hidden executions, crosses and halts never show in the book.
-  static void undo(RawBook& b, const Message& m) {
-    int64_t delta = 0;
-    if (m.type == 1) delta = -m.size;
-    else if (m.type >= 2 && m.type <= 4) delta = m.size;
-    else return;
-    const bool ask = m.direction == -1;
-    int64_t* px = ask ? b.ask_px : b.bid_px;
-    int64_t* sz = ask ? b.ask_sz : b.bid_sz;
-    const int n = std::min(b.levels, kBookLevels);
-    auto better = [ask](int64_t a, int64_t c) { return ask ? a < c : a > c; };
-    int i = 0;
-    while (i < n && sz[i] > 0 && better(px[i], m.price)) ++i;
-    if (i == n) return;  // deeper than the levels shown
-    if (sz[i] > 0 && px[i] == m.price) {
-      sz[i] += delta;
-      if (sz[i] <= 0) {  // the add created this level: remove it; the level below is unknown
-        for (int k = i; k + 1 < n; ++k) px[k] = px[k + 1], sz[k] = sz[k + 1];
-        px[n - 1] = ask ? kLobsterEmptyPrice : -kLobsterEmptyPrice;
-        sz[n - 1] = 0;
-      }
-    } else if (delta > 0) {  // the message emptied this level: put it back, last level falls off
-      for (int k = n - 1; k > i; --k) px[k] = px[k - 1], sz[k] = sz[k - 1];
-      px[i] = m.price;
-      sz[i] = delta;
-    }
-  }
-
   std::unique_ptr<LineReader> lines_;
+  std::unique_ptr<LineReader> book_;  // the orderbook file, one row per message
   SymbolId symbol_;
   int64_t midnight_ns_;
   std::string describe_;
@@ -234,6 +346,15 @@ class LobsterSource final : public Source {
   int64_t last_ts_ns_ = INT64_MIN;
   std::optional<Event> opening_;
   std::optional<Event> first_event_;
+  Message first_msg_;
+  RawBook state_;              // the visible book the events delivered so far imply
+  bool state_known_ = false;   // false until the opening snapshot or a first resync
+  RawBook row_;                // the last orderbook row read
+  bool have_row_ = false;      // row_ holds a row (false at the end of the orderbook file)
+  size_t book_levels_ = 0;     // levels per orderbook row (from its first valid row)
+  Event pending_;              // a resync that did not fit in the caller's batch
+  bool has_pending_ = false;
+  bool reported_short_book_ = false;
   bool done_ = false;
 };
 
@@ -287,36 +408,13 @@ Result<std::unique_ptr<Source>> make_lobster_source(const std::string& message_p
   auto lines = LineReader::open(message_path, errors);
   if (!lines) return lines.status().with_context(ctx);
 
-  // Orderbook row 1, kept raw so message 1 can be undone exactly.
   auto book_lines = LineReader::open(book_path, errors);
   if (!book_lines) return book_lines.status().with_context(ctx);
-  std::optional<LobsterBookRow> row1;
-  RawBook raw;
-  {
-    Line line;
-    if (book_lines.value()->next(line) && !line.has_garbage) {
-      std::string_view f[4 * kBookLevels + 1];
-      const size_t n = ingest::split_fields(line.text, f, 4 * kBookLevels);
-      bool ok = n % 4 == 0 && n > 0;
-      raw.levels = static_cast<int>(std::min<size_t>(n / 4, kBookLevels));
-      for (int i = 0; ok && i < raw.levels; ++i) {
-        ok = ingest::parse_i64(f[4 * i], raw.ask_px[i]) == FieldError::kOk &&
-             ingest::parse_i64(f[4 * i + 1], raw.ask_sz[i]) == FieldError::kOk &&
-             ingest::parse_i64(f[4 * i + 2], raw.bid_px[i]) == FieldError::kOk &&
-             ingest::parse_i64(f[4 * i + 3], raw.bid_sz[i]) == FieldError::kOk;
-      }
-      if (ok) row1 = LobsterBookRow{};
-    }
-    if (!row1) {
-      errors.report(InputError::kMalformedLine, ingest::base_name(book_path), 1,
-                    "orderbook row 1 unreadable: no opening snapshot");
-    }
-  }
   const SymbolId id = symbols.intern(symbol);
   const int64_t midnight = midnight_ns(y, m, d, new_york_utc_offset_hours(y, m, d));
-  auto src = std::make_unique<LobsterSource>(std::move(lines).value(), id, midnight,
-                                             "lobster " + std::string(name), errors);
-  src->prepare_opening(row1, raw);
+  auto src = std::make_unique<LobsterSource>(std::move(lines).value(), std::move(book_lines).value(), id,
+                                             midnight, "lobster " + std::string(name), errors);
+  src->prepare_opening();
   return std::unique_ptr<Source>(std::move(src));
 }
 

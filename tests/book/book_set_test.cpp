@@ -195,6 +195,67 @@ TEST_F(BookSetTest, SnapshotBeforeL3SeedsLevelsAfterL3OnlyTotals) {
   EXPECT_EQ(t.phase, Phase::kClosingAuction);
 }
 
+Event resync(SymbolId s, std::initializer_list<Level> bids, std::initializer_list<Level> asks, uint64_t seq = 0) {
+  Event e = snapshot(s, bids, asks, Phase::kUnknown, seq);
+  e.snapshot.resync = 1;
+  return e;
+}
+
+TEST_F(BookSetTest, ResyncSnapshotAfterL3ReplacesLevelsWithinItsDepthKeepsDeeperOnes) {
+  BookSet books(symbols);
+  ASSERT_TRUE(books.apply(snapshot(us, {{100, 50}, {99, 10}}, {{102, 40}, {103, 5}}), errors));
+  ASSERT_TRUE(books.apply(add(us, 1, Side::kBuy, 101, 10), errors));
+  ASSERT_TRUE(books.apply(add(us, 2, Side::kBuy, 95, 7), errors));   // deep bid
+  ASSERT_TRUE(books.apply(add(us, 3, Side::kSell, 110, 8), errors));  // deep ask
+  Event halt = Event::make(EventKind::kStatus);
+  halt.symbol = us;
+  halt.status.phase = Phase::kHalted;
+  ASSERT_TRUE(books.apply(halt, errors));
+  // The vendor's book, 2 levels a side: 101 is gone, 100 holds 60, 98×3 appeared (it was below
+  // the view); asks 102×40 and 104×9 (103 went away unseen). Everything at or better than the
+  // snapshot's worst level (bid 98, ask 104) is replaced; 95 and 110 lie beyond it and stay.
+  ASSERT_TRUE(books.apply(resync(us, {{100, 60}, {98, 3}}, {{102, 40}, {104, 9}}), errors));
+  const BookTop& t = books.top(us);
+  ASSERT_EQ(t.bid_levels, 3);
+  EXPECT_EQ(t.bids[0].price, 100);
+  EXPECT_EQ(t.bids[0].qty, 60);
+  EXPECT_EQ(t.bids[1].price, 98);
+  EXPECT_EQ(t.bids[1].qty, 3);
+  EXPECT_EQ(t.bids[2].price, 95);
+  EXPECT_EQ(books.qty_at(us, Side::kBuy, 99), 0) << "99 lies within the snapshot's depth: gone";
+  ASSERT_EQ(t.ask_levels, 3);
+  EXPECT_EQ(t.asks[0].price, 102);
+  EXPECT_EQ(t.asks[1].price, 104);
+  EXPECT_EQ(t.asks[1].qty, 9);
+  EXPECT_EQ(t.asks[2].price, 110);
+  EXPECT_EQ(t.phase, Phase::kHalted) << "a resync without a phase keeps the phase";
+  // The re-seeded levels are anonymous depth the flow keeps working on.
+  ASSERT_TRUE(books.apply(cancel(us, 9, Side::kBuy, 100, 60), errors));
+  EXPECT_EQ(books.top(us).bids[0].price, 98);
+  // An empty side in a resync snapshot empties the side (any depth shows the best level).
+  ASSERT_TRUE(books.apply(resync(us, {{98, 3}}, {}), errors));
+  EXPECT_EQ(books.top(us).ask_levels, 0);
+  EXPECT_EQ(books.ask_depth(us), 0u);
+  EXPECT_EQ(books.top(us).bids[1].price, 95) << "deeper bid kept";
+  EXPECT_EQ(errors.total(), 0u);
+}
+
+TEST_F(BookSetTest, OrdinarySnapshotAfterL3LeavesLevelsResyncDoesNot) {
+  BookSet books(symbols);
+  ASSERT_TRUE(books.apply(snapshot(us, {{100, 50}}, {{102, 40}}), errors));
+  ASSERT_TRUE(books.apply(add(us, 1, Side::kBuy, 101, 10), errors));
+  ASSERT_TRUE(books.apply(snapshot(us, {{99, 1}}, {{103, 1}}), errors));
+  EXPECT_EQ(books.top(us).bids[0].price, 101);
+  ASSERT_TRUE(books.apply(resync(us, {{99, 1}}, {{103, 1}}), errors));
+  EXPECT_EQ(books.top(us).bids[0].price, 99);
+  EXPECT_EQ(books.top(us).asks[0].price, 103);
+  EXPECT_EQ(books.bid_depth(us), 1u);
+  // A crossed resync is rejected and counted like any snapshot; the book stays.
+  EXPECT_FALSE(books.apply(resync(us, {{104, 1}}, {{103, 1}}, 7), errors));
+  EXPECT_EQ(errors.count(InputError::kCrossedBook), 1u);
+  EXPECT_EQ(books.top(us).bids[0].price, 99);
+}
+
 TEST_F(BookSetTest, CrossedSnapshotRejectedAndCountedBookUnchanged) {
   BookSet books(symbols);
   ASSERT_TRUE(books.apply(snapshot(us, {{100, 5}}, {{101, 5}}), errors));

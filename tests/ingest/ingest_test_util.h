@@ -83,7 +83,7 @@ inline ::testing::AssertionResult same_event(const Event& a, const Event& b) {
         if (x.asks[i].price != y.asks[i].price || x.asks[i].qty != y.asks[i].qty) return fail("ask level");
       }
       if (x.last != y.last || x.prev_close != y.prev_close || x.cum_volume != y.cum_volume ||
-          x.cum_turnover != y.cum_turnover || x.phase != y.phase) {
+          x.cum_turnover != y.cum_turnover || x.phase != y.phase || x.resync != y.resync) {
         return fail("snapshot scalars");
       }
       break;

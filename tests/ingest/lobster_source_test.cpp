@@ -21,11 +21,29 @@ using ts::testing::scratch_dir;
 // 2012-06-21 is in US daylight-saving time: New York = UTC-4.
 constexpr int64_t kMidnight = midnight_ns(2012, 6, 21, -4);
 
-std::vector<Event> read_lobster(const std::string& path, SymbolTable& symbols, InputErrors& errors) {
+std::vector<Event> read_lobster(const std::string& path, SymbolTable& symbols, InputErrors& errors,
+                                size_t batch = 1000) {
   auto src = make_lobster_source(path, symbols, errors);
   EXPECT_TRUE(src.is_ok()) << src.status().to_string();
   if (!src) return {};
-  return drain(*src.value());
+  return drain(*src.value(), batch);
+}
+
+std::string repeat_row(const std::string& row, int times) {
+  std::string out;
+  for (int i = 0; i < times; ++i) out += row;
+  return out;
+}
+
+bool is_resync(const Event& e) { return e.kind == EventKind::kSnapshot && e.seq > 0; }
+
+// The message events alone (opening snapshot first), resync snapshots left out.
+std::vector<Event> without_resyncs(const std::vector<Event>& ev) {
+  std::vector<Event> out;
+  for (const Event& e : ev) {
+    if (!is_resync(e)) out.push_back(e);
+  }
+  return out;
 }
 
 TEST(LobsterSource, NewYorkOffsetFollowsUsDaylightSavingRules) {
@@ -40,11 +58,13 @@ TEST(LobsterSource, NewYorkOffsetFollowsUsDaylightSavingRules) {
 TEST(LobsterSource, GoogDayCountsAndKnownRows) {
   SymbolTable symbols;
   InputErrors errors;
-  const auto ev = read_lobster(lobster_file("GOOG", "message", 10).string(), symbols, errors);
+  const auto all = read_lobster(lobster_file("GOOG", "message", 10).string(), symbols, errors);
   EXPECT_EQ(errors.total(), 0u) << "the vendor file is clean";
-  ASSERT_EQ(ev.size(), 147'917u);  // 147,916 messages + the opening snapshot
-  const auto c = ts::testing::count_kinds(ev);
-  EXPECT_EQ(c[size_t(EventKind::kSnapshot)], 1u);
+  // 147,916 messages + the opening snapshot + 44,451 resync snapshots (rows where a level came
+  // into view from beyond the 10 levels, which no message describes).
+  ASSERT_EQ(all.size(), 192'368u);
+  const auto c = ts::testing::count_kinds(all);
+  EXPECT_EQ(c[size_t(EventKind::kSnapshot)], 44'452u);
   EXPECT_EQ(c[size_t(EventKind::kOrderAdd)], 71'258u);      // type 1
   EXPECT_EQ(c[size_t(EventKind::kOrderCancel)], 64'980u);   // type 2 (19) + type 3 (64,961)
   EXPECT_EQ(c[size_t(EventKind::kOrderExecute)], 7'765u);   // type 4
@@ -53,7 +73,20 @@ TEST(LobsterSource, GoogDayCountsAndKnownRows) {
 
   ASSERT_EQ(symbols.size(), 1u);
   EXPECT_EQ(symbols.name(0), "GOOG");
-  for (const auto& e : ev) ASSERT_EQ(e.symbol, 0u);
+  for (const auto& e : all) ASSERT_EQ(e.symbol, 0u);
+  for (size_t i = 1; i < all.size(); ++i) {
+    ASSERT_LE(all[i - 1].exch_ts_ns, all[i].exch_ts_ns);
+    if (is_resync(all[i])) {  // right after its message: same seq and time, authoritative
+      ASSERT_NE(all[i - 1].kind, EventKind::kSnapshot) << i;
+      ASSERT_EQ(all[i].seq, all[i - 1].seq) << i;
+      ASSERT_EQ(all[i].exch_ts_ns, all[i - 1].exch_ts_ns) << i;
+      ASSERT_EQ(all[i].snapshot.resync, 1) << i;
+      ASSERT_EQ(all[i].snapshot.phase, Phase::kUnknown) << i;
+    }
+  }
+
+  const auto ev = without_resyncs(all);  // ev[k] = message k
+  ASSERT_EQ(ev.size(), 147'917u);
 
   // 34200.015105074,4,15818974,4,5794000,1 — visible execution of a resting buy.
   const Event& m1 = ev[1];
@@ -90,7 +123,6 @@ TEST(LobsterSource, GoogDayCountsAndKnownRows) {
   EXPECT_EQ(last.order.side, Side::kSell);
   // 09:30 New York on 2012-06-21 is 13:30 UTC: 1340285400 s after the epoch.
   EXPECT_EQ(ev.front().exch_ts_ns / kNsPerSec, 1'340'285'400);
-  for (size_t i = 1; i < ev.size(); ++i) ASSERT_LE(ev[i - 1].exch_ts_ns, ev[i].exch_ts_ns);
 }
 
 TEST(LobsterSource, OpeningSnapshotIsTheBookBeforeTheFirstMessage) {
@@ -110,6 +142,7 @@ TEST(LobsterSource, OpeningSnapshotIsTheBookBeforeTheFirstMessage) {
   EXPECT_EQ(s.snapshot.bids[9].price, 57000);
   EXPECT_EQ(s.snapshot.asks[9].price, 58926);
   EXPECT_EQ(s.snapshot.phase, Phase::kContinuous);
+  EXPECT_EQ(s.snapshot.resync, 1) << "the opening book is the vendor's";
 }
 
 TEST(LobsterSource, OrderbookReaderGivesVendorRowsInTicks) {
@@ -191,7 +224,7 @@ TEST(LobsterSource, TradingHaltMessagesBecomeStatusEvents) {
                           "36023,7,0,0,-1,-1\n"
                           "36323,7,0,0,0,-1\n"
                           "36723,7,0,0,1,-1\n");
-  ts::testing::write_text(base + "orderbook_1.csv", "5800100,100,5800000,100\n");
+  ts::testing::write_text(base + "orderbook_1.csv", repeat_row("5800100,100,5800000,100\n", 4));
   SymbolTable symbols;
   InputErrors errors;
   const auto ev = read_lobster(base + "message_1.csv", symbols, errors);
@@ -205,6 +238,115 @@ TEST(LobsterSource, TradingHaltMessagesBecomeStatusEvents) {
   EXPECT_EQ(ev[3].status.phase, Phase::kPreOpen);
   EXPECT_EQ(ev[4].status.phase, Phase::kContinuous);
   EXPECT_EQ(ev[4].exch_ts_ns, kMidnight + 36723 * kNsPerSec);
+}
+
+// A 2-level day: asks 580.01×100, 580.02×50; bids 580.00×100, 579.99×70.
+//   1: hidden execution (no visible change)        row 1: unchanged              → explained
+//   2: delete of the 580.01 ask                    row 2: 580.05×20 comes into view → resync
+//   3: partial cancel of 10 at 579.99              row 3: as implied             → explained
+//   4: execution of the 580.00 bid                 row 4: 579.98×5 comes into view → resync
+//   5: hidden execution                            row 5: 580.05 size changed (unexplained) → resync
+constexpr const char* kLevelDayMessages =
+    "34200.1,5,0,10,5800050,1\n"
+    "34200.2,3,1,100,5800100,-1\n"
+    "34200.3,2,7,10,5799900,1\n"
+    "34200.4,4,9,100,5800000,1\n"
+    "34200.5,5,0,10,5800050,-1\n";
+constexpr const char* kLevelDayBook =
+    "5800100,100,5800000,100,5800200,50,5799900,70\n"
+    "5800200,50,5800000,100,5800500,20,5799900,70\n"
+    "5800200,50,5800000,100,5800500,20,5799900,60\n"
+    "5800200,50,5799900,60,5800500,20,5799800,5\n"
+    "5800200,50,5799900,60,5800500,25,5799800,5\n";
+
+std::string write_level_day(const std::string& dir_name, const std::string& messages, const std::string& book) {
+  const auto dir = scratch_dir(dir_name);
+  const std::string base = (dir / "XYZ_2012-06-21_34200000_57600000_").string();
+  ts::testing::write_text(base + "message_2.csv", messages);
+  ts::testing::write_text(base + "orderbook_2.csv", book);
+  return base + "message_2.csv";
+}
+
+TEST(LobsterSource, ResyncSnapshotFollowsAMessageTheBookDoesNotExplain) {
+  const std::string path = write_level_day("lobster_resync", kLevelDayMessages, kLevelDayBook);
+  SymbolTable symbols;
+  InputErrors errors;
+  const auto ev = read_lobster(path, symbols, errors);
+  EXPECT_EQ(errors.total(), 0u);
+  // snapshot, m1, m2, R2, m3, m4, R4, m5, R5
+  ASSERT_EQ(ev.size(), 9u);
+  const uint64_t want_seq[] = {0, 1, 2, 2, 3, 4, 4, 5, 5};
+  const bool want_resync[] = {true, false, false, true, false, false, true, false, true};
+  for (size_t i = 0; i < ev.size(); ++i) {
+    EXPECT_EQ(ev[i].seq, want_seq[i]) << i;
+    EXPECT_EQ(ev[i].kind == EventKind::kSnapshot, want_resync[i]) << i;
+    if (want_resync[i]) {
+      EXPECT_EQ(ev[i].snapshot.resync, 1) << i;
+      if (i > 0) {
+        EXPECT_EQ(ev[i].exch_ts_ns, ev[i - 1].exch_ts_ns) << i;
+      }
+    }
+  }
+  // The opening book is row 1 (message 1 shows nothing).
+  EXPECT_EQ(ev[0].snapshot.asks[1].price, 58002);
+  EXPECT_EQ(ev[0].snapshot.bids[1].qty, 70);
+  // R2 is row 2: the 580.05 ask that came into view.
+  const SnapshotBody& r2 = ev[3].snapshot;
+  EXPECT_EQ(r2.asks[0].price, 58002);
+  EXPECT_EQ(r2.asks[0].qty, 50);
+  EXPECT_EQ(r2.asks[1].price, 58005);
+  EXPECT_EQ(r2.asks[1].qty, 20);
+  EXPECT_EQ(r2.bids[0].price, 58000);
+  EXPECT_EQ(r2.bids[1].qty, 70);
+  EXPECT_EQ(r2.asks[2].qty, 0) << "levels beyond the file's depth stay empty";
+  EXPECT_EQ(r2.phase, Phase::kUnknown) << "a resync does not change the phase";
+  EXPECT_EQ(ev[6].snapshot.bids[1].price, 57998);
+  EXPECT_EQ(ev[8].snapshot.asks[1].qty, 25);
+
+  // Whatever the batch size, the same events in the same order (a resync that does not fit
+  // waits for the next batch).
+  for (size_t batch : {1u, 2u, 3u}) {
+    SymbolTable s2;
+    InputErrors e2;
+    const auto small = read_lobster(path, s2, e2, batch);
+    ASSERT_EQ(small.size(), ev.size()) << "batch " << batch;
+    for (size_t i = 0; i < ev.size(); ++i) ASSERT_TRUE(ts::testing::same_event(small[i], ev[i])) << batch << " " << i;
+  }
+}
+
+TEST(LobsterSource, BadMessageWhoseEffectShowsIsRepairedByTheNextResync) {
+  // Message 2 (an add of 30 at 580.00) is garbled; row 2 shows its effect. Message 3 then
+  // implies 580.00×90 while row 3 shows ×120: a resync after message 3 repairs the book.
+  const std::string path = write_level_day("lobster_resync_bad",
+                                           "34200.1,5,0,10,5800050,1\n"
+                                           "34200.2,1,11,30,oops,1\n"
+                                           "34200.3,2,7,10,5800000,1\n",
+                                           "5800100,100,5800000,100,5800200,50,5799900,70\n"
+                                           "5800100,100,5800000,130,5800200,50,5799900,70\n"
+                                           "5800100,100,5800000,120,5800200,50,5799900,70\n");
+  SymbolTable symbols;
+  InputErrors errors;
+  errors.set_quiet(true);
+  const auto ev = read_lobster(path, symbols, errors);
+  EXPECT_EQ(errors.total(), 1u);
+  ASSERT_EQ(ev.size(), 4u);  // snapshot, m1, m3, R3
+  EXPECT_EQ(ev[2].seq, 3u);
+  ASSERT_TRUE(is_resync(ev[3]));
+  EXPECT_EQ(ev[3].seq, 3u);
+  EXPECT_EQ(ev[3].snapshot.bids[0].qty, 120);
+}
+
+TEST(LobsterSource, OrderbookShorterThanTheMessagesIsReportedOnce) {
+  std::string book = kLevelDayBook;
+  book.resize(book.find('\n') + 1);  // row 1 only
+  const std::string path = write_level_day("lobster_resync_short", kLevelDayMessages, book);
+  SymbolTable symbols;
+  InputErrors errors;
+  errors.set_quiet(true);
+  const auto ev = read_lobster(path, symbols, errors);
+  EXPECT_EQ(errors.count(InputError::kTruncatedFile), 1u);
+  EXPECT_EQ(errors.total(), 1u);
+  ASSERT_EQ(ev.size(), 6u) << "every message is delivered; messages 2..5 are not checked";
 }
 
 struct BadLine {
@@ -223,7 +365,9 @@ TEST_P(LobsterBadInput, CountsTheBadLineAndKeepsTheRest) {
                           "34200.100000000,1,1,100,5800000,1\n" + GetParam().line + "\n" +
                               "34200.300000000,3,1,100,5800000,1\n"
                               "34200.400000000,5,0,10,5800050,-1\n");
-  ts::testing::write_text(base + "orderbook_1.csv", "5800100,100,5800000,100\n");
+  // Row k is the book after message k; message 2 (the bad one) leaves no mark on it.
+  ts::testing::write_text(base + "orderbook_1.csv", repeat_row("5800100,100,5800000,100\n", 2) +
+                                                        repeat_row("5800100,100,-9999999999,0\n", 2));
   SymbolTable symbols;
   InputErrors errors;
   errors.set_quiet(true);
@@ -265,7 +409,7 @@ TEST(LobsterSource, UnterminatedCutLastLineIsATruncation) {
   const auto dir = scratch_dir("lobster_cut_plain");
   const std::string base = (dir / "XYZ_2012-06-21_34200000_57600000_").string();
   ts::testing::write_text(base + "message_1.csv", "34200.1,1,1,100,5800000,1\n34200.2,1,2,100,58");
-  ts::testing::write_text(base + "orderbook_1.csv", "5800100,100,5800000,100\n");
+  ts::testing::write_text(base + "orderbook_1.csv", "5800100,100,5800000,100\n5800100,100,5800000,200\n");
   SymbolTable symbols;
   InputErrors errors;
   errors.set_quiet(true);
@@ -317,7 +461,7 @@ TEST(LobsterSource, ParseRateOnTheGoogDay) {
       while ((k = src.value()->next_batch(std::span<Event>(buf))) > 0) n += k;
       best_s = std::min(best_s, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
-    EXPECT_EQ(n, 147'917u);
+    EXPECT_EQ(n, 192'368u);
     std::cout << "[ perf ] lobster " << std::string(ingest::base_name(path)) << ": " << n << " events in "
               << best_s * 1e3 << " ms = " << n / best_s / 1e6 << " M events/s\n";
   }
