@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include "core/clock.h"
+#include "ingest/csv_source.h"
+#include "ingest/csv_writer.h"
 #include "ingest/field_parse.h"
 #include "ingest/lobster_book.h"
 #include "ingest_test_util.h"
@@ -312,6 +314,51 @@ TEST(LobsterSource, ResyncSnapshotFollowsAMessageTheBookDoesNotExplain) {
     ASSERT_EQ(small.size(), ev.size()) << "batch " << batch;
     for (size_t i = 0; i < ev.size(); ++i) ASSERT_TRUE(ts::testing::same_event(small[i], ev[i])) << batch << " " << i;
   }
+}
+
+TEST(LobsterSource, ResyncFlagSurvivesCsvAndOlderCsvSnapshotsReadAsOrdinary) {
+  const std::string path = write_level_day("lobster_resync_csv", kLevelDayMessages, kLevelDayBook);
+  SymbolTable symbols;
+  InputErrors errors;
+  const auto ev = read_lobster(path, symbols, errors);
+  ASSERT_EQ(ev.size(), 9u);
+  const auto dir = scratch_dir("lobster_resync_csv_out");
+  const std::string csv = (dir / "day.csv").string();
+  {
+    auto w = CsvWriter::open(csv);
+    ASSERT_TRUE(w.is_ok()) << w.status().to_string();
+    for (const Event& e : ev) ASSERT_TRUE(w.value().write(e, symbols).is_ok());
+    ASSERT_TRUE(w.value().close().is_ok());
+  }
+  auto read_csv = [](const std::string& p, InputErrors& errs) {
+    SymbolTable s;
+    auto src = make_csv_source(p, s, errs);
+    EXPECT_TRUE(src.is_ok()) << src.status().to_string();
+    return src.is_ok() ? drain(*src.value()) : std::vector<Event>{};
+  };
+  InputErrors back_errors;
+  const auto back = read_csv(csv, back_errors);
+  EXPECT_EQ(back_errors.total(), 0u);
+  ASSERT_EQ(back.size(), ev.size());
+  for (size_t i = 0; i < ev.size(); ++i) ASSERT_TRUE(ts::testing::same_event(back[i], ev[i])) << i;
+  // A file written before the resync column: snapshot lines one column shorter, read as 0.
+  std::string text = ts::testing::read_bytes(csv), old_text;
+  size_t at = 0;
+  while (at < text.size()) {
+    const size_t nl = text.find('\n', at);
+    std::string line = text.substr(at, nl - at);
+    if (line.rfind("snapshot,", 0) == 0) line.resize(line.rfind(','));
+    old_text += line + "\n";
+    at = nl + 1;
+  }
+  ts::testing::write_text(dir / "old.csv", old_text);
+  InputErrors old_errors;
+  const auto old = read_csv((dir / "old.csv").string(), old_errors);
+  EXPECT_EQ(old_errors.total(), 0u);
+  ASSERT_EQ(old.size(), ev.size());
+  EXPECT_EQ(old[3].kind, EventKind::kSnapshot);
+  EXPECT_EQ(old[3].snapshot.resync, 0);
+  EXPECT_EQ(old[3].snapshot.asks[1].price, 58005);
 }
 
 TEST(LobsterSource, BadMessageWhoseEffectShowsIsRepairedByTheNextResync) {
