@@ -5,8 +5,8 @@
 // - kSnapshot (L2 feeds) replaces the price levels, last, prev_close, cum volume/turnover and
 //   phase. A snapshot that is crossed (best bid >= best ask) outside a call auction is rejected
 //   and counted (kCrossedBook); the book stays as it was.
-//   Once the symbol has seen L3 order flow, ordinary snapshots (resync = 0) lag the flow: they no longer touch the
-//   levels, only last (until a trade has been seen), prev_close, cum volume/turnover and phase.
+//   Once the symbol has seen L3 order flow, ordinary snapshots (resync = 0) lag the flow: they
+//   no longer touch the levels, only last (until a trade has been seen), prev_close, cum volume/turnover and phase.
 //   A snapshot received BEFORE any L3 event seeds the L3 book: its levels become anonymous
 //   resting depth at those prices (LOBSTER: the book before the first message) -- unless it was
 //   taken in a call auction or pre-open: such snapshots show the indicative match (bid = ask =
