@@ -84,6 +84,7 @@ class SimBook {
   int total_orders() const { return bids_.orders + asks_.orders; }
 
   uint64_t new_order_id() { return id_base_ | ++next_local_; }
+  uint64_t order_id(const SimOrder& o) const { return id_base_ | o.local_id; }
 
   // Rests a new order of `qty` shares at `price` and emits kOrderAdd. When the side already
   // holds kSimMaxLevels levels and `price` is a new level better than the worst, the worst

@@ -53,6 +53,7 @@ struct Flow {
   double fair;    // ticks
   Price dbid;     // desired best bid (may lie outside the band)
   Price dask;     // desired best ask
+  uint64_t protected_id;  // a live spoof order: only its owner cancels it
 
   Qty draw_qty(int scale = 1) { return Qty(kLots[rng.below(32)]) * st.size_mult * scale * 100; }
   Price offset() { return Price(level_offset_table()[rng.below(256)]) * st.step; }
@@ -91,7 +92,11 @@ struct Flow {
     if (s.empty()) return;
     const int level = at_best ? 0 : int(rng.below(uint32_t(s.levels)));
     const SimLevel& lv = s.level(level);
-    const int order = int(rng.below(uint32_t(lv.count)));
+    int order = int(rng.below(uint32_t(lv.count)));
+    if (book.order_id(lv.orders[order]) == protected_id) {
+      if (lv.count == 1) return;
+      order = (order + 1) % lv.count;
+    }
     Qty qty = lv.orders[order].qty;
     const Qty lots = qty / 100;
     if (lots > 1 && rng.below(5) == 0) qty = Qty(1 + rng.below(uint32_t(lots - 1))) * 100;
@@ -132,12 +137,61 @@ void Simulator::step_symbol(uint32_t s, int64_t t, ActiveEvent* extra, EventWrit
   }
   const double step = double(st.step);
   Flow f{st, book, rng_, w, fair, Price(std::floor((fair - half) / step)) * st.step,
-         Price(std::ceil((fair + half) / step)) * st.step};
+         Price(std::ceil((fair + half) / step)) * st.step,
+         a && a->type == SimEventType::kSpoofing ? a->spoof_id : 0};
+
+  // Spoofing runs on its own schedule (spoof_times): place, hold, cancel, repeat.
+  if (extra && extra->type == SimEventType::kSpoofing) {
+    ActiveEvent& e = *extra;
+    const int cycle = e.spoof_cycle++;
+    e.next_ns = cycle + 1 < 2 * e.spoof_cycles ? e.spoof_times[cycle + 1] : e.t3;
+    if (cycle % 2 == 0) {
+      const SimSide& own = book.side(e.spoof_side);
+      const Price touch = own.empty() ? (e.spoof_side == Side::kBuy ? f.dbid : f.dask) : own.best();
+      const Price dir = e.spoof_side == Side::kBuy ? -1 : 1;
+      const Price away = Price(rng_.below(3));
+      Price p = 0;
+      for (Price k = 0; k < 3 && e.spoof_id == 0; ++k) {
+        const Price levels = 1 + (away + k) % 3;
+        p = std::clamp(touch + dir * levels * st.step, st.limit_down, st.limit_up);
+        e.spoof_id = book.add(e.spoof_side, p, e.spoof_qty, w);
+      }
+      if (e.spoof_id == 0) {
+        // All three levels hold kSimMaxOrders orders: one of them leaves (cancelled) first.
+        const SimSide& sd = book.side(e.spoof_side);
+        for (int i = 0; i < sd.levels; ++i) {
+          if (sd.level(i).price == p) {
+            book.cancel(e.spoof_side, i, 0, sd.level(i).orders[0].qty, w);
+            e.spoof_id = book.add(e.spoof_side, p, e.spoof_qty, w);
+            break;
+          }
+        }
+      }
+    } else if (e.spoof_id != 0) {
+      int level = 0, order = 0;
+      if (book.find(e.spoof_side, e.spoof_id, &level, &order)) {
+        book.cancel(e.spoof_side, level, order, book.side(e.spoof_side).level(level).orders[order].qty, w);
+      }
+      e.spoof_id = 0;
+    }
+    return;
+  }
+
+  // A spoofer pulls the order as soon as it becomes the touch (it is not meant to trade).
+  if (a && a->type == SimEventType::kSpoofing && a->spoof_id != 0) {
+    int level = 0, order = 0;
+    if (book.find(a->spoof_side, a->spoof_id, &level, &order) && level == 0) {
+      book.cancel(a->spoof_side, 0, order, book.side(a->spoof_side).level(0).orders[order].qty, w);
+      a->spoof_id = 0;
+      return;
+    }
+  }
 
   // 1. Bring the touch back to the fair price. Quiet: one level of slack, small orders.
   //    During an injected event: no slack, and whole levels are swept (heavy one-sided flow).
-  const Price slack = a ? 0 : st.step;
-  const double p_fix = withdrawn ? 1.0 : a ? 0.9 : 0.5;
+  const bool moving = a && a->type != SimEventType::kSpoofing && a->type != SimEventType::kVolumeBurst;
+  const Price slack = moving ? 0 : st.step;
+  const double p_fix = withdrawn ? 1.0 : moving ? 0.9 : 0.5;
   const bool bid_high = !book.bids().empty() && book.bids().best() > f.dbid + slack;
   const bool ask_low = !book.asks().empty() && book.asks().best() < f.dask - slack;
   if ((bid_high || ask_low) && rng_.chance(p_fix)) {
@@ -146,7 +200,7 @@ void Simulator::step_symbol(uint32_t s, int64_t t, ActiveEvent* extra, EventWrit
     const Price limit = bid_high ? f.dbid + 1 : f.dask - 1;
     if (withdrawn || rng_.below(10) < 4) {
       f.cancel(resting, true);
-    } else if (a) {
+    } else if (moving) {
       book.take(aggressor, limit, INT32_MAX, kMaxSweepOrders, w);
     } else {
       book.take(aggressor, limit, f.draw_qty(2), 4, w);
@@ -192,27 +246,8 @@ void Simulator::step_symbol(uint32_t s, int64_t t, ActiveEvent* extra, EventWrit
         }
         return;
       }
-      case SimEventType::kSpoofing: {
-        const int cycle = e.spoof_cycle++;
-        e.next_ns = cycle + 1 < 2 * e.spoof_cycles ? e.spoof_times[cycle + 1] : e.t3;
-        if (cycle % 2 == 0) {
-          const SimSide& own = book.side(e.spoof_side);
-          const Price touch = own.empty() ? (e.spoof_side == Side::kBuy ? f.dbid : f.dask) : own.best();
-          const Price dir = e.spoof_side == Side::kBuy ? -1 : 1;
-          const Price away = Price(1 + rng_.below(3));
-          for (Price k = away; k <= 3 && e.spoof_id == 0; ++k) {
-            const Price p = std::clamp(touch + dir * k * st.step, st.limit_down, st.limit_up);
-            e.spoof_id = book.add(e.spoof_side, p, e.spoof_qty, w);
-          }
-        } else if (e.spoof_id != 0) {
-          int level = 0, order = 0;
-          if (book.find(e.spoof_side, e.spoof_id, &level, &order)) {
-            book.cancel(e.spoof_side, level, order, book.side(e.spoof_side).level(level).orders[order].qty, w);
-          }
-          e.spoof_id = 0;
-        }
-        return;
-      }
+      case SimEventType::kSpoofing:
+        return;  // handled before the touch repair
     }
   }
 

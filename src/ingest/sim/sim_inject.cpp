@@ -82,7 +82,9 @@ void Simulator::start_injected(int64_t t, EventWriter& w) {
       a.t1 = t + secs(20 + 400 * magnitude);
       a.t2 = a.t1 + secs(rng_.uniform(30, 180));
       a.t3 = a.t2 + secs(rng_.uniform(10, 30));
-      a.shift_peak = limit + (up ? 3 : -3) * step - p0;
+      // Beyond the limit by more than the quiet random walk can undo while sealed (~4 bps/s^0.5
+      // over minutes): the fair price stays past the limit, so the book stays sealed.
+      a.shift_peak = limit + (up ? 1 : -1) * std::max(3 * step, 0.01 * p0) - p0;
       // Opens: the fair price comes back 1-3% inside the limit.
       a.shift_final = limit * (1.0 + (up ? -1 : 1) * rng_.uniform(0.01, 0.03)) - p0;
       a.rate = busy_rate;
@@ -98,7 +100,10 @@ void Simulator::start_injected(int64_t t, EventWriter& w) {
       break;
     }
     case SimEventType::kLiquidityWithdrawal: {
-      const double levels = std::round(rng_.uniform(10, 25));
+      // The wide book must fit inside the band (with room for a few levels beyond the touch).
+      const double room_levels = std::floor(std::min(lu - p0, p0 - ld) / step) - 4;
+      const double levels = std::min(std::round(rng_.uniform(10, 25)), 2 * room_levels);
+      if (levels < 8) return;
       a.wide_half_spread = 0.5 * levels * step;
       magnitude = levels * step;
       a.t1 = t + secs(3);

@@ -87,8 +87,8 @@ TEST(Simulator, SameSeedSameStreamWhateverTheBatchSize) {
 TEST(Simulator, EveryEventKeepsTheStreamContract) {
   SymbolTable table;
   SimOptions o = busy_options();
-  o.duration_s = 900;  // crosses 11:30 when started at 11:20
-  o.start_ns = kSimDefaultStartNs + (110 * 60) * kNsPerSec;
+  o.duration_s = 300;  // crosses 11:30 when started at 11:27
+  o.start_ns = kSimDefaultStartNs + (117 * 60) * kNsPerSec;
   Simulator sim(o, table);
   testing::StreamChecker check(table);
   std::vector<Event> buf(8192);
@@ -202,7 +202,7 @@ TEST(Simulator, WritesParseableLabels) {
   std::vector<InjectedEvent> truth;
   {
     SimOptions o = busy_options();
-    o.duration_s = 600;
+    o.duration_s = 200;
     o.labels_path = path;
     Simulator sim(o, table);
     std::vector<Event> buf(8192);
