@@ -30,15 +30,15 @@ struct SimOptions {
   // continuous session (09:30-11:30, 13:00-14:57 Asia/Shanghai, Monday to Friday).
   int64_t start_ns = kSimDefaultStartNs;
   // Injected events per symbol per trading hour. At the default, 1000 symbols see about eight
-  // events start in 20 s.
-  double anomalies_per_hour = 1.5;
+  // events start in a 20 s run (after the warm-up below).
+  double anomalies_per_hour = 2.0;
   // No injected event starts within this many trading seconds of the start (lets rolling
   // baselines fill).
   double anomaly_warmup_s = 5;
   // Quiet trading seconds kept on a symbol between the end of one injected event and the start
   // of the next, so that ground-truth windows never overlap on a symbol.
   double anomaly_gap_s = 60;
-  // Comma-separated sim_event_type_name()s that may be injected, or "all".
+  // Comma-separated sim_event_type_name()s that may be injected, "all", or "" for none.
   std::string anomaly_types = "all";
   // "" = do not write; else the ground truth is written there as CSV
   // (symbol,type,start_ns,end_ns,magnitude) when the stream ends or the simulator is destroyed.

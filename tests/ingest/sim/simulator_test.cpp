@@ -254,7 +254,7 @@ TEST(Simulator, GenerationRate) {
   Simulator sim(o, table);
   std::vector<Event> buf(4096);
   for (int i = 0; i < 100; ++i) (void)sim.next_batch(buf);  // past the opening book
-  const size_t target = 20'000'000;
+  const size_t target = 10'000'000;
   size_t n = 0;
   uint64_t trades = 0;
   const auto t0 = std::chrono::steady_clock::now();
