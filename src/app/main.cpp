@@ -1,6 +1,78 @@
+// ticksentry command line: run, replay, record.
+// Exit codes: 0 success (bad records are counted, not fatal); 2 usage errors, missing files,
+// unknown formats, bad config; 1 unexpected internal failure.
+#include <CLI/CLI.hpp>
+
+#include <atomic>
+#include <csignal>
 #include <cstdio>
 
-int main() {
-  std::puts("ticksentry");
-  return 0;
+#include "app/commands.h"
+#include "core/log.h"
+
+namespace {
+std::atomic<bool> g_stop{false};
+void on_signal(int) { g_stop.store(true); }
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"ticksentry: low-latency market-data anomaly alerts"};
+  app.require_subcommand(1);
+  ts::CommonOptions common;
+  ts::RunOptions run_opts;
+  ts::ReplayOptions replay_opts;
+  ts::RecordOptions record_opts;
+
+  auto add_common = [&](CLI::App* c) {
+    c->add_option("--config", common.config_path, "TOML config file (every key has a default)");
+    c->add_option("--duration", common.duration_s, "stop after this many wall-clock seconds");
+    c->add_option("--speed", common.speed, "pacing: 0 = as fast as possible, 1 = real time, 10 = 10x");
+    c->add_option("--rate", common.rate, "fixed-rate pacing in events/s (overrides --speed)");
+    c->add_option("--shards", common.shards, "shard threads");
+    c->add_option("--jsonl", common.jsonl_path, "JSON Lines alert file ('' = none)");
+    c->add_option("--audit-db", common.audit_db, "SQLite audit store ('' = none)");
+    c->add_flag("--no-stdout", common.no_stdout, "do not print alerts to stdout");
+    c->add_option("--summary-json", common.summary_json, "write the run summary as JSON");
+    c->add_option("--log-level", common.log_level, "trace, debug, info, warn, error, off");
+  };
+
+  auto* run = app.add_subcommand("run", "simulator → pipeline → alerts (the default job)");
+  add_common(run);
+  run->add_option("--symbols", run_opts.symbols, "simulated symbols (default 1000, up to 5000)");
+  run->add_option("--seed", run_opts.seed, "simulator seed");
+  run->add_option("--sim-seconds", run_opts.sim_seconds, "simulated seconds to generate (0 = endless)");
+  run->add_option("--labels", run_opts.labels_path, "write the injected events (ground truth) as CSV");
+
+  auto* replay = app.add_subcommand("replay", "replay recorded market data through the pipeline");
+  add_common(replay);
+  replay->add_option("--format", replay_opts.format, "lobster | sse-l2 | csv")->required();
+  replay->add_option("paths", replay_opts.paths, "message files, day folders or CSV files")->required();
+
+  auto* record = app.add_subcommand("record", "write any source to ticksentry's normalized CSV");
+  record->add_option("--format", record_opts.format, "lobster | sse-l2 | csv | sim")->required();
+  record->add_option("--out", record_opts.out, "output .csv or .csv.gz")->required();
+  record->add_option("paths", record_opts.paths, "inputs (none for sim)");
+  record->add_option("--symbols", record_opts.symbols, "sim: symbols");
+  record->add_option("--seed", record_opts.seed, "sim: seed");
+  record->add_option("--sim-seconds", record_opts.sim_seconds, "sim: simulated seconds");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+
+  ts::init_logging(common.log_level);
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  try {
+    if (*run) return ts::command_run(common, run_opts, g_stop);
+    if (*replay) return ts::command_replay(common, replay_opts, g_stop);
+    if (*record) return ts::command_record(record_opts, g_stop);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ticksentry: %s\n", e.what());
+    return 2;
+  }
+  return 2;
 }

@@ -6,10 +6,33 @@
 
 namespace ts {
 
-inline int64_t mono_ns() {
+// PERF NOTE: the hot path stamps 3-4 times per event; clock_gettime through the vDSO costs
+// ~20 ns here, 8-9% of a 1 µs/event profile. With an invariant TSC (constant_tsc + nonstop_tsc,
+// checked at start-up) mono_ns() reads rdtsc (~8 ns) scaled by a calibration against
+// CLOCK_MONOTONIC; otherwise it falls back to clock_gettime. Stamps from different threads are
+// comparable (the invariant TSC is synchronised across cores).
+struct TscClock {
+  bool usable = false;
+  uint64_t base_tsc = 0;
+  int64_t base_ns = 0;
+  double ns_per_tick = 0;
+  static TscClock calibrate();
+};
+inline const TscClock kTscClock = TscClock::calibrate();
+
+inline int64_t clock_mono_ns() {
   timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return int64_t(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+}
+
+inline int64_t mono_ns() {
+#if defined(__x86_64__)
+  if (kTscClock.usable) {
+    return kTscClock.base_ns + int64_t(double(__builtin_ia32_rdtsc() - kTscClock.base_tsc) * kTscClock.ns_per_tick);
+  }
+#endif
+  return clock_mono_ns();
 }
 
 inline int64_t wall_ns() {

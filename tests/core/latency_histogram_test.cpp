@@ -42,3 +42,28 @@ TEST(LatencyHistogram, SmallValuesExactAndMerge) {
 
 }  // namespace
 }  // namespace ts
+
+#include <thread>
+
+#include "core/clock.h"
+
+namespace ts {
+namespace {
+
+TEST(MonoClock, AgreesWithClockMonotonicAndNeverGoesBack) {
+  const int64_t a_fast = mono_ns(), a_ref = clock_mono_ns();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const int64_t b_fast = mono_ns(), b_ref = clock_mono_ns();
+  // Elapsed time agrees within 1%; absolute offset within 1 ms of CLOCK_MONOTONIC.
+  EXPECT_NEAR(double(b_fast - a_fast), double(b_ref - a_ref), 0.01 * double(b_ref - a_ref));
+  EXPECT_LT(std::abs(b_fast - b_ref), 1'000'000);
+  int64_t prev = mono_ns();
+  for (int i = 0; i < 100000; ++i) {
+    const int64_t now = mono_ns();
+    ASSERT_GE(now, prev);
+    prev = now;
+  }
+}
+
+}  // namespace
+}  // namespace ts

@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# Runs every benchmark and writes JSON under bench/results/. Usage: bench/run_all.sh [BUILD_DIR] [--quick]
+set -euo pipefail
+build=${1:-build/release}
+shift || true
+"$build/bench/pipeline_bench" "$@"

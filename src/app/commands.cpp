@@ -1,0 +1,190 @@
+#include "app/commands.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+
+#include "app/pipeline.h"
+#include "audit/audit_store.h"
+#include "audit/jsonl_sink.h"
+#include "audit/stdout_sink.h"
+#include "core/config.h"
+#include "core/log.h"
+#include "ingest/csv_writer.h"
+#include "ingest/open_source.h"
+#include "ingest/sim/simulator.h"
+
+namespace ts {
+
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitUsage = 2;
+
+Config load_config(const std::string& path) {
+  if (path.empty()) return Config();
+  return Config::load_file(path);
+}
+
+// Rejects keys nobody read (typos) once every module has read its section.
+bool check_unread(const Config& config) {
+  auto unread = config.unread_keys();
+  for (auto& k : unread) std::fprintf(stderr, "ticksentry: unknown config key '%s'\n", k.c_str());
+  return unread.empty();
+}
+
+PipelineOptions pipeline_options(const Config& config, const CommonOptions& c, double default_speed) {
+  PipelineOptions o = PipelineOptions::from_config(config.section("pipeline"));
+  // The config's pipeline.speed wins over the command's default; a flag wins over both.
+  if (config.section("pipeline").get("speed", -1.0) < 0) o.speed = default_speed;
+  if (c.speed) o.speed = *c.speed;
+  if (c.rate) o.rate = *c.rate;
+  if (c.shards) o.shards = std::max(1, *c.shards);
+  if (c.duration_s) o.duration_s = *c.duration_s;
+  return o;
+}
+
+// Builds the sinks from [sinks] and the flags. Returns false (with a message) on failure.
+bool add_sinks(Pipeline& p, const Config& config, const CommonOptions& c) {
+  auto s = config.section("sinks");
+  const bool to_stdout = s.get("stdout", true) && !c.no_stdout;
+  const std::string jsonl = c.jsonl_path.value_or(s.get("jsonl", "ticksentry-alerts.jsonl"));
+  const std::string db = c.audit_db.value_or(s.get("audit_db", "ticksentry-audit.db"));
+  if (to_stdout) p.add_sink("stdout", std::make_shared<StdoutSink>(stdout));
+  if (!jsonl.empty()) {
+    // Fail at start-up, not on the first alert, when the file cannot be written.
+    std::FILE* probe = std::fopen(jsonl.c_str(), "a");
+    if (!probe) {
+      std::fprintf(stderr, "ticksentry: cannot write alerts to %s: %s\n", jsonl.c_str(), std::strerror(errno));
+      return false;
+    }
+    std::fclose(probe);
+    p.add_sink("jsonl", std::make_shared<JsonlSink>(jsonl));
+  }
+  if (!db.empty()) {
+    auto store = AuditStore::open(db);
+    if (!store.is_ok()) {
+      std::fprintf(stderr, "ticksentry: %s\n", store.status().to_string().c_str());
+      return false;
+    }
+    p.add_sink("sqlite", std::shared_ptr<AuditStore>(std::move(store).value()));
+  }
+  return true;
+}
+
+int finish(const RunSummary& summary, const CommonOptions& c) {
+  summary.print(stderr);
+  if (!c.summary_json.empty()) {
+    if (Status st = summary.write_json(c.summary_json); !st.is_ok()) {
+      std::fprintf(stderr, "ticksentry: %s\n", st.to_string().c_str());
+      return kExitUsage;
+    }
+  }
+  return kExitOk;
+}
+
+SimOptions sim_options(const Config& config, std::optional<int> symbols, std::optional<uint64_t> seed,
+                       std::optional<double> sim_seconds) {
+  SimOptions o = SimOptions::from_config(config.section("sim"));
+  if (symbols) o.symbols = *symbols;
+  if (seed) o.seed = *seed;
+  if (sim_seconds) o.duration_s = *sim_seconds;
+  return o;
+}
+
+}  // namespace
+
+int command_run(const CommonOptions& c, const RunOptions& r, const std::atomic<bool>& stop) {
+  Config config = load_config(c.config_path);
+  SymbolTable symbols;
+  SimOptions so = sim_options(config, r.symbols, r.seed, r.sim_seconds);
+  if (so.symbols < 1 || so.symbols > 5000) {
+    std::fprintf(stderr, "ticksentry: --symbols must be in 1..5000\n");
+    return kExitUsage;
+  }
+  Simulator sim(so, symbols);
+  // `run` is a live demo by default: the simulator is paced at real time.
+  PipelineOptions po = pipeline_options(config, c, /*default_speed=*/1.0);
+  po.order_tracking = OrderTracking::kOff;  // the simulator gives price and side on every update
+  Pipeline pipeline(symbols, config, po);
+  if (!add_sinks(pipeline, config, c)) return kExitUsage;
+  if (!check_unread(config)) return kExitUsage;
+  spdlog::info("run: simulator with {} symbols, seed {}, speed {}{}", so.symbols, so.seed, po.speed,
+               po.duration_s > 0 ? fmt::format(", {} s", po.duration_s) : ", until Ctrl-C");
+  InputErrors source_errors;
+  RunSummary summary = pipeline.run(sim, source_errors, stop);
+  const std::string labels = !r.labels_path.empty() ? r.labels_path : so.labels_path;
+  if (!labels.empty()) {
+    if (Status st = sim.write_labels(labels); !st.is_ok()) {
+      std::fprintf(stderr, "ticksentry: %s\n", st.to_string().c_str());
+    }
+  }
+  return finish(summary, c);
+}
+
+int command_replay(const CommonOptions& c, const ReplayOptions& r, const std::atomic<bool>& stop) {
+  Config config = load_config(c.config_path);
+  SymbolTable symbols;
+  InputErrors source_errors;
+  auto source = open_source(r.format, r.paths, symbols, source_errors);
+  if (!source.is_ok()) {
+    std::fprintf(stderr, "ticksentry: %s\n", source.status().to_string().c_str());
+    return kExitUsage;
+  }
+  PipelineOptions po = pipeline_options(config, c, /*default_speed=*/0.0);
+  // LOBSTER messages carry price and side; SSE deletes and trades name orders by number only.
+  po.order_tracking = r.format == "lobster" ? OrderTracking::kOff : OrderTracking::kAuto;
+  Pipeline pipeline(symbols, config, po);
+  if (!add_sinks(pipeline, config, c)) return kExitUsage;
+  if (!check_unread(config)) return kExitUsage;
+  spdlog::info("replay: {}", source.value()->describe());
+  RunSummary summary = pipeline.run(*source.value(), source_errors, stop);
+  return finish(summary, c);
+}
+
+int command_record(const RecordOptions& r, const std::atomic<bool>& stop) {
+  SymbolTable symbols;
+  InputErrors errors;
+  std::unique_ptr<Source> source;
+  if (r.format == "sim") {
+    Config config;
+    SimOptions so = sim_options(config, r.symbols, r.seed, r.sim_seconds.value_or(60.0));
+    source = std::make_unique<Simulator>(so, symbols);
+  } else {
+    auto opened = open_source(r.format, r.paths, symbols, errors);
+    if (!opened.is_ok()) {
+      std::fprintf(stderr, "ticksentry: %s\n", opened.status().to_string().c_str());
+      return kExitUsage;
+    }
+    source = std::move(opened).value();
+  }
+  auto writer = CsvWriter::open(r.out);
+  if (!writer.is_ok()) {
+    std::fprintf(stderr, "ticksentry: %s\n", writer.status().to_string().c_str());
+    return kExitUsage;
+  }
+  std::vector<Event> batch(1024);
+  uint64_t written = 0;
+  while (!stop.load()) {
+    const size_t n = source->next_batch(batch);
+    if (n == 0 && source->done()) break;
+    for (size_t i = 0; i < n; ++i) {
+      if (Status st = writer.value().write(batch[i], symbols); !st.is_ok()) {
+        std::fprintf(stderr, "ticksentry: %s\n", st.to_string().c_str());
+        return 1;
+      }
+    }
+    written += n;
+  }
+  if (Status st = writer.value().close(); !st.is_ok()) {
+    std::fprintf(stderr, "ticksentry: %s\n", st.to_string().c_str());
+    return 1;
+  }
+  std::fprintf(stderr, "recorded %llu events from %s to %s (%llu bad records skipped)\n",
+               (unsigned long long)written, source->describe().c_str(), r.out.c_str(),
+               (unsigned long long)errors.total());
+  return kExitOk;
+}
+
+}  // namespace ts

@@ -1,0 +1,51 @@
+#pragma once
+// The CLI's commands, callable from main() and from tests. Each returns the process exit code.
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ts {
+
+// Flags shared by `run` and `replay`. Unset optionals fall back to the config file, then to the
+// built-in defaults.
+struct CommonOptions {
+  std::string config_path;
+  std::optional<double> duration_s;
+  std::optional<double> speed;
+  std::optional<double> rate;
+  std::optional<int> shards;
+  std::optional<std::string> jsonl_path;   // default: sinks.jsonl ("ticksentry-alerts.jsonl")
+  std::optional<std::string> audit_db;     // default: sinks.audit_db ("ticksentry-audit.db")
+  bool no_stdout = false;
+  std::string summary_json;
+  std::string log_level = "info";
+};
+
+struct RunOptions {
+  std::optional<int> symbols;
+  std::optional<uint64_t> seed;
+  std::optional<double> sim_seconds;
+  std::string labels_path;
+};
+
+struct ReplayOptions {
+  std::string format;
+  std::vector<std::string> paths;
+};
+
+struct RecordOptions {
+  std::string format;
+  std::string out;
+  std::vector<std::string> paths;
+  std::optional<int> symbols;
+  std::optional<uint64_t> seed;
+  std::optional<double> sim_seconds;
+};
+
+int command_run(const CommonOptions& common, const RunOptions& opts, const std::atomic<bool>& stop);
+int command_replay(const CommonOptions& common, const ReplayOptions& opts, const std::atomic<bool>& stop);
+int command_record(const RecordOptions& opts, const std::atomic<bool>& stop);
+
+}  // namespace ts

@@ -1,0 +1,53 @@
+#pragma once
+// The pipeline: source (the calling thread) → per-shard event rings → shard threads
+// (book → features → rules) → alert dispatcher (sink thread: stdout, JSONL, SQLite audit).
+// Symbols are sharded by id % shards. The event ring from the source to a shard blocks when
+// full (replay is back-pressured, nothing is dropped); stalls are counted.
+// Shutdown: `stop` (set by SIGINT/SIGTERM) or the duration ends the source loop; the shards
+// drain their rings, then the dispatcher drains and flushes every queued alert.
+#include <atomic>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "app/run_summary.h"
+#include "audit/alert_sink.h"
+#include "book/book_set.h"
+#include "core/config.h"
+#include "core/input_errors.h"
+#include "core/symbol_table.h"
+#include "ingest/source.h"
+
+namespace ts {
+
+struct PipelineOptions {
+  int shards = 1;                 // shard threads; symbols are split by id % shards
+  size_t event_ring = 1 << 16;    // events per shard ring (power of two)
+  size_t alert_ring = 1 << 12;    // alerts per shard ring to the sink thread
+  double speed = 0;               // 0 = as fast as possible; 1 = real time by exchange time
+  double rate = 0;                // > 0: fixed-rate pacing in events/s (overrides speed)
+  double duration_s = 0;          // wall-clock limit; 0 = until the source ends or a signal
+  double progress_s = 5;          // progress line to stderr every N s; 0 = never
+  OrderTracking order_tracking = OrderTracking::kAuto;  // set by the command from the source format
+  static PipelineOptions from_config(const ConfigSection& s);  // section "pipeline"
+};
+
+class Pipeline {
+ public:
+  Pipeline(SymbolTable& symbols, const Config& config, PipelineOptions options);
+  ~Pipeline();
+  // `name` labels the sink's error counters ("stdout", "jsonl", "sqlite").
+  void add_sink(std::string name, std::shared_ptr<AlertSink> sink);
+  // Runs `source` to its end (or until `stop`/duration). `source_errors` are the errors the
+  // source reported (merged into the summary). Call once.
+  RunSummary run(Source& source, InputErrors& source_errors, const std::atomic<bool>& stop);
+
+ private:
+  SymbolTable& symbols_;
+  const Config& config_;
+  PipelineOptions options_;
+  std::vector<std::pair<std::string, std::shared_ptr<AlertSink>>> sinks_;
+};
+
+}  // namespace ts

@@ -1,0 +1,44 @@
+#include "app/shard_worker.h"
+
+#include <thread>
+
+#include "audit/alert_dispatcher.h"
+#include "core/clock.h"
+
+namespace ts {
+
+ShardWorker::ShardWorker(int shard, const SymbolTable& symbols, const Config& config,
+                         AlertDispatcher* dispatcher, OrderTracking tracking)
+    : shard_(shard),
+      books_(symbols, tracking),
+      features_(symbols, FeatureOptions::from_config(config.section("features"))),
+      rules_(symbols, RuleOptions::from_config(config), uint32_t(shard)),
+      dispatcher_(dispatcher) {
+  rules_.reserve(symbols.size());
+}
+
+void ShardWorker::process(const Event& e) {
+  ++processed_;
+  StageTimes t;
+  t.recv_ns = e.recv_ts_ns;
+  if (!books_.apply(e, errors_)) return;
+  const BookTop& top = books_.top(e.symbol);
+  if (stage_timing_) t.book_ns = mono_ns();
+  const float* row = features_.on_event(e, top);
+  if (stage_timing_) t.features_ns = mono_ns();
+  const int n = rules_.evaluate(e, top, row, t, fired_, kAlertTypeCount);
+  for (int i = 0; i < n; ++i) emit(fired_[i]);
+  if (stage_timing_) event_latency_.record(mono_ns() - e.recv_ts_ns);
+}
+
+void ShardWorker::emit(Alert& a) {
+  a.t.emit_ns = mono_ns();  // the dispatcher re-stamps its copy at enqueue; same clock
+  ++alerts_emitted_;
+  if (stage_timing_) alert_latency_.record(a.t.emit_ns - a.t.recv_ns);
+  if (!dispatcher_) return;
+  // try_publish waits while the ring is full (alerts are never dropped); it refuses only after
+  // stop(), which the pipeline calls after every shard has finished.
+  (void)dispatcher_->try_publish(shard_, a);
+}
+
+}  // namespace ts
