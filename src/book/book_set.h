@@ -98,8 +98,12 @@ class BookSet {
   bool apply_reduce(Book& b, const Event& e, InputErrors& errors);
   void apply_trade(Book& b, const Event& e);
   void record_print(Book& b, SymbolId id, Price price, Qty qty);
-  // Removes qty at (side, price) and refreshes the top when the change is within 10 levels.
+  // Removes qty at (side, price) and updates the top when the change is within 10 levels.
   void reduce_level(Book& b, Side side, Price price, Qty qty);
+  // Updates the top after one level of a side changed at `depth` (npos or >= 10: nothing to do):
+  // `structural` = the level was created (`created`) or erased (!`created`), else only its qty.
+  static void update_top(Book& b, bool bid, size_t depth, bool structural, bool created);
+  static void bump_version(BookTop& t) { t.levels_version = t.levels_version + 1 == 0 ? 1 : t.levels_version + 1; }
   // Reduces a tracked order by qty (removing it at 0) and its price level.
   void reduce_order(Book& b, uint64_t id, RestingOrder& o, Qty qty);
   static void refresh_side(Book& b, bool bid);

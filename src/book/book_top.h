@@ -18,6 +18,11 @@ struct BookTop {
   Phase phase = Phase::kUnknown;
   int64_t update_ts_ns = 0; // exchange time of the last change
   Price prev_close = 0;     // previous close, ticks, from snapshots; 0 = not seen (see RefData)
+  // Changes (BookSet increments it) whenever bids/asks/bid_levels/ask_levels change, so a
+  // consumer may cache what it derives from the levels per (book, version). 0 = unknown (a book
+  // made by hand): never cache. BookSet's books start at 1 and
+  // skip 0 when the counter wraps.
+  uint32_t levels_version = 0;
 
   bool has_bbo() const { return bid_levels > 0 && ask_levels > 0; }
   Price best_bid() const { return bid_levels ? bids[0].price : 0; }

@@ -17,27 +17,31 @@ size_t PriceLevels::lower_bound(Price key) const {
   return static_cast<size_t>(it - levels_.begin());
 }
 
-size_t PriceLevels::add(Price price, Qty qty) {
+size_t PriceLevels::add(Price price, Qty qty, bool* created) {
   const Price key = key_of(price);
   const size_t i = lower_bound(key);
-  if (i < levels_.size() && levels_[i].key == key) {
+  const bool found = i < levels_.size() && levels_[i].key == key;
+  if (found) {
     levels_[i].qty += qty;
   } else {
     levels_.insert(levels_.begin() + static_cast<std::ptrdiff_t>(i), Slot{key, qty});
   }
+  if (created) *created = !found;
   return levels_.size() - 1 - i;
 }
 
-size_t PriceLevels::remove(Price price, Qty qty) {
+size_t PriceLevels::remove(Price price, Qty qty, bool* erased) {
   const Price key = key_of(price);
   const size_t i = lower_bound(key);
   if (i >= levels_.size() || levels_[i].key != key) return npos;
   const size_t depth = levels_.size() - 1 - i;
-  if (levels_[i].qty > qty) {
+  const bool gone = levels_[i].qty <= qty;
+  if (!gone) {
     levels_[i].qty -= qty;
   } else {
     levels_.erase(levels_.begin() + static_cast<std::ptrdiff_t>(i));
   }
+  if (erased) *erased = gone;
   return depth;
 }
 

@@ -22,11 +22,13 @@ class PriceLevels {
   // is_bid: true for the bid side (best = highest price), false for asks (best = lowest).
   explicit PriceLevels(bool is_bid) : is_bid_(is_bid) {}
 
-  // Adds qty (> 0) at price. Returns the changed level's depth from the best (0 = best).
-  size_t add(Price price, Qty qty);
+  // Adds qty (> 0) at price. Returns the changed level's depth from the best (0 = best);
+  // *created (when given) says whether a new level was inserted there (false: qty was added).
+  size_t add(Price price, Qty qty, bool* created = nullptr);
   // Removes up to qty at price (the level disappears when it reaches 0). Returns the changed
-  // level's depth from the best, or npos when there is no level at that price (nothing changes).
-  size_t remove(Price price, Qty qty);
+  // level's depth from the best, or npos when there is no level at that price (nothing changes);
+  // *erased (when given) says whether the level disappeared (false: only its qty fell).
+  size_t remove(Price price, Qty qty, bool* erased = nullptr);
   // Quantity resting at price (0 when there is no level).
   Qty qty_at(Price price) const;
 

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <random>
 
@@ -151,6 +152,58 @@ TEST_F(BookSetTest, DeepRandomBookMatchesReferenceMap) {
   for (int k = 0; k < t.bid_levels; ++k, ++bit) ASSERT_EQ(t.bids[k].price, bit->first);
   auto ait = asks.begin();
   for (int k = 0; k < t.ask_levels; ++k, ++ait) ASSERT_EQ(t.asks[k].price, ait->first);
+}
+
+TEST_F(BookSetTest, TopTenMatchesReferenceAfterEveryEventAndVersionTracksChanges) {
+  // The top is updated in place (qty change, insert/erase shift); after EVERY event it must equal
+  // the reference book's 10 best levels (prices, sizes, zero-filled tail, level counts), and
+  // levels_version must change exactly when the top levels changed.
+  BookSet books(symbols);
+  std::map<Price, Qty> bids, asks;
+  std::mt19937_64 rng(11);
+  BookTop prev = books.top(us);
+  for (int i = 0; i < 30000; ++i) {
+    const bool bid = rng() & 1;
+    const Price off = Price(std::geometric_distribution<int>(0.15)(rng));  // mostly within 10 levels
+    const Price px = bid ? 1000 - off : 1001 + off;
+    auto& ref = bid ? bids : asks;
+    const Side side = bid ? Side::kBuy : Side::kSell;
+    if ((rng() % 2) != 0 || ref.count(px) == 0) {
+      const Qty q = 1 + Qty(rng() % 50);
+      ASSERT_TRUE(books.apply(add(us, 0, side, px, q), errors));
+      ref[px] += q;
+    } else {
+      const Qty q = 1 + Qty(rng() % 60);
+      ASSERT_TRUE(books.apply((rng() & 1) ? cancel(us, 0, side, px, q) : execute(us, 0, side, px, q), errors));
+      if ((ref[px] -= q) <= 0) ref.erase(px);
+    }
+    const BookTop& t = books.top(us);
+    ASSERT_EQ(t.bid_levels, int(std::min<size_t>(bids.size(), kBookLevels))) << i;
+    ASSERT_EQ(t.ask_levels, int(std::min<size_t>(asks.size(), kBookLevels))) << i;
+    auto bit = bids.rbegin();
+    for (int k = 0; k < kBookLevels; ++k) {
+      const Level want = bit != bids.rend() ? Level{bit->first, bit->second} : Level{};
+      ASSERT_EQ(t.bids[k].price, want.price) << i << " bid " << k;
+      ASSERT_EQ(t.bids[k].qty, want.qty) << i << " bid " << k;
+      if (bit != bids.rend()) ++bit;
+    }
+    auto ait = asks.begin();
+    for (int k = 0; k < kBookLevels; ++k) {
+      const Level want = ait != asks.end() ? Level{ait->first, ait->second} : Level{};
+      ASSERT_EQ(t.asks[k].price, want.price) << i << " ask " << k;
+      ASSERT_EQ(t.asks[k].qty, want.qty) << i << " ask " << k;
+      if (ait != asks.end()) ++ait;
+    }
+    const bool same = std::memcmp(prev.bids, t.bids, sizeof t.bids) == 0 &&
+                      std::memcmp(prev.asks, t.asks, sizeof t.asks) == 0;
+    ASSERT_NE(t.levels_version, 0u);
+    if (same) {
+      ASSERT_EQ(t.levels_version, prev.levels_version) << i;
+    } else {
+      ASSERT_NE(t.levels_version, prev.levels_version) << i;
+    }
+    prev = t;
+  }
 }
 
 TEST_F(BookSetTest, SnapshotReplacesL2LevelsAndTotals) {
