@@ -132,6 +132,8 @@ int command_replay(const CommonOptions& c, const ReplayOptions& r, const std::at
     std::fprintf(stderr, "ticksentry: %s\n", source.status().to_string().c_str());
     return kExitUsage;
   }
+  // One config file serves every command: read [sim] too so its keys are not "unknown" here.
+  (void)SimOptions::from_config(config.section("sim"));
   PipelineOptions po = pipeline_options(config, c, /*default_speed=*/0.0);
   // LOBSTER messages carry price and side; SSE deletes and trades name orders by number only.
   po.order_tracking = r.format == "lobster" ? OrderTracking::kOff : OrderTracking::kAuto;

@@ -25,7 +25,12 @@ PipelineOptions PipelineOptions::from_config(const ConfigSection& s) {
 }
 
 Pipeline::Pipeline(SymbolTable& symbols, const Config& config, PipelineOptions options)
-    : symbols_(symbols), config_(config), options_(options) {}
+    : symbols_(symbols), config_(config), options_(options) {
+  // Read (and so validate) the stages' sections now, at start-up: a bad value throws
+  // ConfigError here rather than inside a shard thread, and the keys count as read.
+  (void)FeatureOptions::from_config(config.section("features"));
+  (void)RuleOptions::from_config(config);
+}
 
 Pipeline::~Pipeline() = default;
 

@@ -162,3 +162,77 @@ TEST(Cli, RunWithDurationStopsOnTime) {
 
 }  // namespace
 }  // namespace ts
+
+namespace ts {
+namespace {
+
+// The shipped example config names only real keys (unknown keys are refused) and, being all
+// defaults, runs.
+TEST(Cli, ExampleConfigIsAcceptedByRunAndReplay) {
+  auto dir = testing::scratch_dir("cli_example_config");
+  const std::string cfg = std::string(TICKSENTRY_SOURCE_DIR) + "/config/ticksentry.example.toml";
+  auto o = run_bin({"run", "--config", cfg, "--duration", "1", "--symbols", "50", "--no-stdout"}, dir);
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  const auto sse = testing::sse_day_dir();
+  o = run_bin({"replay", "--format", "sse-l2", sse.string(), "--config", cfg, "--no-stdout",
+               "--summary-json", "s.json"}, dir);
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  auto j = read_json(dir / "s.json");
+  EXPECT_EQ(j["events"].get<uint64_t>(), 86979u);
+}
+
+}  // namespace
+}  // namespace ts
+
+namespace ts {
+namespace {
+
+// A recorded day with bad lines spliced in: every bad line is counted by kind, the run exits 0,
+// and every good line still arrives.
+TEST(Cli, BadLinesAreCountedAndNothingElseIsLost) {
+  auto dir = testing::scratch_dir("cli_bad_input");
+  auto o = run_bin({"record", "--format", "sse-l2", testing::sse_day_dir().string(), "--out", "day.csv"}, dir);
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  std::ifstream in(dir / "day.csv");
+  std::ofstream out(dir / "bad.csv");
+  std::string line, last_trade;
+  int n = 0, good = 0;
+  while (std::getline(in, line)) {
+    out << line << "\n";
+    if (n++ == 0) continue;  // header
+    ++good;
+    if (line.rfind("trade,", 0) == 0) last_trade = line;
+    if (good == 1000) {
+      out << "this is not a record\n";                                  // malformed
+      out << "trade,600519.SH,1675213200000000000,1\n";                  // wrong column count
+      out << "trade,NOT A SYMBOL,1675213200000000000,1,180000,100,B,1,2\n";  // unknown symbol
+      out << std::string("\x01\x02\xff\xfe garbage\x7f", 14) << "\n";    // binary garbage
+    }
+    if (good == 20000 && !last_trade.empty()) {
+      // The last trade again with a NaN price, then with a negative size.
+      auto f = last_trade;
+      auto c4 = f.find(',', f.find(',', f.find(',', f.find(',') + 1) + 1) + 1);
+      auto c5 = f.find(',', c4 + 1);
+      out << f.substr(0, c4 + 1) << "nan" << f.substr(c5) << "\n";
+      auto c6 = f.find(',', c5 + 1);
+      out << f.substr(0, c5 + 1) << "-100" << f.substr(c6) << "\n";
+    }
+  }
+  out.close();
+  o = run_bin({"replay", "--format", "csv", "bad.csv", "--no-stdout", "--summary-json", "s.json"}, dir);
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  auto j = read_json(dir / "s.json");
+  EXPECT_EQ(j["events"].get<int>(), good) << "every good line arrives";
+  auto e = j["errors"];
+  EXPECT_EQ(e.value("malformed_line", 0), 1) << e.dump();
+  EXPECT_EQ(e.value("wrong_column_count", 0), 1) << e.dump();
+  EXPECT_EQ(e.value("unknown_symbol", 0), 1) << e.dump();
+  EXPECT_EQ(e.value("binary_garbage", 0), 1) << e.dump();
+  EXPECT_EQ(e.value("not_a_number", 0), 1) << e.dump();
+  EXPECT_EQ(e.value("bad_size", 0), 1) << e.dump();
+  // Reported with file and line.
+  EXPECT_NE(o.err.find("bad.csv:1002"), std::string::npos) << o.err.substr(0, 2000);
+}
+
+}  // namespace
+}  // namespace ts
