@@ -17,6 +17,7 @@ const char* alert_type_name(AlertType type) {
     case AlertType::kSpreadWidening: return "spread_widening";
     case AlertType::kBookImbalance: return "book_imbalance";
     case AlertType::kVolumeBurst: return "volume_burst";
+    case AlertType::kLargeOrder: return "large_order";
     case AlertType::kCount: break;
   }
   return "unknown";

@@ -24,6 +24,7 @@ enum class AlertType : uint8_t {
   kSpreadWidening,
   kBookImbalance,
   kVolumeBurst,
+  kLargeOrder,          // 大单挂单: a resting order far larger than the levels around it (spoofing, walls)
   kCount
 };
 constexpr int kAlertTypeCount = static_cast<int>(AlertType::kCount);

@@ -66,7 +66,10 @@ bool print_of(const Event& e, Price& price, Qty& qty, Side& aggressor) {
 
 RuleEngine::RuleEngine(const SymbolTable& symbols, RuleOptions opts, uint32_t shard)
     : symbols_(symbols), opts_(opts), id_base_(uint64_t(shard & 0xffff) << 48) {
-  for (int i = 0; i < kAlertTypeCount; ++i) cooldown_ns_[i] = opts_.cooldown_ms[i] * kNsPerMs;
+  for (int i = 0; i < kAlertTypeCount; ++i) {
+    cooldown_ns_[i] = opts_.cooldown_ms[i] * kNsPerMs;
+    hold_ns_[i] = opts_.hold_ms[i] * kNsPerMs;
+  }
 }
 
 void RuleEngine::reserve(size_t symbol_count) {
@@ -119,7 +122,7 @@ Alert* RuleEngine::emit(Ctx& c, AlertType type, Severity sev, Price price) {
 
 Alert* RuleEngine::gate_fire(Ctx& c, AlertType type, Severity sev, Price price) {
   const int i = static_cast<int>(type);
-  if (!c.s.gates[i].observe_true(c.e.exch_ts_ns, cooldown_ns_[i])) return nullptr;
+  if (!c.s.gates[i].observe_true(c.e.exch_ts_ns, cooldown_ns_[i], hold_ns_[i])) return nullptr;
   return emit(c, type, sev, price);
 }
 
@@ -139,6 +142,7 @@ int RuleEngine::evaluate(const Event& e, const BookTop& book, const float* featu
   }
 
   check_large_trade(c);
+  if (e.kind == EventKind::kOrderAdd) check_large_order(c);
   if (c.ref.limit_up > 0) check_limit_up(c);
   if (c.ref.limit_down > 0) check_limit_down(c);
   if (p > 0) {
@@ -228,6 +232,44 @@ void RuleEngine::check_large_trade(Ctx& c) {
   if (Alert* a = gate_fire(c, type, sev_at(notional, o.critical_notional), price)) {
     a->add_value("notional", notional, o.min_notional, Cmp::kGe);
     a->add_value("qty", double(qty), 0, Cmp::kInfo);
+  }
+}
+
+// 大单挂单: a new resting order many times larger than the levels around it, near the touch.
+// This is what a spoofing order or a wall looks like when it is placed; the rule reads the
+// book after the add, so the order's own level is found by price.
+void RuleEngine::check_large_order(Ctx& c) {
+  constexpr auto kType = AlertType::kLargeOrder;
+  const auto& o = opts_.large_order;
+  const OrderBody& ord = c.e.order;
+  if (!opts_.enabled[int(kType)] || ord.qty <= 0 || ord.price <= 0) return;
+  const double notional = double(ord.price) * c.ref.tick_size * double(ord.qty);
+  if (notional < o.min_notional) return;
+  const bool bid = ord.side == Side::kBuy;
+  const Level* levels = bid ? c.book.bids : c.book.asks;
+  const int n = std::min(bid ? c.book.bid_levels : c.book.ask_levels, 5);
+  int at = -1;
+  Qty others = 0;
+  for (int i = 0; i < n; ++i) {
+    if (levels[i].price == ord.price) {
+      at = i;
+      others += levels[i].qty - ord.qty;  // whatever rested at that price before
+    } else {
+      others += levels[i].qty;
+    }
+  }
+  if (at < 0 || at >= o.max_level || n < 2) return;
+  const double avg_other = double(others) / double(n - 1 + (levels[at].qty > ord.qty ? 1 : 0));
+  if (avg_other <= 0) return;
+  const double multiple = double(ord.qty) / avg_other;
+  // Discrete events: always armed (no hysteresis), only the cooldown applies.
+  c.s.gates[int(kType)].observe_false(0, opts_.rearm_fraction);
+  if (multiple < o.min_level_multiple) return;
+  if (Alert* a = gate_fire(c, kType, sev_at(multiple, o.critical_level_multiple), ord.price)) {
+    a->add_value("level_multiple", multiple, o.min_level_multiple, Cmp::kGe);
+    a->add_value("notional", notional, o.min_notional, Cmp::kGe);
+    a->add_value("level", double(at + 1), double(o.max_level), Cmp::kInfo);
+    a->add_value("side_buy", bid ? 1.0 : 0.0, 0, Cmp::kInfo);
   }
 }
 
@@ -348,13 +390,17 @@ void RuleEngine::check_book(Ctx& c, Price p) {
     if (uncrossed && spread > 0) {
       SymbolRuleState& s = c.s;
       const double typical = s.spread_typical;
-      const double threshold = std::max(o.min_ticks, o.typical_multiple * typical);
+      const double depth_change = c.row[kDepthChange];
+      const bool withdrawn = depth_change <= o.withdrawal_depth_change;
+      const double threshold =
+          std::max(o.min_ticks, (withdrawn ? o.withdrawal_multiple : o.typical_multiple) * typical);
       RuleGate& g = s.gates[int(kType)];
       if (opts_.enabled[int(kType)] && s.spread_samples >= o.min_samples && spread >= threshold) {
         const Severity sev = spread >= o.critical_multiple * typical ? Severity::kCritical : Severity::kWarning;
         if (Alert* a = gate_fire(c, kType, sev, p)) {
           a->add_value("spread_ticks", spread, threshold, Cmp::kGe);
           a->add_value("typical_spread_ticks", typical, 0, Cmp::kInfo);
+          if (withdrawn) a->add_value("depth_change", depth_change, o.withdrawal_depth_change, Cmp::kLe);
         }
       } else {
         g.observe_false(spread / threshold, opts_.rearm_fraction);

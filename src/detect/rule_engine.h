@@ -48,6 +48,7 @@ class RuleEngine {
   void check_trend(Ctx& c, Price p);
   void check_high_dive(Ctx& c, Price p);
   void check_large_trade(Ctx& c);
+  void check_large_order(Ctx& c);
   void check_limit_up(Ctx& c);
   void check_limit_down(Ctx& c);
   void check_book(Ctx& c, Price p);
@@ -55,6 +56,7 @@ class RuleEngine {
   const SymbolTable& symbols_;
   RuleOptions opts_;
   int64_t cooldown_ns_[kAlertTypeCount];
+  int64_t hold_ns_[kAlertTypeCount];
   uint64_t id_base_;
   uint64_t next_id_ = 0;
   uint64_t overflow_ = 0;

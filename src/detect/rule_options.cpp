@@ -10,13 +10,22 @@ RuleOptions::RuleOptions() {
   for (int i = 0; i < kAlertTypeCount; ++i) {
     enabled[i] = true;
     cooldown_ms[i] = default_cooldown_ms(static_cast<AlertType>(i));
+    hold_ms[i] = default_hold_ms(static_cast<AlertType>(i));
   }
+}
+
+int64_t RuleOptions::default_hold_ms(AlertType type) {
+  // Measured on the simulator's quiet flow (tests/e2e/sim_alerts_test.cpp): without a hold,
+  // |imbalance_5| >= 0.8 for a single event gave ~6 alerts per symbol-hour of noise; spoofing
+  // orders rest for seconds; a 2 s hold brought it to 0.04 per symbol-hour.
+  return type == AlertType::kBookImbalance ? 2'000 : 0;
 }
 
 int64_t RuleOptions::default_cooldown_ms(AlertType type) {
   switch (type) {
     case AlertType::kLargeBuy:
     case AlertType::kLargeSell: return 5'000;
+    case AlertType::kLargeOrder: return 30'000;
     // Seal/open are state transitions: the state machine is their hysteresis, and each
     // transition (炸板, 回封) is news to a trader.
     case AlertType::kLimitUpSealed:
@@ -36,7 +45,15 @@ RuleOptions RuleOptions::from_config(const Config& config) {
     const ConfigSection s = config.section(std::string("rules.") + alert_type_name(static_cast<AlertType>(i)));
     o.enabled[i] = s.get("enabled", o.enabled[i]);
     o.cooldown_ms[i] = s.get("cooldown_ms", o.cooldown_ms[i]);
+    o.hold_ms[i] = s.get("hold_ms", o.hold_ms[i]);
   }
+
+  const ConfigSection lo = config.section("rules.large_order");
+  o.large_order.min_level_multiple = lo.get("min_level_multiple", o.large_order.min_level_multiple);
+  o.large_order.min_notional = lo.get("min_notional", o.large_order.min_notional);
+  o.large_order.max_level = lo.get("max_level", o.large_order.max_level);
+  o.large_order.critical_level_multiple =
+      lo.get("critical_level_multiple", o.large_order.critical_level_multiple);
 
   const ConfigSection rr = config.section("rules.rapid_rise");
   o.rapid_rise.min_ret_60s_bps = rr.get("min_ret_60s_bps", o.rapid_rise.min_ret_60s_bps);
@@ -73,6 +90,8 @@ RuleOptions RuleOptions::from_config(const Config& config) {
   o.spread.typical_alpha = sw.get("typical_alpha", o.spread.typical_alpha);
   o.spread.min_samples = sw.get("min_samples", o.spread.min_samples);
   o.spread.critical_multiple = sw.get("critical_multiple", o.spread.critical_multiple);
+  o.spread.withdrawal_multiple = sw.get("withdrawal_multiple", o.spread.withdrawal_multiple);
+  o.spread.withdrawal_depth_change = sw.get("withdrawal_depth_change", o.spread.withdrawal_depth_change);
 
   const ConfigSection bi = config.section("rules.book_imbalance");
   o.imbalance.min_abs_imbalance_5 = bi.get("min_abs_imbalance_5", o.imbalance.min_abs_imbalance_5);

@@ -48,7 +48,10 @@ struct QueueShrinkOptions {          // [rules.limit_up_queue_shrink] 封单量�
 
 struct SpreadOptions {               // [rules.spread_widening]
   double min_ticks = 5;              // spread_ticks >= max(min_ticks, typical_multiple * typical)
-  double typical_multiple = 5;
+  double typical_multiple = 4;
+  // Liquidity withdrawal: a smaller widening counts when the top-5 depth collapsed with it.
+  double withdrawal_multiple = 3.0;  // spread >= max(min_ticks, this * typical) ...
+  double withdrawal_depth_change = -1.2;  // ... and depth_change (log, 10 s) <= this (depth < 30%)
   double typical_alpha = 0.01;       // per-event EWMA weight of the typical spread
   int64_t min_samples = 100;         // events before the typical spread is trusted
   double critical_multiple = 10;     // critical at >= critical_multiple * typical
@@ -60,9 +63,16 @@ struct ImbalanceOptions {            // [rules.book_imbalance]
   double critical_abs_imbalance_5 = 0.95;
 };
 
+struct LargeOrderOptions {           // [rules.large_order] 大单挂单
+  double min_level_multiple = 12;     // order qty >= this × the average of the other top-5 levels ...
+  double min_notional = 500'000;     // ... and price * qty >= this (currency) ...
+  int max_level = 3;                 // ... resting within this many levels of the touch (1 = at it)
+  double critical_level_multiple = 20;
+};
+
 struct VolumeBurstOptions {          // [rules.volume_burst]
-  double min_volume_z = 4;
-  double critical_volume_z = 8;
+  double min_volume_z = 8;       // calibrated on the simulator's quiet flow: z >= 4 fired ~2.8
+  double critical_volume_z = 16; // times per symbol-hour on Hawkes clustering alone
 };
 
 struct RuleOptions {
@@ -72,6 +82,9 @@ struct RuleOptions {
   // [rules.<alert type name>] enabled / cooldown_ms, per alert type (e.g. rules.large_buy).
   bool enabled[kAlertTypeCount];
   int64_t cooldown_ms[kAlertTypeCount];  // exchange time; defaults: see default_cooldown_ms()
+  // [rules.<alert type name>] hold_ms: the condition must hold this long (exchange time) before
+  // it fires; defaults: see default_hold_ms().
+  int64_t hold_ms[kAlertTypeCount];
 
   RapidRiseOptions rapid_rise;
   AcceleratingDropOptions accelerating_drop;
@@ -82,10 +95,13 @@ struct RuleOptions {
   SpreadOptions spread;
   ImbalanceOptions imbalance;
   VolumeBurstOptions volume_burst;
+  LargeOrderOptions large_order;
 
   RuleOptions();
   // 60 s for trend rules, 5 s for large trades, 0 for limit seal/open transitions.
   static int64_t default_cooldown_ms(AlertType type);
+  // 2 s for book imbalance (a one-event lopsided book is noise), 0 for the others.
+  static int64_t default_hold_ms(AlertType type);
   // Reads [rules] and its subsections; absent keys keep their defaults. Throws ConfigError on a
   // wrong type (start-up only).
   static RuleOptions from_config(const Config& config);

@@ -21,14 +21,21 @@ struct RuleGate {
   int64_t last_fire_ns = std::numeric_limits<int64_t>::min() / 2;
   bool armed = true;
   bool held = false;  // condition true on every evaluation since the last alert
+  int64_t true_since_ns = kNever;  // start of the current unbroken run of true evaluations
+  static constexpr int64_t kNever = std::numeric_limits<int64_t>::min();
 
   // Call when the condition is false: cheap path.
   void observe_false(double ratio, double rearm_fraction) {
     if (!armed && ratio < rearm_fraction) armed = true;
     held = false;
+    true_since_ns = kNever;
   }
   // Call when the condition is true; returns whether to fire now (and records the firing).
-  bool observe_true(int64_t now_ns, int64_t cooldown_ns) {
+  // `hold_ns`: the condition must have been true without a break for this long (persistence:
+  // a book that is lopsided for one event is noise, one that stays lopsided is news).
+  bool observe_true(int64_t now_ns, int64_t cooldown_ns, int64_t hold_ns = 0) {
+    if (true_since_ns == kNever) true_since_ns = now_ns;
+    if (now_ns - true_since_ns < hold_ns) return false;
     if (now_ns - last_fire_ns < cooldown_ns) return false;
     if (!armed && !held) return false;
     last_fire_ns = now_ns;

@@ -52,7 +52,7 @@ TEST_F(RuleGateTest, CooldownIsPerSymbolAndType) {
   RuleEngine engine(symbols, RuleOptions{});
   row[kRet60s] = 300;
   row[kRet10s] = 10;
-  row[kVolumeZ] = 5;
+  row[kVolumeZ] = 9;
   const BookTop b = book(1030, 1000, 1031, 1000, 1030);
   EXPECT_EQ(eval(engine, snapshot(0), b).size(), 2u);  // rapid_rise + volume_burst
   Event e = snapshot(1);
@@ -97,6 +97,61 @@ min_seal_lots = 1000
   EXPECT_TRUE(of_type(eval(engine, snapshot(3), book(1100, 50'000, 0, 0, 1100)), AlertType::kLimitUpSealed).empty())
       << "500 < 1000 lots";
   EXPECT_EQ(of_type(eval(engine, snapshot(4), book(1100, 100'000, 0, 0, 1100)), AlertType::kLimitUpSealed).size(), 1u);
+}
+
+TEST_F(RuleGateTest, HoldTimeIsReadFromConfigPerAlertType) {
+  const RuleOptions d{};
+  EXPECT_EQ(d.hold_ms[int(AlertType::kBookImbalance)], 2'000) << "default";
+  EXPECT_EQ(d.hold_ms[int(AlertType::kRapidRise)], 0);
+  Config config = Config::parse(R"(
+[rules.book_imbalance]
+hold_ms = 500
+[rules.rapid_rise]
+hold_ms = 3000
+[rules.spread_widening]
+withdrawal_multiple = 2.5
+withdrawal_depth_change = -0.7
+[rules.large_order]
+min_level_multiple = 8.0
+min_notional = 100000.0
+max_level = 1
+critical_level_multiple = 30.0
+cooldown_ms = 1000
+)");
+  const RuleOptions o = RuleOptions::from_config(config);
+  EXPECT_TRUE(config.unread_keys().empty());
+  EXPECT_EQ(o.hold_ms[int(AlertType::kBookImbalance)], 500);
+  EXPECT_EQ(o.hold_ms[int(AlertType::kRapidRise)], 3000);
+  EXPECT_EQ(o.hold_ms[int(AlertType::kHighDive)], 0) << "untouched keys keep defaults";
+  EXPECT_DOUBLE_EQ(o.spread.withdrawal_multiple, 2.5);
+  EXPECT_DOUBLE_EQ(o.spread.withdrawal_depth_change, -0.7);
+  EXPECT_DOUBLE_EQ(o.large_order.min_level_multiple, 8);
+  EXPECT_DOUBLE_EQ(o.large_order.min_notional, 100'000);
+  EXPECT_EQ(o.large_order.max_level, 1);
+  EXPECT_DOUBLE_EQ(o.large_order.critical_level_multiple, 30);
+  EXPECT_EQ(o.cooldown_ms[int(AlertType::kLargeOrder)], 1000);
+  EXPECT_EQ(RuleOptions{}.cooldown_ms[int(AlertType::kLargeOrder)], 30'000);
+
+  // The engine uses them: book imbalance after 0.5 s, rapid rise only after 3 s.
+  RuleEngine engine(symbols, o);
+  BookTop b = book(1000, 5000, 1001, 500, 1000);
+  for (int i = 1; i < 5; ++i) {
+    b.bids[i] = {1000 - i, 5000};
+    b.asks[i] = {1001 + i, 500};
+  }
+  b.bid_levels = b.ask_levels = 5;
+  row[kImbalance5] = 0.9f;
+  row[kRet60s] = 300;
+  row[kRet10s] = 10;
+  EXPECT_TRUE(eval(engine, snapshot(0), b).empty());
+  EXPECT_TRUE(eval(engine, snapshot(0.4), b).empty());
+  auto a = eval(engine, snapshot(0.5), b);
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].type, AlertType::kBookImbalance);
+  EXPECT_TRUE(eval(engine, snapshot(2.9), b).empty());
+  a = eval(engine, snapshot(3), b);
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].type, AlertType::kRapidRise);
 }
 
 TEST_F(RuleGateTest, ConfigWithWrongTypeIsAnError) {

@@ -166,16 +166,52 @@ TEST_F(RulePrice, SpreadWideningAgainstTheSymbolsTypicalSpread) {
   for (int i = 0; i < 100; ++i) {
     ASSERT_TRUE(eval(engine, snapshot(i * 0.1), book(1000, 1000, 1002, 1000, 1000)).empty());
   }
-  row[kSpreadTicks] = 9;  // below 5 x typical (10)
-  EXPECT_TRUE(eval(engine, snapshot(11), book(996, 1000, 1005, 1000, 1000)).empty());
-  // The quiet 9 moved the typical spread to 2 + 0.01 * (9 - 2) = 2.07: threshold 10.35.
-  row[kSpreadTicks] = 11;
-  const auto alerts = eval(engine, snapshot(12), book(995, 1000, 1006, 1000, 1000));
+  row[kSpreadTicks] = 7.5f;  // below 4 x typical (8)
+  EXPECT_TRUE(eval(engine, snapshot(11), book(996, 1000, 1004, 1000, 1000)).empty());
+  // The quiet 7.5 moved the typical spread to 2 + 0.01 * (7.5 - 2) = 2.055: threshold 8.22.
+  row[kSpreadTicks] = 8.5f;
+  const auto alerts = eval(engine, snapshot(12), book(996, 1000, 1004, 1000, 1000));
   ASSERT_EQ(alerts.size(), 1u);
   EXPECT_EQ(alerts[0].type, AlertType::kSpreadWidening);
-  EXPECT_DOUBLE_EQ(value(alerts[0], "spread_ticks")->value, 11);
-  EXPECT_NEAR(value(alerts[0], "spread_ticks")->threshold, 10.35, 1e-9);
-  EXPECT_NEAR(value(alerts[0], "typical_spread_ticks")->value, 2.07, 1e-9);
+  EXPECT_EQ(alerts[0].severity, Severity::kWarning);
+  EXPECT_DOUBLE_EQ(value(alerts[0], "spread_ticks")->value, 8.5);
+  EXPECT_NEAR(value(alerts[0], "spread_ticks")->threshold, 8.22, 1e-9);
+  EXPECT_NEAR(value(alerts[0], "typical_spread_ticks")->value, 2.055, 1e-9);
+  EXPECT_EQ(value(alerts[0], "depth_change"), nullptr) << "depth did not collapse: no withdrawal value";
+}
+
+// Liquidity withdrawal: when the top-5 depth collapsed (depth_change <= -1.2, under 30 % of what
+// it was 10 s ago), a 3x widening is enough; without the collapse it takes 4x.
+TEST_F(RulePrice, SpreadWideningAtThreeTimesTypicalWhenDepthWasWithdrawn) {
+  auto learned = [&](RuleEngine& engine) {
+    row[kSpreadTicks] = 2;
+    row[kDepthChange] = 0;
+    for (int i = 0; i < 100; ++i) {
+      ASSERT_TRUE(eval(engine, snapshot(i * 0.1), book(1000, 1000, 1002, 1000, 1000)).empty());
+    }
+  };
+  RuleEngine kept(symbols, RuleOptions{});
+  learned(kept);
+  row[kSpreadTicks] = 6;      // 3 x typical
+  row[kDepthChange] = -1.1f;  // depth down to 33 %: not a collapse
+  EXPECT_TRUE(eval(kept, snapshot(11), book(997, 1000, 1003, 1000, 1000)).empty())
+      << "3x without a depth collapse is below the 4x threshold";
+
+  RuleEngine withdrawn(symbols, RuleOptions{});
+  learned(withdrawn);
+  row[kSpreadTicks] = 6;
+  row[kDepthChange] = -1.5f;  // depth down to 22 %
+  const auto alerts = eval(withdrawn, snapshot(11), book(997, 1000, 1003, 1000, 1000));
+  ASSERT_EQ(alerts.size(), 1u);
+  const Alert& a = alerts[0];
+  EXPECT_EQ(a.type, AlertType::kSpreadWidening);
+  EXPECT_DOUBLE_EQ(value(a, "spread_ticks")->value, 6);
+  EXPECT_DOUBLE_EQ(value(a, "spread_ticks")->threshold, 6) << "max(5, 3 x 2)";
+  EXPECT_DOUBLE_EQ(value(a, "typical_spread_ticks")->value, 2);
+  ASSERT_NE(value(a, "depth_change"), nullptr);
+  EXPECT_DOUBLE_EQ(value(a, "depth_change")->value, -1.5);
+  EXPECT_DOUBLE_EQ(value(a, "depth_change")->threshold, -1.2);
+  EXPECT_EQ(value(a, "depth_change")->cmp, Cmp::kLe);
 }
 
 TEST_F(RulePrice, SpreadWideningWaitsForABaseline) {
@@ -192,11 +228,19 @@ TEST_F(RulePrice, BookImbalanceNeedsStrengthAndDepth) {
     b.asks[i] = {1001 + i, 500};
   }
   b.bid_levels = b.ask_levels = 5;  // depth 27,500 shares >= 200 lots
-  row[kImbalance5] = 0.79f;
-  EXPECT_TRUE(eval(engine, snapshot(1), b).empty());
-  row[kImbalance5] = 0.82f;
-  auto alerts = eval(engine, snapshot(2), b);
-  ASSERT_EQ(alerts.size(), 1u);
+  auto imbalance = [&](double t, float imb) {
+    row[kImbalance5] = imb;
+    return eval(engine, snapshot(t), b);
+  };
+  EXPECT_TRUE(imbalance(1, 0.79f).empty()) << "below 0.8";
+  // Lopsided from t=2: it has to stay lopsided for hold_ms (2 s) before it is news.
+  EXPECT_TRUE(imbalance(2, 0.82f).empty()) << "one lopsided event is noise";
+  EXPECT_TRUE(imbalance(3.9, 0.82f).empty()) << "held 1.9 s";
+  EXPECT_TRUE(imbalance(4, 0.79f).empty()) << "a break ...";
+  EXPECT_TRUE(imbalance(5, 0.82f).empty()) << "... restarts the hold at t=5";
+  EXPECT_TRUE(imbalance(6.9, 0.82f).empty()) << "held 1.9 s since the break (4.9 s since t=2)";
+  auto alerts = imbalance(7, 0.82f);
+  ASSERT_EQ(alerts.size(), 1u) << "held 2 s";
   EXPECT_EQ(alerts[0].type, AlertType::kBookImbalance);
   EXPECT_NEAR(value(alerts[0], "imbalance_5")->value, 0.82, 1e-6);
   EXPECT_DOUBLE_EQ(value(alerts[0], "imbalance_5")->threshold, 0.8);
@@ -211,15 +255,23 @@ TEST_F(RulePrice, BookImbalanceNeedsStrengthAndDepth) {
 TEST_F(RulePrice, VolumeBurst) {
   RuleEngine engine(symbols, RuleOptions{});
   const BookTop b = book(1000, 1000, 1001, 1000, 1000);
-  row[kVolumeZ] = 3.9f;
-  EXPECT_TRUE(eval(engine, snapshot(1), b).empty());
-  row[kVolumeZ] = 4.5f;
+  row[kVolumeZ] = 7.9f;
+  EXPECT_TRUE(eval(engine, snapshot(1), b).empty()) << "below z = 8";
+  row[kVolumeZ] = 8.5f;
   row[kTradeCountZ] = 3.f;
-  const auto alerts = eval(engine, snapshot(2), b);
+  auto alerts = eval(engine, snapshot(2), b);
   ASSERT_EQ(alerts.size(), 1u);
   EXPECT_EQ(alerts[0].type, AlertType::kVolumeBurst);
-  EXPECT_NEAR(value(alerts[0], "volume_z")->value, 4.5, 1e-6);
-  EXPECT_DOUBLE_EQ(value(alerts[0], "volume_z")->threshold, 4);
+  EXPECT_EQ(alerts[0].severity, Severity::kWarning);
+  EXPECT_NEAR(value(alerts[0], "volume_z")->value, 8.5, 1e-6);
+  EXPECT_DOUBLE_EQ(value(alerts[0], "volume_z")->threshold, 8);
+  EXPECT_DOUBLE_EQ(value(alerts[0], "trade_count_z")->value, 3);
+
+  RuleEngine burst(symbols, RuleOptions{});
+  row[kVolumeZ] = 16.f;
+  alerts = eval(burst, snapshot(3), b);
+  ASSERT_EQ(alerts.size(), 1u);
+  EXPECT_EQ(alerts[0].severity, Severity::kCritical) << "z >= 16";
 }
 
 TEST_F(RulePrice, AuctionPhasesAreSkipped) {
@@ -241,13 +293,81 @@ TEST_F(RulePrice, SeveralRulesOnOneEventAndOverflowIsCounted) {
   RuleEngine engine(symbols, RuleOptions{});
   row[kRet60s] = 300;
   row[kRet10s] = 20;
-  row[kVolumeZ] = 6;
+  row[kVolumeZ] = 9;
   Alert out[1];
   const int n = engine.evaluate(snapshot(1), book(1030, 1000, 1031, 1000, 1030), row, StageTimes{}, out, 1);
   EXPECT_EQ(n, 1);
   EXPECT_EQ(engine.overflow(), 1u);
   RuleEngine roomy(symbols, RuleOptions{});
   EXPECT_EQ(eval(roomy, snapshot(1), book(1030, 1000, 1031, 1000, 1030)).size(), 2u);
+}
+
+// 大单挂单: every other top-5 bid level holds 10,000 shares (100,000 at 10.00).
+TEST_F(RulePrice, LargeOrderFiresOnA15xBidAtLevel2WithValues) {
+  RuleEngine engine(symbols, RuleOptions{});
+  BookTop b = deep_book(1000, 1001, 10'000);
+  b.bids[1].qty = 150'000;  // the book after the add: the new order is all of level 2
+  const Event e = order_add(1, 999, 150'000, Side::kBuy);
+  const auto alerts = eval(engine, e, b);
+  ASSERT_EQ(alerts.size(), 1u);
+  const Alert& a = alerts[0];
+  EXPECT_EQ(a.type, AlertType::kLargeOrder);
+  EXPECT_STREQ(alert_type_name(a.type), "large_order");
+  EXPECT_EQ(a.severity, Severity::kWarning);
+  EXPECT_EQ(a.price, 999);
+  EXPECT_EQ(a.event_seq, e.seq);
+  EXPECT_DOUBLE_EQ(value(a, "level_multiple")->value, 15);
+  EXPECT_DOUBLE_EQ(value(a, "level_multiple")->threshold, 12);
+  EXPECT_EQ(value(a, "level_multiple")->cmp, Cmp::kGe);
+  EXPECT_NEAR(value(a, "notional")->value, 1'498'500, 1e-6);  // 9.99 x 150,000
+  EXPECT_DOUBLE_EQ(value(a, "notional")->threshold, 500'000);
+  EXPECT_DOUBLE_EQ(value(a, "level")->value, 2);
+  EXPECT_DOUBLE_EQ(value(a, "level")->threshold, 3);
+  EXPECT_DOUBLE_EQ(value(a, "side_buy")->value, 1);
+
+  BookTop again = deep_book(1000, 1001, 10'000);
+  again.bids[2].qty = 150'000;  // another 15x order, at level 3
+  EXPECT_TRUE(eval(engine, order_add(30.9, 998, 150'000, Side::kBuy), again).empty()) << "30 s cooldown";
+  EXPECT_EQ(eval(engine, order_add(31, 998, 150'000, Side::kBuy), again).size(), 1u) << "cooldown over";
+}
+
+TEST_F(RulePrice, LargeOrderJoiningALevelCountsWhatRestedThere) {
+  RuleEngine engine(symbols, RuleOptions{});
+  BookTop b = deep_book(1000, 1001, 10'000);
+  b.asks[0].qty = 10'000 + 200'000;  // 10,000 already at the best ask, then a 200,000 sell
+  const auto alerts = eval(engine, order_add(1, 1001, 200'000, Side::kSell), b);
+  ASSERT_EQ(alerts.size(), 1u);
+  EXPECT_EQ(alerts[0].type, AlertType::kLargeOrder);
+  EXPECT_EQ(alerts[0].severity, Severity::kCritical) << "20x";
+  EXPECT_DOUBLE_EQ(value(alerts[0], "level_multiple")->value, 20);
+  EXPECT_DOUBLE_EQ(value(alerts[0], "level")->value, 1);
+  EXPECT_DOUBLE_EQ(value(alerts[0], "side_buy")->value, 0);
+}
+
+TEST_F(RulePrice, LargeOrderQuietWhenSmallDeepOrCheap) {
+  {
+    RuleEngine engine(symbols, RuleOptions{});
+    BookTop b = deep_book(1000, 1001, 10'000);
+    b.bids[1].qty = 100'000;  // 10x, 999,000 notional
+    EXPECT_TRUE(eval(engine, order_add(1, 999, 100'000, Side::kBuy), b).empty()) << "10x < 12x";
+    b.bids[1].qty = 119'000;  // 11.9x
+    EXPECT_TRUE(eval(engine, order_add(2, 999, 119'000, Side::kBuy), b).empty()) << "11.9x < 12x";
+  }
+  {
+    RuleEngine engine(symbols, RuleOptions{});
+    BookTop b = deep_book(1000, 1001, 10'000);
+    b.bids[3].qty = 150'000;  // 15x, but at level 4
+    EXPECT_TRUE(eval(engine, order_add(1, 997, 150'000, Side::kBuy), b).empty()) << "beyond level 3";
+    b.bids[3].qty = 10'000;
+    b.bids[2].qty = 150'000;  // the same order at level 3 fires
+    EXPECT_EQ(of_type(eval(engine, order_add(2, 998, 150'000, Side::kBuy), b), AlertType::kLargeOrder).size(), 1u);
+  }
+  {
+    RuleEngine engine(symbols, RuleOptions{});
+    BookTop b = deep_book(1000, 1001, 2'000);
+    b.bids[1].qty = 30'000;  // 15x, but 9.99 x 30,000 = 299,700 < 500,000
+    EXPECT_TRUE(eval(engine, order_add(1, 999, 30'000, Side::kBuy), b).empty()) << "under the notional floor";
+  }
 }
 
 }  // namespace

@@ -62,6 +62,28 @@ class RuleFixture : public ::testing::Test {
     return e;
   }
 
+  Event order_add(double t_s, Price price, Qty qty, Side side) {
+    Event e = Event::make(EventKind::kOrderAdd);
+    e.symbol = sym;
+    e.seq = ++seq;
+    e.exch_ts_ns = at_s(t_s);
+    e.order = OrderBody{seq, price, qty, side};
+    return e;
+  }
+
+  // Five levels a side, one tick apart from bid / ask, `qty` shares each.
+  static BookTop deep_book(Price bid, Price ask, Qty qty) {
+    BookTop b;
+    for (int i = 0; i < 5; ++i) {
+      b.bids[i] = {bid - i, qty};
+      b.asks[i] = {ask + i, qty};
+    }
+    b.bid_levels = b.ask_levels = 5;
+    b.last = bid;
+    b.phase = Phase::kContinuous;
+    return b;
+  }
+
   std::vector<Alert> eval(RuleEngine& engine, const Event& e, const BookTop& b) {
     Alert out[kAlertTypeCount];
     StageTimes t;
