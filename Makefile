@@ -8,7 +8,9 @@ DEMO_SECONDS ?= 20
 # Debian packages the build and tests need (apt-get is skipped when all are present).
 DEB_PACKAGES := build-essential cmake ninja-build pkg-config git zlib1g-dev \
   libspdlog-dev libfmt-dev libtomlplusplus-dev libcli11-dev prometheus-cpp-dev \
-  nlohmann-json3-dev libsqlite3-dev sqlite3 libgtest-dev libgmock-dev libbenchmark-dev
+  nlohmann-json3-dev libsqlite3-dev sqlite3 libgtest-dev libgmock-dev libbenchmark-dev \
+  libonnx-dev libprotobuf-dev protobuf-compiler libdnnl-dev \
+  python3-torch python3-onnx python3-numpy libopenblas0-pthread
 
 .PHONY: deps build demo test bench clean
 

@@ -1,0 +1,94 @@
+#pragma once
+// The inference engine's public API, shaped like TensorRT's (../shared/DESIGN.md):
+//   engine::build(onnx bytes, BuildOptions)  → plan bytes   (IBuilder + ONNX parser)
+//   Engine::load(plan bytes)                 → shared Engine (deserializeCudaEngine)
+//   engine->create_context()                 → ExecutionContext, one per thread/stream
+//   context->enqueue(inputs, outputs, done)  → asynchronous run (enqueueV3)
+// Backends (cpu now, cuda next, a tensorrt one could plug in) sit behind engine/backend.h.
+// Errors are Status values with context ("building model.onnx: node /gru/GRU (GRU): ...").
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "engine/ir/tensor.h"
+
+namespace ts::engine {
+
+enum class Precision : uint8_t { kFP32 = 0, kBF16, kFP16, kINT8 };
+const char* precision_name(Precision p);
+
+// min/opt/max dims of one dynamic input, e.g. x: [1,30,32] / [64,60,32] / [1024,120,32].
+struct ShapeRange {
+  std::vector<int64_t> min, opt, max;
+};
+struct OptimizationProfile {
+  std::map<std::string, ShapeRange> inputs;  // by input name
+};
+
+struct BuildOptions {
+  std::string backend = "cpu";          // "cpu" | "cuda"
+  Precision precision = Precision::kFP32;
+  std::vector<OptimizationProfile> profiles;  // empty: one profile from the model's static dims
+                                              // and defaults batch 1..1024, seq 1..512
+  int64_t workspace_bytes = int64_t(1) << 30; // scratch memory limit per context
+  std::string timing_cache_path;        // "" = no cache file; else read and updated
+  bool time_tactics = true;             // time candidate implementations at the opt shape
+};
+
+// A tensor handed to or returned from enqueue: host memory owned by the caller.
+struct TensorView {
+  DType dtype = DType::kF32;
+  std::vector<int64_t> dims;
+  void* data = nullptr;
+  size_t bytes() const;
+};
+
+// Description of an engine's input or output binding.
+struct BindingInfo {
+  std::string name;
+  DType dtype = DType::kF32;
+  Shape shape;   // symbolic dims as in the model
+};
+
+class ExecutionContext {
+ public:
+  virtual ~ExecutionContext() = default;
+  // Runs the engine on `inputs` (in binding order) writing `outputs` (in binding order; dims
+  // are filled in, data must have room for max-profile sizes or the exact size). Asynchronous:
+  // returns once the work is queued; `done(status)` is called exactly once when it finishes,
+  // on an engine thread. A shape outside every profile, a wrong dtype or count → error Status
+  // returned at once and `done` not called.
+  virtual Status enqueue(std::span<const TensorView> inputs, std::span<TensorView> outputs,
+                         std::function<void(Status)> done) = 0;
+  // Synchronous convenience: enqueue and wait.
+  Status execute(std::span<const TensorView> inputs, std::span<TensorView> outputs);
+};
+
+class Engine {
+ public:
+  virtual ~Engine() = default;
+  // Deserializes a plan. A corrupt, truncated or incompatible plan → error naming why.
+  static Result<std::shared_ptr<Engine>> load(std::span<const uint8_t> plan);
+  static Result<std::shared_ptr<Engine>> load_file(const std::string& path);
+
+  virtual const std::vector<BindingInfo>& inputs() const = 0;
+  virtual const std::vector<BindingInfo>& outputs() const = 0;
+  virtual const std::vector<OptimizationProfile>& profiles() const = 0;
+  virtual std::string backend() const = 0;
+  // Scratch memory one context needs at the max profile shapes.
+  virtual int64_t device_memory_bytes() const = 0;
+  // Human-readable layers, fusions, tactics, precisions, memory (`ticksentry inspect`).
+  virtual std::string describe() const = 0;
+  virtual Result<std::unique_ptr<ExecutionContext>> create_context() const = 0;
+};
+
+// Builds a plan from an ONNX model (bytes of a ModelProto).
+Result<std::vector<uint8_t>> build(std::span<const uint8_t> onnx_model, const BuildOptions& options);
+Result<std::vector<uint8_t>> build_file(const std::string& onnx_path, const BuildOptions& options);
+
+}  // namespace ts::engine

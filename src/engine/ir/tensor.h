@@ -1,0 +1,41 @@
+#pragma once
+// Tensors of the engine's graph IR: element types, shapes with symbolic dimensions, and
+// host-resident constant data (initializers, folded constants).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ts::engine {
+
+enum class DType : uint8_t { kF32 = 0, kF16, kBF16, kI8, kU8, kI32, kI64, kBool, kF64 };
+const char* dtype_name(DType t);
+size_t dtype_size(DType t);
+
+// A dimension: a known size, or a symbol ("batch", "seq") resolved at enqueue time.
+struct Dim {
+  int64_t value = -1;     // >= 0 when known
+  std::string symbol;     // non-empty when symbolic (value < 0)
+  static Dim known(int64_t v) { return Dim{v, {}}; }
+  static Dim sym(std::string s) { return Dim{-1, std::move(s)}; }
+  bool is_known() const { return value >= 0; }
+  bool operator==(const Dim&) const = default;
+};
+using Shape = std::vector<Dim>;
+std::string shape_to_string(const Shape& s);       // "[batch,60,32]"
+bool shape_is_known(const Shape& s);
+int64_t shape_numel(const std::vector<int64_t>& dims);
+
+// A value flowing through the graph (an edge). Constants carry their data.
+struct Value {
+  std::string name;
+  DType dtype = DType::kF32;
+  Shape shape;                    // may be empty with rank_known = false before shape inference
+  bool rank_known = false;
+  bool is_constant = false;
+  std::vector<uint8_t> data;      // row-major, dtype_size(dtype) * numel bytes when constant
+  std::vector<int64_t> const_dims() const;  // concrete dims of a constant
+  template <typename T>
+  const T* as() const { return reinterpret_cast<const T*>(data.data()); }
+};
+
+}  // namespace ts::engine

@@ -1,0 +1,30 @@
+#pragma once
+// Builder passes over the graph IR, run in this order by run_passes():
+//   fold_constants   → evaluate nodes whose inputs are all constant (Shape of known dims too)
+//   infer_shapes     → dtype and (symbolic) shape of every value
+//   remove_dead      → drop nodes whose outputs reach no graph output
+//   fuse             → MatMul/Gemm + bias + activation → FusedGemm; decomposed LayerNorm →
+//                      LayerNormalization; GRU/LSTM layers → FusedGRU/FusedLSTM (with their
+//                      surrounding Squeeze/Transpose glue); attention block → FusedAttention
+//   select_layout    → backend-preferred layouts (e.g. pre-transposed GEMM weights)
+// Each pass records what it did in the PassLog (shown by `ticksentry inspect`).
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "engine/ir/graph.h"
+
+namespace ts::engine {
+
+struct PassLog {
+  std::vector<std::string> lines;   // "fuse: FusedGemm /fc/Gemm ← [/fc/Gemm, /act/Relu]"
+};
+
+Status fold_constants(Graph& g, PassLog& log);
+Status infer_shapes(Graph& g, PassLog& log);
+Status remove_dead(Graph& g, PassLog& log);
+Status fuse(Graph& g, PassLog& log);
+Status select_layout(Graph& g, PassLog& log);
+Status run_passes(Graph& g, PassLog& log);
+
+}  // namespace ts::engine
