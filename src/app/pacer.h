@@ -4,6 +4,7 @@
 //  - by exchange time: event at exch_ts is released at start + (exch_ts - first_ts) / speed;
 //  - fixed rate: event i is released at start + i / rate (benchmarks: "paced 200,000 events/s").
 // wait_until_due() sleeps while far from the due time and spins the last ~100 µs.
+#include <atomic>
 #include <cstdint>
 
 namespace ts {
@@ -12,8 +13,9 @@ class Pacer {
  public:
   Pacer(double speed, double rate) : speed_(speed), rate_(rate) {}
   bool unpaced() const { return speed_ <= 0 && rate_ <= 0; }
-  // Blocks until the event may be released; returns the monotonic time it was released.
-  int64_t wait_until_due(int64_t exch_ts_ns);
+  // Blocks until the event may be released, or until `stop` is set (checked at least every
+  // 50 ms while sleeping); returns the monotonic time it was released.
+  int64_t wait_until_due(int64_t exch_ts_ns, const std::atomic<bool>& stop);
 
  private:
   double speed_;

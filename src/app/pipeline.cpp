@@ -120,7 +120,7 @@ RunSummary Pipeline::run(Source& source, InputErrors& source_errors, const std::
     }
     for (size_t i = 0; i < n; ++i) {
       Event& e = batch[i];
-      e.recv_ts_ns = pacer.wait_until_due(e.exch_ts_ns);
+      e.recv_ts_ns = pacer.wait_until_due(e.exch_ts_ns, stop);
       ++by_kind[static_cast<int>(e.kind)];
       auto& ring = *shards[e.symbol % uint32_t(nshards)].ring;
       if (!ring.try_push(e)) {
