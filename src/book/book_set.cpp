@@ -47,6 +47,15 @@ const BookTop& BookSet::top(SymbolId id) const {
   return id < books_.size() ? books_[id].top : kEmptyTop;
 }
 
+void BookSet::prefetch(SymbolId id) const {
+  if (id >= books_.size()) return;
+  const Book& b = books_[id];
+  const char* p = reinterpret_cast<const char*>(&b);
+  for (size_t off = 0; off < sizeof(Book); off += 64) __builtin_prefetch(p + off);
+  b.bids.prefetch_touch();
+  b.asks.prefetch_touch();
+}
+
 size_t BookSet::bid_depth(SymbolId id) const { return id < books_.size() ? books_[id].bids.size() : 0; }
 size_t BookSet::ask_depth(SymbolId id) const { return id < books_.size() ? books_[id].asks.size() : 0; }
 size_t BookSet::tracked_orders(SymbolId id) const {

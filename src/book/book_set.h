@@ -71,6 +71,10 @@ class BookSet {
   // Valid until the next apply().
   const BookTop& top(SymbolId id) const;
 
+  // Hint: starts loading the cache lines apply(e) and top() will touch for symbol `id` (book
+  // header, the top's levels, the touch of both sides). Changes nothing; no-op for unseen ids.
+  void prefetch(SymbolId id) const;
+
   // Full-depth views (tests, diagnostics): levels per side and resting orders tracked.
   size_t bid_depth(SymbolId id) const;
   size_t ask_depth(SymbolId id) const;

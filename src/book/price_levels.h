@@ -49,6 +49,13 @@ class PriceLevels {
     return Level{is_bid_ ? s.key : -s.key, s.qty};
   }
   Price best() const { return empty() ? 0 : at_depth(0).price; }
+  // Hint: starts loading the cache line(s) of the best levels (where most changes land).
+  void prefetch_touch() const {
+    if (levels_.empty()) return;
+    const Slot* best = levels_.data() + levels_.size() - 1;
+    __builtin_prefetch(best);
+    __builtin_prefetch(best - 3);  // 16-byte slots: the next three levels may sit one line lower
+  }
   // Copies up to n best levels into out (best first), zero-filling the rest; returns how many.
   int copy_top(Level* out, int n) const;
 

@@ -46,6 +46,10 @@ class FeatureEngine {
 
   // Call after BookSet::apply(e) with the symbol's updated book. Returns the symbol's current
   // feature row (kFeatureCount floats, FeatureId order), valid until the next call.
+  // The book-derived features (imbalances, spread, microprice, top-5 depth) are recomputed only
+  // when `book` is another object than last time for this symbol or its levels_version changed
+  // (or is 0, as in books made by hand): a caller that edits a BookTop in place must leave
+  // levels_version at 0 or change it.
   const float* on_event(const Event& e, const BookTop& book);
 
   // The last T completed rows of the symbol (one per row interval, carried forward through
@@ -55,6 +59,10 @@ class FeatureEngine {
   const float* row(SymbolId id) const;
   const TradeState& trades(SymbolId id) const;
   const FeatureOptions& options() const { return opts_; }
+
+  // Hint: starts loading the cache lines on_event() touches first for symbol `id` (the state's
+  // hot fields, its reference data). Changes nothing; no-op for unseen ids.
+  void prefetch(SymbolId id) const;
 
   struct State;  // per-symbol rolling state (feature_engine.cpp)
 
