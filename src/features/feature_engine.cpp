@@ -73,6 +73,7 @@ struct FeatureEngine::State {
   uint32_t book_version = 0;        // levels_version of the book the book group was computed from
   const BookTop* book_src = nullptr;  // ... and which book (0 version or another book: recompute)
   double cur_mid = 0, cur_log_mid = 0;
+  double prev_mid = 0, prev_log_mid = 0;  // the mid before cur_mid and its log (bid-ask bounce)
   double log_ref[4] = {};
   double cur_depth = 0, inv_depth_ref = 0;
   Price prev_close = -1;    // cached: prev close and limits derived from it
@@ -255,8 +256,13 @@ const float* FeatureEngine::on_event(const Event& e, const BookTop& book) {
   const double mid = book.mid();
   const bool mid_changed = mid > 0 && mid != st.cur_mid;
   if (mid_changed) {
+    // PERF NOTE: the mid mostly flips between two values (the touch moving a tick and back);
+    // remembering the previous one's log skips about half of the libm calls, same values.
+    const double log_mid = mid == st.prev_mid ? st.prev_log_mid : std::log(mid);
+    st.prev_mid = st.cur_mid;
+    st.prev_log_mid = st.cur_log_mid;
     st.cur_mid = mid;
-    st.cur_log_mid = std::log(mid);
+    st.cur_log_mid = log_mid;
     if (!st.have_mid) {
       st.have_mid = true;
       st.first_log_mid = st.cur_log_mid;
