@@ -1,5 +1,7 @@
 #include "engine/ir/tensor.h"
 
+#include <cstring>
+
 namespace ts::engine {
 
 const char* dtype_name(DType t) {
@@ -54,6 +56,144 @@ std::vector<int64_t> Value::const_dims() const {
   d.reserve(shape.size());
   for (auto& x : shape) d.push_back(x.value);
   return d;
+}
+
+}  // namespace ts::engine
+
+namespace ts::engine {
+namespace {
+
+float half_to_float(uint16_t h) {
+  uint32_t sign = uint32_t(h >> 15) << 31, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+  uint32_t bits;
+  if (exp == 0) {
+    if (mant == 0) {
+      bits = sign;
+    } else {  // subnormal: normalize
+      exp = 127 - 15 + 1;
+      while (!(mant & 0x400)) { mant <<= 1; --exp; }
+      bits = sign | (exp << 23) | ((mant & 0x3ff) << 13);
+    }
+  } else if (exp == 0x1f) {
+    bits = sign | 0x7f800000u | (mant << 13);
+  } else {
+    bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+float bf16_to_float(uint16_t h) {
+  uint32_t bits = uint32_t(h) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+template <typename T>
+T load(const uint8_t* p) {
+  T x;
+  std::memcpy(&x, p, sizeof(T));
+  return x;
+}
+
+double element_as_f64(DType t, const uint8_t* p) {
+  switch (t) {
+    case DType::kF32: return load<float>(p);
+    case DType::kF64: return load<double>(p);
+    case DType::kF16: return half_to_float(load<uint16_t>(p));
+    case DType::kBF16: return bf16_to_float(load<uint16_t>(p));
+    case DType::kI8: return load<int8_t>(p);
+    case DType::kU8: return load<uint8_t>(p);
+    case DType::kBool: return load<uint8_t>(p) ? 1 : 0;
+    case DType::kI32: return load<int32_t>(p);
+    case DType::kI64: return double(load<int64_t>(p));
+  }
+  return 0;
+}
+
+}  // namespace
+
+Shape shape_of(const std::vector<int64_t>& dims) {
+  Shape s;
+  s.reserve(dims.size());
+  for (auto d : dims) s.push_back(Dim::known(d));
+  return s;
+}
+
+Value make_constant(std::string name, DType dtype, std::vector<int64_t> dims,
+                    const std::vector<double>& elems) {
+  Value v;
+  v.name = std::move(name);
+  v.dtype = dtype;
+  v.shape = shape_of(dims);
+  v.rank_known = true;
+  v.is_constant = true;
+  size_t es = dtype_size(dtype);
+  v.data.resize(es * elems.size());
+  for (size_t i = 0; i < elems.size(); ++i) {
+    uint8_t* p = v.data.data() + i * es;
+    double x = elems[i];
+    switch (dtype) {
+      case DType::kF32: { float f = float(x); std::memcpy(p, &f, 4); break; }
+      case DType::kF64: std::memcpy(p, &x, 8); break;
+      case DType::kI64: { int64_t k = int64_t(x); std::memcpy(p, &k, 8); break; }
+      case DType::kI32: { int32_t k = int32_t(x); std::memcpy(p, &k, 4); break; }
+      case DType::kI8: { int8_t k = int8_t(x); std::memcpy(p, &k, 1); break; }
+      case DType::kU8: { uint8_t k = uint8_t(x); std::memcpy(p, &k, 1); break; }
+      case DType::kBool: *p = x != 0 ? 1 : 0; break;
+      case DType::kF16: case DType::kBF16: {  // round-to-nearest via f32 truncation is enough here
+        float f = float(x);
+        uint32_t b;
+        std::memcpy(&b, &f, 4);
+        uint16_t h = uint16_t((b + 0x7fff + ((b >> 16) & 1)) >> 16);
+        if (dtype == DType::kF16) {  // f16: rebuild from sign/exponent/mantissa
+          uint32_t sign = (b >> 16) & 0x8000;
+          int32_t e = int32_t((b >> 23) & 0xff) - 127 + 15;
+          uint32_t m = (b >> 13) & 0x3ff;
+          h = e <= 0 ? uint16_t(sign) : e >= 31 ? uint16_t(sign | 0x7c00) : uint16_t(sign | (uint32_t(e) << 10) | m);
+        }
+        std::memcpy(p, &h, 2);
+        break;
+      }
+    }
+  }
+  return v;
+}
+
+Value make_constant_i64(std::string name, std::vector<int64_t> dims, const std::vector<int64_t>& elems) {
+  Value v;
+  v.name = std::move(name);
+  v.dtype = DType::kI64;
+  v.shape = shape_of(dims);
+  v.rank_known = true;
+  v.is_constant = true;
+  v.data.resize(8 * elems.size());
+  if (!elems.empty()) std::memcpy(v.data.data(), elems.data(), v.data.size());
+  return v;
+}
+
+std::vector<int64_t> constant_as_i64(const Value& v) {
+  std::vector<int64_t> out;
+  if (!v.is_constant) return out;
+  size_t es = dtype_size(v.dtype), n = es ? v.data.size() / es : 0;
+  out.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    const uint8_t* p = v.data.data() + i * es;
+    if (v.dtype == DType::kI64) out.push_back(load<int64_t>(p));
+    else out.push_back(int64_t(element_as_f64(v.dtype, p)));
+  }
+  return out;
+}
+
+std::vector<double> constant_as_f64(const Value& v) {
+  std::vector<double> out;
+  if (!v.is_constant) return out;
+  size_t es = dtype_size(v.dtype), n = es ? v.data.size() / es : 0;
+  out.reserve(n);
+  for (size_t i = 0; i < n; ++i) out.push_back(element_as_f64(v.dtype, v.data.data() + i * es));
+  return out;
 }
 
 }  // namespace ts::engine

@@ -36,6 +36,18 @@ struct Value {
   std::vector<int64_t> const_dims() const;  // concrete dims of a constant
   template <typename T>
   const T* as() const { return reinterpret_cast<const T*>(data.data()); }
+  int64_t numel() const { return shape_numel(const_dims()); }  // of a constant
 };
+
+// Constant helpers (builder only, not the hot path).
+// A constant of `dtype` and `dims` whose elements are `elems` converted to dtype (bool: != 0).
+Value make_constant(std::string name, DType dtype, std::vector<int64_t> dims,
+                    const std::vector<double>& elems);
+Value make_constant_i64(std::string name, std::vector<int64_t> dims, const std::vector<int64_t>& elems);
+// Elements of a constant converted to i64 / f64 (f16/bf16 decoded). Empty if not constant.
+std::vector<int64_t> constant_as_i64(const Value& v);
+std::vector<double> constant_as_f64(const Value& v);
+// Shape of concrete dims.
+Shape shape_of(const std::vector<int64_t>& dims);
 
 }  // namespace ts::engine

@@ -1,0 +1,676 @@
+// infer_shapes: dtype and (symbolic) shape of every node output, in topological order.
+//
+// Symbolic dims flow through unchanged where the op keeps them ([batch,seq,32]·[32,64] →
+// [batch,seq,64]). Small integer tensors that hold shapes (Shape → Gather → Unsqueeze →
+// Concat → Reshape, as PyTorch exports them) are tracked element by element as Dims
+// ("shape data"), so a Reshape whose shape is computed at runtime still gets [batch,seq,4,16].
+// A dim that cannot be expressed (a Conv output length over a symbolic input, a Reshape -1
+// over symbols, ...) gets a fresh symbol "<value name>#<axis>" that binds to nothing; the
+// runtime computes the concrete size. A product of symbols is written "batch*seq".
+// Graph inputs and constants keep their shapes; every node output is (re)computed.
+#include <algorithm>
+#include <map>
+#include <optional>
+
+#include "engine/passes/pass_util.h"
+#include "engine/passes/passes.h"
+
+namespace ts::engine {
+namespace {
+
+using passes::node_error;
+using passes::norm_axis;
+using ShapeData = std::vector<Dim>;  // elements of a 0-D/1-D integer tensor
+const Dim kUnknown{-2, {}};          // an element or dim nothing is known about
+
+constexpr int64_t kBig = int64_t(1) << 62;
+
+struct Ctx {
+  Graph& g;
+  std::map<ValueId, ShapeData> sdata;
+};
+
+bool dim_unknown(const Dim& d) { return !d.is_known() && d.symbol.empty(); }
+
+Dim fresh(const Graph& g, ValueId out, size_t axis) {
+  return Dim::sym(g.value(out).name + "#" + std::to_string(axis));
+}
+
+// Broadcast two dims (numpy rules); error text on mismatch.
+std::optional<Dim> broadcast_dim(const Dim& a, const Dim& b) {
+  if (a.is_known() && a.value == 1) return b;
+  if (b.is_known() && b.value == 1) return a;
+  if (a.is_known() && b.is_known()) return a.value == b.value ? std::optional<Dim>(a) : std::nullopt;
+  if (a.is_known()) return a;  // symbol must be a (or 1, which broadcasts the same way)
+  return a;
+}
+
+Result<Shape> broadcast(const Node& n, const Shape& a, const Shape& b) {
+  size_t r = std::max(a.size(), b.size());
+  Shape out(r);
+  for (size_t i = 0; i < r; ++i) {
+    Dim da = i < r - a.size() ? Dim::known(1) : a[i - (r - a.size())];
+    Dim db = i < r - b.size() ? Dim::known(1) : b[i - (r - b.size())];
+    auto d = broadcast_dim(da, db);
+    if (!d) {
+      return node_error(n, "shapes " + shape_to_string(a) + " and " + shape_to_string(b) +
+                               " cannot broadcast (axis " + std::to_string(i) + ")");
+    }
+    out[i] = *d;
+  }
+  return out;
+}
+
+const Value* in(const Ctx& c, const Node& n, size_t i) {
+  if (i >= n.inputs.size() || n.inputs[i] == kNoValue) return nullptr;
+  return &c.g.value(n.inputs[i]);
+}
+
+// Shape data of input i (a constant, or tracked), if any.
+std::optional<ShapeData> data_of(const Ctx& c, const Node& n, size_t i) {
+  const Value* v = in(c, n, i);
+  if (!v) return std::nullopt;
+  if (v->is_constant) {
+    if (v->dtype != DType::kI64 && v->dtype != DType::kI32) return std::nullopt;
+    ShapeData d;
+    for (auto x : constant_as_i64(*v)) d.push_back(Dim{x, {}});
+    return d;
+  }
+  auto it = c.sdata.find(n.inputs[i]);
+  if (it == c.sdata.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<std::vector<int64_t>> ints_of(const Ctx& c, const Node& n, size_t i) {
+  auto d = data_of(c, n, i);
+  if (!d) return std::nullopt;
+  std::vector<int64_t> out;
+  for (auto& x : *d) {
+    if (!x.symbol.empty() || x.value == kUnknown.value) return std::nullopt;
+    out.push_back(x.value);
+  }
+  return out;
+}
+
+// Axes from input `idx` (opset 13+) or attr "axes" (older exports).
+std::optional<std::vector<int64_t>> axes_of(const Ctx& c, const Node& n, size_t idx) {
+  if (in(c, n, idx)) return ints_of(c, n, idx);
+  if (n.has_attr("axes")) return n.attr_ints("axes");
+  return std::vector<int64_t>{};
+}
+
+// Product of dims as a Dim: known if all known, "a*b*4" if symbolic.
+Dim product(const std::vector<Dim>& ds) {
+  int64_t k = 1;
+  std::string sym;
+  for (auto& d : ds) {
+    if (d.is_known()) k *= d.value;
+    else if (d.symbol.empty()) return kUnknown;
+    else sym += (sym.empty() ? "" : "*") + d.symbol;
+  }
+  if (sym.empty()) return Dim::known(k);
+  if (k == 0) return Dim::known(0);
+  return Dim::sym(k == 1 ? sym : sym + "*" + std::to_string(k));
+}
+
+Status set_out(Ctx& c, const Node& n, size_t i, DType dt, Shape s) {
+  if (i >= n.outputs.size() || n.outputs[i] == kNoValue) return Status::ok();
+  Value& v = c.g.value(n.outputs[i]);
+  for (size_t a = 0; a < s.size(); ++a) {
+    if (dim_unknown(s[a])) s[a] = fresh(c.g, n.outputs[i], a);
+  }
+  v.dtype = dt;
+  v.shape = std::move(s);
+  v.rank_known = true;
+  return Status::ok();
+}
+
+Status need_rank(const Node& n, const Value* v, size_t i) {
+  if (!v) return node_error(n, "missing input " + std::to_string(i));
+  if (!v->rank_known) return node_error(n, "input " + std::to_string(i) + " '" + v->name + "' has unknown rank");
+  return Status::ok();
+}
+
+Status infer_matmul(Ctx& c, const Node& n, const Shape& a0, const Shape& b0, DType dt) {
+  if (a0.empty() || b0.empty()) return node_error(n, "MatMul of a scalar");
+  Shape a = a0, b = b0;
+  bool a1 = a.size() == 1, b1 = b.size() == 1;
+  if (a1) a.insert(a.begin(), Dim::known(1));
+  if (b1) b.push_back(Dim::known(1));
+  const Dim& ka = a[a.size() - 1];
+  const Dim& kb = b[b.size() - 2];
+  if (ka.is_known() && kb.is_known() && ka.value != kb.value) {
+    return node_error(n, "inner dims differ: " + shape_to_string(a0) + " · " + shape_to_string(b0) + " (" +
+                             std::to_string(ka.value) + " vs " + std::to_string(kb.value) + ")");
+  }
+  auto batch = broadcast(n, Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2));
+  if (!batch) return batch.status();
+  Shape out = batch.value();
+  if (!a1) out.push_back(a[a.size() - 2]);
+  if (!b1) out.push_back(b[b.size() - 1]);
+  return set_out(c, n, 0, dt, out);
+}
+
+Status infer_conv(Ctx& c, const Node& n, const Value& x, const Value& w) {
+  if (x.shape.size() < 3 || w.shape.size() != x.shape.size()) {
+    return node_error(n, "input " + shape_to_string(x.shape) + " and weight " + shape_to_string(w.shape) +
+                             " ranks do not fit a Conv");
+  }
+  size_t sp = x.shape.size() - 2;
+  int64_t group = n.attr_i("group", 1);
+  const Dim& cin = x.shape[1];
+  const Dim& wc = w.shape[1];
+  if (cin.is_known() && wc.is_known() && cin.value != wc.value * group) {
+    return node_error(n, "input channels " + std::to_string(cin.value) + " != weight channels " +
+                             std::to_string(wc.value) + " × group " + std::to_string(group));
+  }
+  auto ks = n.attr_ints("kernel_shape");
+  if (ks.empty()) {
+    for (size_t i = 0; i < sp; ++i) ks.push_back(w.shape[2 + i].value);
+  }
+  auto strides = n.attr_ints("strides"), dil = n.attr_ints("dilations"), pads = n.attr_ints("pads");
+  strides.resize(sp, 1);
+  dil.resize(sp, 1);
+  pads.resize(2 * sp, 0);
+  std::string auto_pad = n.attr_s("auto_pad", "NOTSET");
+  Shape out = {x.shape[0], w.shape[0]};
+  for (size_t i = 0; i < sp; ++i) {
+    const Dim& d = x.shape[2 + i];
+    int64_t eff = dil[i] * (ks[i] - 1) + 1;
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      out.push_back(strides[i] == 1 ? d : d.is_known() ? Dim::known((d.value + strides[i] - 1) / strides[i]) : kUnknown);
+      continue;
+    }
+    int64_t pad = auto_pad == "VALID" ? 0 : pads[i] + pads[i + sp];
+    if (d.is_known()) {
+      int64_t o = (d.value + pad - eff) / strides[i] + 1;
+      if (d.value + pad < eff) return node_error(n, "kernel larger than padded input " + shape_to_string(x.shape));
+      out.push_back(Dim::known(o));
+    } else {
+      out.push_back(strides[i] == 1 && pad == eff - 1 ? d : kUnknown);
+    }
+  }
+  return set_out(c, n, 0, x.dtype, out);
+}
+
+Status infer_rnn(Ctx& c, const Node& n, const Value& x, bool lstm) {
+  if (x.shape.size() != 3) return node_error(n, "input must be rank 3, got " + shape_to_string(x.shape));
+  int64_t hidden = n.attr_i("hidden_size", -1);
+  if (hidden <= 0) return node_error(n, "missing hidden_size");
+  int64_t dirs = n.attr_s("direction", "forward") == "bidirectional" ? 2 : 1;
+  bool batch_major = n.attr_i("layout", 0) == 1;
+  Dim seq = x.shape[batch_major ? 1 : 0], batch = x.shape[batch_major ? 0 : 1];
+  const Value* w = in(c, n, 1);
+  int64_t gates = lstm ? 4 : 3;
+  if (w && w->rank_known && w->shape.size() == 3 && w->shape[1].is_known() &&
+      w->shape[1].value != gates * hidden) {
+    return node_error(n, "W " + shape_to_string(w->shape) + " does not match hidden_size " + std::to_string(hidden));
+  }
+  if (w && w->rank_known && w->shape.size() == 3 && w->shape[2].is_known() && x.shape[2].is_known() &&
+      w->shape[2].value != x.shape[2].value) {
+    return node_error(n, "input features " + std::to_string(x.shape[2].value) + " != W input size " +
+                             std::to_string(w->shape[2].value));
+  }
+  Dim h = Dim::known(hidden), nd = Dim::known(dirs);
+  Shape y = batch_major ? Shape{batch, seq, nd, h} : Shape{seq, nd, batch, h};
+  Shape yh = batch_major ? Shape{batch, nd, h} : Shape{nd, batch, h};
+  TS_RETURN_IF_ERROR(set_out(c, n, 0, x.dtype, y));
+  TS_RETURN_IF_ERROR(set_out(c, n, 1, x.dtype, yh));
+  if (lstm) TS_RETURN_IF_ERROR(set_out(c, n, 2, x.dtype, yh));
+  return Status::ok();
+}
+
+// Output dims of a Reshape from its shape data.
+Result<Shape> reshape_dims(const Node& n, const Shape& xs, const ShapeData& target) {
+  Shape out;
+  int neg = -1;
+  bool allowzero = n.attr_i("allowzero", 0) != 0;
+  for (size_t i = 0; i < target.size(); ++i) {
+    const Dim& t = target[i];
+    if (t.is_known() && t.value == 0 && !allowzero) {
+      if (i >= xs.size()) return node_error(n, "0 in shape at axis " + std::to_string(i) + " beyond input rank");
+      out.push_back(xs[i]);
+    } else if (t.value == -1 && t.symbol.empty()) {
+      if (neg >= 0) return node_error(n, "more than one -1 in shape");
+      neg = int(i);
+      out.push_back(kUnknown);
+    } else {
+      out.push_back(t);
+    }
+  }
+  if (neg >= 0) {
+    // numel(x) / product(others), when expressible.
+    std::vector<Dim> num(xs.begin(), xs.end());
+    int64_t den = 1;
+    std::vector<std::string> den_syms;
+    bool ok = true;
+    for (size_t i = 0; i < out.size(); ++i) {
+      if (int(i) == neg) continue;
+      if (out[i].is_known()) den *= out[i].value;
+      else if (!out[i].symbol.empty()) den_syms.push_back(out[i].symbol);
+      else ok = false;
+    }
+    for (auto& s : den_syms) {  // cancel matching symbols
+      auto it = std::find_if(num.begin(), num.end(), [&](const Dim& d) { return d.symbol == s; });
+      if (it == num.end()) ok = false;
+      else num.erase(it);
+    }
+    int64_t k = 1;
+    std::vector<Dim> syms;
+    for (auto& d : num) {
+      if (d.is_known()) k *= d.value;
+      else syms.push_back(d);
+    }
+    if (ok && den != 0 && k % den == 0) {
+      syms.push_back(Dim::known(k / den));
+      out[size_t(neg)] = product(syms);
+    } else if (ok && den != 0 && syms.empty()) {
+      return node_error(n, "cannot reshape " + shape_to_string(xs) + " (" + std::to_string(k) +
+                               " elements) to a multiple of " + std::to_string(den));
+    }
+  } else if (shape_is_known(xs) && shape_is_known(out)) {
+    int64_t a = 1, b = 1;
+    for (auto& d : xs) a *= d.value;
+    for (auto& d : out) b *= d.value;
+    if (a != b) return node_error(n, "cannot reshape " + shape_to_string(xs) + " to " + shape_to_string(out));
+  }
+  return out;
+}
+
+// Tracks shape data through the small integer ops.
+void track_data(Ctx& c, const Node& n) {
+  if (n.outputs.empty() || n.outputs[0] == kNoValue) return;
+  ValueId out = n.outputs[0];
+  const std::string& op = n.op;
+  if (op == "Shape") {
+    const Value* x = in(c, n, 0);
+    if (!x || !x->rank_known) return;
+    int64_t r = int64_t(x->shape.size());
+    int64_t s = n.attr_i("start", 0), e = n.attr_i("end", r);
+    if (s < 0) s += r;
+    if (e < 0) e += r;
+    s = std::clamp<int64_t>(s, 0, r);
+    e = std::clamp<int64_t>(e, 0, r);
+    c.sdata[out] = ShapeData(x->shape.begin() + s, x->shape.begin() + std::max(s, e));
+    return;
+  }
+  auto d0 = data_of(c, n, 0);
+  if (!d0) return;
+  if (op == "Identity" || op == "Cast" || op == "Unsqueeze" || op == "Squeeze" || op == "Reshape") {
+    c.sdata[out] = *d0;
+  } else if (op == "Gather") {
+    auto idx = ints_of(c, n, 1);
+    if (!idx) return;
+    ShapeData r;
+    for (auto i : *idx) {
+      int64_t k = i < 0 ? i + int64_t(d0->size()) : i;
+      if (k < 0 || k >= int64_t(d0->size())) return;
+      r.push_back((*d0)[size_t(k)]);
+    }
+    c.sdata[out] = r;
+  } else if (op == "Concat") {
+    ShapeData r;
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      auto d = data_of(c, n, i);
+      if (!d) return;
+      r.insert(r.end(), d->begin(), d->end());
+    }
+    c.sdata[out] = r;
+  } else if (op == "Slice") {
+    auto st = ints_of(c, n, 1), en = ints_of(c, n, 2);
+    if (!st || !en || st->size() != 1 || en->size() != 1) return;
+    auto stp = in(c, n, 4) ? ints_of(c, n, 4) : std::vector<int64_t>{1};
+    if (!stp || (*stp)[0] != 1) return;
+    int64_t sz = int64_t(d0->size()), s = (*st)[0], e = (*en)[0];
+    if (s < 0) s += sz;
+    if (e < 0) e += sz;
+    s = std::clamp<int64_t>(s, 0, sz);
+    e = std::clamp<int64_t>(e, 0, sz);
+    c.sdata[out] = ShapeData(d0->begin() + s, d0->begin() + std::max(s, e));
+  } else if (op == "Mul" || op == "Add" || op == "Sub" || op == "Div") {
+    auto d1 = data_of(c, n, 1);
+    if (!d1 || (d0->size() != d1->size() && d1->size() != 1 && d0->size() != 1)) return;
+    size_t len = std::max(d0->size(), d1->size());
+    ShapeData r;
+    for (size_t i = 0; i < len; ++i) {
+      const Dim& a = (*d0)[d0->size() == 1 ? 0 : i];
+      const Dim& b = (*d1)[d1->size() == 1 ? 0 : i];
+      if (a.is_known() && b.is_known()) {
+        int64_t v = op == "Mul" ? a.value * b.value : op == "Add" ? a.value + b.value
+                  : op == "Sub" ? a.value - b.value : (b.value ? a.value / b.value : -2);
+        r.push_back(v < 0 ? kUnknown : Dim{v, {}});
+      } else if (op == "Mul") {
+        r.push_back(product({a, b}));
+      } else {
+        r.push_back(kUnknown);
+      }
+    }
+    c.sdata[out] = r;
+  }
+}
+
+Status infer_node(Ctx& c, const Node& n) {
+  const std::string& op = n.op;
+  const Value* x = in(c, n, 0);
+  auto unary = [&]() -> Status {
+    TS_RETURN_IF_ERROR(need_rank(n, x, 0));
+    return set_out(c, n, 0, x->dtype, x->shape);
+  };
+  if (op == "Identity" || op == "Relu" || op == "Sigmoid" || op == "Tanh" || op == "Gelu" || op == "Erf" ||
+      op == "Sqrt" || op == "Softmax" || op == "Neg" || op == "Exp" || op == "Log" || op == "Abs" ||
+      op == "Reciprocal" || op == "LeakyRelu" || op == "Dropout" || op == "LogSoftmax") {
+    if (op == "Softmax" || op == "LogSoftmax") {
+      TS_RETURN_IF_ERROR(need_rank(n, x, 0));
+      if (norm_axis(n.attr_i("axis", -1), int64_t(x->shape.size())) < 0) return node_error(n, "axis out of range");
+    }
+    return unary();
+  }
+  if (op == "LayerNormalization") {
+    TS_RETURN_IF_ERROR(unary());
+    int64_t r = int64_t(x->shape.size()), axis = norm_axis(n.attr_i("axis", -1), r);
+    if (axis < 0) return node_error(n, "axis out of range for " + shape_to_string(x->shape));
+    Shape stat = x->shape;
+    for (int64_t i = axis; i < r; ++i) stat[size_t(i)] = Dim::known(1);
+    TS_RETURN_IF_ERROR(set_out(c, n, 1, DType::kF32, stat));
+    return set_out(c, n, 2, DType::kF32, stat);
+  }
+  if (op == "Cast") {
+    TS_RETURN_IF_ERROR(need_rank(n, x, 0));
+    auto to = n.attr_i("to", 1);
+    static const std::map<int64_t, DType> kTo = {{1, DType::kF32}, {2, DType::kU8}, {3, DType::kI8},
+                                                 {6, DType::kI32}, {7, DType::kI64}, {9, DType::kBool},
+                                                 {10, DType::kF16}, {11, DType::kF64}, {16, DType::kBF16}};
+    auto it = kTo.find(to);
+    if (it == kTo.end()) return node_error(n, "unsupported Cast target type " + std::to_string(to));
+    return set_out(c, n, 0, it->second, x->shape);
+  }
+  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Pow" || op == "Where" ||
+      op == "Equal" || op == "Less" || op == "Greater") {
+    size_t first = op == "Where" ? 1 : 0;
+    Shape s;
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      const Value* v = in(c, n, i);
+      TS_RETURN_IF_ERROR(need_rank(n, v, i));
+      auto b = i == 0 ? Result<Shape>(v->shape) : broadcast(n, s, v->shape);
+      if (!b) return b.status();
+      s = b.value();
+    }
+    const Value* t = in(c, n, first);
+    bool cmp = op == "Equal" || op == "Less" || op == "Greater";
+    return set_out(c, n, 0, cmp ? DType::kBool : t->dtype, s);
+  }
+  if (op == "MatMul") {
+    const Value* b = in(c, n, 1);
+    TS_RETURN_IF_ERROR(need_rank(n, x, 0));
+    TS_RETURN_IF_ERROR(need_rank(n, b, 1));
+    return infer_matmul(c, n, x->shape, b->shape, x->dtype);
+  }
+  if (op == "Gemm" || op == "FusedGemm") {
+    const Value* b = in(c, n, 1);
+    TS_RETURN_IF_ERROR(need_rank(n, x, 0));
+    TS_RETURN_IF_ERROR(need_rank(n, b, 1));
+    if (b->shape.size() != 2) return node_error(n, "B must be 2-D, got " + shape_to_string(b->shape));
+    bool tb = n.attr_i(op == "Gemm" ? "transB" : "trans_b", 0) != 0;
+    Shape bs = tb ? Shape{b->shape[1], b->shape[0]} : b->shape;
+    Shape as = x->shape;
+    if (op == "Gemm") {
+      if (as.size() != 2) return node_error(n, "A must be 2-D, got " + shape_to_string(as));
+      if (n.attr_i("transA", 0)) std::swap(as[0], as[1]);
+    }
+    TS_RETURN_IF_ERROR(infer_matmul(c, n, as, bs, x->dtype));
+    const Value* bias = in(c, n, 2);
+    if (bias && bias->rank_known) {
+      auto r = broadcast(n, c.g.value(n.outputs[0]).shape, bias->shape);
+      if (!r) return r.status();
+    }
+    return Status::ok();
+  }
+  if (op == "Conv") {
+    const Value* w = in(c, n, 1);
+    TS_RETURN_IF_ERROR(need_rank(n, x, 0));
+    TS_RETURN_IF_ERROR(need_rank(n, w, 1));
+    return infer_conv(c, n, *x, *w);
+  }
+  if (op == "GRU" || op == "LSTM") {
+    TS_RETURN_IF_ERROR(need_rank(n, x, 0));
+    return infer_rnn(c, n, *x, op == "LSTM");
+  }
+  if (op == "Transpose") {
+    TS_RETURN_IF_ERROR(need_rank(n, x, 0));
+    auto perm = n.attr_ints("perm");
+    size_t r = x->shape.size();
+    if (perm.empty()) {
+      for (size_t i = 0; i < r; ++i) perm.push_back(int64_t(r - 1 - i));
+    }
+    if (perm.size() != r) return node_error(n, "perm size " + std::to_string(perm.size()) + " != rank " + std::to_string(r));
+    Shape s;
+    for (auto p : perm) {
+      if (p < 0 || p >= int64_t(r)) return node_error(n, "perm entry out of range");
+      s.push_back(x->shape[size_t(p)]);
+    }
+    return set_out(c, n, 0, x->dtype, s);
+  }
+  if (op == "Reshape") {
+    TS_RETURN_IF_ERROR(need_rank(n, x, 0));
+    auto t = data_of(c, n, 1);
+    if (!t) {
+      const Value* sv = in(c, n, 1);
+      if (!sv || !sv->rank_known || sv->shape.size() != 1 || !sv->shape[0].is_known()) {
+        return node_error(n, "shape input has unknown length");
+      }
+      return set_out(c, n, 0, x->dtype, Shape(size_t(sv->shape[0].value)));
+    }
+    auto s = reshape_dims(n, x->shape, *t);
+    if (!s) return s.status();
+    return set_out(c, n, 0, x->dtype, s.value());
+  }
+  if (op == "Flatten") {
+    TS_RETURN_IF_ERROR(need_rank(n, x, 0));
+    int64_t r = int64_t(x->shape.size()), axis = n.attr_i("axis", 1);
+    if (axis < 0) axis += r;
+    if (axis < 0 || axis > r) return node_error(n, "axis out of range");
+    Shape s = {product({x->shape.begin(), x->shape.begin() + axis}),
+               product({x->shape.begin() + axis, x->shape.end()})};
+    return set_out(c, n, 0, x->dtype, s);
+  }
+  if (op == "Squeeze" || op == "Unsqueeze") {
+    TS_RETURN_IF_ERROR(need_rank(n, x, 0));
+    auto axes = axes_of(c, n, 1);
+    if (!axes) return node_error(n, "axes input is not constant");
+    if (op == "Squeeze") {
+      int64_t r = int64_t(x->shape.size());
+      std::vector<bool> drop(size_t(r), false);
+      if (axes->empty()) {
+        for (int64_t i = 0; i < r; ++i) drop[size_t(i)] = x->shape[size_t(i)] == Dim::known(1);
+      }
+      for (auto a : *axes) {
+        int64_t k = norm_axis(a, r);
+        if (k < 0) return node_error(n, "axis " + std::to_string(a) + " out of range for " + shape_to_string(x->shape));
+        const Dim& d = x->shape[size_t(k)];
+        if (d.is_known() && d.value != 1) {
+          return node_error(n, "cannot squeeze axis " + std::to_string(a) + " of " + shape_to_string(x->shape));
+        }
+        drop[size_t(k)] = true;
+      }
+      Shape s;
+      for (int64_t i = 0; i < r; ++i) {
+        if (!drop[size_t(i)]) s.push_back(x->shape[size_t(i)]);
+      }
+      return set_out(c, n, 0, x->dtype, s);
+    }
+    int64_t r = int64_t(x->shape.size() + axes->size());
+    std::vector<bool> ins(size_t(r), false);
+    for (auto a : *axes) {
+      int64_t k = norm_axis(a, r);
+      if (k < 0) return node_error(n, "axis " + std::to_string(a) + " out of range");
+      ins[size_t(k)] = true;
+    }
+    Shape s;
+    size_t j = 0;
+    for (int64_t i = 0; i < r; ++i) s.push_back(ins[size_t(i)] ? Dim::known(1) : x->shape[j++]);
+    return set_out(c, n, 0, x->dtype, s);
+  }
+  if (op == "Slice") {
+    TS_RETURN_IF_ERROR(need_rank(n, x, 0));
+    auto st = ints_of(c, n, 1), en = ints_of(c, n, 2);
+    if (!st || !en || st->size() != en->size()) return node_error(n, "starts/ends are not constant");
+    int64_t r = int64_t(x->shape.size());
+    std::vector<int64_t> axes, steps(st->size(), 1);
+    if (in(c, n, 3)) {
+      auto a = ints_of(c, n, 3);
+      if (!a) return node_error(n, "axes are not constant");
+      axes = *a;
+    } else {
+      for (size_t i = 0; i < st->size(); ++i) axes.push_back(int64_t(i));
+    }
+    if (in(c, n, 4)) {
+      auto s = ints_of(c, n, 4);
+      if (!s) return node_error(n, "steps are not constant");
+      steps = *s;
+    }
+    Shape s = x->shape;
+    for (size_t i = 0; i < st->size(); ++i) {
+      int64_t a = norm_axis(axes[i], r);
+      if (a < 0) return node_error(n, "axis out of range");
+      int64_t b = (*st)[i], e = (*en)[i], step = steps[i];
+      if (step == 0) return node_error(n, "step 0");
+      const Dim& d = x->shape[size_t(a)];
+      if (d.is_known()) {
+        int64_t len = d.value;
+        if (b < 0) b += len;
+        if (e < 0) e += len;
+        if (step > 0) {
+          b = std::clamp<int64_t>(b, 0, len);
+          e = std::clamp<int64_t>(e, 0, len);
+          s[size_t(a)] = Dim::known(e > b ? (e - b + step - 1) / step : 0);
+        } else {
+          b = std::clamp<int64_t>(b, 0, len - 1);
+          e = std::clamp<int64_t>(e, -1, len - 1);
+          s[size_t(a)] = Dim::known(b > e ? (b - e - step - 1) / -step : 0);
+        }
+      } else if (step == 1 && b == 0 && e >= kBig / 4) {
+        s[size_t(a)] = d;
+      } else if (step == 1 && b < 0 && (e >= kBig / 4 || (e <= 0 && e > b))) {
+        s[size_t(a)] = Dim::known((e >= kBig / 4 ? 0 : e) - b);  // a tail of fixed length
+      } else if (step == 1 && b >= 0 && e >= 0 && e < kBig / 4) {
+        s[size_t(a)] = Dim::known(e - b);  // assumes the symbolic dim is at least `e`
+      } else {
+        s[size_t(a)] = kUnknown;
+      }
+    }
+    return set_out(c, n, 0, x->dtype, s);
+  }
+  if (op == "Gather") {
+    const Value* idx = in(c, n, 1);
+    TS_RETURN_IF_ERROR(need_rank(n, x, 0));
+    TS_RETURN_IF_ERROR(need_rank(n, idx, 1));
+    int64_t r = int64_t(x->shape.size()), axis = norm_axis(n.attr_i("axis", 0), r);
+    if (axis < 0) return node_error(n, "axis out of range for " + shape_to_string(x->shape));
+    Shape s(x->shape.begin(), x->shape.begin() + axis);
+    s.insert(s.end(), idx->shape.begin(), idx->shape.end());
+    s.insert(s.end(), x->shape.begin() + axis + 1, x->shape.end());
+    return set_out(c, n, 0, x->dtype, s);
+  }
+  if (op == "Concat") {
+    TS_RETURN_IF_ERROR(need_rank(n, x, 0));
+    int64_t r = int64_t(x->shape.size()), axis = norm_axis(n.attr_i("axis", 0), r);
+    if (axis < 0) return node_error(n, "axis out of range");
+    Shape s = x->shape;
+    std::vector<Dim> parts;
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      const Value* v = in(c, n, i);
+      TS_RETURN_IF_ERROR(need_rank(n, v, i));
+      if (int64_t(v->shape.size()) != r) return node_error(n, "inputs differ in rank");
+      for (int64_t k = 0; k < r; ++k) {
+        if (k == axis) continue;
+        const Dim &a = s[size_t(k)], &b = v->shape[size_t(k)];
+        if (a.is_known() && b.is_known() && a.value != b.value) {
+          return node_error(n, "input " + std::to_string(i) + " " + shape_to_string(v->shape) +
+                                   " does not match " + shape_to_string(x->shape) + " off axis " + std::to_string(axis));
+        }
+        if (!a.is_known() && b.is_known()) s[size_t(k)] = b;
+      }
+      parts.push_back(v->shape[size_t(axis)]);
+    }
+    int64_t k = 0;
+    bool known = true;
+    for (auto& d : parts) {
+      if (d.is_known()) k += d.value;
+      else known = false;
+    }
+    s[size_t(axis)] = known ? Dim::known(k) : kUnknown;
+    return set_out(c, n, 0, x->dtype, s);
+  }
+  if (op == "Shape") {
+    TS_RETURN_IF_ERROR(need_rank(n, x, 0));
+    auto it = c.sdata.find(n.outputs[0]);
+    return set_out(c, n, 0, DType::kI64, {Dim::known(int64_t(it->second.size()))});
+  }
+  if (op == "ConstantOfShape" || op == "Expand") {
+    size_t si = op == "Expand" ? 1 : 0;
+    auto t = data_of(c, n, si);
+    Shape s;
+    if (t) {
+      s = *t;
+    } else {
+      const Value* sv = in(c, n, si);
+      if (!sv || !sv->rank_known || sv->shape.size() != 1 || !sv->shape[0].is_known()) {
+        return node_error(n, "shape input has unknown length");
+      }
+      s = Shape(size_t(sv->shape[0].value));
+    }
+    if (op == "ConstantOfShape") {
+      DType dt = n.has_attr("value_dtype") ? DType(n.attr_i("value_dtype", 0)) : DType::kF32;
+      return set_out(c, n, 0, dt, s);
+    }
+    TS_RETURN_IF_ERROR(need_rank(n, x, 0));
+    auto b = broadcast(n, x->shape, s);
+    if (!b) return b.status();
+    return set_out(c, n, 0, x->dtype, b.value());
+  }
+  if (op == "ReduceMean" || op == "ReduceSum" || op == "ReduceMax") {
+    TS_RETURN_IF_ERROR(need_rank(n, x, 0));
+    auto axes = axes_of(c, n, 1);
+    if (!axes) return node_error(n, "axes are not constant");
+    int64_t r = int64_t(x->shape.size());
+    bool keep = n.attr_i("keepdims", 1) != 0;
+    std::vector<bool> red(size_t(r), axes->empty());
+    for (auto a : *axes) {
+      int64_t k = norm_axis(a, r);
+      if (k < 0) return node_error(n, "axis " + std::to_string(a) + " out of range for " + shape_to_string(x->shape));
+      red[size_t(k)] = true;
+    }
+    Shape s;
+    for (int64_t i = 0; i < r; ++i) {
+      if (!red[size_t(i)]) s.push_back(x->shape[size_t(i)]);
+      else if (keep) s.push_back(Dim::known(1));
+    }
+    return set_out(c, n, 0, x->dtype, s);
+  }
+  if (op == "FusedAttention") {  // (q, k, v) → q's shape with v's last dim
+    const Value* v = in(c, n, 2);
+    TS_RETURN_IF_ERROR(need_rank(n, x, 0));
+    TS_RETURN_IF_ERROR(need_rank(n, v, 2));
+    Shape s = x->shape;
+    s.back() = v->shape.back();
+    return set_out(c, n, 0, x->dtype, s);
+  }
+  return Status(StatusCode::kUnsupported, passes::where(n) + ": unsupported op '" + op + "' (no shape inference)");
+}
+
+}  // namespace
+
+Status infer_shapes(Graph& g, PassLog& log) {
+  Ctx c{g, {}};
+  for (const Node& n : g.nodes) {
+    track_data(c, n);
+    TS_RETURN_IF_ERROR(infer_node(c, n));
+  }
+  size_t symbolic = 0;
+  for (const auto& v : g.values) symbolic += v.rank_known && !shape_is_known(v.shape) ? 1 : 0;
+  log.lines.push_back("infer_shapes: " + std::to_string(g.nodes.size()) + " nodes, " +
+                      std::to_string(symbolic) + " values with symbolic dims");
+  return Status::ok();
+}
+
+}  // namespace ts::engine
