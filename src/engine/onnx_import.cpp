@@ -184,7 +184,8 @@ Result<Value> value_from_info(const onnx::ValueInfoProto& vi, const std::string&
 }
 
 std::string node_where(const onnx::NodeProto& n, int index) {
-  std::string name = n.name().empty() ? "#" + std::to_string(index) : n.name();
+  std::string name = n.name();
+  if (name.empty()) name.append("#").append(std::to_string(index));
   return "node '" + name + "' (" + n.op_type() + ")";
 }
 
