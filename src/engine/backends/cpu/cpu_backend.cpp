@@ -1,0 +1,157 @@
+#include "engine/backends/cpu/cpu_backend.h"
+
+#include <algorithm>
+#include <map>
+
+#include "engine/backends/cpu/cpu_kernels.h"
+#include "engine/backends/cpu/cpu_math.h"
+
+namespace ts::engine {
+namespace cpu {
+
+Status unsupported(const Node& n, const std::string& what) {
+  return Status(StatusCode::kUnsupported, "node " + n.name + ": op " + n.op + " " + what);
+}
+
+Status bad_input(const std::string& what) { return Status(StatusCode::kInvalidArgument, what); }
+
+Result<int> norm_axis(int64_t axis, int rank) {
+  int64_t a = axis < 0 ? axis + rank : axis;
+  if (a < 0 || a >= rank) {
+    return bad_input("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+  }
+  return int(a);
+}
+
+bool rank_ok(const RtTensor& t) { return t.dims.size() <= size_t(kMaxRank); }
+
+std::string dims_str(std::span<const int64_t> d) {
+  std::string s = "[";
+  for (size_t i = 0; i < d.size(); ++i) {
+    if (i) s += ",";
+    s += std::to_string(d[i]);
+  }
+  return s + "]";
+}
+
+bool broadcast_dims(const Dims& a, const Dims& b, Dims* out) {
+  int n = std::max(a.n, b.n);
+  out->n = n;
+  for (int i = 0; i < n; ++i) {
+    int ia = i - (n - a.n), ib = i - (n - b.n);
+    int64_t da = ia >= 0 ? a[ia] : 1, db = ib >= 0 ? b[ib] : 1;
+    if (da != db && da != 1 && db != 1) return false;
+    (*out)[i] = da == 1 ? db : da;
+  }
+  return true;
+}
+
+Dims broadcast_strides(const Dims& in, const Dims& out) {
+  Dims s;
+  s.n = out.n;
+  int64_t stride = 1;
+  for (int i = out.n - 1; i >= 0; --i) {
+    int ii = i - (out.n - in.n);
+    if (ii >= 0 && in[ii] != 1) {
+      s[i] = stride;
+      stride *= in[ii];
+    } else {
+      s[i] = 0;
+      if (ii >= 0) stride *= in[ii];
+    }
+  }
+  return s;
+}
+
+bool read_ints(const RtTensor& t, Dims* out) {
+  int64_t n = t.numel();
+  if (n > kMaxRank) return false;
+  out->n = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (t.dtype == DType::kI64) out->push(t.as<int64_t>()[i]);
+    else if (t.dtype == DType::kI32) out->push(t.as<int32_t>()[i]);
+    else return false;
+  }
+  return true;
+}
+
+bool is_const(const Graph& g, ValueId v) {
+  return v >= 0 && size_t(v) < g.values.size() && g.value(v).is_constant;
+}
+
+}  // namespace cpu
+
+namespace {
+
+class CpuBackend final : public Backend {
+ public:
+  CpuBackend() {
+    std::vector<cpu::OpInfo> ops;
+    cpu::add_elementwise_ops(ops);
+    cpu::add_gemm_ops(ops);
+    cpu::add_norm_ops(ops);
+    cpu::add_conv_ops(ops);
+    cpu::add_shape_ops(ops);
+    cpu::add_rnn_ops(ops);
+    cpu::add_attention_ops(ops);
+    for (auto& o : ops) ops_[o.op] = std::move(o);
+  }
+
+  std::string name() const override { return "cpu"; }
+  std::string target_arch() const override {
+    return cpu::cpu_has_avx2_fma() ? "x86-64-v3" : "x86-64";
+  }
+
+  Status check_precision(Precision p) const override {
+    switch (p) {
+      case Precision::kFP32: return Status::ok();
+      case Precision::kBF16:
+        // BF16 is accepted where the CPU has native BF16 arithmetic; kernels then run FP32
+        // (results are at least as accurate as BF16).
+        if (__builtin_cpu_supports("avx512bf16")) return Status::ok();
+        return Status(StatusCode::kUnsupported, "bf16 is not supported on this CPU");
+      case Precision::kFP16:
+      case Precision::kINT8:
+        return Status(StatusCode::kUnsupported, std::string(precision_name(p)) +
+                      " is not supported by the cpu backend (use --backend cuda)");
+    }
+    return Status(StatusCode::kUnsupported, "unknown precision");
+  }
+
+  Status check_supported(const Graph& g, const Node& n) const override {
+    auto it = ops_.find(n.op);
+    if (it == ops_.end()) return cpu::unsupported(n, "is not supported by the cpu backend");
+    if (it->second.check) return it->second.check(g, n);
+    return Status::ok();
+  }
+
+  std::vector<std::string> tactics(const Graph&, const Node& n) const override {
+    auto it = ops_.find(n.op);
+    if (it == ops_.end()) return {};
+    return it->second.tactics;
+  }
+
+  Result<std::unique_ptr<Kernel>> make_kernel(const Graph& g, const Node& n,
+                                              const std::string& tactic) const override {
+    auto it = ops_.find(n.op);
+    if (it == ops_.end()) return cpu::unsupported(n, "is not supported by the cpu backend");
+    const auto& t = it->second.tactics;
+    std::string chosen = tactic.empty() ? t.front() : tactic;
+    if (std::find(t.begin(), t.end(), chosen) == t.end()) {
+      return cpu::unsupported(n, "has no tactic '" + chosen + "' in the cpu backend");
+    }
+    return it->second.make(g, n, chosen);
+  }
+
+ private:
+  std::map<std::string, cpu::OpInfo> ops_;
+};
+
+}  // namespace
+
+const Backend& cpu_backend() {
+  static const CpuBackend backend;
+  return backend;
+}
+
+}  // namespace ts::engine

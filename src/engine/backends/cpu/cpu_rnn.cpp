@@ -1,0 +1,311 @@
+// GRU and LSTM (ONNX semantics: forward direction, layout 0, default activations; GRU gates
+// z,r,h with linear_before_reset 0 or 1; LSTM gates i,o,f,c with optional peepholes and
+// sequence_lens). PERF NOTE: the input projection of all T steps runs as ONE GEMM
+// ([T*B, I] · [I, G*H]) before the recurrence; the recurrent weights are packed once into
+// 8-column panels ([H][8] per panel) so each step's h·Rᵀ streams 196 KB (GRU H=128) from L2
+// with 8 independent FMA chains; gate math uses the AVX2 exp/tanh approximations (~2e-7).
+#include <cstring>
+
+#include "engine/backends/cpu/cpu_gemm.h"
+#include "engine/backends/cpu/cpu_kernels.h"
+#include "engine/backends/cpu/cpu_math.h"
+
+namespace ts::engine::cpu {
+namespace {
+
+struct RnnWeights {
+  int64_t hidden = 0, input = 0, gates = 0;
+  PackedB wx;          // [I, gates*H] with the folded input-side bias
+  PackedB rh;          // [H, gates*H] (GRU lbr=0: only z,r columns)
+  PackedB rh_h;        // GRU lbr=0: [H, H] for the candidate gate
+  std::vector<float> rbh;   // GRU lbr=1: recurrent bias of the h gate
+  std::vector<float> peep;  // LSTM: [3H] i,o,f, or empty
+};
+
+inline float* f32(void* p) { return static_cast<float*>(p); }
+
+// --- step math (AVX2 with scalar tails) ---
+
+TS_AVX2 void gru_step_avx2(const float* g, const float* hr, const float* rbh, const float* hr_h,
+                           bool /*lbr*/, int64_t h, float* state, float* cand_r /*lbr0: r*H out*/,
+                           int phase) {
+  // phase 0 (lbr=1): full update. phase 1 (lbr=0): compute z (into cand_r+h) and r*H (cand_r).
+  // phase 2 (lbr=0): candidate from hr_h, update state.
+  int64_t j = 0;
+  if (phase == 0) {
+    for (; j + 8 <= h; j += 8) {
+      __m256 z = sigmoid8(_mm256_add_ps(_mm256_loadu_ps(g + j), _mm256_loadu_ps(hr + j)));
+      __m256 r = sigmoid8(_mm256_add_ps(_mm256_loadu_ps(g + h + j), _mm256_loadu_ps(hr + h + j)));
+      __m256 rh = _mm256_add_ps(_mm256_loadu_ps(hr + 2 * h + j), _mm256_loadu_ps(rbh + j));
+      __m256 n = tanh8(_mm256_fmadd_ps(r, rh, _mm256_loadu_ps(g + 2 * h + j)));
+      __m256 hp = _mm256_loadu_ps(state + j);
+      _mm256_storeu_ps(state + j, _mm256_fmadd_ps(z, _mm256_sub_ps(hp, n), n));
+    }
+    for (; j < h; ++j) {
+      float z = sigmoid_scalar(g[j] + hr[j]), r = sigmoid_scalar(g[h + j] + hr[h + j]);
+      float n = std::tanh(g[2 * h + j] + r * (hr[2 * h + j] + rbh[j]));
+      state[j] = n + z * (state[j] - n);
+    }
+  } else if (phase == 1) {
+    for (; j + 8 <= h; j += 8) {
+      __m256 z = sigmoid8(_mm256_add_ps(_mm256_loadu_ps(g + j), _mm256_loadu_ps(hr + j)));
+      __m256 r = sigmoid8(_mm256_add_ps(_mm256_loadu_ps(g + h + j), _mm256_loadu_ps(hr + h + j)));
+      _mm256_storeu_ps(cand_r + h + j, z);
+      _mm256_storeu_ps(cand_r + j, _mm256_mul_ps(r, _mm256_loadu_ps(state + j)));
+    }
+    for (; j < h; ++j) {
+      cand_r[h + j] = sigmoid_scalar(g[j] + hr[j]);
+      cand_r[j] = sigmoid_scalar(g[h + j] + hr[h + j]) * state[j];
+    }
+  } else {
+    for (; j + 8 <= h; j += 8) {
+      __m256 n = tanh8(_mm256_add_ps(_mm256_loadu_ps(g + 2 * h + j), _mm256_loadu_ps(hr_h + j)));
+      __m256 z = _mm256_loadu_ps(cand_r + h + j);
+      __m256 hp = _mm256_loadu_ps(state + j);
+      _mm256_storeu_ps(state + j, _mm256_fmadd_ps(z, _mm256_sub_ps(hp, n), n));
+    }
+    for (; j < h; ++j) {
+      float n = std::tanh(g[2 * h + j] + hr_h[j]);
+      state[j] = n + cand_r[h + j] * (state[j] - n);
+    }
+  }
+}
+
+void gru_step_scalar(const float* g, const float* hr, const float* rbh, const float* hr_h, bool,
+                     int64_t h, float* state, float* cand_r, int phase) {
+  for (int64_t j = 0; j < h; ++j) {
+    if (phase == 0) {
+      float z = sigmoid_scalar(g[j] + hr[j]), r = sigmoid_scalar(g[h + j] + hr[h + j]);
+      float n = std::tanh(g[2 * h + j] + r * (hr[2 * h + j] + rbh[j]));
+      state[j] = n + z * (state[j] - n);
+    } else if (phase == 1) {
+      cand_r[h + j] = sigmoid_scalar(g[j] + hr[j]);
+      cand_r[j] = sigmoid_scalar(g[h + j] + hr[h + j]) * state[j];
+    } else {
+      float n = std::tanh(g[2 * h + j] + hr_h[j]);
+      state[j] = n + cand_r[h + j] * (state[j] - n);
+    }
+  }
+}
+
+TS_AVX2 void lstm_step_avx2(const float* g, const float* hr, const float* p, int64_t h, float* hs, float* cs) {
+  int64_t j = 0;
+  const __m256 zero = _mm256_setzero_ps();
+  for (; j + 8 <= h; j += 8) {
+    __m256 c = _mm256_loadu_ps(cs + j);
+    __m256 pi = p ? _mm256_loadu_ps(p + j) : zero, po = p ? _mm256_loadu_ps(p + h + j) : zero,
+           pf = p ? _mm256_loadu_ps(p + 2 * h + j) : zero;
+    __m256 i = sigmoid8(_mm256_fmadd_ps(pi, c, _mm256_add_ps(_mm256_loadu_ps(g + j), _mm256_loadu_ps(hr + j))));
+    __m256 f = sigmoid8(_mm256_fmadd_ps(pf, c, _mm256_add_ps(_mm256_loadu_ps(g + 2 * h + j), _mm256_loadu_ps(hr + 2 * h + j))));
+    __m256 cc = tanh8(_mm256_add_ps(_mm256_loadu_ps(g + 3 * h + j), _mm256_loadu_ps(hr + 3 * h + j)));
+    c = _mm256_fmadd_ps(f, c, _mm256_mul_ps(i, cc));
+    __m256 o = sigmoid8(_mm256_fmadd_ps(po, c, _mm256_add_ps(_mm256_loadu_ps(g + h + j), _mm256_loadu_ps(hr + h + j))));
+    _mm256_storeu_ps(cs + j, c);
+    _mm256_storeu_ps(hs + j, _mm256_mul_ps(o, tanh8(c)));
+  }
+  for (; j < h; ++j) {
+    float c = cs[j];
+    float i = sigmoid_scalar(g[j] + hr[j] + (p ? p[j] * c : 0.0f));
+    float f = sigmoid_scalar(g[2 * h + j] + hr[2 * h + j] + (p ? p[2 * h + j] * c : 0.0f));
+    float cc = std::tanh(g[3 * h + j] + hr[3 * h + j]);
+    c = f * c + i * cc;
+    float o = sigmoid_scalar(g[h + j] + hr[h + j] + (p ? p[h + j] * c : 0.0f));
+    cs[j] = c;
+    hs[j] = o * std::tanh(c);
+  }
+}
+
+void lstm_step_scalar(const float* g, const float* hr, const float* p, int64_t h, float* hs, float* cs) {
+  for (int64_t j = 0; j < h; ++j) {
+    float c = cs[j];
+    float i = sigmoid_scalar(g[j] + hr[j] + (p ? p[j] * c : 0.0f));
+    float f = sigmoid_scalar(g[2 * h + j] + hr[2 * h + j] + (p ? p[2 * h + j] * c : 0.0f));
+    float cc = std::tanh(g[3 * h + j] + hr[3 * h + j]);
+    c = f * c + i * cc;
+    float o = sigmoid_scalar(g[h + j] + hr[h + j] + (p ? p[h + j] * c : 0.0f));
+    cs[j] = c;
+    hs[j] = o * std::tanh(c);
+  }
+}
+
+class RnnKernel final : public Kernel {
+ public:
+  RnnKernel(RnnWeights w, bool lstm, bool lbr) : w_(std::move(w)), lstm_(lstm), lbr_(lbr) {}
+
+  Status run(const KernelArgs& a) const override {
+    const RtTensor* x = a.input(0);
+    if (!x || x->dtype != DType::kF32 || x->dims.size() != 3) return bad_input("X must be f32 [seq, batch, input]");
+    int64_t t_len = x->dims[0], b = x->dims[1], h = w_.hidden;
+    if (x->dims[2] != w_.input) {
+      return bad_input("X shape " + dims_str(x->dims) + " does not match input_size " + std::to_string(w_.input));
+    }
+    const RtTensor* lens = a.input(4);
+    const RtTensor* h0 = a.input(5);
+    const RtTensor* c0 = lstm_ ? a.input(6) : nullptr;
+    if (lens && (lens->numel() != b || (lens->dtype != DType::kI32 && lens->dtype != DType::kI64))) {
+      return bad_input("sequence_lens must be int32 [batch]");
+    }
+    if (h0 && (h0->dtype != DType::kF32 || h0->numel() != b * h)) return bad_input("initial_h must be f32 [1, batch, hidden]");
+    if (c0 && (c0->dtype != DType::kF32 || c0->numel() != b * h)) return bad_input("initial_c must be f32 [1, batch, hidden]");
+
+    int64_t gh = w_.gates * h, npad = round_up8(gh);
+    size_t g_sz = size_t(t_len * b * gh), hr_sz = size_t(b * npad), st_sz = size_t(b * h);
+    size_t aux_sz = size_t(b * 2 * h) + size_t(b * round_up8(h));
+    float* base = f32(a.scratch->get((g_sz + hr_sz + 2 * st_sz + aux_sz + 64) * sizeof(float)));
+    float* g = base;
+    float* hr = g + g_sz;
+    float* hs = hr + hr_sz;
+    float* cs = hs + st_sz;
+    float* aux = cs + st_sz;            // GRU lbr=0: [b][2h] r*H and z
+    float* hr_h = aux + size_t(b * 2 * h);  // GRU lbr=0: [b][h] candidate projection
+
+    // Input projection of every step at once.
+    gemm_packed(x->as<float>(), w_.input, t_len * b, w_.wx, g, gh, Act::kNone);
+    if (h0) std::memcpy(hs, h0->data, st_sz * sizeof(float));
+    else std::memset(hs, 0, st_sz * sizeof(float));
+    if (c0) std::memcpy(cs, c0->data, st_sz * sizeof(float));
+    else std::memset(cs, 0, st_sz * sizeof(float));
+
+    RtTensor* y = a.out.size() > 0 ? a.out[0] : nullptr;
+    if (y) {
+      int64_t yd[4] = {t_len, 1, b, h};
+      y->ensure(DType::kF32, yd);
+    }
+    bool avx2 = cpu_has_avx2_fma();
+    auto len_of = [&](int64_t bi) -> int64_t {
+      if (!lens) return t_len;
+      return lens->dtype == DType::kI32 ? lens->as<int32_t>()[bi] : lens->as<int64_t>()[bi];
+    };
+    for (int64_t t = 0; t < t_len; ++t) {
+      const float* gt = g + t * b * gh;
+      gemm_packed(hs, h, b, w_.rh, hr, npad, Act::kNone);
+      if (lstm_) {
+        for (int64_t bi = 0; bi < b; ++bi) {
+          if (t >= len_of(bi)) continue;
+          const float* p = w_.peep.empty() ? nullptr : w_.peep.data();
+          if (avx2) lstm_step_avx2(gt + bi * gh, hr + bi * npad, p, h, hs + bi * h, cs + bi * h);
+          else lstm_step_scalar(gt + bi * gh, hr + bi * npad, p, h, hs + bi * h, cs + bi * h);
+        }
+      } else if (lbr_) {
+        for (int64_t bi = 0; bi < b; ++bi) {
+          if (t >= len_of(bi)) continue;
+          if (avx2) gru_step_avx2(gt + bi * gh, hr + bi * npad, w_.rbh.data(), nullptr, true, h, hs + bi * h, nullptr, 0);
+          else gru_step_scalar(gt + bi * gh, hr + bi * npad, w_.rbh.data(), nullptr, true, h, hs + bi * h, nullptr, 0);
+        }
+      } else {
+        for (int64_t bi = 0; bi < b; ++bi) {
+          if (avx2) gru_step_avx2(gt + bi * gh, hr + bi * npad, nullptr, nullptr, false, h, hs + bi * h, aux + bi * 2 * h, 1);
+          else gru_step_scalar(gt + bi * gh, hr + bi * npad, nullptr, nullptr, false, h, hs + bi * h, aux + bi * 2 * h, 1);
+        }
+        gemm_packed(aux, 2 * h, b, w_.rh_h, hr_h, h, Act::kNone);
+        for (int64_t bi = 0; bi < b; ++bi) {
+          if (t >= len_of(bi)) continue;
+          if (avx2) gru_step_avx2(gt + bi * gh, nullptr, nullptr, hr_h + bi * h, false, h, hs + bi * h, aux + bi * 2 * h, 2);
+          else gru_step_scalar(gt + bi * gh, nullptr, nullptr, hr_h + bi * h, false, h, hs + bi * h, aux + bi * 2 * h, 2);
+        }
+      }
+      if (y) {
+        float* yt = y->as<float>() + t * b * h;
+        for (int64_t bi = 0; bi < b; ++bi) {
+          if (t < len_of(bi)) std::memcpy(yt + bi * h, hs + bi * h, size_t(h) * sizeof(float));
+          else std::memset(yt + bi * h, 0, size_t(h) * sizeof(float));
+        }
+      }
+    }
+    int64_t sd[3] = {1, b, h};
+    if (a.out.size() > 1 && a.out[1]) {
+      a.out[1]->ensure(DType::kF32, sd);
+      std::memcpy(a.out[1]->data, hs, st_sz * sizeof(float));
+    }
+    if (lstm_ && a.out.size() > 2 && a.out[2]) {
+      a.out[2]->ensure(DType::kF32, sd);
+      std::memcpy(a.out[2]->data, cs, st_sz * sizeof(float));
+    }
+    return Status::ok();
+  }
+
+ private:
+  RnnWeights w_;
+  bool lstm_, lbr_;
+};
+
+Status check_rnn(const Graph& g, const Node& n, bool lstm) {
+  std::string dir = n.attr_s("direction", "forward");
+  if (dir != "forward") return unsupported(n, "direction=" + dir + " is not supported by the cpu backend (forward only)");
+  if (n.attr_i("layout", 0) != 0) return unsupported(n, "layout=1 is not supported by the cpu backend");
+  if (n.has_attr("clip")) return unsupported(n, "clip is not supported by the cpu backend");
+  if (lstm && n.attr_i("input_forget", 0) != 0) return unsupported(n, "input_forget=1 is not supported by the cpu backend");
+  if (n.has_attr("activations")) {
+    auto it = n.attrs.find("activations");
+    auto* v = std::get_if<std::string>(&it->second);
+    std::string want = lstm ? "Sigmoid,Tanh,Tanh" : "Sigmoid,Tanh";
+    if (!v || *v != want) return unsupported(n, "non-default activations are not supported by the cpu backend");
+  }
+  if (n.inputs.size() < 3) return unsupported(n, "needs X, W and R");
+  for (size_t i : {size_t(1), size_t(2), size_t(3), size_t(7)}) {
+    if (i < n.inputs.size() && n.inputs[i] != kNoValue && !(is_const(g, n.inputs[i]) && g.value(n.inputs[i]).dtype == DType::kF32)) {
+      return unsupported(n, "needs constant f32 weights (input " + std::to_string(i) + ") on the cpu backend");
+    }
+  }
+  int64_t hs = n.attr_i("hidden_size", 0);
+  auto wd = g.value(n.inputs[1]).const_dims();
+  auto rd = g.value(n.inputs[2]).const_dims();
+  int64_t ng = lstm ? 4 : 3;
+  if (wd.size() != 3 || rd.size() != 3 || wd[0] != 1 || rd[0] != 1 || wd[1] != ng * hs || rd[1] != ng * hs || rd[2] != hs || hs <= 0) {
+    return unsupported(n, "has weight shapes inconsistent with hidden_size " + std::to_string(hs));
+  }
+  if (n.inputs.size() > 3 && n.inputs[3] != kNoValue && shape_numel(g.value(n.inputs[3]).const_dims()) != 2 * ng * hs) {
+    return unsupported(n, "has a bias of the wrong size");
+  }
+  if (lstm && n.inputs.size() > 7 && n.inputs[7] != kNoValue && shape_numel(g.value(n.inputs[7]).const_dims()) != 3 * hs) {
+    return unsupported(n, "has peepholes of the wrong size");
+  }
+  return Status::ok();
+}
+
+Result<KernelPtr> make_rnn(const Graph& g, const Node& n, bool lstm) {
+  RnnWeights w;
+  int64_t h = n.attr_i("hidden_size", 0), ng = lstm ? 4 : 3;
+  bool lbr = !lstm && n.attr_i("linear_before_reset", 0) != 0;
+  const Value& wv = g.value(n.inputs[1]);
+  const Value& rv = g.value(n.inputs[2]);
+  w.hidden = h;
+  w.input = wv.const_dims()[2];
+  w.gates = ng;
+  std::vector<float> bias(size_t(2 * ng * h), 0.0f);
+  if (n.inputs.size() > 3 && n.inputs[3] != kNoValue) {
+    const float* b = g.value(n.inputs[3]).as<float>();
+    bias.assign(b, b + 2 * ng * h);
+  }
+  // Input-side bias: Wb + Rb, except GRU lbr=1 keeps Rbh inside r ⊙ (...).
+  std::vector<float> in_bias(size_t(ng * h));
+  for (int64_t j = 0; j < ng * h; ++j) {
+    bool keep_rb = !(lbr && j >= 2 * h);
+    in_bias[size_t(j)] = bias[size_t(j)] + (keep_rb ? bias[size_t(ng * h + j)] : 0.0f);
+  }
+  w.wx = pack_b(wv.as<float>(), w.input, ng * h, true, in_bias.data());
+  const float* r = rv.as<float>();
+  if (!lstm && !lbr) {
+    w.rh = pack_b(r, h, 2 * h, true);
+    w.rh_h = pack_b(r + 2 * h * h, h, h, true);
+  } else {
+    w.rh = pack_b(r, h, ng * h, true);
+  }
+  if (lbr) w.rbh.assign(bias.begin() + 5 * h, bias.begin() + 6 * h);
+  if (lstm && n.inputs.size() > 7 && n.inputs[7] != kNoValue) {
+    const float* p = g.value(n.inputs[7]).as<float>();
+    w.peep.assign(p, p + 3 * h);
+  }
+  return KernelPtr(new RnnKernel(std::move(w), lstm, lbr));
+}
+
+}  // namespace
+
+void add_rnn_ops(std::vector<OpInfo>& ops) {
+  ops.push_back({"GRU", [](const Graph& g, const Node& n) { return check_rnn(g, n, false); }, {"avx2_packed"},
+                 [](const Graph& g, const Node& n, const std::string&) { return make_rnn(g, n, false); }});
+  ops.push_back({"LSTM", [](const Graph& g, const Node& n) { return check_rnn(g, n, true); }, {"avx2_packed"},
+                 [](const Graph& g, const Node& n, const std::string&) { return make_rnn(g, n, true); }});
+}
+
+}  // namespace ts::engine::cpu

@@ -1,0 +1,256 @@
+// engine::build: import → passes → backend support check → profiles → tactic timing (with a
+// timing cache file) → plan bytes.
+#include "engine/builder.h"
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <random>
+#include <sstream>
+
+#include "engine/backend.h"
+#include "engine/onnx_import.h"
+#include "engine/plan.h"
+#include "engine/runtime.h"
+
+namespace ts::engine {
+namespace {
+
+Status build_error(StatusCode c, const std::string& m) { return Status(c, "building: " + m); }
+
+std::string dims_text(const std::vector<int64_t>& d) {
+  std::string s;
+  for (size_t i = 0; i < d.size(); ++i) {
+    if (i) s += "x";
+    s += std::to_string(d[i]);
+  }
+  return s;
+}
+
+// Default profile: batch 1..1024 (opt 1), other symbols 1..512 (opt 64).
+OptimizationProfile default_profile(const Graph& g) {
+  OptimizationProfile p;
+  for (ValueId id : g.inputs) {
+    const Value& v = g.value(id);
+    if (shape_is_known(v.shape)) continue;
+    ShapeRange r;
+    for (const Dim& d : v.shape) {
+      if (d.is_known()) {
+        r.min.push_back(d.value); r.opt.push_back(d.value); r.max.push_back(d.value);
+      } else if (d.symbol == "batch") {
+        r.min.push_back(1); r.opt.push_back(1); r.max.push_back(1024);
+      } else {
+        r.min.push_back(1); r.opt.push_back(64); r.max.push_back(512);
+      }
+    }
+    p.inputs[v.name] = r;
+  }
+  return p;
+}
+
+Status check_profile(const Graph& g, const OptimizationProfile& p, size_t idx) {
+  for (const auto& [name, r] : p.inputs) {
+    ValueId id = g.find_value(name);
+    bool is_input = std::find(g.inputs.begin(), g.inputs.end(), id) != g.inputs.end();
+    std::string where = "profile " + std::to_string(idx) + " input " + name;
+    if (!is_input) return build_error(StatusCode::kInvalidArgument, where + ": the model has no such input");
+    const Value& v = g.value(id);
+    size_t rank = v.shape.size();
+    if (r.min.size() != rank || r.opt.size() != rank || r.max.size() != rank) {
+      return build_error(StatusCode::kInvalidArgument, where + ": rank differs from the model's " + shape_to_string(v.shape));
+    }
+    for (size_t k = 0; k < rank; ++k) {
+      if (!(r.min[k] >= 0 && r.min[k] <= r.opt[k] && r.opt[k] <= r.max[k])) {
+        return build_error(StatusCode::kInvalidArgument, where + ": needs 0 <= min <= opt <= max on axis " + std::to_string(k));
+      }
+      if (v.shape[k].is_known() && (r.min[k] != v.shape[k].value || r.max[k] != v.shape[k].value)) {
+        return build_error(StatusCode::kInvalidArgument, where + ": axis " + std::to_string(k) + " is fixed at " +
+                                                             std::to_string(v.shape[k].value) + " in the model");
+      }
+    }
+  }
+  return Status::ok();
+}
+
+class TimingCache {
+ public:
+  explicit TimingCache(std::string path) : path_(std::move(path)) {
+    if (path_.empty()) return;
+    std::ifstream f(path_);
+    std::string line;
+    while (std::getline(f, line)) {
+      auto tab = line.rfind('\t');
+      if (tab == std::string::npos) continue;
+      try {
+        entries_[line.substr(0, tab)] = std::stod(line.substr(tab + 1));
+      } catch (...) {
+        // a malformed line is skipped: the cache is only an accelerator
+      }
+    }
+  }
+  bool find(const std::string& key, double* ns) const {
+    auto it = entries_.find(key);
+    if (it == entries_.end()) return false;
+    *ns = it->second;
+    return true;
+  }
+  void put(const std::string& key, double ns) { entries_[key] = ns; dirty_ = true; }
+  Status save() const {
+    if (path_.empty() || !dirty_) return Status::ok();
+    std::ofstream f(path_, std::ios::trunc);
+    for (const auto& [k, v] : entries_) f << k << '\t' << v << '\n';
+    if (!f) return build_error(StatusCode::kIoError, "cannot write timing cache " + path_);
+    return Status::ok();
+  }
+  int hits = 0, misses = 0;
+
+ private:
+  std::string path_;
+  std::map<std::string, double> entries_;
+  bool dirty_ = false;
+};
+
+double median_run_ns(Executor& ex, size_t node, const Kernel& k, KernelState* st, Status* err) {
+  using clock = std::chrono::steady_clock;
+  *err = ex.run_node(node, k, st);  // warm-up (and oneDNN primitive creation)
+  if (!*err) return 0.0;
+  std::vector<double> t;
+  auto budget_end = clock::now() + std::chrono::milliseconds(200);
+  for (int i = 0; i < 15; ++i) {
+    auto t0 = clock::now();
+    *err = ex.run_node(node, k, st);
+    auto t1 = clock::now();
+    if (!*err) return 0.0;
+    t.push_back(double(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count()));
+    if (i >= 2 && t1 > budget_end) break;
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+}  // namespace
+
+Result<std::vector<uint8_t>> build_from_graph(Graph graph, const PassLog& log, const BuildOptions& options) {
+  const Backend* be = find_backend(options.backend);
+  if (!be) return build_error(StatusCode::kUnsupported, "unknown backend '" + options.backend + "' (this build has: cpu)");
+  TS_RETURN_IF_ERROR(be->check_precision(options.precision).with_context("building"));
+  for (const Node& n : graph.nodes) {
+    Status s = be->check_supported(graph, n);
+    if (!s) return Status(s.code(), "building: " + s.message());
+  }
+  TS_RETURN_IF_ERROR(validate_graph(graph).with_context("building"));
+
+  Plan plan;
+  plan.backend = be->name();
+  plan.target_arch = be->target_arch();
+  plan.precision = options.precision;
+  plan.workspace_bytes = options.workspace_bytes;
+  plan.profiles = options.profiles;
+  if (plan.profiles.empty()) plan.profiles.push_back(default_profile(graph));
+  for (size_t i = 0; i < plan.profiles.size(); ++i) TS_RETURN_IF_ERROR(check_profile(graph, plan.profiles[i], i));
+  plan.pass_log = log.lines;
+
+  // Inputs at profile 0's opt shape (static inputs at their own shape), random values.
+  std::vector<std::vector<uint8_t>> buffers;
+  std::vector<TensorView> views;
+  std::vector<int64_t> opt_numel_ratio;
+  double max_ratio = 1.0;
+  std::mt19937 rng(42);
+  std::uniform_real_distribution<float> uni(-1.0f, 1.0f);
+  for (ValueId id : graph.inputs) {
+    const Value& v = graph.value(id);
+    TensorView tv;
+    tv.dtype = v.dtype;
+    auto it = plan.profiles[0].inputs.find(v.name);
+    if (it != plan.profiles[0].inputs.end()) {
+      tv.dims = it->second.opt;
+      double opt = double(std::max<int64_t>(1, shape_numel(it->second.opt)));
+      max_ratio = std::max(max_ratio, double(shape_numel(it->second.max)) / opt);
+    } else if (shape_is_known(v.shape)) {
+      tv.dims = v.const_dims();
+    } else {
+      return build_error(StatusCode::kInvalidArgument, "input " + v.name + " " + shape_to_string(v.shape) +
+                                                           " has dynamic dims but profile 0 does not cover it");
+    }
+    buffers.emplace_back(tv.bytes() + 1, 0);
+    if (v.dtype == DType::kF32) {
+      auto* f = reinterpret_cast<float*>(buffers.back().data());
+      for (int64_t i = 0; i < shape_numel(tv.dims); ++i) f[i] = uni(rng);
+    }
+    tv.data = buffers.back().data();
+    views.push_back(tv);
+  }
+
+  // Default tactics first; run once at the opt shape to have every node's inputs.
+  for (Node& n : graph.nodes) {
+    auto t = be->tactics(graph, n);
+    if (n.tactic.empty() && !t.empty()) n.tactic = t.front();
+  }
+  auto program = be->prepare(graph);
+  if (!program) return program.status().with_context("building");
+  Executor ex(program.value());
+  Status run = ex.run(views);
+  if (!run) return build_error(run.code(), "running at the opt shape: " + run.message());
+
+  TimingCache cache(options.timing_cache_path);
+  for (size_t i = 0; i < graph.nodes.size() && options.time_tactics; ++i) {
+    Node& n = graph.nodes[i];
+    auto cands = be->tactics(graph, n);
+    if (cands.size() < 2) continue;
+    std::string shapes;
+    for (const RtTensor* t : ex.node_inputs(i)) shapes += (t ? dims_text(t->dims) : std::string("-")) + ";";
+    double best = -1.0;
+    for (const std::string& tac : cands) {
+      std::string key = be->name() + "|" + be->target_arch() + "|" + n.op + "|" + shapes + "|" + tac;
+      double ns = 0.0;
+      if (cache.find(key, &ns)) {
+        ++cache.hits;
+      } else {
+        ++cache.misses;
+        auto k = be->make_kernel(graph, n, tac);
+        if (!k) return k.status().with_context("building node " + n.name);
+        auto st = k.value()->make_state();
+        Status err;
+        ns = median_run_ns(ex, i, *k.value(), st.get(), &err);
+        if (!err) return build_error(err.code(), "timing node " + n.name + " tactic " + tac + ": " + err.message());
+        cache.put(key, ns);
+      }
+      if (best < 0 || ns < best) {
+        best = ns;
+        n.tactic = tac;
+      }
+    }
+    plan.pass_log.push_back("tactic: " + n.name + " (" + n.op + ") → " + n.tactic + " at " + shapes);
+  }
+  TS_RETURN_IF_ERROR(cache.save());
+  plan.pass_log.push_back("timing cache: " + std::to_string(cache.hits) + " hits, " + std::to_string(cache.misses) + " timed");
+  // PERF NOTE: an estimate, linear in the input size from the opt-shape run (attention's T² is
+  // not modelled); running the max shape at build time would cost seconds for big profiles.
+  plan.device_memory_bytes = int64_t(double(ex.memory_bytes()) * max_ratio);
+  plan.graph = std::move(graph);
+  return serialize_plan(plan);
+}
+
+Result<std::vector<uint8_t>> build(std::span<const uint8_t> onnx_model, const BuildOptions& options) {
+  const Backend* be = find_backend(options.backend);
+  if (!be) return build_error(StatusCode::kUnsupported, "unknown backend '" + options.backend + "' (this build has: cpu)");
+  TS_RETURN_IF_ERROR(be->check_precision(options.precision).with_context("building"));
+  auto g = import_onnx(onnx_model);
+  if (!g) return g.status().with_context("building");
+  PassLog log;
+  TS_RETURN_IF_ERROR(run_passes(g.value(), log).with_context("building"));
+  return build_from_graph(std::move(g).value(), log, options);
+}
+
+Result<std::vector<uint8_t>> build_file(const std::string& onnx_path, const BuildOptions& options) {
+  std::ifstream f(onnx_path, std::ios::binary);
+  if (!f) return Status(StatusCode::kIoError, "building " + onnx_path + ": cannot open");
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  auto r = build(bytes, options);
+  if (!r) return Status(r.status().code(), onnx_path + ": " + r.status().message());
+  return r;
+}
+
+}  // namespace ts::engine

@@ -1,0 +1,43 @@
+#pragma once
+// The plan file: what engine::build() writes and Engine::load() reads.
+//
+//   "TSPLAN\0\1" | u32 format version | u32 payload flags (0) | payload | u32 CRC32
+//   payload: backend, target arch, precision, workspace_bytes, device_memory_bytes, profiles,
+//            the optimized Graph (constants = weights; nodes with attrs, fused_from, tactic),
+//            the builder's PassLog lines.
+// Little-endian, length-prefixed strings and arrays. The CRC32 covers every byte before it.
+// deserialize_plan() checks every read against the bytes that remain (a count can never ask
+// for more than what is left), so corrupt or truncated input gives an error, never a crash or
+// a huge allocation. Backend/arch compatibility is checked by Engine::load, not here.
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "engine/engine.h"
+#include "engine/ir/graph.h"
+
+namespace ts::engine {
+
+constexpr uint32_t kPlanFormatVersion = 1;
+inline constexpr char kPlanMagic[8] = {'T', 'S', 'P', 'L', 'A', 'N', '\0', '\1'};
+
+struct Plan {
+  std::string backend;
+  std::string target_arch;
+  Precision precision = Precision::kFP32;
+  int64_t workspace_bytes = 0;
+  int64_t device_memory_bytes = 0;   // per-context scratch estimate at the max profile shapes
+  std::vector<OptimizationProfile> profiles;
+  Graph graph;
+  std::vector<std::string> pass_log;
+};
+
+std::vector<uint8_t> serialize_plan(const Plan& plan);
+// verify_checksum=false only for fuzzing the payload parser.
+Result<Plan> deserialize_plan(std::span<const uint8_t> bytes, bool verify_checksum = true);
+
+uint32_t crc32(std::span<const uint8_t> bytes);
+
+}  // namespace ts::engine
