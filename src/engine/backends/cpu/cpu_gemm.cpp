@@ -73,39 +73,101 @@ TS_AVX2 inline __m256 act8(__m256 v, Act act) {
   }
 }
 
-// R rows × C panels of 8 columns; k-loop over packed panels. PERF NOTE: 8 accumulators
-// (R*C == 8) cover the FMA latency×throughput product on Zen/Intel cores.
-template <int R, int C>
-TS_AVX2 void micro(const float* a, int64_t lda, const float* panels, int64_t k, int64_t n,
-                   int64_t j0, const float* bias, float* c, int64_t ldc, Act act) {
-  __m256 acc[R][C];
-  for (int r = 0; r < R; ++r)
-    for (int q = 0; q < C; ++q) acc[r][q] = _mm256_setzero_ps();
-  const float* bp[C];
-  for (int q = 0; q < C; ++q) bp[q] = panels + (j0 / 8 + q) * k * 8;
+// Epilogue: bias, activation, store (partial last panel through a temporary).
+TS_AVX2 inline void store8(__m256 acc, const float* bias, int64_t j, int64_t n, float* dst, Act act) {
+  __m256 v = acc;
+  if (bias) v = _mm256_add_ps(v, _mm256_loadu_ps(bias + j));
+  v = act8(v, act);
+  if (j + 8 <= n) {
+    _mm256_storeu_ps(dst + j, v);
+  } else {
+    alignas(32) float tmp[8];
+    _mm256_store_ps(tmp, v);
+    for (int64_t t = 0; t < n - j; ++t) dst[j + t] = tmp[t];
+  }
+}
+
+// PERF NOTE: the two hot shapes have named accumulators. With an accumulator array indexed in
+// loops GCC 12 kept the array on the stack and stored all 8 vectors every k step, which made
+// the batch-1 recurrent step (1 row × 384 columns) 4x slower than this version.
+// 1 row × 64 columns (8 panels): the batch-1 matvec of the recurrent step.
+TS_AVX2 void micro_1x8(const float* a, const float* panels, int64_t k, int64_t n, int64_t j0,
+                       const float* bias, float* c, Act act) {
+  __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0;
+  const float* p = panels + (j0 / 8) * k * 8;
+  const int64_t ps = k * 8;  // panel stride in floats
   for (int64_t kk = 0; kk < k; ++kk) {
-    __m256 bv[C];
-    for (int q = 0; q < C; ++q) bv[q] = _mm256_loadu_ps(bp[q] + kk * 8);
-    for (int r = 0; r < R; ++r) {
-      __m256 av = _mm256_broadcast_ss(a + r * lda + kk);
-      for (int q = 0; q < C; ++q) acc[r][q] = _mm256_fmadd_ps(av, bv[q], acc[r][q]);
-    }
+    __m256 av = _mm256_broadcast_ss(a + kk);
+    const float* q = p + kk * 8;
+    c0 = _mm256_fmadd_ps(av, _mm256_loadu_ps(q), c0);
+    c1 = _mm256_fmadd_ps(av, _mm256_loadu_ps(q + ps), c1);
+    c2 = _mm256_fmadd_ps(av, _mm256_loadu_ps(q + 2 * ps), c2);
+    c3 = _mm256_fmadd_ps(av, _mm256_loadu_ps(q + 3 * ps), c3);
+    c4 = _mm256_fmadd_ps(av, _mm256_loadu_ps(q + 4 * ps), c4);
+    c5 = _mm256_fmadd_ps(av, _mm256_loadu_ps(q + 5 * ps), c5);
+    c6 = _mm256_fmadd_ps(av, _mm256_loadu_ps(q + 6 * ps), c6);
+    c7 = _mm256_fmadd_ps(av, _mm256_loadu_ps(q + 7 * ps), c7);
   }
-  for (int q = 0; q < C; ++q) {
-    int64_t j = j0 + q * 8;
-    __m256 bb = bias ? _mm256_loadu_ps(bias + j) : _mm256_setzero_ps();
-    for (int r = 0; r < R; ++r) {
-      __m256 v = act8(_mm256_add_ps(acc[r][q], bb), act);
-      float* dst = c + r * ldc + j;
-      if (j + 8 <= n) {
-        _mm256_storeu_ps(dst, v);
-      } else {
-        alignas(32) float tmp[8];
-        _mm256_store_ps(tmp, v);
-        for (int64_t t = 0; t < n - j; ++t) dst[t] = tmp[t];
-      }
-    }
+  store8(c0, bias, j0, n, c, act);
+  store8(c1, bias, j0 + 8, n, c, act);
+  store8(c2, bias, j0 + 16, n, c, act);
+  store8(c3, bias, j0 + 24, n, c, act);
+  store8(c4, bias, j0 + 32, n, c, act);
+  store8(c5, bias, j0 + 40, n, c, act);
+  store8(c6, bias, j0 + 48, n, c, act);
+  store8(c7, bias, j0 + 56, n, c, act);
+}
+
+// 4 rows × 16 columns (2 panels): GEMMs over many rows (input projections, batches).
+TS_AVX2 void micro_4x2(const float* a, int64_t lda, const float* panels, int64_t k, int64_t n,
+                       int64_t j0, const float* bias, float* c, int64_t ldc, Act act) {
+  __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00,
+         c30 = c00, c31 = c00;
+  const float* p0 = panels + (j0 / 8) * k * 8;
+  const float* p1 = p0 + k * 8;
+  const float *a0 = a, *a1 = a + lda, *a2 = a + 2 * lda, *a3 = a + 3 * lda;
+  for (int64_t kk = 0; kk < k; ++kk) {
+    __m256 b0 = _mm256_loadu_ps(p0 + kk * 8), b1 = _mm256_loadu_ps(p1 + kk * 8);
+    __m256 v = _mm256_broadcast_ss(a0 + kk);
+    c00 = _mm256_fmadd_ps(v, b0, c00);
+    c01 = _mm256_fmadd_ps(v, b1, c01);
+    v = _mm256_broadcast_ss(a1 + kk);
+    c10 = _mm256_fmadd_ps(v, b0, c10);
+    c11 = _mm256_fmadd_ps(v, b1, c11);
+    v = _mm256_broadcast_ss(a2 + kk);
+    c20 = _mm256_fmadd_ps(v, b0, c20);
+    c21 = _mm256_fmadd_ps(v, b1, c21);
+    v = _mm256_broadcast_ss(a3 + kk);
+    c30 = _mm256_fmadd_ps(v, b0, c30);
+    c31 = _mm256_fmadd_ps(v, b1, c31);
   }
+  store8(c00, bias, j0, n, c, act);
+  store8(c01, bias, j0 + 8, n, c, act);
+  store8(c10, bias, j0, n, c + ldc, act);
+  store8(c11, bias, j0 + 8, n, c + ldc, act);
+  store8(c20, bias, j0, n, c + 2 * ldc, act);
+  store8(c21, bias, j0 + 8, n, c + 2 * ldc, act);
+  store8(c30, bias, j0, n, c + 3 * ldc, act);
+  store8(c31, bias, j0 + 8, n, c + 3 * ldc, act);
+}
+
+// Tails: R rows × 1 panel (R ≤ 4 accumulators, named through a switch-free unrolled body).
+template <int R>
+TS_AVX2 void micro_rx1(const float* a, int64_t lda, const float* panels, int64_t k, int64_t n,
+                       int64_t j0, const float* bias, float* c, int64_t ldc, Act act) {
+  __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
+  const float* p = panels + (j0 / 8) * k * 8;
+  for (int64_t kk = 0; kk < k; ++kk) {
+    __m256 b = _mm256_loadu_ps(p + kk * 8);
+    c0 = _mm256_fmadd_ps(_mm256_broadcast_ss(a + kk), b, c0);
+    if constexpr (R > 1) c1 = _mm256_fmadd_ps(_mm256_broadcast_ss(a + lda + kk), b, c1);
+    if constexpr (R > 2) c2 = _mm256_fmadd_ps(_mm256_broadcast_ss(a + 2 * lda + kk), b, c2);
+    if constexpr (R > 3) c3 = _mm256_fmadd_ps(_mm256_broadcast_ss(a + 3 * lda + kk), b, c3);
+  }
+  store8(c0, bias, j0, n, c, act);
+  if constexpr (R > 1) store8(c1, bias, j0, n, c + ldc, act);
+  if constexpr (R > 2) store8(c2, bias, j0, n, c + 2 * ldc, act);
+  if constexpr (R > 3) store8(c3, bias, j0, n, c + 3 * ldc, act);
 }
 
 template <int R>
@@ -114,11 +176,12 @@ TS_AVX2 void row_block(const float* a, int64_t lda, const float* panels, int64_t
   int64_t n_pad = round_up8(n);
   int64_t j = 0;
   if constexpr (R == 1) {
-    for (; j + 64 <= n_pad; j += 64) micro<1, 8>(a, lda, panels, k, n, j, bias, c, ldc, act);
-    for (; j + 32 <= n_pad; j += 32) micro<1, 4>(a, lda, panels, k, n, j, bias, c, ldc, act);
+    for (; j + 64 <= n_pad; j += 64) micro_1x8(a, panels, k, n, j, bias, c, act);
   }
-  for (; j + 16 <= n_pad; j += 16) micro<R, 2>(a, lda, panels, k, n, j, bias, c, ldc, act);
-  for (; j < n_pad; j += 8) micro<R, 1>(a, lda, panels, k, n, j, bias, c, ldc, act);
+  if constexpr (R == 4) {
+    for (; j + 16 <= n_pad; j += 16) micro_4x2(a, lda, panels, k, n, j, bias, c, ldc, act);
+  }
+  for (; j < n_pad; j += 8) micro_rx1<R>(a, lda, panels, k, n, j, bias, c, ldc, act);
 }
 
 TS_AVX2 void gemm_avx2(const float* a, int64_t lda, int64_t m, const float* panels, int64_t k,
