@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""Regenerates the README's benchmark tables from bench/results/*.json.
+
+Usage: bench/report.py [--write]   (prints the Markdown; --write replaces the block between
+<!-- bench:begin --> and <!-- bench:end --> in README.md)
+"""
+import glob
+import json
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def latest(benchmark):
+    """The newest results file per machine for a benchmark."""
+    by_machine = {}
+    for path in sorted(glob.glob(os.path.join(ROOT, "bench", "results", f"{benchmark}-*.json"))):
+        with open(path) as f:
+            doc = json.load(f)
+        by_machine[doc["machine"]["name"]] = (path, doc)
+    return by_machine
+
+
+def pipeline_tables():
+    out = []
+    for machine, (path, doc) in sorted(latest("pipeline").items()):
+        out.append(f"Pipeline, `{machine}` ({doc['machine'].get('cpu', '')}, {doc['machine'].get('cores')} cores), "
+                   f"commit `{doc['commit']}`, {doc['date']} — `{os.path.relpath(path, ROOT)}`\n")
+        out.append("| benchmark | case | result | target |")
+        out.append("|---|---|---|---|")
+        for r in doc["results"]:
+            c, m = r["case"], r["metrics"]
+            if c["bench"] == "throughput":
+                out.append(f"| throughput, one core | sim, {c['symbols']} symbols, {c['runs']} runs × {c['events_per_run']:,} events "
+                           f"| median **{m['median_events_per_s']/1e6:.2f} M events/s** (slowest run {m['p99_low_events_per_s']/1e6:.2f} M) "
+                           f"| ≥ 3.00 M events/s |")
+            elif c["bench"] == "latency":
+                out.append(f"| latency, paced | sim, {c['symbols']} symbols, {c['paced_events_per_s']:,.0f} events/s for {c['seconds']} s "
+                           f"| receive→alert p50 {m['alert_p50_us']:.1f} µs, **p99 {m['alert_p99_us']:.1f} µs, p999 {m['alert_p999_us']:.1f} µs** "
+                           f"({m['alerts']} alerts); receive→rules, every event: p50 {m['event_p50_us']:.1f} µs, p99 {m['event_p99_us']:.1f} µs, "
+                           f"p999 {m['event_p999_us']:.1f} µs | p99 ≤ 100 µs, p999 ≤ 1 ms |")
+            elif c["bench"] == "replay":
+                out.append(f"| replay, as fast as possible | {c['data']} ({m['events']:,} events, {c['runs']} runs) "
+                           f"| median **{m['median_events_per_s']/1e6:.2f} M events/s** | — |")
+        out.append("")
+    return "\n".join(out)
+
+
+def main():
+    text = pipeline_tables()
+    if "--write" in sys.argv:
+        readme = os.path.join(ROOT, "README.md")
+        with open(readme) as f:
+            s = f.read()
+        begin, end = "<!-- bench:begin -->", "<!-- bench:end -->"
+        if begin not in s:
+            s += f"\n{begin}\n{end}\n"
+        head, rest = s.split(begin, 1)
+        _, tail = rest.split(end, 1)
+        with open(readme, "w") as f:
+            f.write(f"{head}{begin}\n{text}\n{end}{tail}")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
