@@ -14,6 +14,13 @@ Selection (every case is listed in the manifest, with the reason when it is left
   that opset and 17 the model means exactly the same at opset 17, so its opset import is raised
   to 17 and the case kept ("opset_from" in the manifest); otherwise onnx's version converter is
   tried, and the case is left out if that fails.
+- shape-like and weight inputs become initializers (noted per case in "folded"): the node tests
+  feed e.g. Reshape's shape, Slice's starts/ends, Squeeze's axes and GRU/LSTM's W/R/B as runtime
+  inputs, while exported models always carry them as constants, and the engine (like TensorRT
+  without shape-tensor inputs) needs them at build time. The values are the test's own.
+- an input whose data shape disagrees with the model's declared static shape but has the same
+  element count (test_gemm_default_scalar_bias feeds [1] for a declared scalar) is reshaped to
+  the declared shape.
 """
 import argparse
 import hashlib
@@ -45,6 +52,12 @@ SUPPORTED_OPS = [
     "Shape", "Constant", "ConstantOfShape", "Identity", "Cast", "Where", "Expand",
 ]
 TARGET_OPSET = 17
+# (op, input index) whose value the engine needs at build time.
+BUILD_TIME_INPUTS = {
+    ("Reshape", 1), ("Expand", 1), ("Slice", 1), ("Slice", 2), ("Slice", 3), ("Slice", 4),
+    ("Squeeze", 1), ("Unsqueeze", 1), ("ConstantOfShape", 0),
+    ("GRU", 1), ("GRU", 2), ("GRU", 3), ("LSTM", 1), ("LSTM", 2), ("LSTM", 3), ("LSTM", 7),
+}
 NPY_DTYPES = {np.dtype(t) for t in (np.float32, np.float64, np.float16, np.int64, np.int32,
                                     np.int8, np.uint8, np.bool_)}
 
@@ -116,6 +129,45 @@ def load_tensors(case_dir, prefix):
     return out
 
 
+def fold_build_time_inputs(model, inputs):
+    """Turns graph inputs that feed BUILD_TIME_INPUTS into initializers holding the test data."""
+    feeds = set()
+    for n in model.graph.node:
+        for k, name in enumerate(n.input):
+            if name and (n.op_type, k) in BUILD_TIME_INPUTS:
+                feeds.add(name)
+    graph_inputs = [v.name for v in model.graph.input]
+    kept, folded = [], []
+    for i, (tname, arr) in enumerate(inputs):
+        gname = tname or graph_inputs[i]
+        if gname in feeds:
+            model.graph.initializer.append(numpy_helper.from_array(arr, gname))
+            folded.append(gname)
+        else:
+            kept.append((gname, arr))
+    if folded:
+        remaining = [v for v in model.graph.input if v.name not in folded]
+        del model.graph.input[:]
+        model.graph.input.extend(remaining)
+        onnx.checker.check_model(model)
+    return kept, folded
+
+
+def match_declared_shapes(model, inputs):
+    declared = {}
+    for v in model.graph.input:
+        dims = v.type.tensor_type.shape.dim
+        if v.type.tensor_type.HasField("shape") and all(d.HasField("dim_value") for d in dims):
+            declared[v.name] = [d.dim_value for d in dims]
+    out = []
+    for tname, arr in inputs:
+        want = declared.get(tname)
+        if want is not None and list(arr.shape) != want and int(np.prod(want)) == arr.size:
+            arr = arr.reshape(want)
+        out.append((tname, arr))
+    return out
+
+
 def is_tensor_type(value_info):
     return value_info.type.HasField("tensor_type")
 
@@ -151,6 +203,10 @@ def select_case(src_dir, name, out_dir):
         return entry
     if note:
         entry["note"] = note
+    inputs, folded = fold_build_time_inputs(model, inputs)
+    if folded:
+        entry["folded"] = folded
+    inputs = match_declared_shapes(model, inputs)
     case_out = os.path.join(out_dir, name)
     os.makedirs(case_out, exist_ok=True)
     onnx.save(model, os.path.join(case_out, "model.onnx"))
@@ -159,12 +215,12 @@ def select_case(src_dir, name, out_dir):
     graph_outputs = [v.name for v in model.graph.output]
     entry["inputs"] = []
     for i, (tname, arr) in enumerate(inputs):
-        np.save(os.path.join(case_out, f"input_{i}.npy"), np.ascontiguousarray(arr))
+        np.save(os.path.join(case_out, f"input_{i}.npy"), arr)
         entry["inputs"].append({"name": tname or graph_inputs[i], "file": f"{name}/input_{i}.npy",
                                 "dtype": str(arr.dtype), "shape": list(arr.shape)})
     entry["outputs"] = []
     for i, (tname, arr) in enumerate(outputs):
-        np.save(os.path.join(case_out, f"output_{i}.npy"), np.ascontiguousarray(arr))
+        np.save(os.path.join(case_out, f"output_{i}.npy"), arr)
         entry["outputs"].append({"name": tname or graph_outputs[i],
                                  "file": f"{name}/output_{i}.npy",
                                  "dtype": str(arr.dtype), "shape": list(arr.shape)})

@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "app/commands.h"
+#include "app/engine_commands.h"
 #include "core/log.h"
 
 namespace {
@@ -56,6 +57,8 @@ int main(int argc, char** argv) {
   record->add_option("--seed", record_opts.seed, "sim: seed");
   record->add_option("--sim-seconds", record_opts.sim_seconds, "sim: simulated seconds");
 
+  ts::EngineCommands engine_commands(app);  // build, bench, inspect, infer
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -70,6 +73,7 @@ int main(int argc, char** argv) {
     if (*run) return ts::command_run(common, run_opts, g_stop);
     if (*replay) return ts::command_replay(common, replay_opts, g_stop);
     if (*record) return ts::command_record(record_opts, g_stop);
+    if (auto rc = engine_commands.run()) return *rc;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ticksentry: %s\n", e.what());
     return 2;

@@ -1,0 +1,429 @@
+#include "app/engine_commands.h"
+
+#include <CLI/CLI.hpp>
+
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <random>
+
+#include "core/latency_histogram.h"
+#include "engine/engine.h"
+#include "engine/npy.h"
+
+namespace ts {
+namespace {
+
+using engine::DType;
+using engine::HostTensor;
+
+int fail(const char* command, const std::string& message) {
+  std::fprintf(stderr, "ticksentry %s: %s\n", command, message.c_str());
+  return 2;
+}
+
+std::string dims_text(const std::vector<int64_t>& dims) {
+  std::string s;
+  for (int64_t d : dims) {
+    if (!s.empty()) s.push_back('x');
+    s.append(std::to_string(d));
+  }
+  return s;
+}
+
+// "x:1x30x32,h:2x1x64" → {x: [1,30,32], h: [2,1,64]}.
+Result<std::map<std::string, std::vector<int64_t>>> parse_shapes(const std::string& spec,
+                                                                  const char* flag) {
+  std::map<std::string, std::vector<int64_t>> out;
+  size_t pos = 0;
+  while (pos < spec.size()) {
+    size_t end = spec.find(',', pos);
+    if (end == std::string::npos) end = spec.size();
+    const std::string item = spec.substr(pos, end - pos);
+    pos = end + 1;
+    const size_t colon = item.rfind(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == item.size()) {
+      return Status(StatusCode::kInvalidArgument,
+                    std::string(flag) + " '" + item + "': expected name:dims, e.g. x:1x30x32");
+    }
+    std::vector<int64_t> dims;
+    const std::string d = item.substr(colon + 1);
+    size_t p = 0;
+    while (p <= d.size()) {
+      size_t q = d.find('x', p);
+      if (q == std::string::npos) q = d.size();
+      const std::string num = d.substr(p, q - p);
+      if (num.empty() || num.find_first_not_of("0123456789") != std::string::npos ||
+          num.size() > 12) {
+        return Status(StatusCode::kInvalidArgument,
+                      std::string(flag) + " '" + item + "': dims must be positive integers joined by 'x'");
+      }
+      dims.push_back(std::stoll(num));
+      p = q + 1;
+    }
+    out[item.substr(0, colon)] = std::move(dims);
+  }
+  return out;
+}
+
+// "workspace:1024M" → bytes. K, M, G suffixes (powers of 1024); no suffix means MiB as trtexec.
+Result<int64_t> parse_mem_pool(const std::string& spec) {
+  const std::string prefix = "workspace:";
+  if (spec.rfind(prefix, 0) != 0) {
+    return Status(StatusCode::kInvalidArgument,
+                  "--memPoolSize '" + spec + "': expected workspace:<size>[K|M|G]");
+  }
+  std::string v = spec.substr(prefix.size());
+  int64_t unit = int64_t(1) << 20;
+  if (!v.empty() && std::string("KkMmGg").find(v.back()) != std::string::npos) {
+    const char u = char(std::toupper(v.back()));
+    unit = u == 'K' ? (int64_t(1) << 10) : u == 'M' ? (int64_t(1) << 20) : (int64_t(1) << 30);
+    v.pop_back();
+  }
+  if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos || v.size() > 9) {
+    return Status(StatusCode::kInvalidArgument, "--memPoolSize '" + spec + "': bad size");
+  }
+  return std::stoll(v) * unit;
+}
+
+Result<std::shared_ptr<engine::Engine>> load_engine(const std::string& path) {
+  if (path.empty()) return Status(StatusCode::kInvalidArgument, "--loadEngine is required");
+  auto e = engine::Engine::load_file(path);
+  if (!e) return e.status().with_context("loading " + path);
+  return e;
+}
+
+// Concrete dims of every output for the given input dims: symbols resolved from the inputs'
+// symbolic dims. An output dim no input names (rare: data-dependent) gets the largest input dim,
+// which is room enough for the shapes these models produce; the engine reports real dims.
+std::vector<std::vector<int64_t>> output_dims(const engine::Engine& e,
+                                              const std::vector<std::vector<int64_t>>& in_dims) {
+  std::map<std::string, int64_t> sym;
+  int64_t largest = 1;
+  for (size_t i = 0; i < e.inputs().size(); ++i) {
+    const auto& shape = e.inputs()[i].shape;
+    for (size_t k = 0; k < shape.size() && k < in_dims[i].size(); ++k) {
+      if (!shape[k].is_known()) sym[shape[k].symbol] = in_dims[i][k];
+      largest = std::max(largest, in_dims[i][k]);
+    }
+  }
+  std::vector<std::vector<int64_t>> out;
+  for (const auto& b : e.outputs()) {
+    std::vector<int64_t> dims;
+    for (const auto& d : b.shape) {
+      if (d.is_known()) {
+        dims.push_back(d.value);
+      } else {
+        auto it = sym.find(d.symbol);
+        dims.push_back(it != sym.end() ? it->second : largest);
+      }
+    }
+    out.push_back(dims);
+  }
+  return out;
+}
+
+}  // namespace
+
+int command_engine_build(const EngineBuildOptions& o) {
+  constexpr const char* kCmd = "build";
+  if (o.onnx.empty()) return fail(kCmd, "--onnx is required");
+  if (o.save_engine.empty()) return fail(kCmd, "--saveEngine is required");
+  if (int(o.fp16) + int(o.bf16) + int(o.int8) > 1) {
+    return fail(kCmd, "give at most one of --fp16, --bf16, --int8");
+  }
+  engine::BuildOptions opts;
+  opts.backend = o.backend;
+  opts.precision = o.fp16   ? engine::Precision::kFP16
+                   : o.bf16 ? engine::Precision::kBF16
+                   : o.int8 ? engine::Precision::kINT8
+                            : engine::Precision::kFP32;
+  opts.timing_cache_path = o.timing_cache_file;
+  if (!o.mem_pool_size.empty()) {
+    auto bytes = parse_mem_pool(o.mem_pool_size);
+    if (!bytes) return fail(kCmd, bytes.status().message());
+    opts.workspace_bytes = bytes.value();
+  }
+  auto mins = parse_shapes(o.min_shapes, "--minShapes");
+  auto opt_parsed = parse_shapes(o.opt_shapes, "--optShapes");
+  auto maxs = parse_shapes(o.max_shapes, "--maxShapes");
+  for (auto* r : {&mins, &opt_parsed, &maxs}) {
+    if (!*r) return fail(kCmd, r->status().message());
+  }
+  // Any input named in one of the three gets a range; a missing bound falls back to the others
+  // (opt ← max ← min), so --minShapes/--maxShapes alone are enough.
+  std::map<std::string, engine::ShapeRange> ranges;
+  for (auto* r : {&mins, &opt_parsed, &maxs}) {
+    for (auto& [name, dims] : r->value()) ranges[name];
+  }
+  for (auto& [name, range] : ranges) {
+    auto get = [&](const Result<std::map<std::string, std::vector<int64_t>>>& m) {
+      auto it = m.value().find(name);
+      return it == m.value().end() ? std::vector<int64_t>{} : it->second;
+    };
+    range.min = get(mins);
+    range.opt = get(opt_parsed);
+    range.max = get(maxs);
+    if (range.max.empty()) range.max = !range.opt.empty() ? range.opt : range.min;
+    if (range.opt.empty()) range.opt = range.max;
+    if (range.min.empty()) range.min = range.opt;
+    if (range.min.size() != range.max.size() || range.opt.size() != range.max.size()) {
+      return fail(kCmd, "input " + name + ": min/opt/max shapes have different ranks");
+    }
+    for (size_t k = 0; k < range.max.size(); ++k) {
+      if (range.min[k] > range.opt[k] || range.opt[k] > range.max[k]) {
+        return fail(kCmd, "input " + name + ": need min <= opt <= max in every dim, got " +
+                              dims_text(range.min) + " / " + dims_text(range.opt) + " / " +
+                              dims_text(range.max));
+      }
+    }
+  }
+  if (!ranges.empty()) {
+    engine::OptimizationProfile profile;
+    profile.inputs = std::move(ranges);
+    opts.profiles.push_back(std::move(profile));
+  }
+
+  const auto t0 = std::chrono::steady_clock::now();
+  auto plan = engine::build_file(o.onnx, opts);
+  if (!plan) return fail(kCmd, plan.status().message());
+  const double build_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::ofstream out(o.save_engine, std::ios::binary | std::ios::trunc);
+  if (out) {
+    out.write(reinterpret_cast<const char*>(plan.value().data()),
+              std::streamsize(plan.value().size()));
+  }
+  if (!out) return fail(kCmd, "writing " + o.save_engine + ": cannot write file");
+  std::printf("built %s → %s: %zu bytes, backend %s, precision %s, %.2f s\n", o.onnx.c_str(),
+              o.save_engine.c_str(), plan.value().size(), opts.backend.c_str(),
+              engine::precision_name(opts.precision), build_s);
+  return 0;
+}
+
+int command_engine_inspect(const EngineInspectOptions& o) {
+  constexpr const char* kCmd = "inspect";
+  auto e = load_engine(o.plan);
+  if (!e) return fail(kCmd, e.status().message());
+  const auto& eng = *e.value();
+  std::printf("plan %s: backend %s, context memory %lld bytes\n", o.plan.c_str(),
+              eng.backend().c_str(), static_cast<long long>(eng.device_memory_bytes()));
+  for (const auto& b : eng.inputs()) {
+    std::printf("input  %s %s %s\n", b.name.c_str(), engine::dtype_name(b.dtype),
+                engine::shape_to_string(b.shape).c_str());
+  }
+  for (const auto& b : eng.outputs()) {
+    std::printf("output %s %s %s\n", b.name.c_str(), engine::dtype_name(b.dtype),
+                engine::shape_to_string(b.shape).c_str());
+  }
+  for (size_t p = 0; p < eng.profiles().size(); ++p) {
+    for (const auto& [name, r] : eng.profiles()[p].inputs) {
+      std::printf("profile %zu %s: min %s opt %s max %s\n", p, name.c_str(),
+                  dims_text(r.min).c_str(), dims_text(r.opt).c_str(), dims_text(r.max).c_str());
+    }
+  }
+  std::printf("%s", eng.describe().c_str());
+  if (!eng.describe().empty() && eng.describe().back() != '\n') std::printf("\n");
+  return 0;
+}
+
+int command_engine_infer(const EngineInferOptions& o) {
+  constexpr const char* kCmd = "infer";
+  auto e = load_engine(o.load_engine);
+  if (!e) return fail(kCmd, e.status().message());
+  const auto& eng = *e.value();
+  std::map<std::string, std::string> in_files;
+  for (const auto& spec : o.inputs) {
+    const size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return fail(kCmd, "--input '" + spec + "': expected name=file.npy");
+    }
+    in_files[spec.substr(0, eq)] = spec.substr(eq + 1);
+  }
+  std::vector<HostTensor> inputs;
+  std::vector<std::vector<int64_t>> in_dims;
+  for (const auto& b : eng.inputs()) {
+    auto it = in_files.find(b.name);
+    if (it == in_files.end()) return fail(kCmd, "no --input for the engine's input " + b.name);
+    auto t = engine::npy_read(it->second);
+    if (!t) return fail(kCmd, t.status().message());
+    in_dims.push_back(t.value().dims);
+    inputs.push_back(std::move(t.value()));
+    in_files.erase(it);
+  }
+  if (!in_files.empty()) {
+    return fail(kCmd, "the engine has no input named " + in_files.begin()->first);
+  }
+  if (o.outputs.empty()) return fail(kCmd, "--output is required");
+  std::map<std::string, std::string> out_files;
+  for (const auto& spec : o.outputs) {
+    const size_t eq = spec.find('=');
+    if (eq == std::string::npos) {
+      out_files[eng.outputs().at(0).name] = spec;
+    } else {
+      out_files[spec.substr(0, eq)] = spec.substr(eq + 1);
+    }
+  }
+  for (const auto& [name, file] : out_files) {
+    bool found = false;
+    for (const auto& b : eng.outputs()) found = found || b.name == name;
+    if (!found) return fail(kCmd, "the engine has no output named " + name);
+  }
+
+  const auto dims = output_dims(eng, in_dims);
+  std::vector<HostTensor> outputs;
+  for (size_t i = 0; i < eng.outputs().size(); ++i) {
+    outputs.push_back(HostTensor::zeros(eng.outputs()[i].dtype, dims[i]));
+  }
+  std::vector<engine::TensorView> in_views, out_views;
+  for (auto& t : inputs) in_views.push_back(t.view());
+  for (auto& t : outputs) out_views.push_back(t.view());
+  auto ctx = eng.create_context();
+  if (!ctx) return fail(kCmd, ctx.status().message());
+  const Status st = ctx.value()->execute(in_views, out_views);
+  if (!st) return fail(kCmd, st.message());
+  for (size_t i = 0; i < eng.outputs().size(); ++i) {
+    auto it = out_files.find(eng.outputs()[i].name);
+    if (it == out_files.end()) continue;
+    const auto& v = out_views[i];
+    const Status w = engine::npy_write(it->second, v.dtype, v.dims, v.data);
+    if (!w) return fail(kCmd, w.message());
+    std::printf("wrote %s %s (%s) to %s\n", eng.outputs()[i].name.c_str(),
+                engine::dtype_name(v.dtype), dims_text(v.dims).c_str(), it->second.c_str());
+  }
+  return 0;
+}
+
+int command_engine_bench(const EngineBenchOptions& o) {
+  constexpr const char* kCmd = "bench";
+  if (o.iterations <= 0) return fail(kCmd, "--iterations must be positive");
+  if (o.warm_up_ms < 0) return fail(kCmd, "--warmUp must be >= 0");
+  auto e = load_engine(o.load_engine);
+  if (!e) return fail(kCmd, e.status().message());
+  const auto& eng = *e.value();
+  auto shapes = parse_shapes(o.shapes, "--shapes");
+  if (!shapes) return fail(kCmd, shapes.status().message());
+
+  std::mt19937 rng(42);
+  std::uniform_real_distribution<float> uni(-1.f, 1.f);
+  std::vector<HostTensor> inputs;
+  std::vector<std::vector<int64_t>> in_dims;
+  for (const auto& b : eng.inputs()) {
+    std::vector<int64_t> dims;
+    auto it = shapes.value().find(b.name);
+    if (it != shapes.value().end()) {
+      dims = it->second;
+      shapes.value().erase(it);
+    } else if (engine::shape_is_known(b.shape)) {
+      for (const auto& d : b.shape) dims.push_back(d.value);
+    } else {
+      return fail(kCmd, "input " + b.name + " " + engine::shape_to_string(b.shape) +
+                            " has dynamic dims: give --shapes " + b.name + ":<dims>");
+    }
+    HostTensor t = HostTensor::zeros(b.dtype, dims);
+    if (b.dtype == DType::kF32) {
+      for (int64_t k = 0; k < t.numel(); ++k) t.as<float>()[k] = uni(rng);
+    }
+    in_dims.push_back(dims);
+    inputs.push_back(std::move(t));
+  }
+  if (!shapes.value().empty()) {
+    return fail(kCmd, "the engine has no input named " + shapes.value().begin()->first);
+  }
+  const auto dims = output_dims(eng, in_dims);
+  std::vector<HostTensor> outputs;
+  for (size_t i = 0; i < eng.outputs().size(); ++i) {
+    outputs.push_back(HostTensor::zeros(eng.outputs()[i].dtype, dims[i]));
+  }
+  std::vector<engine::TensorView> in_views, out_views;
+  for (auto& t : inputs) in_views.push_back(t.view());
+  for (auto& t : outputs) out_views.push_back(t.view());
+  auto ctx = eng.create_context();
+  if (!ctx) return fail(kCmd, ctx.status().message());
+
+  using Clock = std::chrono::steady_clock;
+  const auto warm_end = Clock::now() + std::chrono::microseconds(int64_t(o.warm_up_ms * 1000));
+  int warm_runs = 0;
+  do {
+    const Status st = ctx.value()->execute(in_views, out_views);
+    if (!st) return fail(kCmd, st.message());
+    ++warm_runs;
+  } while (Clock::now() < warm_end);
+
+  LatencyHistogram hist;
+  const auto t0 = Clock::now();
+  for (int i = 0; i < o.iterations; ++i) {
+    const auto a = Clock::now();
+    const Status st = ctx.value()->execute(in_views, out_views);
+    const auto b = Clock::now();
+    if (!st) return fail(kCmd, st.message());
+    hist.record(std::chrono::duration_cast<std::chrono::nanoseconds>(b - a).count());
+  }
+  const double total_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  const int64_t batch = in_dims.empty() || in_dims[0].empty() ? 1 : in_dims[0][0];
+  const double per_s = o.iterations / total_s;
+  std::printf("bench %s (%s) backend %s, %d iterations after %d warm-up runs\n",
+              o.load_engine.c_str(), o.shapes.c_str(), eng.backend().c_str(), o.iterations,
+              warm_runs);
+  std::printf("latency us: min %.1f  mean %.1f  P50 %.1f  P99 %.1f  P99.9 %.1f  max %.1f\n",
+              hist.min_ns() / 1e3, hist.mean_ns() / 1e3, hist.quantile_ns(0.5) / 1e3,
+              hist.quantile_ns(0.99) / 1e3, hist.quantile_ns(0.999) / 1e3, hist.max_ns() / 1e3);
+  std::printf("throughput: %.1f inferences/s, %.1f samples/s (batch %lld)\n", per_s,
+              per_s * double(batch), static_cast<long long>(batch));
+  if (!o.json.empty()) {
+    std::FILE* f = std::fopen(o.json.c_str(), "w");
+    if (!f) return fail(kCmd, "writing " + o.json + ": cannot open file");
+    std::fprintf(f,
+                 "{\"engine\": \"%s\", \"shapes\": \"%s\", \"backend\": \"%s\", \"iterations\": %d, "
+                 "\"p50_us\": %.3f, \"p99_us\": %.3f, \"p999_us\": %.3f, \"mean_us\": %.3f, "
+                 "\"inferences_per_s\": %.3f, \"samples_per_s\": %.3f}\n",
+                 o.load_engine.c_str(), o.shapes.c_str(), eng.backend().c_str(), o.iterations,
+                 hist.quantile_ns(0.5) / 1e3, hist.quantile_ns(0.99) / 1e3,
+                 hist.quantile_ns(0.999) / 1e3, hist.mean_ns() / 1e3, per_s, per_s * double(batch));
+    std::fclose(f);
+  }
+  return 0;
+}
+
+EngineCommands::EngineCommands(CLI::App& app) {
+  build_cmd_ = app.add_subcommand("build", "build an engine plan from an ONNX model (like trtexec)");
+  build_cmd_->add_option("--onnx", build_.onnx, "ONNX model file")->required();
+  build_cmd_->add_option("--saveEngine", build_.save_engine, "plan file to write")->required();
+  build_cmd_->add_option("--backend", build_.backend, "cpu | cuda (default cpu)");
+  build_cmd_->add_option("--minShapes", build_.min_shapes, "profile minimum, e.g. x:1x30x32");
+  build_cmd_->add_option("--optShapes", build_.opt_shapes, "profile optimum (tactics timed here)");
+  build_cmd_->add_option("--maxShapes", build_.max_shapes, "profile maximum, e.g. x:1024x120x32");
+  build_cmd_->add_flag("--fp16", build_.fp16, "FP16 precision");
+  build_cmd_->add_flag("--bf16", build_.bf16, "BF16 precision");
+  build_cmd_->add_flag("--int8", build_.int8, "INT8 precision");
+  build_cmd_->add_option("--timingCacheFile", build_.timing_cache_file, "tactic timing cache");
+  build_cmd_->add_option("--memPoolSize", build_.mem_pool_size, "workspace:<size>[K|M|G]");
+
+  bench_cmd_ = app.add_subcommand("bench", "latency and throughput of a plan on random inputs");
+  bench_cmd_->add_option("--loadEngine", bench_.load_engine, "plan file")->required();
+  bench_cmd_->add_option("--shapes", bench_.shapes, "input shapes, e.g. x:1x60x32");
+  bench_cmd_->add_option("--iterations", bench_.iterations, "timed runs (default 1000)");
+  bench_cmd_->add_option("--warmUp", bench_.warm_up_ms, "warm-up time in ms (default 200)");
+  bench_cmd_->add_option("--json", bench_.json, "also write the results as JSON");
+
+  inspect_cmd_ = app.add_subcommand("inspect", "layers, fusions, tactics, precisions, memory of a plan");
+  inspect_cmd_->add_option("plan", inspect_.plan, "plan file")->required();
+
+  infer_cmd_ = app.add_subcommand("infer", "run a plan on .npy inputs, write .npy outputs");
+  infer_cmd_->add_option("--loadEngine", infer_.load_engine, "plan file")->required();
+  infer_cmd_->add_option("--input", infer_.inputs, "name=file.npy (repeat per input)")->required();
+  infer_cmd_->add_option("--output", infer_.outputs, "file.npy (first output) or name=file.npy")
+      ->required();
+}
+
+std::optional<int> EngineCommands::run() const {
+  if (*build_cmd_) return command_engine_build(build_);
+  if (*bench_cmd_) return command_engine_bench(bench_);
+  if (*inspect_cmd_) return command_engine_inspect(inspect_);
+  if (*infer_cmd_) return command_engine_infer(infer_);
+  return std::nullopt;
+}
+
+}  // namespace ts

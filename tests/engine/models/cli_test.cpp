@@ -1,0 +1,158 @@
+// `ticksentry build / inspect / infer / bench` as a user runs them on an exported model: a plan
+// built from ONNX, inspected, run on a .npy input whose output matches PyTorch's, benchmarked;
+// and every kind of bad input ends with exit code 2 and a message saying what is wrong.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "fixture_util.h"
+
+namespace ts::engine {
+namespace {
+
+using testing::fixtures_dir;
+namespace fs = std::filesystem;
+
+struct Outcome {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+Outcome run_bin(const std::vector<std::string>& args, const fs::path& dir) {
+  const fs::path out_file = dir / "stdout.txt", err_file = dir / "stderr.txt";
+  const pid_t pid = fork();
+  if (pid == 0) {
+    if (!freopen(out_file.c_str(), "w", stdout) || !freopen(err_file.c_str(), "w", stderr)) _exit(99);
+    std::vector<char*> argv{const_cast<char*>(TICKSENTRY_BIN)};
+    for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(TICKSENTRY_BIN, argv.data());
+    _exit(97);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  Outcome o;
+  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  std::ifstream fo(out_file), fe(err_file);
+  o.out.assign(std::istreambuf_iterator<char>(fo), {});
+  o.err.assign(std::istreambuf_iterator<char>(fe), {});
+  return o;
+}
+
+class EngineCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = ts::testing::scratch_dir("engine_cli_test");
+    model_ = fixtures_dir() / "gru_1x32";
+    ASSERT_TRUE(fs::exists(model_ / "model.onnx")) << "run the engine_fixtures ctest fixture";
+  }
+  std::string p(const std::string& name) const { return (dir_ / name).string(); }
+  std::string m(const std::string& name) const { return (model_ / name).string(); }
+  Outcome build_plan(const std::string& plan) {
+    return run_bin({"build", "--onnx", m("model.onnx"), "--saveEngine", plan, "--backend", "cpu",
+                    "--minShapes", "x:1x30x32", "--optShapes", "x:7x60x32", "--maxShapes",
+                    "x:64x120x32", "--memPoolSize", "workspace:256M"},
+                   dir_);
+  }
+  fs::path dir_, model_;
+};
+
+TEST_F(EngineCli, BuildInspectInferBenchRoundTrip) {
+  const auto built = build_plan(p("gru.plan"));
+  ASSERT_EQ(built.exit_code, 0) << built.err;
+  ASSERT_TRUE(fs::exists(p("gru.plan")));
+  EXPECT_GT(fs::file_size(p("gru.plan")), 6369u * 4) << "plan should carry the weights";
+
+  const auto inspected = run_bin({"inspect", p("gru.plan")}, dir_);
+  ASSERT_EQ(inspected.exit_code, 0) << inspected.err;
+  EXPECT_NE(inspected.out.find("input  x"), std::string::npos) << inspected.out;
+  EXPECT_NE(inspected.out.find("profile 0 x: min 1x30x32 opt 7x60x32 max 64x120x32"),
+            std::string::npos) << inspected.out;
+
+  const auto inferred = run_bin({"infer", "--loadEngine", p("gru.plan"), "--input",
+                                 "x=" + m("x_b7_t60.npy"), "--output", p("y.npy")},
+                                dir_);
+  ASSERT_EQ(inferred.exit_code, 0) << inferred.err;
+  auto got = npy_read(p("y.npy"));
+  auto want = npy_read(m("y_b7_t60.npy"));
+  ASSERT_TRUE(got) << got.status().to_string();
+  ASSERT_TRUE(want);
+  const auto cmp = testing::compare_tensors(got.value(), want.value(), 1e-5, 1e-5);
+  EXPECT_TRUE(cmp.ok) << cmp.message;
+  EXPECT_LE(cmp.max_rel_err, 1e-5);
+
+  const auto bench = run_bin({"bench", "--loadEngine", p("gru.plan"), "--shapes", "x:1x60x32",
+                              "--iterations", "50", "--warmUp", "20", "--json", p("bench.json")},
+                             dir_);
+  ASSERT_EQ(bench.exit_code, 0) << bench.err;
+  EXPECT_NE(bench.out.find("P99.9"), std::string::npos) << bench.out;
+  EXPECT_NE(bench.out.find("inferences/s"), std::string::npos) << bench.out;
+  std::ifstream jf(p("bench.json"));
+  const auto j = nlohmann::json::parse(jf, nullptr, false);
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_GT(j["p50_us"].get<double>(), 0.0);
+  EXPECT_LE(j["p50_us"].get<double>(), j["p999_us"].get<double>());
+}
+
+TEST_F(EngineCli, BadInputsExitWithCodeTwoAndSayWhy) {
+  ASSERT_EQ(build_plan(p("gru.plan")).exit_code, 0);
+  {
+    std::ofstream garbage(p("garbage.plan"), std::ios::binary);
+    garbage << "this is not a plan, not even close";
+  }
+  HostTensor wrong = HostTensor::zeros(DType::kF32, {1, 30, 5});
+  ASSERT_TRUE(npy_write(p("wrong.npy"), wrong));
+  HostTensor too_long = HostTensor::zeros(DType::kF32, {1, 500, 32});
+  ASSERT_TRUE(npy_write(p("too_long.npy"), too_long));
+  {
+    std::ofstream bad(p("bad.npy"), std::ios::binary);
+    bad << "not numpy";
+  }
+
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;  // a piece of what stderr must say
+  };
+  const std::vector<Case> cases = {
+      {{"build", "--onnx", p("missing.onnx"), "--saveEngine", p("x.plan")}, "missing.onnx"},
+      {{"build", "--onnx", m("model.onnx"), "--saveEngine", p("x.plan"), "--minShapes", "x:1xAx32"},
+       "--minShapes"},
+      {{"build", "--onnx", m("model.onnx"), "--saveEngine", p("x.plan"), "--fp16", "--int8"},
+       "at most one"},
+      {{"build", "--onnx", m("model.onnx"), "--saveEngine", p("x.plan"), "--memPoolSize", "1G"},
+       "workspace:"},
+      {{"build", "--onnx", m("model.onnx"), "--saveEngine", p("x.plan"), "--minShapes",
+        "x:8x30x32", "--maxShapes", "x:4x120x32"},
+       "min <= opt <= max"},
+      {{"inspect", p("garbage.plan")}, "garbage.plan"},
+      {{"inspect", p("nope.plan")}, "nope.plan"},
+      {{"infer", "--loadEngine", p("gru.plan"), "--input", "x=" + p("bad.npy"), "--output", p("y.npy")},
+       "bad magic"},
+      {{"infer", "--loadEngine", p("gru.plan"), "--input", "z=" + m("x_b1_t30.npy"), "--output", p("y.npy")},
+       "no --input for the engine's input x"},
+      {{"infer", "--loadEngine", p("gru.plan"), "--input", "x=" + p("wrong.npy"), "--output", p("y.npy")},
+       ""},
+      {{"infer", "--loadEngine", p("gru.plan"), "--input", "x=" + p("too_long.npy"), "--output", p("y.npy")},
+       ""},
+      {{"bench", "--loadEngine", p("gru.plan")}, "--shapes x:"},
+      {{"bench", "--loadEngine", p("gru.plan"), "--shapes", "x:1x500x32", "--iterations", "3"}, ""},
+      {{"bench", "--loadEngine", p("gru.plan"), "--shapes", "x:1x60x32", "--iterations", "0"}, "--iterations"},
+  };
+  for (const auto& c : cases) {
+    std::string cmdline;
+    for (auto& a : c.args) cmdline += a + " ";
+    const auto o = run_bin(c.args, dir_);
+    EXPECT_EQ(o.exit_code, 2) << cmdline << "\nstderr: " << o.err;
+    EXPECT_NE(o.err.find("ticksentry " + c.args[0] + ": "), std::string::npos) << cmdline << o.err;
+    EXPECT_NE(o.err.find(c.message), std::string::npos) << cmdline << "\nstderr: " << o.err;
+    EXPECT_EQ(o.err.find('\n'), o.err.size() - 1) << "one line: " << o.err;
+  }
+  EXPECT_FALSE(fs::exists(p("x.plan"))) << "no plan written by a failed build";
+}
+
+}  // namespace
+}  // namespace ts::engine

@@ -1,0 +1,118 @@
+// Whole models exported from PyTorch (models/fixtures.py): build each ONNX file for the CPU
+// backend at FP32 with a profile batch 1..64 × seq 30..120, load the plan bytes, run every
+// (batch, seq) case and compare with PyTorch's output: |engine - torch| <= 1e-5 * max(1, |torch|).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "engine/engine.h"
+#include "fixture_util.h"
+
+namespace ts::engine {
+namespace {
+
+using testing::fixtures_dir;
+
+constexpr double kRelTol = 1e-5;
+
+// Every model fixtures.py writes; a model missing from the manifest fails its test.
+const std::vector<std::string> kModels = {"gru_1x32",         "gru_2x128",        "gru_1x128",
+                               "lstm_2x128",       "transformer_relu", "transformer_gelu",
+                               "tcn_3x32",         "mlp_softmax"};
+
+ShapeRange range_from_json(const nlohmann::json& j) {
+  return ShapeRange{j.at("min").get<std::vector<int64_t>>(), j.at("opt").get<std::vector<int64_t>>(),
+                    j.at("max").get<std::vector<int64_t>>()};
+}
+
+std::string param_name(const ::testing::TestParamInfo<std::string>& p) { return p.param; }
+
+class WholeModel : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(WholeModel, MatchesPyTorchAtEveryBatchAndSeq) {
+  const auto manifest = testing::read_manifest(fixtures_dir());
+  ASSERT_TRUE(manifest.contains("models"))
+      << "no " << (fixtures_dir() / "manifest.json")
+      << ": the ctest fixture engine_fixtures runs models/fixtures.py";
+  const nlohmann::json* model = nullptr;
+  for (auto& m : manifest["models"]) {
+    if (m["name"] == GetParam()) model = &m;
+  }
+  ASSERT_NE(model, nullptr) << GetParam() << " is not in the manifest";
+
+  BuildOptions opts;
+  opts.backend = "cpu";
+  opts.precision = Precision::kFP32;
+  OptimizationProfile profile;
+  for (auto& [name, range] : (*model)["profile"].items()) profile.inputs[name] = range_from_json(range);
+  opts.profiles.push_back(profile);
+  const std::string onnx_path = (fixtures_dir() / (*model)["onnx"].get<std::string>()).string();
+  auto plan = build_file(onnx_path, opts);
+  ASSERT_TRUE(plan) << plan.status().to_string();
+  auto engine = Engine::load(plan.value());
+  ASSERT_TRUE(engine) << engine.status().to_string();
+  ASSERT_EQ(engine.value()->inputs().size(), 1u);
+  ASSERT_EQ(engine.value()->outputs().size(), 1u);
+  EXPECT_EQ(engine.value()->inputs()[0].name, "x");
+  EXPECT_EQ(engine.value()->outputs()[0].name, "y");
+  auto ctx = engine.value()->create_context();
+  ASSERT_TRUE(ctx) << ctx.status().to_string();
+
+  double worst_abs = 0, worst_rel = 0;
+  int cases = 0;
+  for (auto& c : (*model)["cases"]) {
+    const std::string label = GetParam() + " batch " + std::to_string(c["batch"].get<int>()) +
+                              " seq " + std::to_string(c["seq"].get<int>());
+    auto x = npy_read((fixtures_dir() / c["inputs"]["x"].get<std::string>()).string());
+    auto want = npy_read((fixtures_dir() / c["outputs"]["y"].get<std::string>()).string());
+    ASSERT_TRUE(x && want) << label << ": " << x.status().to_string() << want.status().to_string();
+    HostTensor got = HostTensor::zeros(DType::kF32, want.value().dims);
+    const TensorView in[] = {x.value().view()};
+    TensorView out[] = {got.view()};
+    const Status st = ctx.value()->execute(in, out);
+    ASSERT_TRUE(st) << label << ": " << st.to_string();
+    got.dims = out[0].dims;
+    const auto cmp = testing::compare_tensors(got, want.value(), kRelTol, kRelTol);
+    EXPECT_LE(cmp.max_rel_err, kRelTol) << label << ": " << cmp.message;
+    EXPECT_EQ(got.dims, want.value().dims) << label;
+    worst_abs = std::max(worst_abs, cmp.max_abs_err);
+    worst_rel = std::max(worst_rel, cmp.max_rel_err);
+    ++cases;
+  }
+  EXPECT_EQ(cases, 9) << "batch {1,7,64} x seq {30,60,120}";
+  std::printf("whole-model %-18s %d cases, max |err| %.3g, max rel err %.3g\n", GetParam().c_str(),
+              cases, worst_abs, worst_rel);
+  RecordProperty("max_abs_err", std::to_string(worst_abs));
+  RecordProperty("max_rel_err", std::to_string(worst_rel));
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, WholeModel, ::testing::ValuesIn(kModels),
+                         param_name);
+
+// A shape outside the profile is refused at enqueue with an error, not run.
+TEST(WholeModelProfile, RefusesShapeOutsideProfile) {
+  const auto onnx_path = (fixtures_dir() / "gru_1x32" / "model.onnx").string();
+  BuildOptions opts;
+  OptimizationProfile profile;
+  profile.inputs["x"] = ShapeRange{{1, 30, 32}, {64, 60, 32}, {64, 120, 32}};
+  opts.profiles.push_back(profile);
+  auto plan = build_file(onnx_path, opts);
+  ASSERT_TRUE(plan) << plan.status().to_string();
+  auto engine = Engine::load(plan.value());
+  ASSERT_TRUE(engine) << engine.status().to_string();
+  auto ctx = engine.value()->create_context();
+  ASSERT_TRUE(ctx);
+  for (std::vector<int64_t> dims : {std::vector<int64_t>{65, 60, 32}, {1, 121, 32}, {1, 29, 32}}) {
+    HostTensor x = HostTensor::zeros(DType::kF32, dims);
+    HostTensor y = HostTensor::zeros(DType::kF32, {dims[0], 1});
+    const TensorView in[] = {x.view()};
+    TensorView out[] = {y.view()};
+    const Status st = ctx.value()->execute(in, out);
+    EXPECT_FALSE(st) << "shape " << dims[0] << "x" << dims[1] << " should be refused";
+  }
+}
+
+}  // namespace
+}  // namespace ts::engine
