@@ -30,6 +30,7 @@ void ShardWorker::process(const Event& e) {
   // Features first: its addresses need no missing load; the book's touch lines do (vector data).
   features_.prefetch(e.symbol);
   books_.prefetch(e.symbol);
+  rules_.prefetch(e.symbol);
   // Callers hand events from contiguous batches (ring slots, bench blocks): start loading the
   // slot after next. Only a hint (computed as an integer, never dereferenced): harmless anywhere.
   const uintptr_t ahead = reinterpret_cast<uintptr_t>(&e) + 2 * sizeof(Event);
