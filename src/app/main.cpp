@@ -1,4 +1,5 @@
-// ticksentry command line: run, replay, record.
+// ticksentry command line: run, replay, record (the alert pipeline) and build, bench, inspect,
+// infer (the inference engine, trtexec-like; src/app/engine_commands.h).
 // Exit codes: 0 success (bad records are counted, not fatal); 2 usage errors, missing files,
 // unknown formats, bad config; 1 unexpected internal failure.
 #include <CLI/CLI.hpp>
