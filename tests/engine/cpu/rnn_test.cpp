@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cmath>
 
+#include "engine/backends/cpu/cpu_math.h"
+#include "engine/backends/cpu/cpu_rnn_pack.h"
 #include "graph_builder.h"
 
 namespace ts::engine::testing {
@@ -23,23 +25,24 @@ std::vector<float> ref_gru(const HostTensor& x, const std::vector<float>& w, con
     for (int64_t bi = 0; bi < b; ++bi) {
       const float* xt = x.f() + (t * b + bi) * in;
       const double* hp = h.data() + bi * hs;
+      std::vector<double> hv(hp, hp + hs), rh(static_cast<size_t>(hs));
+      if (!lbr) {  // r ⊙ h_prev, needed whole by every unit's candidate
+        for (int64_t k = 0; k < hs; ++k) {
+          double sk = bias[size_t(hs + k)] + bias[size_t(4 * hs + k)];
+          for (int64_t q = 0; q < in; ++q) sk += xt[q] * w[size_t((hs + k) * in + q)];
+          for (int64_t q = 0; q < hs; ++q) sk += hp[q] * r[size_t((hs + k) * hs + q)];
+          rh[size_t(k)] = sig(sk) * hp[k];
+        }
+      }
       for (int64_t j = 0; j < hs; ++j) {
         auto xw = [&](int gate) { double s = bias[size_t(gate * hs + j)]; for (int64_t k = 0; k < in; ++k) s += xt[k] * w[size_t((gate * hs + j) * in + k)]; return s; };
-        auto hr = [&](int gate, const std::vector<double>& hv) { double s = bias[size_t(3 * hs + gate * hs + j)]; for (int64_t k = 0; k < hs; ++k) s += hv[size_t(k)] * r[size_t((gate * hs + j) * hs + k)]; return s; };
-        std::vector<double> hv(hp, hp + hs);
+        auto hr = [&](int gate, const std::vector<double>& hvec) { double s = bias[size_t(3 * hs + gate * hs + j)]; for (int64_t k = 0; k < hs; ++k) s += hvec[size_t(k)] * r[size_t((gate * hs + j) * hs + k)]; return s; };
         double z = sig(xw(0) + hr(0, hv));
         double n;
         if (lbr) {
           double rr = sig(xw(1) + hr(1, hv));
           n = std::tanh(xw(2) + rr * hr(2, hv));
         } else {
-          std::vector<double> rh(static_cast<size_t>(hs));
-          for (int64_t k = 0; k < hs; ++k) {
-            double sk = bias[size_t(hs + k)] + bias[size_t(4 * hs + k)];
-            for (int64_t q = 0; q < in; ++q) sk += xt[q] * w[size_t((hs + k) * in + q)];
-            for (int64_t q = 0; q < hs; ++q) sk += hp[q] * r[size_t((hs + k) * hs + q)];
-            rh[size_t(k)] = sig(sk) * hp[k];
-          }
           n = std::tanh(xw(2) + hr(2, rh));
         }
         nh[size_t(bi * hs + j)] = (1 - z) * n + z * hp[j];
@@ -86,9 +89,41 @@ std::vector<float> ref_lstm(const HostTensor& x, const std::vector<float>& w, co
 
 struct RnnCase { int64_t t, b, in, hs; };
 
+// Both recurrence tactics of the cpu backend: gate-interleaved unit blocks (default) and the
+// 8-column GEMM panels.
+const std::vector<std::string> kTactics = {"avx2_blocked", "avx2_packed"};
+
+// A one-node GRU (lbr 0/1) with random weights and h0; outputs Y, Y_h. Fills the weights used.
+struct GruModel {
+  Graph g;
+  std::vector<float> w, r, bias, h0;
+};
+GruModel gru_model(const RnnCase& c, int lbr, bool with_lens = false) {
+  GruModel m;
+  GraphBuilder b;
+  auto x = b.input("x", known({c.t, c.b, c.in}));
+  float sc = 1.0f / std::sqrt(float(c.hs));
+  m.w = random_vec(size_t(3 * c.hs * c.in), 81, sc);
+  m.r = random_vec(size_t(3 * c.hs * c.hs), 82, sc);
+  m.bias = random_vec(size_t(6 * c.hs), 83, sc);
+  m.h0 = random_vec(size_t(c.b * c.hs), 84, 0.5f);
+  auto w = b.constant("W", {1, 3 * c.hs, c.in}, m.w), r = b.constant("R", {1, 3 * c.hs, c.hs}, m.r);
+  auto bias = b.constant("B", {1, 6 * c.hs}, m.bias), h0 = b.constant("h0", {1, c.b, c.hs}, m.h0);
+  ValueId lens = kNoValue;
+  if (with_lens) lens = b.input("lens", known({c.b}), DType::kI32);
+  auto y = b.value("Y"), yh = b.value("Y_h");
+  auto& n = b.node("GRU", {x, w, r, bias, lens, h0}, {y, yh});
+  n.attrs["hidden_size"] = c.hs;
+  n.attrs["linear_before_reset"] = int64_t(lbr);
+  b.output(y);
+  b.output(yh);
+  m.g = b.g;
+  return m;
+}
+
 TEST(CpuRnn, GruMatchesOnnxFormulasBothLinearBeforeReset) {
   for (const RnnCase& c : {RnnCase{4, 3, 5, 8}, RnnCase{10, 1, 32, 128}, RnnCase{6, 2, 7, 13}, RnnCase{3, 5, 16, 64}}) {
-    for (int lbr : {0, 1}) {
+    for (int lbr : {0, 1}) for (const std::string& tactic : kTactics) {
       GraphBuilder b;
       auto x = b.input("x", known({c.t, c.b, c.in}));
       float sc = 1.0f / std::sqrt(float(c.hs));
@@ -103,13 +138,13 @@ TEST(CpuRnn, GruMatchesOnnxFormulasBothLinearBeforeReset) {
       b.output(y);
       b.output(yh);
       std::vector<HostTensor> in = {random_tensor({c.t, c.b, c.in}, 85)};
-      auto out = run_graph(b.g, in);
+      auto out = run_graph(b.g, in, tactic);
       ASSERT_TRUE(out) << out.status().to_string();
       std::vector<float> want_h;
       auto want = ref_gru(in[0], wv, rv, bv, hv, c.hs, lbr != 0, &want_h);
       ASSERT_EQ(out.value()[0].dims, (std::vector<int64_t>{c.t, 1, c.b, c.hs}));
       ASSERT_EQ(out.value()[1].dims, (std::vector<int64_t>{1, c.b, c.hs}));
-      std::string what = "GRU lbr=" + std::to_string(lbr) + " H=" + std::to_string(c.hs);
+      std::string what = tactic + " GRU lbr=" + std::to_string(lbr) + " H=" + std::to_string(c.hs);
       expect_close(out.value()[0].f(), want.data(), int64_t(want.size()), 1e-5f, 1e-6f, what);
       expect_close(out.value()[1].f(), want_h.data(), int64_t(want_h.size()), 1e-5f, 1e-6f, what + " Y_h");
     }
@@ -117,7 +152,8 @@ TEST(CpuRnn, GruMatchesOnnxFormulasBothLinearBeforeReset) {
 }
 
 TEST(CpuRnn, LstmMatchesOnnxFormulas) {
-  for (const RnnCase& c : {RnnCase{4, 3, 5, 8}, RnnCase{12, 1, 32, 128}, RnnCase{5, 2, 9, 21}}) {
+  for (const RnnCase& c : {RnnCase{4, 3, 5, 8}, RnnCase{12, 1, 32, 128}, RnnCase{5, 2, 9, 21}})
+  for (const std::string& tactic : kTactics) {
     GraphBuilder b;
     auto x = b.input("x", known({c.t, c.b, c.in}));
     float sc = 1.0f / std::sqrt(float(c.hs));
@@ -131,13 +167,144 @@ TEST(CpuRnn, LstmMatchesOnnxFormulas) {
     b.output(yh);
     b.output(yc);
     std::vector<HostTensor> in = {random_tensor({c.t, c.b, c.in}, 95)};
-    auto out = run_graph(b.g, in);
+    auto out = run_graph(b.g, in, tactic);
     ASSERT_TRUE(out) << out.status().to_string();
     std::vector<float> want_h, want_c;
     auto want = ref_lstm(in[0], wv, rv, bv, c.hs, &want_h, &want_c);
-    expect_close(out.value()[0].f(), want.data(), int64_t(want.size()), 1e-5f, 1e-6f, "LSTM Y");
-    expect_close(out.value()[1].f(), want_h.data(), int64_t(want_h.size()), 1e-5f, 1e-6f, "LSTM Y_h");
-    expect_close(out.value()[2].f(), want_c.data(), int64_t(want_c.size()), 1e-5f, 1e-6f, "LSTM Y_c");
+    std::string what = tactic + " LSTM H=" + std::to_string(c.hs);
+    expect_close(out.value()[0].f(), want.data(), int64_t(want.size()), 1e-5f, 1e-6f, what + " Y");
+    expect_close(out.value()[1].f(), want_h.data(), int64_t(want_h.size()), 1e-5f, 1e-6f, what + " Y_h");
+    expect_close(out.value()[2].f(), want_c.data(), int64_t(want_c.size()), 1e-5f, 1e-6f, what + " Y_c");
+  }
+}
+
+// The blocked layout's unit blocks (GRU 32 units, LSTM 24) at sizes below, at and above one
+// block (with a partial block at 13 and, for LSTM, 32/128/256), at batch 1 (GEMV, serpentine
+// order: T=4 runs both directions) and batch 3 and 16 (4x3 register blocks plus row tails).
+TEST(CpuRnn, BlockedLayoutMatchesOnnxAcrossHiddenAndBatch) {
+  for (int64_t hs : {13, 32, 128, 256}) {
+    for (int64_t bt : {1, 3, 16}) {
+      const RnnCase c{4, bt, 7, hs};
+      std::vector<HostTensor> in = {random_tensor({c.t, c.b, c.in}, 86)};
+      for (int lbr : {0, 1}) {
+        GruModel m = gru_model(c, lbr);
+        std::vector<float> want_h;
+        auto want = ref_gru(in[0], m.w, m.r, m.bias, m.h0, hs, lbr != 0, &want_h);
+        for (const std::string& tactic : kTactics) {
+          auto out = run_graph(m.g, in, tactic);
+          ASSERT_TRUE(out) << out.status().to_string();
+          std::string what = tactic + " GRU lbr=" + std::to_string(lbr) + " H=" + std::to_string(hs) +
+                             " B=" + std::to_string(bt);
+          expect_close(out.value()[0].f(), want.data(), int64_t(want.size()), 1e-5f, 1e-6f, what);
+          expect_close(out.value()[1].f(), want_h.data(), int64_t(want_h.size()), 1e-5f, 1e-6f, what + " Y_h");
+        }
+      }
+      GraphBuilder b;
+      auto x = b.input("x", known({c.t, c.b, c.in}));
+      float sc = 1.0f / std::sqrt(float(hs));
+      auto wv = random_vec(size_t(4 * hs * c.in), 91, sc), rv = random_vec(size_t(4 * hs * hs), 92, sc);
+      auto bv = random_vec(size_t(8 * hs), 93, sc);
+      auto w = b.constant("W", {1, 4 * hs, c.in}, wv), r = b.constant("R", {1, 4 * hs, hs}, rv);
+      auto bias = b.constant("B", {1, 8 * hs}, bv);
+      auto y = b.value("Y"), yh = b.value("Y_h"), yc = b.value("Y_c");
+      b.node("LSTM", {x, w, r, bias}, {y, yh, yc}).attrs["hidden_size"] = hs;
+      b.output(y);
+      b.output(yh);
+      b.output(yc);
+      std::vector<float> want_h, want_c;
+      auto want = ref_lstm(in[0], wv, rv, bv, hs, &want_h, &want_c);
+      for (const std::string& tactic : kTactics) {
+        auto out = run_graph(b.g, in, tactic);
+        ASSERT_TRUE(out) << out.status().to_string();
+        std::string what = tactic + " LSTM H=" + std::to_string(hs) + " B=" + std::to_string(bt);
+        expect_close(out.value()[0].f(), want.data(), int64_t(want.size()), 1e-5f, 1e-6f, what + " Y");
+        expect_close(out.value()[1].f(), want_h.data(), int64_t(want_h.size()), 1e-5f, 1e-6f, what + " Y_h");
+        expect_close(out.value()[2].f(), want_c.data(), int64_t(want_c.size()), 1e-5f, 1e-6f, what + " Y_c");
+      }
+    }
+  }
+}
+
+// The packed block GEMM alone against Σ_k h[k]·R[row][k] from the unpacked ONNX weights, for
+// every gate count the kernels use (1: lbr=0 candidate, 2: lbr=0 z/r, 3: GRU, 4: LSTM), both k
+// orders, and row counts hitting the 1xV, 4x3 and tail kernels.
+TEST(CpuRnn, BlockGemmMatchesUnpackedWeights) {
+  using namespace ts::engine::cpu;
+  if (!cpu_has_avx2_fma()) GTEST_SKIP() << "no AVX2/FMA";
+  for (int64_t gates : {1, 2, 3, 4}) {
+    for (int64_t hs : {13, 32, 128, 256}) {
+      auto rv = random_vec(size_t(gates * hs * hs), 7, 1.0f);
+      PackedRnnR p = pack_rnn_r(rv.data(), gates, hs);
+      for (int64_t rows : {1, 3, 16}) {
+        auto hv = random_vec(size_t(rows * hs), 8, 1.0f);
+        std::vector<float> out(size_t(rows * p.max_cols), -1.0f);
+        for (bool rev : {false, true}) {
+          int64_t covered = 0;
+          for (const RnnBlock& blk : p.blocks) {
+            rnn_block_gemm(hv.data(), hs, rows, p, blk, rev, out.data(), p.max_cols);
+            for (int64_t i = 0; i < rows; ++i) {
+              for (int64_t g = 0; g < gates; ++g) {
+                for (int64_t u = 0; u < blk.units; ++u) {
+                  double want = 0;
+                  for (int64_t k = 0; k < hs; ++k) {
+                    want += double(hv[size_t(i * hs + k)]) * rv[size_t((g * hs + blk.u0 + u) * hs + k)];
+                  }
+                  float got = out[size_t(i * p.max_cols + g * blk.u_pad + u)];
+                  ASSERT_NEAR(got, want, 1e-4 * (1.0 + std::fabs(want)))
+                      << "gates=" << gates << " H=" << hs << " rows=" << rows << " rev=" << rev << " row " << i
+                      << " gate " << g << " unit " << blk.u0 + u;
+                }
+              }
+            }
+            covered += blk.units;
+          }
+          EXPECT_EQ(covered, hs);
+        }
+      }
+    }
+  }
+}
+
+// sequence_lens: rows stop at their length (Y zero after it, Y_h = the last valid h; length 0
+// keeps initial_h), equal to running each row alone on its truncated sequence.
+TEST(CpuRnn, GruSequenceLensStopEachRowAtItsLength) {
+  const RnnCase c{5, 3, 6, 40};
+  const int32_t lens[3] = {5, 2, 0};
+  for (int lbr : {0, 1}) {
+    GruModel m = gru_model(c, lbr, true);
+    HostTensor xl = random_tensor({c.t, c.b, c.in}, 87);
+    HostTensor ln;
+    ln.dtype = DType::kI32;
+    ln.dims = {c.b};
+    ln.bytes.resize(sizeof(lens));
+    std::memcpy(ln.bytes.data(), lens, sizeof(lens));
+    for (const std::string& tactic : kTactics) {
+      std::vector<HostTensor> in = {xl, ln};
+      auto out = run_graph(m.g, in, tactic);
+      ASSERT_TRUE(out) << out.status().to_string();
+      for (int64_t bi = 0; bi < c.b; ++bi) {
+        HostTensor xr;
+        xr.dims = {lens[bi], 1, c.in};
+        xr.bytes.resize(size_t(lens[bi] * c.in) * 4);
+        for (int64_t t = 0; t < lens[bi]; ++t) {
+          std::memcpy(xr.f() + t * c.in, xl.f() + (t * c.b + bi) * c.in, size_t(c.in) * 4);
+        }
+        std::vector<float> h0(m.h0.begin() + bi * c.hs, m.h0.begin() + (bi + 1) * c.hs), want_h;
+        auto want = ref_gru(xr, m.w, m.r, m.bias, h0, c.hs, lbr != 0, &want_h);
+        std::string what = tactic + " lbr=" + std::to_string(lbr) + " row " + std::to_string(bi);
+        for (int64_t t = 0; t < c.t; ++t) {
+          const float* got = out.value()[0].f() + (t * c.b + bi) * c.hs;
+          if (t < lens[bi]) {
+            expect_close(got, want.data() + t * c.hs, c.hs, 1e-5f, 1e-6f, what + " t=" + std::to_string(t));
+          } else {
+            std::vector<float> zeros(size_t(c.hs), 0.0f);
+            expect_close(got, zeros.data(), c.hs, 0.0f, 0.0f, what + " padding t=" + std::to_string(t));
+          }
+        }
+        const std::vector<float>& last = lens[bi] > 0 ? want_h : h0;
+        expect_close(out.value()[1].f() + bi * c.hs, last.data(), c.hs, 1e-5f, 1e-6f, what + " Y_h");
+      }
+    }
   }
 }
 

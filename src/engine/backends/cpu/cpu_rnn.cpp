@@ -1,17 +1,27 @@
 // GRU and LSTM (ONNX semantics: forward direction, layout 0, default activations; GRU gates
 // z,r,h with linear_before_reset 0 or 1; LSTM gates i,o,f,c with optional peepholes and
 // sequence_lens). PERF NOTE: the input projection of all T steps runs as ONE GEMM
-// ([T*B, I] · [I, G*H]) before the recurrence; the recurrent weights are packed once into
-// 8-column panels ([H][8] per panel) so each step's h·Rᵀ streams 196 KB (GRU H=128) from L2
-// with 8 independent FMA chains; gate math uses the AVX2 exp/tanh approximations (~2e-7).
+// ([T*B, I] · [I, G*H]) before the recurrence. Two tactics for the recurrence:
+//  - "avx2_blocked" (default): R packed in gate-interleaved unit blocks (cpu_rnn_pack.h), one
+//    contiguous buffer per block; each block's GEMV (≤ 12 FMA chains) is followed at once by
+//    the gate math of its units (pre-activations still in L1); h is double-buffered. At batch 1
+//    successive steps walk the weights in alternating order, so the ~32 KB the previous step
+//    touched last is still in L1 when the next one starts.
+//  - "avx2_packed": R as 8-column GEMM panels, h·Rᵀ for all gates then the gate math.
+// Gate math uses the AVX2 exp/tanh approximations (~2e-7).
+#include <algorithm>
 #include <cstring>
 
 #include "engine/backends/cpu/cpu_gemm.h"
 #include "engine/backends/cpu/cpu_kernels.h"
 #include "engine/backends/cpu/cpu_math.h"
+#include "engine/backends/cpu/cpu_rnn_pack.h"
 
 namespace ts::engine::cpu {
 namespace {
+
+constexpr const char* kBlockedTactic = "avx2_blocked";  // default (first)
+constexpr const char* kPanelTactic = "avx2_packed";
 
 struct RnnWeights {
   int64_t hidden = 0, input = 0, gates = 0;
@@ -20,6 +30,9 @@ struct RnnWeights {
   PackedB rh_h;        // GRU lbr=0: [H, H] for the candidate gate
   std::vector<float> rbh;   // GRU lbr=1: recurrent bias of the h gate
   std::vector<float> peep;  // LSTM: [3H] i,o,f, or empty
+  bool blocked = false;     // "avx2_blocked": rb/rb_n instead of rh/rh_h
+  PackedRnnR rb;            // all gates (GRU lbr=0: z,r only)
+  PackedRnnR rb_n;          // GRU lbr=0: the candidate gate
 };
 
 inline float* f32(void* p) { return static_cast<float*>(p); }
@@ -128,6 +141,123 @@ void lstm_step_scalar(const float* g, const float* hr, const float* p, int64_t h
   }
 }
 
+// --- block gate math ("avx2_blocked"): units [blk.u0, blk.u0 + blk.units) of one batch row.
+// g: the row's input projection [G*H]; acc: the block's h·Rᵀ, gate-interleaved [G][u_pad];
+// hp: previous h (row), hn: new h (row). AVX2 for whole vectors, scalar for the tail (from u).
+
+void gru_lbr_units_scalar(const float* g, const float* acc, const float* rbh, int64_t h, const RnnBlock& blk,
+                          int64_t u, const float* hp, float* hn) {
+  const int64_t up = blk.u_pad;
+  for (; u < blk.units; ++u) {
+    int64_t j = blk.u0 + u;
+    float z = sigmoid_scalar(g[j] + acc[u]), r = sigmoid_scalar(g[h + j] + acc[up + u]);
+    float n = std::tanh(g[2 * h + j] + r * (acc[2 * up + u] + rbh[j]));
+    hn[j] = n + z * (hp[j] - n);
+  }
+}
+
+TS_AVX2 void gru_lbr_units_avx2(const float* g, const float* acc, const float* rbh, int64_t h, const RnnBlock& blk,
+                                const float* hp, float* hn) {
+  const int64_t up = blk.u_pad;
+  int64_t u = 0;
+  for (; u + 8 <= blk.units; u += 8) {
+    int64_t j = blk.u0 + u;
+    __m256 z = sigmoid8(_mm256_add_ps(_mm256_loadu_ps(g + j), _mm256_loadu_ps(acc + u)));
+    __m256 r = sigmoid8(_mm256_add_ps(_mm256_loadu_ps(g + h + j), _mm256_loadu_ps(acc + up + u)));
+    __m256 rh = _mm256_add_ps(_mm256_loadu_ps(acc + 2 * up + u), _mm256_loadu_ps(rbh + j));
+    __m256 n = tanh8(_mm256_fmadd_ps(r, rh, _mm256_loadu_ps(g + 2 * h + j)));
+    __m256 hv = _mm256_loadu_ps(hp + j);
+    _mm256_storeu_ps(hn + j, _mm256_fmadd_ps(z, _mm256_sub_ps(hv, n), n));
+  }
+  gru_lbr_units_scalar(g, acc, rbh, h, blk, u, hp, hn);
+}
+
+// GRU lbr=0, phase 1 (block of the z,r pack): z → zb, r ⊙ h_prev → rh.
+void gru_zr_units_scalar(const float* g, const float* acc, int64_t h, const RnnBlock& blk, int64_t u,
+                         const float* hp, float* zb, float* rh) {
+  const int64_t up = blk.u_pad;
+  for (; u < blk.units; ++u) {
+    int64_t j = blk.u0 + u;
+    zb[j] = sigmoid_scalar(g[j] + acc[u]);
+    rh[j] = sigmoid_scalar(g[h + j] + acc[up + u]) * hp[j];
+  }
+}
+
+TS_AVX2 void gru_zr_units_avx2(const float* g, const float* acc, int64_t h, const RnnBlock& blk, const float* hp,
+                               float* zb, float* rh) {
+  const int64_t up = blk.u_pad;
+  int64_t u = 0;
+  for (; u + 8 <= blk.units; u += 8) {
+    int64_t j = blk.u0 + u;
+    _mm256_storeu_ps(zb + j, sigmoid8(_mm256_add_ps(_mm256_loadu_ps(g + j), _mm256_loadu_ps(acc + u))));
+    __m256 r = sigmoid8(_mm256_add_ps(_mm256_loadu_ps(g + h + j), _mm256_loadu_ps(acc + up + u)));
+    _mm256_storeu_ps(rh + j, _mm256_mul_ps(r, _mm256_loadu_ps(hp + j)));
+  }
+  gru_zr_units_scalar(g, acc, h, blk, u, hp, zb, rh);
+}
+
+// GRU lbr=0, phase 2 (block of the candidate pack, acc = (r ⊙ h_prev)·Rhᵀ).
+void gru_n_units_scalar(const float* g, const float* acc, int64_t h, const RnnBlock& blk, int64_t u,
+                        const float* zb, const float* hp, float* hn) {
+  for (; u < blk.units; ++u) {
+    int64_t j = blk.u0 + u;
+    float n = std::tanh(g[2 * h + j] + acc[u]);
+    hn[j] = n + zb[j] * (hp[j] - n);
+  }
+}
+
+TS_AVX2 void gru_n_units_avx2(const float* g, const float* acc, int64_t h, const RnnBlock& blk, const float* zb,
+                              const float* hp, float* hn) {
+  int64_t u = 0;
+  for (; u + 8 <= blk.units; u += 8) {
+    int64_t j = blk.u0 + u;
+    __m256 n = tanh8(_mm256_add_ps(_mm256_loadu_ps(g + 2 * h + j), _mm256_loadu_ps(acc + u)));
+    __m256 z = _mm256_loadu_ps(zb + j), hv = _mm256_loadu_ps(hp + j);
+    _mm256_storeu_ps(hn + j, _mm256_fmadd_ps(z, _mm256_sub_ps(hv, n), n));
+  }
+  gru_n_units_scalar(g, acc, h, blk, u, zb, hp, hn);
+}
+
+// LSTM (gates i,o,f,c; peepholes p = [3H] i,o,f or null). c is updated in place.
+void lstm_units_scalar(const float* g, const float* acc, const float* p, int64_t h, const RnnBlock& blk, int64_t u,
+                       float* cs, float* hn) {
+  const int64_t up = blk.u_pad;
+  for (; u < blk.units; ++u) {
+    int64_t j = blk.u0 + u;
+    float c = cs[j];
+    float i = sigmoid_scalar(g[j] + acc[u] + (p ? p[j] * c : 0.0f));
+    float f = sigmoid_scalar(g[2 * h + j] + acc[2 * up + u] + (p ? p[2 * h + j] * c : 0.0f));
+    float cc = std::tanh(g[3 * h + j] + acc[3 * up + u]);
+    c = f * c + i * cc;
+    float o = sigmoid_scalar(g[h + j] + acc[up + u] + (p ? p[h + j] * c : 0.0f));
+    cs[j] = c;
+    hn[j] = o * std::tanh(c);
+  }
+}
+
+TS_AVX2 void lstm_units_avx2(const float* g, const float* acc, const float* p, int64_t h, const RnnBlock& blk,
+                             float* cs, float* hn) {
+  const int64_t up = blk.u_pad;
+  const __m256 zero = _mm256_setzero_ps();
+  int64_t u = 0;
+  for (; u + 8 <= blk.units; u += 8) {
+    int64_t j = blk.u0 + u;
+    __m256 c = _mm256_loadu_ps(cs + j);
+    __m256 pi = p ? _mm256_loadu_ps(p + j) : zero, po = p ? _mm256_loadu_ps(p + h + j) : zero,
+           pf = p ? _mm256_loadu_ps(p + 2 * h + j) : zero;
+    __m256 i = sigmoid8(_mm256_fmadd_ps(pi, c, _mm256_add_ps(_mm256_loadu_ps(g + j), _mm256_loadu_ps(acc + u))));
+    __m256 f = sigmoid8(
+        _mm256_fmadd_ps(pf, c, _mm256_add_ps(_mm256_loadu_ps(g + 2 * h + j), _mm256_loadu_ps(acc + 2 * up + u))));
+    __m256 cc = tanh8(_mm256_add_ps(_mm256_loadu_ps(g + 3 * h + j), _mm256_loadu_ps(acc + 3 * up + u)));
+    c = _mm256_fmadd_ps(f, c, _mm256_mul_ps(i, cc));
+    __m256 o = sigmoid8(
+        _mm256_fmadd_ps(po, c, _mm256_add_ps(_mm256_loadu_ps(g + h + j), _mm256_loadu_ps(acc + up + u))));
+    _mm256_storeu_ps(cs + j, c);
+    _mm256_storeu_ps(hn + j, _mm256_mul_ps(o, tanh8(c)));
+  }
+  lstm_units_scalar(g, acc, p, h, blk, u, cs, hn);
+}
+
 class RnnKernel final : public Kernel {
  public:
   RnnKernel(RnnWeights w, bool lstm, bool lbr) : w_(std::move(w)), lstm_(lstm), lbr_(lbr) {}
@@ -147,6 +277,7 @@ class RnnKernel final : public Kernel {
     }
     if (h0 && (h0->dtype != DType::kF32 || h0->numel() != b * h)) return bad_input("initial_h must be f32 [1, batch, hidden]");
     if (c0 && (c0->dtype != DType::kF32 || c0->numel() != b * h)) return bad_input("initial_c must be f32 [1, batch, hidden]");
+    if (w_.blocked) return run_blocked(a, *x, lens, h0, c0);
 
     int64_t gh = w_.gates * h, npad = round_up8(gh);
     size_t g_sz = size_t(t_len * b * gh), hr_sz = size_t(b * npad), st_sz = size_t(b * h);
@@ -225,6 +356,105 @@ class RnnKernel final : public Kernel {
   }
 
  private:
+  // The "avx2_blocked" recurrence (see the file comment). Inputs already validated.
+  Status run_blocked(const KernelArgs& a, const RtTensor& x, const RtTensor* lens, const RtTensor* h0,
+                     const RtTensor* c0) const {
+    const int64_t t_len = x.dims[0], b = x.dims[1], h = w_.hidden, gh = w_.gates * h;
+    const int64_t ldt = std::max(w_.rb.max_cols, w_.rb_n.max_cols);
+    const size_t g_sz = size_t(t_len * b * gh), tmp_sz = size_t(b * ldt), st_sz = size_t(b * h);
+    float* base = f32(a.scratch->get((g_sz + tmp_sz + 5 * st_sz + 64) * sizeof(float)));
+    float* g = base;
+    float* tmp = g + g_sz;   // [b][ldt]: one block's h·Rᵀ
+    float* hp = tmp + tmp_sz;  // h of the previous step
+    float* hn = hp + st_sz;    // h of this step
+    float* cs = hn + st_sz;    // LSTM c (in place)
+    float* zb = cs + st_sz;    // GRU lbr=0: z
+    float* rh = zb + st_sz;    // GRU lbr=0: r ⊙ h_prev
+
+    gemm_packed(x.as<float>(), w_.input, t_len * b, w_.wx, g, gh, Act::kNone);
+    if (h0) std::memcpy(hp, h0->data, st_sz * sizeof(float));
+    else std::memset(hp, 0, st_sz * sizeof(float));
+    if (c0) std::memcpy(cs, c0->data, st_sz * sizeof(float));
+    else std::memset(cs, 0, st_sz * sizeof(float));
+    RtTensor* y = a.out.size() > 0 ? a.out[0] : nullptr;
+    if (y) {
+      int64_t yd[4] = {t_len, 1, b, h};
+      y->ensure(DType::kF32, yd);
+    }
+    const bool avx2 = cpu_has_avx2_fma();
+    auto len_of = [&](int64_t bi) -> int64_t {
+      if (!lens) return t_len;
+      return lens->dtype == DType::kI32 ? lens->as<int32_t>()[bi] : lens->as<int64_t>()[bi];
+    };
+    const float* peep = w_.peep.empty() ? nullptr : w_.peep.data();
+    const float* rbh = w_.rbh.data();
+    // One block of a pack: h·Rᵀ for all rows into tmp (serpentine k order at batch 1).
+    auto block_gemm = [&](const float* hin, const PackedRnnR& p, const RnnBlock& blk, bool rev) {
+      if (avx2) rnn_block_gemm(hin, h, b, p, blk, rev && b == 1, tmp, ldt);
+      else rnn_block_gemm_scalar(hin, h, b, p, blk, tmp, ldt);
+    };
+    for (int64_t t = 0; t < t_len; ++t) {
+      const float* gt = g + t * b * gh;
+      const bool rev = (t & 1) != 0;
+      for (int64_t bi = 0; bi < b; ++bi) {
+        if (t >= len_of(bi)) std::memcpy(hn + bi * h, hp + bi * h, size_t(h) * sizeof(float));
+      }
+      const PackedRnnR& p = w_.rb;
+      const size_t nb = p.blocks.size();
+      for (size_t q = 0; q < nb; ++q) {
+        const RnnBlock& blk = p.blocks[rev ? nb - 1 - q : q];
+        block_gemm(hp, p, blk, rev);
+        for (int64_t bi = 0; bi < b; ++bi) {
+          if (t >= len_of(bi)) continue;
+          const float* gr = gt + bi * gh;
+          const float* acc = tmp + bi * ldt;
+          if (lstm_) {
+            if (avx2) lstm_units_avx2(gr, acc, peep, h, blk, cs + bi * h, hn + bi * h);
+            else lstm_units_scalar(gr, acc, peep, h, blk, 0, cs + bi * h, hn + bi * h);
+          } else if (lbr_) {
+            if (avx2) gru_lbr_units_avx2(gr, acc, rbh, h, blk, hp + bi * h, hn + bi * h);
+            else gru_lbr_units_scalar(gr, acc, rbh, h, blk, 0, hp + bi * h, hn + bi * h);
+          } else {
+            if (avx2) gru_zr_units_avx2(gr, acc, h, blk, hp + bi * h, zb + bi * h, rh + bi * h);
+            else gru_zr_units_scalar(gr, acc, h, blk, 0, hp + bi * h, zb + bi * h, rh + bi * h);
+          }
+        }
+      }
+      if (!lstm_ && !lbr_) {
+        const PackedRnnR& pn = w_.rb_n;
+        const size_t nn = pn.blocks.size();
+        for (size_t q = 0; q < nn; ++q) {
+          const RnnBlock& blk = pn.blocks[rev ? nn - 1 - q : q];
+          block_gemm(rh, pn, blk, rev);
+          for (int64_t bi = 0; bi < b; ++bi) {
+            if (t >= len_of(bi)) continue;
+            const float* gr = gt + bi * gh;
+            if (avx2) gru_n_units_avx2(gr, tmp + bi * ldt, h, blk, zb + bi * h, hp + bi * h, hn + bi * h);
+            else gru_n_units_scalar(gr, tmp + bi * ldt, h, blk, 0, zb + bi * h, hp + bi * h, hn + bi * h);
+          }
+        }
+      }
+      std::swap(hp, hn);
+      if (y) {
+        float* yt = y->as<float>() + t * b * h;
+        for (int64_t bi = 0; bi < b; ++bi) {
+          if (t < len_of(bi)) std::memcpy(yt + bi * h, hp + bi * h, size_t(h) * sizeof(float));
+          else std::memset(yt + bi * h, 0, size_t(h) * sizeof(float));
+        }
+      }
+    }
+    int64_t sd[3] = {1, b, h};
+    if (a.out.size() > 1 && a.out[1]) {
+      a.out[1]->ensure(DType::kF32, sd);
+      std::memcpy(a.out[1]->data, hp, st_sz * sizeof(float));
+    }
+    if (lstm_ && a.out.size() > 2 && a.out[2]) {
+      a.out[2]->ensure(DType::kF32, sd);
+      std::memcpy(a.out[2]->data, cs, st_sz * sizeof(float));
+    }
+    return Status::ok();
+  }
+
   RnnWeights w_;
   bool lstm_, lbr_;
 };
@@ -263,7 +493,7 @@ Status check_rnn(const Graph& g, const Node& n, bool lstm) {
   return Status::ok();
 }
 
-Result<KernelPtr> make_rnn(const Graph& g, const Node& n, bool lstm) {
+Result<KernelPtr> make_rnn(const Graph& g, const Node& n, bool lstm, const std::string& tactic) {
   RnnWeights w;
   int64_t h = n.attr_i("hidden_size", 0), ng = lstm ? 4 : 3;
   bool lbr = !lstm && n.attr_i("linear_before_reset", 0) != 0;
@@ -285,7 +515,13 @@ Result<KernelPtr> make_rnn(const Graph& g, const Node& n, bool lstm) {
   }
   w.wx = pack_b(wv.as<float>(), w.input, ng * h, true, in_bias.data());
   const float* r = rv.as<float>();
-  if (!lstm && !lbr) {
+  w.blocked = tactic == kBlockedTactic;
+  if (w.blocked && !lstm && !lbr) {
+    w.rb = pack_rnn_r(r, 2, h);
+    w.rb_n = pack_rnn_r(r + 2 * h * h, 1, h);
+  } else if (w.blocked) {
+    w.rb = pack_rnn_r(r, ng, h);
+  } else if (!lstm && !lbr) {
     w.rh = pack_b(r, h, 2 * h, true);
     w.rh_h = pack_b(r + 2 * h * h, h, h, true);
   } else {
@@ -302,10 +538,12 @@ Result<KernelPtr> make_rnn(const Graph& g, const Node& n, bool lstm) {
 }  // namespace
 
 void add_rnn_ops(std::vector<OpInfo>& ops) {
-  ops.push_back({"GRU", [](const Graph& g, const Node& n) { return check_rnn(g, n, false); }, {"avx2_packed"},
-                 [](const Graph& g, const Node& n, const std::string&) { return make_rnn(g, n, false); }});
-  ops.push_back({"LSTM", [](const Graph& g, const Node& n) { return check_rnn(g, n, true); }, {"avx2_packed"},
-                 [](const Graph& g, const Node& n, const std::string&) { return make_rnn(g, n, true); }});
+  ops.push_back({"GRU", [](const Graph& g, const Node& n) { return check_rnn(g, n, false); },
+                 {kBlockedTactic, kPanelTactic},
+                 [](const Graph& g, const Node& n, const std::string& t) { return make_rnn(g, n, false, t); }});
+  ops.push_back({"LSTM", [](const Graph& g, const Node& n) { return check_rnn(g, n, true); },
+                 {kBlockedTactic, kPanelTactic},
+                 [](const Graph& g, const Node& n, const std::string& t) { return make_rnn(g, n, true, t); }});
 }
 
 }  // namespace ts::engine::cpu
