@@ -1,0 +1,162 @@
+// GRU-2x128 / LSTM-2x128 (F=32, T=60, hidden 128; GRU with linear_before_reset=1 as PyTorch
+// exports it) on the CPU backend, one thread, FP32: the recurrence tactics "avx2_blocked"
+// (new default: gate-interleaved unit blocks) and "avx2_packed" (8-column GEMM panels) timed
+// ALTERNATELY inside the same iterations, so machine load hits both alike. Counters: per-run
+// medians (µs) of each tactic over all iterations and the ratio old/new.
+//   engine_rnn_bench [--benchmark_filter=Gru]
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "engine/backend.h"
+#include "engine/backends/cpu/cpu_backend.h"
+#include "engine/ir/graph.h"
+#include "engine/runtime.h"
+
+namespace {
+
+using namespace ts::engine;
+
+std::vector<float> random_vec(size_t n, uint32_t seed, float scale) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-scale, scale);
+  std::vector<float> v(n);
+  for (auto& x : v) x = u(rng);
+  return v;
+}
+
+ValueId add_const(Graph& g, const std::string& name, const std::vector<int64_t>& dims, const void* data,
+                  size_t bytes, DType t = DType::kF32) {
+  Value v;
+  v.name = name;
+  v.dtype = t;
+  for (int64_t d : dims) v.shape.push_back(Dim::known(d));
+  v.rank_known = true;
+  v.is_constant = true;
+  v.data.resize(bytes);
+  std::memcpy(v.data.data(), data, bytes);
+  return g.add_value(v);
+}
+
+ValueId add_value(Graph& g, const std::string& name) {
+  Value v;
+  v.name = name;
+  return g.add_value(v);
+}
+
+// X [T, B, F] → RNN(128) → Squeeze(axis 1) → RNN(128) → Y_h, as torch.onnx.export lays it out.
+Graph rnn_2x128(bool lstm, int64_t f = 32, int64_t hs = 128) {
+  Graph g;
+  Value x;
+  x.name = "x";
+  x.shape = {Dim::sym("seq"), Dim::sym("batch"), Dim::known(f)};
+  x.rank_known = true;
+  ValueId xi = g.add_value(x);
+  g.inputs.push_back(xi);
+  const int64_t ng = lstm ? 4 : 3;
+  const float sc = 1.0f / std::sqrt(float(hs));
+  ValueId prev = xi;
+  int64_t in = f;
+  for (int layer = 0; layer < 2; ++layer) {
+    const std::string s = std::to_string(layer);
+    auto w = random_vec(size_t(ng * hs * in), uint32_t(10 * layer + 1), sc);
+    auto r = random_vec(size_t(ng * hs * hs), uint32_t(10 * layer + 2), sc);
+    auto b = random_vec(size_t(2 * ng * hs), uint32_t(10 * layer + 3), sc);
+    ValueId wi = add_const(g, "W" + s, {1, ng * hs, in}, w.data(), w.size() * 4);
+    ValueId ri = add_const(g, "R" + s, {1, ng * hs, hs}, r.data(), r.size() * 4);
+    ValueId bi = add_const(g, "B" + s, {1, 2 * ng * hs}, b.data(), b.size() * 4);
+    ValueId y = add_value(g, "y" + s), yh = add_value(g, "yh" + s);
+    Node n;
+    n.name = "/rnn" + s;
+    n.op = lstm ? "LSTM" : "GRU";
+    n.inputs = {prev, wi, ri, bi};
+    n.outputs = {y, yh};
+    n.attrs["hidden_size"] = hs;
+    if (!lstm) n.attrs["linear_before_reset"] = int64_t(1);
+    g.nodes.push_back(n);
+    if (layer == 0) {
+      const int64_t ax = 1;
+      ValueId axes = add_const(g, "ax", {1}, &ax, sizeof(ax), DType::kI64);
+      ValueId sq = add_value(g, "s" + s);
+      Node q;
+      q.name = "/squeeze";
+      q.op = "Squeeze";
+      q.inputs = {y, axes};
+      q.outputs = {sq};
+      g.nodes.push_back(q);
+      prev = sq;
+      in = hs;
+    } else {
+      g.outputs.push_back(yh);
+    }
+  }
+  return g;
+}
+
+std::shared_ptr<const Program> prepare(Graph g, const std::string& tactic) {
+  const Backend& be = cpu_backend();
+  for (Node& n : g.nodes) {
+    auto t = be.tactics(g, n);
+    n.tactic = std::find(t.begin(), t.end(), tactic) != t.end() ? tactic : t.front();
+  }
+  auto p = be.prepare(g);
+  if (!p) return nullptr;
+  return p.value();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+void bm_rnn(benchmark::State& state, bool lstm) {
+  const int64_t batch = state.range(0);
+  Graph g = rnn_2x128(lstm);
+  auto p_new = prepare(g, "avx2_blocked"), p_old = prepare(g, "avx2_packed");
+  if (!p_new || !p_old) {
+    state.SkipWithError("prepare failed");
+    return;
+  }
+  Executor ex_new(p_new), ex_old(p_old);
+  std::vector<float> xd = random_vec(size_t(60 * batch * 32), 9, 1.0f);
+  std::vector<int64_t> dims = {60, batch, 32};
+  std::vector<TensorView> in = {TensorView{DType::kF32, dims, xd.data()}};
+  for (int i = 0; i < 20; ++i) {
+    if (!ex_new.run(in) || !ex_old.run(in)) {
+      state.SkipWithError("run failed");
+      return;
+    }
+  }
+  std::vector<double> t_new, t_old;
+  for (auto _ : state) {
+    auto t0 = std::chrono::steady_clock::now();
+    benchmark::DoNotOptimize(ex_new.run(in));
+    auto t1 = std::chrono::steady_clock::now();
+    benchmark::DoNotOptimize(ex_old.run(in));
+    auto t2 = std::chrono::steady_clock::now();
+    t_new.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+    t_old.push_back(std::chrono::duration<double, std::micro>(t2 - t1).count());
+  }
+  const double mn = median(t_new), mo = median(t_old);
+  state.counters["new_blocked_p50_us"] = mn;
+  state.counters["old_packed_p50_us"] = mo;
+  state.counters["old_over_new"] = mn > 0 ? mo / mn : 0.0;
+  state.counters["runs"] = double(t_new.size());
+}
+
+void BM_Gru2x128(benchmark::State& state) { bm_rnn(state, false); }
+void BM_Lstm2x128(benchmark::State& state) { bm_rnn(state, true); }
+
+BENCHMARK(BM_Gru2x128)->Arg(1)->Iterations(2000)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Gru2x128)->Arg(8)->Arg(16)->Iterations(1000)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Lstm2x128)->Arg(1)->Iterations(1000)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
