@@ -34,16 +34,24 @@ Price limit_down_price(Price prev_close, double pct) {
   return static_cast<Price>(std::floor(double(prev_close) * (1.0 - pct) + 0.5 + 1e-9));
 }
 
+SymbolTable::SymbolTable() = default;
+SymbolTable::~SymbolTable() = default;
+
 SymbolId SymbolTable::intern(std::string_view name) {
   auto it = ids_.find(std::string(name));
   if (it != ids_.end()) return it->second;
-  const auto id = static_cast<SymbolId>(refs_.size());
-  RefData& r = refs_.emplace_back();
+  const size_t n = size_.load(std::memory_order_relaxed);
+  if (n >= kMaxSymbols) return kInvalidSymbol;
+  const auto id = static_cast<SymbolId>(n);
+  auto& chunk = chunks_[id >> kChunkBits];
+  if (!chunk) chunk = std::make_unique<RefData[]>(size_t(1) << kChunkBits);
+  RefData& r = chunk[id & kChunkMask];
   r.name = std::string(name);
   r.market = market_of(name);
   r.limit_pct = limit_pct_for(name, false);
   r.lot_size = r.market == Market::kUs ? 1 : 100;
   ids_.emplace(r.name, id);
+  size_.store(n + 1, std::memory_order_release);
   return id;
 }
 
@@ -59,13 +67,13 @@ void SymbolTable::update_limits(RefData& r) {
 }
 
 void SymbolTable::set_prev_close(SymbolId id, Price prev_close) {
-  RefData& r = refs_[id];
+  RefData& r = mutable_ref(id);
   r.prev_close = prev_close;
   update_limits(r);
 }
 
 void SymbolTable::set_st(SymbolId id, bool is_st) {
-  RefData& r = refs_[id];
+  RefData& r = mutable_ref(id);
   r.is_st = is_st;
   r.limit_pct = limit_pct_for(r.name, is_st);
   update_limits(r);

@@ -1,11 +1,15 @@
 #pragma once
 // Symbol table: dense ids (0, 1, 2, ...) for names like "600519.SH", "000001.SZ", "AAPL",
 // and the reference data each symbol carries.
-// Threading: intern()/set_ref() happen at start-up or on the source thread before the symbol's
-// first event is published; lookups by id are then read-only and safe from any thread
-// (storage is a deque: references stay valid as symbols are added).
+// Threading: intern() and set_prev_close()/set_st() run on one thread (start-up or the source
+// thread), before the symbol's first event is published through a ring; ref()/name() of an id
+// received through a ring are then safe from any thread, also while intern() adds symbols:
+// storage is fixed chunks behind a fixed pointer table, so nothing a reader touches moves.
+// (A day's prev_close re-set by a feed while shards read it is an aligned 8-byte store; feeds
+// set it once, on the symbol's first snapshot.)
 #include <cstdint>
-#include <deque>
+#include <atomic>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -39,22 +43,34 @@ Price limit_down_price(Price prev_close, double pct);
 
 class SymbolTable {
  public:
-  // Returns the id of `name`, adding it with default reference data if new.
+  // Returns the id of `name`, adding it with default reference data if new; kInvalidSymbol
+  // once kMaxSymbols symbols exist.
   SymbolId intern(std::string_view name);
   // The id of `name`, or nothing if unknown.
   std::optional<SymbolId> find(std::string_view name) const;
   // Sets prev_close (ticks) and recomputes the limit band.
   void set_prev_close(SymbolId id, Price prev_close);
   void set_st(SymbolId id, bool is_st);
-  const RefData& ref(SymbolId id) const { return refs_[id]; }
-  RefData& mutable_ref(SymbolId id) { return refs_[id]; }
-  const std::string& name(SymbolId id) const { return refs_[id].name; }
-  size_t size() const { return refs_.size(); }
+  static constexpr uint32_t kChunkBits = 10;                  // 1,024 symbols per chunk
+  static constexpr uint32_t kMaxChunks = 1024;                // up to 1,048,576 symbols
+  static constexpr size_t kMaxSymbols = size_t(kMaxChunks) << kChunkBits;
+
+  SymbolTable();
+  ~SymbolTable();
+  SymbolTable(const SymbolTable&) = delete;
+  SymbolTable& operator=(const SymbolTable&) = delete;
+
+  const RefData& ref(SymbolId id) const { return chunks_[id >> kChunkBits][id & kChunkMask]; }
+  RefData& mutable_ref(SymbolId id) { return chunks_[id >> kChunkBits][id & kChunkMask]; }
+  const std::string& name(SymbolId id) const { return ref(id).name; }
+  size_t size() const { return size_.load(std::memory_order_acquire); }
 
  private:
   void update_limits(RefData& r);
-  std::deque<RefData> refs_;
-  std::unordered_map<std::string, SymbolId> ids_;
+  static constexpr uint32_t kChunkMask = (1u << kChunkBits) - 1;
+  std::unique_ptr<RefData[]> chunks_[kMaxChunks];
+  std::atomic<size_t> size_{0};
+  std::unordered_map<std::string, SymbolId> ids_;   // intern()/find() thread only
 };
 
 }  // namespace ts

@@ -101,6 +101,7 @@ class CsvSource final : public Source {
     last_id_ = symbols_.intern(name);
     last_name_.assign(name);
     id = last_id_;
+    if (id == kInvalidSymbol) return fail(line, InputError::kUnknownSymbol, "symbol table full");
     return true;
   }
 

@@ -53,3 +53,29 @@ TEST(SymbolTable, LimitPricesRoundToTheTick) {
 
 }  // namespace
 }  // namespace ts
+
+#include <thread>
+
+namespace ts {
+namespace {
+
+// Readers of published ids keep working while the owner thread adds symbols (no storage moves).
+TEST(SymbolTable, ReadersAreSafeWhileSymbolsAreAdded) {
+  SymbolTable t;
+  const SymbolId first = t.intern("600519.SH");
+  t.set_prev_close(first, 184576);
+  const RefData* before = &t.ref(first);
+  std::atomic<bool> done{false};
+  std::thread reader([&] {
+    while (!done.load()) ASSERT_EQ(t.ref(first).limit_up, 203034);
+  });
+  for (int i = 0; i < 50000; ++i) t.intern("S" + std::to_string(i));
+  done = true;
+  reader.join();
+  EXPECT_EQ(&t.ref(first), before) << "a reference never moves";
+  EXPECT_EQ(t.size(), 50001u);
+  EXPECT_EQ(t.name(50000), "S49999");
+}
+
+}  // namespace
+}  // namespace ts
