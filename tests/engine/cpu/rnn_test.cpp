@@ -268,16 +268,18 @@ TEST(CpuRnn, BlockGemmMatchesUnpackedWeights) {
 // sequence_lens: rows stop at their length (Y zero after it, Y_h = the last valid h; length 0
 // keeps initial_h), equal to running each row alone on its truncated sequence.
 TEST(CpuRnn, GruSequenceLensStopEachRowAtItsLength) {
-  const RnnCase c{5, 3, 6, 40};
-  const int32_t lens[3] = {5, 2, 0};
+  struct LensCase { RnnCase c; std::vector<int32_t> lens; };
+  for (const LensCase& lc : {LensCase{{5, 3, 6, 40}, {5, 2, 0}}, LensCase{{5, 1, 6, 64}, {3}}})
   for (int lbr : {0, 1}) {
+    const RnnCase& c = lc.c;
+    const int32_t* lens = lc.lens.data();
     GruModel m = gru_model(c, lbr, true);
     HostTensor xl = random_tensor({c.t, c.b, c.in}, 87);
     HostTensor ln;
     ln.dtype = DType::kI32;
     ln.dims = {c.b};
-    ln.bytes.resize(sizeof(lens));
-    std::memcpy(ln.bytes.data(), lens, sizeof(lens));
+    ln.bytes.resize(lc.lens.size() * sizeof(int32_t));
+    std::memcpy(ln.bytes.data(), lens, ln.bytes.size());
     for (const std::string& tactic : kTactics) {
       std::vector<HostTensor> in = {xl, ln};
       auto out = run_graph(m.g, in, tactic);

@@ -146,9 +146,9 @@ void lstm_step_scalar(const float* g, const float* hr, const float* p, int64_t h
 // hp: previous h (row), hn: new h (row). AVX2 for whole vectors, scalar for the tail (from u).
 
 void gru_lbr_units_scalar(const float* g, const float* acc, const float* rbh, int64_t h, const RnnBlock& blk,
-                          int64_t u, const float* hp, float* hn) {
+                          int64_t u, int64_t u_end, const float* hp, float* hn) {
   const int64_t up = blk.u_pad;
-  for (; u < blk.units; ++u) {
+  for (; u < u_end; ++u) {
     int64_t j = blk.u0 + u;
     float z = sigmoid_scalar(g[j] + acc[u]), r = sigmoid_scalar(g[h + j] + acc[up + u]);
     float n = std::tanh(g[2 * h + j] + r * (acc[2 * up + u] + rbh[j]));
@@ -157,10 +157,9 @@ void gru_lbr_units_scalar(const float* g, const float* acc, const float* rbh, in
 }
 
 TS_AVX2 void gru_lbr_units_avx2(const float* g, const float* acc, const float* rbh, int64_t h, const RnnBlock& blk,
-                                const float* hp, float* hn) {
+                                int64_t u, int64_t u_end, const float* hp, float* hn) {
   const int64_t up = blk.u_pad;
-  int64_t u = 0;
-  for (; u + 8 <= blk.units; u += 8) {
+  for (; u + 8 <= u_end; u += 8) {
     int64_t j = blk.u0 + u;
     __m256 z = sigmoid8(_mm256_add_ps(_mm256_loadu_ps(g + j), _mm256_loadu_ps(acc + u)));
     __m256 r = sigmoid8(_mm256_add_ps(_mm256_loadu_ps(g + h + j), _mm256_loadu_ps(acc + up + u)));
@@ -169,7 +168,7 @@ TS_AVX2 void gru_lbr_units_avx2(const float* g, const float* acc, const float* r
     __m256 hv = _mm256_loadu_ps(hp + j);
     _mm256_storeu_ps(hn + j, _mm256_fmadd_ps(z, _mm256_sub_ps(hv, n), n));
   }
-  gru_lbr_units_scalar(g, acc, rbh, h, blk, u, hp, hn);
+  gru_lbr_units_scalar(g, acc, rbh, h, blk, u, u_end, hp, hn);
 }
 
 // GRU lbr=0, phase 1 (block of the z,r pack): z → zb, r ⊙ h_prev → rh.
@@ -220,9 +219,9 @@ TS_AVX2 void gru_n_units_avx2(const float* g, const float* acc, int64_t h, const
 
 // LSTM (gates i,o,f,c; peepholes p = [3H] i,o,f or null). c is updated in place.
 void lstm_units_scalar(const float* g, const float* acc, const float* p, int64_t h, const RnnBlock& blk, int64_t u,
-                       float* cs, float* hn) {
+                       int64_t u_end, float* cs, float* hn) {
   const int64_t up = blk.u_pad;
-  for (; u < blk.units; ++u) {
+  for (; u < u_end; ++u) {
     int64_t j = blk.u0 + u;
     float c = cs[j];
     float i = sigmoid_scalar(g[j] + acc[u] + (p ? p[j] * c : 0.0f));
@@ -236,11 +235,10 @@ void lstm_units_scalar(const float* g, const float* acc, const float* p, int64_t
 }
 
 TS_AVX2 void lstm_units_avx2(const float* g, const float* acc, const float* p, int64_t h, const RnnBlock& blk,
-                             float* cs, float* hn) {
+                             int64_t u, int64_t u_end, float* cs, float* hn) {
   const int64_t up = blk.u_pad;
   const __m256 zero = _mm256_setzero_ps();
-  int64_t u = 0;
-  for (; u + 8 <= blk.units; u += 8) {
+  for (; u + 8 <= u_end; u += 8) {
     int64_t j = blk.u0 + u;
     __m256 c = _mm256_loadu_ps(cs + j);
     __m256 pi = p ? _mm256_loadu_ps(p + j) : zero, po = p ? _mm256_loadu_ps(p + h + j) : zero,
@@ -255,7 +253,64 @@ TS_AVX2 void lstm_units_avx2(const float* g, const float* acc, const float* p, i
     _mm256_storeu_ps(cs + j, c);
     _mm256_storeu_ps(hn + j, _mm256_mul_ps(o, tanh8(c)));
   }
-  lstm_units_scalar(g, acc, p, h, blk, u, cs, hn);
+  lstm_units_scalar(g, acc, p, h, blk, u, u_end, cs, hn);
+}
+
+// Gate math of one block as a rnn_gemv_pipelined epilogue: chunk c = units [8c, 8c+8) (the
+// last chunk takes the rest; GRU blocks have ≤ 32 units, LSTM ≤ 24). blk == null: no-op.
+inline void chunk_units(const RnnBlock& blk, int c, int64_t* u0, int64_t* u1) {
+  *u0 = std::min<int64_t>(8 * c, blk.units);
+  *u1 = c == 3 ? blk.units : std::min<int64_t>(8 * c + 8, blk.units);
+}
+
+struct GruLbrEpi {
+  const float* g = nullptr;
+  const float* acc = nullptr;
+  const float* rbh = nullptr;
+  int64_t h = 0;
+  const RnnBlock* blk = nullptr;
+  const float* hp = nullptr;
+  float* hn = nullptr;
+  TS_AVX2 void operator()(int c) const {
+    if (!blk) return;
+    int64_t u0, u1;
+    chunk_units(*blk, c, &u0, &u1);
+    if (u0 < u1) gru_lbr_units_avx2(g, acc, rbh, h, *blk, u0, u1, hp, hn);
+  }
+};
+
+struct LstmEpi {
+  const float* g = nullptr;
+  const float* acc = nullptr;
+  const float* peep = nullptr;
+  int64_t h = 0;
+  const RnnBlock* blk = nullptr;
+  float* cs = nullptr;
+  float* hn = nullptr;
+  TS_AVX2 void operator()(int c) const {
+    if (!blk) return;
+    int64_t u0, u1;
+    chunk_units(*blk, c, &u0, &u1);
+    if (u0 < u1) lstm_units_avx2(g, acc, peep, h, *blk, u0, u1, cs, hn);
+  }
+};
+
+// One batch-1 step: every block's GEMV with the previous block's gate math pipelined into it
+// (tmp holds two [ldt] pre-activation buffers, alternating), then the last block's gate math.
+template <typename Epi>
+TS_AVX2 void pipelined_step(const PackedRnnR& p, const float* hp, bool rev, float* tmp, int64_t ldt, Epi proto) {
+  Epi prev = proto;
+  prev.blk = nullptr;
+  const size_t nb = p.blocks.size();
+  for (size_t q = 0; q < nb; ++q) {
+    const RnnBlock& blk = p.blocks[rev ? nb - 1 - q : q];
+    float* out = tmp + int64_t(q & 1) * ldt;
+    rnn_block_gemv_pipelined(hp, p, blk, rev, out, prev);
+    prev = proto;
+    prev.acc = out;
+    prev.blk = &blk;
+  }
+  for (int c = 0; c < 4; ++c) prev(c);
 }
 
 class RnnKernel final : public Kernel {
@@ -361,7 +416,7 @@ class RnnKernel final : public Kernel {
                      const RtTensor* c0) const {
     const int64_t t_len = x.dims[0], b = x.dims[1], h = w_.hidden, gh = w_.gates * h;
     const int64_t ldt = std::max(w_.rb.max_cols, w_.rb_n.max_cols);
-    const size_t g_sz = size_t(t_len * b * gh), tmp_sz = size_t(b * ldt), st_sz = size_t(b * h);
+    const size_t g_sz = size_t(t_len * b * gh), tmp_sz = size_t(std::max<int64_t>(b, 2) * ldt), st_sz = size_t(b * h);
     float* base = f32(a.scratch->get((g_sz + tmp_sz + 5 * st_sz + 64) * sizeof(float)));
     float* g = base;
     float* tmp = g + g_sz;   // [b][ldt]: one block's h·Rᵀ
@@ -388,6 +443,8 @@ class RnnKernel final : public Kernel {
     };
     const float* peep = w_.peep.empty() ? nullptr : w_.peep.data();
     const float* rbh = w_.rbh.data();
+    // Batch 1, GRU lbr=1 / LSTM: gate math software-pipelined into the next block's GEMV.
+    const bool pipelined = b == 1 && avx2 && (lstm_ || lbr_);
     // One block of a pack: h·Rᵀ for all rows into tmp (serpentine k order at batch 1).
     auto block_gemm = [&](const float* hin, const PackedRnnR& p, const RnnBlock& blk, bool rev) {
       if (avx2) rnn_block_gemm(hin, h, b, p, blk, rev && b == 1, tmp, ldt);
@@ -401,7 +458,12 @@ class RnnKernel final : public Kernel {
       }
       const PackedRnnR& p = w_.rb;
       const size_t nb = p.blocks.size();
-      for (size_t q = 0; q < nb; ++q) {
+      if (pipelined) {
+        if (t < len_of(0)) {
+          if (lstm_) pipelined_step(p, hp, rev, tmp, ldt, LstmEpi{gt, nullptr, peep, h, nullptr, cs, hn});
+          else pipelined_step(p, hp, rev, tmp, ldt, GruLbrEpi{gt, nullptr, rbh, h, nullptr, hp, hn});
+        }
+      } else for (size_t q = 0; q < nb; ++q) {
         const RnnBlock& blk = p.blocks[rev ? nb - 1 - q : q];
         block_gemm(hp, p, blk, rev);
         for (int64_t bi = 0; bi < b; ++bi) {
@@ -409,11 +471,11 @@ class RnnKernel final : public Kernel {
           const float* gr = gt + bi * gh;
           const float* acc = tmp + bi * ldt;
           if (lstm_) {
-            if (avx2) lstm_units_avx2(gr, acc, peep, h, blk, cs + bi * h, hn + bi * h);
-            else lstm_units_scalar(gr, acc, peep, h, blk, 0, cs + bi * h, hn + bi * h);
+            if (avx2) lstm_units_avx2(gr, acc, peep, h, blk, 0, blk.units, cs + bi * h, hn + bi * h);
+            else lstm_units_scalar(gr, acc, peep, h, blk, 0, blk.units, cs + bi * h, hn + bi * h);
           } else if (lbr_) {
-            if (avx2) gru_lbr_units_avx2(gr, acc, rbh, h, blk, hp + bi * h, hn + bi * h);
-            else gru_lbr_units_scalar(gr, acc, rbh, h, blk, 0, hp + bi * h, hn + bi * h);
+            if (avx2) gru_lbr_units_avx2(gr, acc, rbh, h, blk, 0, blk.units, hp + bi * h, hn + bi * h);
+            else gru_lbr_units_scalar(gr, acc, rbh, h, blk, 0, blk.units, hp + bi * h, hn + bi * h);
           } else {
             if (avx2) gru_zr_units_avx2(gr, acc, h, blk, hp + bi * h, zb + bi * h, rh + bi * h);
             else gru_zr_units_scalar(gr, acc, h, blk, 0, hp + bi * h, zb + bi * h, rh + bi * h);
