@@ -3,7 +3,7 @@
 # models and weights, same machine, same run. Writes ONE results file
 # bench/results/engine-cpu-<machine>-<yyyymmdd>.json (results + ratios + targets) and prints a table.
 #
-#   bench/engine_bench.sh [BUILD_DIR] [--quick] [--no-default-threads]
+#   bench/engine_bench.sh [BUILD_DIR] [--quick] [--no-default-threads] [--rounds N]
 #
 # BUILD_DIR (default build/release) must hold bench/engine_bench. Models are exported into a temp
 # dir by bench/peers/export_models.py (Debian's /usr/bin/python3: torch 1.13, onnx). ONNX Runtime
@@ -12,14 +12,20 @@
 # Main comparison: 1 thread everywhere (OMP/OpenBLAS/MKL threads 1, ORT intra-op 1, torch 1).
 # Also ticksentry and ORT at their default thread counts (unless --no-default-threads).
 # Cases are interleaved (per model and batch, the three systems back to back) so that drifting
-# load on a shared machine hits all systems alike; the ratios are what count.
+# load on a shared machine hits all systems alike; the ratios are what count. Batch-1 cases (the
+# latency targets) run --rounds times (default 3), each system once per round, and the round with
+# the median p50 is reported (all rounds' p50s are kept in the JSON).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=build/release
 quick=0
 default_threads=1
+rounds=3
+next_is_rounds=0
 for a in "$@"; do
+  if [ "$next_is_rounds" = 1 ]; then rounds=$a; next_is_rounds=0; continue; fi
   case "$a" in
+    --rounds) next_is_rounds=1 ;;
     --quick) quick=1 ;;
     --no-default-threads) default_threads=0 ;;
     -*) echo "engine_bench.sh: unknown option $a" >&2; exit 2 ;;
@@ -66,8 +72,10 @@ files=()
 for m in "${models[@]}"; do
   for i in "${!batches[@]}"; do
     b=${batches[$i]}; n=${iters[$i]}
-    tag="$m-b$b"
-    echo "== $m batch $b seq $seq ($n timed runs), 1 thread"
+    r_max=1; [ "$b" = 1 ] && r_max=$rounds  # rounds: batch 1 only
+    for r in $(seq 1 "$r_max"); do  # (body indented one level less)
+    tag="$m-b$b-r$r"
+    echo "== $m batch $b seq $seq ($n timed runs), 1 thread, round $r/$r_max"
     "${one_thread[@]}" "$bin" run --models "$listing" --only "$m" --batches "$b" --iters "$n" \
       --seq "$seq" --threads 1 --out "$tmp/ts-$tag-t1.json"
     files+=("$tmp/ts-$tag-t1.json")
@@ -91,6 +99,7 @@ for m in "${models[@]}"; do
         files+=("$tmp/ort-$tag-tdef.json")
       fi
     fi
+  done
   done
 done
 
