@@ -11,7 +11,9 @@
 //
 // Batch 1 (a GEMV) uses a 1×V kernel (V ≤ 12 independent FMA chains); batch > 1 uses 4×3
 // (4 rows × 24 columns) register blocks, i.e. a small GEMM per block.
+#include <cstddef>
 #include <cstdint>
+#include <new>
 #include <vector>
 
 #include "engine/backends/cpu/cpu_math.h"
@@ -25,11 +27,25 @@ struct RnnBlock {
   int64_t offset = 0;   // floats from PackedRnnR::data's start
 };
 
+// 64-byte-aligned storage: every 32-byte load of a block row then stays inside one cache line
+// (rows are G·u_pad·4 = multiples of 32 bytes, blocks multiples of 64 bytes at H even).
+template <typename T>
+struct CacheLineAllocator {
+  using value_type = T;
+  CacheLineAllocator() = default;
+  template <typename U>
+  CacheLineAllocator(const CacheLineAllocator<U>&) {}
+  T* allocate(size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t(64))); }
+  void deallocate(T* p, size_t) { ::operator delete(p, std::align_val_t(64)); }
+  template <typename U>
+  bool operator==(const CacheLineAllocator<U>&) const { return true; }
+};
+
 struct PackedRnnR {
   int64_t hidden = 0, gates = 0;
   int64_t max_cols = 0;            // widest block: G·u_pad ≤ 96
   std::vector<RnnBlock> blocks;
-  std::vector<float> data;         // blocks back to back, each [hidden][G·u_pad]
+  std::vector<float, CacheLineAllocator<float>> data;  // blocks back to back, each [hidden][G·u_pad]
 };
 
 // Packs R given as ONNX lays it out: [gates·hidden, hidden] row-major (row = gate·H + unit),
