@@ -256,11 +256,14 @@ TS_AVX2 void lstm_units_avx2(const float* g, const float* acc, const float* p, i
   lstm_units_scalar(g, acc, p, h, blk, u, u_end, cs, hn);
 }
 
-// Gate math of one block as a rnn_gemv_pipelined epilogue: chunk c = units [8c, 8c+8) (the
-// last chunk takes the rest; GRU blocks have ≤ 32 units, LSTM ≤ 24). blk == null: no-op.
+// Gate math of one block as a rnn_gemv_pipelined epilogue, in two halves (units [0, 16) after
+// the first quarter of the next block's k loop, the rest after the third): two vectors of
+// independent dependency chains at a time measured ~3% faster than one vector per quarter or
+// all at once. blk == null: no-op.
 inline void chunk_units(const RnnBlock& blk, int c, int64_t* u0, int64_t* u1) {
-  *u0 = std::min<int64_t>(8 * c, blk.units);
-  *u1 = c == 3 ? blk.units : std::min<int64_t>(8 * c + 8, blk.units);
+  const int64_t half = std::min<int64_t>(16, blk.units);
+  *u0 = c == 0 ? 0 : half;
+  *u1 = c == 0 ? half : c == 2 ? blk.units : half;
 }
 
 struct GruLbrEpi {
