@@ -418,11 +418,14 @@ class RnnKernel final : public Kernel {
   Status run_blocked(const KernelArgs& a, const RtTensor& x, const RtTensor* lens, const RtTensor* h0,
                      const RtTensor* c0) const {
     const int64_t t_len = x.dims[0], b = x.dims[1], h = w_.hidden, gh = w_.gates * h;
-    const int64_t ldt = std::max(w_.rb.max_cols, w_.rb_n.max_cols);
+    // tmp row: h·Rᵀ of every block of a pack side by side (block q at column offset/k).
+    auto all_cols = [](const PackedRnnR& p) { return p.k > 0 ? int64_t(p.data.size()) / p.k : int64_t(0); };
+    auto col_of = [](const PackedRnnR& p, const RnnBlock& blk) { return blk.offset / p.k; };
+    const int64_t ldt = std::max(all_cols(w_.rb), all_cols(w_.rb_n));
     const size_t g_sz = size_t(t_len * b * gh), tmp_sz = size_t(std::max<int64_t>(b, 2) * ldt), st_sz = size_t(b * h);
     float* base = f32(a.scratch->get((g_sz + tmp_sz + 5 * st_sz + 64) * sizeof(float)));
     float* g = base;
-    float* tmp = g + g_sz;   // [b][ldt]: one block's h·Rᵀ
+    float* tmp = g + g_sz;   // [b][ldt]: h·Rᵀ, blocks side by side
     float* hp = tmp + tmp_sz;  // h of the previous step
     float* hn = hp + st_sz;    // h of this step
     float* cs = hn + st_sz;    // LSTM c (in place)
@@ -448,10 +451,16 @@ class RnnKernel final : public Kernel {
     const float* rbh = w_.rbh.data();
     // Batch 1, GRU lbr=1 / LSTM: gate math software-pipelined into the next block's GEMV.
     const bool pipelined = b == 1 && avx2 && (lstm_ || lbr_);
-    // One block of a pack: h·Rᵀ for all rows into tmp (serpentine k order at batch 1).
-    auto block_gemm = [&](const float* hin, const PackedRnnR& p, const RnnBlock& blk, bool rev) {
-      if (avx2) rnn_block_gemm(hin, h, b, p, blk, rev && b == 1, tmp, ldt);
-      else rnn_block_gemm_scalar(hin, h, b, p, blk, tmp, ldt);
+    // Every block of a pack: h·Rᵀ for all rows into tmp (serpentine k order at batch 1), then
+    // the gate math row by row (batch > 1: a small GEMM, then gates over whole rows).
+    auto pack_gemm = [&](const float* hin, const PackedRnnR& p, bool rev) {
+      const size_t nbk = p.blocks.size();
+      for (size_t q = 0; q < nbk; ++q) {
+        const RnnBlock& blk = p.blocks[rev ? nbk - 1 - q : q];
+        float* out = tmp + col_of(p, blk);
+        if (avx2) rnn_block_gemm(hin, h, b, p, blk, rev && b == 1, out, ldt);
+        else rnn_block_gemm_scalar(hin, h, b, p, blk, out, ldt);
+      }
     };
     for (int64_t t = 0; t < t_len; ++t) {
       const float* gt = g + t * b * gh;
@@ -460,42 +469,41 @@ class RnnKernel final : public Kernel {
         if (t >= len_of(bi)) std::memcpy(hn + bi * h, hp + bi * h, size_t(h) * sizeof(float));
       }
       const PackedRnnR& p = w_.rb;
-      const size_t nb = p.blocks.size();
       if (pipelined) {
         if (t < len_of(0)) {
           if (lstm_) pipelined_step(p, hp, rev, tmp, ldt, LstmEpi{gt, nullptr, peep, h, nullptr, cs, hn});
           else pipelined_step(p, hp, rev, tmp, ldt, GruLbrEpi{gt, nullptr, rbh, h, nullptr, hp, hn});
         }
-      } else for (size_t q = 0; q < nb; ++q) {
-        const RnnBlock& blk = p.blocks[rev ? nb - 1 - q : q];
-        block_gemm(hp, p, blk, rev);
+      } else {
+        pack_gemm(hp, p, rev);
         for (int64_t bi = 0; bi < b; ++bi) {
           if (t >= len_of(bi)) continue;
-          const float* gr = gt + bi * gh;
-          const float* acc = tmp + bi * ldt;
-          if (lstm_) {
-            if (avx2) lstm_units_avx2(gr, acc, peep, h, blk, 0, blk.units, cs + bi * h, hn + bi * h);
-            else lstm_units_scalar(gr, acc, peep, h, blk, 0, blk.units, cs + bi * h, hn + bi * h);
-          } else if (lbr_) {
-            if (avx2) gru_lbr_units_avx2(gr, acc, rbh, h, blk, 0, blk.units, hp + bi * h, hn + bi * h);
-            else gru_lbr_units_scalar(gr, acc, rbh, h, blk, 0, blk.units, hp + bi * h, hn + bi * h);
-          } else {
-            if (avx2) gru_zr_units_avx2(gr, acc, h, blk, hp + bi * h, zb + bi * h, rh + bi * h);
-            else gru_zr_units_scalar(gr, acc, h, blk, 0, hp + bi * h, zb + bi * h, rh + bi * h);
+          for (const RnnBlock& blk : p.blocks) {
+            const float* gr = gt + bi * gh;
+            const float* acc = tmp + bi * ldt + col_of(p, blk);
+            if (lstm_) {
+              if (avx2) lstm_units_avx2(gr, acc, peep, h, blk, 0, blk.units, cs + bi * h, hn + bi * h);
+              else lstm_units_scalar(gr, acc, peep, h, blk, 0, blk.units, cs + bi * h, hn + bi * h);
+            } else if (lbr_) {
+              if (avx2) gru_lbr_units_avx2(gr, acc, rbh, h, blk, 0, blk.units, hp + bi * h, hn + bi * h);
+              else gru_lbr_units_scalar(gr, acc, rbh, h, blk, 0, blk.units, hp + bi * h, hn + bi * h);
+            } else {
+              if (avx2) gru_zr_units_avx2(gr, acc, h, blk, hp + bi * h, zb + bi * h, rh + bi * h);
+              else gru_zr_units_scalar(gr, acc, h, blk, 0, hp + bi * h, zb + bi * h, rh + bi * h);
+            }
           }
         }
       }
       if (!lstm_ && !lbr_) {
         const PackedRnnR& pn = w_.rb_n;
-        const size_t nn = pn.blocks.size();
-        for (size_t q = 0; q < nn; ++q) {
-          const RnnBlock& blk = pn.blocks[rev ? nn - 1 - q : q];
-          block_gemm(rh, pn, blk, rev);
-          for (int64_t bi = 0; bi < b; ++bi) {
-            if (t >= len_of(bi)) continue;
-            const float* gr = gt + bi * gh;
-            if (avx2) gru_n_units_avx2(gr, tmp + bi * ldt, h, blk, zb + bi * h, hp + bi * h, hn + bi * h);
-            else gru_n_units_scalar(gr, tmp + bi * ldt, h, blk, 0, zb + bi * h, hp + bi * h, hn + bi * h);
+        pack_gemm(rh, pn, rev);
+        for (int64_t bi = 0; bi < b; ++bi) {
+          if (t >= len_of(bi)) continue;
+          const float* gr = gt + bi * gh;
+          for (const RnnBlock& blk : pn.blocks) {
+            const float* acc = tmp + bi * ldt + col_of(pn, blk);
+            if (avx2) gru_n_units_avx2(gr, acc, h, blk, zb + bi * h, hp + bi * h, hn + bi * h);
+            else gru_n_units_scalar(gr, acc, h, blk, 0, zb + bi * h, hp + bi * h, hn + bi * h);
           }
         }
       }

@@ -7,9 +7,11 @@
 
 namespace ts::engine::cpu {
 
-PackedRnnR pack_rnn_r(const float* r, int64_t gates, int64_t hidden) {
+PackedRnnR pack_rnn_r(const float* r, int64_t gates, int64_t hidden, int64_t k_len) {
   PackedRnnR p;
+  const int64_t kl = k_len < 0 ? hidden : k_len;
   p.hidden = hidden;
+  p.k = kl;
   p.gates = gates;
   const int64_t unit_block = 8 * (12 / gates);
   int64_t total = 0;
@@ -19,7 +21,7 @@ PackedRnnR pack_rnn_r(const float* r, int64_t gates, int64_t hidden) {
     b.units = std::min(unit_block, hidden - u0);
     b.u_pad = round_up8(b.units);
     b.offset = total;
-    total += hidden * gates * b.u_pad;
+    total += kl * gates * b.u_pad;
     p.max_cols = std::max(p.max_cols, gates * b.u_pad);
     p.blocks.push_back(b);
   }
@@ -27,10 +29,10 @@ PackedRnnR pack_rnn_r(const float* r, int64_t gates, int64_t hidden) {
   for (const RnnBlock& b : p.blocks) {
     const int64_t cols = gates * b.u_pad;
     float* dst = p.data.data() + b.offset;
-    for (int64_t k = 0; k < hidden; ++k) {
+    for (int64_t k = 0; k < kl; ++k) {
       for (int64_t g = 0; g < gates; ++g) {
         for (int64_t u = 0; u < b.units; ++u) {
-          dst[k * cols + g * b.u_pad + u] = r[(g * hidden + b.u0 + u) * hidden + k];
+          dst[k * cols + g * b.u_pad + u] = r[(g * hidden + b.u0 + u) * kl + k];
         }
       }
     }
@@ -149,7 +151,7 @@ TS_AVX2 void rows_block(const float* h, int64_t ldh, const float* w, int64_t k, 
 
 TS_AVX2 void block_gemm_avx2(const float* h, int64_t ldh, int64_t rows, const PackedRnnR& p,
                              const RnnBlock& blk, bool reverse_k, float* out, int64_t ldo) {
-  const int64_t cols = p.gates * blk.u_pad, k = p.hidden;
+  const int64_t cols = p.gates * blk.u_pad, k = p.k;
   const float* w = p.data.data() + blk.offset;
   if (rows == 1) {
     (reverse_k ? gemv_for<true>(cols / 8) : gemv_for<false>(cols / 8))(h, w, k, out);
@@ -178,7 +180,7 @@ void rnn_block_gemm(const float* h, int64_t ldh, int64_t rows, const PackedRnnR&
 
 void rnn_block_gemm_scalar(const float* h, int64_t ldh, int64_t rows, const PackedRnnR& p,
                            const RnnBlock& blk, float* out, int64_t ldo) {
-  const int64_t cols = p.gates * blk.u_pad, k = p.hidden;
+  const int64_t cols = p.gates * blk.u_pad, k = p.k;
   const float* w = p.data.data() + blk.offset;
   for (int64_t i = 0; i < rows; ++i) {
     for (int64_t c = 0; c < cols; ++c) {

@@ -43,14 +43,15 @@ struct CacheLineAllocator {
 
 struct PackedRnnR {
   int64_t hidden = 0, gates = 0;
+  int64_t k = 0;                   // reduction length: hidden for R, input size for W
   int64_t max_cols = 0;            // widest block: G·u_pad ≤ 96
   std::vector<RnnBlock> blocks;
   std::vector<float, CacheLineAllocator<float>> data;  // blocks back to back, each [hidden][G·u_pad]
 };
 
-// Packs R given as ONNX lays it out: [gates·hidden, hidden] row-major (row = gate·H + unit),
-// i.e. out = h · Rᵀ.
-PackedRnnR pack_rnn_r(const float* r, int64_t gates, int64_t hidden);
+// Packs R given as ONNX lays it out: [gates·hidden, k] row-major (row = gate·H + unit, k =
+// hidden for R, or the input size when packing W), i.e. out = h · Rᵀ.
+PackedRnnR pack_rnn_r(const float* r, int64_t gates, int64_t hidden, int64_t k = -1);
 
 // out[i][c] (row stride ldo, c < G·u_pad of the block) = Σ_k h[i·ldh + k] · R[block col c][k]
 // for rows i < rows. reverse_k runs k from H-1 down to 0 (batch-1 path only; it lets successive
@@ -94,7 +95,7 @@ template <typename Epi>
 TS_AVX2 inline void rnn_block_gemv_pipelined(const float* h, const PackedRnnR& p, const RnnBlock& blk, bool rev,
                                               float* out, const Epi& epi) {
   const float* w = p.data.data() + blk.offset;
-  const int64_t k = p.hidden;
+  const int64_t k = p.k;
 #define TS_RNN_CASE(v) \
   case v: return rev ? rnn_gemv_pipelined<v, true>(h, w, k, out, epi) : rnn_gemv_pipelined<v, false>(h, w, k, out, epi)
   switch (p.gates * blk.u_pad / 8) {
