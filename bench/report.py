@@ -47,8 +47,31 @@ def pipeline_tables():
     return "\n".join(out)
 
 
+def engine_tables():
+    out = []
+    for machine, (path, doc) in sorted(latest("engine-cpu").items()):
+        out.append(f"Inference engine, CPU, `{machine}` ({doc['machine'].get('cpu', '')}), commit `{doc['commit']}`, "
+                   f"{doc['date']} — `{os.path.relpath(path, ROOT)}`. p50 µs; ratio = peer p50 / ticksentry p50 "
+                   f"(> 1: ticksentry faster).\n")
+        out.append("| model | batch | threads | ticksentry | onnxruntime-cpu | pytorch-eager | vs ORT | vs PyTorch |")
+        out.append("|---|---|---|---|---|---|---|---|")
+        rows = {}
+        for r in doc["results"]:
+            c = r["case"]
+            key = (c["model"], c["batch"], c.get("threads"))
+            rows.setdefault(key, {})[r["system"]] = r["metrics"]["p50_us"]
+        for (model, batch, threads), by in sorted(rows.items(), key=lambda kv: (kv[0][0], kv[0][1], str(kv[0][2]))):
+            ts_ = by.get("ticksentry")
+            cell = lambda v: f"{v:,.1f}" if v is not None else "–"
+            ratio = lambda peer: f"{by[peer] / ts_:.2f}×" if ts_ and peer in by else "–"
+            out.append(f"| {model} | {batch} | {threads} | {cell(ts_)} | {cell(by.get('onnxruntime-cpu'))} | "
+                       f"{cell(by.get('pytorch-eager'))} | {ratio('onnxruntime-cpu')} | {ratio('pytorch-eager')} |")
+        out.append("")
+    return "\n".join(out)
+
+
 def main():
-    text = pipeline_tables()
+    text = pipeline_tables() + "\n" + engine_tables()
     if "--write" in sys.argv:
         readme = os.path.join(ROOT, "README.md")
         with open(readme) as f:

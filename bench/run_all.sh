@@ -4,3 +4,5 @@ set -euo pipefail
 build=${1:-build/release}
 shift || true
 "$build/bench/pipeline_bench" "$@"
+"$(dirname "$0")/engine_bench.sh" "$build" "$@"
+python3 "$(dirname "$0")/report.py" --write
