@@ -3,7 +3,8 @@
 //  - as fast as possible (speed 0, rate 0);
 //  - by exchange time: event at exch_ts is released at start + (exch_ts - first_ts) / speed;
 //  - fixed rate: event i is released at start + i / rate (benchmarks: "paced 200,000 events/s").
-// wait_until_due() sleeps while far from the due time and spins the last ~100 µs.
+// wait_until_due() sleeps (at least 100 µs at a time, never spins): events due meanwhile are
+// released together, as a network source delivers them.
 #include <atomic>
 #include <cstdint>
 

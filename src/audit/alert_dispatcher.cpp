@@ -129,7 +129,10 @@ void AlertDispatcher::sink_error(SinkSlot& s, const Status& st, const char* what
 }
 
 void AlertDispatcher::run() {
-  BackoffIdle idle;
+  // The sink thread is off the hot path: it must not spin on a core the shards need (on a
+  // 2-core box a 200 µs spin after each alert showed as a 311 µs receive→alert p99).
+  // Sleeping at once costs an alert at most ~50 µs more before it is written, not emitted.
+  BackoffIdle idle(/*spin_ns=*/0, /*yield_ns=*/0);
   int64_t last_flush_ns = mono_ns();
   for (;;) {
     const bool stopping = !accepting_.load(std::memory_order_seq_cst);
