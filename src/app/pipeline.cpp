@@ -92,6 +92,29 @@ RunSummary Pipeline::run(Source& source, InputErrors& source_errors, const std::
   const int64_t progress_every_ns = options_.progress_s > 0 ? int64_t(options_.progress_s * 1e9) : INT64_MAX;
   int64_t next_progress_ns = start_ns + progress_every_ns;
   uint64_t by_kind[kEventKindCount] = {};
+  // Metrics are published as deltas from this (source) thread: counters read from the shards
+  // are their own plain counts, read racily but monotonically (a progress figure, not billing).
+  prometheus::Counter& events_total = metrics_.counter("events_total", "Input records accepted by the sources");
+  prometheus::Counter& stalls_total =
+      metrics_.counter("source_stalls_total", "Times the source waited on a full shard ring");
+  uint64_t events_published = 0, stalls_published = 0;
+  InputErrors errors_published;
+  auto publish = [&](const InputErrors& source_errs) {
+    events_total.Increment(double(summary.events - events_published));
+    events_published = summary.events;
+    stalls_total.Increment(double(summary.source_stalls - stalls_published));
+    stalls_published = summary.source_stalls;
+    for (size_t k = 0; k < kInputErrorCount; ++k) {
+      const auto kind = static_cast<InputError>(k);
+      const uint64_t now_count = source_errs.count(kind), before = errors_published.count(kind);
+      if (now_count > before) {
+        metrics_.counter("input_errors_total", "Bad input records, by kind", {{"kind", input_error_name(kind)}})
+            .Increment(double(now_count - before));
+      }
+    }
+    errors_published = source_errs;
+    dispatcher.publish_metrics(metrics_);
+  };
   std::vector<Event> batch(256);
   BackoffIdle idle;
   for (;;) {
@@ -108,6 +131,7 @@ RunSummary Pipeline::run(Source& source, InputErrors& source_errors, const std::
       next_progress_ns = now + progress_every_ns;
       uint64_t alerts = 0;
       for (auto& s : shards) alerts += s.worker->alerts_emitted();
+      publish(source_errors);
       spdlog::info("progress: {} events in {:.1f} s ({:.0f}/s), {} alerts, {} bad records", summary.events,
                    double(now - start_ns) / 1e9, double(summary.events) * 1e9 / double(now - start_ns),
                    alerts, source_errors.total());
@@ -150,6 +174,7 @@ drained:
     summary.events_processed += s.worker->processed();
   }
   summary.errors = all.by_kind();
+  publish(all);
   for (size_t i = 0; i < sinks_.size(); ++i) {
     if (const uint64_t n = dispatcher.sink_errors(i)) summary.errors["sink_" + sinks_[i].first] = n;
   }

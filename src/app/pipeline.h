@@ -16,6 +16,7 @@
 #include "book/book_set.h"
 #include "core/config.h"
 #include "core/input_errors.h"
+#include "core/metrics.h"
 #include "core/symbol_table.h"
 #include "ingest/source.h"
 
@@ -42,12 +43,18 @@ class Pipeline {
   // Runs `source` to its end (or until `stop`/duration). `source_errors` are the errors the
   // source reported (merged into the summary). Call once.
   RunSummary run(Source& source, InputErrors& source_errors, const std::atomic<bool>& stop);
+  // The run's Prometheus registry (served over HTTP by a later issue). Updated from the source
+  // thread at every progress tick and at the end: ticksentry_events_total,
+  // ticksentry_input_errors_total{kind}, ticksentry_alerts_total{type}, sink errors, publish
+  // waits, ticksentry_source_stalls_total.
+  Metrics& metrics() { return metrics_; }
 
  private:
   SymbolTable& symbols_;
   const Config& config_;
   PipelineOptions options_;
   std::vector<std::pair<std::string, std::shared_ptr<AlertSink>>> sinks_;
+  Metrics metrics_;
 };
 
 }  // namespace ts

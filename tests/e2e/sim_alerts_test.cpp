@@ -88,6 +88,12 @@ TEST(SimEndToEnd, EveryInjectedEventAlertsAndQuietStaysQuiet) {
   const auto& injected = sim.injected();
   ASSERT_GE(injected.size(), 20u);
   EXPECT_EQ(s.alert_total(), alerts.size()) << "every alert reaches the sinks";
+  // The Prometheus registry counted the run.
+  const std::string metrics = pipeline.metrics().serialize();
+  EXPECT_NE(metrics.find("ticksentry_events_total " + std::to_string(s.events)), std::string::npos)
+      << metrics.substr(0, 2000);
+  EXPECT_NE(metrics.find("ticksentry_alerts_total{type=\"volume_burst\"}"), std::string::npos)
+      << metrics.substr(0, 2000);
 
   std::map<SimEventType, std::pair<int, int>> caught;  // type → (caught, total)
   for (const auto& ev : injected) {
