@@ -46,7 +46,10 @@ Outcome run_bin(const std::vector<std::string>& args, const fs::path& dir) {
 class EngineCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = ts::testing::scratch_dir("engine_cli_test");
+    // One folder per test: ctest runs these tests in parallel processes, and a shared folder
+    // was wiped by one test's SetUp while another was using it.
+    dir_ = ts::testing::scratch_dir(std::string("engine_cli_test_") +
+                                    ::testing::UnitTest::GetInstance()->current_test_info()->name());
     model_ = fixtures_dir() / "gru_1x32";
     ASSERT_TRUE(fs::exists(model_ / "model.onnx")) << "run the engine_fixtures ctest fixture";
   }
