@@ -65,4 +65,13 @@ class LineReader {
   bool truncated_ = false;
 };
 
+// Counts a bad line in `errors` with its file and line number. A line cut off by the end of
+// the file (no newline) is counted as kTruncatedFile instead of `kind`, except for ordering
+// errors, which are about the record's place, not its text.
+inline void report_line_error(InputErrors& errors, const LineReader& reader, const Line& line, InputError kind,
+                              std::string_view detail) {
+  const bool cut = line.unterminated && kind != InputError::kOutOfOrder;
+  errors.report(cut ? InputError::kTruncatedFile : kind, reader.file_name(), line.number, detail);
+}
+
 }  // namespace ts::ingest

@@ -195,8 +195,7 @@ class LobsterSource final : public Source {
 
  private:
   void report(const Line& line, InputError kind, std::string_view detail) {
-    errors_.report(line.unterminated && kind != InputError::kOutOfOrder ? InputError::kTruncatedFile : kind,
-                   lines_->file_name(), line.number, detail);
+    ingest::report_line_error(errors_, *lines_, line, kind, detail);
   }
 
   // Reads the next valid orderbook row into row_; false at the end of the file. Bad rows are

@@ -94,8 +94,7 @@ class SseFile : public Source {
   std::string_view field(size_t col_index) const { return fields_[cols_[col_index]]; }
 
   void report(const Line& line, InputError kind, std::string_view detail) {
-    const bool cut = line.unterminated && kind != InputError::kOutOfOrder;
-    errors_.report(cut ? InputError::kTruncatedFile : kind, lines_->file_name(), line.number, detail);
+    ingest::report_line_error(errors_, *lines_, line, kind, detail);
   }
   bool fail(const Line& line, InputError kind, std::string_view detail) {
     report(line, kind, detail);
