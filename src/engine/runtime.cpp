@@ -54,7 +54,10 @@ Status validate_graph(const Graph& g) {
     for (ValueId id : n.inputs) {
       if (id != kNoValue && !avail[size_t(id)]) return bad("node " + n.name + " reads " + g.value(id).name + " before it is produced");
     }
-    if (n.outputs.empty() || n.outputs[0] == kNoValue) return bad("node " + n.name + " has no output");
+    // ONNX lets a node omit leading optional outputs (a GRU with only Y_h), not all of them.
+    bool any_out = false;
+    for (ValueId id : n.outputs) any_out = any_out || id != kNoValue;
+    if (!any_out) return bad("node " + n.name + " has no output");
     bool all_const = true;
     for (ValueId id : n.outputs) {
       if (id == kNoValue) continue;

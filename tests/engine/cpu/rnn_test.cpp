@@ -98,23 +98,26 @@ struct GruModel {
   Graph g;
   std::vector<float> w, r, bias, h0;
 };
-GruModel gru_model(const RnnCase& c, int lbr, bool with_lens = false) {
+// batch_major: ONNX layout=1 (X [batch, seq, input], Y [batch, seq, 1, hidden]).
+GruModel gru_model(const RnnCase& c, int lbr, bool with_lens = false, bool batch_major = false) {
   GruModel m;
   GraphBuilder b;
-  auto x = b.input("x", known({c.t, c.b, c.in}));
+  auto x = b.input("x", batch_major ? known({c.b, c.t, c.in}) : known({c.t, c.b, c.in}));
   float sc = 1.0f / std::sqrt(float(c.hs));
   m.w = random_vec(size_t(3 * c.hs * c.in), 81, sc);
   m.r = random_vec(size_t(3 * c.hs * c.hs), 82, sc);
   m.bias = random_vec(size_t(6 * c.hs), 83, sc);
   m.h0 = random_vec(size_t(c.b * c.hs), 84, 0.5f);
   auto w = b.constant("W", {1, 3 * c.hs, c.in}, m.w), r = b.constant("R", {1, 3 * c.hs, c.hs}, m.r);
-  auto bias = b.constant("B", {1, 6 * c.hs}, m.bias), h0 = b.constant("h0", {1, c.b, c.hs}, m.h0);
+  auto bias = b.constant("B", {1, 6 * c.hs}, m.bias);
+  auto h0 = batch_major ? b.constant("h0", {c.b, 1, c.hs}, m.h0) : b.constant("h0", {1, c.b, c.hs}, m.h0);
   ValueId lens = kNoValue;
   if (with_lens) lens = b.input("lens", known({c.b}), DType::kI32);
   auto y = b.value("Y"), yh = b.value("Y_h");
   auto& n = b.node("GRU", {x, w, r, bias, lens, h0}, {y, yh});
   n.attrs["hidden_size"] = c.hs;
   n.attrs["linear_before_reset"] = int64_t(lbr);
+  if (batch_major) n.attrs["layout"] = int64_t(1);
   b.output(y);
   b.output(yh);
   m.g = b.g;
@@ -306,6 +309,45 @@ TEST(CpuRnn, GruSequenceLensStopEachRowAtItsLength) {
         const std::vector<float>& last = lens[bi] > 0 ? want_h : h0;
         expect_close(out.value()[1].f() + bi * c.hs, last.data(), c.hs, 1e-5f, 1e-6f, what + " Y_h");
       }
+    }
+  }
+}
+
+// layout=1 (what torch's batch_first GRU would export) computes the same as layout 0 on the
+// transposed data, with per-row sequence lengths, at batch 1 (pipelined path) and batch > 1.
+TEST(CpuRnn, GruBatchMajorLayoutMatchesSequenceMajor) {
+  for (const RnnCase& c : {RnnCase{7, 1, 6, 40}, RnnCase{6, 4, 5, 48}})
+  for (int lbr : {0, 1}) {
+    GruModel seq = gru_model(c, lbr, true), bat = gru_model(c, lbr, true, true);
+    HostTensor xs = random_tensor({c.t, c.b, c.in}, 91), xb = xs;
+    xb.dims = {c.b, c.t, c.in};
+    for (int64_t t = 0; t < c.t; ++t) {
+      for (int64_t bi = 0; bi < c.b; ++bi) {
+        std::memcpy(xb.f() + (bi * c.t + t) * c.in, xs.f() + (t * c.b + bi) * c.in, size_t(c.in) * 4);
+      }
+    }
+    HostTensor ln;
+    ln.dtype = DType::kI32;
+    ln.dims = {c.b};
+    std::vector<int32_t> lens(size_t(c.b));
+    for (int64_t bi = 0; bi < c.b; ++bi) lens[size_t(bi)] = int32_t(c.t - bi);
+    ln.bytes.resize(lens.size() * sizeof(int32_t));
+    std::memcpy(ln.bytes.data(), lens.data(), ln.bytes.size());
+    for (const std::string& tactic : kTactics) {
+      std::vector<HostTensor> in_s = {xs, ln}, in_b = {xb, ln};
+      auto os = run_graph(seq.g, in_s, tactic), ob = run_graph(bat.g, in_b, tactic);
+      ASSERT_TRUE(os) << os.status().to_string();
+      ASSERT_TRUE(ob) << ob.status().to_string();
+      const std::string what = tactic + " lbr=" + std::to_string(lbr) + " b=" + std::to_string(c.b);
+      EXPECT_EQ(ob.value()[0].dims, (std::vector<int64_t>{c.b, c.t, 1, c.hs})) << what;
+      EXPECT_EQ(ob.value()[1].dims, (std::vector<int64_t>{c.b, 1, c.hs})) << what;
+      for (int64_t t = 0; t < c.t; ++t) {
+        for (int64_t bi = 0; bi < c.b; ++bi) {
+          expect_close(ob.value()[0].f() + (bi * c.t + t) * c.hs, os.value()[0].f() + (t * c.b + bi) * c.hs, c.hs,
+                       1e-6f, 1e-7f, what + " Y t=" + std::to_string(t));
+        }
+      }
+      expect_close(ob.value()[1].f(), os.value()[1].f(), c.b * c.hs, 1e-6f, 1e-7f, what + " Y_h");
     }
   }
 }

@@ -33,22 +33,6 @@ const std::vector<std::string> kOps = {
 // case name → why the engine does not pass it yet (the engine's own error, shortened).
 // Generated from a run of the engine as of this commit; see the report in issue 3.
 const std::map<std::string, std::string> kExpectedFailures = {
-    {"test_gru_batchwise",
-     "op GRU layout=1 is not supported by the cpu backend"},
-    {"test_gru_defaults",
-     "invalid plan graph: node GRU_0 has no output"},
-    {"test_gru_seq_length",
-     "invalid plan graph: node GRU_0 has no output"},
-    {"test_gru_with_initial_bias",
-     "invalid plan graph: node GRU_0 has no output"},
-    {"test_lstm_batchwise",
-     "op LSTM layout=1 is not supported by the cpu backend"},
-    {"test_lstm_defaults",
-     "invalid plan graph: node LSTM_0 has no output"},
-    {"test_lstm_with_initial_bias",
-     "invalid plan graph: node LSTM_0 has no output"},
-    {"test_lstm_with_peepholes",
-     "invalid plan graph: node LSTM_0 has no output"},
     {"test_add_uint8",
      "dtype u8 is not supported"},
     {"test_sub_uint8",

@@ -1,4 +1,4 @@
-// GRU and LSTM (ONNX semantics: forward direction, layout 0, default activations; GRU gates
+// GRU and LSTM (ONNX semantics: forward direction, layout 0 or 1, default activations; GRU gates
 // z,r,h with linear_before_reset 0 or 1; LSTM gates i,o,f,c with optional peepholes and
 // sequence_lens). PERF NOTE: the input projection of all T steps runs as ONE GEMM
 // ([T*B, I] · [I, G*H]) before the recurrence. Two tactics for the recurrence:
@@ -323,12 +323,15 @@ TS_AVX2 void pipelined_step(const PackedRnnR& p, const float* hp, bool rev, floa
 
 class RnnKernel final : public Kernel {
  public:
-  RnnKernel(RnnWeights w, bool lstm, bool lbr) : w_(std::move(w)), lstm_(lstm), lbr_(lbr) {}
+  RnnKernel(RnnWeights w, bool lstm, bool lbr, bool batch_major)
+      : w_(std::move(w)), lstm_(lstm), lbr_(lbr), batch_major_(batch_major) {}
 
   Status run(const KernelArgs& a) const override {
     const RtTensor* x = a.input(0);
-    if (!x || x->dtype != DType::kF32 || x->dims.size() != 3) return bad_input("X must be f32 [seq, batch, input]");
-    int64_t t_len = x->dims[0], b = x->dims[1], h = w_.hidden;
+    if (!x || x->dtype != DType::kF32 || x->dims.size() != 3) {
+      return bad_input(batch_major_ ? "X must be f32 [batch, seq, input]" : "X must be f32 [seq, batch, input]");
+    }
+    int64_t t_len = x->dims[batch_major_ ? 1 : 0], b = x->dims[batch_major_ ? 0 : 1], h = w_.hidden;
     if (x->dims[2] != w_.input) {
       return bad_input("X shape " + dims_str(x->dims) + " does not match input_size " + std::to_string(w_.input));
     }
@@ -362,8 +365,8 @@ class RnnKernel final : public Kernel {
 
     RtTensor* y = a.out.size() > 0 ? a.out[0] : nullptr;
     if (y) {
-      int64_t yd[4] = {t_len, 1, b, h};
-      y->ensure(DType::kF32, yd);
+      const int64_t yd[4] = {t_len, 1, b, h}, yd_bm[4] = {b, t_len, 1, h};
+      y->ensure(DType::kF32, batch_major_ ? yd_bm : yd);
     }
     bool avx2 = cpu_has_avx2_fma();
     auto len_of = [&](int64_t bi) -> int64_t {
@@ -371,50 +374,35 @@ class RnnKernel final : public Kernel {
       return lens->dtype == DType::kI32 ? lens->as<int32_t>()[bi] : lens->as<int64_t>()[bi];
     };
     for (int64_t t = 0; t < t_len; ++t) {
-      const float* gt = g + t * b * gh;
       gemm_packed(hs, h, b, w_.rh, hr, npad, Act::kNone);
       if (lstm_) {
         for (int64_t bi = 0; bi < b; ++bi) {
           if (t >= len_of(bi)) continue;
           const float* p = w_.peep.empty() ? nullptr : w_.peep.data();
-          if (avx2) lstm_step_avx2(gt + bi * gh, hr + bi * npad, p, h, hs + bi * h, cs + bi * h);
-          else lstm_step_scalar(gt + bi * gh, hr + bi * npad, p, h, hs + bi * h, cs + bi * h);
+          if (avx2) lstm_step_avx2(g + row(t, bi, t_len, b) * gh, hr + bi * npad, p, h, hs + bi * h, cs + bi * h);
+          else lstm_step_scalar(g + row(t, bi, t_len, b) * gh, hr + bi * npad, p, h, hs + bi * h, cs + bi * h);
         }
       } else if (lbr_) {
         for (int64_t bi = 0; bi < b; ++bi) {
           if (t >= len_of(bi)) continue;
-          if (avx2) gru_step_avx2(gt + bi * gh, hr + bi * npad, w_.rbh.data(), nullptr, true, h, hs + bi * h, nullptr, 0);
-          else gru_step_scalar(gt + bi * gh, hr + bi * npad, w_.rbh.data(), nullptr, true, h, hs + bi * h, nullptr, 0);
+          if (avx2) gru_step_avx2(g + row(t, bi, t_len, b) * gh, hr + bi * npad, w_.rbh.data(), nullptr, true, h, hs + bi * h, nullptr, 0);
+          else gru_step_scalar(g + row(t, bi, t_len, b) * gh, hr + bi * npad, w_.rbh.data(), nullptr, true, h, hs + bi * h, nullptr, 0);
         }
       } else {
         for (int64_t bi = 0; bi < b; ++bi) {
-          if (avx2) gru_step_avx2(gt + bi * gh, hr + bi * npad, nullptr, nullptr, false, h, hs + bi * h, aux + bi * 2 * h, 1);
-          else gru_step_scalar(gt + bi * gh, hr + bi * npad, nullptr, nullptr, false, h, hs + bi * h, aux + bi * 2 * h, 1);
+          if (avx2) gru_step_avx2(g + row(t, bi, t_len, b) * gh, hr + bi * npad, nullptr, nullptr, false, h, hs + bi * h, aux + bi * 2 * h, 1);
+          else gru_step_scalar(g + row(t, bi, t_len, b) * gh, hr + bi * npad, nullptr, nullptr, false, h, hs + bi * h, aux + bi * 2 * h, 1);
         }
         gemm_packed(aux, 2 * h, b, w_.rh_h, hr_h, h, Act::kNone);
         for (int64_t bi = 0; bi < b; ++bi) {
           if (t >= len_of(bi)) continue;
-          if (avx2) gru_step_avx2(gt + bi * gh, nullptr, nullptr, hr_h + bi * h, false, h, hs + bi * h, aux + bi * 2 * h, 2);
-          else gru_step_scalar(gt + bi * gh, nullptr, nullptr, hr_h + bi * h, false, h, hs + bi * h, aux + bi * 2 * h, 2);
+          if (avx2) gru_step_avx2(g + row(t, bi, t_len, b) * gh, nullptr, nullptr, hr_h + bi * h, false, h, hs + bi * h, aux + bi * 2 * h, 2);
+          else gru_step_scalar(g + row(t, bi, t_len, b) * gh, nullptr, nullptr, hr_h + bi * h, false, h, hs + bi * h, aux + bi * 2 * h, 2);
         }
       }
-      if (y) {
-        float* yt = y->as<float>() + t * b * h;
-        for (int64_t bi = 0; bi < b; ++bi) {
-          if (t < len_of(bi)) std::memcpy(yt + bi * h, hs + bi * h, size_t(h) * sizeof(float));
-          else std::memset(yt + bi * h, 0, size_t(h) * sizeof(float));
-        }
-      }
+      if (y) write_y_step(y, t, t_len, b, hs, len_of);
     }
-    int64_t sd[3] = {1, b, h};
-    if (a.out.size() > 1 && a.out[1]) {
-      a.out[1]->ensure(DType::kF32, sd);
-      std::memcpy(a.out[1]->data, hs, st_sz * sizeof(float));
-    }
-    if (lstm_ && a.out.size() > 2 && a.out[2]) {
-      a.out[2]->ensure(DType::kF32, sd);
-      std::memcpy(a.out[2]->data, cs, st_sz * sizeof(float));
-    }
+    write_states(a, b, hs, cs);
     return Status::ok();
   }
 
@@ -422,7 +410,8 @@ class RnnKernel final : public Kernel {
   // The "avx2_blocked" recurrence (see the file comment). Inputs already validated.
   Status run_blocked(const KernelArgs& a, const RtTensor& x, const RtTensor* lens, const RtTensor* h0,
                      const RtTensor* c0) const {
-    const int64_t t_len = x.dims[0], b = x.dims[1], h = w_.hidden, gh = w_.gates * h;
+    const int64_t t_len = x.dims[batch_major_ ? 1 : 0], b = x.dims[batch_major_ ? 0 : 1], h = w_.hidden,
+                  gh = w_.gates * h;
     // tmp row: h·Rᵀ of every block of a pack side by side (block q at column offset/k).
     auto all_cols = [](const PackedRnnR& p) { return p.k > 0 ? int64_t(p.data.size()) / p.k : int64_t(0); };
     auto col_of = [](const PackedRnnR& p, const RnnBlock& blk) { return blk.offset / p.k; };
@@ -444,8 +433,8 @@ class RnnKernel final : public Kernel {
     else std::memset(cs, 0, st_sz * sizeof(float));
     RtTensor* y = a.out.size() > 0 ? a.out[0] : nullptr;
     if (y) {
-      int64_t yd[4] = {t_len, 1, b, h};
-      y->ensure(DType::kF32, yd);
+      const int64_t yd[4] = {t_len, 1, b, h}, yd_bm[4] = {b, t_len, 1, h};
+      y->ensure(DType::kF32, batch_major_ ? yd_bm : yd);
     }
     const bool avx2 = cpu_has_avx2_fma();
     auto len_of = [&](int64_t bi) -> int64_t {
@@ -468,7 +457,6 @@ class RnnKernel final : public Kernel {
       }
     };
     for (int64_t t = 0; t < t_len; ++t) {
-      const float* gt = g + t * b * gh;
       const bool rev = (t & 1) != 0;
       for (int64_t bi = 0; bi < b; ++bi) {
         if (t >= len_of(bi)) std::memcpy(hn + bi * h, hp + bi * h, size_t(h) * sizeof(float));
@@ -476,6 +464,7 @@ class RnnKernel final : public Kernel {
       const PackedRnnR& p = w_.rb;
       if (pipelined) {
         if (t < len_of(0)) {
+          const float* gt = g + row(t, 0, t_len, b) * gh;  // batch 1
           if (lstm_) pipelined_step(p, hp, rev, tmp, ldt, LstmEpi{gt, nullptr, peep, h, nullptr, cs, hn});
           else pipelined_step(p, hp, rev, tmp, ldt, GruLbrEpi{gt, nullptr, rbh, h, nullptr, hp, hn});
         }
@@ -484,7 +473,7 @@ class RnnKernel final : public Kernel {
         for (int64_t bi = 0; bi < b; ++bi) {
           if (t >= len_of(bi)) continue;
           for (const RnnBlock& blk : p.blocks) {
-            const float* gr = gt + bi * gh;
+            const float* gr = g + row(t, bi, t_len, b) * gh;
             const float* acc = tmp + bi * ldt + col_of(p, blk);
             if (lstm_) {
               if (avx2) lstm_units_avx2(gr, acc, peep, h, blk, 0, blk.units, cs + bi * h, hn + bi * h);
@@ -504,7 +493,7 @@ class RnnKernel final : public Kernel {
         pack_gemm(rh, pn, rev);
         for (int64_t bi = 0; bi < b; ++bi) {
           if (t >= len_of(bi)) continue;
-          const float* gr = gt + bi * gh;
+          const float* gr = g + row(t, bi, t_len, b) * gh;
           for (const RnnBlock& blk : pn.blocks) {
             const float* acc = tmp + bi * ldt + col_of(pn, blk);
             if (avx2) gru_n_units_avx2(gr, acc, h, blk, zb + bi * h, hp + bi * h, hn + bi * h);
@@ -513,34 +502,50 @@ class RnnKernel final : public Kernel {
         }
       }
       std::swap(hp, hn);
-      if (y) {
-        float* yt = y->as<float>() + t * b * h;
-        for (int64_t bi = 0; bi < b; ++bi) {
-          if (t < len_of(bi)) std::memcpy(yt + bi * h, hp + bi * h, size_t(h) * sizeof(float));
-          else std::memset(yt + bi * h, 0, size_t(h) * sizeof(float));
-        }
-      }
+      if (y) write_y_step(y, t, t_len, b, hp, len_of);
     }
-    int64_t sd[3] = {1, b, h};
-    if (a.out.size() > 1 && a.out[1]) {
-      a.out[1]->ensure(DType::kF32, sd);
-      std::memcpy(a.out[1]->data, hp, st_sz * sizeof(float));
-    }
-    if (lstm_ && a.out.size() > 2 && a.out[2]) {
-      a.out[2]->ensure(DType::kF32, sd);
-      std::memcpy(a.out[2]->data, cs, st_sz * sizeof(float));
-    }
+    write_states(a, b, hp, cs);
     return Status::ok();
   }
 
+  // Row of step t, batch row bi in X, the input projections and Y: ONNX layout 0 is [seq, batch,
+  // ...], layout 1 [batch, seq, ...]. The input projection GEMM runs over X's rows in X's order.
+  int64_t row(int64_t t, int64_t bi, int64_t t_len, int64_t b) const {
+    return batch_major_ ? bi * t_len + t : t * b + bi;
+  }
+
+  // Y at step t: h of every batch row still inside its sequence, zeros past its end.
+  template <typename LenOf>
+  void write_y_step(RtTensor* y, int64_t t, int64_t t_len, int64_t b, const float* hs, const LenOf& len_of) const {
+    const int64_t h = w_.hidden;
+    for (int64_t bi = 0; bi < b; ++bi) {
+      float* yt = y->as<float>() + row(t, bi, t_len, b) * h;
+      if (t < len_of(bi)) std::memcpy(yt, hs + bi * h, size_t(h) * sizeof(float));
+      else std::memset(yt, 0, size_t(h) * sizeof(float));
+    }
+  }
+
+  // Y_h (and LSTM Y_c): [1, batch, hidden], or [batch, 1, hidden] in layout 1 (same memory).
+  void write_states(const KernelArgs& a, int64_t b, const float* hs, const float* cs) const {
+    const int64_t h = w_.hidden, sd[3] = {1, b, h}, sd_bm[3] = {b, 1, h};
+    const size_t bytes = size_t(b * h) * sizeof(float);
+    if (a.out.size() > 1 && a.out[1]) {
+      a.out[1]->ensure(DType::kF32, batch_major_ ? sd_bm : sd);
+      std::memcpy(a.out[1]->data, hs, bytes);
+    }
+    if (lstm_ && a.out.size() > 2 && a.out[2]) {
+      a.out[2]->ensure(DType::kF32, batch_major_ ? sd_bm : sd);
+      std::memcpy(a.out[2]->data, cs, bytes);
+    }
+  }
+
   RnnWeights w_;
-  bool lstm_, lbr_;
+  bool lstm_, lbr_, batch_major_;
 };
 
 Status check_rnn(const Graph& g, const Node& n, bool lstm) {
   std::string dir = n.attr_s("direction", "forward");
   if (dir != "forward") return unsupported(n, "direction=" + dir + " is not supported by the cpu backend (forward only)");
-  if (n.attr_i("layout", 0) != 0) return unsupported(n, "layout=1 is not supported by the cpu backend");
   if (n.has_attr("clip")) return unsupported(n, "clip is not supported by the cpu backend");
   if (lstm && n.attr_i("input_forget", 0) != 0) return unsupported(n, "input_forget=1 is not supported by the cpu backend");
   if (n.has_attr("activations")) {
@@ -610,7 +615,7 @@ Result<KernelPtr> make_rnn(const Graph& g, const Node& n, bool lstm, const std::
     const float* p = g.value(n.inputs[7]).as<float>();
     w.peep.assign(p, p + 3 * h);
   }
-  return KernelPtr(new RnnKernel(std::move(w), lstm, lbr));
+  return KernelPtr(new RnnKernel(std::move(w), lstm, lbr, n.attr_i("layout", 0) == 1));
 }
 
 }  // namespace
