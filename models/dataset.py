@@ -1,0 +1,193 @@
+"""Loading and splitting a feature export (the dataset contract of `ticksentry features --export`).
+
+An export folder holds windows.npy [N, T, F] float32, labels.npy [N] uint8, symbol.npy [N] int32,
+end_ts_ns.npy / event_ts_ns.npy [N] int64, rule_score.npy / zscore.npy [N] float32 and
+manifest.json. load_export() checks every file against the contract and raises DatasetError with
+a message that names the file and what is wrong; nothing here aborts on bad input.
+
+Splits are by time, never shuffled across time: with [t0, t1] = manifest "time_range_ns", a row
+whose window ends at e belongs to
+    train       e <  t0 + 0.70 (t1 - t0)
+    validation  t0 + 0.70 (t1 - t0) <= e < t0 + 0.85 (t1 - t0)
+    test        e >= t0 + 0.85 (t1 - t0)
+(docs/labels.md states the same rule; `ticksentry eval --split test` uses it too).
+"""
+import json
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+
+FEATURE_COUNT = 20
+WINDOW_MIN, WINDOW_MAX = 30, 120
+SPLIT_TRAIN, SPLIT_VAL = 0.70, 0.85  # cumulative fractions of the time range
+SPLITS = ("train", "val", "test")
+
+# file name → (dtype, rank)
+_ARRAYS = {
+    "windows": (np.float32, 3),
+    "labels": (np.uint8, 1),
+    "symbol": (np.int32, 1),
+    "end_ts_ns": (np.int64, 1),
+    "event_ts_ns": (np.int64, 1),
+    "rule_score": (np.float32, 1),
+    "zscore": (np.float32, 1),
+}
+
+
+class DatasetError(ValueError):
+    """A feature export that does not follow the dataset contract."""
+
+
+@dataclass
+class Dataset:
+    path: str
+    manifest: dict
+    windows: np.ndarray      # [N, T, F] float32 (memory-mapped)
+    labels: np.ndarray       # [N] uint8
+    symbol: np.ndarray       # [N] int32
+    end_ts_ns: np.ndarray    # [N] int64
+    event_ts_ns: np.ndarray  # [N] int64
+    rule_score: np.ndarray   # [N] float32
+    zscore: np.ndarray       # [N] float32
+    symbols: list = field(default_factory=list)
+
+    @property
+    def window(self):
+        return int(self.windows.shape[1])
+
+    @property
+    def horizon_s(self):
+        return float(self.manifest.get("label", {}).get("horizon_s", 0.0))
+
+    def __len__(self):
+        return int(self.labels.shape[0])
+
+
+def _load_array(path, name):
+    fn = os.path.join(path, name + ".npy")
+    if not os.path.exists(fn):
+        raise DatasetError(f"{path}: {name}.npy is missing")
+    try:
+        arr = np.load(fn, mmap_mode="r" if name == "windows" else None, allow_pickle=False)
+    except (ValueError, OSError) as e:
+        raise DatasetError(f"{fn}: not a readable .npy file ({e})") from e
+    dtype, rank = _ARRAYS[name]
+    if arr.dtype != dtype:
+        raise DatasetError(f"{fn}: dtype {arr.dtype}, the contract says {np.dtype(dtype)}")
+    if arr.ndim != rank:
+        raise DatasetError(f"{fn}: rank {arr.ndim} (shape {arr.shape}), the contract says {rank}")
+    return arr
+
+
+def load_export(path, check_finite=True):
+    """Loads and checks one export folder; raises DatasetError on any contract violation."""
+    if not os.path.isdir(path):
+        raise DatasetError(f"{path}: not a folder (expected a `ticksentry features --export` output)")
+    mpath = os.path.join(path, "manifest.json")
+    if not os.path.exists(mpath):
+        raise DatasetError(f"{path}: manifest.json is missing")
+    try:
+        with open(mpath) as f:
+            manifest = json.load(f)
+    except ValueError as e:
+        raise DatasetError(f"{mpath}: not valid JSON ({e})") from e
+    if not isinstance(manifest, dict):
+        raise DatasetError(f"{mpath}: top level is not an object")
+    if manifest.get("format_version") != 1:
+        raise DatasetError(f"{mpath}: format_version {manifest.get('format_version')!r}, "
+                           "this trainer reads format_version 1")
+    for key in ("symbols", "time_range_ns", "window", "label", "count"):
+        if key not in manifest:
+            raise DatasetError(f"{mpath}: key \"{key}\" is missing")
+
+    arrays = {name: _load_array(path, name) for name in _ARRAYS}
+    w = arrays["windows"]
+    n, t, f = w.shape
+    if f != FEATURE_COUNT:
+        raise DatasetError(f"{path}/windows.npy: {f} features per row, the feature set has "
+                           f"{FEATURE_COUNT}")
+    if not WINDOW_MIN <= t <= WINDOW_MAX:
+        raise DatasetError(f"{path}/windows.npy: window T={t} outside {WINDOW_MIN}..{WINDOW_MAX}")
+    if manifest["window"] != t:
+        raise DatasetError(f"{mpath}: window {manifest['window']} but windows.npy has T={t}")
+    if manifest["count"] != n:
+        raise DatasetError(f"{mpath}: count {manifest['count']} but windows.npy has {n} rows")
+    names = manifest.get("feature_names")
+    if names is not None and len(names) != f:
+        raise DatasetError(f"{mpath}: {len(names)} feature_names for {f} columns")
+    for name, arr in arrays.items():
+        if name != "windows" and arr.shape[0] != n:
+            raise DatasetError(f"{path}/{name}.npy: {arr.shape[0]} rows, windows.npy has {n}")
+    if n == 0:
+        raise DatasetError(f"{path}: the export holds no windows")
+    labels = arrays["labels"]
+    if labels.max() > 1:
+        raise DatasetError(f"{path}/labels.npy: values other than 0 and 1 "
+                           f"(max {int(labels.max())})")
+    symbols = list(manifest["symbols"])
+    sym = arrays["symbol"]
+    if sym.min() < 0 or sym.max() >= len(symbols):
+        raise DatasetError(f"{path}/symbol.npy: index out of range 0..{len(symbols) - 1} "
+                           f"(min {int(sym.min())}, max {int(sym.max())})")
+    end = arrays["end_ts_ns"]
+    if np.any(np.diff(end) < 0):
+        raise DatasetError(f"{path}/end_ts_ns.npy: rows are not ordered by end_ts_ns")
+    tr = manifest["time_range_ns"]
+    if not (isinstance(tr, list) and len(tr) == 2 and tr[0] < tr[1]):
+        raise DatasetError(f"{mpath}: time_range_ns {tr!r} is not [first, last] with first < last")
+    ev = arrays["event_ts_ns"]
+    if np.any((labels == 1) & (ev < 0)):
+        raise DatasetError(f"{path}/event_ts_ns.npy: a positive row has no event time (-1)")
+    if check_finite:
+        # Chunked so a large memory-mapped export is never read at once.
+        bad = 0
+        for s in range(0, n, 65536):
+            bad += int(np.count_nonzero(~np.isfinite(w[s:s + 65536])))
+        if bad:
+            raise DatasetError(f"{path}/windows.npy: {bad} non-finite values (NaN or inf)")
+        for name in ("rule_score", "zscore"):
+            if not np.all(np.isfinite(arrays[name])):
+                raise DatasetError(f"{path}/{name}.npy: non-finite values")
+    return Dataset(path=path, manifest=manifest, symbols=symbols, **arrays)
+
+
+def split_bounds_ns(manifest):
+    """(train_end, val_end): the two time boundaries of the 70/15/15 split, ns."""
+    t0, t1 = manifest["time_range_ns"]
+    span = t1 - t0
+    return t0 + int(SPLIT_TRAIN * span), t0 + int(SPLIT_VAL * span)
+
+
+def split_masks(ds):
+    """Boolean masks {train, val, test} over the rows, by the window's end time."""
+    b1, b2 = split_bounds_ns(ds.manifest)
+    e = ds.end_ts_ns
+    return {"train": e < b1, "val": (e >= b1) & (e < b2), "test": e >= b2}
+
+
+def split_fraction(name):
+    return {"train": SPLIT_TRAIN, "val": SPLIT_VAL - SPLIT_TRAIN, "test": 1.0 - SPLIT_VAL}[name]
+
+
+def symbol_hours(ds, mask=None, split=None):
+    """Symbol-hours of data covered by a split (the alert budget's denominator).
+
+    Per symbol: manifest "symbol_hours" times the split's share of the time range, restricted to
+    the symbols that have rows in the mask. Without symbol_hours in the manifest, the hours
+    between each symbol's first and last window end in the mask are used.
+    """
+    sh = ds.manifest.get("symbol_hours") or {}
+    idx = np.arange(len(ds)) if mask is None else np.flatnonzero(mask)
+    present = np.unique(ds.symbol[idx])
+    total = 0.0
+    for s in present:
+        name = ds.symbols[int(s)]
+        if name in sh and split is not None:
+            total += float(sh[name]) * split_fraction(split)
+        elif name in sh and mask is None:
+            total += float(sh[name])
+        else:
+            rows = idx[ds.symbol[idx] == s]
+            total += (int(ds.end_ts_ns[rows[-1]]) - int(ds.end_ts_ns[rows[0]])) / 3.6e12
+    return total

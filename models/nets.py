@@ -1,0 +1,121 @@
+"""The alert models: input x [batch, T, F] raw features (T in 30..120), output prob [batch, 1].
+
+Every model starts with Normalize (per-feature mean/std of the training split, stored as buffers
+and exported as Sub + Mul), so C++ serving feeds raw feature rows. `logits()` is what training
+uses (BCE with logits is stable); `forward()` applies the sigmoid, as the exported graph does.
+Only ops the ticksentry engine imports are used (GRU, LSTM, MatMul/Gemm, the decomposed
+attention, LayerNormalization, Conv, Relu, Slice/Gather, Sigmoid).
+"""
+import torch
+from torch import nn
+
+KINDS = ("gru", "lstm", "transformer", "tcn")
+
+
+class Normalize(nn.Module):
+    """(x - mean) * inv_std per feature; clamps std to avoid dividing by ~0 for constant features."""
+
+    def __init__(self, features):
+        super().__init__()
+        self.register_buffer("mean", torch.zeros(features))
+        self.register_buffer("inv_std", torch.ones(features))
+
+    def set_stats(self, mean, std):
+        std = torch.as_tensor(std, dtype=torch.float32).clamp_min(1e-6)
+        self.mean.copy_(torch.as_tensor(mean, dtype=torch.float32))
+        self.inv_std.copy_(1.0 / std)
+
+    def forward(self, x):
+        return (x - self.mean) * self.inv_std
+
+
+class AlertModel(nn.Module):
+    def __init__(self, features):
+        super().__init__()
+        self.norm = Normalize(features)
+
+    def body(self, z):  # [batch, T, F] normalized → [batch, 1] logit
+        raise NotImplementedError
+
+    def logits(self, x):
+        return self.body(self.norm(x))
+
+    def forward(self, x):
+        return torch.sigmoid(self.logits(x))
+
+
+class RecurrentAlert(AlertModel):
+    """GRU or LSTM (batch_first) → last step → Linear(1)."""
+
+    def __init__(self, features, cell, hidden, layers, dropout):
+        super().__init__(features)
+        rnn = nn.GRU if cell == "gru" else nn.LSTM
+        self.rnn = rnn(features, hidden, num_layers=layers, batch_first=True,
+                       dropout=dropout if layers > 1 else 0.0)
+        self.drop = nn.Dropout(dropout)
+        self.head = nn.Linear(hidden, 1)
+
+    def body(self, z):
+        out, _ = self.rnn(z)
+        return self.head(self.drop(out[:, -1, :]))
+
+
+class TransformerAlert(AlertModel):
+    """Linear projection → TransformerEncoder (post-norm) → last step → Linear(1).
+
+    No positional encoding: the readout is the last step, which attends over the window; a
+    position table would have to be sliced to the dynamic T. The recency the model needs is in
+    the features themselves (returns over 1/10/60/300 s)."""
+
+    def __init__(self, features, d_model, heads, layers, dropout):
+        super().__init__(features)
+        self.proj = nn.Linear(features, d_model)
+        layer = nn.TransformerEncoderLayer(d_model, heads, dim_feedforward=2 * d_model,
+                                           dropout=dropout, activation="relu", batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, num_layers=layers, enable_nested_tensor=False)
+        self.head = nn.Linear(d_model, 1)
+
+    def body(self, z):
+        h = self.encoder(self.proj(z))
+        return self.head(h[:, -1, :])
+
+
+class TemporalCnnAlert(AlertModel):
+    """Conv1d stack (kernel 3, dilations 1, 2, 4, 8, 16, symmetric padding) + ReLU → last step →
+    Linear(1). Receptive field at the last step: 63 rows back (the padding on the right is zeros
+    in training and serving alike, so nothing from the future leaks in)."""
+
+    def __init__(self, features, channels, dilations, dropout):
+        super().__init__(features)
+        convs = []
+        cin = features
+        for d in dilations:
+            convs += [nn.Conv1d(cin, channels, kernel_size=3, dilation=d, padding=d), nn.ReLU()]
+            cin = channels
+        self.convs = nn.Sequential(*convs)
+        self.drop = nn.Dropout(dropout)
+        self.head = nn.Linear(channels, 1)
+
+    def body(self, z):
+        h = self.convs(z.transpose(1, 2))  # [batch, C, T]
+        return self.head(self.drop(h[:, :, -1]))
+
+
+def build_model(cfg, features):
+    """cfg: the [model] table of a training config."""
+    kind = cfg.get("kind")
+    dropout = float(cfg.get("dropout", 0.1))
+    if kind in ("gru", "lstm"):
+        return RecurrentAlert(features, kind, int(cfg.get("hidden", 32)),
+                              int(cfg.get("layers", 1)), dropout)
+    if kind == "transformer":
+        return TransformerAlert(features, int(cfg.get("d_model", 32)), int(cfg.get("heads", 4)),
+                                int(cfg.get("layers", 1)), dropout)
+    if kind == "tcn":
+        return TemporalCnnAlert(features, int(cfg.get("channels", 32)),
+                                tuple(cfg.get("dilations", (1, 2, 4, 8, 16))), dropout)
+    raise ValueError(f"model kind {kind!r} unknown (one of {', '.join(KINDS)})")
+
+
+def parameter_count(model):
+    return sum(p.numel() for p in model.parameters())

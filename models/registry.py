@@ -1,0 +1,88 @@
+"""Model versions and the release gate.
+
+models/registry.json holds every recorded model version:
+    {"format_version": 1, "models": [
+        {"name": "alert-default", "version": 3, "created": ISO, "stage": "candidate",
+         "onnx": "path", "sha256": "...", "bytes": N, "metrics": {...}, "data": {...},
+         "config": {...}, "gate": {...}, "benchmark": {...}}]}
+Versions count up per name. This issue only records candidates (stage "candidate"); promotion
+(shadow, staging, prod) belongs to the serving issue, which may add fields and stages.
+
+Gate: a candidate is refused when its test-set PR-AUC drops by more than 0.5 % relative to the
+shipped model's PR-AUC on the same test set: refuse if cand < shipped * (1 - 0.005).
+"""
+import datetime
+import hashlib
+import json
+import os
+
+GATE_MAX_RELATIVE_DROP = 0.005
+FORMAT_VERSION = 1
+
+
+class RegistryError(ValueError):
+    pass
+
+
+def gate(candidate_pr_auc, shipped_pr_auc, max_drop=GATE_MAX_RELATIVE_DROP):
+    """Returns {"passed": bool, "reason": str, ...}; a missing shipped metric passes (first model)."""
+    if candidate_pr_auc is None:
+        return {"passed": False, "reason": "candidate PR-AUC undefined (test split has one class)",
+                "candidate_pr_auc": None, "shipped_pr_auc": shipped_pr_auc}
+    out = {"candidate_pr_auc": candidate_pr_auc, "shipped_pr_auc": shipped_pr_auc,
+           "max_relative_drop": max_drop}
+    if shipped_pr_auc is None:
+        out.update(passed=True, reason="no shipped model to compare with")
+        return out
+    floor = shipped_pr_auc * (1.0 - max_drop)
+    out["floor"] = floor
+    drop = (shipped_pr_auc - candidate_pr_auc) / shipped_pr_auc if shipped_pr_auc > 0 else 0.0
+    out["relative_drop"] = drop
+    if candidate_pr_auc < floor:
+        out.update(passed=False, reason=f"PR-AUC {candidate_pr_auc:.4f} is {100 * drop:.2f} % below "
+                   f"the shipped model's {shipped_pr_auc:.4f} (limit {100 * max_drop:.1f} %)")
+    else:
+        out.update(passed=True, reason=f"PR-AUC {candidate_pr_auc:.4f} vs shipped "
+                   f"{shipped_pr_auc:.4f} (floor {floor:.4f})")
+    return out
+
+
+def sha256_file(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def load(path):
+    if not os.path.exists(path):
+        return {"format_version": FORMAT_VERSION, "models": []}
+    try:
+        with open(path) as f:
+            reg = json.load(f)
+    except ValueError as e:
+        raise RegistryError(f"{path}: not valid JSON ({e})") from e
+    if not isinstance(reg, dict) or not isinstance(reg.get("models"), list):
+        raise RegistryError(f"{path}: expected an object with a \"models\" list")
+    if reg.get("format_version") != FORMAT_VERSION:
+        raise RegistryError(f"{path}: format_version {reg.get('format_version')!r}, "
+                            f"this tool writes {FORMAT_VERSION}")
+    return reg
+
+
+def record_candidate(path, name, onnx_path, metrics, **extra):
+    """Appends a new version of `name` with stage "candidate"; returns the entry."""
+    reg = load(path)
+    versions = [m.get("version", 0) for m in reg["models"] if m.get("name") == name]
+    entry = {"name": name, "version": max(versions, default=0) + 1,
+             "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+             "stage": "candidate", "onnx": onnx_path, "sha256": sha256_file(onnx_path),
+             "bytes": os.path.getsize(onnx_path), "metrics": metrics}
+    entry.update(extra)
+    reg["models"].append(entry)
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(reg, f, indent=1)
+    os.replace(tmp, path)
+    return entry
