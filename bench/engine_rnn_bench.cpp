@@ -1,8 +1,8 @@
 // GRU-2x128 / LSTM-2x128 (F=32, T=60, hidden 128; GRU with linear_before_reset=1 as PyTorch
-// exports it) on the CPU backend, one thread, FP32: the recurrence tactics "avx2_blocked"
-// (new default: gate-interleaved unit blocks) and "avx2_packed" (8-column GEMM panels) timed
-// alternately (runs of 50) in the same benchmark, so machine load hits both alike. Counters: per-run
-// medians and minima (µs) of each tactic over all iterations and the ratio of the medians.
+// exports it) on the CPU backend, one thread: the default recurrence tactic "avx2_blocked" with
+// FP32 recurrent weights and with BF16 ones (precision bf16), timed alternately (runs of 50) in
+// the same benchmark, so machine load hits both alike. Counters: per-run medians and minima (µs)
+// of each over all iterations and the ratio of the medians.
 //   engine_rnn_bench [--benchmark_filter=Gru]
 #include <benchmark/benchmark.h>
 
@@ -16,6 +16,7 @@
 
 #include "engine/backend.h"
 #include "engine/backends/cpu/cpu_backend.h"
+#include "engine/backends/cpu/cpu_rnn.h"
 #include "engine/ir/graph.h"
 #include "engine/runtime.h"
 
@@ -99,15 +100,18 @@ Graph rnn_2x128(bool lstm, int64_t f = 32, int64_t hs = 128) {
   return g;
 }
 
-std::shared_ptr<const Program> prepare(Graph g, const std::string& tactic) {
+// Every node with its default tactic; GRU/LSTM with BF16 recurrent weights when bf16.
+std::shared_ptr<const Program> prepare(Graph g, bool bf16) {
   const Backend& be = cpu_backend();
-  for (Node& n : g.nodes) {
-    auto t = be.tactics(g, n);
-    n.tactic = std::find(t.begin(), t.end(), tactic) != t.end() ? tactic : t.front();
+  auto p = std::make_shared<Program>();
+  for (Node& n : g.nodes) n.tactic = be.tactics(g, n).front();
+  for (const Node& n : g.nodes) {
+    auto k = (n.op == "GRU" || n.op == "LSTM") ? cpu::make_rnn_kernel(g, n, n.tactic, bf16) : be.make_kernel(g, n, n.tactic);
+    if (!k) return nullptr;
+    p->kernels.push_back(std::move(k.value()));
   }
-  auto p = be.prepare(g);
-  if (!p) return nullptr;
-  return p.value();
+  p->graph = std::move(g);
+  return p;
 }
 
 double median(std::vector<double> v) {
@@ -118,7 +122,7 @@ double median(std::vector<double> v) {
 void bm_rnn(benchmark::State& state, bool lstm) {
   const int64_t batch = state.range(0);
   Graph g = rnn_2x128(lstm);
-  auto p_new = prepare(g, "avx2_blocked"), p_old = prepare(g, "avx2_packed");
+  auto p_new = prepare(g, true), p_old = prepare(g, false);
   if (!p_new || !p_old) {
     state.SkipWithError("prepare failed");
     return;
@@ -149,18 +153,18 @@ void bm_rnn(benchmark::State& state, bool lstm) {
     if (warm) (use_new ? t_new : t_old).push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
   }
   const double mn = median(t_new), mo = median(t_old);
-  state.counters["new_blocked_p50_us"] = mn;
-  state.counters["old_packed_p50_us"] = mo;
-  state.counters["old_over_new"] = mn > 0 ? mo / mn : 0.0;
-  state.counters["new_blocked_min_us"] = *std::min_element(t_new.begin(), t_new.end());
-  state.counters["old_packed_min_us"] = *std::min_element(t_old.begin(), t_old.end());
+  state.counters["bf16_p50_us"] = mn;
+  state.counters["fp32_p50_us"] = mo;
+  state.counters["fp32_over_bf16"] = mn > 0 ? mo / mn : 0.0;
+  state.counters["bf16_min_us"] = *std::min_element(t_new.begin(), t_new.end());
+  state.counters["fp32_min_us"] = *std::min_element(t_old.begin(), t_old.end());
   state.counters["runs"] = double(t_new.size());
 }
 
 void BM_Gru2x128(benchmark::State& state) { bm_rnn(state, false); }
 void BM_Lstm2x128(benchmark::State& state) { bm_rnn(state, true); }
 
-// Iterations are split between the two tactics: ≥ 1000 counted runs each at batch 1.
+// Iterations are split between the two precisions: ≥ 1000 counted runs each at batch 1.
 BENCHMARK(BM_Gru2x128)->Arg(1)->Iterations(4400)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Gru2x128)->Arg(8)->Arg(16)->Iterations(1100)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Lstm2x128)->Arg(1)->Iterations(2200)->Unit(benchmark::kMicrosecond);

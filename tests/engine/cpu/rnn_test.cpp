@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "engine/backends/cpu/cpu_math.h"
+#include "engine/backends/cpu/cpu_rnn.h"
 #include "engine/backends/cpu/cpu_rnn_pack.h"
 #include "graph_builder.h"
 
@@ -309,6 +310,78 @@ TEST(CpuRnn, GruSequenceLensStopEachRowAtItsLength) {
         const std::vector<float>& last = lens[bi] > 0 ? want_h : h0;
         expect_close(out.value()[1].f() + bi * c.hs, last.data(), c.hs, 1e-5f, 1e-6f, what + " Y_h");
       }
+    }
+  }
+}
+
+// Runs a one-node GRU/LSTM graph with the kernel's recurrent weights stored as BF16.
+Result<std::vector<HostTensor>> run_rnn_bf16(const Graph& g, std::vector<HostTensor>& inputs) {
+  auto prog = std::make_shared<Program>();
+  prog->graph = g;
+  auto k = cpu::make_rnn_kernel(g, g.nodes.at(0), "avx2_blocked", true);
+  if (!k) return k.status();
+  EXPECT_TRUE(cpu::rnn_kernel_is_bf16(*k.value()));
+  prog->kernels.push_back(std::move(k.value()));
+  Executor ex(prog);
+  std::vector<TensorView> views;
+  for (auto& t : inputs) views.push_back(t.view());
+  TS_RETURN_IF_ERROR(ex.run(views));
+  std::vector<HostTensor> outs(g.outputs.size());
+  std::vector<TensorView> ov(outs.size());
+  std::vector<std::vector<uint8_t>> big(outs.size(), std::vector<uint8_t>(1 << 22));
+  for (size_t i = 0; i < outs.size(); ++i) ov[i].data = big[i].data();
+  TS_RETURN_IF_ERROR(ex.copy_outputs(ov));
+  for (size_t i = 0; i < outs.size(); ++i) {
+    outs[i].dims = ov[i].dims;
+    outs[i].bytes.assign(big[i].begin(), big[i].begin() + std::ptrdiff_t(ov[i].bytes()));
+  }
+  return outs;
+}
+
+std::vector<float> bf16_rounded(const std::vector<float>& v) {
+  std::vector<float> o(v.size());
+  for (size_t i = 0; i < v.size(); ++i) o[i] = cpu::bf16_to_f32(cpu::f32_to_bf16(v[i]));
+  return o;
+}
+
+// BF16 recurrent weights: exactly the ONNX formulas with R rounded to BF16 (to FP32 accuracy),
+// at batch 1 (pipelined GEMV) and batch > 1 (small GEMM), GRU both resets and LSTM; and within
+// a stated bound of the FP32 result (what a bf16 plan costs in accuracy).
+TEST(CpuRnn, Bf16WeightsMatchFormulasWithRoundedWeights) {
+  for (const RnnCase& c : {RnnCase{10, 1, 32, 128}, RnnCase{6, 3, 7, 40}, RnnCase{5, 5, 9, 21}}) {
+    float sc = 1.0f / std::sqrt(float(c.hs));
+    for (int kind : {0, 1, 2}) {  // GRU lbr=0, GRU lbr=1, LSTM
+      const bool lstm = kind == 2;
+      const int64_t ng = lstm ? 4 : 3;
+      GraphBuilder b;
+      auto x = b.input("x", known({c.t, c.b, c.in}));
+      auto wv = random_vec(size_t(ng * c.hs * c.in), 91, sc), rv = random_vec(size_t(ng * c.hs * c.hs), 92, sc);
+      auto bv = random_vec(size_t(2 * ng * c.hs), 93, sc);
+      auto w = b.constant("W", {1, ng * c.hs, c.in}, wv), r = b.constant("R", {1, ng * c.hs, c.hs}, rv);
+      auto bias = b.constant("B", {1, 2 * ng * c.hs}, bv);
+      auto y = b.value("Y"), yh = b.value("Y_h");
+      auto& n = b.node(lstm ? "LSTM" : "GRU", {x, w, r, bias}, {y, yh});
+      n.attrs["hidden_size"] = c.hs;
+      if (!lstm) n.attrs["linear_before_reset"] = int64_t(kind);
+      b.output(y);
+      b.output(yh);
+      std::vector<HostTensor> in = {random_tensor({c.t, c.b, c.in}, 94)};
+      auto out = run_rnn_bf16(b.g, in);
+      ASSERT_TRUE(out) << out.status().to_string();
+      std::vector<float> want_h, want_h32, yc;
+      std::vector<float> h0(size_t(c.b * c.hs), 0.0f);
+      auto rq = bf16_rounded(rv);
+      auto want = lstm ? ref_lstm(in[0], wv, rq, bv, c.hs, &want_h, &yc) : ref_gru(in[0], wv, rq, bv, h0, c.hs, kind == 1, &want_h);
+      auto want32 = lstm ? ref_lstm(in[0], wv, rv, bv, c.hs, &want_h32, &yc) : ref_gru(in[0], wv, rv, bv, h0, c.hs, kind == 1, &want_h32);
+      std::string what = std::string(lstm ? "LSTM" : kind ? "GRU lbr=1" : "GRU lbr=0") + " H=" + std::to_string(c.hs) +
+                         " B=" + std::to_string(c.b);
+      ASSERT_EQ(out.value()[0].numel(), int64_t(want.size())) << what;
+      expect_close(out.value()[0].f(), want.data(), int64_t(want.size()), 1e-5f, 1e-6f, what + " vs bf16-rounded R");
+      double max_err = 0;
+      for (size_t i = 0; i < want32.size(); ++i) max_err = std::max(max_err, double(std::fabs(out.value()[0].f()[i] - want32[i])));
+      std::printf("%s: bf16 R vs fp32 R, max |Y diff| %.2e\n", what.c_str(), max_err);
+      EXPECT_GT(max_err, 0.0) << what << ": bf16 weights should not reproduce fp32 exactly";
+      EXPECT_LT(max_err, 1e-2) << what;
     }
   }
 }

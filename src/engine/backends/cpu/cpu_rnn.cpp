@@ -20,6 +20,7 @@
 #include "engine/backends/cpu/cpu_gemm.h"
 #include "engine/backends/cpu/cpu_kernels.h"
 #include "engine/backends/cpu/cpu_math.h"
+#include "engine/backends/cpu/cpu_rnn.h"
 #include "engine/backends/cpu/cpu_rnn_pack.h"
 
 namespace ts::engine::cpu {
@@ -325,6 +326,7 @@ class RnnKernel final : public Kernel {
  public:
   RnnKernel(RnnWeights w, bool lstm, bool lbr, bool batch_major)
       : w_(std::move(w)), lstm_(lstm), lbr_(lbr), batch_major_(batch_major) {}
+  bool bf16() const { return w_.rb.bf16; }
 
   Status run(const KernelArgs& a) const override {
     const RtTensor* x = a.input(0);
@@ -413,9 +415,8 @@ class RnnKernel final : public Kernel {
     const int64_t t_len = x.dims[batch_major_ ? 1 : 0], b = x.dims[batch_major_ ? 0 : 1], h = w_.hidden,
                   gh = w_.gates * h;
     // tmp row: h·Rᵀ of every block of a pack side by side (block q at column offset/k).
-    auto all_cols = [](const PackedRnnR& p) { return p.k > 0 ? int64_t(p.data.size()) / p.k : int64_t(0); };
     auto col_of = [](const PackedRnnR& p, const RnnBlock& blk) { return blk.offset / p.k; };
-    const int64_t ldt = std::max(all_cols(w_.rb), all_cols(w_.rb_n));
+    const int64_t ldt = std::max(w_.rb.total_cols(), w_.rb_n.total_cols());
     const size_t g_sz = size_t(t_len * b * gh), tmp_sz = size_t(std::max<int64_t>(b, 2) * ldt), st_sz = size_t(b * h);
     float* base = f32(a.scratch->get((g_sz + tmp_sz + 5 * st_sz + 64) * sizeof(float)));
     float* g = base;
@@ -576,7 +577,10 @@ Status check_rnn(const Graph& g, const Node& n, bool lstm) {
   return Status::ok();
 }
 
-Result<KernelPtr> make_rnn(const Graph& g, const Node& n, bool lstm, const std::string& tactic) {
+}  // namespace
+
+Result<KernelPtr> make_rnn_kernel(const Graph& g, const Node& n, const std::string& tactic, bool bf16_weights) {
+  const bool lstm = n.op == "LSTM";
   RnnWeights w;
   int64_t h = n.attr_i("hidden_size", 0), ng = lstm ? 4 : 3;
   bool lbr = !lstm && n.attr_i("linear_before_reset", 0) != 0;
@@ -598,12 +602,13 @@ Result<KernelPtr> make_rnn(const Graph& g, const Node& n, bool lstm, const std::
   }
   w.wx = pack_b(wv.as<float>(), w.input, ng * h, true, in_bias.data());
   const float* r = rv.as<float>();
-  w.blocked = tactic == kBlockedTactic;
+  w.blocked = tactic.empty() || tactic == kBlockedTactic;
+  const bool bf16 = bf16_weights && w.blocked;
   if (w.blocked && !lstm && !lbr) {
-    w.rb = pack_rnn_r(r, 2, h);
-    w.rb_n = pack_rnn_r(r + 2 * h * h, 1, h);
+    w.rb = pack_rnn_r(r, 2, h, -1, bf16);
+    w.rb_n = pack_rnn_r(r + 2 * h * h, 1, h, -1, bf16);
   } else if (w.blocked) {
-    w.rb = pack_rnn_r(r, ng, h);
+    w.rb = pack_rnn_r(r, ng, h, -1, bf16);
   } else if (!lstm && !lbr) {
     w.rh = pack_b(r, h, 2 * h, true);
     w.rh_h = pack_b(r + 2 * h * h, h, h, true);
@@ -618,15 +623,18 @@ Result<KernelPtr> make_rnn(const Graph& g, const Node& n, bool lstm, const std::
   return KernelPtr(new RnnKernel(std::move(w), lstm, lbr, n.attr_i("layout", 0) == 1));
 }
 
-}  // namespace
+bool rnn_kernel_is_bf16(const Kernel& k) {
+  auto* r = dynamic_cast<const RnnKernel*>(&k);
+  return r && r->bf16();
+}
 
 void add_rnn_ops(std::vector<OpInfo>& ops) {
   ops.push_back({"GRU", [](const Graph& g, const Node& n) { return check_rnn(g, n, false); },
                  {kBlockedTactic, kPanelTactic},
-                 [](const Graph& g, const Node& n, const std::string& t) { return make_rnn(g, n, false, t); }});
+                 [](const Graph& g, const Node& n, const std::string& t) { return make_rnn_kernel(g, n, t, false); }});
   ops.push_back({"LSTM", [](const Graph& g, const Node& n) { return check_rnn(g, n, true); },
                  {kBlockedTactic, kPanelTactic},
-                 [](const Graph& g, const Node& n, const std::string& t) { return make_rnn(g, n, true, t); }});
+                 [](const Graph& g, const Node& n, const std::string& t) { return make_rnn_kernel(g, n, t, false); }});
 }
 
 }  // namespace ts::engine::cpu

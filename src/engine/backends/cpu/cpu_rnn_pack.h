@@ -41,19 +41,51 @@ struct CacheLineAllocator {
   bool operator==(const CacheLineAllocator<U>&) const { return true; }
 };
 
+// BF16 storage (precision bf16): the same blocks, each [k][cols] with cols = G·u_pad rounded
+// up to 16 (zero columns; the kernels write them to `out` too, so out needs cols floats), as
+// bf16 (round to nearest even) in PAIR-INTERLEAVED order: within each group of 16 columns,
+// element 2j is column j and element 2j+1 is column 8+j. One 32-byte load then yields both
+// vectors with one shift (even elements) and one AND (odd elements): bf16 is the top half of
+// an fp32. The math stays FP32 (FMA); only the bytes streamed per step halve.
+// PERF NOTE: at batch 1 the recurrence is bound by streaming R from L2 (196 KB per step at
+// H=128 in FP32, ~2 µs); bf16 halves that stream. This CPU has no bf16 arithmetic (no
+// AVX512_BF16), which is why the conversion is done by hand.
 struct PackedRnnR {
   int64_t hidden = 0, gates = 0;
   int64_t k = 0;                   // reduction length: hidden for R, input size for W
-  int64_t max_cols = 0;            // widest block: G·u_pad ≤ 96
-  std::vector<RnnBlock> blocks;
-  std::vector<float, CacheLineAllocator<float>> data;  // blocks back to back, each [hidden][G·u_pad]
+  int64_t max_cols = 0;            // widest block: G·u_pad ≤ 96 (bf16: rounded up to 16)
+  bool bf16 = false;
+  std::vector<RnnBlock> blocks;    // offset: elements of data (fp32) or data16 (bf16)
+  std::vector<float, CacheLineAllocator<float>> data;  // fp32: blocks back to back, each [k][G·u_pad]
+  std::vector<uint16_t, CacheLineAllocator<uint16_t>> data16;  // bf16: each [k][cols(blk)]
+
+  // Columns stored (and written to out) per block.
+  int64_t cols(const RnnBlock& b) const { return bf16 ? (gates * b.u_pad + 15) / 16 * 16 : gates * b.u_pad; }
+  // Sum of cols over all blocks: the width of a row holding every block's output side by side
+  // (block b's output starts at column b.offset / k).
+  int64_t total_cols() const { return k > 0 ? int64_t(bf16 ? data16.size() : data.size()) / k : 0; }
+  size_t bytes() const { return data.size() * sizeof(float) + data16.size() * sizeof(uint16_t); }
 };
 
 // Packs R given as ONNX lays it out: [gates·hidden, k] row-major (row = gate·H + unit, k =
-// hidden for R, or the input size when packing W), i.e. out = h · Rᵀ.
-PackedRnnR pack_rnn_r(const float* r, int64_t gates, int64_t hidden, int64_t k = -1);
+// hidden for R, or the input size when packing W), i.e. out = h · Rᵀ. bf16: BF16 storage.
+PackedRnnR pack_rnn_r(const float* r, int64_t gates, int64_t hidden, int64_t k = -1, bool bf16 = false);
 
-// out[i][c] (row stride ldo, c < G·u_pad of the block) = Σ_k h[i·ldh + k] · R[block col c][k]
+// FP32 → BF16, round to nearest even (finite inputs), and back.
+inline uint16_t f32_to_bf16(float f) {
+  uint32_t u;
+  __builtin_memcpy(&u, &f, 4);
+  u += 0x7FFFu + ((u >> 16) & 1u);
+  return uint16_t(u >> 16);
+}
+inline float bf16_to_f32(uint16_t b) {
+  const uint32_t u = uint32_t(b) << 16;
+  float f;
+  __builtin_memcpy(&f, &u, 4);
+  return f;
+}
+
+// out[i][c] (row stride ldo, c < p.cols(blk)) = Σ_k h[i·ldh + k] · R[block col c][k]
 // for rows i < rows. reverse_k runs k from H-1 down to 0 (batch-1 path only; it lets successive
 // steps traverse the weights in alternating order so the tail of one step's stream is still in
 // L1 when the next step starts). AVX2+FMA only: call when cpu_has_avx2_fma().
@@ -90,12 +122,54 @@ TS_AVX2 inline void rnn_gemv_pipelined(const float* h, const float* w, int64_t k
 #undef TS_RNN_PST
 }
 
-// Dispatches rnn_gemv_pipelined on the block's width (G·u_pad/8 vectors) and k order.
+// rnn_gemv_pipelined over BF16 pair-interleaved weights (P pairs of vectors, 2P ≤ 12).
+template <int P, bool Rev, typename Epi>
+TS_AVX2 inline void rnn_gemv_pipelined_bf16(const float* h, const uint16_t* w, int64_t k, float* out, const Epi& epi) {
+  static_assert(P >= 1 && P <= 6);
+  constexpr int64_t cols = 16 * P;
+  const __m256i hi_mask = _mm256_set1_epi32(int32_t(0xFFFF0000u));
+  __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0,
+         c8 = c0, c9 = c0, c10 = c0, c11 = c0;
+  for (int c = 0; c < 4; ++c) {
+    const int64_t i1 = k * (c + 1) / 4;
+    for (int64_t i = k * c / 4; i < i1; ++i) {
+      const int64_t kk = Rev ? k - 1 - i : i;
+      const uint16_t* q = w + kk * cols;
+      const __m256 a = _mm256_broadcast_ss(h + kk);
+#define TS_RNN_PACC16(n, e, o)                                                                      \
+  if constexpr (P > n) {                                                                            \
+    const __m256i x = _mm256_load_si256(reinterpret_cast<const __m256i*>(q + 16 * n));              \
+    c##e = _mm256_fmadd_ps(a, _mm256_castsi256_ps(_mm256_slli_epi32(x, 16)), c##e);                  \
+    c##o = _mm256_fmadd_ps(a, _mm256_castsi256_ps(_mm256_and_si256(x, hi_mask)), c##o);              \
+  }
+      TS_RNN_PACC16(0, 0, 1); TS_RNN_PACC16(1, 2, 3); TS_RNN_PACC16(2, 4, 5);
+      TS_RNN_PACC16(3, 6, 7); TS_RNN_PACC16(4, 8, 9); TS_RNN_PACC16(5, 10, 11);
+#undef TS_RNN_PACC16
+    }
+    epi(c);
+  }
+#define TS_RNN_PST(n) if constexpr (2 * P > n) _mm256_storeu_ps(out + 8 * n, c##n)
+  TS_RNN_PST(0); TS_RNN_PST(1); TS_RNN_PST(2); TS_RNN_PST(3); TS_RNN_PST(4); TS_RNN_PST(5);
+  TS_RNN_PST(6); TS_RNN_PST(7); TS_RNN_PST(8); TS_RNN_PST(9); TS_RNN_PST(10); TS_RNN_PST(11);
+#undef TS_RNN_PST
+}
+
+// Dispatches rnn_gemv_pipelined(_bf16) on the block's width (cols/8 vectors) and k order.
 template <typename Epi>
 TS_AVX2 inline void rnn_block_gemv_pipelined(const float* h, const PackedRnnR& p, const RnnBlock& blk, bool rev,
                                               float* out, const Epi& epi) {
-  const float* w = p.data.data() + blk.offset;
   const int64_t k = p.k;
+  if (p.bf16) {
+    const uint16_t* w16 = p.data16.data() + blk.offset;
+#define TS_RNN_CASE16(n) \
+  case n: return rev ? rnn_gemv_pipelined_bf16<n, true>(h, w16, k, out, epi) : rnn_gemv_pipelined_bf16<n, false>(h, w16, k, out, epi)
+    switch (p.cols(blk) / 16) {
+      TS_RNN_CASE16(1); TS_RNN_CASE16(2); TS_RNN_CASE16(3); TS_RNN_CASE16(4); TS_RNN_CASE16(5);
+      default: TS_RNN_CASE16(6);
+    }
+#undef TS_RNN_CASE16
+  }
+  const float* w = p.data.data() + blk.offset;
 #define TS_RNN_CASE(v) \
   case v: return rev ? rnn_gemv_pipelined<v, true>(h, w, k, out, epi) : rnn_gemv_pipelined<v, false>(h, w, k, out, epi)
   switch (p.gates * blk.u_pad / 8) {
