@@ -1,6 +1,8 @@
 # ticksentry: the two set-up commands (run as root on a fresh Debian 12 machine).
 #   make demo  - install packages, build, run the main job on its embedded default
 #   make test  - install packages, build, run every test through ctest
+#   make train - retrain the shipped default model end to end (simulator export → train → ONNX)
+#   make model - release pipeline: train → export → plan → evaluate → gate → bench → registry
 PRESET ?= release
 BUILD_DIR := build/$(PRESET)
 DEMO_SECONDS ?= 20
@@ -10,9 +12,10 @@ DEB_PACKAGES := build-essential cmake ninja-build pkg-config git zlib1g-dev \
   libspdlog-dev libfmt-dev libtomlplusplus-dev libcli11-dev prometheus-cpp-dev \
   nlohmann-json3-dev libsqlite3-dev sqlite3 libgtest-dev libgmock-dev libbenchmark-dev \
   libonnx-dev libprotobuf-dev protobuf-compiler libdnnl-dev \
-  python3-torch python3-onnx python3-numpy libopenblas0-pthread
+  python3-torch python3-onnx python3-numpy libopenblas0-pthread \
+  python3-sklearn python3-matplotlib
 
-.PHONY: deps build demo test bench clean
+.PHONY: deps build demo test bench clean ticksentry train model model-data model-report
 
 deps:
 	@missing=$$(for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
@@ -33,6 +36,53 @@ test: build
 
 bench: build
 	bench/run_all.sh $(BUILD_DIR)
+
+# --- models (models/MODEL_CARD.md) -------------------------------------------------------------
+PY := /usr/bin/python3
+TS_BIN := $(BUILD_DIR)/src/app/ticksentry
+MODELS_DATA ?= build/models-data
+MODELS_WORK ?= build/models-train
+SIM_SECONDS ?= 7200
+LOBSTER := ../shared/data/lobster
+SSE_DAY := ../shared/data/sse-l2/600519-20230201
+
+ticksentry: deps
+	cmake --preset $(PRESET)
+	cmake --build --preset $(PRESET) --target ticksentry
+
+# The default model's training data: the simulator, 50 symbols, SIM_SECONDS of trading.
+$(MODELS_DATA)/sim/manifest.json: | ticksentry
+	$(TS_BIN) features --export $(MODELS_DATA)/sim --format sim --sim-seconds $(SIM_SECONDS)
+
+train: $(MODELS_DATA)/sim/manifest.json
+	$(PY) models/pipeline.py --data $(MODELS_DATA)/sim --work $(MODELS_WORK) --until export \
+	  --ticksentry $(TS_BIN)
+	@echo "sha256 of the retrained and the shipped model:"; \
+	  sha256sum $(MODELS_WORK)/model.onnx models/default.onnx
+	@echo "to ship it: cp $(MODELS_WORK)/model.onnx models/default.onnx (and update models/MODEL_CARD.md)"
+
+model: $(MODELS_DATA)/sim/manifest.json
+	$(PY) models/pipeline.py --data $(MODELS_DATA)/sim --work build/models-release \
+	  --shipped models/default.onnx --registry models/registry.json --ticksentry $(TS_BIN)
+
+# Every export the report uses (real data read in place from ../shared/data).
+model-data: $(MODELS_DATA)/sim/manifest.json
+	test -f $(MODELS_DATA)/lobster/manifest.json || $(TS_BIN) features --export \
+	  $(MODELS_DATA)/lobster --format lobster $(LOBSTER)/AAPL*message* $(LOBSTER)/AMZN*message* \
+	  $(LOBSTER)/GOOG*message*
+	test -f $(MODELS_DATA)/lobster_aapl_amzn/manifest.json || $(TS_BIN) features --export \
+	  $(MODELS_DATA)/lobster_aapl_amzn --format lobster $(LOBSTER)/AAPL*message* \
+	  $(LOBSTER)/AMZN*message*
+	test -f $(MODELS_DATA)/lobster_goog/manifest.json || $(TS_BIN) features --export \
+	  $(MODELS_DATA)/lobster_goog --format lobster $(LOBSTER)/GOOG*message*
+	test -f $(MODELS_DATA)/sse/manifest.json || $(TS_BIN) features --export $(MODELS_DATA)/sse \
+	  --format sse-l2 $(SSE_DAY)
+
+# models/REPORT.md, report.json and plots/ from the runs of models/experiments.toml.
+model-report: model-data
+	nice $(PY) models/experiments.py --data-root $(MODELS_DATA) --work build/models-exp \
+	  --ticksentry $(TS_BIN)
+	$(PY) models/report.py --work build/models-exp --out models
 
 clean:
 	rm -rf build

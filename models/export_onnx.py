@@ -49,6 +49,7 @@ def load_checkpoint(path):
 def export(model, features, out_path, opset=OPSET):
     example = torch.randn(2, 60, features)
     warnings.filterwarnings("ignore", category=UserWarning, module="torch")
+    warnings.filterwarnings("ignore", category=torch.jit.TracerWarning)
     # Grad stays enabled: under no_grad torch 1.13 takes the fused TransformerEncoderLayer fast
     # path, which exports a different graph (see models/fixtures.py).
     torch.onnx.export(model, (example,), out_path, opset_version=opset,

@@ -18,6 +18,7 @@ data summary, per-epoch history, best validation metrics).
 """
 import argparse
 import copy
+import functools
 import datetime
 import json
 import os
@@ -125,7 +126,7 @@ def score(y, p):
     return {"pr_auc": float(average_precision_score(y, p)), "roc_auc": float(roc_auc_score(y, p))}
 
 
-def train(cfg, data_path, out_dir, log=print):
+def train(cfg, data_path, out_dir, log=functools.partial(print, flush=True)):
     t_start = time.time()
     tc, dc = cfg["train"], cfg["data"]
     seed_everything(int(tc["seed"]), int(tc["threads"]))
