@@ -152,8 +152,18 @@ def load_export(path, check_finite=True):
     return Dataset(path=path, manifest=manifest, symbols=symbols, **arrays)
 
 
+def split_of(end_ts_ns, manifest):
+    """Split name per row: 0 train, 1 validation, 2 test (the C++ evaluator's arithmetic:
+    x = end - first, in doubles, against 0.70 and 0.85 of the span)."""
+    t0, t1 = manifest["time_range_ns"]
+    span = float(t1 - t0)
+    x = (np.asarray(end_ts_ns, dtype=np.int64) - t0).astype(np.float64)
+    return np.where(x < SPLIT_TRAIN * span, 0, np.where(x < SPLIT_VAL * span, 1, 2))
+
+
 def split_bounds_ns(manifest):
-    """(train_end, val_end): the two time boundaries of the 70/15/15 split, ns."""
+    """(train_end, val_end): the two time boundaries of the 70/15/15 split, ns (approximate to
+    1 ns; split_of() is the rule)."""
     t0, t1 = manifest["time_range_ns"]
     span = t1 - t0
     return t0 + int(SPLIT_TRAIN * span), t0 + int(SPLIT_VAL * span)
@@ -161,33 +171,10 @@ def split_bounds_ns(manifest):
 
 def split_masks(ds):
     """Boolean masks {train, val, test} over the rows, by the window's end time."""
-    b1, b2 = split_bounds_ns(ds.manifest)
-    e = ds.end_ts_ns
-    return {"train": e < b1, "val": (e >= b1) & (e < b2), "test": e >= b2}
+    s = split_of(ds.end_ts_ns, ds.manifest)
+    return {"train": s == 0, "val": s == 1, "test": s == 2}
 
 
-def split_fraction(name):
-    return {"train": SPLIT_TRAIN, "val": SPLIT_VAL - SPLIT_TRAIN, "test": 1.0 - SPLIT_VAL}[name]
-
-
-def symbol_hours(ds, mask=None, split=None):
-    """Symbol-hours of data covered by a split (the alert budget's denominator).
-
-    Per symbol: manifest "symbol_hours" times the split's share of the time range, restricted to
-    the symbols that have rows in the mask. Without symbol_hours in the manifest, the hours
-    between each symbol's first and last window end in the mask are used.
-    """
-    sh = ds.manifest.get("symbol_hours") or {}
-    idx = np.arange(len(ds)) if mask is None else np.flatnonzero(mask)
-    present = np.unique(ds.symbol[idx])
-    total = 0.0
-    for s in present:
-        name = ds.symbols[int(s)]
-        if name in sh and split is not None:
-            total += float(sh[name]) * split_fraction(split)
-        elif name in sh and mask is None:
-            total += float(sh[name])
-        else:
-            rows = idx[ds.symbol[idx] == s]
-            total += (int(ds.end_ts_ns[rows[-1]]) - int(ds.end_ts_ns[rows[0]])) / 3.6e12
-    return total
+def window_seconds(ds):
+    """Seconds of one symbol's data a window stands for: stride x row interval."""
+    return float(ds.manifest.get("stride", 1)) * float(ds.manifest.get("row_interval_ns", 1e9)) / 1e9

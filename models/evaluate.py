@@ -21,14 +21,17 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import engine_cli  # noqa: E402
-from dataset import DatasetError, load_export, split_masks, symbol_hours  # noqa: E402
+from dataset import DatasetError, load_export, split_masks, window_seconds  # noqa: E402
 from metrics import detector_metrics  # noqa: E402
+
+
+SPLIT_NAMES = {"train": "train", "validation": "val", "val": "val", "test": "test"}
 
 
 def rows_of(ds, split):
     if split == "all":
         return np.arange(len(ds))
-    return np.flatnonzero(split_masks(ds)[split])
+    return np.flatnonzero(split_masks(ds)[SPLIT_NAMES[split]])
 
 
 def model_scores(model_path, x, binary=None):
@@ -45,27 +48,29 @@ def evaluate_python(model_path, data, split, binary=None):
     rows = rows_of(ds, split)
     if rows.size == 0:
         raise DatasetError(f"{data}: the {split} split holds no windows")
-    hours = symbol_hours(ds, None if split == "all" else split_masks(ds)[split],
-                         None if split == "all" else split)
+    hours = rows.size * window_seconds(ds) / 3600.0
     y = ds.labels[rows]
-    args = (y,)
     common = dict(symbol=ds.symbol[rows], end_ts_ns=ds.end_ts_ns[rows],
-                  event_ts_ns=ds.event_ts_ns[rows], symbol_hours=hours)
+                  event_ts_ns=ds.event_ts_ns[rows], symbol_hours=hours, horizon_s=ds.horizon_s)
     det = {}
     if model_path:
         x = np.asarray(ds.windows[rows], dtype=np.float32)
-        det["model"] = detector_metrics(*args, model_scores(model_path, x, binary), **common)
-    det["rules"] = detector_metrics(*args, ds.rule_score[rows], **common)
-    det["zscore"] = detector_metrics(*args, ds.zscore[rows], **common)
-    return {"data": os.path.abspath(data), "split": split,
-            "evaluator": "ticksentry infer + models/metrics.py", "symbol_hours": hours,
-            "label": ds.manifest.get("label"), "detectors": det}
+        det["model"] = detector_metrics(y, model_scores(model_path, x, binary), **common)
+    det["rules"] = detector_metrics(y, ds.rule_score[rows], **common)
+    det["zscore"] = detector_metrics(y, ds.zscore[rows], **common)
+    return {"data": os.path.abspath(data), "model": model_path, "split": split,
+            "windows": int(rows.size), "positives": int(y.sum()), "symbol_hours": hours,
+            "budget": {"false_alerts_per_symbol_hour": 1.0, "max_false_alerts": hours,
+                       "cooldown_s": ds.horizon_s},
+            "evaluator": "ticksentry infer + models/metrics.py", "label": ds.manifest.get("label"),
+            "detectors": det}
 
 
 def evaluate_cli(model_path, data, split, binary):
     with tempfile.TemporaryDirectory(prefix="ts-eval-") as tmp:
         out = os.path.join(tmp, "eval.json")
-        cmd = [binary, "eval", "--model", model_path, "--data", data, "--split", split,
+        cmd = [binary, "eval", "--model", model_path, "--data", data,
+               "--split", "validation" if split == "val" else split,
                "--json", out]
         p = subprocess.run(cmd, capture_output=True, text=True)
         if p.returncode != 0:
@@ -76,6 +81,7 @@ def evaluate_cli(model_path, data, split, binary):
     res.setdefault("data", os.path.abspath(data))
     res.setdefault("split", split)
     res["evaluator"] = "ticksentry eval"
+    res.setdefault("label", load_export(data, check_finite=False).manifest.get("label"))
     return res
 
 
@@ -91,16 +97,17 @@ def summary_line(name, m):
     def f(v, fmt="{:.4f}"):
         return "-" if v is None else fmt.format(v)
     return (f"{name:12s} PR-AUC {f(m.get('pr_auc'))}  ROC-AUC {f(m.get('roc_auc'))}  "
-            f"P@budget {f(m.get('precision_at_budget'), '{:.3f}')}  "
-            f"R@budget {f(m.get('recall_at_budget'), '{:.3f}')}  "
-            f"lead {f(m.get('median_lead_time_s'), '{:.1f}')} s")
+            f"alerts {m.get('alerts')} (false {m.get('false_alerts')})  "
+            f"precision {f(m.get('precision'), '{:.3f}')}  "
+            f"recall {m.get('events_detected')}/{m.get('events')} events  "
+            f"lead {f(m.get('median_lead_s'), '{:.1f}')} s")
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", help="ONNX model or plan (omit: baselines only)")
     ap.add_argument("--data", required=True)
-    ap.add_argument("--split", default="test", choices=("train", "val", "test", "all"))
+    ap.add_argument("--split", default="test", choices=("train", "validation", "test", "all"))
     ap.add_argument("--json")
     ap.add_argument("--ticksentry")
     ap.add_argument("--python-metrics", action="store_true",

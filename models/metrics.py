@@ -1,71 +1,133 @@
-"""Detector metrics, with the definitions `ticksentry eval` uses (docs/labels.md):
+"""Detector metrics with the definitions of `ticksentry eval` (src/app/eval_command.cpp), so a
+report made here and one made by the C++ evaluator agree:
 
-- ROC-AUC and PR-AUC (average precision) of a score against the labels.
-- Alert budget: the lowest threshold at which false alerts (windows with label 0 and
-  score >= threshold) number at most 1 per symbol-hour of the split; precision and recall there.
-- Detection lead time: per labelled event (distinct event_ts_ns among positive rows, per symbol),
-  event start - end of the first window that alerts at that threshold; the median over detected
-  events, seconds.
+- ROC-AUC (ties averaged) and PR-AUC (average precision, step-wise) over the split's windows.
+- Symbol-hours of the split: windows x stride x row interval / 3600 (each window stands for
+  `stride` rows of its symbol's data).
+- Alerts: a window with score >= threshold alerts unless its symbol alerted less than H
+  (the label horizon) before: a cooldown, as the serving path has. A false alert is an alert on a
+  window with label 0.
+- Alert budget: the lowest candidate threshold (every distinct score, or 1000 evenly spaced
+  among them) with false alerts <= 1 per symbol-hour of the split.
+- Precision = true alerts / alerts; recall = labelled events (distinct (symbol, event_ts_ns)
+  among positive windows) with at least one window >= threshold / events.
+- Median lead time: over detected events, event start - end of the event's first window whose
+  score is >= threshold, seconds.
 """
 import numpy as np
-from sklearn.metrics import average_precision_score, precision_recall_curve, roc_auc_score
+
+MAX_CANDIDATES = 1000
+CURVE_POINTS = 200
 
 
-def _auc_or_none(fn, y, s):
-    if y.min() == y.max():
-        return None  # one class only: undefined
-    return float(fn(y, s))
+def roc_auc(score, label):
+    score = np.asarray(score, dtype=np.float32)
+    label = np.asarray(label).astype(bool)
+    pos = int(label.sum())
+    neg = label.size - pos
+    if pos == 0 or neg == 0:
+        return None
+    # Average ranks of ties (1-based), as the C++ evaluator.
+    order = np.argsort(score, kind="stable")
+    s = score[order]
+    ranks = np.empty(score.size, dtype=np.float64)
+    n = s.size
+    starts = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
+    ends = np.r_[starts[1:], n]
+    for a, b in zip(starts, ends):
+        ranks[order[a:b]] = 0.5 * (a + 1 + b)
+    return float((ranks[label].sum() - pos * (pos + 1) / 2) / (pos * neg))
 
 
-def budget_threshold(y, s, budget_false_alerts):
-    """Lowest threshold with at most `budget_false_alerts` negatives scoring >= it.
-
-    Returns inf when even the highest score would exceed the budget (no alerts allowed)."""
-    neg = np.sort(s[y == 0])[::-1]
-    k = int(np.floor(budget_false_alerts))
-    if neg.size == 0:
-        return float(s.min()) if s.size else float("inf")
-    if k >= neg.size:
-        return float(s.min())
-    # Scores >= thr must include at most k negatives: thr just above the (k+1)-th highest negative.
-    return float(np.nextafter(np.float32(neg[k]), np.float32(np.inf)))
+def _threshold_groups(score, label):
+    """(thresholds, tp, fp) at the end of each group of equal scores, highest first."""
+    order = np.argsort(-score, kind="stable")
+    s, y = score[order], label[order]
+    tp, fp = np.cumsum(y), np.cumsum(~y)
+    last = np.r_[s[1:] != s[:-1], True]
+    return s[last].astype(np.float64), tp[last], fp[last]
 
 
-def detector_metrics(y, s, symbol, end_ts_ns, event_ts_ns, symbol_hours, curve_points=200):
-    y = np.asarray(y).astype(np.int64)
-    s = np.asarray(s, dtype=np.float64)
-    out = {"windows": int(y.size), "positives": int(y.sum()), "symbol_hours": symbol_hours,
-           "roc_auc": _auc_or_none(roc_auc_score, y, s),
-           "pr_auc": _auc_or_none(average_precision_score, y, s)}
-    budget = max(0.0, symbol_hours)  # 1 false alert per symbol-hour
-    thr = budget_threshold(y, s, budget)
-    alert = s >= thr
-    tp = int(np.count_nonzero(alert & (y == 1)))
-    fp = int(np.count_nonzero(alert & (y == 0)))
-    out["budget_false_alerts"] = budget
-    out["threshold"] = thr if np.isfinite(thr) else None
-    out["false_alerts"] = fp
-    out["precision_at_budget"] = tp / (tp + fp) if tp + fp else None
-    out["recall_at_budget"] = tp / int(y.sum()) if y.sum() else None
-    # Lead time per event.
-    leads = []
-    events = 0
-    pos = np.flatnonzero(y == 1)
-    keys = {}
-    for i in pos:
-        keys.setdefault((int(symbol[i]), int(event_ts_ns[i])), []).append(i)
-    for (_, ev), rows in keys.items():
-        events += 1
-        hits = [i for i in rows if alert[i]]
-        if hits:
-            first = min(hits, key=lambda i: end_ts_ns[i])
-            leads.append((ev - int(end_ts_ns[first])) / 1e9)
-    out["events"] = events
-    out["events_detected"] = len(leads)
-    out["median_lead_time_s"] = float(np.median(leads)) if leads else None
-    if y.min() != y.max():
-        p, r, _ = precision_recall_curve(y, s)
-        idx = np.unique(np.linspace(0, p.size - 1, min(curve_points, p.size)).astype(int))
-        out["pr_curve"] = {"precision": [float(v) for v in p[idx]],
-                           "recall": [float(v) for v in r[idx]]}
+def average_precision(score, label):
+    score = np.asarray(score, dtype=np.float32)
+    label = np.asarray(label).astype(bool)
+    pos = int(label.sum())
+    if pos == 0:
+        return None
+    _, tp, fp = _threshold_groups(score, label)
+    recall = tp / pos
+    precision = tp / (tp + fp)
+    return float(np.sum(np.diff(np.r_[0.0, recall]) * precision))
+
+
+def pr_curve(score, label, max_points=CURVE_POINTS):
+    score = np.asarray(score, dtype=np.float32)
+    label = np.asarray(label).astype(bool)
+    pos = int(label.sum())
+    t, tp, fp = _threshold_groups(score, label)
+    pts = np.stack([t, tp / (tp + fp), tp / pos if pos else np.zeros_like(t)], axis=1)
+    if len(pts) > max_points >= 2:
+        pts = pts[[k * (len(pts) - 1) // (max_points - 1) for k in range(max_points)]]
+    return {"columns": ["threshold", "precision", "recall"], "points": pts.tolist()}
+
+
+def _alerts(score, symbol, end_ts, t, cooldown_ns):
+    """Boolean mask of windows that alert at threshold t (with the per-symbol cooldown)."""
+    hit = score >= t
+    alert = np.zeros(score.size, dtype=bool)
+    last = {}
+    for i in np.flatnonzero(hit):
+        s = int(symbol[i])
+        prev = last.get(s)
+        if prev is not None and end_ts[i] - prev < cooldown_ns:
+            continue
+        last[s] = int(end_ts[i])
+        alert[i] = True
+    return alert
+
+
+def alerts_at(score, label, symbol, end_ts, event_ts, t, cooldown_ns):
+    alert = _alerts(score, symbol, end_ts, t, cooldown_ns)
+    alerts = int(alert.sum())
+    false_alerts = int(np.count_nonzero(alert & ~label))
+    first_hit = {}
+    for i in np.flatnonzero(label):
+        key = (int(symbol[i]), int(event_ts[i]))
+        first_hit.setdefault(key, None)
+        if score[i] >= t and first_hit[key] is None:
+            first_hit[key] = int(end_ts[i])
+    leads = [(ev - end) * 1e-9 for (_, ev), end in first_hit.items() if end is not None]
+    events = len(first_hit)
+    return {"threshold": float(t) if np.isfinite(t) else None, "alerts": alerts,
+            "false_alerts": false_alerts,
+            "precision": (alerts - false_alerts) / alerts if alerts else None,
+            "recall": len(leads) / events if events else None,
+            "events": events, "events_detected": len(leads),
+            "median_lead_s": float(np.median(leads)) if leads else None}
+
+
+def at_budget(score, label, symbol, end_ts, event_ts, max_false_alerts, cooldown_ns):
+    distinct = np.unique(score)[::-1]
+    if distinct.size > MAX_CANDIDATES:
+        distinct = distinct[[k * (distinct.size - 1) // (MAX_CANDIDATES - 1)
+                             for k in range(MAX_CANDIDATES)]]
+    best = np.inf
+    for t in distinct:  # false alerts need not be monotone in t with a cooldown: check each
+        alert = _alerts(score, symbol, end_ts, t, cooldown_ns)
+        if np.count_nonzero(alert & ~label) <= max_false_alerts:
+            best = min(best, float(t))
+    return alerts_at(score, label, symbol, end_ts, event_ts, best, cooldown_ns)
+
+
+def detector_metrics(label, score, symbol, end_ts_ns, event_ts_ns, symbol_hours, horizon_s,
+                     false_per_symbol_hour=1.0):
+    label = np.asarray(label).astype(bool)
+    score = np.asarray(score, dtype=np.float32)
+    out = {"roc_auc": roc_auc(score, label), "pr_auc": average_precision(score, label)}
+    out.update(at_budget(score, label, np.asarray(symbol), np.asarray(end_ts_ns),
+                         np.asarray(event_ts_ns), false_per_symbol_hour * symbol_hours,
+                         int(round(horizon_s * 1e9))))
+    out["false_alerts_per_symbol_hour"] = (out["false_alerts"] / symbol_hours
+                                           if symbol_hours > 0 else 0.0)
+    out["pr_curve"] = pr_curve(score, label)
     return out
