@@ -20,8 +20,13 @@ namespace {
 
 using passes::node_error;
 using passes::norm_axis;
-using ShapeData = std::vector<Dim>;  // elements of a 0-D/1-D integer tensor
-const Dim kUnknown{-2, {}};          // an element or dim nothing is known about
+// Elements of a 0-D/1-D integer tensor: a literal (symbol empty; any value, negative ones
+// included: axes -2, starts -3, Reshape's -1), a symbolic dim, or kUnknown.
+using ShapeData = std::vector<Dim>;
+// An element or dim nothing is known about. Marked by its symbol, never by its value: every
+// int64 value is a valid literal (a sentinel value of -2 once made Squeeze/Unsqueeze/Slice
+// axes of -2, as PyTorch exports x.squeeze(-2) or x[..., -2:], "not constant").
+const Dim kUnknown{-1, "?"};
 
 constexpr int64_t kBig = int64_t(1) << 62;
 
@@ -30,7 +35,9 @@ struct Ctx {
   std::map<ValueId, ShapeData> sdata;
 };
 
-bool dim_unknown(const Dim& d) { return !d.is_known() && d.symbol.empty(); }
+bool is_unknown(const Dim& d) { return d.symbol == kUnknown.symbol; }
+// As a dim of a shape: unknown when marked so or when neither known nor symbolic.
+bool dim_unknown(const Dim& d) { return is_unknown(d) || (!d.is_known() && d.symbol.empty()); }
 
 Dim fresh(const Graph& g, ValueId out, size_t axis) {
   return Dim::sym(g.value(out).name + "#" + std::to_string(axis));
@@ -86,7 +93,7 @@ std::optional<std::vector<int64_t>> ints_of(const Ctx& c, const Node& n, size_t 
   if (!d) return std::nullopt;
   std::vector<int64_t> out;
   for (auto& x : *d) {
-    if (!x.symbol.empty() || x.value == kUnknown.value) return std::nullopt;
+    if (!x.symbol.empty()) return std::nullopt;  // symbolic or unknown
     out.push_back(x.value);
   }
   return out;
@@ -104,6 +111,7 @@ Dim product(const std::vector<Dim>& ds) {
   int64_t k = 1;
   std::string sym;
   for (auto& d : ds) {
+    if (is_unknown(d)) return kUnknown;
     if (d.is_known()) k *= d.value;
     else if (d.symbol.empty()) return kUnknown;
     else sym += (sym.empty() ? "" : "*") + d.symbol;

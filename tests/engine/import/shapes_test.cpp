@@ -157,6 +157,34 @@ TEST(InferShapes, DataMovementOps) {
   EXPECT_EQ(g.value(g.find_value("ca")).dtype, DType::kI64);
 }
 
+// Constant axes, starts and steps of -2 (PyTorch's x[:, -2:], unsqueeze(-2), flip(dims=[-2])).
+// -2 once collided with the "unknown element" sentinel of shape data and such models failed
+// with "axes input is not constant" / "starts/ends are not constant".
+TEST(InferShapes, NegativeTwoIsAConstantLikeAnyOther) {
+  B b;
+  b.input("x", {"batch", 6, 1, 8});
+  b.init_i64("m2", {1}, {-2});
+  b.init_i64("big", {1}, {INT64_MAX});
+  b.init_i64("m1", {1}, {-1});
+  b.init_i64("lowest", {1}, {-INT64_MAX});
+  b.init_i64("ax_pair", {2}, {-3, -2});
+  b.node("Squeeze", {"x", "m2"}, {"sq"});                          // [batch,6,8]
+  b.node("Unsqueeze", {"sq", "m2"}, {"un"});                       // [batch,6,1,8]
+  b.init_i64("ax1", {1}, {1});
+  b.node("Slice", {"sq", "m2", "big", "ax1"}, {"last2"});          // [batch,2,8]
+  b.node("Slice", {"sq", "m1", "lowest", "m2", "m1"}, {"flip"});   // [batch,6,8]
+  b.init_i64("st2", {2}, {0, -2});
+  b.init_i64("en2", {2}, {-2, 8});
+  b.node("Slice", {"x", "st2", "en2", "ax_pair"}, {"sl2"});        // [batch,4,1,8]
+  for (auto o : {"un", "last2", "flip", "sl2"}) b.output(o, {});
+  Graph g = inferred(b);
+  EXPECT_EQ(shape(g, "sq"), "[batch,6,8]");
+  EXPECT_EQ(shape(g, "un"), "[batch,6,1,8]");
+  EXPECT_EQ(shape(g, "last2"), "[batch,2,8]");
+  EXPECT_EQ(shape(g, "flip"), "[batch,6,8]");
+  EXPECT_EQ(shape(g, "sl2"), "[batch,4,1,8]");
+}
+
 TEST(InferShapes, ShapeDataFlowsIntoReshapeExpandConstantOfShape) {
   // PyTorch's head split: Reshape(x, Concat(Shape(x)[0], Shape(x)[1], 4, 8)) with symbolic dims.
   B b;
