@@ -135,6 +135,62 @@ TEST(CpuKernels, LayerNormalizationLastAxis) {
   expect_close(out.value()[0].f(), want.data(), int64_t(want.size()), 1e-5f, 1e-6f, "layernorm");
 }
 
+// The optional Mean and InvStdDev outputs, over trailing axes given by a negative axis: shaped
+// like x with the normalized axes set to 1.
+TEST(CpuKernels, LayerNormalizationMeanAndInvStdDevOutputs) {
+  for (int64_t axis : {-2, 1, -3}) {
+    GraphBuilder b;
+    auto x = b.input("x", known({2, 3, 5}));
+    auto s = b.constant("s", {}, {1.5f});
+    auto y = b.value("y"), mean = b.value("mean"), inv = b.value("inv");
+    auto& n = b.node("LayerNormalization", {x, s}, {y, mean, inv});
+    n.attrs["axis"] = axis;
+    n.attrs["epsilon"] = 1e-3f;
+    b.output(y);
+    b.output(mean);
+    b.output(inv);
+    std::vector<HostTensor> in = {random_tensor({2, 3, 5}, 8, 2.0f)};
+    auto out = run_graph(b.g, in);
+    ASSERT_TRUE(out) << out.status().to_string();
+    const int64_t ax = axis < 0 ? axis + 3 : axis;
+    std::vector<int64_t> stat_dims = {2, 3, 5};
+    int64_t rows = 1, len = 1;
+    for (int64_t i = 0; i < 3; ++i) {
+      if (i >= ax) stat_dims[size_t(i)] = 1;
+      (i < ax ? rows : len) *= std::vector<int64_t>{2, 3, 5}[size_t(i)];
+    }
+    ASSERT_EQ(out.value()[1].dims, stat_dims) << "axis " << axis;
+    ASSERT_EQ(out.value()[2].dims, stat_dims) << "axis " << axis;
+    std::vector<float> want_y(30), want_m(static_cast<size_t>(rows)), want_i(static_cast<size_t>(rows));
+    for (int64_t r = 0; r < rows; ++r) {
+      double m = 0, v = 0;
+      for (int64_t k = 0; k < len; ++k) m += in[0].f()[r * len + k];
+      m /= double(len);
+      for (int64_t k = 0; k < len; ++k) v += std::pow(in[0].f()[r * len + k] - m, 2);
+      v /= double(len);
+      want_m[size_t(r)] = float(m);
+      want_i[size_t(r)] = float(1.0 / std::sqrt(v + 1e-3));
+      for (int64_t k = 0; k < len; ++k) want_y[size_t(r * len + k)] = float((in[0].f()[r * len + k] - m) * want_i[size_t(r)] * 1.5);
+    }
+    expect_close(out.value()[0].f(), want_y.data(), 30, 1e-5f, 1e-6f, "y axis " + std::to_string(axis));
+    expect_close(out.value()[1].f(), want_m.data(), rows, 1e-5f, 1e-6f, "mean axis " + std::to_string(axis));
+    expect_close(out.value()[2].f(), want_i.data(), rows, 1e-5f, 1e-6f, "inv_std_dev axis " + std::to_string(axis));
+  }
+}
+
+TEST(CpuKernels, LayerNormalizationStashTypeOtherThanFloatIsRefused) {
+  GraphBuilder b;
+  auto x = b.input("x", known({2, 4}));
+  auto y = b.value("y"), mean = b.value("mean");
+  auto& n = b.node("LayerNormalization", {x, b.constant("s", {4}, random_vec(4, 1))}, {y, mean});
+  n.name = "/ln";
+  n.attrs["stash_type"] = int64_t(11);
+  Status s = cpu_backend().check_supported(b.g, n);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.message().find("node /ln: op LayerNormalization stash_type=11 is not supported"), std::string::npos)
+      << s.message();
+}
+
 TEST(CpuKernels, ReduceMeanKeepdims) {
   GraphBuilder b;
   auto x = b.input("x", known({3, 4, 5}));

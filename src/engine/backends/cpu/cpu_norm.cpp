@@ -1,5 +1,6 @@
 // Normalization and reduction kernels: Softmax (along an axis), LayerNormalization (over the
-// trailing axes from `axis`), ReduceMean (axes from attribute or input; keepdims).
+// trailing axes from `axis`, with the optional Mean and InvStdDev outputs), ReduceMean (axes
+// from attribute or input; keepdims).
 #include <cmath>
 #include <cstring>
 
@@ -54,6 +55,7 @@ Status run_layer_norm(int64_t axis_attr, float eps, const KernelArgs& a) {
   if (!x || x->dtype != DType::kF32) return bad_input("needs an f32 input");
   int rank = int(x->dims.size());
   if (rank == 0) return bad_input("LayerNormalization of a scalar");
+  if (!rank_ok(*x)) return bad_input("rank above 8");
   auto ax = norm_axis(axis_attr, rank);
   if (!ax) return ax.status();
   int64_t outer = 1, len = 1;
@@ -66,6 +68,21 @@ Status run_layer_norm(int64_t axis_attr, float eps, const KernelArgs& a) {
   }
   RtTensor& o = *a.out[0];
   o.ensure(DType::kF32, x->dims);
+  // Mean and InvStdDev (optional outputs 1, 2): x's dims with the normalized axes set to 1.
+  float* mean_out = nullptr;
+  float* inv_out = nullptr;
+  if (a.out.size() > 1 && (a.out[1] || (a.out.size() > 2 && a.out[2]))) {
+    Dims sd = dims_of(*x);
+    for (int i = ax.value(); i < rank; ++i) sd[i] = 1;
+    if (a.out[1]) {
+      a.out[1]->ensure(DType::kF32, sd.span());
+      mean_out = a.out[1]->as<float>();
+    }
+    if (a.out.size() > 2 && a.out[2]) {
+      a.out[2]->ensure(DType::kF32, sd.span());
+      inv_out = a.out[2]->as<float>();
+    }
+  }
   const float* p = x->as<float>();
   float* q = o.as<float>();
   const float* s = scale ? scale->as<float>() : nullptr;
@@ -81,6 +98,8 @@ Status run_layer_norm(int64_t axis_attr, float eps, const KernelArgs& a) {
     for (int64_t i = 0; i < len; ++i) var += (src[i] - mean) * (src[i] - mean);
     var /= float(len);
     float inv = 1.0f / std::sqrt(var + eps);
+    if (mean_out) mean_out[r] = mean;
+    if (inv_out) inv_out[r] = inv;
     for (int64_t i = 0; i < len; ++i) {
       float v = (src[i] - mean) * inv;
       if (s) v *= s1 ? s[0] : s[i];
@@ -161,10 +180,13 @@ void add_norm_ops(std::vector<OpInfo>& ops) {
                  }});
   ops.push_back({"LayerNormalization",
                  [](const Graph&, const Node& n) {
-                   if (n.outputs.size() > 1) {
-                     for (size_t i = 1; i < n.outputs.size(); ++i)
-                       if (n.outputs[i] != kNoValue) return unsupported(n, "Mean/InvStdDev outputs are not supported by the cpu backend");
+                   // Mean/InvStdDev are computed in f32 (stash_type 1, the default) only.
+                   int64_t stash = n.attr_i("stash_type", 1);
+                   if (stash != 1) {
+                     return unsupported(n, "stash_type=" + std::to_string(stash) +
+                                               " is not supported by the cpu backend (1 = float only)");
                    }
+                   if (n.outputs.size() > 3) return unsupported(n, "has more than 3 outputs");
                    return Status::ok();
                  },
                  {"ref"},
