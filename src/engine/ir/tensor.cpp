@@ -61,9 +61,8 @@ std::vector<int64_t> Value::const_dims() const {
 }  // namespace ts::engine
 
 namespace ts::engine {
-namespace {
 
-float half_to_float(uint16_t h) {
+float f16_to_f32(uint16_t h) {
   uint32_t sign = uint32_t(h >> 15) << 31, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
   uint32_t bits;
   if (exp == 0) {
@@ -84,12 +83,49 @@ float half_to_float(uint16_t h) {
   return f;
 }
 
-float bf16_to_float(uint16_t h) {
+float bf16_to_f32(uint16_t h) {
   uint32_t bits = uint32_t(h) << 16;
   float f;
   std::memcpy(&f, &bits, 4);
   return f;
 }
+
+uint16_t f16_from_f64(double x) {
+  uint64_t b;
+  std::memcpy(&b, &x, 8);
+  const uint16_t sign = uint16_t((b >> 48) & 0x8000);
+  const int exp = int((b >> 52) & 0x7ff);
+  const uint64_t man = b & ((uint64_t(1) << 52) - 1);
+  if (exp == 0x7ff) return uint16_t(sign | 0x7c00 | (man ? 0x200 : 0));  // inf, NaN (quiet)
+  const int e = exp - 1023 + 15;                                        // biased f16 exponent
+  if (e >= 31) return uint16_t(sign | 0x7c00);
+  uint64_t m, rem, half;
+  if (e <= 0) {
+    // Subnormal f16: x = m * 2^-24 with m = full >> (43 - e); below 2^-25 everything rounds to 0.
+    if (e < -10) return sign;
+    const uint64_t full = man | (uint64_t(1) << 52);
+    const int shift = 43 - e;
+    m = full >> shift;
+    rem = full & ((uint64_t(1) << shift) - 1);
+    half = uint64_t(1) << (shift - 1);
+  } else {
+    m = (uint64_t(e) << 10) | (man >> 42);
+    rem = man & ((uint64_t(1) << 42) - 1);
+    half = uint64_t(1) << 41;
+  }
+  // Round to nearest even; a carry out of the mantissa bumps the exponent (up to inf).
+  if (rem > half || (rem == half && (m & 1))) ++m;
+  return uint16_t(sign | m);
+}
+
+uint16_t bf16_from_f32(float x) {
+  uint32_t b;
+  std::memcpy(&b, &x, 4);
+  if ((b & 0x7fffffffu) > 0x7f800000u) return uint16_t((b >> 16) | 0x40);  // NaN stays NaN
+  return uint16_t((b + 0x7fff + ((b >> 16) & 1)) >> 16);
+}
+
+namespace {
 
 template <typename T>
 T load(const uint8_t* p) {
@@ -102,8 +138,8 @@ double element_as_f64(DType t, const uint8_t* p) {
   switch (t) {
     case DType::kF32: return load<float>(p);
     case DType::kF64: return load<double>(p);
-    case DType::kF16: return half_to_float(load<uint16_t>(p));
-    case DType::kBF16: return bf16_to_float(load<uint16_t>(p));
+    case DType::kF16: return f16_to_f32(load<uint16_t>(p));
+    case DType::kBF16: return bf16_to_f32(load<uint16_t>(p));
     case DType::kI8: return load<int8_t>(p);
     case DType::kU8: return load<uint8_t>(p);
     case DType::kBool: return load<uint8_t>(p) ? 1 : 0;
@@ -143,17 +179,8 @@ Value make_constant(std::string name, DType dtype, std::vector<int64_t> dims,
       case DType::kI8: { int8_t k = int8_t(x); std::memcpy(p, &k, 1); break; }
       case DType::kU8: { uint8_t k = uint8_t(x); std::memcpy(p, &k, 1); break; }
       case DType::kBool: *p = x != 0 ? 1 : 0; break;
-      case DType::kF16: case DType::kBF16: {  // round-to-nearest via f32 truncation is enough here
-        float f = float(x);
-        uint32_t b;
-        std::memcpy(&b, &f, 4);
-        uint16_t h = uint16_t((b + 0x7fff + ((b >> 16) & 1)) >> 16);
-        if (dtype == DType::kF16) {  // f16: rebuild from sign/exponent/mantissa
-          uint32_t sign = (b >> 16) & 0x8000;
-          int32_t e = int32_t((b >> 23) & 0xff) - 127 + 15;
-          uint32_t m = (b >> 13) & 0x3ff;
-          h = e <= 0 ? uint16_t(sign) : e >= 31 ? uint16_t(sign | 0x7c00) : uint16_t(sign | (uint32_t(e) << 10) | m);
-        }
+      case DType::kF16: case DType::kBF16: {
+        uint16_t h = dtype == DType::kF16 ? f16_from_f64(x) : bf16_from_f32(float(x));
         std::memcpy(p, &h, 2);
         break;
       }

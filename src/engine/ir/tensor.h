@@ -50,4 +50,12 @@ std::vector<double> constant_as_f64(const Value& v);
 // Shape of concrete dims.
 Shape shape_of(const std::vector<int64_t>& dims);
 
+// IEEE binary16 and bfloat16 element conversions. To 16 bits rounds to nearest even (numpy's
+// astype): overflow gives ±inf, NaN stays NaN, tiny values become subnormals or ±0. f16 from
+// a double rounds once, directly (not via f32, which could round twice).
+float f16_to_f32(uint16_t h);
+float bf16_to_f32(uint16_t h);
+uint16_t f16_from_f64(double x);
+uint16_t bf16_from_f32(float x);
+
 }  // namespace ts::engine

@@ -202,7 +202,8 @@ Result<std::optional<Value>> eval(const Graph& g, const Node& n) {
   }
   if (op == "Cast") {
     static const std::pair<int64_t, DType> kTo[] = {{1, DType::kF32}, {6, DType::kI32}, {7, DType::kI64},
-                                                    {9, DType::kBool}, {11, DType::kF64}};
+                                                    {9, DType::kBool}, {10, DType::kF16}, {11, DType::kF64},
+                                                    {16, DType::kBF16}};
     for (auto [code, dt] : kTo) {
       if (code != n.attr_i("to", 0)) continue;
       if (dt == DType::kI64) return Opt(make_constant_i64(name, xd, constant_as_i64(*x)));
