@@ -125,9 +125,10 @@ class CpuBackend final : public Backend {
     return Status::ok();
   }
 
-  std::vector<std::string> tactics(const Graph&, const Node& n) const override {
+  std::vector<std::string> tactics(const Graph& g, const Node& n) const override {
     auto it = ops_.find(n.op);
     if (it == ops_.end()) return {};
+    if (it->second.tactics_for) return it->second.tactics_for(g, n);
     return it->second.tactics;
   }
 
@@ -135,7 +136,7 @@ class CpuBackend final : public Backend {
                                               const std::string& tactic) const override {
     auto it = ops_.find(n.op);
     if (it == ops_.end()) return cpu::unsupported(n, "is not supported by the cpu backend");
-    const auto& t = it->second.tactics;
+    const auto t = tactics(g, n);
     std::string chosen = tactic.empty() ? t.front() : tactic;
     if (std::find(t.begin(), t.end(), chosen) == t.end()) {
       return cpu::unsupported(n, "has no tactic '" + chosen + "' in the cpu backend");

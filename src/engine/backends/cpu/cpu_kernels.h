@@ -60,6 +60,8 @@ struct OpInfo {
   std::function<Status(const Graph&, const Node&)> check;
   std::vector<std::string> tactics;   // first = default
   std::function<Result<KernelPtr>(const Graph&, const Node&, const std::string&)> make;
+  // Per-node candidates when they depend on the node (Conv: 1-D has "direct"); null = tactics.
+  std::function<std::vector<std::string>(const Graph&, const Node&)> tactics_for = nullptr;
 };
 
 void add_elementwise_ops(std::vector<OpInfo>& ops);
