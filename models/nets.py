@@ -13,12 +13,17 @@ KINDS = ("gru", "lstm", "transformer", "tcn")
 
 
 class Normalize(nn.Module):
-    """(x - mean) * inv_std per feature; clamps std to avoid dividing by ~0 for constant features."""
+    """(x - mean) * inv_std per feature; clamps std to avoid dividing by ~0 for constant features.
 
-    def __init__(self, features):
+    With clip > 0 the normalized value is squashed softly into (-clip, clip) by
+    clip * tanh(z / clip) (exported as Mul, Tanh, Mul): heavy-tailed features (volume z-scores,
+    spreads in ticks of an unfamiliar market) then cannot saturate the model."""
+
+    def __init__(self, features, clip=0.0):
         super().__init__()
         self.register_buffer("mean", torch.zeros(features))
         self.register_buffer("inv_std", torch.ones(features))
+        self.clip = float(clip)
 
     def set_stats(self, mean, std):
         std = torch.as_tensor(std, dtype=torch.float32).clamp_min(1e-6)
@@ -26,13 +31,16 @@ class Normalize(nn.Module):
         self.inv_std.copy_(1.0 / std)
 
     def forward(self, x):
-        return (x - self.mean) * self.inv_std
+        z = (x - self.mean) * self.inv_std
+        if self.clip > 0:
+            z = torch.tanh(z * (1.0 / self.clip)) * self.clip
+        return z
 
 
 class AlertModel(nn.Module):
-    def __init__(self, features):
+    def __init__(self, features, clip=0.0):
         super().__init__()
-        self.norm = Normalize(features)
+        self.norm = Normalize(features, clip)
 
     def body(self, z):  # [batch, T, F] normalized → [batch, 1] logit
         raise NotImplementedError
@@ -47,8 +55,8 @@ class AlertModel(nn.Module):
 class RecurrentAlert(AlertModel):
     """GRU or LSTM (batch_first) → last step → Linear(1)."""
 
-    def __init__(self, features, cell, hidden, layers, dropout):
-        super().__init__(features)
+    def __init__(self, features, cell, hidden, layers, dropout, clip=0.0):
+        super().__init__(features, clip)
         rnn = nn.GRU if cell == "gru" else nn.LSTM
         self.rnn = rnn(features, hidden, num_layers=layers, batch_first=True,
                        dropout=dropout if layers > 1 else 0.0)
@@ -67,8 +75,8 @@ class TransformerAlert(AlertModel):
     position table would have to be sliced to the dynamic T. The recency the model needs is in
     the features themselves (returns over 1/10/60/300 s)."""
 
-    def __init__(self, features, d_model, heads, layers, dropout):
-        super().__init__(features)
+    def __init__(self, features, d_model, heads, layers, dropout, clip=0.0):
+        super().__init__(features, clip)
         self.proj = nn.Linear(features, d_model)
         layer = nn.TransformerEncoderLayer(d_model, heads, dim_feedforward=2 * d_model,
                                            dropout=dropout, activation="relu", batch_first=True)
@@ -85,8 +93,8 @@ class TemporalCnnAlert(AlertModel):
     Linear(1). Receptive field at the last step: 63 rows back (the padding on the right is zeros
     in training and serving alike, so nothing from the future leaks in)."""
 
-    def __init__(self, features, channels, dilations, dropout):
-        super().__init__(features)
+    def __init__(self, features, channels, dilations, dropout, clip=0.0):
+        super().__init__(features, clip)
         convs = []
         cin = features
         for d in dilations:
@@ -105,15 +113,16 @@ def build_model(cfg, features):
     """cfg: the [model] table of a training config."""
     kind = cfg.get("kind")
     dropout = float(cfg.get("dropout", 0.1))
+    clip = float(cfg.get("clip", 0.0))  # soft clip of normalized features; 0 = off
     if kind in ("gru", "lstm"):
         return RecurrentAlert(features, kind, int(cfg.get("hidden", 32)),
-                              int(cfg.get("layers", 1)), dropout)
+                              int(cfg.get("layers", 1)), dropout, clip)
     if kind == "transformer":
         return TransformerAlert(features, int(cfg.get("d_model", 32)), int(cfg.get("heads", 4)),
-                                int(cfg.get("layers", 1)), dropout)
+                                int(cfg.get("layers", 1)), dropout, clip)
     if kind == "tcn":
         return TemporalCnnAlert(features, int(cfg.get("channels", 32)),
-                                tuple(cfg.get("dilations", (1, 2, 4, 8, 16))), dropout)
+                                tuple(cfg.get("dilations", (1, 2, 4, 8, 16))), dropout, clip)
     raise ValueError(f"model kind {kind!r} unknown (one of {', '.join(KINDS)})")
 
 

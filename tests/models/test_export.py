@@ -14,7 +14,7 @@ import onnx
 import torch
 from nets import build_model
 
-SMALL = {"gru": {"hidden": 16}, "lstm": {"hidden": 16}, "tcn": {"channels": 16},
+SMALL = {"gru": {"hidden": 16, "clip": 3.0}, "lstm": {"hidden": 16}, "tcn": {"channels": 16},
          "transformer": {"d_model": 16, "heads": 2}}
 
 
