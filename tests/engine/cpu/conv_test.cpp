@@ -149,14 +149,14 @@ TEST(CpuConv, OneDimensionalBothTacticsAutoPad) {
   }
 }
 
-TEST(CpuConv, OneDimensionalKeepsDirectAsDefaultTactic) {
+TEST(CpuConv, TacticsPerSpatialRank) {
   GraphBuilder b;
   auto x = b.input("x", known({1, 2, 9}));
   auto z = b.value("z");
   b.node("Conv", {x, b.constant("W", {3, 2, 3}, random_vec(18, 1))}, {z});
-  auto t1 = cpu_backend().tactics(b.g, b.g.nodes[0]);
-  ASSERT_FALSE(t1.empty());
-  EXPECT_EQ(t1.front(), "direct");
+  // 1-D: oneDNN by default (measured faster, see cpu_conv.cpp), the direct loops as the other
+  // candidate the builder times.
+  EXPECT_EQ(cpu_backend().tactics(b.g, b.g.nodes[0]), (std::vector<std::string>{"onednn", "direct"}));
   GraphBuilder b2;
   auto x2 = b2.input("x", known({1, 2, 9, 9}));
   auto z2 = b2.value("z");

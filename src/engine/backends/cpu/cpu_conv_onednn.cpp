@@ -3,6 +3,7 @@
 // nchw, ncdhw): no reorders on the hot path. Constant weights are reordered once per context
 // and shape into the layout the primitive prefers (format_tag::any); runtime weights are
 // read in place in plain layout. Primitives are cached per context by (X dims, W dims).
+#include <array>
 #include <map>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <unordered_map>
@@ -17,6 +18,9 @@ const dnnl::engine& conv_engine() {
   return eng;
 }
 
+// (X dims, W dims, rank and bias flag), zero-padded: a lookup key that needs no allocation.
+using ConvKey = std::array<int64_t, 2 * (2 + kMaxConvSpatial) + 1>;
+
 struct DnnlConvState final : KernelState {
   struct Entry {
     dnnl::convolution_forward prim;
@@ -25,7 +29,7 @@ struct DnnlConvState final : KernelState {
     std::unordered_map<int, dnnl::memory> args;
   };
   dnnl::stream stream{conv_engine()};
-  std::map<std::vector<int64_t>, Entry> by_shape;
+  std::map<ConvKey, Entry> by_shape;
 };
 
 class OnednnConvKernel final : public Kernel {
@@ -47,15 +51,21 @@ class OnednnConvKernel final : public Kernel {
     ConvGeom geo;
     TS_RETURN_IF_ERROR(conv_geometry(at_, x, w, b, &geo));
     RtTensor& o = *a.out[0];
-    std::vector<int64_t> od = {geo.n, geo.m};
-    for (int i = 0; i < geo.spatial; ++i) od.push_back(geo.out[size_t(i)]);
-    o.ensure(DType::kF32, od);
+    Dims od;
+    od.push(geo.n);
+    od.push(geo.m);
+    for (int i = 0; i < geo.spatial; ++i) od.push(geo.out[size_t(i)]);
+    o.ensure(DType::kF32, od.span());
     if (o.numel() == 0) return Status::ok();
     auto* st = static_cast<DnnlConvState*>(a.state);
     if (!st) return Status(StatusCode::kInternal, "oneDNN convolution: no kernel state (stream creation failed)");
-    std::vector<int64_t> key = x->dims;
-    key.insert(key.end(), w->dims.begin(), w->dims.end());
-    key.push_back(b ? 1 : 0);
+    ConvKey key{};
+    const size_t r = x->dims.size();  // 3..5, checked by conv_geometry
+    for (size_t i = 0; i < r; ++i) {
+      key[i] = x->dims[i];
+      key[r + i] = w->dims[i];
+    }
+    key.back() = int64_t(r) * 2 + (b ? 1 : 0);
     try {
       auto it = st->by_shape.find(key);
       if (it == st->by_shape.end()) {
