@@ -119,8 +119,9 @@ def main(argv=None):
         step("7/7 record")
         metrics = {k: v for k, v in cand["detectors"]["model"].items() if k != "pr_curve"}
         entry = registry.record_candidate(
-            args.registry, args.name, os.path.relpath(onnx_path), metrics,
-            data={"path": os.path.abspath(args.data), "split": "test",
+            args.registry, args.name, onnx_path, metrics,
+            evaluator=cand.get("evaluator"),
+            data={"path": os.path.relpath(os.path.abspath(args.data)), "split": "test",
                   "manifest": tsum["data_manifest"]},
             config=cfg, gate=g, benchmark=b,
             train={"best_epoch": tsum["best_epoch"], "best_val_pr_auc": tsum["best_val_pr_auc"],

@@ -3,7 +3,7 @@
 models/registry.json holds every recorded model version:
     {"format_version": 1, "models": [
         {"name": "alert-default", "version": 3, "created": ISO, "stage": "candidate",
-         "onnx": "path", "sha256": "...", "bytes": N, "metrics": {...}, "data": {...},
+         "onnx": "versions/alert-default-v3.onnx", "sha256": "...", "bytes": N, "metrics": {...}, "data": {...},
          "config": {...}, "gate": {...}, "benchmark": {...}}]}
 Versions count up per name. This issue only records candidates (stage "candidate"); promotion
 (shadow, staging, prod) belongs to the serving issue, which may add fields and stages.
@@ -15,6 +15,7 @@ import datetime
 import hashlib
 import json
 import os
+import shutil
 
 GATE_MAX_RELATIVE_DROP = 0.005
 FORMAT_VERSION = 1
@@ -72,13 +73,21 @@ def load(path):
 
 
 def record_candidate(path, name, onnx_path, metrics, **extra):
-    """Appends a new version of `name` with stage "candidate"; returns the entry."""
+    """Appends a new version of `name` with stage "candidate"; returns the entry.
+
+    The ONNX file is copied next to the registry as versions/<name>-v<version>.onnx (the entry's
+    "onnx", relative to the registry's folder), so a recorded version outlives the build tree."""
     reg = load(path)
     versions = [m.get("version", 0) for m in reg["models"] if m.get("name") == name]
-    entry = {"name": name, "version": max(versions, default=0) + 1,
+    version = max(versions, default=0) + 1
+    rel = os.path.join("versions", f"{name}-v{version}.onnx")
+    dst = os.path.join(os.path.dirname(os.path.abspath(path)), rel)
+    os.makedirs(os.path.dirname(dst), exist_ok=True)
+    shutil.copyfile(onnx_path, dst)
+    entry = {"name": name, "version": version,
              "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-             "stage": "candidate", "onnx": onnx_path, "sha256": sha256_file(onnx_path),
-             "bytes": os.path.getsize(onnx_path), "metrics": metrics}
+             "stage": "candidate", "onnx": rel, "sha256": sha256_file(dst),
+             "bytes": os.path.getsize(dst), "metrics": metrics}
     entry.update(extra)
     reg["models"].append(entry)
     tmp = path + ".tmp"

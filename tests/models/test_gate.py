@@ -53,6 +53,9 @@ class RegistryTest(unittest.TestCase):
         self.assertEqual(reg["models"][1]["metrics"]["pr_auc"], 0.31)
         self.assertEqual(reg["models"][0]["sha256"],
                          hashlib.sha256(b"not really onnx but bytes to hash").hexdigest())
+        # The recorded file lives next to the registry, one per version.
+        self.assertEqual(reg["models"][1]["onnx"], os.path.join("versions", "alert-v2.onnx"))
+        self.assertTrue(os.path.exists(os.path.join(self.dir, "versions", "alert-v2.onnx")))
 
     def test_corrupt_registry_is_refused(self):
         with open(self.reg, "w") as f:
