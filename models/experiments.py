@@ -3,7 +3,7 @@
 (checker + engine check) → evaluate.py on each test target, into WORK/<run>/.
 
     /usr/bin/python3 models/experiments.py --data-root build/models-data --work build/models-exp
-        [--only NAME,...] [--jobs 2] [--force]
+        [--only NAME,...] [--jobs 2] [--force] [--eval-only]
 
 A run whose evaluations all exist is skipped unless --force. Runs go `--jobs` at a time, each
 a `nice` subprocess with its config's thread count; its log is WORK/<run>/log.txt.
@@ -35,10 +35,10 @@ def eval_path(work, run, target):
     return os.path.join(work, run["name"], f"eval_{data}_{split}.json")
 
 
-def do_run(run, data_root, work, extra):
+def do_run(run, data_root, work, extra, eval_only=False):
     out = os.path.join(work, run["name"])
     os.makedirs(out, exist_ok=True)
-    log = open(os.path.join(out, "log.txt"), "w")
+    log = open(os.path.join(out, "log.txt"), "a" if eval_only else "w")
     t0 = time.time()
 
     def sh(args):
@@ -50,10 +50,14 @@ def do_run(run, data_root, work, extra):
                                f"{p.returncode}); see {log.name}")
 
     train_dir = os.path.join(data_root, run["train"])
-    sh([PY, os.path.join(HERE, "train.py"), "--config", os.path.join(HERE, run["config"]),
-        "--data", train_dir, "--out", out])
-    sh([PY, os.path.join(HERE, "export_onnx.py"), "--checkpoint", os.path.join(out, "model.pt"),
-        "--out", os.path.join(out, "model.onnx"), "--check-data", train_dir] + extra)
+    if not eval_only:
+        sh([PY, os.path.join(HERE, "train.py"), "--config", os.path.join(HERE, run["config"]),
+            "--data", train_dir, "--out", out])
+        sh([PY, os.path.join(HERE, "export_onnx.py"), "--checkpoint",
+            os.path.join(out, "model.pt"), "--out", os.path.join(out, "model.onnx"),
+            "--check-data", train_dir] + extra)
+    elif not os.path.exists(os.path.join(out, "model.onnx")):
+        raise RuntimeError(f"{run['name']}: --eval-only but {out}/model.onnx does not exist")
     for target in run["tests"]:
         data, split = target.split(":")
         sh([PY, os.path.join(HERE, "evaluate.py"), "--model", os.path.join(out, "model.onnx"),
@@ -71,6 +75,8 @@ def main(argv=None):
     ap.add_argument("--only", default="")
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--force", action="store_true")
+    ap.add_argument("--eval-only", action="store_true",
+                    help="re-run only the evaluations, on each run's existing model.onnx")
     ap.add_argument("--ticksentry")
     args = ap.parse_args(argv)
     spec = load_spec(args.spec)
@@ -80,13 +86,13 @@ def main(argv=None):
     for r in spec["run"]:
         if only and r["name"] not in only:
             continue
-        if not args.force and all(os.path.exists(eval_path(args.work, r, t)) for t in r["tests"]):
+        if not args.force and not args.eval_only and all(os.path.exists(eval_path(args.work, r, t)) for t in r["tests"]):
             print(f"{r['name']}: up to date")
             continue
         runs.append(r)
     failed = 0
     with cf.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        futs = {pool.submit(do_run, r, args.data_root, args.work, extra): r for r in runs}
+        futs = {pool.submit(do_run, r, args.data_root, args.work, extra, args.eval_only): r for r in runs}
         for fut in cf.as_completed(futs):
             try:
                 print(fut.result(), flush=True)
