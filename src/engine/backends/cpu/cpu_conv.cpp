@@ -168,6 +168,9 @@ Status check_conv(const Graph& g, const Node& n) {
   auto at = conv_attrs(n);
   if (!at) return at.status();
   int spatial = conv_spatial(g, n);
+  if (spatial == 0) {
+    return unsupported(n, "has no kernel_shape and W of unknown rank: the spatial rank is needed at build time");
+  }
   if (spatial < 1 || spatial > kMaxConvSpatial) {
     return unsupported(n, "with " + std::to_string(spatial) + " spatial dims is not supported by the cpu backend (1 to 3)");
   }

@@ -79,7 +79,7 @@ inline T apply_bin(BinOp op, T a, T b) {
       case BinOp::kSub: return a - b;
       case BinOp::kMul: return a * b;
       case BinOp::kDiv: return a / b;
-      case BinOp::kPow: return T(std::pow(a, b));
+      case BinOp::kPow: return T(std::pow(double(a), double(b)));
     }
     return a;
   }
