@@ -10,6 +10,7 @@
 
 #include "app/commands.h"
 #include "app/engine_commands.h"
+#include "app/features_command.h"
 #include "core/log.h"
 
 namespace {
@@ -59,6 +60,7 @@ int main(int argc, char** argv) {
   record->add_option("--sim-seconds", record_opts.sim_seconds, "sim: simulated seconds");
 
   ts::EngineCommands engine_commands(app);  // build, bench, inspect, infer
+  ts::FeaturesCommand features_command(app);  // features --export
 
   try {
     app.parse(argc, argv);
@@ -75,6 +77,7 @@ int main(int argc, char** argv) {
     if (*replay) return ts::command_replay(common, replay_opts, g_stop);
     if (*record) return ts::command_record(record_opts, g_stop);
     if (auto rc = engine_commands.run()) return *rc;
+    if (auto rc = features_command.run(g_stop)) return *rc;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ticksentry: %s\n", e.what());
     return 2;

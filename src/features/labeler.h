@@ -1,0 +1,77 @@
+#pragma once
+// The training label, defined once (docs/labels.md): "an abnormal move starts within the next
+// H seconds". A symbol's abnormal-move onsets are found from its per-second series (mid, rolling
+// volatility, volume z-score, depth change: the feature engine's own values) and, for the
+// simulator, from the injected events; a window ending at t is labelled 1 when an onset falls in
+// (t, t + H], and that onset's time is the event time used for detection lead time.
+//
+// Offline only (dataset export, tests): allocates, not for the hot path. Threading: pure
+// functions, no state.
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace ts {
+
+struct LabelOptions {
+  double horizon_s = 60;       // H: look-ahead of the label, seconds (also the price-move span)
+  double k = 3;                // price move: |H-second mid log return| > k * sigma * sqrt(H)
+  double vol_floor_bps = 0.5;  // floor of sigma (vol_long), bps per sqrt(s)
+  double min_move_ticks = 2;   // ... and the mid moved at least this many ticks
+  double volume_z = 10;        // volume shock: volume_z (10 s volume vs baseline) >= this; 0 = off
+  double depth_drop = 0.9;     // liquidity shock: top-5 depth fell by >= this fraction in 10 s; 0 = off
+  double refractory_s = 0;     // a new onset needs this long without abnormal seconds; 0 = H
+  int64_t gap_s = 300;         // a pause longer than this between samples is a break (lunch,
+                               // night, halt): no H-second return is taken across it
+
+  double refractory() const { return refractory_s > 0 ? refractory_s : horizon_s; }
+  // Ranges: horizon 1..3600 s, k > 0, floors >= 0, volume_z >= 0, depth_drop in [0, 1).
+  Status validate() const;
+};
+
+enum class OnsetKind : uint8_t { kPriceMove = 0, kVolumeShock, kLiquidityShock, kInjected };
+constexpr int kOnsetKindCount = 4;
+// "price_move", "volume_shock", "liquidity_shock", "injected".
+const char* onset_kind_name(OnsetKind kind);
+
+// One symbol's state at the close of a row interval (carried forward until the next sample).
+struct LabelSample {
+  int64_t ts_ns = 0;        // exchange time of the interval's end
+  double mid = 0;           // mid (ticks; 0 = no price yet)
+  float vol_bps = 0;        // rolling volatility at that time (feature vol_long), bps per sqrt(s)
+  float volume_z = 0;       // feature volume_z
+  float depth_change = 0;   // feature depth_change (log change of top-5 depth over 10 s)
+};
+
+struct InjectedSpan {
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+};
+
+struct Onset {
+  int64_t ts_ns = 0;
+  OnsetKind kind = OnsetKind::kPriceMove;
+};
+
+// The onsets of one symbol, in time order. `samples` in time order (one per interval end where
+// the state may have changed; values carry forward between samples). Conditions are checked
+// once per second of exchange time (the price move) or at each sample (the shocks); an onset is
+// a second at which a condition holds after at least refractory() seconds without any. Every
+// injected start is an onset; other onsets inside an injected span (or within refractory()
+// after it) belong to it and are dropped.
+std::vector<Onset> label_onsets(std::span<const LabelSample> samples, std::span<const InjectedSpan> injected,
+                                const LabelOptions& opts);
+
+struct WindowLabel {
+  uint8_t label = 0;
+  int64_t event_ts_ns = -1;  // the onset's time, -1 when label is 0
+};
+
+// The label of a window ending at end_ts_ns: the first onset in (end, end + H].
+// `onsets` sorted by time (as label_onsets returns them).
+WindowLabel label_window(std::span<const Onset> onsets, int64_t end_ts_ns, const LabelOptions& opts);
+
+}  // namespace ts
