@@ -59,5 +59,44 @@ class MetricsTest(unittest.TestCase):
         self.assertEqual(m["recall"], 0.0)
 
 
+class AgreesWithTicksentryEval(unittest.TestCase):
+    """models/metrics.py and `ticksentry eval` give the same numbers on the same scores."""
+
+    def test_same_metrics_as_the_cli(self):
+        import os
+
+        import engine_cli
+        import evaluate
+        import export_onnx
+        import torch
+        from nets import build_model
+        try:
+            binary = engine_cli.find_binary()
+        except engine_cli.EngineError as e:
+            self.skipTest(str(e))
+        if not engine_cli.supports(binary, "eval"):
+            self.skipTest(f"{binary} has no eval subcommand")
+        d = common.scratch("metrics-cli")
+        data = common.make_synth(os.path.join(d, "data"), symbols=3, rows=3000, stride=5)
+        torch.manual_seed(0)
+        model = build_model({"kind": "tcn", "channels": 8, "dilations": [1, 2]}, 20).eval()
+        onnx_path = os.path.join(d, "m.onnx")
+        export_onnx.export(model, 20, onnx_path)
+        for split in ("test", "all"):
+            py = evaluate.evaluate_python(onnx_path, data, split, binary)
+            cli = evaluate.evaluate_cli(onnx_path, data, split, binary)
+            self.assertAlmostEqual(py["symbol_hours"], cli["symbol_hours"], places=9)
+            self.assertEqual(py["windows"], cli["windows"])
+            for det in ("model", "rules", "zscore"):
+                a, b = py["detectors"][det], cli["detectors"][det]
+                for k in ("roc_auc", "pr_auc", "threshold", "alerts", "false_alerts",
+                          "precision", "recall", "events", "events_detected", "median_lead_s"):
+                    with self.subTest(split=split, detector=det, metric=k):
+                        if a[k] is None or b[k] is None:
+                            self.assertEqual(a[k], b[k])
+                        else:
+                            self.assertAlmostEqual(a[k], b[k], places=5)
+
+
 if __name__ == "__main__":
     unittest.main()
