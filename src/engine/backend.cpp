@@ -1,8 +1,13 @@
 #include "engine/backend.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "engine/backends/cpu/cpu_backend.h"
+#include "engine/runtime.h"
+#ifdef TICKSENTRY_HAVE_CUDA
+#include "engine/backends/cuda/cuda_backend.h"
+#endif
 
 namespace ts::engine {
 
@@ -28,11 +33,15 @@ void* Scratch::get(size_t bytes) {
 }
 
 Result<std::shared_ptr<const Program>> Backend::prepare(Graph graph) const {
+  return prepare(std::move(graph), KernelOptions{});
+}
+
+Result<std::shared_ptr<const Program>> Backend::prepare(Graph graph, const KernelOptions& options) const {
   auto program = std::make_shared<Program>();
   program->kernels.reserve(graph.nodes.size());
   for (const Node& n : graph.nodes) {
     TS_RETURN_IF_ERROR(check_supported(graph, n));
-    auto k = make_kernel(graph, n, n.tactic);
+    auto k = make_kernel_for(graph, n, n.tactic, options);
     if (!k) return k.status().with_context("node " + n.name + " (" + n.op + ")");
     program->kernels.push_back(std::move(k).value());
   }
@@ -40,11 +49,37 @@ Result<std::shared_ptr<const Program>> Backend::prepare(Graph graph) const {
   return std::shared_ptr<const Program>(std::move(program));
 }
 
+Result<std::unique_ptr<BackendExecutor>> Backend::create_executor(std::shared_ptr<const Program> program,
+                                                                  const ExecutorOptions&) const {
+  return std::unique_ptr<BackendExecutor>(new Executor(std::move(program)));
+}
+
+int64_t Backend::weight_bytes(const Program& program) const {
+  int64_t b = 0;
+  for (const Value& v : program.graph.values) if (v.is_constant) b += int64_t(v.data.size());
+  return b;
+}
+
+std::shared_ptr<void> Backend::allocate_host(size_t bytes) const {
+  void* p = std::aligned_alloc(64, (std::max<size_t>(bytes, 1) + 63) & ~size_t(63));
+  if (!p) return nullptr;
+  return std::shared_ptr<void>(p, [](void* q) { std::free(q); });
+}
+
 const Backend* find_backend(const std::string& name) {
   if (name == "cpu") return &cpu_backend();
+#ifdef TICKSENTRY_HAVE_CUDA
+  if (name == "cuda") return &cuda_backend();
+#endif
   return nullptr;
 }
 
-std::vector<std::string> backend_names() { return {"cpu"}; }
+std::vector<std::string> backend_names() {
+#ifdef TICKSENTRY_HAVE_CUDA
+  return {"cpu", "cuda"};
+#else
+  return {"cpu"};
+#endif
+}
 
 }  // namespace ts::engine

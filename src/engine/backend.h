@@ -1,9 +1,11 @@
 #pragma once
-// The interface a backend implements (cpu now; cuda and a tensorrt one plug in the same way).
+// The interface a backend implements (cpu, cuda; a tensorrt one plugs in the same way).
 // The builder asks a backend which nodes it supports and which tactics (implementations) it has
 // per node; the runtime asks it to prepare a Program (kernels with packed weights, immutable,
-// shared by every ExecutionContext) and runs the kernels in node order with per-context tensors
-// and scratch memory.
+// shared by every ExecutionContext) and, per context, to create a BackendExecutor that owns
+// execution on the backend's device: the host Executor (runtime.h) runs kernels on host
+// RtTensors; a device backend keeps its own device tensors, stream and staging buffers and
+// only meets the runtime at host TensorViews (inputs in, outputs out).
 //
 // Threading: a Backend and a Program are immutable after creation and shared between threads.
 // Kernel::run is const and may run concurrently on different contexts; anything a kernel must
@@ -79,11 +81,57 @@ struct Program {
   std::vector<std::unique_ptr<Kernel>> kernels;
 };
 
+// What a kernel is built for: the plan's precision and flags.
+struct KernelOptions {
+  Precision precision = Precision::kFP32;
+  bool tf32 = false;   // FP32 matrix products may use TF32 tensor cores (BuildOptions::tf32)
+};
+
+// Per-context execution of a Program on a backend's device. One per ExecutionContext, used by
+// one thread at a time (the context serializes calls).
+struct ExecutorOptions {
+  // Scratch/workspace limit in bytes (BuildOptions::workspace_bytes, recorded in the plan);
+  // a run that needs more fails with kOutOfRange naming both numbers. 0 = no limit.
+  int64_t workspace_bytes = 0;
+};
+
+class BackendExecutor {
+ public:
+  virtual ~BackendExecutor() = default;
+  // Runs every node on `inputs` (host memory, in graph input order, already checked against
+  // the bindings and profiles). The inputs are read before run() returns; the results stay in
+  // the executor until the next run. Errors name the node: "node /gru/GRU (GRU): ...".
+  virtual Status run(std::span<const TensorView> inputs) = 0;
+  // Copies the graph outputs of the last run into `outputs` (host memory, graph output order),
+  // filling in dims.
+  virtual Status copy_outputs(std::span<TensorView> outputs) const = 0;
+  // Memory held now for this context (host backends: host bytes; device backends: device bytes
+  // of intermediates, scratch and staging), not counting the Program's weights.
+  virtual int64_t memory_bytes() const = 0;
+  // The part of memory_bytes() that does not grow with the input shapes (a fixed library
+  // workspace, uploaded constants): the builder scales only the rest to the max profile.
+  virtual int64_t fixed_memory_bytes() const { return 0; }
+  // Median time of node i run alone with kernel `k` on the tensors of the last run, in ns
+  // (builder tactic timing). kUnsupported where the backend cannot time one node.
+  virtual Result<double> time_node(size_t i, const Kernel& k) = 0;
+  // Dims of node i's inputs in the last run ({} for an omitted input): timing-cache keys.
+  virtual std::vector<std::vector<int64_t>> node_input_dims(size_t i) const = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
   virtual std::string name() const = 0;            // "cpu"
-  virtual std::string target_arch() const = 0;     // "x86-64-v3" (AVX2+FMA) or "x86-64"
+  // ok when the backend can run on this machine; else why not ("no CUDA device: ...").
+  // Build and load check it first, so the other calls may assume a usable device.
+  virtual Status available() const { return Status::ok(); }
+  virtual std::string target_arch() const = 0;     // "x86-64-v3" (AVX2+FMA) or "x86-64"; "sm_90"
+  // Whether a plan built for `plan_arch` runs here. Default: equal names, or a baseline
+  // "x86-64" plan on an "x86-64-v3" machine.
+  virtual bool arch_compatible(const std::string& plan_arch) const {
+    std::string here = target_arch();
+    return plan_arch == here || (plan_arch == "x86-64" && here == "x86-64-v3");
+  }
   // FP32 always; others → kUnsupported with the reason ("bf16 is not supported on this CPU").
   virtual Status check_precision(Precision p) const = 0;
   // An op or attribute combination the backend cannot run → kUnsupported
@@ -97,9 +145,28 @@ class Backend {
                                                       const std::string& tactic) const = 0;
   // Creates every node's kernel with the tactic recorded in Node::tactic.
   Result<std::shared_ptr<const Program>> prepare(Graph graph) const;
+  // Creates one context's executor for a prepared Program. Default: the host Executor of runtime.h, running Kernel::run on host tensors.
+  virtual Result<std::unique_ptr<BackendExecutor>> create_executor(std::shared_ptr<const Program> program,
+                                                                   const ExecutorOptions& options) const;
+  // Like make_kernel, knowing the plan's precision flags (a backend with per-precision
+  // kernels, e.g. FP16 weights, overrides it). Default: make_kernel.
+  virtual Result<std::unique_ptr<Kernel>> make_kernel_for(const Graph& g, const Node& n, const std::string& tactic,
+                                                          const KernelOptions& options) const {
+    (void)options;
+    return make_kernel(g, n, tactic);
+  }
+  // Weight bytes of a prepared Program as this backend holds them. Default: the graph's
+  // constants.
+  virtual int64_t weight_bytes(const Program& program) const;
+  // Host memory for engine inputs/outputs (Engine::allocate_host). Default: 64-byte aligned.
+  virtual std::shared_ptr<void> allocate_host(size_t bytes) const;
+  // prepare() with precision flags (make_kernel_for per node).
+  Result<std::shared_ptr<const Program>> prepare(Graph graph, const KernelOptions& options) const;
 };
 
-// The registry: "cpu" → the CPU backend; unknown name → nullptr.
+// The registry: "cpu" → the CPU backend, "cuda" → the CUDA backend in builds with CUDA
+// (TICKSENTRY_HAVE_CUDA; it reports available() = error on a machine without a GPU);
+// unknown name → nullptr.
 const Backend* find_backend(const std::string& name);
 std::vector<std::string> backend_names();
 

@@ -20,6 +20,15 @@ namespace {
 
 Status build_error(StatusCode c, const std::string& m) { return Status(c, "building: " + m); }
 
+Status unknown_backend(const std::string& name) {
+  std::string have;
+  for (const auto& b : backend_names()) {
+    if (!have.empty()) have += ", ";
+    have += b;
+  }
+  return build_error(StatusCode::kUnsupported, "unknown backend '" + name + "' (this build has: " + have + ")");
+}
+
 std::string dims_text(const std::vector<int64_t>& d) {
   std::string s;
   for (size_t i = 0; i < d.size(); ++i) {
@@ -112,29 +121,12 @@ class TimingCache {
   bool dirty_ = false;
 };
 
-double median_run_ns(Executor& ex, size_t node, const Kernel& k, KernelState* st, Status* err) {
-  using clock = std::chrono::steady_clock;
-  *err = ex.run_node(node, k, st);  // warm-up (and oneDNN primitive creation)
-  if (!*err) return 0.0;
-  std::vector<double> t;
-  auto budget_end = clock::now() + std::chrono::milliseconds(200);
-  for (int i = 0; i < 15; ++i) {
-    auto t0 = clock::now();
-    *err = ex.run_node(node, k, st);
-    auto t1 = clock::now();
-    if (!*err) return 0.0;
-    t.push_back(double(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count()));
-    if (i >= 2 && t1 > budget_end) break;
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
-
 }  // namespace
 
 Result<std::vector<uint8_t>> build_from_graph(Graph graph, const PassLog& log, const BuildOptions& options) {
   const Backend* be = find_backend(options.backend);
-  if (!be) return build_error(StatusCode::kUnsupported, "unknown backend '" + options.backend + "' (this build has: cpu)");
+  if (!be) return unknown_backend(options.backend);
+  TS_RETURN_IF_ERROR(be->available().with_context("building"));
   TS_RETURN_IF_ERROR(be->check_precision(options.precision).with_context("building"));
   for (const Node& n : graph.nodes) {
     Status s = be->check_supported(graph, n);
@@ -146,6 +138,7 @@ Result<std::vector<uint8_t>> build_from_graph(Graph graph, const PassLog& log, c
   plan.backend = be->name();
   plan.target_arch = be->target_arch();
   plan.precision = options.precision;
+  plan.tf32 = options.tf32;
   plan.workspace_bytes = options.workspace_bytes;
   plan.profiles = options.profiles;
   if (plan.profiles.empty()) plan.profiles.push_back(default_profile(graph));
@@ -188,9 +181,14 @@ Result<std::vector<uint8_t>> build_from_graph(Graph graph, const PassLog& log, c
     auto t = be->tactics(graph, n);
     if (n.tactic.empty() && !t.empty()) n.tactic = t.front();
   }
-  auto program = be->prepare(graph);
+  KernelOptions ko{options.precision, options.tf32};
+  auto program = be->prepare(graph, ko);
   if (!program) return program.status().with_context("building");
-  Executor ex(program.value());
+  ExecutorOptions eo;
+  eo.workspace_bytes = options.workspace_bytes;
+  auto exr = be->create_executor(program.value(), eo);
+  if (!exr) return exr.status().with_context("building");
+  BackendExecutor& ex = *exr.value();
   Status run = ex.run(views);
   if (!run) return build_error(run.code(), "running at the opt shape: " + run.message());
 
@@ -200,7 +198,7 @@ Result<std::vector<uint8_t>> build_from_graph(Graph graph, const PassLog& log, c
     auto cands = be->tactics(graph, n);
     if (cands.size() < 2) continue;
     std::string shapes;
-    for (const RtTensor* t : ex.node_inputs(i)) shapes += (t ? dims_text(t->dims) : std::string("-")) + ";";
+    for (const auto& d : ex.node_input_dims(i)) shapes += (d.empty() ? std::string("-") : dims_text(d)) + ";";
     double best = -1.0;
     for (const std::string& tac : cands) {
       std::string key = be->name() + "|" + be->target_arch() + "|" + n.op + "|" + shapes + "|" + tac;
@@ -209,12 +207,12 @@ Result<std::vector<uint8_t>> build_from_graph(Graph graph, const PassLog& log, c
         ++cache.hits;
       } else {
         ++cache.misses;
-        auto k = be->make_kernel(graph, n, tac);
+        auto k = be->make_kernel_for(graph, n, tac, ko);
         if (!k) return k.status().with_context("building node " + n.name);
-        auto st = k.value()->make_state();
-        Status err;
-        ns = median_run_ns(ex, i, *k.value(), st.get(), &err);
-        if (!err) return build_error(err.code(), "timing node " + n.name + " tactic " + tac + ": " + err.message());
+        auto t = ex.time_node(i, *k.value());
+        if (!t && t.status().code() == StatusCode::kUnsupported) break;  // backend keeps its default
+        if (!t) return build_error(t.status().code(), "timing node " + n.name + " tactic " + tac + ": " + t.status().message());
+        ns = t.value();
         cache.put(key, ns);
       }
       if (best < 0 || ns < best) {
@@ -228,14 +226,16 @@ Result<std::vector<uint8_t>> build_from_graph(Graph graph, const PassLog& log, c
   plan.pass_log.push_back("timing cache: " + std::to_string(cache.hits) + " hits, " + std::to_string(cache.misses) + " timed");
   // PERF NOTE: an estimate, linear in the input size from the opt-shape run (attention's T² is
   // not modelled); running the max shape at build time would cost seconds for big profiles.
-  plan.device_memory_bytes = int64_t(double(ex.memory_bytes()) * max_ratio);
+  const int64_t fixed = ex.fixed_memory_bytes();
+  plan.device_memory_bytes = fixed + int64_t(double(ex.memory_bytes() - fixed) * max_ratio);
   plan.graph = std::move(graph);
   return serialize_plan(plan);
 }
 
 Result<std::vector<uint8_t>> build(std::span<const uint8_t> onnx_model, const BuildOptions& options) {
   const Backend* be = find_backend(options.backend);
-  if (!be) return build_error(StatusCode::kUnsupported, "unknown backend '" + options.backend + "' (this build has: cpu)");
+  if (!be) return unknown_backend(options.backend);
+  TS_RETURN_IF_ERROR(be->available().with_context("building"));
   TS_RETURN_IF_ERROR(be->check_precision(options.precision).with_context("building"));
   auto g = import_onnx(onnx_model);
   if (!g) return g.status().with_context("building");

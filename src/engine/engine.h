@@ -38,6 +38,10 @@ struct BuildOptions {
   int64_t workspace_bytes = int64_t(1) << 30; // scratch memory limit per context
   std::string timing_cache_path;        // "" = no cache file; else read and updated
   bool time_tactics = true;             // time candidate implementations at the opt shape
+  // FP32 matrix products may run on TF32 tensor cores (cuda backend; like TensorRT's kTF32
+  // flag, but off by default here: FP32 plans match the CPU to 1e-5 unless asked). Ignored
+  // with FP16. Recorded in the plan.
+  bool tf32 = false;
 };
 
 // A tensor handed to or returned from enqueue: host memory owned by the caller.
@@ -67,6 +71,9 @@ class ExecutionContext {
                          std::function<void(Status)> done) = 0;
   // Synchronous convenience: enqueue and wait.
   Status execute(std::span<const TensorView> inputs, std::span<TensorView> outputs);
+  // Memory this context holds now (device memory on a GPU backend): intermediates, scratch,
+  // workspace; the engine's weights are not counted (Engine::weight_bytes).
+  virtual int64_t memory_bytes() const { return 0; }
 };
 
 class Engine {
@@ -82,6 +89,13 @@ class Engine {
   virtual std::string backend() const = 0;
   // Scratch memory one context needs at the max profile shapes.
   virtual int64_t device_memory_bytes() const = 0;
+  // Bytes of the weights as the backend holds them (device memory on a GPU backend; FP16
+  // plans hold half-size matrices), shared by every context.
+  virtual int64_t weight_bytes() const { return 0; }
+  // Host memory for inputs and outputs, freed when the last copy of the pointer goes:
+  // page-locked on the cuda backend (large inputs are copied from it by DMA without staging),
+  // 64-byte aligned otherwise. Null when the allocation fails.
+  virtual std::shared_ptr<void> allocate_host(size_t bytes) const { (void)bytes; return nullptr; }
   // Human-readable layers, fusions, tactics, precisions, memory (`ticksentry inspect`).
   virtual std::string describe() const = 0;
   virtual Result<std::unique_ptr<ExecutionContext>> create_context() const = 0;

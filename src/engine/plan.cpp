@@ -232,7 +232,7 @@ std::vector<uint8_t> serialize_plan(const Plan& p) {
   Writer w;
   w.raw(kPlanMagic, 8);
   w.u32(kPlanFormatVersion);
-  w.u32(0);
+  w.u32(p.tf32 ? kPlanFlagTf32 : 0u);
   w.str(p.backend);
   w.str(p.target_arch);
   w.u8(uint8_t(p.precision));
@@ -274,8 +274,11 @@ Result<Plan> deserialize_plan(std::span<const uint8_t> bytes, bool verify_checks
     uint32_t stored = tail.u32("checksum");
     if (stored != crc32(body)) return err("plan checksum mismatch (corrupt or truncated plan)");
   }
+  uint32_t flags = head.u32("flags");
+  if (flags & ~kPlanFlagTf32) return err("plan uses flags this build does not know (" + std::to_string(flags) + ")");
   Reader r(body.subspan(16));
   Plan p;
+  p.tf32 = (flags & kPlanFlagTf32) != 0;
   p.backend = r.str("backend");
   p.target_arch = r.str("target arch");
   uint8_t prec = r.u8("precision");

@@ -1,7 +1,8 @@
 #pragma once
 // The plan file: what engine::build() writes and Engine::load() reads.
 //
-//   "TSPLAN\0\1" | u32 format version | u32 payload flags (0) | payload | u32 CRC32
+//   "TSPLAN\0\1" | u32 format version | u32 payload flags | payload | u32 CRC32
+//   payload flags: bit 0 = TF32 allowed (kPlanFlagTf32); other bits must be 0.
 //   payload: backend, target arch, precision, workspace_bytes, device_memory_bytes, profiles,
 //            the optimized Graph (constants = weights; nodes with attrs, fused_from, tactic),
 //            the builder's PassLog lines.
@@ -21,12 +22,14 @@
 namespace ts::engine {
 
 constexpr uint32_t kPlanFormatVersion = 1;
+constexpr uint32_t kPlanFlagTf32 = 1u;
 inline constexpr char kPlanMagic[8] = {'T', 'S', 'P', 'L', 'A', 'N', '\0', '\1'};
 
 struct Plan {
   std::string backend;
   std::string target_arch;
   Precision precision = Precision::kFP32;
+  bool tf32 = false;                 // payload flag bit 0
   int64_t workspace_bytes = 0;
   int64_t device_memory_bytes = 0;   // per-context scratch estimate at the max profile shapes
   std::vector<OptimizationProfile> profiles;

@@ -1,8 +1,11 @@
-// Engine and ExecutionContext: a plan's Program shared by every context; each context owns an
-// Executor (tensors, scratch, kernel state) and a worker thread that runs enqueued work in
+// Engine and ExecutionContext: a plan's Program shared by every context; each context owns a
+// BackendExecutor (the backend's: tensors, scratch, kernel state, device stream) and a worker
+// thread that runs enqueued work in
 // order and calls the completion callback.
 #include "engine/runtime.h"
 
+#include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -184,6 +187,29 @@ Status Executor::run_node(size_t i, const Kernel& k, KernelState* state) {
   return k.run(a);
 }
 
+Result<double> Executor::time_node(size_t i, const Kernel& k) {
+  using clock = std::chrono::steady_clock;
+  auto st = k.make_state();
+  TS_RETURN_IF_ERROR(run_node(i, k, st.get()));  // warm-up (and oneDNN primitive creation)
+  std::vector<double> t;
+  auto budget_end = clock::now() + std::chrono::milliseconds(200);
+  for (int r = 0; r < 15; ++r) {
+    auto t0 = clock::now();
+    TS_RETURN_IF_ERROR(run_node(i, k, st.get()));
+    auto t1 = clock::now();
+    t.push_back(double(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count()));
+    if (r >= 2 && t1 > budget_end) break;
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+std::vector<std::vector<int64_t>> Executor::node_input_dims(size_t i) const {
+  std::vector<std::vector<int64_t>> d;
+  for (const RtTensor* t : ins_[i]) d.push_back(t ? t->dims : std::vector<int64_t>{});
+  return d;
+}
+
 Status Executor::copy_outputs(std::span<TensorView> outputs) const {
   const Graph& g = program_->graph;
   if (outputs.size() != g.outputs.size()) {
@@ -217,8 +243,8 @@ class EngineImpl;
 // synchronous latency has no thread hand-off.
 class ContextImpl final : public ExecutionContext {
  public:
-  ContextImpl(std::shared_ptr<const EngineImpl> engine, std::shared_ptr<const Program> program)
-      : engine_(std::move(engine)), exec_(std::move(program)) {
+  ContextImpl(std::shared_ptr<const EngineImpl> engine, std::unique_ptr<BackendExecutor> exec)
+      : engine_(std::move(engine)), exec_(std::move(exec)) {
     worker_ = std::thread([this] { worker_loop(); });
   }
   ~ContextImpl() override {
@@ -233,6 +259,10 @@ class ContextImpl final : public ExecutionContext {
   Status enqueue(std::span<const TensorView> inputs, std::span<TensorView> outputs,
                  std::function<void(Status)> done) override;
   Status execute_inline(std::span<const TensorView> inputs, std::span<TensorView> outputs);
+  int64_t memory_bytes() const override {
+    std::lock_guard<std::mutex> lk(run_mu_);
+    return exec_->memory_bytes();
+  }
 
  private:
   struct Job {
@@ -243,9 +273,9 @@ class ContextImpl final : public ExecutionContext {
   Status validate(std::span<const TensorView> inputs, std::span<TensorView> outputs) const;
   Status run_locked(std::span<const TensorView> inputs, std::span<TensorView> outputs) {
     std::lock_guard<std::mutex> lk(run_mu_);
-    Status s = exec_.run(inputs);
+    Status s = exec_->run(inputs);
     if (!s) return s;
-    return exec_.copy_outputs(outputs);
+    return exec_->copy_outputs(outputs);
   }
   void worker_loop() {
     for (;;) {
@@ -268,8 +298,8 @@ class ContextImpl final : public ExecutionContext {
   }
 
   std::shared_ptr<const EngineImpl> engine_;
-  Executor exec_;
-  std::mutex run_mu_;               // one run at a time on the executor
+  std::unique_ptr<BackendExecutor> exec_;
+  mutable std::mutex run_mu_;       // one run at a time on the executor
   std::mutex mu_;                   // guards jobs_, pending_, stop_
   std::condition_variable cv_, idle_cv_;
   std::deque<Job> jobs_;
@@ -286,8 +316,8 @@ class ContextImpl final : public ExecutionContext {
 
 class EngineImpl final : public Engine, public std::enable_shared_from_this<EngineImpl> {
  public:
-  EngineImpl(Plan plan, std::shared_ptr<const Program> program)
-      : plan_(std::move(plan)), program_(std::move(program)) {
+  EngineImpl(Plan plan, const Backend* backend, std::shared_ptr<const Program> program)
+      : plan_(std::move(plan)), backend_(backend), program_(std::move(program)) {
     const Graph& g = program_->graph;
     for (ValueId id : g.inputs) inputs_.push_back({g.value(id).name, g.value(id).dtype, g.value(id).shape});
     for (ValueId id : g.outputs) outputs_.push_back({g.value(id).name, g.value(id).dtype, g.value(id).shape});
@@ -298,14 +328,21 @@ class EngineImpl final : public Engine, public std::enable_shared_from_this<Engi
   const std::vector<OptimizationProfile>& profiles() const override { return plan_.profiles; }
   std::string backend() const override { return plan_.backend; }
   int64_t device_memory_bytes() const override { return plan_.device_memory_bytes; }
+  int64_t weight_bytes() const override { return backend_->weight_bytes(*program_); }
+  std::shared_ptr<void> allocate_host(size_t bytes) const override { return backend_->allocate_host(bytes); }
   std::string describe() const override;
   Result<std::unique_ptr<ExecutionContext>> create_context() const override {
-    return std::unique_ptr<ExecutionContext>(new ContextImpl(shared_from_this(), program_));
+    ExecutorOptions eo;
+    eo.workspace_bytes = plan_.workspace_bytes;
+    auto ex = backend_->create_executor(program_, eo);
+    if (!ex) return ex.status().with_context("creating a " + plan_.backend + " context");
+    return std::unique_ptr<ExecutionContext>(new ContextImpl(shared_from_this(), std::move(ex).value()));
   }
   const Graph& graph() const { return program_->graph; }
 
  private:
   Plan plan_;
+  const Backend* backend_;
   std::shared_ptr<const Program> program_;
   std::vector<BindingInfo> inputs_, outputs_;
 };
@@ -340,7 +377,7 @@ std::string EngineImpl::describe() const {
   const Graph& g = program_->graph;
   std::ostringstream o;
   o << "backend " << plan_.backend << " (" << plan_.target_arch << "), precision " << precision_name(plan_.precision)
-    << ", plan format " << kPlanFormatVersion << "\n";
+    << (plan_.tf32 ? " (tf32 allowed)" : "") << ", plan format " << kPlanFormatVersion << "\n";
   o << "memory: weights " << [&] {
     int64_t b = 0;
     for (const Value& v : g.values) if (v.is_constant) b += int64_t(v.data.size());
@@ -387,16 +424,17 @@ Status ExecutionContext::execute(std::span<const TensorView> inputs, std::span<T
 Result<std::shared_ptr<Engine>> make_engine(Plan plan) {
   const Backend* be = find_backend(plan.backend);
   if (!be) return Status(StatusCode::kUnsupported, "plan was built for backend '" + plan.backend + "', which this build does not have");
+  TS_RETURN_IF_ERROR(be->available());
   std::string arch = be->target_arch();
-  if (plan.target_arch != arch && !(plan.target_arch == "x86-64" && arch == "x86-64-v3")) {
+  if (!be->arch_compatible(plan.target_arch)) {
     return Status(StatusCode::kUnsupported, "plan was built for " + plan.backend + " arch " + plan.target_arch +
                                                 ", this machine is " + arch + " (rebuild the plan here)");
   }
   TS_RETURN_IF_ERROR(be->check_precision(plan.precision));
   TS_RETURN_IF_ERROR(validate_graph(plan.graph));
-  auto program = be->prepare(plan.graph);
+  auto program = be->prepare(plan.graph, KernelOptions{plan.precision, plan.tf32});
   if (!program) return program.status();
-  return std::shared_ptr<Engine>(std::make_shared<EngineImpl>(std::move(plan), std::move(program).value()));
+  return std::shared_ptr<Engine>(std::make_shared<EngineImpl>(std::move(plan), be, std::move(program).value()));
 }
 
 Result<std::shared_ptr<Engine>> Engine::load(std::span<const uint8_t> bytes) {

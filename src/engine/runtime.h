@@ -22,21 +22,25 @@ Status validate_graph(const Graph& g);
 Status check_inputs(const Graph& g, const std::vector<OptimizationProfile>& profiles,
                     std::span<const TensorView> inputs);
 
-// Runs a Program: one RtTensor per value (intermediates own storage that only grows, so a
+// The host executor (every backend's default BackendExecutor): runs a Program's kernels on
+// host RtTensors: one RtTensor per value (intermediates own storage that only grows, so a
 // repeated shape allocates nothing), one scratch region, per-kernel state. Single-threaded:
 // one Executor per ExecutionContext.
-class Executor {
+class Executor final : public BackendExecutor {
  public:
   explicit Executor(std::shared_ptr<const Program> program);
   // Binds inputs (referenced, not copied; in graph input order) and runs every node.
   // Errors name the node: "node /gru/GRU (GRU): ...".
-  Status run(std::span<const TensorView> inputs);
+  Status run(std::span<const TensorView> inputs) override;
   // Copies the graph outputs into `outputs` (in graph output order), filling in dims.
-  Status copy_outputs(std::span<TensorView> outputs) const;
+  Status copy_outputs(std::span<TensorView> outputs) const override;
   // Runs node i alone on the tensors of the last run (tactic timing).
   Status run_node(size_t i, const Kernel& k, KernelState* state);
+  // Median of up to 15 timed run_node calls after a warm-up (≤ ~200 ms), in ns.
+  Result<double> time_node(size_t i, const Kernel& k) override;
   const std::vector<const RtTensor*>& node_inputs(size_t i) const { return ins_[i]; }
-  int64_t memory_bytes() const;   // intermediates + scratch held now
+  std::vector<std::vector<int64_t>> node_input_dims(size_t i) const override;
+  int64_t memory_bytes() const override;   // intermediates + scratch held now
   const Program& program() const { return *program_; }
 
  private:

@@ -117,9 +117,9 @@ TEST(EnginePlan, EveryCorruptionIsRefusedWithItsReason) {
   auto plan = deserialize_plan(good);
   ASSERT_TRUE(plan);
   Plan p = plan.value();
-  p.backend = "cuda";
+  p.backend = "tpu";  // ("cuda" exists in CUDA builds: tests/engine/cuda covers its refusals)
   EXPECT_EQ(load_error(serialize_plan(p)).message(),
-            "loading plan: plan was built for backend 'cuda', which this build does not have");
+            "loading plan: plan was built for backend 'tpu', which this build does not have");
   p = plan.value();
   p.target_arch = "x86-64-v4";
   EXPECT_NE(load_error(serialize_plan(p)).message().find("plan was built for cpu arch x86-64-v4, this machine is x86-64-v3"),
@@ -209,8 +209,13 @@ TEST(EngineBuilder, PrecisionsTheCpuCannotRunAreRefused) {
   }
   o.precision = Precision::kFP32;
   o.backend = "tpu";
+  std::string have;  // "cpu", or "cpu, cuda" in builds with the CUDA backend
+  for (const auto& name : backend_names()) {
+    if (!have.empty()) have += ", ";
+    have += name;
+  }
   EXPECT_EQ(build_from_graph(mlp_graph(), PassLog{}, o).status().message(),
-            "building: unknown backend 'tpu' (this build has: cpu)");
+            "building: unknown backend 'tpu' (this build has: " + have + ")");
 }
 
 TEST(EngineBuilder, TimingCacheMakesTheRebuildSkipTiming) {
