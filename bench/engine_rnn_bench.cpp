@@ -1,8 +1,9 @@
 // GRU-2x128 / LSTM-2x128 (F=32, T=60, hidden 128; GRU with linear_before_reset=1 as PyTorch
-// exports it) on the CPU backend, one thread: the default recurrence tactic "avx2_blocked" with
-// FP32 recurrent weights and with BF16 ones (precision bf16), timed alternately (runs of 50) in
-// the same benchmark, so machine load hits both alike. Counters: per-run medians and minima (µs)
-// of each over all iterations and the ratio of the medians.
+// exports it) on the CPU backend, one thread: ticksentry's recurrence "avx2_blocked" with FP32
+// recurrent weights, the same with BF16 ones (precision bf16), and oneDNN's RNN primitives
+// (tactic "onednn", FP32), timed in turn (runs of 50) in the same benchmark, so machine load
+// hits all alike. Counters: per-run medians and minima (µs) of each over all iterations, and
+// the ratios of the medians to avx2_blocked FP32.
 //   engine_rnn_bench [--benchmark_filter=Gru]
 #include <benchmark/benchmark.h>
 
@@ -100,11 +101,12 @@ Graph rnn_2x128(bool lstm, int64_t f = 32, int64_t hs = 128) {
   return g;
 }
 
-// Every node with its default tactic; GRU/LSTM with BF16 recurrent weights when bf16.
-std::shared_ptr<const Program> prepare(Graph g, bool bf16) {
+// Every node with its default tactic, GRU/LSTM with `rnn_tactic` (and BF16 recurrent weights
+// when bf16).
+std::shared_ptr<const Program> prepare(Graph g, const std::string& rnn_tactic, bool bf16) {
   const Backend& be = cpu_backend();
   auto p = std::make_shared<Program>();
-  for (Node& n : g.nodes) n.tactic = be.tactics(g, n).front();
+  for (Node& n : g.nodes) n.tactic = (n.op == "GRU" || n.op == "LSTM") ? rnn_tactic : be.tactics(g, n).front();
   for (const Node& n : g.nodes) {
     auto k = (n.op == "GRU" || n.op == "LSTM") ? cpu::make_rnn_kernel(g, n, n.tactic, bf16) : be.make_kernel(g, n, n.tactic);
     if (!k) return nullptr;
@@ -122,52 +124,63 @@ double median(std::vector<double> v) {
 void bm_rnn(benchmark::State& state, bool lstm) {
   const int64_t batch = state.range(0);
   Graph g = rnn_2x128(lstm);
-  auto p_new = prepare(g, true), p_old = prepare(g, false);
-  if (!p_new || !p_old) {
-    state.SkipWithError("prepare failed");
-    return;
+  struct Variant {
+    const char* name;
+    std::shared_ptr<const Program> prog;
+    std::vector<double> us;
+  };
+  Variant vs[3] = {{"blocked_fp32", prepare(g, "avx2_blocked", false), {}},
+                   {"blocked_bf16", prepare(g, "avx2_blocked", true), {}},
+                   {"onednn_fp32", prepare(g, "onednn", false), {}}};
+  std::vector<std::unique_ptr<Executor>> ex;
+  for (auto& v : vs) {
+    if (!v.prog) {
+      state.SkipWithError("prepare failed");
+      return;
+    }
+    ex.push_back(std::make_unique<Executor>(v.prog));
   }
-  Executor ex_new(p_new), ex_old(p_old);
   std::vector<float> xd = random_vec(size_t(60 * batch * 32), 9, 1.0f);
   std::vector<int64_t> dims = {60, batch, 32};
   std::vector<TensorView> in = {TensorView{DType::kF32, dims, xd.data()}};
   for (int i = 0; i < 20; ++i) {
-    if (!ex_new.run(in) || !ex_old.run(in)) {
-      state.SkipWithError("run failed");
-      return;
+    for (auto& e : ex) {
+      if (!e->run(in)) {
+        state.SkipWithError("run failed");
+        return;
+      }
     }
   }
-  // Alternate tactics in runs of 50 inferences (both packed weight sets do not fit in L2
+  // Variants in turn, runs of 50 inferences (their packed weights do not all fit in L2
   // together, so per-inference alternation would time cold caches); the first 2 inferences after
   // each switch warm the caches and are not counted.
-  std::vector<double> t_new, t_old;
   int64_t i = 0;
   for (auto _ : state) {
-    const bool use_new = (i / 50) % 2 == 0;
+    const size_t which = size_t(i / 50) % 3;
     const bool warm = i % 50 >= 2;
     ++i;
-    Executor& ex = use_new ? ex_new : ex_old;
     auto t0 = std::chrono::steady_clock::now();
-    benchmark::DoNotOptimize(ex.run(in));
+    benchmark::DoNotOptimize(ex[which]->run(in));
     auto t1 = std::chrono::steady_clock::now();
-    if (warm) (use_new ? t_new : t_old).push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+    if (warm) vs[which].us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
   }
-  const double mn = median(t_new), mo = median(t_old);
-  state.counters["bf16_p50_us"] = mn;
-  state.counters["fp32_p50_us"] = mo;
-  state.counters["fp32_over_bf16"] = mn > 0 ? mo / mn : 0.0;
-  state.counters["bf16_min_us"] = *std::min_element(t_new.begin(), t_new.end());
-  state.counters["fp32_min_us"] = *std::min_element(t_old.begin(), t_old.end());
-  state.counters["runs"] = double(t_new.size());
+  const double base = median(vs[0].us);
+  for (auto& v : vs) {
+    const double m = median(v.us);
+    state.counters[std::string(v.name) + "_p50_us"] = m;
+    state.counters[std::string(v.name) + "_min_us"] = v.us.empty() ? 0.0 : *std::min_element(v.us.begin(), v.us.end());
+    if (&v != &vs[0]) state.counters[std::string(v.name) + "_over_blocked_fp32"] = base > 0 ? m / base : 0.0;
+  }
+  state.counters["runs_each"] = double(vs[0].us.size());
 }
 
 void BM_Gru2x128(benchmark::State& state) { bm_rnn(state, false); }
 void BM_Lstm2x128(benchmark::State& state) { bm_rnn(state, true); }
 
-// Iterations are split between the two precisions: ≥ 1000 counted runs each at batch 1.
-BENCHMARK(BM_Gru2x128)->Arg(1)->Iterations(4400)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_Gru2x128)->Arg(8)->Arg(16)->Iterations(1100)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_Lstm2x128)->Arg(1)->Iterations(2200)->Unit(benchmark::kMicrosecond);
+// Iterations are split between the three variants: ≥ 1000 counted runs each at batch 1.
+BENCHMARK(BM_Gru2x128)->Arg(1)->Iterations(3300)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Gru2x128)->Arg(16)->Arg(256)->Iterations(600)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Lstm2x128)->Arg(1)->Iterations(3300)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

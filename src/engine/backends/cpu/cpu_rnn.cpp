@@ -1,7 +1,8 @@
 // GRU and LSTM (ONNX semantics: forward direction, layout 0 or 1, default activations; GRU gates
 // z,r,h with linear_before_reset 0 or 1; LSTM gates i,o,f,c with optional peepholes and
 // sequence_lens). PERF NOTE: the input projection of all T steps runs as ONE GEMM
-// ([T*B, I] · [I, G*H]) before the recurrence. Two tactics for the recurrence:
+// ([T*B, I] · [I, G*H]) before the recurrence. Two own tactics for the recurrence (a third,
+// "onednn", is oneDNN's RNN primitive: cpu_rnn_onednn.cpp):
 //  - "avx2_blocked" (default): R packed in gate-interleaved unit blocks (cpu_rnn_pack.h), one
 //    contiguous 64-byte-aligned buffer per block; h is double-buffered. Batch 1: each block's
 //    GEMV (≤ 12 FMA chains) carries the previous block's gate math software-pipelined into it,
@@ -28,6 +29,7 @@ namespace {
 
 constexpr const char* kBlockedTactic = "avx2_blocked";  // default (first)
 constexpr const char* kPanelTactic = "avx2_packed";
+constexpr const char* kOnednnTactic = "onednn";
 
 struct RnnWeights {
   int64_t hidden = 0, input = 0, gates = 0;
@@ -580,6 +582,7 @@ Status check_rnn(const Graph& g, const Node& n, bool lstm) {
 }  // namespace
 
 Result<KernelPtr> make_rnn_kernel(const Graph& g, const Node& n, const std::string& tactic, bool bf16_weights) {
+  if (tactic == kOnednnTactic) return make_rnn_onednn(g, n);
   const bool lstm = n.op == "LSTM";
   RnnWeights w;
   int64_t h = n.attr_i("hidden_size", 0), ng = lstm ? 4 : 3;
@@ -629,12 +632,17 @@ bool rnn_kernel_is_bf16(const Kernel& k) {
 }
 
 void add_rnn_ops(std::vector<OpInfo>& ops) {
+  // Own tactics always; oneDNN's where it can run the node (no sequence_lens).
+  auto tactics_for = [](const Graph&, const Node& n) {
+    std::vector<std::string> t = {kBlockedTactic, kPanelTactic};
+    if (onednn_rnn_supports(n)) t.push_back(kOnednnTactic);
+    return t;
+  };
+  auto make = [](const Graph& g, const Node& n, const std::string& t) { return make_rnn_kernel(g, n, t, false); };
   ops.push_back({"GRU", [](const Graph& g, const Node& n) { return check_rnn(g, n, false); },
-                 {kBlockedTactic, kPanelTactic},
-                 [](const Graph& g, const Node& n, const std::string& t) { return make_rnn_kernel(g, n, t, false); }});
+                 {kBlockedTactic, kPanelTactic, kOnednnTactic}, make, tactics_for});
   ops.push_back({"LSTM", [](const Graph& g, const Node& n) { return check_rnn(g, n, true); },
-                 {kBlockedTactic, kPanelTactic},
-                 [](const Graph& g, const Node& n, const std::string& t) { return make_rnn_kernel(g, n, t, false); }});
+                 {kBlockedTactic, kPanelTactic, kOnednnTactic}, make, tactics_for});
 }
 
 }  // namespace ts::engine::cpu

@@ -11,6 +11,11 @@ namespace ts::engine::cpu {
 
 Result<KernelPtr> make_rnn_kernel(const Graph& g, const Node& n, const std::string& tactic, bool bf16_weights);
 
+// The "onednn" tactic (cpu_rnn_onednn.cpp): oneDNN's lbr_gru / gru / lstm primitives. Not for
+// nodes with sequence_lens (onednn_rnn_supports false).
+bool onednn_rnn_supports(const Node& n);
+Result<KernelPtr> make_rnn_onednn(const Graph& g, const Node& n);
+
 // Whether a kernel made by make_rnn_kernel holds BF16 weights (false for any other kernel).
 bool rnn_kernel_is_bf16(const Kernel& k);
 
