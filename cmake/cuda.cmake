@@ -14,3 +14,25 @@ if(TICKSENTRY_CUDA)
     message(STATUS "ticksentry: no nvcc found, CUDA backend off")
   endif()
 endif()
+
+# The CUDA backend's code: SASS for Hopper (sm_90a, wgmma/setmaxnreg allowed) and Ampere
+# (sm_80), plus compute_90 PTX that newer GPUs JIT-compile. Set before enable_language so that
+# CMake does not probe a default architecture; the target passes -gencode itself.
+if(TICKSENTRY_HAVE_CUDA)
+  set(CMAKE_CUDA_ARCHITECTURES OFF)
+  set(CMAKE_CUDA_RUNTIME_LIBRARY Shared)
+  enable_language(CUDA)
+  # CMake 3.25 does not know nvcc 13's C++20 flag; the engine headers the backend includes are
+  # C++20 (defaulted comparisons).
+  if(NOT CMAKE_CUDA20_STANDARD_COMPILE_OPTION)
+    set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
+    set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
+  endif()
+  set(CMAKE_CUDA_STANDARD 20)
+  set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+  find_package(CUDAToolkit REQUIRED)
+  set(TICKSENTRY_CUDA_GENCODE
+    -gencode=arch=compute_90a,code=sm_90a
+    -gencode=arch=compute_80,code=sm_80
+    -gencode=arch=compute_90,code=compute_90)
+endif()

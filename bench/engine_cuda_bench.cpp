@@ -1,0 +1,194 @@
+// engine_cuda_bench: host-to-host latency and throughput of ticksentry's CUDA backend (driver:
+// bench/engine_cuda_bench.sh, which runs the PyTorch peers in the same call and merges).
+//
+//   engine_cuda_bench --models DIR [--only gru-2x128,lstm-2x128] [--precisions fp32,fp16]
+//                     [--batches 1,16,256,1024,4096] [--seq 60] [--min-time-s 1.0] --out FILE
+//
+// DIR holds <model>/model.onnx (bench/peers/export_models.py). Per model and precision: one
+// plan (profile batch 1..max batch at the given seq), one context. Per batch: inputs in host
+// memory from Engine::allocate_host (page-locked on cuda), a pool of 4 random-normal inputs
+// rotated, warm-up (≥ 20 runs and ≥ 0.2 s: the first runs at a shape capture its CUDA graph),
+// then ExecutionContext::execute() timed run by run with steady_clock until ≥ min-time-s and
+// ≥ 200 runs. Host-to-host: input in host memory → probabilities in host memory.
+// Writes a JSON array of results (system "ticksentry"; p50/p99 nearest rank, µs;
+// throughput_per_s = batch / p50; device_memory_bytes = the context's device memory after the
+// runs + the engine's weights). A model the backend cannot build is reported and skipped.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/engine.h"
+
+namespace {
+
+using nlohmann::json;
+using namespace ts::engine;
+using Clock = std::chrono::steady_clock;
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string item; std::getline(ss, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+double percentile(const std::vector<double>& sorted, double p) {
+  auto n = int64_t(sorted.size());
+  int64_t k = std::clamp<int64_t>(int64_t(std::ceil(p * double(n))) - 1, 0, n - 1);
+  return sorted[size_t(k)];
+}
+
+struct Args {
+  std::string models_dir, out;
+  std::vector<std::string> only{"gru-2x128", "lstm-2x128"};
+  std::vector<std::string> precisions{"fp32", "fp16"};
+  std::vector<int64_t> batches{1, 16, 256, 1024, 4096};
+  int64_t seq = 60;
+  double min_time_s = 1.0;
+};
+
+int usage() {
+  std::fprintf(stderr, "usage: engine_cuda_bench --models DIR [--only m1,m2] [--precisions fp32,fp16,tf32] "
+                       "[--batches 1,16] [--seq 60] [--min-time-s 1] --out FILE\n");
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    std::string k = argv[i];
+    auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
+    if (k == "--models") a.models_dir = next();
+    else if (k == "--out") a.out = next();
+    else if (k == "--only") a.only = split(next());
+    else if (k == "--precisions") a.precisions = split(next());
+    else if (k == "--batches") {
+      a.batches.clear();
+      for (auto& s : split(next())) a.batches.push_back(std::stoll(s));
+    } else if (k == "--seq") a.seq = std::stoll(next());
+    else if (k == "--min-time-s") a.min_time_s = std::stod(next());
+    else return usage();
+  }
+  if (a.models_dir.empty() || a.out.empty() || a.batches.empty()) return usage();
+  const int64_t max_batch = *std::max_element(a.batches.begin(), a.batches.end());
+  const int64_t features = 32;
+  json results = json::array();
+  std::printf("%-12s %-5s %6s %10s %10s %14s %12s\n", "model", "prec", "batch", "p50_us", "p99_us", "seq_per_s", "dev_MiB");
+  for (const auto& model : a.only) {
+    std::ifstream f(std::filesystem::path(a.models_dir) / model / "model.onnx", std::ios::binary);
+    if (!f) {
+      std::fprintf(stderr, "%s: no model.onnx, skipped\n", model.c_str());
+      continue;
+    }
+    std::vector<uint8_t> onnx((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    for (const auto& prec : a.precisions) {
+      BuildOptions o;
+      o.backend = "cuda";
+      o.precision = prec == "fp16" ? Precision::kFP16 : Precision::kFP32;
+      o.tf32 = prec == "tf32";
+      o.workspace_bytes = int64_t(4) << 30;
+      OptimizationProfile p;
+      p.inputs["x"] = ShapeRange{{1, a.seq, features}, {1, a.seq, features}, {max_batch, a.seq, features}};
+      o.profiles = {p};
+      auto t0 = Clock::now();
+      auto plan = build(onnx, o);
+      if (!plan) {
+        std::fprintf(stderr, "%s %s: build failed: %s\n", model.c_str(), prec.c_str(), plan.status().to_string().c_str());
+        results.push_back({{"system", "ticksentry"}, {"case", {{"model", model}, {"precision", prec}, {"seq", a.seq}}},
+                           {"error", plan.status().message()}});
+        continue;
+      }
+      double build_s = std::chrono::duration<double>(Clock::now() - t0).count();
+      auto eng = Engine::load(plan.value());
+      if (!eng) {
+        std::fprintf(stderr, "%s: load failed: %s\n", model.c_str(), eng.status().to_string().c_str());
+        return 1;
+      }
+      auto ctx = eng.value()->create_context();
+      if (!ctx) {
+        std::fprintf(stderr, "%s: context failed: %s\n", model.c_str(), ctx.status().to_string().c_str());
+        return 1;
+      }
+      for (int64_t b : a.batches) {
+        const size_t in_elems = size_t(b * a.seq * features);
+        const size_t out_elems = size_t(b * a.seq * 8);
+        std::vector<std::shared_ptr<void>> pool;
+        std::mt19937 rng(uint32_t(b * 7 + 1));
+        std::normal_distribution<float> nd(0.0f, 1.0f);
+        for (int q = 0; q < 4; ++q) {
+          auto buf = eng.value()->allocate_host(in_elems * sizeof(float));
+          if (!buf) {
+            std::fprintf(stderr, "allocate_host failed\n");
+            return 1;
+          }
+          float* x = static_cast<float*>(buf.get());
+          for (size_t i = 0; i < in_elems; ++i) x[i] = nd(rng);
+          pool.push_back(buf);
+        }
+        auto out = eng.value()->allocate_host(out_elems * sizeof(float));
+        std::vector<TensorView> in(1), outs(1);
+        in[0] = TensorView{DType::kF32, {b, a.seq, features}, nullptr};
+        outs[0].data = out.get();
+        auto run_once = [&](int q) -> ts::Status {
+          in[0].data = pool[size_t(q % 4)].get();
+          return ctx.value()->execute(in, outs);
+        };
+        auto w_end = Clock::now() + std::chrono::milliseconds(200);
+        int q = 0;
+        for (int w = 0; w < 20 || Clock::now() < w_end; ++w) {
+          auto s = run_once(q++);
+          if (!s) {
+            std::fprintf(stderr, "%s %s batch %lld: %s\n", model.c_str(), prec.c_str(), (long long)b, s.to_string().c_str());
+            return 1;
+          }
+        }
+        std::vector<double> us;
+        auto end = Clock::now() + std::chrono::duration<double>(a.min_time_s);
+        while (us.size() < 200 || Clock::now() < end) {
+          auto r0 = Clock::now();
+          auto s = run_once(q++);
+          auto r1 = Clock::now();
+          if (!s) {
+            std::fprintf(stderr, "run failed: %s\n", s.to_string().c_str());
+            return 1;
+          }
+          us.push_back(std::chrono::duration<double, std::micro>(r1 - r0).count());
+          if (us.size() >= 200000) break;
+        }
+        std::sort(us.begin(), us.end());
+        double p50 = percentile(us, 0.5), p99 = percentile(us, 0.99);
+        int64_t mem = ctx.value()->memory_bytes() + eng.value()->weight_bytes();
+        double tput = double(b) / (p50 * 1e-6);
+        std::printf("%-12s %-5s %6lld %10.1f %10.1f %14.0f %12.1f\n", model.c_str(), prec.c_str(), (long long)b, p50, p99,
+                    tput, double(mem) / (1 << 20));
+        std::fflush(stdout);
+        results.push_back({{"system", "ticksentry"},
+                           {"case", {{"model", model}, {"precision", prec}, {"batch", b}, {"seq", a.seq}}},
+                           {"metrics", {{"p50_us", p50},
+                                        {"p99_us", p99},
+                                        {"min_us", us.front()},
+                                        {"throughput_per_s", tput},
+                                        {"device_memory_bytes", mem},
+                                        {"iterations", us.size()},
+                                        {"build_s", build_s}}}});
+      }
+    }
+  }
+  std::ofstream(a.out) << results.dump(2) << "\n";
+  std::printf("wrote %s\n", a.out.c_str());
+  return 0;
+}

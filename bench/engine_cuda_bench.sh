@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The CUDA engine benchmark with its PyTorch peers, in one run on one machine (the GPU machine):
+#
+#   bench/engine_cuda_bench.sh BENCH_BIN MODELS_DIR OUT_DIR [COMMIT]
+#
+# BENCH_BIN: a built engine_cuda_bench; MODELS_DIR: bench/peers/export_models.py's output
+# (model.onnx + weights.pt per model, exported with Debian's torch 1.13 on the dev machine).
+# Runs ticksentry (FP32, FP16) and PyTorch (eager, CUDA graphs, torch.compile max-autotune at
+# the batches in TORCH_COMPILE_BATCHES) on GRU-2x128 and LSTM-2x128, F=32, T=60, batches
+# 1,16,256,1024,4096, then writes OUT_DIR/engine-cuda-h200-<date>.json (BENCHMARKS.md shape).
+# Environment: BENCH_MODELS (default gru-2x128,lstm-2x128), BENCH_BATCHES, BENCH_MIN_TIME_S,
+# TORCH_COMPILE_BATCHES (default "1,1024"; "" skips torch.compile).
+set -euo pipefail
+bin=$1 models=$2 out=$3 commit=${4:-unknown}
+here=$(cd "$(dirname "$0")" && pwd)
+only=${BENCH_MODELS:-gru-2x128,lstm-2x128}
+batches=${BENCH_BATCHES:-1,16,256,1024,4096}
+mint=${BENCH_MIN_TIME_S:-1.0}
+mkdir -p "$out"
+"$bin" --models "$models" --only "$only" --precisions fp32,fp16 --batches "$batches" --seq 60 \
+  --min-time-s "$mint" --out "$out/ticksentry.json"
+PYTHONUNBUFFERED=1 python3 "$here/peers/torch_cuda_bench.py" --models "$models" --only "$only" \
+  --precisions fp32,fp16 --batches "$batches" --seq 60 --min-time-s "$mint" \
+  --compile-batches "${TORCH_COMPILE_BATCHES-1,1024}" --compile-precisions fp16 --out "$out/torch.json"
+python3 "$here/peers/torch_cuda_bench.py" --merge "$out/ticksentry.json" "$out/torch.json" \
+  --results-dir "$out" --machine h200 --commit "$commit"

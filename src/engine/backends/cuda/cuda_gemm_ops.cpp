@@ -1,0 +1,107 @@
+// FusedGemm, Gemm (transA 0, alpha 1, beta 1, constant B and bias) and MatMul with a constant
+// 2-D W on the device: one cuBLASLt matmul with a bias (and ReLU) epilogue per node; other
+// activations as one elementwise kernel after it.
+#include "engine/backends/cuda/cuda_gemm.h"
+#include "engine/backends/cuda/cuda_ops.h"
+
+namespace ts::engine::cuda {
+namespace {
+
+class GemmKernel final : public CudaKernel {
+ public:
+  explicit GemmKernel(std::unique_ptr<LtGemm> g) : g_(std::move(g)) {}
+  bool reads_input(size_t i) const override { return i == 0; }
+  int64_t weight_bytes() const override { return g_->weight_bytes(); }
+  Status launch(const CudaArgs& a) const override {
+    const DevTensor* x = a.input(0);
+    if (!x) return bad_input("missing x");
+    if (x->dtype != DType::kF32) return bad_input("x must be f32");
+    if (x->dims.empty() || x->dims.back() != g_->k()) {
+      return bad_input("x " + dims_str(x->dims) + " does not match W's K = " + std::to_string(g_->k()));
+    }
+    int64_t m = x->numel() / g_->k();
+    std::vector<int64_t> od = x->dims;
+    od.back() = g_->n();
+    DevTensor& y = *a.out[0];
+    TS_RETURN_IF_ERROR(a.env->alloc(y, DType::kF32, od));
+    return g_->run(a, x->as<float>(), m, y.as<float>());
+  }
+
+ private:
+  std::unique_ptr<LtGemm> g_;
+};
+
+Result<CudaKernelPtr> make_gemm(const Graph& g, ValueId w, bool trans_b, ValueId bias, CudaAct act, CudaMath p) {
+  const Value& wv = g.value(w);
+  auto wd = wv.const_dims();
+  int64_t k = trans_b ? wd[1] : wd[0], n = trans_b ? wd[0] : wd[1];
+  const float* b = bias == kNoValue ? nullptr : const_f32(g, bias);
+  auto lg = LtGemm::create(wv.as<float>(), k, n, trans_b, b, act, p);
+  if (!lg) return lg.status();
+  return CudaKernelPtr(new GemmKernel(std::move(lg).value()));
+}
+
+bool const_2d_f32(const Graph& g, ValueId v) {
+  return const_f32(g, v) && g.value(v).const_dims().size() == 2;
+}
+
+Status bias_ok(const Graph& g, const Node& n, ValueId bias, int64_t nn) {
+  if (bias == kNoValue) return Status::ok();
+  if (!const_f32(g, bias)) return unsupported(n, "needs a constant f32 bias on the cuda backend");
+  if (shape_numel(g.value(bias).const_dims()) != nn) {
+    return unsupported(n, "has a bias that is not one value per output column (not supported by the cuda backend)");
+  }
+  return Status::ok();
+}
+
+Status check_fused_gemm(const Graph& g, const Node& n) {
+  CudaAct act;
+  if (!cuda_act_from_name(n.attr_s("activation", "none"), &act)) {
+    return unsupported(n, "activation=" + n.attr_s("activation", "") + " is not supported by the cuda backend");
+  }
+  if (n.inputs.size() < 2 || !const_2d_f32(g, n.inputs[1])) {
+    return unsupported(n, "with a W computed at run time is not supported by the cuda backend");
+  }
+  auto wd = g.value(n.inputs[1]).const_dims();
+  int64_t nn = n.attr_i("trans_b", 0) ? wd[0] : wd[1];
+  return bias_ok(g, n, n.inputs.size() > 2 ? n.inputs[2] : kNoValue, nn);
+}
+
+Status check_gemm(const Graph& g, const Node& n) {
+  if (n.attr_i("transA", 0) || n.attr_f("alpha", 1.0f) != 1.0f || n.attr_f("beta", 1.0f) != 1.0f) {
+    return unsupported(n, "with transA, alpha or beta is not supported by the cuda backend");
+  }
+  if (n.inputs.size() < 2 || !const_2d_f32(g, n.inputs[1])) {
+    return unsupported(n, "with a B computed at run time is not supported by the cuda backend");
+  }
+  auto wd = g.value(n.inputs[1]).const_dims();
+  int64_t nn = n.attr_i("transB", 0) ? wd[0] : wd[1];
+  return bias_ok(g, n, n.inputs.size() > 2 ? n.inputs[2] : kNoValue, nn);
+}
+
+Status check_matmul(const Graph& g, const Node& n) {
+  if (n.inputs.size() < 2 || !const_2d_f32(g, n.inputs[1])) {
+    return unsupported(n, "with a B computed at run time is not supported by the cuda backend yet");
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+void add_gemm_ops(std::vector<CudaOpInfo>& ops) {
+  ops.push_back({"FusedGemm", check_fused_gemm, [](const Graph& g, const Node& n, CudaMath p) {
+                   CudaAct act = CudaAct::kNone;
+                   cuda_act_from_name(n.attr_s("activation", "none"), &act);
+                   return make_gemm(g, n.inputs[1], n.attr_i("trans_b", 0) != 0,
+                                    n.inputs.size() > 2 ? n.inputs[2] : kNoValue, act, p);
+                 }});
+  ops.push_back({"Gemm", check_gemm, [](const Graph& g, const Node& n, CudaMath p) {
+                   return make_gemm(g, n.inputs[1], n.attr_i("transB", 0) != 0,
+                                    n.inputs.size() > 2 ? n.inputs[2] : kNoValue, CudaAct::kNone, p);
+                 }});
+  ops.push_back({"MatMul", check_matmul, [](const Graph& g, const Node& n, CudaMath p) {
+                   return make_gemm(g, n.inputs[1], false, kNoValue, CudaAct::kNone, p);
+                 }});
+}
+
+}  // namespace ts::engine::cuda

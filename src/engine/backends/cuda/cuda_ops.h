@@ -1,0 +1,33 @@
+#pragma once
+// Internal to the CUDA backend: the op table each kernel family contributes to (like the CPU
+// backend's cpu_kernels.h), built for one precision.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "engine/backends/cuda/cuda_common.h"
+
+namespace ts::engine::cuda {
+
+using CudaKernelPtr = std::unique_ptr<Kernel>;
+
+struct CudaOpInfo {
+  std::string op;
+  // Extra checks beyond the op name (attributes, constant weights); null = none.
+  std::function<Status(const Graph&, const Node&)> check;
+  std::function<Result<CudaKernelPtr>(const Graph&, const Node&, CudaMath)> make;
+};
+
+void add_gemm_ops(std::vector<CudaOpInfo>& ops);        // cuda_gemm_ops.cpp
+void add_rnn_ops(std::vector<CudaOpInfo>& ops);         // cuda_rnn_ops.cpp
+void add_elementwise_ops(std::vector<CudaOpInfo>& ops); // cuda_shape_ops.cpp
+void add_shape_ops(std::vector<CudaOpInfo>& ops);       // cuda_shape_ops.cpp
+
+// "node <name>: op <op> <what>" as kUnsupported.
+Status unsupported(const Node& n, const std::string& what);
+Status bad_input(const std::string& what);
+std::string dims_str(std::span<const int64_t> d);
+bool is_const(const Graph& g, ValueId v);
+const float* const_f32(const Graph& g, ValueId v);
+
+}  // namespace ts::engine::cuda

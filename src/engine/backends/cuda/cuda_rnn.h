@@ -1,0 +1,33 @@
+#pragma once
+// The GRU/LSTM recurrence on the device (cuda_rnn.cu). The input projection of all T steps is
+// one cuBLASLt GEMM before it (cuda_rnn_ops.cpp); this kernel runs the T sequential steps.
+#include "engine/backends/cuda/cuda_common.h"
+
+namespace ts::engine::cuda {
+
+struct RnnStepParams {
+  const float* gx = nullptr;     // [T][B][G*H]: x·Wᵀ + input-side bias, per step and row
+  const void* r = nullptr;       // Rᵀ as [Hp/2][G][H (unit)][2 (k, k+1)], float or half;
+                                 // Hp = H rounded up to even, the pad k row is zero
+  bool r_half = false;
+  const float* rbh = nullptr;    // GRU linear_before_reset=1: recurrent bias of the h gate [H]
+  const float* peep = nullptr;   // LSTM peepholes [3H] (i, o, f) or null
+  const float* h0 = nullptr;     // [B][H] or null (zeros)
+  const float* c0 = nullptr;     // LSTM [B][H] or null
+  const void* lens = nullptr;    // sequence_lens [B] (int32 or int64) or null
+  bool lens_i64 = false;
+  float* y = nullptr;            // [T][B][H] or null; rows past their length get zeros
+  float* yh = nullptr;           // [B][H] or null: last valid h
+  float* yc = nullptr;           // LSTM [B][H] or null
+  int t_len = 0, batch = 0, hidden = 0;
+  bool lstm = false;
+  bool lbr = false;              // GRU linear_before_reset
+};
+
+// Sets the kernels' shared-memory limits (once per process, at kernel creation).
+Status rnn_prepare_device();
+// Queues the recurrence. Picks the launch configuration from batch and hidden size (see the
+// PERF NOTE in cuda_rnn.cu); R is kept in shared memory when it fits.
+Status launch_rnn_recurrence(const RnnStepParams& p, cudaStream_t stream);
+
+}  // namespace ts::engine::cuda

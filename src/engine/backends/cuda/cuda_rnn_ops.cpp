@@ -1,0 +1,192 @@
+// GRU and LSTM nodes on the device (ONNX semantics as the CPU backend: forward direction,
+// layout 0, default activations, GRU linear_before_reset 0 or 1, LSTM peepholes,
+// sequence_lens, initial_h/initial_c). PERF NOTE: the input projection of all T steps is ONE
+// cuBLASLt GEMM ([T*B, I] · Wᵀ + bias, bias fused as the epilogue) into scratch; then the
+// persistent recurrence kernel (cuda_rnn.cu) runs all T steps in one launch.
+// FP16: W and R are stored in fp16 (fp32 accumulate, fp32 gate math and state).
+#include <cuda_fp16.h>
+
+#include "engine/backends/cuda/cuda_gemm.h"
+#include "engine/backends/cuda/cuda_ops.h"
+#include "engine/backends/cuda/cuda_rnn.h"
+
+namespace ts::engine::cuda {
+namespace {
+
+class RnnKernel final : public CudaKernel {
+ public:
+  RnnKernel(bool lstm, bool lbr, int64_t hidden, int64_t input) : lstm_(lstm), lbr_(lbr), h_(hidden), i_(input) {}
+
+  // X, sequence_lens, initial_h, initial_c are read on the device; W, R, B, P were packed.
+  bool reads_input(size_t i) const override { return i == 0 || i == 4 || i == 5 || i == 6; }
+  int64_t weight_bytes() const override {
+    return proj_->weight_bytes() + int64_t(r_.bytes() + rbh_.bytes() + peep_.bytes());
+  }
+
+  Status init(const Graph& g, const Node& n, CudaMath p) {
+    const int64_t ng = lstm_ ? 4 : 3, h = h_;
+    std::vector<float> bias(size_t(2 * ng * h), 0.0f);
+    if (n.inputs.size() > 3 && n.inputs[3] != kNoValue) {
+      const float* b = g.value(n.inputs[3]).as<float>();
+      bias.assign(b, b + 2 * ng * h);
+    }
+    // Input-side bias: Wb + Rb, except GRU lbr=1 keeps Rbh inside r ⊙ (...).
+    std::vector<float> in_bias(size_t(ng * h));
+    for (int64_t j = 0; j < ng * h; ++j) {
+      bool keep_rb = !(lbr_ && j >= 2 * h);
+      in_bias[size_t(j)] = bias[size_t(j)] + (keep_rb ? bias[size_t(ng * h + j)] : 0.0f);
+    }
+    auto proj = LtGemm::create(g.value(n.inputs[1]).as<float>(), i_, ng * h, true, in_bias.data(), CudaAct::kNone, p);
+    if (!proj) return proj.status();
+    proj_ = std::move(proj).value();
+    // Rᵀ as [k pair][gate][unit][2]: thread `unit` reads one pair of consecutive k per load,
+    // neighbouring threads neighbouring pairs (cuda_rnn.cu).
+    const float* r = g.value(n.inputs[2]).as<float>();
+    const int64_t hp = (h + 1) & ~int64_t(1);
+    const size_t elems = size_t(hp * ng * h);
+    std::vector<float> rt(elems, 0.0f);
+    for (int64_t q = 0; q < ng * h; ++q)
+      for (int64_t k = 0; k < h; ++k) rt[size_t(((k / 2) * ng * h + q) * 2 + k % 2)] = r[q * h + k];
+    r_half_ = p == CudaMath::kFP16;
+    if (r_half_) {
+      std::vector<__half> rh(elems);
+      for (size_t i = 0; i < elems; ++i) rh[i] = __float2half_rn(rt[i]);
+      TS_RETURN_IF_ERROR(r_.upload(rh.data(), elems * sizeof(__half)));
+    } else {
+      TS_RETURN_IF_ERROR(r_.upload(rt.data(), elems * sizeof(float)));
+    }
+    if (lbr_) TS_RETURN_IF_ERROR(rbh_.upload(bias.data() + 5 * h, size_t(h) * sizeof(float)));
+    if (lstm_ && n.inputs.size() > 7 && n.inputs[7] != kNoValue) {
+      TS_RETURN_IF_ERROR(peep_.upload(g.value(n.inputs[7]).as<float>(), size_t(3 * h) * sizeof(float)));
+    }
+    return rnn_prepare_device();
+  }
+
+  Status launch(const CudaArgs& a) const override {
+    const DevTensor* x = a.input(0);
+    if (!x) return bad_input("missing X");
+    if (x->dtype != DType::kF32) return bad_input("X must be f32");
+    if (x->dims.size() != 3 || x->dims[2] != i_) {
+      return bad_input("X " + dims_str(x->dims) + " must be [seq, batch, " + std::to_string(i_) + "]");
+    }
+    const int64_t t_len = x->dims[0], b = x->dims[1], h = h_, gh = (lstm_ ? 4 : 3) * h;
+    if (t_len > INT32_MAX || b > INT32_MAX) return bad_input("X is too large");
+    const DevTensor* lens = a.input(4);
+    const DevTensor* h0 = a.input(5);
+    const DevTensor* c0 = lstm_ ? a.input(6) : nullptr;
+    if (lens && (lens->dims.size() != 1 || lens->dims[0] != b || (lens->dtype != DType::kI32 && lens->dtype != DType::kI64))) {
+      return bad_input("sequence_lens must be int32/int64 [" + std::to_string(b) + "], got " + dims_str(lens->dims));
+    }
+    auto state_ok = [&](const DevTensor* s, const char* what) -> Status {
+      if (!s) return Status::ok();
+      if (s->dtype != DType::kF32 || s->dims.size() != 3 || s->dims[0] != 1 || s->dims[1] != b || s->dims[2] != h) {
+        return bad_input(std::string(what) + " must be f32 [1, " + std::to_string(b) + ", " + std::to_string(h) + "], got " +
+                         dims_str(s->dims));
+      }
+      return Status::ok();
+    };
+    TS_RETURN_IF_ERROR(state_ok(h0, "initial_h"));
+    TS_RETURN_IF_ERROR(state_ok(c0, "initial_c"));
+
+    auto gx = a.env->scratch(size_t(t_len * b * gh) * sizeof(float));
+    if (!gx) return gx.status();
+    float* gxp = static_cast<float*>(gx.value());
+    TS_RETURN_IF_ERROR(proj_->run(a, x->as<float>(), t_len * b, gxp));
+
+    RnnStepParams p;
+    p.gx = gxp;
+    p.r = r_.get();
+    p.r_half = r_half_;
+    p.rbh = lbr_ ? rbh_.as<float>() : nullptr;
+    p.peep = peep_.get() ? peep_.as<float>() : nullptr;
+    p.h0 = h0 ? h0->as<float>() : nullptr;
+    p.c0 = c0 ? c0->as<float>() : nullptr;
+    p.lens = lens ? lens->data : nullptr;
+    p.lens_i64 = lens && lens->dtype == DType::kI64;
+    p.t_len = int(t_len);
+    p.batch = int(b);
+    p.hidden = int(h);
+    p.lstm = lstm_;
+    p.lbr = lbr_;
+    DevTensor* y = a.out.size() > 0 ? a.out[0] : nullptr;
+    DevTensor* yh = a.out.size() > 1 ? a.out[1] : nullptr;
+    DevTensor* yc = lstm_ && a.out.size() > 2 ? a.out[2] : nullptr;
+    if (y) {
+      int64_t yd[4] = {t_len, 1, b, h};
+      TS_RETURN_IF_ERROR(a.env->alloc(*y, DType::kF32, yd));
+      p.y = y->as<float>();
+    }
+    int64_t sd[3] = {1, b, h};
+    if (yh) {
+      TS_RETURN_IF_ERROR(a.env->alloc(*yh, DType::kF32, sd));
+      p.yh = yh->as<float>();
+    }
+    if (yc) {
+      TS_RETURN_IF_ERROR(a.env->alloc(*yc, DType::kF32, sd));
+      p.yc = yc->as<float>();
+    }
+    return launch_rnn_recurrence(p, a.stream);
+  }
+
+ private:
+  bool lstm_, lbr_;
+  int64_t h_, i_;
+  std::unique_ptr<LtGemm> proj_;
+  DeviceBuffer r_, rbh_, peep_;
+  bool r_half_ = false;
+};
+
+Status check_rnn(const Graph& g, const Node& n, bool lstm) {
+  std::string dir = n.attr_s("direction", "forward");
+  if (dir != "forward") return unsupported(n, "direction=" + dir + " is not supported by the cuda backend (forward only)");
+  if (n.attr_i("layout", 0) != 0) return unsupported(n, "layout=1 is not supported by the cuda backend");
+  if (n.has_attr("clip")) return unsupported(n, "clip is not supported by the cuda backend");
+  if (lstm && n.attr_i("input_forget", 0) != 0) return unsupported(n, "input_forget=1 is not supported by the cuda backend");
+  if (n.has_attr("activations")) {
+    auto it = n.attrs.find("activations");
+    auto* v = std::get_if<std::string>(&it->second);
+    std::string want = lstm ? "Sigmoid,Tanh,Tanh" : "Sigmoid,Tanh";
+    if (!v || *v != want) return unsupported(n, "non-default activations are not supported by the cuda backend");
+  }
+  if (n.inputs.size() < 3) return unsupported(n, "needs X, W and R");
+  for (size_t i : {size_t(1), size_t(2), size_t(3), size_t(7)}) {
+    if (i < n.inputs.size() && n.inputs[i] != kNoValue && !const_f32(g, n.inputs[i])) {
+      return unsupported(n, "needs constant f32 weights (input " + std::to_string(i) + ") on the cuda backend");
+    }
+  }
+  int64_t hs = n.attr_i("hidden_size", 0);
+  auto wd = g.value(n.inputs[1]).const_dims();
+  auto rd = g.value(n.inputs[2]).const_dims();
+  int64_t ng = lstm ? 4 : 3;
+  if (wd.size() != 3 || rd.size() != 3 || wd[0] != 1 || rd[0] != 1 || wd[1] != ng * hs || rd[1] != ng * hs ||
+      rd[2] != hs || hs <= 0) {
+    return unsupported(n, "has weight shapes inconsistent with hidden_size " + std::to_string(hs));
+  }
+  if (hs > 512) return unsupported(n, "hidden_size " + std::to_string(hs) + " is above the cuda backend's 512");
+  if (n.inputs.size() > 3 && n.inputs[3] != kNoValue && shape_numel(g.value(n.inputs[3]).const_dims()) != 2 * ng * hs) {
+    return unsupported(n, "has a bias of the wrong size");
+  }
+  if (lstm && n.inputs.size() > 7 && n.inputs[7] != kNoValue && shape_numel(g.value(n.inputs[7]).const_dims()) != 3 * hs) {
+    return unsupported(n, "has peepholes of the wrong size");
+  }
+  return Status::ok();
+}
+
+Result<CudaKernelPtr> make_rnn(const Graph& g, const Node& n, bool lstm, CudaMath p) {
+  int64_t h = n.attr_i("hidden_size", 0);
+  bool lbr = !lstm && n.attr_i("linear_before_reset", 0) != 0;
+  auto k = std::make_unique<RnnKernel>(lstm, lbr, h, g.value(n.inputs[1]).const_dims()[2]);
+  TS_RETURN_IF_ERROR(k->init(g, n, p));
+  return CudaKernelPtr(std::move(k));
+}
+
+}  // namespace
+
+void add_rnn_ops(std::vector<CudaOpInfo>& ops) {
+  ops.push_back({"GRU", [](const Graph& g, const Node& n) { return check_rnn(g, n, false); },
+                 [](const Graph& g, const Node& n, CudaMath p) { return make_rnn(g, n, false, p); }});
+  ops.push_back({"LSTM", [](const Graph& g, const Node& n) { return check_rnn(g, n, true); },
+                 [](const Graph& g, const Node& n, CudaMath p) { return make_rnn(g, n, true, p); }});
+}
+
+}  // namespace ts::engine::cuda

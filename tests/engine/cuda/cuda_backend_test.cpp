@@ -1,0 +1,451 @@
+// The CUDA backend against the CPU backend (the reference): every op it runs on random inputs
+// at several shapes, whole GRU/LSTM fixture models at several batch/seq shapes, CUDA-graph
+// replays, and the errors a user meets (no device, wrong GPU arch, int8/bf16, unsupported op,
+// workspace limit). Tolerances (‖gpu − cpu‖₂ / ‖cpu‖₂, and per element |gpu − cpu| ≤
+// 20·tol·(1 + |cpu|)): FP32 1e-5, TF32 1e-3, FP16 1e-2.
+//
+// Labelled `gpu`: without a usable CUDA device every test that needs one skips with the
+// reason ("no CUDA device: ..."); the no-device behaviour itself is tested there instead.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <random>
+
+#include "../cpu/graph_builder.h"
+#include "engine/backend.h"
+#include "engine/builder.h"
+#include "engine/engine.h"
+#include "engine/plan.h"
+
+namespace ts::engine::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+const Backend* cuda() { return find_backend("cuda"); }
+
+std::string dstr(const std::vector<int64_t>& d) {
+  std::string s = "[";
+  for (size_t i = 0; i < d.size(); ++i) {
+    if (i) s += ",";
+    s += std::to_string(d[i]);
+  }
+  return s + "]";
+}
+
+Shape sym(std::vector<std::string> names, std::vector<int64_t> fixed) {
+  // names[i] non-empty → symbolic, else fixed[i]
+  Shape s;
+  for (size_t i = 0; i < names.size(); ++i) s.push_back(names[i].empty() ? Dim::known(fixed[i]) : Dim::sym(names[i]));
+  return s;
+}
+
+bool have_gpu() { return cuda() && cuda()->available().is_ok(); }
+
+#define SKIP_WITHOUT_GPU()                                                                        \
+  do {                                                                                            \
+    if (!cuda()) GTEST_SKIP() << "this build has no cuda backend (nvcc not found at configure)";  \
+    if (!have_gpu()) GTEST_SKIP() << cuda()->available().message();                               \
+  } while (0)
+
+struct Tol {
+  double rel;
+  const char* name;
+};
+constexpr Tol kFp32{1e-5, "fp32"}, kTf32{1e-3, "tf32"}, kFp16{1e-2, "fp16"};
+
+// Returns "" when close, else what differs.
+std::string compare(const std::vector<float>& got, const std::vector<float>& want, double tol) {
+  if (got.size() != want.size()) return "size " + std::to_string(got.size()) + " vs " + std::to_string(want.size());
+  double num = 0, den = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (!std::isfinite(got[i])) return "element " + std::to_string(i) + " is not finite";
+    double d = double(got[i]) - want[i];
+    num += d * d;
+    den += double(want[i]) * want[i];
+    if (std::fabs(d) > 20 * tol * (1.0 + std::fabs(want[i]))) {
+      return "element " + std::to_string(i) + ": " + std::to_string(got[i]) + " vs " + std::to_string(want[i]);
+    }
+  }
+  double rel = std::sqrt(num) / std::max(std::sqrt(den), 1e-30);
+  if (rel > tol) return "relative L2 error " + std::to_string(rel) + " > " + std::to_string(tol);
+  return "";
+}
+
+BuildOptions options(const std::string& backend, Precision p = Precision::kFP32, bool tf32 = false) {
+  BuildOptions o;
+  o.backend = backend;
+  o.precision = p;
+  o.tf32 = tf32;
+  return o;
+}
+
+// Builds `g` for the backend with one profile (input name → min/opt/max), loads it.
+Result<std::shared_ptr<Engine>> build_graph(const Graph& g, BuildOptions o) {
+  auto plan = build_from_graph(g, PassLog{}, o);
+  if (!plan) return plan.status();
+  return Engine::load(plan.value());
+}
+
+// Runs `e` on inputs; outputs sized from `out_elems`.
+Result<std::vector<std::vector<float>>> run(Engine& e, std::vector<HostTensor>& inputs, size_t out_elems = 1 << 22) {
+  auto ctx = e.create_context();
+  if (!ctx) return ctx.status();
+  std::vector<TensorView> in;
+  for (auto& t : inputs) in.push_back(t.view());
+  std::vector<std::vector<float>> bufs(e.outputs().size(), std::vector<float>(out_elems));
+  std::vector<TensorView> out(e.outputs().size());
+  for (size_t i = 0; i < out.size(); ++i) out[i].data = bufs[i].data();
+  TS_RETURN_IF_ERROR(ctx.value()->execute(in, out));
+  for (size_t i = 0; i < out.size(); ++i) bufs[i].resize(size_t(shape_numel(out[i].dims)));
+  return bufs;
+}
+
+// --- without a GPU too ---
+
+TEST(CudaBackend, IsRegisteredAndReportsItsDevice) {
+  if (!cuda()) GTEST_SKIP() << "this build has no cuda backend (nvcc not found at configure)";
+  Status s = cuda()->available();
+  if (!s) {
+    EXPECT_EQ(s.message().rfind("no CUDA device", 0), 0u) << s.message();
+    auto r = build_from_graph(Graph{}, PassLog{}, options("cuda"));
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.status().message().rfind("building: no CUDA device", 0), 0u) << r.status().message();
+  } else {
+    EXPECT_EQ(cuda()->target_arch().rfind("sm_", 0), 0u) << cuda()->target_arch();
+  }
+}
+
+TEST(CudaBackend, LoadingACudaPlanWithoutTheRightDeviceIsRefused) {
+  if (!cuda()) GTEST_SKIP() << "this build has no cuda backend (nvcc not found at configure)";
+  GraphBuilder b;
+  ValueId x = b.input("x", known({2, 3}));
+  ValueId y = b.value("y");
+  b.node("Relu", {x}, {y});
+  b.output(y);
+  Plan p;
+  p.backend = "cuda";
+  p.target_arch = "sm_12";  // no such GPU
+  p.graph = b.g;
+  auto e = Engine::load(serialize_plan(p));
+  ASSERT_FALSE(e);
+  const std::string& m = e.status().message();
+  if (have_gpu()) {
+    EXPECT_NE(m.find("plan was built for cuda arch sm_12, this machine is " + cuda()->target_arch()), std::string::npos) << m;
+  } else {
+    EXPECT_NE(m.find("no CUDA device"), std::string::npos) << m;
+  }
+}
+
+// --- on the GPU ---
+
+TEST(CudaBackend, RefusesInt8AndBf16WithTheReason) {
+  SKIP_WITHOUT_GPU();
+  GraphBuilder b;
+  ValueId x = b.input("x", known({2, 3}));
+  ValueId y = b.value("y");
+  b.node("Relu", {x}, {y});
+  b.output(y);
+  auto r = build_from_graph(b.g, PassLog{}, options("cuda", Precision::kINT8));
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.status().message().find("int8 needs entropy calibration"), std::string::npos) << r.status().message();
+  r = build_from_graph(b.g, PassLog{}, options("cuda", Precision::kBF16));
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.status().message().find("bf16 is not supported by the cuda backend"), std::string::npos);
+}
+
+TEST(CudaBackend, UnsupportedOpNamesTheNode) {
+  SKIP_WITHOUT_GPU();
+  GraphBuilder b;
+  ValueId x = b.input("x", known({2, 8}));
+  ValueId s = b.constant("s", {8}, random_vec(8, 1));
+  ValueId bb = b.constant("b", {8}, random_vec(8, 2));
+  ValueId y = b.value("y");
+  b.node("LayerNormalization", {x, s, bb}, {y});
+  b.output(y);
+  auto r = build_from_graph(b.g, PassLog{}, options("cuda"));
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.status().message().find("op LayerNormalization is not supported by the cuda backend"), std::string::npos)
+      << r.status().message();
+}
+
+// One graph, CPU vs CUDA on the same random inputs at several shapes.
+struct OpCase {
+  std::string name;
+  Graph g;
+  std::vector<std::vector<std::vector<int64_t>>> runs;  // per run: dims of each input
+};
+
+void check_case(const OpCase& c, Tol tol, Precision p = Precision::kFP32, bool tf32 = false) {
+  SCOPED_TRACE(c.name + " " + tol.name);
+  auto cpu_e = build_graph(c.g, options("cpu"));
+  ASSERT_TRUE(cpu_e) << cpu_e.status().to_string();
+  auto gpu_e = build_graph(c.g, options("cuda", p, tf32));
+  ASSERT_TRUE(gpu_e) << gpu_e.status().to_string();
+  uint32_t seed = 7;
+  for (const auto& dims : c.runs) {
+    std::vector<HostTensor> in;
+    for (const auto& d : dims) in.push_back(random_tensor(d, seed++, 1.5f));
+    auto want = run(*cpu_e.value(), in);
+    ASSERT_TRUE(want) << want.status().to_string();
+    auto got = run(*gpu_e.value(), in);
+    ASSERT_TRUE(got) << got.status().to_string();
+    ASSERT_EQ(got.value().size(), want.value().size());
+    for (size_t i = 0; i < want.value().size(); ++i) {
+      EXPECT_EQ(compare(got.value()[i], want.value()[i], tol.rel), "") << "at input " << dstr(dims[0]);
+    }
+  }
+}
+
+OpCase gemm_case(const std::string& act, bool trans_b, bool bias, int64_t k, int64_t n) {
+  GraphBuilder b;
+  ValueId x = b.input("x", sym({"n", ""}, {0, k}));
+  ValueId w = b.constant("w", trans_b ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n}, random_vec(size_t(k * n), 3, 0.3f));
+  std::vector<ValueId> ins{x, w};
+  if (bias) ins.push_back(b.constant("bias", {n}, random_vec(size_t(n), 4)));
+  ValueId y = b.value("y");
+  Node& nd = b.node("FusedGemm", ins, {y});
+  nd.attrs["trans_b"] = int64_t(trans_b);
+  nd.attrs["activation"] = act;
+  b.output(y);
+  return {"FusedGemm " + act + (trans_b ? " trans_b" : "") + (bias ? " bias" : ""), b.g, {{{1, k}}, {{7, k}}, {{300, k}}}};
+}
+
+TEST(CudaOps, FusedGemmEveryActivationMatchesCpu) {
+  SKIP_WITHOUT_GPU();
+  for (const char* act : {"none", "relu", "sigmoid", "tanh", "gelu"}) {
+    for (bool tb : {false, true}) {
+      OpCase c = gemm_case(act, tb, true, 48, 20);
+      check_case(c, kFp32);
+      check_case(c, kTf32, Precision::kFP32, true);
+      check_case(c, kFp16, Precision::kFP16);
+    }
+  }
+  check_case(gemm_case("relu", true, false, 128, 4), kFp32);
+}
+
+TEST(CudaOps, GemmAndMatMulWithConstantWeights) {
+  SKIP_WITHOUT_GPU();
+  {
+    GraphBuilder b;
+    ValueId x = b.input("x", sym({"n", ""}, {0, 16}));
+    ValueId w = b.constant("w", {5, 16}, random_vec(80, 5));
+    ValueId c = b.constant("c", {5}, random_vec(5, 6));
+    ValueId y = b.value("y");
+    b.node("Gemm", {x, w, c}, {y}).attrs["transB"] = int64_t(1);
+    b.output(y);
+    check_case({"Gemm transB", b.g, {{{1, 16}}, {{33, 16}}}}, kFp32);
+  }
+  {
+    GraphBuilder b;
+    ValueId x = b.input("x", sym({"n", "", ""}, {0, 6, 16}));
+    ValueId w = b.constant("w", {16, 9}, random_vec(144, 7));
+    ValueId y = b.value("y");
+    b.node("MatMul", {x, w}, {y});
+    b.output(y);
+    check_case({"MatMul rank 3", b.g, {{{1, 6, 16}}, {{5, 6, 16}}}}, kFp32);
+  }
+}
+
+TEST(CudaOps, ElementwiseAndSoftmaxMatchCpu) {
+  SKIP_WITHOUT_GPU();
+  for (const char* op : {"Relu", "Sigmoid", "Tanh", "Erf", "Exp", "Neg"}) {
+    GraphBuilder b;
+    ValueId x = b.input("x", sym({"n", ""}, {0, 37}));
+    ValueId y = b.value("y");
+    b.node(op, {x}, {y});
+    b.output(y);
+    check_case({op, b.g, {{{1, 37}}, {{129, 37}}}}, kFp32);
+  }
+  for (const char* op : {"Add", "Sub", "Mul", "Div"}) {
+    GraphBuilder b;
+    ValueId x = b.input("x", sym({"n", "", ""}, {0, 3, 8}));
+    ValueId c = b.constant("c", {8}, random_vec(8, 9, 1.0f));
+    ValueId t = b.value("t"), y = b.value("y");
+    b.node(op, {x, c}, {t});
+    b.node(op, {t, x}, {y});
+    b.output(y);
+    check_case({std::string(op) + " broadcast", b.g, {{{1, 3, 8}}, {{17, 3, 8}}}}, kFp32);
+  }
+  {
+    GraphBuilder b;
+    ValueId x = b.input("x", sym({"n", ""}, {0, 3}));
+    ValueId y = b.value("y");
+    b.node("Softmax", {x}, {y}).attrs["axis"] = int64_t(-1);
+    b.output(y);
+    check_case({"Softmax", b.g, {{{1, 3}}, {{500, 3}}}}, kFp32);
+  }
+}
+
+TEST(CudaOps, ShapeOpsMatchCpu) {
+  SKIP_WITHOUT_GPU();
+  GraphBuilder b;
+  ValueId x = b.input("x", sym({"n", "t", ""}, {0, 0, 4}));
+  ValueId t1 = b.value("t1"), u = b.value("u"), s = b.value("s"), gth = b.value("g"), f = b.value("f"), r = b.value("r");
+  b.node("Transpose", {x}, {t1}).attrs["perm"] = std::vector<int64_t>{1, 0, 2};   // [t, n, 4]
+  b.node("Unsqueeze", {t1, b.constant_i64("ax", {1})}, {u});                       // [t, 1, n, 4]
+  b.node("Squeeze", {u, b.constant_i64("ax2", {1})}, {s});                         // [t, n, 4]
+  ValueId idx = b.constant_i64("idx", {-1});
+  b.node("Gather", {s, idx}, {gth}).attrs["axis"] = int64_t(0);                    // [1, n, 4]
+  b.node("Flatten", {gth}, {f}).attrs["axis"] = int64_t(2);                        // [n, 4]
+  b.node("Reshape", {f, b.constant_i64("shape", {-1, 2})}, {r});                   // [2n, 2]
+  b.output(r);
+  b.output(t1);
+  check_case({"Transpose/Unsqueeze/Squeeze/Gather/Flatten/Reshape", b.g, {{{1, 5, 4}}, {{9, 3, 4}}}}, kFp32);
+}
+
+// X [T, B, I] → GRU/LSTM → Y, Y_h (and Y_c).
+Graph rnn_graph(bool lstm, int64_t h, int64_t in, int lbr, bool peep, bool with_h0, uint32_t seed) {
+  GraphBuilder b;
+  const int64_t g = lstm ? 4 : 3;
+  ValueId x = b.input("x", sym({"seq", "batch", ""}, {0, 0, in}));
+  ValueId h0 = with_h0 ? b.input("h0", sym({"", "batch", ""}, {1, 0, h})) : kNoValue;
+  float sc = 1.0f / std::sqrt(float(h));
+  ValueId w = b.constant("W", {1, g * h, in}, random_vec(size_t(g * h * in), seed, sc));
+  ValueId r = b.constant("R", {1, g * h, h}, random_vec(size_t(g * h * h), seed + 1, sc));
+  ValueId bias = b.constant("B", {1, 2 * g * h}, random_vec(size_t(2 * g * h), seed + 2, sc));
+  ValueId y = b.value("y"), yh = b.value("yh"), yc = b.value("yc");
+  std::vector<ValueId> ins{x, w, r, bias, kNoValue, h0};
+  std::vector<ValueId> outs{y, yh};
+  if (lstm) {
+    ins.push_back(kNoValue);  // initial_c
+    ins.push_back(peep ? b.constant("P", {1, 3 * h}, random_vec(size_t(3 * h), seed + 3, 0.5f)) : kNoValue);
+    outs.push_back(yc);
+  }
+  Node& n = b.node(lstm ? "LSTM" : "GRU", ins, outs);
+  n.attrs["hidden_size"] = h;
+  if (!lstm) n.attrs["linear_before_reset"] = int64_t(lbr);
+  for (ValueId o : outs) b.output(o);
+  return b.g;
+}
+
+TEST(CudaOps, GruAndLstmMatchCpuAtSeveralShapes) {
+  SKIP_WITHOUT_GPU();
+  // batch 300 > 2 × SMs takes the 8-rows-per-CTA path; H 13 is not a multiple of 32.
+  for (int64_t h : {13, 32, 128}) {
+    std::vector<std::vector<std::vector<int64_t>>> runs{{{1, 1, 24}}, {{5, 3, 24}}, {{30, 300, 24}}, {{60, 1, 24}}};
+    for (int lbr : {1, 0}) {
+      OpCase c{"GRU H=" + std::to_string(h) + " lbr=" + std::to_string(lbr), rnn_graph(false, h, 24, lbr, false, false, 11), runs};
+      check_case(c, kFp32);
+      check_case(c, kFp16, Precision::kFP16);
+    }
+    for (bool peep : {false, true}) {
+      OpCase c{"LSTM H=" + std::to_string(h) + (peep ? " peepholes" : ""), rnn_graph(true, h, 24, 0, peep, false, 21), runs};
+      check_case(c, kFp32);
+      check_case(c, kFp16, Precision::kFP16);
+    }
+  }
+}
+
+TEST(CudaOps, GruWithInitialState) {
+  SKIP_WITHOUT_GPU();
+  OpCase c{"GRU initial_h", rnn_graph(false, 64, 8, 1, false, true, 31), {{{7, 4, 8}, {1, 4, 64}}, {{3, 290, 8}, {1, 290, 64}}}};
+  check_case(c, kFp32);
+}
+
+TEST(CudaOps, WorkspaceLimitIsHonouredWithAClearError) {
+  SKIP_WITHOUT_GPU();
+  BuildOptions o = options("cuda");
+  o.workspace_bytes = int64_t(2) << 20;
+  auto e = build_graph(rnn_graph(false, 128, 24, 1, false, false, 41), o);
+  ASSERT_TRUE(e) << e.status().to_string();
+  std::vector<HostTensor> small{random_tensor({4, 2, 24}, 1)};
+  auto ok = run(*e.value(), small);
+  EXPECT_TRUE(ok) << ok.status().to_string();
+  std::vector<HostTensor> big{random_tensor({60, 300, 24}, 2)};  // 60·300·384 floats of gates = 27.6 MB
+  auto r = run(*e.value(), big);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.status().code(), StatusCode::kOutOfRange);
+  EXPECT_NE(r.status().message().find("over the workspace limit of 2097152 bytes"), std::string::npos) << r.status().message();
+}
+
+// --- whole models (fixtures from models/fixtures.py) ---
+
+fs::path model_fixtures() {
+  if (const char* d = std::getenv("TS_ENGINE_FIXTURES")) return d;
+  return fs::path(TICKSENTRY_BINARY_DIR) / "engine-fixtures";
+}
+
+std::vector<uint8_t> read_bytes(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+void check_model(const std::string& name, Precision p, bool tf32, Tol tol) {
+  SCOPED_TRACE(name + " " + tol.name);
+  fs::path onnx = model_fixtures() / name / "model.onnx";
+  if (!fs::exists(onnx)) GTEST_SKIP() << onnx << " is missing (run the engine_fixtures test or set TS_ENGINE_FIXTURES)";
+  auto bytes = read_bytes(onnx);
+  OptimizationProfile prof;
+  prof.inputs["x"] = ShapeRange{{1, 30, 32}, {64, 60, 32}, {512, 120, 32}};
+  BuildOptions co = options("cpu");
+  co.profiles = {prof};
+  BuildOptions go = options("cuda", p, tf32);
+  go.profiles = {prof};
+  auto cpu_plan = build(bytes, co);
+  ASSERT_TRUE(cpu_plan) << cpu_plan.status().to_string();
+  auto gpu_plan = build(bytes, go);
+  ASSERT_TRUE(gpu_plan) << gpu_plan.status().to_string();
+  auto ce = Engine::load(cpu_plan.value());
+  auto ge = Engine::load(gpu_plan.value());
+  ASSERT_TRUE(ce && ge) << ge.status().to_string();
+  EXPECT_GT(ge.value()->device_memory_bytes(), 0);
+  EXPECT_NE(ge.value()->describe().find("backend cuda (sm_"), std::string::npos);
+  auto cctx = ce.value()->create_context();
+  auto gctx = ge.value()->create_context();
+  ASSERT_TRUE(cctx && gctx);
+  // Same shape three times (eager, graph capture, graph replay), another shape, back again.
+  const std::vector<std::pair<int64_t, int64_t>> shapes{{1, 60}, {1, 60}, {1, 60}, {7, 30}, {300, 120}, {300, 120},
+                                                        {1, 60}, {64, 60}, {64, 60}, {64, 60}};
+  uint32_t seed = 100;
+  for (auto [b, t] : shapes) {
+    HostTensor x = random_tensor({b, t, 32}, seed++, 2.0f);
+    std::vector<TensorView> in{x.view()};
+    std::vector<float> yc(size_t(b * t * 8)), yg(size_t(b * t * 8), NAN);
+    std::vector<TensorView> oc(1), og(1);
+    oc[0].data = yc.data();
+    og[0].data = yg.data();
+    ASSERT_TRUE(cctx.value()->execute(in, oc));
+    Status s = gctx.value()->execute(in, og);
+    ASSERT_TRUE(s) << s.to_string();
+    ASSERT_EQ(og[0].dims, oc[0].dims);
+    yc.resize(size_t(shape_numel(oc[0].dims)));
+    yg.resize(yc.size());
+    EXPECT_EQ(compare(yg, yc, tol.rel), "") << "batch " << b << " seq " << t;
+  }
+}
+
+class CudaModels : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(CudaModels, Fp32MatchesCpu) {
+  SKIP_WITHOUT_GPU();
+  check_model(GetParam(), Precision::kFP32, false, kFp32);
+}
+TEST_P(CudaModels, Tf32MatchesCpu) {
+  SKIP_WITHOUT_GPU();
+  check_model(GetParam(), Precision::kFP32, true, kTf32);
+}
+TEST_P(CudaModels, Fp16MatchesCpu) {
+  SKIP_WITHOUT_GPU();
+  check_model(GetParam(), Precision::kFP16, false, kFp16);
+}
+INSTANTIATE_TEST_SUITE_P(Fixtures, CudaModels,
+                         ::testing::Values("gru_1x32", "gru_1x128", "gru_2x128", "lstm_2x128", "mlp_softmax"));
+
+TEST(CudaModelsUnsupported, TransformerAndTcnAreRefusedNamingTheOp) {
+  SKIP_WITHOUT_GPU();
+  for (const char* name : {"transformer_gelu", "tcn_3x32"}) {
+    fs::path onnx = model_fixtures() / name / "model.onnx";
+    if (!fs::exists(onnx)) GTEST_SKIP() << onnx << " is missing";
+    auto r = build(read_bytes(onnx), options("cuda"));
+    ASSERT_FALSE(r) << name;
+    EXPECT_NE(r.status().message().find("is not supported by the cuda backend yet"), std::string::npos) << r.status().message();
+  }
+}
+
+}  // namespace
+}  // namespace ts::engine::testing
