@@ -52,8 +52,10 @@ def collect(spec, work):
             entry.setdefault("detectors", {})
             d = entry["detectors"]
             d[f"{r['name']} ({runs.get(r['name'], {}).get('kind', '?')})"] = ev["detectors"]["model"]
-            d.setdefault("rules", ev["detectors"]["rules"])
-            d.setdefault("zscore", ev["detectors"]["zscore"])
+            entry.setdefault("baselines", {"rules": ev["detectors"]["rules"],
+                                           "zscore": ev["detectors"]["zscore"]})
+    for entry in tests.values():  # models first, then the baselines
+        entry["detectors"].update(entry.pop("baselines"))
     return tests, runs
 
 
@@ -79,8 +81,10 @@ def plot(target, entry, path):
                    label="base rate")
     ax.set_xlabel("recall")
     ax.set_ylabel("precision")
+    top = max((p[1] for m in entry["detectors"].values()
+               for p in (m.get("pr_curve") or {}).get("points", [])), default=1.0)
     ax.set_xlim(0, 1)
-    ax.set_ylim(0, 1.02)
+    ax.set_ylim(0, min(1.02, max(0.25, 1.1 * top)))
     ax.set_title(f"PR curves, {target}")
     ax.legend(fontsize=7, loc="upper right")
     fig.tight_layout()
@@ -96,6 +100,10 @@ def main(argv=None):
     args = ap.parse_args(argv)
     spec = load_spec(args.spec)
     tests, runs = collect(spec, args.work)
+    order = list(spec.get("data", {}))  # sections in the order of the spec's [data] table
+    tests = dict(sorted(tests.items(), key=lambda kv: (
+        order.index(kv[0].split(":")[0]) if kv[0].split(":")[0] in order else len(order),
+        kv[0].split(":")[1] != "test")))
     if not tests:
         print(f"report: no evaluations under {args.work} (run models/experiments.py)",
               file=sys.stderr)
