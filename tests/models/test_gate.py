@@ -4,6 +4,8 @@ model's) and the registry it records candidates in."""
 import hashlib
 import json
 import os
+import subprocess
+import sys
 import unittest
 
 import common
@@ -67,6 +69,26 @@ class RegistryTest(unittest.TestCase):
             json.dump({"models": {}}, f)
         with self.assertRaises(registry.RegistryError):
             registry.load(self.reg)
+
+
+class CliErrorsTest(unittest.TestCase):
+    """The pipeline and the evaluator refuse bad input with a message and a non-zero exit."""
+
+    def run_py(self, script, *args):
+        return subprocess.run([sys.executable, os.path.join(common.MODELS, script)] + list(args),
+                              capture_output=True, text=True)
+
+    def test_pipeline_without_data(self):
+        work = common.scratch("pipeline-nodata")
+        p = self.run_py("pipeline.py", "--data", "/nonexistent/export", "--work", work)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("pipeline: error: /nonexistent/export: not a folder", p.stderr)
+
+    def test_evaluate_bad_data(self):
+        d = common.scratch("evaluate-bad")
+        p = self.run_py("evaluate.py", "--data", d)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("manifest.json is missing", p.stderr)
 
 
 if __name__ == "__main__":
