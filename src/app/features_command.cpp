@@ -111,7 +111,7 @@ Status validate_export_options(const ExportOptions& o) {
   }
   if (o.window < 30 || o.window > 120) return invalid("--window must be in 30..120 feature rows");
   if (o.stride < 1 || o.stride > 3600) return invalid("--stride must be in 1..3600 feature rows");
-  if (!(o.rule_lookback_s >= 0 && o.rule_lookback_s <= 3600)) return invalid("--rule-lookback must be in 0..3600 s");
+  if (!(o.rule_lookback_s >= 1 && o.rule_lookback_s <= 3600)) return invalid("--rule-lookback must be in 1..3600 s");
   if (!(o.zscore_vol_floor_bps > 0)) return invalid("--zscore-vol-floor must be > 0");
   return o.label.validate();
 }
@@ -178,7 +178,7 @@ Result<ExportSummary> export_dataset(const ExportOptions& o, const std::atomic<b
   RuleEngine rules(symbols, ro);
   const int T = o.window, F = kFeatureCount;
   const int64_t interval = fo.row_interval_ns;
-  const double lookback_s = o.rule_lookback_s > 0 ? o.rule_lookback_s : o.label.horizon_s;
+  const double lookback_s = o.rule_lookback_s;
   const int64_t lookback_ns = int64_t(std::llround(lookback_s * 1e9));
   const int64_t gap_ns = o.label.gap_s * kSecNs;
   const double zscore_den = std::sqrt(10.0);
@@ -392,6 +392,7 @@ Result<ExportSummary> export_dataset(const ExportOptions& o, const std::atomic<b
                           {"volume_z", o.label.volume_z},
                           {"depth_drop", o.label.depth_drop},
                           {"refractory_s", o.label.refractory()},
+                          {"grace_s", o.label.grace_s},
                           {"gap_s", o.label.gap_s},
                           {"injected_events", sim != nullptr},
                           {"onsets", sum.onsets_by_kind}};
@@ -435,7 +436,8 @@ FeaturesCommand::FeaturesCommand(CLI::App& app) {
   cmd_->add_option("--volume-z", o.label.volume_z, "label: volume shock at volume_z >= this (default 10, 0 = off)");
   cmd_->add_option("--depth-drop", o.label.depth_drop, "label: liquidity shock at a top-5 depth fall >= this fraction in 10 s (default 0.9, 0 = off)");
   cmd_->add_option("--refractory", o.label.refractory_s, "label: quiet seconds before a new onset (default H)");
-  cmd_->add_option("--rule-lookback", o.rule_lookback_s, "rule score: a rule fired in the last R seconds (default H)");
+  cmd_->add_option("--grace", o.label.grace_s, "label: a window up to this many seconds after an onset is positive (default 10)");
+  cmd_->add_option("--rule-lookback", o.rule_lookback_s, "rule score: 1 if a rule fired in the last R seconds (default 10)");
 }
 
 std::optional<int> FeaturesCommand::run(const std::atomic<bool>& stop) const {

@@ -34,7 +34,7 @@ struct ExportOptions {
   int window = 60;                      // T, feature rows per window, 30..120
   int stride = 5;                       // a window every this many feature rows per symbol, 1..3600
   LabelOptions label;
-  double rule_lookback_s = 0;           // R: rule score 1 if a rule fired in the last R s; 0 = H
+  double rule_lookback_s = 10;          // R: rule score 1 if a rule fired in the last R s (1..3600)
   double zscore_vol_floor_bps = 1.0;    // floor of the volatility in the z-score baseline
 };
 

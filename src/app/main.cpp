@@ -10,6 +10,7 @@
 
 #include "app/commands.h"
 #include "app/engine_commands.h"
+#include "app/eval_command.h"
 #include "app/features_command.h"
 #include "core/log.h"
 
@@ -61,6 +62,7 @@ int main(int argc, char** argv) {
 
   ts::EngineCommands engine_commands(app);  // build, bench, inspect, infer
   ts::FeaturesCommand features_command(app);  // features --export
+  ts::EvalCommand eval_command(app);          // eval
 
   try {
     app.parse(argc, argv);
@@ -78,6 +80,7 @@ int main(int argc, char** argv) {
     if (*record) return ts::command_record(record_opts, g_stop);
     if (auto rc = engine_commands.run()) return *rc;
     if (auto rc = features_command.run(g_stop)) return *rc;
+    if (auto rc = eval_command.run()) return *rc;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ticksentry: %s\n", e.what());
     return 2;

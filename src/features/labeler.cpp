@@ -18,6 +18,7 @@ Status LabelOptions::validate() const {
   if (!(volume_z >= 0)) return bad("label volume z must be >= 0 (0 = off)");
   if (!(depth_drop >= 0 && depth_drop < 1)) return bad("label depth drop must be in [0, 1) (0 = off)");
   if (!(refractory_s >= 0)) return bad("label refractory must be >= 0 s (0 = the horizon)");
+  if (!(grace_s >= 0 && grace_s <= horizon_s)) return bad("label grace must be in 0..horizon s");
   if (gap_s < 1) return bad("label gap must be >= 1 s");
   return Status::ok();
 }
@@ -93,7 +94,8 @@ std::vector<Onset> label_onsets(std::span<const LabelSample> samples, std::span<
 
 WindowLabel label_window(std::span<const Onset> onsets, int64_t end_ts_ns, const LabelOptions& o) {
   const int64_t horizon_ns = int64_t(std::llround(o.horizon_s * 1e9));
-  auto it = std::upper_bound(onsets.begin(), onsets.end(), end_ts_ns,
+  const int64_t from = end_ts_ns - int64_t(std::llround(o.grace_s * 1e9));
+  auto it = std::upper_bound(onsets.begin(), onsets.end(), from,
                              [](int64_t t, const Onset& x) { return t < x.ts_ns; });
   if (it != onsets.end() && it->ts_ns <= end_ts_ns + horizon_ns) return WindowLabel{1, it->ts_ns};
   return WindowLabel{};

@@ -3,7 +3,8 @@
 // H seconds". A symbol's abnormal-move onsets are found from its per-second series (mid, rolling
 // volatility, volume z-score, depth change: the feature engine's own values) and, for the
 // simulator, from the injected events; a window ending at t is labelled 1 when an onset falls in
-// (t, t + H], and that onset's time is the event time used for detection lead time.
+// (t - grace, t + H] (it starts within the next H seconds, or started at most `grace` ago), and
+// that onset's time is the event time used for detection lead time.
 //
 // Offline only (dataset export, tests): allocates, not for the hot path. Threading: pure
 // functions, no state.
@@ -24,11 +25,14 @@ struct LabelOptions {
   double volume_z = 10;        // volume shock: volume_z (10 s volume vs baseline) >= this; 0 = off
   double depth_drop = 0.9;     // liquidity shock: top-5 depth fell by >= this fraction in 10 s; 0 = off
   double refractory_s = 0;     // a new onset needs this long without abnormal seconds; 0 = H
+  double grace_s = 10;         // a window ending up to this long after an onset is positive too
+                               // (the move has started but is young: catching it then still counts)
   int64_t gap_s = 300;         // a pause longer than this between samples is a break (lunch,
                                // night, halt): no H-second return is taken across it
 
   double refractory() const { return refractory_s > 0 ? refractory_s : horizon_s; }
-  // Ranges: horizon 1..3600 s, k > 0, floors >= 0, volume_z >= 0, depth_drop in [0, 1).
+  // Ranges: horizon 1..3600 s, k > 0, floors >= 0, volume_z >= 0, depth_drop in [0, 1),
+  // grace 0..horizon.
   Status validate() const;
 };
 
@@ -70,7 +74,7 @@ struct WindowLabel {
   int64_t event_ts_ns = -1;  // the onset's time, -1 when label is 0
 };
 
-// The label of a window ending at end_ts_ns: the first onset in (end, end + H].
+// The label of a window ending at end_ts_ns: the first onset in (end - grace, end + H].
 // `onsets` sorted by time (as label_onsets returns them).
 WindowLabel label_window(std::span<const Onset> onsets, int64_t end_ts_ns, const LabelOptions& opts);
 

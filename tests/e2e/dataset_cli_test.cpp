@@ -61,7 +61,7 @@ Data load(const fs::path& dir, int window) {
 }
 
 // Contract invariants every export must hold.
-void check_invariants(const Data& d, double horizon_s) {
+void check_invariants(const Data& d, double horizon_s, double grace_s) {
   const auto* lab = d.labels.as<uint8_t>();
   const auto* end = d.end_ts.as<int64_t>();
   const auto* ev = d.event_ts.as<int64_t>();
@@ -78,7 +78,7 @@ void check_invariants(const Data& d, double horizon_s) {
     ASSERT_GE(d.symbol.as<int32_t>()[i], 0);
     ASSERT_LT(d.symbol.as<int32_t>()[i], nsym);
     if (lab[i]) {
-      ASSERT_GT(ev[i], end[i]);
+      ASSERT_GT(ev[i], end[i] - int64_t(grace_s * 1e9));
       ASSERT_LE(ev[i], end[i] + int64_t(horizon_s * 1e9));
     } else {
       ASSERT_EQ(ev[i], -1);
@@ -134,7 +134,7 @@ TEST(DatasetCli, SimulatorExportFollowsTheContractAndLabelsInjectedEvents) {
   EXPECT_EQ(m["feature_names"][0], "ret_1s_bps");
   EXPECT_EQ(m["feature_names"][19], "large_trade_ratio");
   const double H = m["label"]["horizon_s"];
-  for (const char* k : {"horizon_s", "k", "vol_floor_bps", "volume_z", "depth_drop", "refractory_s"}) {
+  for (const char* k : {"horizon_s", "k", "vol_floor_bps", "volume_z", "depth_drop", "refractory_s", "grace_s"}) {
     EXPECT_TRUE(m["label"][k].is_number()) << k;
   }
   EXPECT_EQ(m["rule_detectors"].size(), 14u);
@@ -142,7 +142,7 @@ TEST(DatasetCli, SimulatorExportFollowsTheContractAndLabelsInjectedEvents) {
   for (auto& [sym, h] : m["symbol_hours"].items()) EXPECT_NEAR(h.get<double>(), 0.25, 0.02) << sym;
   // 20 symbols x (900 s - 30 s of warm-up) / 5 s, give or take a window per symbol.
   EXPECT_NEAR(double(d.n), 20 * 870 / 5, 40);
-  check_invariants(d, H);
+  check_invariants(d, H, m["label"]["grace_s"]);
 
   // Consecutive windows of a symbol 5 s apart overlap by 25 rows; the z-score is the last row's.
   std::map<int32_t, int64_t> prev;
@@ -163,8 +163,9 @@ TEST(DatasetCli, SimulatorExportFollowsTheContractAndLabelsInjectedEvents) {
   }
   EXPECT_GT(overlaps, d.n / 2);
 
-  // Every injected event is an onset: the windows of its symbol ending in [start - H, start)
-  // are positive, and (no other onset in between) point at it.
+  // Every injected event is an onset: the windows of its symbol ending in [start - H,
+  // start + grace) are positive, and (no other onset in between) point at it.
+  const double G = m["label"]["grace_s"];
   const auto inj = read_injected(dir / "out" / "injected_events.csv");
   ASSERT_GE(inj.size(), 5u) << "the simulator should inject ~2 events per symbol-hour";
   std::map<std::string, int32_t> sym_index;
@@ -175,11 +176,11 @@ TEST(DatasetCli, SimulatorExportFollowsTheContractAndLabelsInjectedEvents) {
     for (int64_t i = 0; i < d.n; ++i) {
       if (d.symbol.as<int32_t>()[i] != sym_index[e.symbol]) continue;
       const int64_t end = d.end_ts.as<int64_t>()[i];
-      if (end >= e.start - int64_t(H * 1e9) && end < e.start) {
-        any = true;
+      if (end >= e.start - int64_t(H * 1e9) && end < e.start + int64_t(G * 1e9)) {
+        any = any || end < e.start;
         ASSERT_EQ(d.labels.as<uint8_t>()[i], 1) << e.type << " at " << e.start << ", window ending " << end;
         ASSERT_LE(d.event_ts.as<int64_t>()[i], e.start);
-        points = points || d.event_ts.as<int64_t>()[i] == e.start;
+        points = points || (end < e.start && d.event_ts.as<int64_t>()[i] == e.start);
       }
     }
     events_with_windows += any;
@@ -227,7 +228,7 @@ TEST(DatasetCli, LobsterExportOfARealDay) {
   // across several multiples of 5 at once gives one window (AAPL has a few).
   EXPECT_LE(d.n, (23400 - 60) / 5 + 1);
   EXPECT_GE(d.n, 0.95 * (23400 - 60) / 5);
-  check_invariants(d, m["label"]["horizon_s"]);
+  check_invariants(d, m["label"]["horizon_s"], m["label"]["grace_s"]);
   const double rate = double(m["positives"].get<int64_t>()) / double(d.n);
   EXPECT_GT(rate, 0.005) << "a real day has abnormal moves";
   EXPECT_LT(rate, 0.30) << "but most minutes are normal";

@@ -137,7 +137,8 @@ TEST(Labeler, InjectedEventsAreOnsetsAndAbsorbTheirOwnMoves) {
 
 TEST(Labeler, WindowLabelIsTheFirstOnsetWithinTheHorizon) {
   const std::vector<Onset> on{{kT0 + 100 * kSec, OnsetKind::kPriceMove}, {kT0 + 130 * kSec, OnsetKind::kInjected}};
-  const LabelOptions o = opts();
+  LabelOptions o = opts();
+  o.grace_s = 0;
   EXPECT_EQ(label_window(on, kT0 + 39 * kSec, o).label, 0);  // 61 s ahead: outside
   auto w = label_window(on, kT0 + 40 * kSec, o);             // exactly H ahead: inside
   EXPECT_EQ(w.label, 1);
@@ -147,6 +148,18 @@ TEST(Labeler, WindowLabelIsTheFirstOnsetWithinTheHorizon) {
   auto none = label_window(on, kT0 + 130 * kSec, o);
   EXPECT_EQ(none.label, 0);
   EXPECT_EQ(none.event_ts_ns, -1);
+}
+
+TEST(Labeler, WindowsShortlyAfterAnOnsetArePositiveWithinTheGrace) {
+  const std::vector<Onset> on{{kT0 + 100 * kSec, OnsetKind::kPriceMove}, {kT0 + 300 * kSec, OnsetKind::kInjected}};
+  LabelOptions o = opts();
+  o.grace_s = 10;
+  EXPECT_EQ(label_window(on, kT0 + 100 * kSec, o).event_ts_ns, kT0 + 100 * kSec);
+  EXPECT_EQ(label_window(on, kT0 + 109 * kSec, o).event_ts_ns, kT0 + 100 * kSec);
+  EXPECT_EQ(label_window(on, kT0 + 110 * kSec, o).label, 0);  // 10 s after: past the grace
+  EXPECT_EQ(label_window(on, kT0 + 240 * kSec, o).event_ts_ns, kT0 + 300 * kSec);
+  o.grace_s = 61;
+  EXPECT_FALSE(o.validate().is_ok());  // longer than the horizon
 }
 
 TEST(Labeler, BadOptionsAreRejected) {

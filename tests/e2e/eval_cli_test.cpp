@@ -1,0 +1,104 @@
+// `ticksentry eval` as a user runs it: a tiny ONNX model equal to the z-score baseline gets the
+// baseline's metrics, its plan the same scores, and bad arguments are clear errors (exit 2).
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "dataset_test_util.h"
+#include "test_data.h"
+
+namespace ts {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::read_json;
+using testing::run_bin;
+
+class EvalCli : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = testing::scratch_dir("dataset_eval");
+    const std::string cmd = "/usr/bin/python3 " + std::string(TICKSENTRY_SOURCE_DIR) + "/tests/e2e/make_zscore_model.py " +
+                            (dir_ / "z.onnx").string();
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    auto o = run_bin({"features", "--export", "data", "--format", "sim", "--symbols", "20", "--sim-seconds", "1200",
+                      "--seed", "11", "--window", "30"},
+                     dir_);
+    ASSERT_EQ(o.exit_code, 0) << o.err;
+  }
+  static fs::path dir_;
+};
+fs::path EvalCli::dir_;
+
+TEST_F(EvalCli, ModelEqualToTheZScoreGetsItsMetrics) {
+  auto o = run_bin({"eval", "--model", "z.onnx", "--data", "data", "--split", "all", "--json", "eval.json"}, dir_);
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("zscore"), std::string::npos) << o.out;
+  const auto j = read_json(dir_ / "eval.json");
+  const auto m = read_json(dir_ / "data" / "manifest.json");
+  EXPECT_EQ(j["windows"].get<int64_t>(), m["count"].get<int64_t>());
+  EXPECT_EQ(j["positives"].get<int64_t>(), m["positives"].get<int64_t>());
+  const auto& model = j["detectors"]["model"];
+  const auto& z = j["detectors"]["zscore"];
+  ASSERT_TRUE(model["roc_auc"].is_number()) << j.dump();
+  // A monotone function of the z-score ranks the windows as the z-score does.
+  EXPECT_NEAR(model["roc_auc"].get<double>(), z["roc_auc"].get<double>(), 2e-3);
+  EXPECT_NEAR(model["pr_auc"].get<double>(), z["pr_auc"].get<double>(), 2e-3);
+  EXPECT_EQ(model["events"], z["events"]);
+  for (const char* det : {"model", "rules", "zscore"}) {
+    const auto& r = j["detectors"][det];
+    EXPECT_LE(r["false_alerts"].get<double>(), j["budget"]["max_false_alerts"].get<double>()) << det;
+    EXPECT_GT(r["pr_curve"]["points"].size(), 1u) << det;
+    EXPECT_TRUE(r["roc_auc"].is_number()) << det;
+  }
+  // The default split is the last 15 % of the time range.
+  o = run_bin({"eval", "--model", "z.onnx", "--data", "data", "--json", "test.json"}, dir_);
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const auto t = read_json(dir_ / "test.json");
+  EXPECT_EQ(t["split"], "test");
+  EXPECT_NEAR(t["windows"].get<double>(), 0.15 * j["windows"].get<double>(), 0.03 * j["windows"].get<double>());
+}
+
+TEST_F(EvalCli, PlanGivesTheSameScoresAsOnnx) {
+  auto b = run_bin({"build", "--onnx", "z.onnx", "--saveEngine", "z.plan", "--minShapes", "x:1x30x20", "--maxShapes",
+                    "x:64x30x20"},
+                   dir_);
+  ASSERT_EQ(b.exit_code, 0) << b.err << b.out;
+  auto o1 = run_bin({"eval", "--model", "z.onnx", "--data", "data", "--json", "onnx.json"}, dir_);
+  auto o2 = run_bin({"eval", "--model", "z.plan", "--data", "data", "--json", "plan.json"}, dir_);
+  ASSERT_EQ(o1.exit_code, 0) << o1.err;
+  ASSERT_EQ(o2.exit_code, 0) << o2.err;
+  const auto a = read_json(dir_ / "onnx.json"), p = read_json(dir_ / "plan.json");
+  EXPECT_NEAR(a["detectors"]["model"]["roc_auc"].get<double>(), p["detectors"]["model"]["roc_auc"].get<double>(), 1e-6);
+  EXPECT_EQ(a["detectors"]["model"]["alerts"], p["detectors"]["model"]["alerts"]);
+}
+
+TEST_F(EvalCli, BadArgumentsAreClearErrors) {
+  struct Case {
+    std::vector<std::string> args;
+    const char* message;
+  };
+  fs::create_directories(dir_ / "broken");
+  fs::copy_file(dir_ / "data" / "manifest.json", dir_ / "broken" / "manifest.json", fs::copy_options::overwrite_existing);
+  const Case cases[] = {
+      {{"eval", "--model", "z.onnx", "--data", "nowhere"}, "nowhere"},
+      {{"eval", "--model", "missing.onnx", "--data", "data"}, "missing.onnx"},
+      {{"eval", "--model", "z.onnx", "--data", "data", "--split", "later"}, "--split"},
+      {{"eval", "--model", "z.onnx", "--data", "broken"}, "windows.npy"},
+      {{"eval", "--model", "data/labels.npy", "--data", "data"}, "data/labels.npy"},
+      {{"eval", "--data", "data"}, "--model"},
+  };
+  for (const auto& c : cases) {
+    auto o = run_bin(c.args, dir_);
+    std::string joined;
+    for (const auto& a : c.args) joined += a + " ";
+    EXPECT_EQ(o.exit_code, 2) << joined << "\n" << o.err;
+    EXPECT_NE(o.err.find(c.message), std::string::npos) << joined << "\nstderr: " << o.err;
+  }
+}
+
+}  // namespace
+}  // namespace ts
