@@ -104,10 +104,10 @@ class CudaBackend final : public Backend {
     return Status::ok();
   }
 
-  // One implementation per op: the launch configuration is chosen by shape at run time.
   std::vector<std::string> tactics(const Graph&, const Node& n) const override {
-    if (!ops_.count(n.op)) return {};
-    return {"cuda"};
+    auto it = ops_.find(n.op);
+    if (it == ops_.end()) return {};
+    return it->second.tactics;
   }
 
   Result<std::unique_ptr<Kernel>> make_kernel(const Graph& g, const Node& n, const std::string& tactic) const override {
@@ -119,9 +119,13 @@ class CudaBackend final : public Backend {
     TS_RETURN_IF_ERROR(device().status);
     auto it = ops_.find(n.op);
     if (it == ops_.end()) return unsupported(n, "is not supported by the cuda backend yet");
-    if (!tactic.empty() && tactic != "cuda") return unsupported(n, "has no tactic '" + tactic + "' in the cuda backend");
+    const auto& t = it->second.tactics;
+    std::string chosen = tactic.empty() ? t.front() : tactic;
+    if (std::find(t.begin(), t.end(), chosen) == t.end()) {
+      return unsupported(n, "has no tactic '" + chosen + "' in the cuda backend");
+    }
     TS_CUDA(cudaSetDevice(0));
-    return it->second.make(g, n, cuda_math(options));
+    return it->second.make(g, n, cuda_math(options), chosen);
   }
 
   int64_t weight_bytes(const Program& program) const override {

@@ -89,17 +89,17 @@ Status check_matmul(const Graph& g, const Node& n) {
 }  // namespace
 
 void add_gemm_ops(std::vector<CudaOpInfo>& ops) {
-  ops.push_back({"FusedGemm", check_fused_gemm, [](const Graph& g, const Node& n, CudaMath p) {
+  ops.push_back({"FusedGemm", check_fused_gemm, [](const Graph& g, const Node& n, CudaMath p, const std::string&) {
                    CudaAct act = CudaAct::kNone;
                    cuda_act_from_name(n.attr_s("activation", "none"), &act);
                    return make_gemm(g, n.inputs[1], n.attr_i("trans_b", 0) != 0,
                                     n.inputs.size() > 2 ? n.inputs[2] : kNoValue, act, p);
                  }});
-  ops.push_back({"Gemm", check_gemm, [](const Graph& g, const Node& n, CudaMath p) {
+  ops.push_back({"Gemm", check_gemm, [](const Graph& g, const Node& n, CudaMath p, const std::string&) {
                    return make_gemm(g, n.inputs[1], n.attr_i("transB", 0) != 0,
                                     n.inputs.size() > 2 ? n.inputs[2] : kNoValue, CudaAct::kNone, p);
                  }});
-  ops.push_back({"MatMul", check_matmul, [](const Graph& g, const Node& n, CudaMath p) {
+  ops.push_back({"MatMul", check_matmul, [](const Graph& g, const Node& n, CudaMath p, const std::string&) {
                    return make_gemm(g, n.inputs[1], false, kNoValue, CudaAct::kNone, p);
                  }});
 }

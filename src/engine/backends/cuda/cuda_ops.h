@@ -15,7 +15,8 @@ struct CudaOpInfo {
   std::string op;
   // Extra checks beyond the op name (attributes, constant weights); null = none.
   std::function<Status(const Graph&, const Node&)> check;
-  std::function<Result<CudaKernelPtr>(const Graph&, const Node&, CudaMath)> make;
+  std::function<Result<CudaKernelPtr>(const Graph&, const Node&, CudaMath, const std::string& tactic)> make;
+  std::vector<std::string> tactics{"cuda"};  // first = default; timed by the builder when > 1
 };
 
 void add_gemm_ops(std::vector<CudaOpInfo>& ops);        // cuda_gemm_ops.cpp

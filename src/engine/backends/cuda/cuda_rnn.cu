@@ -26,7 +26,8 @@
 namespace ts::engine::cuda {
 namespace {
 
-constexpr int kMaxThreads = 512;
+constexpr int kMaxThreads = 512;        // 4 rows per CTA (≤ 128 registers per thread)
+constexpr int kMaxThreadsRow1 = 1024;   // 1 row per CTA (≤ 64 registers per thread)
 
 __device__ __forceinline__ float sigm(float x) { return 1.0f / (1.0f + expf(-x)); }
 // Element pair i (two consecutive k of one unit and gate) of Rᵀ as floats.
@@ -36,7 +37,7 @@ __device__ __forceinline__ float2 load_pair(const __half* r, size_t i) {
 }
 
 template <int G, int RB, typename RT>
-__global__ void __launch_bounds__(kMaxThreads) rnn_kernel(RnnStepParams p, int r_in_smem) {
+__global__ void __launch_bounds__(RB == 1 ? kMaxThreadsRow1 : kMaxThreads) rnn_kernel(RnnStepParams p, int r_in_smem) {
   extern __shared__ __align__(16) unsigned char smem[];
   const int H = p.hidden, B = p.batch, T = p.t_len;
   const int NU = blockDim.x, KS = blockDim.y, RG = blockDim.z;
@@ -318,13 +319,15 @@ Status launch_rnn_recurrence(const RnnStepParams& p, cudaStream_t stream) {
     if (!p.lstm && !p.lbr) b += size_t(rb) * hp * 4;
     return with_r ? b + r_bytes : b;
   };
-  int ks = std::max(1, std::min(4, kMaxThreads / nu));
+  const int max_threads = rb == 1 ? kMaxThreadsRow1 : kMaxThreads;
+  const int ks_cap = std::max(1, p.max_ks);
+  int ks = std::max(1, std::min(ks_cap, max_threads / nu));
   bool with_r = true;
   while (ks > 1 && smem_for(ks, true) > size_t(d.smem_optin)) ks /= 2;
   if (smem_for(ks, true) > size_t(d.smem_optin)) {
     // R does not fit (LSTM fp32 at H=128 is 256 KB): read it through L1/L2, split k widely.
     with_r = false;
-    ks = std::max(1, std::min(4, kMaxThreads / nu));
+    ks = std::max(1, std::min(ks_cap, max_threads / nu));
     while (ks > 1 && smem_for(ks, false) > size_t(d.smem_optin)) ks /= 2;
     if (smem_for(ks, false) > size_t(d.smem_optin)) {
       return Status(StatusCode::kUnsupported, "hidden size " + std::to_string(H) + " needs more shared memory than this GPU has");

@@ -22,6 +22,7 @@ struct RnnStepParams {
   int t_len = 0, batch = 0, hidden = 0;
   bool lstm = false;
   bool lbr = false;              // GRU linear_before_reset
+  int max_ks = 4;                // most k-slices per unit (tactic "persistent_ks<N>")
 };
 
 // Sets the kernels' shared-memory limits (once per process, at kernel creation).

@@ -231,7 +231,7 @@ Status needs_const_input(const Graph& g, const Node& n, size_t i, const char* wh
 }  // namespace
 
 void add_shape_ops(std::vector<CudaOpInfo>& ops) {
-  ops.push_back({"Transpose", nullptr, [](const Graph&, const Node& n, CudaMath) {
+  ops.push_back({"Transpose", nullptr, [](const Graph&, const Node& n, CudaMath, const std::string&) {
                    auto perm = n.attr_ints("perm");
                    return make_fn([perm](const CudaArgs& a) { return run_transpose(perm, a); });
                  }});
@@ -240,12 +240,12 @@ void add_shape_ops(std::vector<CudaOpInfo>& ops) {
                    if (n.inputs.size() < 2) return unsupported(n, "needs data and shape");
                    return needs_const_input(g, n, 1, "shape");
                  },
-                 [](const Graph& g, const Node& n, CudaMath) {
+                 [](const Graph& g, const Node& n, CudaMath, const std::string&) {
                    auto shape = const_ints(g, n.inputs[1]);
                    bool az = n.attr_i("allowzero", 0) != 0;
                    return make_fn([shape, az](const CudaArgs& a) { return run_reshape(shape, az, a); }, {true, false});
                  }});
-  ops.push_back({"Flatten", nullptr, [](const Graph&, const Node& n, CudaMath) {
+  ops.push_back({"Flatten", nullptr, [](const Graph&, const Node& n, CudaMath, const std::string&) {
                    int64_t ax = n.attr_i("axis", 1);
                    return make_fn([ax](const CudaArgs& a) {
                      int r = int(a.input(0)->dims.size());
@@ -257,18 +257,18 @@ void add_shape_ops(std::vector<CudaOpInfo>& ops) {
                    });
                  }});
   ops.push_back({"Squeeze", [](const Graph& g, const Node& n) { return needs_const_input(g, n, 1, "axes"); },
-                 [](const Graph& g, const Node& n, CudaMath) {
+                 [](const Graph& g, const Node& n, CudaMath, const std::string&) {
                    auto axes = n.attr_ints("axes");
                    if (n.inputs.size() > 1 && n.inputs[1] != kNoValue) axes = const_ints(g, n.inputs[1]);
                    return make_fn([axes](const CudaArgs& a) { return run_squeeze(axes, a); }, {true, false});
                  }});
   ops.push_back({"Unsqueeze", [](const Graph& g, const Node& n) { return needs_const_input(g, n, 1, "axes"); },
-                 [](const Graph& g, const Node& n, CudaMath) {
+                 [](const Graph& g, const Node& n, CudaMath, const std::string&) {
                    auto axes = n.attr_ints("axes");
                    if (n.inputs.size() > 1 && n.inputs[1] != kNoValue) axes = const_ints(g, n.inputs[1]);
                    return make_fn([axes](const CudaArgs& a) { return run_unsqueeze(axes, a); }, {true, false});
                  }});
-  ops.push_back({"Identity", nullptr, [](const Graph&, const Node&, CudaMath) {
+  ops.push_back({"Identity", nullptr, [](const Graph&, const Node&, CudaMath, const std::string&) {
                    return make_fn([](const CudaArgs& a) { return alias(a, a.input(0)->dims); });
                  }});
   ops.push_back({"Gather",
@@ -276,7 +276,7 @@ void add_shape_ops(std::vector<CudaOpInfo>& ops) {
                    if (n.inputs.size() < 2) return unsupported(n, "needs data and indices");
                    return needs_const_input(g, n, 1, "indices");
                  },
-                 [](const Graph& g, const Node& n, CudaMath) -> Result<CudaKernelPtr> {
+                 [](const Graph& g, const Node& n, CudaMath, const std::string&) -> Result<CudaKernelPtr> {
                    const Value& iv = g.value(n.inputs[1]);
                    auto k = std::make_unique<GatherKernel>(n.attr_i("axis", 0), constant_as_i64(iv), iv.const_dims());
                    TS_RETURN_IF_ERROR(k->init());
@@ -290,7 +290,7 @@ void add_elementwise_ops(std::vector<CudaOpInfo>& ops) {
       {"Erf", CudaUnary::kErf},   {"Sqrt", CudaUnary::kSqrt},       {"Exp", CudaUnary::kExp},
       {"Neg", CudaUnary::kNeg},   {"Abs", CudaUnary::kAbs}};
   for (auto [name, op] : uns) {
-    ops.push_back({name, nullptr, [op](const Graph&, const Node&, CudaMath) {
+    ops.push_back({name, nullptr, [op](const Graph&, const Node&, CudaMath, const std::string&) {
                      return make_fn([op](const CudaArgs& a) { return run_unary(op, a); });
                    }});
   }
@@ -299,18 +299,18 @@ void add_elementwise_ops(std::vector<CudaOpInfo>& ops) {
                    if (n.attr_s("approximate", "none") != "none") return unsupported(n, "approximate=tanh is not supported by the cuda backend");
                    return Status::ok();
                  },
-                 [](const Graph&, const Node&, CudaMath) {
+                 [](const Graph&, const Node&, CudaMath, const std::string&) {
                    return make_fn([](const CudaArgs& a) { return run_unary(CudaUnary::kGelu, a); });
                  }});
   const std::pair<const char*, CudaBinary> bins[] = {{"Add", CudaBinary::kAdd}, {"Sub", CudaBinary::kSub},
                                                      {"Mul", CudaBinary::kMul}, {"Div", CudaBinary::kDiv},
                                                      {"Pow", CudaBinary::kPow}};
   for (auto [name, op] : bins) {
-    ops.push_back({name, nullptr, [op](const Graph&, const Node&, CudaMath) {
+    ops.push_back({name, nullptr, [op](const Graph&, const Node&, CudaMath, const std::string&) {
                      return make_fn([op](const CudaArgs& a) { return run_binary(op, a); });
                    }});
   }
-  ops.push_back({"Softmax", nullptr, [](const Graph&, const Node& n, CudaMath) {
+  ops.push_back({"Softmax", nullptr, [](const Graph&, const Node& n, CudaMath, const std::string&) {
                    int64_t ax = n.attr_i("axis", -1);
                    return make_fn([ax](const CudaArgs& a) { return run_softmax(ax, a); });
                  }});
