@@ -40,6 +40,7 @@ struct SymbolExport {
   int64_t row_idx = 0, next_row_ns = 0;  // as FeatureEngine: current row interval and its end
   int64_t rows = 0;                       // rows pushed so far
   double last_mid = 0;                    // mid after the symbol's last event
+  bool last_trading = true;               // ... and whether its book was in continuous trading
   int64_t first_ts = 0, last_ts = 0, active_ns = 0;
   int64_t last_alert_ns[kAlertTypeCount];
   std::vector<LabelSample> samples;
@@ -223,7 +224,7 @@ Result<ExportSummary> export_dataset(const ExportOptions& o, const std::atomic<b
           // (identical values in between: nothing happened).
           const int64_t r = ts / interval;
           const float* prev = features.row(e.symbol);
-          LabelSample ls{s.next_row_ns, s.last_mid, prev[kVolLong], prev[kVolumeZ], prev[kDepthChange]};
+          LabelSample ls{s.next_row_ns, s.last_mid, prev[kVolLong], prev[kVolumeZ], prev[kDepthChange], s.last_trading};
           s.samples.push_back(ls);
           if (r * interval != s.next_row_ns) {
             ls.ts_ns = r * interval;
@@ -237,6 +238,7 @@ Result<ExportSummary> export_dataset(const ExportOptions& o, const std::atomic<b
       const BookTop& top = books.top(e.symbol);
       const float* row = features.on_event(e, top);
       if (top.mid() > 0) s.last_mid = top.mid();
+      s.last_trading = top.phase == Phase::kContinuous || top.phase == Phase::kUnknown;
       if (pushes > 0) {
         // A window each time the symbol's row count passes a multiple of the stride (a gap
         // that pushes several rows at once gives one window, and the grid stays put).

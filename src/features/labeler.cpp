@@ -57,7 +57,7 @@ std::vector<Onset> label_onsets(std::span<const LabelSample> samples, std::span<
         while (ref + 1 < seg_end && samples[ref + 1].ts_ns <= t_ref) ++ref;
         const LabelSample& a = samples[ref];
         const LabelSample& b = samples[cur];
-        if (a.mid > 0 && b.mid > 0) {
+        if (a.trading && b.trading && a.mid > 0 && b.mid > 0) {
           const double ret_bps = std::abs(std::log(b.mid / a.mid)) * 1e4;
           const double sigma = std::max(double(a.vol_bps), o.vol_floor_bps);
           price = ret_bps > o.k * sigma * sqrt_h && std::abs(b.mid - a.mid) >= o.min_move_ticks;
@@ -66,6 +66,7 @@ std::vector<Onset> label_onsets(std::span<const LabelSample> samples, std::span<
       // Shocks: at samples (fresh values), not on carried-forward seconds.
       for (; next < seg_end && samples[next].ts_ns <= t; ++next) {
         const LabelSample& s = samples[next];
+        if (!s.trading) continue;
         if (o.volume_z > 0 && s.volume_z >= o.volume_z) volume = true;
         if (s.depth_change <= depth_log) liquidity = true;
       }

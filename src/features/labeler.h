@@ -48,6 +48,8 @@ struct LabelSample {
   float vol_bps = 0;        // rolling volatility at that time (feature vol_long), bps per sqrt(s)
   float volume_z = 0;       // feature volume_z
   float depth_change = 0;   // feature depth_change (log change of top-5 depth over 10 s)
+  bool trading = true;      // continuous trading (or phase unknown); false in auctions, breaks,
+                            // halts: no condition is checked there, no return taken from there
 };
 
 struct InjectedSpan {

@@ -122,6 +122,19 @@ TEST(Labeler, NoReturnAcrossABreak) {
   EXPECT_EQ(label_onsets(c, {}, opts()).size(), 1u);
 }
 
+TEST(Labeler, NothingIsCheckedOutsideContinuousTrading) {
+  // A call auction's indicative price and match volume, then continuous trading from 300 s.
+  auto s = flat(600);
+  for (int i = 0; i < 300; ++i) s[size_t(i)].trading = false;
+  jump(s, 100, 200.0);     // the auction's price moves: not a move
+  s[200].volume_z = 30.f;  // the opening match: not a shock
+  EXPECT_TRUE(label_onsets(s, {}, opts()).empty());
+  s[400].volume_z = 30.f;  // in continuous trading: a shock
+  auto on = label_onsets(s, {}, opts());
+  ASSERT_EQ(on.size(), 1u);
+  EXPECT_EQ(on[0].ts_ns, kT0 + 400 * kSec);
+}
+
 TEST(Labeler, InjectedEventsAreOnsetsAndAbsorbTheirOwnMoves) {
   auto s = flat(600);
   jump(s, 230, 300.0);  // the injected crash's move, 30 s after its start
