@@ -155,6 +155,14 @@ class Backend {
     (void)options;
     return make_kernel(g, n, tactic);
   }
+  // The precision node i of a prepared Program computes in, as `inspect` shows it (a plan's
+  // precision is a permission: a backend may keep a layer at higher precision where that is
+  // faster or more accurate). Default: the plan's precision for every node.
+  virtual std::string layer_precision(const Program& program, size_t i, Precision plan) const {
+    (void)program;
+    (void)i;
+    return precision_name(plan);
+  }
   // Weight bytes of a prepared Program as this backend holds them. Default: the graph's
   // constants.
   virtual int64_t weight_bytes(const Program& program) const;

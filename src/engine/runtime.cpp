@@ -396,7 +396,7 @@ std::string EngineImpl::describe() const {
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& n = g.nodes[i];
     o << "  [" << i << "] " << n.op << " " << n.name << " tactic=" << (n.tactic.empty() ? "default" : n.tactic)
-      << " precision=" << precision_name(plan_.precision);
+      << " precision=" << backend_->layer_precision(*program_, i, plan_.precision);
     if (!n.fused_from.empty()) {
       o << " fused_from=[";
       for (size_t k = 0; k < n.fused_from.size(); ++k) o << (k ? ", " : "") << n.fused_from[k];

@@ -203,9 +203,19 @@ TEST(EngineBuilder, PrecisionsTheCpuCannotRunAreRefused) {
   o.precision = Precision::kINT8;
   EXPECT_EQ(build_from_graph(mlp_graph(), PassLog{}, o).status().message(),
             "building: int8 is not supported by the cpu backend (use --backend cuda)");
-  if (!__builtin_cpu_supports("avx512bf16")) {
-    o.precision = Precision::kBF16;
-    EXPECT_EQ(build_from_graph(mlp_graph(), PassLog{}, o).status().message(), "building: bf16 is not supported on this CPU");
+  // bf16 (BF16 recurrent weights, FP32 math) needs AVX2+FMA; an MLP then stays FP32 throughout.
+  o.precision = Precision::kBF16;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    auto plan = build_from_graph(mlp_graph(), PassLog{}, o);
+    ASSERT_TRUE(plan) << plan.status().to_string();
+    auto e = Engine::load(plan.value());
+    ASSERT_TRUE(e) << e.status().to_string();
+    const std::string d = e.value()->describe();
+    EXPECT_NE(d.find("precision bf16"), std::string::npos) << d;
+    EXPECT_EQ(d.find("precision=bf16"), std::string::npos) << "no MLP layer computes in bf16 on the cpu:\n" << d;
+  } else {
+    EXPECT_EQ(build_from_graph(mlp_graph(), PassLog{}, o).status().message(),
+              "building: bf16 on the cpu backend needs AVX2 and FMA, which this CPU lacks");
   }
   o.precision = Precision::kFP32;
   o.backend = "tpu";

@@ -91,6 +91,57 @@ TEST_P(WholeModel, MatchesPyTorchAtEveryBatchAndSeq) {
 INSTANTIATE_TEST_SUITE_P(Fixtures, WholeModel, ::testing::ValuesIn(kModels),
                          param_name);
 
+// Precision bf16 on the CPU: the recurrent weights of GRU/LSTM stored as BF16 (FP32 math), every
+// other layer FP32; `inspect` says which layer is which, and the output stays within 1e-2 of
+// PyTorch's FP32 (the tolerance the CUDA issue states for FP16/BF16).
+TEST(WholeModelBf16, RecurrentModelsStayWithinBf16ToleranceOfPyTorch) {
+  const auto manifest = testing::read_manifest(fixtures_dir());
+  ASSERT_TRUE(manifest.contains("models"));
+  for (const std::string name : {"gru_2x128", "lstm_2x128"}) {
+    const nlohmann::json* model = nullptr;
+    for (auto& m : manifest["models"]) {
+      if (m["name"] == name) model = &m;
+    }
+    ASSERT_NE(model, nullptr) << name;
+    BuildOptions opts;
+    opts.precision = Precision::kBF16;
+    opts.time_tactics = false;  // the default recurrence tactic, i.e. the one that stores bf16
+    OptimizationProfile profile;
+    for (auto& [in, range] : (*model)["profile"].items()) profile.inputs[in] = range_from_json(range);
+    opts.profiles.push_back(profile);
+    auto plan = build_file((fixtures_dir() / (*model)["onnx"].get<std::string>()).string(), opts);
+    ASSERT_TRUE(plan) << plan.status().to_string();
+    auto engine = Engine::load(plan.value());
+    ASSERT_TRUE(engine) << engine.status().to_string();
+    const std::string d = engine.value()->describe();
+    const std::string op = name.substr(0, 3) == "gru" ? "GRU" : "LSTM";
+    size_t rnn_layers = 0, bf16_layers = 0;
+    for (size_t at = d.find("] " + op + " "); at != std::string::npos; at = d.find("] " + op + " ", at + 1)) {
+      ++rnn_layers;
+      const std::string line = d.substr(at, d.find('\n', at) - at);
+      if (line.find("precision=bf16-weights(fp32-math)") != std::string::npos) ++bf16_layers;
+    }
+    EXPECT_EQ(rnn_layers, 2u) << d;
+    EXPECT_EQ(bf16_layers, rnn_layers) << d;
+    auto ctx = engine.value()->create_context();
+    ASSERT_TRUE(ctx);
+    double worst = 0;
+    for (auto& c : (*model)["cases"]) {
+      auto x = npy_read((fixtures_dir() / c["inputs"]["x"].get<std::string>()).string());
+      auto want = npy_read((fixtures_dir() / c["outputs"]["y"].get<std::string>()).string());
+      ASSERT_TRUE(x && want);
+      HostTensor got = HostTensor::zeros(DType::kF32, want.value().dims);
+      const TensorView in[] = {x.value().view()};
+      TensorView out[] = {got.view()};
+      ASSERT_TRUE(ctx.value()->execute(in, out));
+      const auto cmp = testing::compare_tensors(got, want.value(), 1e-2, 1e-2);
+      EXPECT_LE(cmp.max_rel_err, 1e-2) << name << ": " << cmp.message;
+      worst = std::max(worst, cmp.max_abs_err);
+    }
+    std::printf("bf16 %s: max |engine bf16 - torch fp32| %.3g\n", name.c_str(), worst);
+  }
+}
+
 // A shape outside the profile is refused at enqueue with an error, not run.
 TEST(WholeModelProfile, RefusesShapeOutsideProfile) {
   const auto onnx_path = (fixtures_dir() / "gru_1x32" / "model.onnx").string();

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "engine/backends/cpu/cpu_kernels.h"
+#include "engine/backends/cpu/cpu_rnn.h"
 #include "engine/backends/cpu/cpu_math.h"
 
 namespace ts::engine {
@@ -106,16 +107,38 @@ class CpuBackend final : public Backend {
     switch (p) {
       case Precision::kFP32: return Status::ok();
       case Precision::kBF16:
-        // BF16 is accepted where the CPU has native BF16 arithmetic; kernels then run FP32
-        // (results are at least as accurate as BF16).
-        if (__builtin_cpu_supports("avx512bf16")) return Status::ok();
-        return Status(StatusCode::kUnsupported, "bf16 is not supported on this CPU");
+        // BF16 here means BF16 storage of the recurrent weights with FP32 math (cpu_rnn.h):
+        // it halves the bytes a batch-1 recurrence streams per step. Every other layer, and any
+        // GRU/LSTM whose tactic timing prefers FP32, stays FP32 (`inspect` shows which).
+        if (cpu::cpu_has_avx2_fma()) return Status::ok();
+        return Status(StatusCode::kUnsupported, "bf16 on the cpu backend needs AVX2 and FMA, which this CPU lacks");
       case Precision::kFP16:
       case Precision::kINT8:
         return Status(StatusCode::kUnsupported, std::string(precision_name(p)) +
                       " is not supported by the cpu backend (use --backend cuda)");
     }
     return Status(StatusCode::kUnsupported, "unknown precision");
+  }
+
+  Result<std::unique_ptr<Kernel>> make_kernel_for(const Graph& g, const Node& n, const std::string& tactic,
+                                                  const KernelOptions& options) const override {
+    if (options.precision == Precision::kBF16 && (n.op == "GRU" || n.op == "LSTM")) {
+      TS_RETURN_IF_ERROR(check_supported(g, n));
+      const auto t = tactics(g, n);
+      const std::string chosen = tactic.empty() ? t.front() : tactic;
+      if (std::find(t.begin(), t.end(), chosen) == t.end()) {
+        return cpu::unsupported(n, "has no tactic '" + chosen + "' in the cpu backend");
+      }
+      return cpu::make_rnn_kernel(g, n, chosen, true);
+    }
+    return make_kernel(g, n, tactic);
+  }
+
+  std::string layer_precision(const Program& program, size_t i, Precision) const override {
+    if (i < program.kernels.size() && program.kernels[i] && cpu::rnn_kernel_is_bf16(*program.kernels[i])) {
+      return "bf16-weights(fp32-math)";
+    }
+    return "fp32";
   }
 
   Status check_supported(const Graph& g, const Node& n) const override {
