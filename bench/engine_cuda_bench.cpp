@@ -4,8 +4,9 @@
 //   engine_cuda_bench --models DIR [--only gru-2x128,lstm-2x128] [--precisions fp32,fp16]
 //                     [--batches 1,16,256,1024,4096] [--seq 60] [--min-time-s 1.0] --out FILE
 //
-// DIR holds <model>/model.onnx (bench/peers/export_models.py). Per model and precision: one
-// plan (profile batch 1..max batch at the given seq), one context. Per batch: inputs in host
+// DIR holds <model>/model.onnx (bench/peers/export_models.py). Per model, precision and batch:
+// one plan (profile batch 1..max batch at the given seq, opt = that batch, so the builder times
+// tactics at the measured shape, as engine_bench does), one context. Per batch: inputs in host
 // memory from Engine::allocate_host (page-locked on cuda), a pool of 4 random-normal inputs
 // rotated, warm-up (≥ 20 runs and ≥ 0.2 s: the first runs at a shape capture its CUDA graph),
 // then ExecutionContext::execute() timed run by run with steady_clock until ≥ min-time-s and
@@ -96,13 +97,14 @@ int main(int argc, char** argv) {
     }
     std::vector<uint8_t> onnx((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
     for (const auto& prec : a.precisions) {
+     for (int64_t b : a.batches) {
       BuildOptions o;
       o.backend = "cuda";
       o.precision = prec == "fp16" ? Precision::kFP16 : Precision::kFP32;
       o.tf32 = prec == "tf32";
       o.workspace_bytes = int64_t(4) << 30;
       OptimizationProfile p;
-      p.inputs["x"] = ShapeRange{{1, a.seq, features}, {1, a.seq, features}, {max_batch, a.seq, features}};
+      p.inputs["x"] = ShapeRange{{1, a.seq, features}, {b, a.seq, features}, {max_batch, a.seq, features}};
       o.profiles = {p};
       auto t0 = Clock::now();
       auto plan = build(onnx, o);
@@ -123,7 +125,17 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "%s: context failed: %s\n", model.c_str(), ctx.status().to_string().c_str());
         return 1;
       }
-      for (int64_t b : a.batches) {
+      std::string rnn_tactics;  // what the builder chose for the recurrent layers
+      {
+        std::istringstream d(eng.value()->describe());
+        for (std::string line; std::getline(d, line);) {
+          auto at = line.find("tactic=persistent");
+          if (at == std::string::npos) continue;
+          if (!rnn_tactics.empty()) rnn_tactics += ",";
+          rnn_tactics += line.substr(at + 7, line.find(' ', at) - at - 7);
+        }
+      }
+      {
         const size_t in_elems = size_t(b * a.seq * features);
         const size_t out_elems = size_t(b * a.seq * 8);
         std::vector<std::shared_ptr<void>> pool;
@@ -173,8 +185,8 @@ int main(int argc, char** argv) {
         double p50 = percentile(us, 0.5), p99 = percentile(us, 0.99);
         int64_t mem = ctx.value()->memory_bytes() + eng.value()->weight_bytes();
         double tput = double(b) / (p50 * 1e-6);
-        std::printf("%-12s %-5s %6lld %10.1f %10.1f %14.0f %12.1f\n", model.c_str(), prec.c_str(), (long long)b, p50, p99,
-                    tput, double(mem) / (1 << 20));
+        std::printf("%-12s %-5s %6lld %10.1f %10.1f %14.0f %12.1f  %s\n", model.c_str(), prec.c_str(), (long long)b, p50,
+                    p99, tput, double(mem) / (1 << 20), rnn_tactics.c_str());
         std::fflush(stdout);
         results.push_back({{"system", "ticksentry"},
                            {"case", {{"model", model}, {"precision", prec}, {"batch", b}, {"seq", a.seq}}},
@@ -184,8 +196,10 @@ int main(int argc, char** argv) {
                                         {"throughput_per_s", tput},
                                         {"device_memory_bytes", mem},
                                         {"iterations", us.size()},
-                                        {"build_s", build_s}}}});
+                                        {"build_s", build_s}}},
+                           {"tactics", rnn_tactics}});
       }
+     }
     }
   }
   std::ofstream(a.out) << results.dump(2) << "\n";

@@ -23,6 +23,7 @@ struct RnnStepParams {
   bool lstm = false;
   bool lbr = false;              // GRU linear_before_reset
   int max_ks = 4;                // most k-slices per unit (tactic "persistent_ks<N>")
+  bool rows1 = false;            // one row per CTA at every batch (tactic "..._rows1")
 };
 
 // Sets the kernels' shared-memory limits (once per process, at kernel creation).
