@@ -17,10 +17,12 @@ namespace fs = std::filesystem;
 using testing::read_json;
 using testing::run_bin;
 
+// Each test exports its own data set into its own folder: ctest runs the tests of this file as
+// parallel processes, and a shared folder would be wiped by one while another reads it.
 class EvalCli : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    dir_ = testing::scratch_dir("dataset_eval");
+  void SetUp() override {
+    dir_ = testing::scratch_dir(std::string("dataset_eval_") + ::testing::UnitTest::GetInstance()->current_test_info()->name());
     const std::string cmd = "/usr/bin/python3 " + std::string(TICKSENTRY_SOURCE_DIR) + "/tests/e2e/make_zscore_model.py " +
                             (dir_ / "z.onnx").string();
     ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
@@ -29,9 +31,8 @@ class EvalCli : public ::testing::Test {
                      dir_);
     ASSERT_EQ(o.exit_code, 0) << o.err;
   }
-  static fs::path dir_;
+  fs::path dir_;
 };
-fs::path EvalCli::dir_;
 
 TEST_F(EvalCli, ModelEqualToTheZScoreGetsItsMetrics) {
   auto o = run_bin({"eval", "--model", "z.onnx", "--data", "data", "--split", "all", "--json", "eval.json"}, dir_);
