@@ -158,7 +158,10 @@ int command_engine_build(const EngineBuildOptions& o) {
   for (auto* r : {&mins, &opt_parsed, &maxs}) {
     for (auto& [name, dims] : r->value()) ranges[name];
   }
-  for (auto& [name, range] : ranges) {
+  for (auto& entry : ranges) {
+    // Not a structured binding: clang (the fuzz preset) cannot capture one in the lambda below.
+    const std::string& name = entry.first;
+    engine::ShapeRange& range = entry.second;
     auto get = [&](const Result<std::map<std::string, std::vector<int64_t>>>& m) {
       auto it = m.value().find(name);
       return it == m.value().end() ? std::vector<int64_t>{} : it->second;
