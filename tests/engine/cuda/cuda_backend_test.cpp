@@ -180,11 +180,15 @@ struct OpCase {
   std::vector<std::vector<std::vector<int64_t>>> runs;  // per run: dims of each input
 };
 
-void check_case(const OpCase& c, Tol tol, Precision p = Precision::kFP32, bool tf32 = false) {
+// `gpu_graph`: the graph built for the GPU (default c.g; a copy with a forced tactic).
+void check_case(const OpCase& c, Tol tol, Precision p = Precision::kFP32, bool tf32 = false, const Graph* gpu_graph = nullptr,
+                bool time_tactics = true) {
   SCOPED_TRACE(c.name + " " + tol.name);
   auto cpu_e = build_graph(c.g, options("cpu"));
   ASSERT_TRUE(cpu_e) << cpu_e.status().to_string();
-  auto gpu_e = build_graph(c.g, options("cuda", p, tf32));
+  BuildOptions go = options("cuda", p, tf32);
+  go.time_tactics = time_tactics;
+  auto gpu_e = build_graph(gpu_graph ? *gpu_graph : c.g, go);
   ASSERT_TRUE(gpu_e) << gpu_e.status().to_string();
   uint32_t seed = 7;
   for (const auto& dims : c.runs) {
@@ -339,6 +343,67 @@ TEST(CudaOps, GruAndLstmMatchCpuAtSeveralShapes) {
       check_case(c, kFp16, Precision::kFP16);
     }
   }
+}
+
+// The recurrence tactic forced by name (the builder's timing off), so that a tactic the
+// timing would not pick at these shapes is still checked against the CPU backend.
+void check_rnn_tactic(const OpCase& c, const std::string& tactic, Tol tol, Precision p) {
+  Graph g = c.g;
+  for (Node& n : g.nodes)
+    if (n.op == "GRU" || n.op == "LSTM") n.tactic = tactic;
+  BuildOptions go = options("cuda", p);
+  go.time_tactics = false;
+  auto plan = build_from_graph(g, PassLog{}, go);
+  ASSERT_TRUE(plan) << plan.status().to_string();
+  auto pl = deserialize_plan(plan.value());
+  ASSERT_TRUE(pl) << pl.status().to_string();
+  int rnn_nodes = 0;
+  for (const Node& n : pl.value().graph.nodes) {
+    if (n.op != "GRU" && n.op != "LSTM") continue;
+    ++rnn_nodes;
+    EXPECT_EQ(n.tactic, tactic) << c.name;
+  }
+  EXPECT_EQ(rnn_nodes, 1) << c.name;
+  check_case(c, tol, p, false, &g, false);
+}
+
+// Tactic regs_b1 (R in registers, cuda_rnn_regs.cu): every unit count path (H 13 → 1 k-slice,
+// 64 → 2, 128 → 4), GRU lbr 0/1, LSTM ± peepholes, FP32 and FP16; batch 300 > 2 × SMs and
+// FP32 LSTM at H=128 run its fallback (the persistent_ks4_rows1 kernel).
+TEST(CudaOps, RegsB1TacticMatchesCpu) {
+  SKIP_WITHOUT_GPU();
+  std::vector<std::vector<std::vector<int64_t>>> runs{{{1, 1, 24}}, {{5, 3, 24}}, {{60, 1, 24}}, {{60, 16, 24}}, {{30, 300, 24}}};
+  for (int64_t h : {13, 64, 128}) {
+    for (int lbr : {1, 0}) {
+      OpCase c{"regs_b1 GRU H=" + std::to_string(h) + " lbr=" + std::to_string(lbr), rnn_graph(false, h, 24, lbr, false, false, 11), runs};
+      check_rnn_tactic(c, "regs_b1", kFp32, Precision::kFP32);
+      check_rnn_tactic(c, "regs_b1", kFp16, Precision::kFP16);
+    }
+    for (bool peep : {false, true}) {
+      OpCase c{"regs_b1 LSTM H=" + std::to_string(h) + (peep ? " peepholes" : ""), rnn_graph(true, h, 24, 0, peep, false, 21), runs};
+      check_rnn_tactic(c, "regs_b1", kFp32, Precision::kFP32);
+      check_rnn_tactic(c, "regs_b1", kFp16, Precision::kFP16);
+    }
+  }
+  OpCase c{"regs_b1 GRU initial_h", rnn_graph(false, 128, 8, 1, false, true, 31), {{{7, 4, 8}, {1, 4, 128}}, {{60, 1, 8}, {1, 1, 128}}}};
+  check_rnn_tactic(c, "regs_b1", kFp32, Precision::kFP32);
+}
+
+TEST(CudaOps, UnknownRecurrenceTacticIsRefusedNamingIt) {
+  SKIP_WITHOUT_GPU();
+  Graph g = rnn_graph(false, 32, 8, 1, false, false, 5);
+  for (Node& n : g.nodes)
+    if (n.op == "GRU") n.tactic = "regs_b9";
+  BuildOptions go = options("cuda");
+  go.time_tactics = false;
+  auto plan = build_from_graph(g, PassLog{}, go);
+  Status s = plan.status();
+  if (plan) {  // refused at load at the latest
+    auto e = Engine::load(plan.value());
+    ASSERT_FALSE(e);
+    s = e.status();
+  }
+  EXPECT_NE(s.message().find("has no tactic 'regs_b9' in the cuda backend"), std::string::npos) << s.message();
 }
 
 TEST(CudaOps, GruWithInitialState) {

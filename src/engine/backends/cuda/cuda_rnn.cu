@@ -310,7 +310,8 @@ Status launch_rnn_recurrence(const RnnStepParams& p, cudaStream_t stream) {
   if (nu > kMaxThreads) {
     return Status(StatusCode::kUnsupported, "hidden size " + std::to_string(H) + " is above the cuda backend's 512");
   }
-  const int rb = (!p.rows1 && p.batch > 2 * d.sms) ? 4 : 1;
+  if (p.regs && rnn_regs_supported(p, d.sms)) return launch_rnn_regs(p, stream);
+  const int rb = (!p.rows1 && !p.regs && p.batch > 2 * d.sms) ? 4 : 1;
   const int hp = (H + 1) & ~1;
   const size_t r_bytes = (size_t(hp) * G * H * (p.r_half ? 2 : 4) + 15) & ~size_t(15);
   auto smem_for = [&](int ks, bool with_r) {

@@ -24,7 +24,16 @@ struct RnnStepParams {
   bool lbr = false;              // GRU linear_before_reset
   int max_ks = 4;                // most k-slices per unit (tactic "persistent_ks<N>")
   bool rows1 = false;            // one row per CTA at every batch (tactic "..._rows1")
+  bool regs = false;             // tactic "regs_b1": R in registers (cuda_rnn_regs.cu) where
+                                 // rnn_regs_supported(), else the persistent_ks4_rows1 kernel
 };
+
+// Tactic "regs_b1" (cuda_rnn_regs.cu): offered for H ≤ 128 and batch ≤ 2 × SMs (one row per
+// CTA), not for FP32 LSTM at H > 64 (its weights do not fit the register file).
+constexpr int kRnnRegsMaxHidden = 128;
+constexpr int kRnnRegsMaxBatchPerSm = 2;
+bool rnn_regs_supported(const RnnStepParams& p, int sms);
+Status launch_rnn_regs(const RnnStepParams& p, cudaStream_t stream);
 
 // Sets the kernels' shared-memory limits (once per process, at kernel creation).
 Status rnn_prepare_device();

@@ -15,8 +15,8 @@ namespace {
 
 class RnnKernel final : public CudaKernel {
  public:
-  RnnKernel(bool lstm, bool lbr, int64_t hidden, int64_t input, int max_ks, bool rows1)
-      : lstm_(lstm), lbr_(lbr), h_(hidden), i_(input), max_ks_(max_ks), rows1_(rows1) {}
+  RnnKernel(bool lstm, bool lbr, int64_t hidden, int64_t input, int max_ks, bool rows1, bool regs)
+      : lstm_(lstm), lbr_(lbr), h_(hidden), i_(input), max_ks_(max_ks), rows1_(rows1), regs_(regs) {}
 
   // X, sequence_lens, initial_h, initial_c are read on the device; W, R, B, P were packed.
   bool reads_input(size_t i) const override { return i == 0 || i == 4 || i == 5 || i == 6; }
@@ -111,6 +111,7 @@ class RnnKernel final : public CudaKernel {
     p.lbr = lbr_;
     p.max_ks = max_ks_;
     p.rows1 = rows1_;
+    p.regs = regs_;
     DevTensor* y = a.out.size() > 0 ? a.out[0] : nullptr;
     DevTensor* yh = a.out.size() > 1 ? a.out[1] : nullptr;
     DevTensor* yc = lstm_ && a.out.size() > 2 ? a.out[2] : nullptr;
@@ -135,7 +136,7 @@ class RnnKernel final : public CudaKernel {
   bool lstm_, lbr_;
   int64_t h_, i_;
   int max_ks_;
-  bool rows1_;
+  bool rows1_, regs_;
   std::unique_ptr<LtGemm> proj_;
   DeviceBuffer r_, rbh_, peep_;
   bool r_half_ = false;
@@ -180,8 +181,9 @@ Status check_rnn(const Graph& g, const Node& n, bool lstm) {
 Result<CudaKernelPtr> make_rnn(const Graph& g, const Node& n, bool lstm, CudaMath p, const std::string& tactic) {
   int64_t h = n.attr_i("hidden_size", 0);
   bool lbr = !lstm && n.attr_i("linear_before_reset", 0) != 0;
+  const bool regs = tactic == "regs_b1";
   auto k = std::make_unique<RnnKernel>(lstm, lbr, h, g.value(n.inputs[1]).const_dims()[2], tactic.rfind("persistent_ks8", 0) == 0 ? 8 : 4,
-                                       tactic.size() > 6 && tactic.compare(tactic.size() - 6, 6, "_rows1") == 0);
+                                       tactic.size() > 6 && tactic.compare(tactic.size() - 6, 6, "_rows1") == 0, regs);
   TS_RETURN_IF_ERROR(k->init(g, n, p));
   return CudaKernelPtr(std::move(k));
 }
@@ -192,9 +194,11 @@ void add_rnn_ops(std::vector<CudaOpInfo>& ops) {
   // Tactics: the most k-slices per hidden unit in the one-row-per-CTA configuration (batch ≤
   // 2 × SMs): 4 (512 threads at H=128) or 8 (1024 threads, shorter FMA chains, one more level
   // of partial sums); "_rows1": one row per CTA at every batch (more CTAs resident per SM
-  // instead of 4 rows per CTA). Timed by the builder at the profile's opt shape.
+  // instead of 4 rows per CTA); "regs_b1": R in registers, one barrier per step, for H ≤ 128
+  // and batch ≤ 2 × SMs (cuda_rnn_regs.cu; elsewhere it runs the persistent_ks4_rows1 kernel).
+  // Timed by the builder at the profile's opt shape.
   const std::vector<std::string> tactics{"persistent_ks4", "persistent_ks8", "persistent_ks4_rows1",
-                                         "persistent_ks8_rows1"};
+                                         "persistent_ks8_rows1", "regs_b1"};
   ops.push_back({"GRU", [](const Graph& g, const Node& n) { return check_rnn(g, n, false); },
                  [](const Graph& g, const Node& n, CudaMath p, const std::string& t) { return make_rnn(g, n, false, p, t); },
                  tactics});
