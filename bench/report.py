@@ -72,8 +72,36 @@ def engine_tables():
     return "\n".join(out)
 
 
+def cuda_tables():
+    out = []
+    for machine, (path, doc) in sorted(latest("engine-cuda").items()):
+        m = doc["machine"]
+        out.append(f"Inference engine, CUDA, `{machine}` ({m.get('gpu', '')}, torch {m.get('torch', '')}), commit "
+                   f"`{doc['commit']}`, {doc['date']} — `{os.path.relpath(path, ROOT)}`. Host-to-host p50 µs "
+                   f"(pinned host input → probabilities in host memory); ratio = best PyTorch p50 / ticksentry p50 "
+                   f"(> 1: ticksentry faster).\n")
+        out.append("| model | precision | batch | ticksentry p50 / p99 | pytorch eager | pytorch CUDA graphs | torch.compile "
+                   "| ticksentry seq/s | vs best PyTorch |")
+        out.append("|---|---|---|---|---|---|---|---|---|")
+        rows = {}
+        for r in doc["results"]:
+            c = r["case"]
+            rows.setdefault((c["model"], c["precision"], c["batch"]), {})[r["system"]] = r["metrics"]
+        cell = lambda d: f"{d['p50_us']:,.0f}" if d else "–"
+        for (model, prec, batch), by in sorted(rows.items()):
+            ts_ = by.get("ticksentry")
+            peers = [by[k]["p50_us"] for k in ("pytorch-eager", "pytorch-cudagraph", "torch-compile") if k in by]
+            ratio = f"{min(peers) / ts_['p50_us']:.2f}×" if ts_ and peers else "–"
+            tput = f"{ts_['throughput_per_s'] / 1e6:.3f} M" if ts_ and "throughput_per_s" in ts_ else "–"
+            p99 = f" / {ts_['p99_us']:,.0f}" if ts_ and "p99_us" in ts_ else ""
+            out.append(f"| {model} | {prec} | {batch} | {cell(ts_)}{p99} | {cell(by.get('pytorch-eager'))} | "
+                       f"{cell(by.get('pytorch-cudagraph'))} | {cell(by.get('torch-compile'))} | {tput} | {ratio} |")
+        out.append("")
+    return "\n".join(out)
+
+
 def main():
-    text = pipeline_tables() + "\n" + engine_tables()
+    text = pipeline_tables() + "\n" + engine_tables() + "\n" + cuda_tables()
     if "--write" in sys.argv:
         readme = os.path.join(ROOT, "README.md")
         with open(readme) as f:
