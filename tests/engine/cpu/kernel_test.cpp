@@ -406,5 +406,49 @@ TEST(CpuKernels, FusedAttentionMatchesNaive) {
     }
 }
 
+
+// The AVX2 path's blocking: 4-row query blocks plus a tail row, key counts that are not a
+// multiple of 8, output widths with an 8-wide part and a scalar tail, both K layouts.
+TEST(CpuKernels, FusedAttentionBlockedShapesMatchNaive) {
+  struct Case { int64_t bh, tq, tk, d, dv; bool kt; };
+  for (const Case& c : {Case{3, 9, 13, 16, 20, true}, Case{3, 9, 13, 16, 20, false}, Case{2, 60, 60, 16, 16, false},
+                        Case{1, 1, 1, 3, 1, true}, Case{2, 4, 8, 8, 8, true}}) {
+    SCOPED_TRACE("tq " + std::to_string(c.tq) + " tk " + std::to_string(c.tk) + " dv " + std::to_string(c.dv) +
+                 " k_transposed " + std::to_string(c.kt));
+    GraphBuilder b;
+    std::vector<int64_t> kd = c.kt ? std::vector<int64_t>{c.bh, c.d, c.tk} : std::vector<int64_t>{c.bh, c.tk, c.d};
+    auto q = b.input("q", known({c.bh, c.tq, c.d})), k = b.input("k", known(kd)), v = b.input("v", known({c.bh, c.tk, c.dv}));
+    auto y = b.value("y");
+    auto& n = b.node("FusedAttention", {q, k, v}, {y});
+    n.attrs["scale"] = 0.25f;
+    n.attrs["k_transposed"] = int64_t(c.kt ? 1 : 0);
+    b.output(y);
+    std::vector<HostTensor> in = {random_tensor({c.bh, c.tq, c.d}, 81), random_tensor(kd, 82),
+                                  random_tensor({c.bh, c.tk, c.dv}, 83)};
+    auto out = run_graph(b.g, in);
+    ASSERT_TRUE(out) << out.status().to_string();
+    ASSERT_EQ(out.value()[0].dims, (std::vector<int64_t>{c.bh, c.tq, c.dv}));
+    for (int64_t bb = 0; bb < c.bh; ++bb)
+      for (int64_t i = 0; i < c.tq; ++i) {
+        std::vector<double> s(size_t(c.tk));
+        double mx = -1e30, sum = 0;
+        for (int64_t j = 0; j < c.tk; ++j) {
+          double acc = 0;
+          for (int64_t e = 0; e < c.d; ++e) {
+            float kv = c.kt ? in[1].f()[(bb * c.d + e) * c.tk + j] : in[1].f()[(bb * c.tk + j) * c.d + e];
+            acc += double(in[0].f()[(bb * c.tq + i) * c.d + e]) * kv;
+          }
+          s[size_t(j)] = acc * 0.25;
+          mx = std::max(mx, s[size_t(j)]);
+        }
+        for (double& t : s) { t = std::exp(t - mx); sum += t; }
+        for (int64_t e = 0; e < c.dv; ++e) {
+          double o = 0;
+          for (int64_t j = 0; j < c.tk; ++j) o += s[size_t(j)] / sum * in[2].f()[(bb * c.tk + j) * c.dv + e];
+          ASSERT_NEAR(out.value()[0].f()[(bb * c.tq + i) * c.dv + e], o, 1e-5) << "b " << bb << " row " << i << " col " << e;
+        }
+      }
+  }
+}
 }  // namespace
 }  // namespace ts::engine::testing
