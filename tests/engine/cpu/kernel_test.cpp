@@ -450,5 +450,36 @@ TEST(CpuKernels, FusedAttentionBlockedShapesMatchNaive) {
       }
   }
 }
+
+// Transposes that keep the last axis (copied a row at a time) and one that moves it.
+TEST(CpuKernels, TransposeRowCopiesMatchIndexing) {
+  struct Case { std::vector<int64_t> dims, perm; };
+  for (const Case& c : {Case{{5, 6, 16}, {1, 0, 2}}, Case{{2, 3, 4, 5}, {0, 2, 1, 3}}, Case{{2, 3, 4, 5}, {3, 1, 0, 2}},
+                        Case{{7}, {0}}, Case{{3, 1, 4}, {1, 0, 2}}}) {
+    GraphBuilder b;
+    auto x = b.input("x", known(c.dims));
+    auto y = b.value("y");
+    b.node("Transpose", {x}, {y}).attrs["perm"] = c.perm;
+    b.output(y);
+    std::vector<HostTensor> in = {random_tensor(c.dims, 91)};
+    auto out = run_graph(b.g, in);
+    ASSERT_TRUE(out) << out.status().to_string();
+    size_t r = c.dims.size();
+    std::vector<int64_t> od(r), xs(r, 1);
+    for (size_t i = 0; i < r; ++i) od[i] = c.dims[size_t(c.perm[i])];
+    for (size_t i = r - 1; i > 0; --i) xs[i - 1] = xs[i] * c.dims[i];
+    ASSERT_EQ(out.value()[0].dims, od);
+    int64_t n = 1;
+    for (int64_t v : od) n *= v;
+    for (int64_t flat = 0; flat < n; ++flat) {
+      int64_t rem = flat, off = 0;
+      for (size_t i = r; i-- > 0;) {
+        off += (rem % od[i]) * xs[size_t(c.perm[i])];
+        rem /= od[i];
+      }
+      ASSERT_EQ(out.value()[0].f()[flat], in[0].f()[off]) << "element " << flat;
+    }
+  }
+}
 }  // namespace
 }  // namespace ts::engine::testing

@@ -10,15 +10,22 @@ namespace ts::engine::cpu {
 namespace {
 
 // dst[i] = src[offset(i)] where offset follows `st` (element strides) over `out` dims.
+// PERF NOTE: when the last axis is contiguous in the source (a Transpose keeping the last axis,
+// a Slice of leading axes) whole rows are copied with memcpy: the transformer's head split and
+// merge (perm [1,0,2] of [T, B·H, 16]) ran one 4-byte memcpy per element before.
 void copy_strided(const uint8_t* src, const Dims& out, const Dims& st, size_t es, uint8_t* dst) {
   int64_t n = out.numel();
   if (n == 0) return;
+  int rank = out.n;
+  int64_t run = 1;
+  if (rank > 0 && st[rank - 1] == 1) run = out[--rank];
+  const size_t run_bytes = size_t(run) * es;
   std::array<int64_t, kMaxRank> idx{};
   int64_t off = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    if (es == 4) std::memcpy(dst + i * 4, src + off * 4, 4);
-    else std::memcpy(dst + size_t(i) * es, src + size_t(off) * es, es);
-    for (int d = out.n - 1; d >= 0; --d) {
+  for (int64_t i = 0; i < n; i += run) {
+    if (run_bytes == 4) std::memcpy(dst + i * 4, src + off * 4, 4);
+    else std::memcpy(dst + size_t(i) * es, src + size_t(off) * es, run_bytes);
+    for (int d = rank - 1; d >= 0; --d) {
       ++idx[size_t(d)];
       off += st[d];
       if (idx[size_t(d)] < out[d]) break;
