@@ -3,8 +3,9 @@
 // becomes FusedAttention(q, kT, v) with attrs scale (1/c for Div, c for Mul, 1 without) and
 // k_transposed = 1 (input 1 is Kᵀ, [..., d, Tk]). When kT is a Transpose of k swapping the last
 // two axes and used only here, the Transpose is absorbed: input 1 is k ([..., Tk, d]) and
-// k_transposed = 0. Output: q's shape with v's last dim. Masks (an Add before Softmax) are not
-// matched: such blocks stay unfused.
+// k_transposed = 0. A Div or Mul of q by a constant scalar used only here (PyTorch scales q
+// before q·kᵀ) is absorbed into scale. Output: q's shape with v's last dim. Masks (an Add
+// before Softmax) are not matched: such blocks stay unfused.
 #include "engine/passes/fuse_patterns.h"
 #include "engine/passes/pass_util.h"
 
@@ -63,6 +64,22 @@ int fuse_attention(Graph& g, PassLog& log) {
       f.attrs["k_transposed"] = int64_t(0);
       f.fused_from.push_back(tr.name);
       tr.op.clear();
+      break;
+    }
+    for (size_t t = 0; t < i; ++t) {  // absorb q = Div(x, c) | Mul(x, c)
+      Node& qs = g.nodes[t];
+      if ((qs.op != "Div" && qs.op != "Mul") || qs.outputs[0] != f.inputs[0] || only(f.inputs[0]) != int(i)) continue;
+      const Value& c = g.value(qs.inputs[1]);
+      if (g.value(qs.inputs[0]).is_constant || !c.is_constant || c.numel() != 1) break;
+      double cv = constant_as_f64(c)[0];
+      if (qs.op == "Div" && cv == 0.0) break;
+      const Value& x = g.value(qs.inputs[0]);
+      if (!x.rank_known || !g.value(f.inputs[0]).rank_known || x.shape.size() != g.value(f.inputs[0]).shape.size()) break;  // c must not add axes
+      scale = float(qs.op == "Div" ? double(scale) / cv : double(scale) * cv);
+      f.attrs["scale"] = scale;
+      f.inputs[0] = qs.inputs[0];
+      f.fused_from.push_back(qs.name);
+      qs.op.clear();
       break;
     }
     for (int k : nodes) f.fused_from.push_back(g.nodes[size_t(k)].name);

@@ -215,6 +215,55 @@ TEST(Fuse, AttentionBlockBecomesFusedAttention) {
   EXPECT_EQ(shape_to_string(g.value(f.outputs[0]).shape), "[batch,4,seq,16]");
 }
 
+// PyTorch's MultiheadAttention scales q (q / √d) before q·kᵀ: the Div joins the fused node.
+TEST(Fuse, AttentionAbsorbsScalingOfQ) {
+  B b;
+  b.input("q", {"batch", 4, "seq", 16});
+  b.input("k", {"batch", 4, "seq", 16});
+  b.input("v", {"batch", 4, "seq", 16});
+  b.init_f32("c", {}, {8.f});
+  b.node("Div", {"q", "c"}, {"qs"}, "/attn/Div_q");
+  auto& t = b.node("Transpose", {"k"}, {"kt"}, "/attn/Transpose");
+  B::attr_ints(t, "perm", {0, 1, 3, 2});
+  b.node("MatMul", {"qs", "kt"}, {"s"}, "/attn/MatMul");
+  b.init_f32("scale", {}, {2.f});
+  b.node("Mul", {"s", "scale"}, {"ss"}, "/attn/Mul");
+  auto& sm = b.node("Softmax", {"ss"}, {"p"}, "/attn/Softmax");
+  B::attr_i(sm, "axis", -1);
+  b.node("MatMul", {"p", "v"}, {"y"}, "/attn/MatMul_1");
+  b.output("y", {"batch", 4, "seq", 16});
+  PassLog log;
+  Graph g = passed(b, log);
+  ASSERT_EQ(ops(g), (std::vector<std::string>{"FusedAttention"}));
+  const Node& f = g.nodes[0];
+  EXPECT_FLOAT_EQ(f.attr_f("scale", 0), 0.25f);
+  EXPECT_EQ(g.value(f.inputs[0]).name, "q");
+  EXPECT_EQ(f.fused_from.size(), 6u);
+}
+
+// A scaled q that something else also reads stays a separate Div.
+TEST(Fuse, AttentionKeepsSharedScaledQ) {
+  B b;
+  b.input("q", {"batch", 4, "seq", 16});
+  b.input("k", {"batch", 4, "seq", 16});
+  b.input("v", {"batch", 4, "seq", 16});
+  b.init_f32("c", {}, {8.f});
+  b.node("Div", {"q", "c"}, {"qs"}, "/attn/Div_q");
+  auto& t = b.node("Transpose", {"k"}, {"kt"}, "/attn/Transpose");
+  B::attr_ints(t, "perm", {0, 1, 3, 2});
+  b.node("MatMul", {"qs", "kt"}, {"s"}, "/attn/MatMul");
+  auto& sm = b.node("Softmax", {"s"}, {"p"}, "/attn/Softmax");
+  B::attr_i(sm, "axis", -1);
+  b.node("MatMul", {"p", "v"}, {"y"}, "/attn/MatMul_1");
+  b.output("y", {"batch", 4, "seq", 16});
+  b.output("qs", {"batch", 4, "seq", 16});
+  PassLog log;
+  Graph g = passed(b, log);
+  ASSERT_EQ(ops(g), (std::vector<std::string>{"Div", "FusedAttention"}));
+  EXPECT_FLOAT_EQ(g.nodes[1].attr_f("scale", 0), 1.0f);
+  EXPECT_EQ(g.value(g.nodes[1].inputs[0]).name, "qs");
+}
+
 TEST(RunPasses, LogsLayout) {
   B b;
   b.input("x", {4});
