@@ -178,6 +178,39 @@ TEST(CpuKernels, LayerNormalizationMeanAndInvStdDevOutputs) {
   }
 }
 
+// Rows of 64 with a per-element scale and no bias (the vectorized path), with Mean and
+// InvStdDev, on inputs with a large offset (mean ≫ spread).
+TEST(CpuKernels, LayerNormalizationWideRowsWithStats) {
+  GraphBuilder b;
+  auto x = b.input("x", known({3, 5, 64}));
+  auto s = b.constant("s", {64}, random_vec(64, 12));
+  auto y = b.value("y"), mean = b.value("mean"), inv = b.value("inv");
+  b.node("LayerNormalization", {x, s}, {y, mean, inv}).attrs["epsilon"] = 1e-5f;
+  b.output(y);
+  b.output(mean);
+  b.output(inv);
+  std::vector<HostTensor> in = {random_tensor({3, 5, 64}, 13, 2.0f)};
+  for (int64_t i = 0; i < in[0].numel(); ++i) in[0].f()[i] += 10.0f;
+  auto out = run_graph(b.g, in);
+  ASSERT_TRUE(out) << out.status().to_string();
+  auto sv = random_vec(64, 12);
+  std::vector<float> want_y(size_t(in[0].numel())), want_m(15), want_i(15);
+  for (int64_t r = 0; r < 15; ++r) {
+    double m = 0, v = 0;
+    for (int k = 0; k < 64; ++k) m += in[0].f()[r * 64 + k];
+    m /= 64;
+    for (int k = 0; k < 64; ++k) v += std::pow(in[0].f()[r * 64 + k] - m, 2);
+    v /= 64;
+    want_m[size_t(r)] = float(m);
+    want_i[size_t(r)] = float(1.0 / std::sqrt(v + 1e-5));
+    for (int k = 0; k < 64; ++k) want_y[size_t(r * 64 + k)] = float((in[0].f()[r * 64 + k] - m) / std::sqrt(v + 1e-5) * sv[size_t(k)]);
+  }
+  ASSERT_EQ(out.value()[1].dims, (std::vector<int64_t>{3, 5, 1}));
+  expect_close(out.value()[0].f(), want_y.data(), int64_t(want_y.size()), 1e-5f, 1e-5f, "y");
+  expect_close(out.value()[1].f(), want_m.data(), 15, 1e-5f, 1e-6f, "mean");
+  expect_close(out.value()[2].f(), want_i.data(), 15, 1e-5f, 1e-5f, "inv_std_dev");
+}
+
 TEST(CpuKernels, LayerNormalizationStashTypeOtherThanFloatIsRefused) {
   GraphBuilder b;
   auto x = b.input("x", known({2, 4}));

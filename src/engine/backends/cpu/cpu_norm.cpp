@@ -48,6 +48,40 @@ Status run_softmax(int64_t axis_attr, bool flatten_tail, const KernelArgs& a) {
   return Status::ok();
 }
 
+TS_AVX2 float hsum8(__m256 v) {
+  __m128 x = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  x = _mm_add_ps(x, _mm_movehl_ps(x, x));
+  x = _mm_add_ss(x, _mm_shuffle_ps(x, x, 1));
+  return _mm_cvtss_f32(x);
+}
+
+// One LayerNorm row of len (a multiple of 8) floats; s and b are per-element or null.
+// PERF NOTE: the scalar loops did not vectorize (float sums are not reassociated without
+// -ffast-math); on the transformer-2x64 fixture's 4 LayerNorms over rows of 64 this path is
+// several times faster.
+TS_AVX2 void layer_norm_row_avx2(const float* src, float* dst, int64_t len, const float* s, const float* b,
+                                 float eps, float* mean_out, float* inv_out) {
+  __m256 acc = _mm256_setzero_ps();
+  for (int64_t i = 0; i < len; i += 8) acc = _mm256_add_ps(acc, _mm256_loadu_ps(src + i));
+  const float mean = hsum8(acc) / float(len);
+  const __m256 vm = _mm256_set1_ps(mean);
+  acc = _mm256_setzero_ps();
+  for (int64_t i = 0; i < len; i += 8) {
+    __m256 d = _mm256_sub_ps(_mm256_loadu_ps(src + i), vm);
+    acc = _mm256_fmadd_ps(d, d, acc);
+  }
+  const float inv = 1.0f / std::sqrt(hsum8(acc) / float(len) + eps);
+  const __m256 vi = _mm256_set1_ps(inv);
+  for (int64_t i = 0; i < len; i += 8) {
+    __m256 v = _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(src + i), vm), vi);
+    if (s) v = _mm256_mul_ps(v, _mm256_loadu_ps(s + i));
+    if (b) v = _mm256_add_ps(v, _mm256_loadu_ps(b + i));
+    _mm256_storeu_ps(dst + i, v);
+  }
+  *mean_out = mean;
+  *inv_out = inv;
+}
+
 Status run_layer_norm(int64_t axis_attr, float eps, const KernelArgs& a) {
   const RtTensor* x = a.input(0);
   const RtTensor* scale = a.input(1);
@@ -88,9 +122,17 @@ Status run_layer_norm(int64_t axis_attr, float eps, const KernelArgs& a) {
   const float* s = scale ? scale->as<float>() : nullptr;
   const float* b = bias ? bias->as<float>() : nullptr;
   bool s1 = scale && scale->numel() == 1, b1 = bias && bias->numel() == 1;
+  const bool vec = len % 8 == 0 && !s1 && !b1 && cpu_has_avx2_fma();
   for (int64_t r = 0; r < outer; ++r) {
     const float* src = p + r * len;
     float* dst = q + r * len;
+    if (vec) {
+      float mean, inv;
+      layer_norm_row_avx2(src, dst, len, s, b, eps, &mean, &inv);
+      if (mean_out) mean_out[r] = mean;
+      if (inv_out) inv_out[r] = inv;
+      continue;
+    }
     float mean = 0.0f;
     for (int64_t i = 0; i < len; ++i) mean += src[i];
     mean /= float(len);
