@@ -484,11 +484,12 @@ TEST(CpuKernels, FusedAttentionBlockedShapesMatchNaive) {
   }
 }
 
-// Transposes that keep the last axis (copied a row at a time) and one that moves it.
+// Transposes that keep the last axis (copied a row at a time) and ones that move it (a strided
+// gather per output row), including a last axis of size 1.
 TEST(CpuKernels, TransposeRowCopiesMatchIndexing) {
   struct Case { std::vector<int64_t> dims, perm; };
   for (const Case& c : {Case{{5, 6, 16}, {1, 0, 2}}, Case{{2, 3, 4, 5}, {0, 2, 1, 3}}, Case{{2, 3, 4, 5}, {3, 1, 0, 2}},
-                        Case{{7}, {0}}, Case{{3, 1, 4}, {1, 0, 2}}}) {
+                        Case{{7}, {0}}, Case{{3, 1, 4}, {1, 0, 2}}, Case{{5, 6, 16}, {1, 2, 0}}, Case{{4, 3, 1}, {1, 0, 2}}}) {
     GraphBuilder b;
     auto x = b.input("x", known(c.dims));
     auto y = b.value("y");

@@ -19,12 +19,22 @@ void copy_strided(const uint8_t* src, const Dims& out, const Dims& st, size_t es
   int rank = out.n;
   int64_t run = 1;
   if (rank > 0 && st[rank - 1] == 1) run = out[--rank];
+  // 4-byte elements whose last axis moves (Kᵀ for attention): a strided gather per output row.
+  const bool gather4 = run == 1 && es == 4 && rank > 0;
+  int64_t gstride = 0;
+  if (gather4) {
+    run = out[--rank];
+    gstride = st[rank];
+  }
   const size_t run_bytes = size_t(run) * es;
   std::array<int64_t, kMaxRank> idx{};
   int64_t off = 0;
   for (int64_t i = 0; i < n; i += run) {
-    if (run_bytes == 4) std::memcpy(dst + i * 4, src + off * 4, 4);
-    else std::memcpy(dst + size_t(i) * es, src + size_t(off) * es, run_bytes);
+    if (gather4) {
+      for (int64_t j = 0; j < run; ++j) std::memcpy(dst + (i + j) * 4, src + (off + j * gstride) * 4, 4);
+    } else {
+      std::memcpy(dst + size_t(i) * es, src + size_t(off) * es, run_bytes);
+    }
     for (int d = rank - 1; d >= 0; --d) {
       ++idx[size_t(d)];
       off += st[d];
