@@ -3,7 +3,9 @@
 // becomes FusedAttention(q, kT, v) with attrs scale (1/c for Div, c for Mul, 1 without) and
 // k_transposed = 1 (input 1 is Kᵀ, [..., d, Tk]). When kT is a Transpose of k swapping the last
 // two axes and used only here, the Transpose is absorbed: input 1 is k ([..., Tk, d]) and
-// k_transposed = 0. A Div or Mul of q by a constant scalar used only here (PyTorch scales q
+// k_transposed = 0; a Transpose producing kT from an axis order whose last axis becomes kT's
+// second-last is rewritten to produce k instead (same rows, contiguous copies), k_transposed = 0.
+// A Div or Mul of q by a constant scalar used only here (PyTorch scales q
 // before q·kᵀ) is absorbed into scale. Output: q's shape with v's last dim. Masks (an Add
 // before Softmax) are not matched: such blocks stay unfused.
 #include "engine/passes/fuse_patterns.h"
@@ -59,6 +61,18 @@ int fuse_attention(Graph& g, PassLog& log) {
       bool swap_last = perm.size() >= 2;
       for (size_t k = 0; k + 2 < perm.size(); ++k) swap_last = swap_last && perm[k] == int64_t(k);
       size_t r = perm.size();
+      if (r >= 2 && !(swap_last && perm[r - 2] == int64_t(r - 1) && perm[r - 1] == int64_t(r - 2)) &&
+          perm[r - 2] == int64_t(r - 1) && g.value(kt).shape.size() == r) {
+        // kT = Transpose(x, perm) with x's last axis becoming kT's second-last (PyTorch's
+        // [T, B·H, d] → [B·H, d, T]): transpose to [B·H, T, d] instead, which copies whole rows,
+        // and let the kernel read k untransposed.
+        std::swap(perm[r - 2], perm[r - 1]);
+        tr.attrs["perm"] = perm;
+        auto& ks = g.value(kt).shape;
+        std::swap(ks[r - 2], ks[r - 1]);
+        f.attrs["k_transposed"] = int64_t(0);
+        break;
+      }
       if (!swap_last || perm[r - 2] != int64_t(r - 1) || perm[r - 1] != int64_t(r - 2)) break;
       f.inputs[1] = tr.inputs[0];
       f.attrs["k_transposed"] = int64_t(0);

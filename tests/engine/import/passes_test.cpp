@@ -241,6 +241,29 @@ TEST(Fuse, AttentionAbsorbsScalingOfQ) {
   EXPECT_EQ(f.fused_from.size(), 6u);
 }
 
+// PyTorch exports kᵀ as one Transpose of [seq, b·h, d] with perm [1,2,0]: it becomes perm
+// [1,0,2] (k itself, [b·h, seq, d]) and the fused node reads k untransposed.
+TEST(Fuse, AttentionRewritesSeqMajorKTransposeToK) {
+  B b;
+  b.input("q", {4, "seq", 16});
+  b.input("k", {"seq", 4, 16});
+  b.input("v", {4, "seq", 16});
+  auto& t = b.node("Transpose", {"k"}, {"kt"}, "/attn/Transpose");
+  B::attr_ints(t, "perm", {1, 2, 0});
+  b.node("MatMul", {"q", "kt"}, {"s"}, "/attn/MatMul");
+  auto& sm = b.node("Softmax", {"s"}, {"p"}, "/attn/Softmax");
+  B::attr_i(sm, "axis", -1);
+  b.node("MatMul", {"p", "v"}, {"y"}, "/attn/MatMul_1");
+  b.output("y", {4, "seq", 16});
+  PassLog log;
+  Graph g = passed(b, log);
+  ASSERT_EQ(ops(g), (std::vector<std::string>{"Transpose", "FusedAttention"}));
+  EXPECT_EQ(g.nodes[0].attr_ints("perm"), (std::vector<int64_t>{1, 0, 2}));
+  EXPECT_EQ(shape_to_string(g.value(g.nodes[0].outputs[0]).shape), "[4,seq,16]");
+  EXPECT_EQ(g.nodes[1].attr_i("k_transposed", -1), 0);
+  EXPECT_EQ(g.nodes[1].inputs[1], g.nodes[0].outputs[0]);
+}
+
 // A scaled q that something else also reads stays a separate Div.
 TEST(Fuse, AttentionKeepsSharedScaledQ) {
   B b;
