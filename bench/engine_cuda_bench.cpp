@@ -129,7 +129,8 @@ int main(int argc, char** argv) {
       {
         std::istringstream d(eng.value()->describe());
         for (std::string line; std::getline(d, line);) {
-          auto at = line.find("tactic=persistent");
+          if (line.find("GRU") == std::string::npos && line.find("LSTM") == std::string::npos) continue;
+          auto at = line.find("tactic=");
           if (at == std::string::npos) continue;
           if (!rnn_tactics.empty()) rnn_tactics += ",";
           rnn_tactics += line.substr(at + 7, line.find(' ', at) - at - 7);

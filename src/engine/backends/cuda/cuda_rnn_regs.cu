@@ -4,7 +4,7 @@
 // Thread layout: a warp holds 32/KSPL hidden units × KSPL k-slices of 32 (lane = unit·KSPL +
 // slice); thread (j, s) keeps R[g][j][32·s .. 32·s+31] for all G gates in registers (FP32:
 // 32·G floats, FP16: 16·G half2) and h in shared memory (double-buffered, read as float4
-// broadcasts). A step: G dot products of 32, a butterfly over the KSPL lanes of a unit
+// broadcasts; FP16 reads a half copy and multiplies with HFMA2, fp32 state and gate math). A step: G dot products of 32, a butterfly over the KSPL lanes of a unit
 // (__shfl_xor, no shared memory), the gate math in lane s = 0 with x·Wᵀ prefetched one step
 // ahead, h written to the other buffer, ONE __syncthreads (two for GRU linear_before_reset=0,
 // whose candidate gate needs r ⊙ h of every unit first).
@@ -54,21 +54,10 @@ struct WRegs<__half> {
   __half2 v[kKC / 2];
 };
 
-// half2 → two floats, converted at each use. PERF NOTE: with __half22float2 the compiler
-// hoisted the conversions of all weights out of the step loop (96-128 float registers, ptxas
-// reported 20-300 bytes of spills at 512 threads); volatile asm keeps them in the loop.
-__device__ __forceinline__ float2 unpack_h2(__half2 v) {
-  unsigned u = *reinterpret_cast<unsigned*>(&v);
-  float lo, hi;
-  asm volatile("{.reg .b16 l, h;\n mov.b32 {l, h}, %2;\n cvt.f32.f16 %0, l;\n cvt.f32.f16 %1, h;\n}"
-               : "=f"(lo), "=f"(hi) : "r"(u));
-  return make_float2(lo, hi);
-}
-
 // Σ_k w[k]·h[k] over the 32 k of this slice (h: 32 floats in shared memory, 16-byte aligned).
 // Two accumulators per gate halve the FMA dependency chain.
 template <int G>
-__device__ __forceinline__ void dot32(const WRegs<float> (&w)[G], const float* h, int g0, int g1, float (&acc)[G]) {
+__device__ __forceinline__ void dot32(const WRegs<float> (&w)[G], const float* h, const __half*, int g0, int g1, float (&acc)[G]) {
   float a0[G], a1[G];
 #pragma unroll
   for (int g = 0; g < G; ++g) a0[g] = a1[g] = 0.0f;
@@ -88,28 +77,35 @@ __device__ __forceinline__ void dot32(const WRegs<float> (&w)[G], const float* h
 #pragma unroll
   for (int g = 0; g < G; ++g) acc[g] = a0[g] + a1[g];
 }
+// FP16: h·R in half2 FMAs (HFMA2) on a half copy of h, four half partial sums of 8 products
+// per gate, summed in fp32. PERF NOTE: the fp32-FMA version (cvt of every weight pair, 96 FMAs
+// per thread) was issue-bound on the one SM: GRU-2x128 FP16 batch 1 host-to-host 218 µs,
+// 2.9 µs per step for the two layers (seq slope); this one needs ~⅓ of the instructions.
 template <int G>
-__device__ __forceinline__ void dot32(const WRegs<__half> (&w)[G], const float* h, int g0, int g1, float (&acc)[G]) {
-  float a0[G], a1[G];
+__device__ __forceinline__ void dot32(const WRegs<__half> (&w)[G], const float*, const __half* h, int g0, int g1, float (&acc)[G]) {
+  __half2 a0[G], a1[G];
 #pragma unroll
-  for (int g = 0; g < G; ++g) a0[g] = a1[g] = 0.0f;
-  const float4* h4 = reinterpret_cast<const float4*>(h);
+  for (int g = 0; g < G; ++g) a0[g] = a1[g] = __float2half2_rn(0.0f);
+  const uint4* h8 = reinterpret_cast<const uint4*>(h);
 #pragma unroll
-  for (int q = 0; q < kKC / 4; ++q) {
-    float4 hv = h4[q];
+  for (int q = 0; q < kKC / 8; ++q) {
+    uint4 hv = h8[q];
+    __half2 h01 = *reinterpret_cast<__half2*>(&hv.x), h23 = *reinterpret_cast<__half2*>(&hv.y);
+    __half2 h45 = *reinterpret_cast<__half2*>(&hv.z), h67 = *reinterpret_cast<__half2*>(&hv.w);
 #pragma unroll
     for (int g = 0; g < G; ++g) {
       if (g < g0 || g >= g1) continue;
-      float2 w01 = unpack_h2(w[g].v[2 * q]);
-      float2 w23 = unpack_h2(w[g].v[2 * q + 1]);
-      a0[g] = fmaf(w01.x, hv.x, a0[g]);
-      a1[g] = fmaf(w01.y, hv.y, a1[g]);
-      a0[g] = fmaf(w23.x, hv.z, a0[g]);
-      a1[g] = fmaf(w23.y, hv.w, a1[g]);
+      a0[g] = __hfma2(w[g].v[4 * q], h01, a0[g]);
+      a1[g] = __hfma2(w[g].v[4 * q + 1], h23, a1[g]);
+      a0[g] = __hfma2(w[g].v[4 * q + 2], h45, a0[g]);
+      a1[g] = __hfma2(w[g].v[4 * q + 3], h67, a1[g]);
     }
   }
 #pragma unroll
-  for (int g = 0; g < G; ++g) acc[g] = a0[g] + a1[g];
+  for (int g = 0; g < G; ++g) {
+    float2 x = __half22float2(a0[g]), y = __half22float2(a1[g]);
+    acc[g] = (x.x + x.y) + (y.x + y.y);
+  }
 }
 
 // Element (k, gate g, unit j) of the packed Rᵀ ([Hp/2][G][H][2], see cuda_rnn.h).
@@ -125,6 +121,8 @@ __global__ void __launch_bounds__(128 * KSPL, 1) rnn_regs_kernel(RnnStepParams p
   constexpr int kHS = KSPL * kKC;        // h row length in shared memory (≥ H, zero-padded)
   __shared__ __align__(16) float hbuf[2][kHS];
   __shared__ __align__(16) float rhb[kHS];  // r ⊙ h (GRU linear_before_reset=0)
+  __shared__ __align__(16) __half h16[2][kHS];  // FP16: half copies of h and r ⊙ h for HFMA2
+  __shared__ __align__(16) __half rh16[kHS];
   const int H = p.hidden, B = p.batch, T = p.t_len;
   const int b = blockIdx.x;
   const int lane = threadIdx.x & 31;
@@ -157,6 +155,9 @@ __global__ void __launch_bounds__(128 * KSPL, 1) rnn_regs_kernel(RnnStepParams p
     hbuf[0][i] = (p.h0 && i < H) ? p.h0[size_t(b) * H + i] : 0.0f;
     hbuf[1][i] = 0.0f;
     rhb[i] = 0.0f;
+    h16[0][i] = __float2half(hbuf[0][i]);
+    h16[1][i] = __float2half(0.0f);
+    rh16[i] = __float2half(0.0f);
   }
   float c = (owner && p.c0) ? p.c0[size_t(b) * H + j] : 0.0f;
   int len = T;
@@ -179,6 +180,8 @@ __global__ void __launch_bounds__(128 * KSPL, 1) rnn_regs_kernel(RnnStepParams p
   for (int t = 0; t < T; ++t) {
     const float* hc = hbuf[cur];
     float* hn = hbuf[1 - cur];
+    const __half* hc16 = h16[cur];
+    __half* hn16 = h16[1 - cur];
     float gxv[G];
 #pragma unroll
     for (int g = 0; g < G; ++g) gxv[g] = gxn[g];
@@ -188,7 +191,7 @@ __global__ void __launch_bounds__(128 * KSPL, 1) rnn_regs_kernel(RnnStepParams p
       for (int g = 0; g < G; ++g) gxn[g] = nx[size_t(g) * H];
     }
     float acc[G];
-    dot32<G>(w, hc + k0, 0, gru_lbr0 ? 2 : G, acc);
+    dot32<G>(w, hc + k0, hc16 + k0, 0, gru_lbr0 ? 2 : G, acc);
 #pragma unroll
     for (int off = 1; off < KSPL; off <<= 1)
 #pragma unroll
@@ -211,9 +214,12 @@ __global__ void __launch_bounds__(128 * KSPL, 1) rnn_regs_kernel(RnnStepParams p
     } else {
       float z = sig<kFast>(gxv[0] + acc[0]);
       float rr = sig<kFast>(gxv[1] + acc[1]);
-      if (owner) rhb[j] = rr * hp;
+      if (owner) {
+        rhb[j] = rr * hp;
+        rh16[j] = __float2half(rr * hp);
+      }
       __syncthreads();  // r ⊙ h of every unit is in rhb
-      dot32<G>(w, rhb + k0, 2, 3, acc);
+      dot32<G>(w, rhb + k0, rh16 + k0, 2, 3, acc);
 #pragma unroll
       for (int off = 1; off < KSPL; off <<= 1) acc[2 % G] += __shfl_xor_sync(0xffffffffu, acc[2 % G], off);
       float n = tnh<kFast>(gxv[2 % G] + acc[2 % G]);
@@ -222,6 +228,7 @@ __global__ void __launch_bounds__(128 * KSPL, 1) rnn_regs_kernel(RnnStepParams p
     if (owner) {
       const bool valid = t < len;
       hn[j] = valid ? hnew : hp;
+      if constexpr (kFast) hn16[j] = __float2half(valid ? hnew : hp);
       if (p.y) p.y[(size_t(t) * B + b) * H + j] = valid ? hnew : 0.0f;
     }
     __syncthreads();
