@@ -15,8 +15,9 @@
 //  - larger batches: 4 rows per CTA (each R element read from shared memory once per step
 //    serves 4 rows), KS as large as shared memory allows. 8 rows spilled registers (ptxas:
 //    ~110-160 bytes of stack at 128 registers) and ran batch 4096 at 8 ms (first H200 run).
-//  Not yet: R in registers, tensor-core (mma) tiles for large batches, the two layers of a
-//  stack pipelined as a wavefront (issue 5); see tests/engine/cuda/RESULTS.md for numbers.
+//  R in registers for small batches is tactic "regs_b1" (cuda_rnn_regs.cu). Not yet:
+//  tensor-core (mma) tiles for large batches, the two layers of a stack pipelined as a
+//  wavefront (issue 5); see tests/engine/cuda/RESULTS.md for numbers.
 #include <cuda_fp16.h>
 
 #include <algorithm>
