@@ -72,9 +72,28 @@ def engine_tables():
     return "\n".join(out)
 
 
+def cuda_runs():
+    """engine-cuda runs to show: the newest, and the newest that covers every batch size if the
+    newest is a partial rerun (e.g. batch 1/16 only)."""
+    docs = []
+    for path in glob.glob(os.path.join(ROOT, "bench", "results", "engine-cuda-*.json")):
+        with open(path) as f:
+            docs.append((path, json.load(f)))
+    docs.sort(key=lambda pd: pd[1]["date"])
+    batches = lambda d: {r["case"]["batch"] for r in d["results"]}
+    shown = docs[-1:]
+    if docs:
+        widest = max(len(batches(d)) for _, d in docs)
+        full = [pd for pd in docs if len(batches(pd[1])) == widest]
+        if full and full[-1] is not docs[-1]:
+            shown = [full[-1], docs[-1]]
+    return shown
+
+
 def cuda_tables():
     out = []
-    for machine, (path, doc) in sorted(latest("engine-cuda").items()):
+    for path, doc in cuda_runs():
+        machine = doc["machine"]["name"]
         m = doc["machine"]
         out.append(f"Inference engine, CUDA, `{machine}` ({m.get('gpu', '')}, torch {m.get('torch', '')}), commit "
                    f"`{doc['commit']}`, {doc['date']} — `{os.path.relpath(path, ROOT)}`. Host-to-host p50 µs "
