@@ -24,15 +24,6 @@ int fail(const char* command, const std::string& message) {
   return 2;
 }
 
-std::string dims_text(const std::vector<int64_t>& dims) {
-  std::string s;
-  for (int64_t d : dims) {
-    if (!s.empty()) s.push_back('x');
-    s.append(std::to_string(d));
-  }
-  return s;
-}
-
 // "x:1x30x32,h:2x1x64" → {x: [1,30,32], h: [2,1,64]}.
 Result<std::map<std::string, std::vector<int64_t>>> parse_shapes(const std::string& spec,
                                                                   const char* flag) {
@@ -178,8 +169,8 @@ int command_engine_build(const EngineBuildOptions& o) {
     for (size_t k = 0; k < range.max.size(); ++k) {
       if (range.min[k] > range.opt[k] || range.opt[k] > range.max[k]) {
         return fail(kCmd, "input " + name + ": need min <= opt <= max in every dim, got " +
-                              dims_text(range.min) + " / " + dims_text(range.opt) + " / " +
-                              dims_text(range.max));
+                              engine::dims_x_str(range.min) + " / " + engine::dims_x_str(range.opt) + " / " +
+                              engine::dims_x_str(range.max));
       }
     }
   }
@@ -224,7 +215,7 @@ int command_engine_inspect(const EngineInspectOptions& o) {
   for (size_t p = 0; p < eng.profiles().size(); ++p) {
     for (const auto& [name, r] : eng.profiles()[p].inputs) {
       std::printf("profile %zu %s: min %s opt %s max %s\n", p, name.c_str(),
-                  dims_text(r.min).c_str(), dims_text(r.opt).c_str(), dims_text(r.max).c_str());
+                  engine::dims_x_str(r.min).c_str(), engine::dims_x_str(r.opt).c_str(), engine::dims_x_str(r.max).c_str());
     }
   }
   std::printf("%s", eng.describe().c_str());
@@ -294,7 +285,7 @@ int command_engine_infer(const EngineInferOptions& o) {
     const Status w = engine::npy_write(it->second, v.dtype, v.dims, v.data);
     if (!w) return fail(kCmd, w.message());
     std::printf("wrote %s %s (%s) to %s\n", eng.outputs()[i].name.c_str(),
-                engine::dtype_name(v.dtype), dims_text(v.dims).c_str(), it->second.c_str());
+                engine::dtype_name(v.dtype), engine::dims_x_str(v.dims).c_str(), it->second.c_str());
   }
   return 0;
 }

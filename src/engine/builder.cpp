@@ -29,15 +29,6 @@ Status unknown_backend(const std::string& name) {
   return build_error(StatusCode::kUnsupported, "unknown backend '" + name + "' (this build has: " + have + ")");
 }
 
-std::string dims_text(const std::vector<int64_t>& d) {
-  std::string s;
-  for (size_t i = 0; i < d.size(); ++i) {
-    if (i) s += "x";
-    s += std::to_string(d[i]);
-  }
-  return s;
-}
-
 // Default profile: batch 1..1024 (opt 1), other symbols 1..512 (opt 64).
 OptimizationProfile default_profile(const Graph& g) {
   OptimizationProfile p;
@@ -198,7 +189,7 @@ Result<std::vector<uint8_t>> build_from_graph(Graph graph, const PassLog& log, c
     auto cands = be->tactics(graph, n);
     if (cands.size() < 2) continue;
     std::string shapes;
-    for (const auto& d : ex.node_input_dims(i)) shapes += (d.empty() ? std::string("-") : dims_text(d)) + ";";
+    for (const auto& d : ex.node_input_dims(i)) shapes += (d.empty() ? std::string("-") : dims_x_str(d)) + ";";
     double best = -1.0;
     for (const std::string& tac : cands) {
       std::string key = be->name() + "|" + be->target_arch() + "|" + n.op + "|" + shapes + "|" + tac;

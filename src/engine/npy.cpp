@@ -182,12 +182,7 @@ Result<HostTensor> npy_parse(std::span<const uint8_t> bytes) {
     need *= size_t(d);
   }
   if (need > have) {
-    std::string dims_text;
-    for (int64_t d : t.dims) {
-      if (!dims_text.empty()) dims_text.push_back('x');
-      dims_text.append(std::to_string(d));
-    }
-    return npy_error("truncated data: shape (" + dims_text + ") of " + dtype_name(t.dtype) +
+    return npy_error("truncated data: shape (" + dims_x_str(t.dims) + ") of " + dtype_name(t.dtype) +
                      " needs more than the " + std::to_string(have) + " data bytes present");
   }
   const uint8_t* start = bytes.data() + pos + header_len;

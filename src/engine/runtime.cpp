@@ -32,15 +32,6 @@ size_t TensorView::bytes() const { return size_t(shape_numel(dims)) * dtype_size
 
 namespace {
 
-std::string dims_string(std::span<const int64_t> d) {
-  std::string s = "[";
-  for (size_t i = 0; i < d.size(); ++i) {
-    if (i) s += ",";
-    s += std::to_string(d[i]);
-  }
-  return s + "]";
-}
-
 Status invalid(const std::string& m) { return Status(StatusCode::kInvalidArgument, m); }
 
 }  // namespace
@@ -94,13 +85,13 @@ Status check_inputs(const Graph& g, const std::vector<OptimizationProfile>& prof
     if (!t.data && shape_numel(t.dims) > 0) return invalid("input " + v.name + ": null data");
     if (v.rank_known) {
       if (t.dims.size() != v.shape.size()) {
-        return invalid("input " + v.name + ": shape " + dims_string(t.dims) + " does not match " + shape_to_string(v.shape));
+        return invalid("input " + v.name + ": shape " + dims_str(t.dims) + " does not match " + shape_to_string(v.shape));
       }
       for (size_t k = 0; k < t.dims.size(); ++k) {
         const Dim& d = v.shape[k];
         if (t.dims[k] < 0) return invalid("input " + v.name + ": negative dim");
         if (d.is_known() && d.value != t.dims[k]) {
-          return invalid("input " + v.name + ": shape " + dims_string(t.dims) + " does not match " + shape_to_string(v.shape));
+          return invalid("input " + v.name + ": shape " + dims_str(t.dims) + " does not match " + shape_to_string(v.shape));
         }
         if (!d.is_known() && !d.symbol.empty()) {
           for (auto& [sym, val] : symbols) {
@@ -127,8 +118,8 @@ Status check_inputs(const Graph& g, const std::vector<OptimizationProfile>& prof
       bool inside = r.min.size() == d.size() && r.max.size() == d.size();
       for (size_t k = 0; inside && k < d.size(); ++k) inside = d[k] >= r.min[k] && d[k] <= r.max[k];
       if (!inside) {
-        err = "input " + v.name + ": shape " + dims_string(d) + " is outside profile " + std::to_string(p) +
-              " (min " + dims_string(r.min) + ", max " + dims_string(r.max) + ")";
+        err = "input " + v.name + ": shape " + dims_str(d) + " is outside profile " + std::to_string(p) +
+              " (min " + dims_str(r.min) + ", max " + dims_str(r.max) + ")";
       }
     }
     if (err.empty()) return Status::ok();
@@ -386,8 +377,8 @@ std::string EngineImpl::describe() const {
     << plan_.workspace_bytes << " bytes\n";
   for (size_t p = 0; p < plan_.profiles.size(); ++p) {
     for (const auto& [name, r] : plan_.profiles[p].inputs) {
-      o << "profile " << p << ": " << name << " min " << dims_string(r.min) << " opt " << dims_string(r.opt)
-        << " max " << dims_string(r.max) << "\n";
+      o << "profile " << p << ": " << name << " min " << dims_str(r.min) << " opt " << dims_str(r.opt)
+        << " max " << dims_str(r.max) << "\n";
     }
   }
   for (const BindingInfo& b : inputs_) o << "input  " << b.name << " " << dtype_name(b.dtype) << shape_to_string(b.shape) << "\n";

@@ -38,6 +38,24 @@ std::string shape_to_string(const Shape& s) {
   return out + "]";
 }
 
+std::string dims_str(std::span<const int64_t> d) {
+  std::string s = "[";
+  for (size_t i = 0; i < d.size(); ++i) {
+    if (i) s += ",";
+    s += std::to_string(d[i]);
+  }
+  return s + "]";
+}
+
+std::string dims_x_str(std::span<const int64_t> d) {
+  std::string s;
+  for (size_t i = 0; i < d.size(); ++i) {
+    if (i) s += "x";
+    s += std::to_string(d[i]);
+  }
+  return s;
+}
+
 bool shape_is_known(const Shape& s) {
   for (auto& d : s) {
     if (!d.is_known()) return false;

@@ -2,6 +2,7 @@
 // Tensors of the engine's graph IR: element types, shapes with symbolic dimensions, and
 // host-resident constant data (initializers, folded constants).
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,8 @@ struct Dim {
 };
 using Shape = std::vector<Dim>;
 std::string shape_to_string(const Shape& s);       // "[batch,60,32]"
+std::string dims_str(std::span<const int64_t> d);  // concrete dims: "[2,3]"
+std::string dims_x_str(std::span<const int64_t> d);  // trtexec's form: "2x3" (also timing-cache keys)
 bool shape_is_known(const Shape& s);
 int64_t shape_numel(const std::vector<int64_t>& dims);
 

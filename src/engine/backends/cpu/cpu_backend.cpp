@@ -26,15 +26,6 @@ Result<int> norm_axis(int64_t axis, int rank) {
 
 bool rank_ok(const RtTensor& t) { return t.dims.size() <= size_t(kMaxRank); }
 
-std::string dims_str(std::span<const int64_t> d) {
-  std::string s = "[";
-  for (size_t i = 0; i < d.size(); ++i) {
-    if (i) s += ",";
-    s += std::to_string(d[i]);
-  }
-  return s + "]";
-}
-
 bool broadcast_dims(const Dims& a, const Dims& b, Dims* out) {
   int n = std::max(a.n, b.n);
   out->n = n;

@@ -80,7 +80,6 @@ Status bad_input(const std::string& what);  // kInvalidArgument, message as give
 Result<int> norm_axis(int64_t axis, int rank);
 bool rank_ok(const RtTensor& t);
 inline Dims dims_of(const RtTensor& t) { return Dims::of(t.dims); }
-std::string dims_str(std::span<const int64_t> d);  // "[2,3]"
 
 // Numpy broadcasting of a and b into out; false when incompatible.
 bool broadcast_dims(const Dims& a, const Dims& b, Dims* out);

@@ -15,15 +15,6 @@ Status unsupported(const Node& n, const std::string& what) {
 
 Status bad_input(const std::string& what) { return Status(StatusCode::kInvalidArgument, what); }
 
-std::string dims_str(std::span<const int64_t> d) {
-  std::string s = "[";
-  for (size_t i = 0; i < d.size(); ++i) {
-    if (i) s += ",";
-    s += std::to_string(d[i]);
-  }
-  return s + "]";
-}
-
 bool is_const(const Graph& g, ValueId v) {
   return v >= 0 && size_t(v) < g.values.size() && g.value(v).is_constant;
 }

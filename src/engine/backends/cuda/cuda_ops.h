@@ -27,7 +27,6 @@ void add_shape_ops(std::vector<CudaOpInfo>& ops);       // cuda_shape_ops.cpp
 // "node <name>: op <op> <what>" as kUnsupported.
 Status unsupported(const Node& n, const std::string& what);
 Status bad_input(const std::string& what);
-std::string dims_str(std::span<const int64_t> d);
 bool is_const(const Graph& g, ValueId v);
 const float* const_f32(const Graph& g, ValueId v);
 
