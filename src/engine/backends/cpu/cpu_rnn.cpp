@@ -23,6 +23,7 @@
 #include "engine/backends/cpu/cpu_math.h"
 #include "engine/backends/cpu/cpu_rnn.h"
 #include "engine/backends/cpu/cpu_rnn_pack.h"
+#include "engine/ir/rnn_weights.h"
 
 namespace ts::engine::cpu {
 namespace {
@@ -592,17 +593,8 @@ Result<KernelPtr> make_rnn_kernel(const Graph& g, const Node& n, const std::stri
   w.hidden = h;
   w.input = wv.const_dims()[2];
   w.gates = ng;
-  std::vector<float> bias(size_t(2 * ng * h), 0.0f);
-  if (n.inputs.size() > 3 && n.inputs[3] != kNoValue) {
-    const float* b = g.value(n.inputs[3]).as<float>();
-    bias.assign(b, b + 2 * ng * h);
-  }
-  // Input-side bias: Wb + Rb, except GRU lbr=1 keeps Rbh inside r ⊙ (...).
-  std::vector<float> in_bias(size_t(ng * h));
-  for (int64_t j = 0; j < ng * h; ++j) {
-    bool keep_rb = !(lbr && j >= 2 * h);
-    in_bias[size_t(j)] = bias[size_t(j)] + (keep_rb ? bias[size_t(ng * h + j)] : 0.0f);
-  }
+  const std::vector<float> bias = rnn_bias(g, n, ng, h);
+  const std::vector<float> in_bias = rnn_input_bias(bias, ng, h, lbr);
   w.wx = pack_b(wv.as<float>(), w.input, ng * h, true, in_bias.data());
   const float* r = rv.as<float>();
   w.blocked = tactic.empty() || tactic == kBlockedTactic;

@@ -17,6 +17,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "engine/backends/cpu/cpu_rnn.h"
+#include "engine/ir/rnn_weights.h"
 
 namespace ts::engine::cpu {
 namespace {
@@ -193,11 +194,7 @@ Result<KernelPtr> make_rnn_onednn(const Graph& g, const Node& n) {
   w.input = wv.const_dims()[2];
   w.gates = ng;
   w.bias_gates = lbr ? 4 : ng;
-  std::vector<float> bias(size_t(2 * ng * h), 0.0f);
-  if (n.inputs.size() > 3 && n.inputs[3] != kNoValue) {
-    const float* bp = g.value(n.inputs[3]).as<float>();
-    bias.assign(bp, bp + 2 * ng * h);
-  }
+  const std::vector<float> bias = rnn_bias(g, n, ng, h);
   // oneDNN gate k takes ONNX gate map[k].
   const int64_t lstm_map[4] = {0, 2, 3, 1}, gru_map[3] = {0, 1, 2};
   const int64_t* map = lstm ? lstm_map : gru_map;

@@ -9,6 +9,7 @@
 #include "engine/backends/cuda/cuda_gemm.h"
 #include "engine/backends/cuda/cuda_ops.h"
 #include "engine/backends/cuda/cuda_rnn.h"
+#include "engine/ir/rnn_weights.h"
 
 namespace ts::engine::cuda {
 namespace {
@@ -26,17 +27,8 @@ class RnnKernel final : public CudaKernel {
 
   Status init(const Graph& g, const Node& n, CudaMath p) {
     const int64_t ng = lstm_ ? 4 : 3, h = h_;
-    std::vector<float> bias(size_t(2 * ng * h), 0.0f);
-    if (n.inputs.size() > 3 && n.inputs[3] != kNoValue) {
-      const float* b = g.value(n.inputs[3]).as<float>();
-      bias.assign(b, b + 2 * ng * h);
-    }
-    // Input-side bias: Wb + Rb, except GRU lbr=1 keeps Rbh inside r ⊙ (...).
-    std::vector<float> in_bias(size_t(ng * h));
-    for (int64_t j = 0; j < ng * h; ++j) {
-      bool keep_rb = !(lbr_ && j >= 2 * h);
-      in_bias[size_t(j)] = bias[size_t(j)] + (keep_rb ? bias[size_t(ng * h + j)] : 0.0f);
-    }
+    const std::vector<float> bias = rnn_bias(g, n, ng, h);
+    const std::vector<float> in_bias = rnn_input_bias(bias, ng, h, lbr_);
     auto proj = LtGemm::create(g.value(n.inputs[1]).as<float>(), i_, ng * h, true, in_bias.data(), CudaAct::kNone, p);
     if (!proj) return proj.status();
     proj_ = std::move(proj).value();
