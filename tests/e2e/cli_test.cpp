@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "run_bin.h"
 #include "test_data.h"
 
 namespace ts {
@@ -20,39 +21,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Outcome {
-  int exit_code = -1;
-  std::string out;  // stdout
-  std::string err;  // stderr
-};
-
-// Runs the binary with args; if sigint_after_ms > 0, sends SIGINT after that long.
-Outcome run_bin(const std::vector<std::string>& args, const fs::path& dir, int sigint_after_ms = 0) {
-  const fs::path out_file = dir / "stdout.txt", err_file = dir / "stderr.txt";
-  pid_t pid = fork();
-  if (pid == 0) {
-    if (!freopen(out_file.c_str(), "w", stdout) || !freopen(err_file.c_str(), "w", stderr)) _exit(99);
-    if (chdir(dir.c_str()) != 0) _exit(98);
-    std::vector<char*> argv;
-    argv.push_back(const_cast<char*>(TICKSENTRY_BIN));
-    for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(TICKSENTRY_BIN, argv.data());
-    _exit(97);
-  }
-  if (sigint_after_ms > 0) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(sigint_after_ms));
-    kill(pid, SIGINT);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  Outcome o;
-  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  std::ifstream fo(out_file), fe(err_file);
-  o.out.assign(std::istreambuf_iterator<char>(fo), {});
-  o.err.assign(std::istreambuf_iterator<char>(fe), {});
-  return o;
-}
+using testing::Outcome;
+using testing::run_bin;
 
 nlohmann::json read_json(const fs::path& p) {
   std::ifstream f(p);

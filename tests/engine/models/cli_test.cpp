@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "fixture_util.h"
+#include "run_bin.h"
 
 namespace ts::engine {
 namespace {
@@ -17,30 +18,11 @@ namespace {
 using testing::fixtures_dir;
 namespace fs = std::filesystem;
 
-struct Outcome {
-  int exit_code = -1;
-  std::string out, err;
-};
+using ts::testing::Outcome;
 
+// The child runs in the build folder: the paths given are absolute.
 Outcome run_bin(const std::vector<std::string>& args, const fs::path& dir) {
-  const fs::path out_file = dir / "stdout.txt", err_file = dir / "stderr.txt";
-  const pid_t pid = fork();
-  if (pid == 0) {
-    if (!freopen(out_file.c_str(), "w", stdout) || !freopen(err_file.c_str(), "w", stderr)) _exit(99);
-    std::vector<char*> argv{const_cast<char*>(TICKSENTRY_BIN)};
-    for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(TICKSENTRY_BIN, argv.data());
-    _exit(97);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  Outcome o;
-  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  std::ifstream fo(out_file), fe(err_file);
-  o.out.assign(std::istreambuf_iterator<char>(fo), {});
-  o.err.assign(std::istreambuf_iterator<char>(fe), {});
-  return o;
+  return ts::testing::run_bin(args, dir, 0, false);
 }
 
 class EngineCli : public ::testing::Test {
