@@ -13,7 +13,8 @@ DEB_PACKAGES := build-essential cmake ninja-build pkg-config git zlib1g-dev \
   nlohmann-json3-dev libsqlite3-dev sqlite3 libgtest-dev libgmock-dev libbenchmark-dev \
   libonnx-dev libprotobuf-dev protobuf-compiler libdnnl-dev \
   python3-torch python3-onnx python3-numpy libopenblas0-pthread \
-  python3-sklearn python3-matplotlib
+  python3-sklearn python3-matplotlib \
+  librdkafka-dev libsimdjson-dev libpq-dev postgresql kcat
 
 .PHONY: deps build demo test bench clean ticksentry train model model-data model-report
 

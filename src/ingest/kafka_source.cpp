@@ -1,0 +1,295 @@
+#include "ingest/kafka_source.h"
+
+#include <librdkafka/rdkafka.h>
+
+#include <cstring>
+#include <map>
+#include <set>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/log.h"
+#include "ingest/wire_binary.h"
+#include "ingest/wire_json.h"
+#include "kafka/kafka_producer.h"
+
+namespace ts {
+
+struct KafkaSource::Impl {
+  KafkaSourceOptions opt;
+  SymbolTable& symbols;
+  InputErrors& errors;
+  Metrics* metrics = nullptr;
+  rd_kafka_t* rk = nullptr;
+  std::unique_ptr<KafkaProducer> dlq;
+  WireJsonDecoder json;
+  std::string where;  // "topic[partition]" of the message being decoded, for error reports
+
+  // Next offset to commit per partition (offset of the last message handed on + 1). Only
+  // partitions this instance owns; a revoked partition's entry is dropped (rebalance_cb runs on
+  // the source thread, inside rd_kafka_consumer_poll).
+  std::map<int32_t, int64_t> next_offsets;
+  std::set<int32_t> assigned;
+  std::set<int32_t> at_eof;
+  bool assigned_once = false;
+
+  KafkaSourceStats st;
+  int64_t next_publish_ns = 0;
+  KafkaSourceStats published;
+  int64_t published_at_ns = 0;
+
+  Impl(const KafkaSourceOptions& o, SymbolTable& s, InputErrors& e, Metrics* m)
+      : opt(o), symbols(s), errors(e), metrics(m) {}
+
+  // Decodes one message into `out`; false (counted, dead-lettered) when it is bad.
+  bool decode(const rd_kafka_message_t* m, Event& out);
+  void dead_letter(const rd_kafka_message_t* m, const WireDecodeStatus& why);
+  void on_rebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* parts);
+  void publish_metrics(int64_t now_ns);
+  int64_t compute_lag();
+};
+
+namespace {
+
+bool is_binary(const rd_kafka_message_t* m) {
+  const auto* p = static_cast<const uint8_t*>(m->payload);
+  return m->len >= 2 && p[0] == 'T' && p[1] == 'K';
+}
+
+}  // namespace
+
+bool KafkaSource::Impl::decode(const rd_kafka_message_t* m, Event& out) {
+  WireEvent w;
+  const std::span<const uint8_t> bytes(static_cast<const uint8_t*>(m->payload), m->payload ? m->len : 0);
+  WireDecodeStatus s = is_binary(m) ? wire_binary_decode(bytes, w) : json.decode(bytes, w);
+  SymbolId id = kInvalidSymbol;
+  if (s.ok()) {
+    id = symbols.intern(w.symbol);
+    if (id == kInvalidSymbol) s = WireDecodeStatus::fail(InputError::kUnknownSymbol, "symbol table full");
+  }
+  if (!s.ok()) {
+    dead_letter(m, s);
+    return false;
+  }
+  Price prev_close = w.prev_close;
+  if (w.event.kind == EventKind::kSnapshot && w.event.snapshot.prev_close > 0) prev_close = w.event.snapshot.prev_close;
+  const RefData& ref = symbols.ref(id);
+  if (w.is_st != ref.is_st) symbols.set_st(id, w.is_st);
+  if (prev_close > 0 && ref.prev_close != prev_close) symbols.set_prev_close(id, prev_close);
+  out = w.event;
+  out.symbol = id;
+  out.recv_ts_ns = 0;
+  return true;
+}
+
+void KafkaSource::Impl::dead_letter(const rd_kafka_message_t* m, const WireDecodeStatus& why) {
+  ++st.decode_errors;
+  where = opt.topic + "[" + std::to_string(m->partition) + "]";
+  errors.report(why.kind, where, uint64_t(m->offset), why.reason);
+  if (!dlq) return;
+  const std::string partition = std::to_string(m->partition), offset = std::to_string(m->offset);
+  const KafkaProducer::Header headers[] = {
+      {"ticksentry.error.kind", input_error_name(why.kind)},
+      {"ticksentry.error.reason", why.reason},
+      {"ticksentry.source.topic", opt.topic},
+      {"ticksentry.source.partition", partition},
+      {"ticksentry.source.offset", offset},
+  };
+  const std::string_view key(static_cast<const char*>(m->key), m->key ? m->key_len : 0);
+  const std::span<const uint8_t> value(static_cast<const uint8_t*>(m->payload), m->payload ? m->len : 0);
+  if (Status s = dlq->produce(opt.dlq_topic, key, value, headers, /*block_ms=*/1000); s.is_ok()) {
+    ++st.dlq;
+  } else {
+    spdlog::warn("kafka: dead-letter {} offset {}: {}", where, m->offset, s.to_string());
+  }
+}
+
+void KafkaSource::Impl::on_rebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* parts) {
+  const bool cooperative = std::strcmp(rd_kafka_rebalance_protocol(rk), "COOPERATIVE") == 0;
+  std::string list;
+  for (int i = 0; i < parts->cnt; ++i) {
+    if (i) list += ',';
+    list += std::to_string(parts->elems[i].partition);
+  }
+  if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+    spdlog::info("kafka: assigned {} partitions [{}]", opt.topic, list);
+    for (int i = 0; i < parts->cnt; ++i) {
+      assigned.insert(parts->elems[i].partition);
+      at_eof.erase(parts->elems[i].partition);
+    }
+    assigned_once = true;
+    if (cooperative) {
+      if (rd_kafka_error_t* e = rd_kafka_incremental_assign(rk, parts)) {
+        spdlog::error("kafka: incremental assign: {}", rd_kafka_error_string(e));
+        rd_kafka_error_destroy(e);
+      }
+    } else {
+      rd_kafka_assign(rk, parts);
+    }
+  } else {
+    spdlog::info("kafka: revoked {} partitions [{}]", opt.topic, list);
+    for (int i = 0; i < parts->cnt; ++i) {
+      // Not committed here: events already handed on may still be in the pipeline. The next
+      // owner re-reads from the last committed offset; alert ids dedupe (docs/kafka.md).
+      assigned.erase(parts->elems[i].partition);
+      next_offsets.erase(parts->elems[i].partition);
+      at_eof.erase(parts->elems[i].partition);
+    }
+    if (cooperative) {
+      if (rd_kafka_error_t* e = rd_kafka_incremental_unassign(rk, parts)) rd_kafka_error_destroy(e);
+    } else {
+      rd_kafka_assign(rk, nullptr);
+    }
+  }
+}
+
+int64_t KafkaSource::Impl::compute_lag() {
+  int64_t lag = 0;
+  bool known = false;
+  for (int32_t p : assigned) {
+    int64_t lo = 0, hi = 0;
+    if (rd_kafka_get_watermark_offsets(rk, opt.topic.c_str(), p, &lo, &hi) || hi < 0) continue;
+    auto it = next_offsets.find(p);
+    const int64_t pos = it != next_offsets.end() ? it->second : lo;
+    lag += std::max<int64_t>(0, hi - pos);
+    known = true;
+  }
+  return known ? lag : -1;
+}
+
+void KafkaSource::Impl::publish_metrics(int64_t now_ns) {
+  const int64_t lag = compute_lag();
+  st.lag_messages = lag;
+  if (metrics) {
+    metrics->counter("kafka_messages_total", "Kafka messages consumed").Increment(double(st.messages - published.messages));
+    metrics->counter("kafka_decode_errors_total", "Kafka messages that failed to decode")
+        .Increment(double(st.decode_errors - published.decode_errors));
+    metrics->counter("kafka_dlq_total", "Bad Kafka messages sent to the dead-letter topic")
+        .Increment(double(st.dlq - published.dlq));
+    metrics->gauge("kafka_lag_messages", "Messages behind the high watermark, over assigned partitions").Set(double(lag));
+    if (published_at_ns > 0 && now_ns > published_at_ns) {
+      metrics->gauge("kafka_consume_rate_per_s", "Kafka messages consumed per second")
+          .Set(double(st.messages - published.messages) * 1e9 / double(now_ns - published_at_ns));
+    }
+  }
+  published = st;
+  published_at_ns = now_ns;
+}
+
+Result<std::unique_ptr<KafkaSource>> KafkaSource::open(const KafkaSourceOptions& o, SymbolTable& symbols,
+                                                       InputErrors& errors, Metrics* metrics) {
+  if (o.topic.empty()) return Status(StatusCode::kInvalidArgument, "kafka source: --topic is required");
+  KafkaProps props = {{"group.id", o.group},
+                      {"enable.auto.commit", "false"},
+                      {"auto.offset.reset", "earliest"},
+                      {"partition.assignment.strategy", "cooperative-sticky"},
+                      {"enable.partition.eof", o.exit_at_eof ? "true" : "false"}};
+  for (const auto& [k, v] : o.props) props[k] = v;
+  if (!o.brokers.empty()) props["bootstrap.servers"] = o.brokers;
+  if (!props.count("bootstrap.servers")) {
+    return Status(StatusCode::kInvalidArgument, "kafka source: --brokers (or kafka.consumer bootstrap.servers) is required");
+  }
+  auto impl = std::make_unique<Impl>(o, symbols, errors, metrics);
+  if (!o.dlq_topic.empty()) {
+    KafkaProps dp = o.dlq_props;
+    dp["bootstrap.servers"] = props["bootstrap.servers"];
+    auto p = KafkaProducer::create(dp);
+    if (!p.is_ok()) return p.status().with_context("kafka dead-letter producer");
+    impl->dlq = std::move(p).value();
+  }
+  auto conf = kafka_conf(props);
+  if (!conf.is_ok()) return conf.status().with_context("kafka source");
+  rd_kafka_conf_set_opaque(conf.value(), impl.get());
+  rd_kafka_conf_set_rebalance_cb(conf.value(), [](rd_kafka_t*, rd_kafka_resp_err_t err,
+                                                  rd_kafka_topic_partition_list_t* parts, void* opaque) {
+    static_cast<Impl*>(opaque)->on_rebalance(err, parts);
+  });
+  char err[512];
+  impl->rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf.value(), err, sizeof err);
+  if (!impl->rk) {
+    rd_kafka_conf_destroy(conf.value());
+    return Status(StatusCode::kInvalidArgument, std::string("kafka source: ") + err);
+  }
+  rd_kafka_poll_set_consumer(impl->rk);
+  rd_kafka_topic_partition_list_t* topics = rd_kafka_topic_partition_list_new(1);
+  rd_kafka_topic_partition_list_add(topics, o.topic.c_str(), RD_KAFKA_PARTITION_UA);
+  const rd_kafka_resp_err_t serr = rd_kafka_subscribe(impl->rk, topics);
+  rd_kafka_topic_partition_list_destroy(topics);
+  if (serr) {
+    rd_kafka_destroy(impl->rk);
+    impl->rk = nullptr;
+    return Status(StatusCode::kInvalidArgument, "kafka source: subscribe " + o.topic + ": " + rd_kafka_err2str(serr));
+  }
+  return std::unique_ptr<KafkaSource>(new KafkaSource(std::move(impl)));
+}
+
+KafkaSource::KafkaSource(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+KafkaSource::~KafkaSource() {
+  if (impl_->rk) {
+    rd_kafka_consumer_close(impl_->rk);
+    rd_kafka_destroy(impl_->rk);
+  }
+}
+
+size_t KafkaSource::next_batch(std::span<Event> out) {
+  Impl& m = *impl_;
+  size_t n = 0;
+  int timeout_ms = m.opt.poll_timeout_ms;
+  while (n < out.size()) {
+    rd_kafka_message_t* msg = rd_kafka_consumer_poll(m.rk, timeout_ms);
+    if (!msg) break;
+    timeout_ms = 0;  // take what is buffered, do not wait again within one batch
+    if (msg->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+      m.at_eof.insert(msg->partition);
+    } else if (msg->err) {
+      spdlog::warn("kafka: {}", rd_kafka_message_errstr(msg));
+    } else {
+      ++m.st.messages;
+      m.at_eof.erase(msg->partition);
+      m.next_offsets[msg->partition] = msg->offset + 1;
+      if (m.decode(msg, out[n])) {
+        ++m.st.decoded;
+        ++n;
+      }
+    }
+    rd_kafka_message_destroy(msg);
+  }
+  if (m.dlq) m.dlq->poll();
+  const int64_t now = mono_ns();
+  if (now >= m.next_publish_ns) {
+    m.next_publish_ns = now + 1'000'000'000;
+    m.publish_metrics(now);
+  }
+  return n;
+}
+
+bool KafkaSource::done() const {
+  const Impl& m = *impl_;
+  if (!m.opt.exit_at_eof || !m.assigned_once || m.assigned.empty()) return false;
+  for (int32_t p : m.assigned) {
+    if (!m.at_eof.count(p)) return false;
+  }
+  return true;
+}
+
+std::string KafkaSource::describe() const {
+  return "kafka topic " + impl_->opt.topic + " group " + impl_->opt.group;
+}
+
+KafkaSourceStats KafkaSource::stats() const { return impl_->st; }
+
+Status KafkaSource::commit() {
+  Impl& m = *impl_;
+  if (m.next_offsets.empty()) return Status::ok();
+  rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(int(m.next_offsets.size()));
+  for (const auto& [p, off] : m.next_offsets) {
+    rd_kafka_topic_partition_list_add(list, m.opt.topic.c_str(), p)->offset = off;
+  }
+  const rd_kafka_resp_err_t err = rd_kafka_commit(m.rk, list, /*async=*/0);
+  rd_kafka_topic_partition_list_destroy(list);
+  if (err) return Status(StatusCode::kIoError, "kafka commit " + m.opt.topic + ": " + rd_kafka_err2str(err));
+  return Status::ok();
+}
+
+}  // namespace ts
