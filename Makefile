@@ -14,7 +14,8 @@ DEB_PACKAGES := build-essential cmake ninja-build pkg-config git zlib1g-dev \
   libonnx-dev libprotobuf-dev protobuf-compiler libdnnl-dev \
   python3-torch python3-onnx python3-numpy libopenblas0-pthread \
   python3-sklearn python3-matplotlib \
-  librdkafka-dev libsimdjson-dev libpq-dev postgresql kcat
+  librdkafka-dev libsimdjson-dev libpq-dev postgresql kcat \
+  libcurl4-openssl-dev libssl-dev python3-aiosmtpd
 
 .PHONY: deps build demo test bench clean ticksentry train model model-data model-report
 

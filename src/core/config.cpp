@@ -59,6 +59,14 @@ std::vector<std::string> Config::unread_keys() const {
   return unread;
 }
 
+const toml::table* ConfigSection::claim_table() const {
+  if (!table_) return nullptr;
+  std::vector<std::string> keys;
+  collect_keys(*table_, name_, keys);
+  read_->insert(keys.begin(), keys.end());
+  return table_;
+}
+
 const void* ConfigSection::node(std::string_view key) const {
   read_->insert(name_ + "." + std::string(key));
   if (!table_) return nullptr;

@@ -52,6 +52,10 @@ class ConfigSection {
   std::string get(std::string_view key, const char* def) const;
   std::string get(std::string_view key, const std::string& def) const { return get(key, def.c_str()); }
   const std::string& name() const { return name_; }
+  // The section's TOML table (nullptr when absent), for a module that reads nested tables and
+  // arrays of tables itself (e.g. [notify]). Every key under it counts as read from then on, so
+  // that module must refuse unknown keys itself, with the key's dotted name.
+  const toml::table* claim_table() const;
 
  private:
   friend class Config;

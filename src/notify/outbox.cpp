@@ -1,0 +1,162 @@
+#include "notify/outbox.h"
+
+namespace ts::notify {
+
+namespace {
+constexpr const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS notifications(
+  id INTEGER PRIMARY KEY, receiver TEXT NOT NULL, group_key TEXT NOT NULL, status TEXT NOT NULL,
+  payload TEXT NOT NULL, state TEXT NOT NULL DEFAULT 'pending', attempts INTEGER NOT NULL DEFAULT 0,
+  next_attempt_unix_ns INTEGER NOT NULL, created_unix_ns INTEGER NOT NULL, alert_unix_ns INTEGER NOT NULL,
+  delivered_unix_ns INTEGER, latency_ns INTEGER, last_error TEXT);
+CREATE INDEX IF NOT EXISTS notifications_due ON notifications(receiver, state, next_attempt_unix_ns);
+CREATE TABLE IF NOT EXISTS spilled_alerts(id INTEGER PRIMARY KEY, alert TEXT NOT NULL);
+)sql";
+}  // namespace
+
+Result<std::unique_ptr<Outbox>> Outbox::open(const std::string& path, bool sync_full) {
+  auto db = SqlDb::open(path, sync_full);
+  if (!db.is_ok()) return db.status().with_context("outbox");
+  std::unique_ptr<Outbox> o(new Outbox(std::move(db).value()));
+  TS_RETURN_IF_ERROR(o->db_->exec(kSchema).with_context("outbox " + path));
+  TS_RETURN_IF_ERROR(o->prepare().with_context("outbox " + path));
+  return o;
+}
+
+Status Outbox::prepare() {
+  auto p = [&](std::optional<SqlStmt>& slot, const char* sql) -> Status {
+    auto s = db_->prepare(sql);
+    if (!s.is_ok()) return s.status();
+    slot.emplace(std::move(s).value());
+    return Status::ok();
+  };
+  TS_RETURN_IF_ERROR(p(insert_, "INSERT INTO notifications(receiver, group_key, status, payload, next_attempt_unix_ns, "
+                                "created_unix_ns, alert_unix_ns) VALUES(?,?,?,?,?,?,?)"));
+  TS_RETURN_IF_ERROR(p(due_, "SELECT id, receiver, payload, attempts, created_unix_ns, alert_unix_ns FROM notifications "
+                             "WHERE receiver=? AND state='pending' AND next_attempt_unix_ns<=? ORDER BY id LIMIT ?"));
+  TS_RETURN_IF_ERROR(p(next_due_, "SELECT MIN(next_attempt_unix_ns) FROM notifications WHERE receiver=? AND state='pending'"));
+  TS_RETURN_IF_ERROR(p(delivered_, "UPDATE notifications SET state='delivered', attempts=?, delivered_unix_ns=?, "
+                                   "latency_ns=? WHERE id=?"));
+  TS_RETURN_IF_ERROR(p(retry_, "UPDATE notifications SET attempts=?, next_attempt_unix_ns=?, last_error=? WHERE id=?"));
+  TS_RETURN_IF_ERROR(p(dead_, "UPDATE notifications SET state='dead', attempts=?, last_error=? WHERE id=?"));
+  TS_RETURN_IF_ERROR(p(spill_, "INSERT INTO spilled_alerts(alert) VALUES(?)"));
+  return Status::ok();
+}
+
+Status Outbox::enqueue(const std::vector<Notification>& ns, int64_t now_unix_ns) {
+  if (ns.empty()) return Status::ok();
+  std::lock_guard lock(mu_);
+  TS_RETURN_IF_ERROR(db_->exec("BEGIN IMMEDIATE"));
+  for (const Notification& n : ns) {
+    insert_->bind(1, n.receiver).bind(2, n.group_key).bind(3, std::string(n.status())).bind(4, notification_to_json(n));
+    insert_->bind(5, now_unix_ns).bind(6, now_unix_ns).bind(7, n.first_alert_unix_ns());
+    if (Status st = insert_->run(); !st.is_ok()) {
+      (void)db_->exec("ROLLBACK");
+      return st.with_context("outbox enqueue");
+    }
+  }
+  return db_->exec("COMMIT");
+}
+
+Result<std::vector<OutboxEntry>> Outbox::due(const std::string& receiver, int64_t now_unix_ns, int limit) {
+  std::lock_guard lock(mu_);
+  due_->bind(1, receiver).bind(2, now_unix_ns).bind(3, int64_t(limit));
+  std::vector<OutboxEntry> out;
+  for (;;) {
+    auto r = due_->step();
+    if (!r.is_ok()) return r.status();
+    if (!r.value()) break;
+    out.push_back(OutboxEntry{due_->col_int(0), due_->col_text(1), due_->col_text(2), int(due_->col_int(3)),
+                              due_->col_int(4), due_->col_int(5)});
+  }
+  due_->reset();
+  return out;
+}
+
+Result<int64_t> Outbox::next_due_unix_ns(const std::string& receiver) {
+  std::lock_guard lock(mu_);
+  next_due_->bind(1, receiver);
+  auto r = next_due_->step();
+  if (!r.is_ok()) return r.status();
+  // MIN() over no rows is NULL, which reads as 0: tell it apart by the column type via a sentinel.
+  const std::string v = next_due_->col_text(0);
+  const int64_t t = v.empty() ? INT64_MAX : next_due_->col_int(0);
+  next_due_->reset();
+  return t;
+}
+
+Status Outbox::mark_delivered(int64_t id, int attempts, int64_t now_unix_ns, int64_t latency_ns) {
+  std::lock_guard lock(mu_);
+  return delivered_->bind(1, int64_t(attempts)).bind(2, now_unix_ns).bind(3, latency_ns).bind(4, id).run();
+}
+
+Status Outbox::mark_retry(int64_t id, int attempts, int64_t next_attempt_unix_ns, const std::string& error) {
+  std::lock_guard lock(mu_);
+  return retry_->bind(1, int64_t(attempts)).bind(2, next_attempt_unix_ns).bind(3, error).bind(4, id).run();
+}
+
+Status Outbox::mark_dead(int64_t id, int attempts, const std::string& error) {
+  std::lock_guard lock(mu_);
+  return dead_->bind(1, int64_t(attempts)).bind(2, error).bind(3, id).run();
+}
+
+Status Outbox::spill(const NotifyAlert& a) {
+  std::lock_guard lock(mu_);
+  return spill_->bind(1, notify_alert_to_json(a)).run();
+}
+
+Result<std::vector<NotifyAlert>> Outbox::take_spilled(int limit) {
+  std::lock_guard lock(mu_);
+  auto sel = db_->prepare("SELECT id, alert FROM spilled_alerts ORDER BY id LIMIT " + std::to_string(limit));
+  if (!sel.is_ok()) return sel.status();
+  std::vector<NotifyAlert> out;
+  int64_t last_id = -1;
+  for (;;) {
+    auto r = sel.value().step();
+    if (!r.is_ok()) return r.status();
+    if (!r.value()) break;
+    last_id = sel.value().col_int(0);
+    auto a = notify_alert_from_json(sel.value().col_text(1));
+    if (a.is_ok()) out.push_back(std::move(a).value());  // a corrupt row is dropped with the rest
+  }
+  if (last_id >= 0) TS_RETURN_IF_ERROR(db_->exec("DELETE FROM spilled_alerts WHERE id<=" + std::to_string(last_id)));
+  return out;
+}
+
+Result<OutboxCounts> Outbox::counts(const std::string& receiver) {
+  std::lock_guard lock(mu_);
+  auto s = db_->prepare("SELECT state, COUNT(*) FROM notifications WHERE (?1='' OR receiver=?1) GROUP BY state");
+  if (!s.is_ok()) return s.status();
+  s.value().bind(1, receiver);
+  OutboxCounts c;
+  for (;;) {
+    auto r = s.value().step();
+    if (!r.is_ok()) return r.status();
+    if (!r.value()) break;
+    const std::string state = s.value().col_text(0);
+    const int64_t n = s.value().col_int(1);
+    if (state == "pending") c.pending = n;
+    else if (state == "delivered") c.delivered = n;
+    else if (state == "dead") c.dead = n;
+  }
+  return c;
+}
+
+Result<std::vector<DeliveryRecord>> Outbox::records() {
+  std::lock_guard lock(mu_);
+  auto s = db_->prepare("SELECT id, receiver, group_key, status, state, attempts, IFNULL(latency_ns,-1), "
+                        "IFNULL(last_error,'') FROM notifications ORDER BY id");
+  if (!s.is_ok()) return s.status();
+  std::vector<DeliveryRecord> out;
+  for (;;) {
+    auto r = s.value().step();
+    if (!r.is_ok()) return r.status();
+    if (!r.value()) break;
+    SqlStmt& q = s.value();
+    out.push_back(DeliveryRecord{q.col_int(0), q.col_text(1), q.col_text(2), q.col_text(3), q.col_text(4),
+                                 int(q.col_int(5)), q.col_int(6), q.col_text(7)});
+  }
+  return out;
+}
+
+}  // namespace ts::notify
