@@ -6,14 +6,15 @@
 # BENCH_BIN: a built engine_cuda_bench; MODELS_DIR: bench/peers/export_models.py's output
 # (model.onnx + weights.pt per model, exported with Debian's torch 1.13 on the dev machine).
 # Runs ticksentry (FP32, FP16) and PyTorch (eager, CUDA graphs, torch.compile max-autotune at
-# the batches in TORCH_COMPILE_BATCHES) on GRU-2x128 and LSTM-2x128, F=32, T=60, batches
-# 1,16,256,1024,4096, then writes OUT_DIR/engine-cuda-h200-<date>.json (BENCHMARKS.md shape).
-# Environment: BENCH_MODELS (default gru-2x128,lstm-2x128), BENCH_BATCHES, BENCH_MIN_TIME_S,
+# the batches in TORCH_COMPILE_BATCHES) on GRU-2x128, LSTM-2x128 and the Transformer
+# (transformer-2x64: 2 layers, d=64, 4 heads), F=32, T=60, batches 1,16,256,1024,4096, then
+# writes OUT_DIR/engine-cuda-h200-<date>.json (BENCHMARKS.md shape).
+# Environment: BENCH_MODELS (default gru-2x128,lstm-2x128,transformer-2x64), BENCH_BATCHES, BENCH_MIN_TIME_S,
 # TORCH_COMPILE_BATCHES (default "1,1024"; "" skips torch.compile).
 set -euo pipefail
 bin=$1 models=$2 out=$3 commit=${4:-unknown}
 here=$(cd "$(dirname "$0")" && pwd)
-only=${BENCH_MODELS:-gru-2x128,lstm-2x128}
+only=${BENCH_MODELS:-gru-2x128,lstm-2x128,transformer-2x64}
 batches=${BENCH_BATCHES:-1,16,256,1024,4096}
 mint=${BENCH_MIN_TIME_S:-1.0}
 mkdir -p "$out"

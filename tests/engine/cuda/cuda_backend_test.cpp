@@ -1,109 +1,15 @@
-// The CUDA backend against the CPU backend (the reference): every op it runs on random inputs
-// at several shapes, whole GRU/LSTM fixture models at several batch/seq shapes, CUDA-graph
-// replays, and the errors a user meets (no device, wrong GPU arch, int8/bf16, unsupported op,
-// workspace limit). Tolerances (‖gpu − cpu‖₂ / ‖cpu‖₂, and per element |gpu − cpu| ≤
-// 20·tol·(1 + |cpu|)): FP32 1e-5, TF32 1e-3, FP16 1e-2.
+// The CUDA backend against the CPU backend (the reference): GEMM, elementwise, shape and
+// recurrent ops on random inputs at several shapes, whole GRU/LSTM/MLP fixture models at
+// several batch/seq shapes, CUDA-graph replays, and the errors a user meets (no device, wrong
+// GPU arch, int8/bf16, unsupported op, workspace limit). The Transformer/TCN layers and models:
+// cuda_layers_test.cpp. Tolerances: cuda_test_util.h.
 //
 // Labelled `gpu`: without a usable CUDA device every test that needs one skips with the
 // reason ("no CUDA device: ..."); the no-device behaviour itself is tested there instead.
-#include <gtest/gtest.h>
-
-#include <cmath>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
-#include <random>
-
-#include "../cpu/graph_builder.h"
-#include "engine/backend.h"
-#include "engine/builder.h"
-#include "engine/engine.h"
-#include "engine/plan.h"
+#include "cuda_test_util.h"
 
 namespace ts::engine::testing {
 namespace {
-
-namespace fs = std::filesystem;
-
-const Backend* cuda() { return find_backend("cuda"); }
-
-std::string dstr(const std::vector<int64_t>& d) {
-  std::string s = "[";
-  for (size_t i = 0; i < d.size(); ++i) {
-    if (i) s += ",";
-    s += std::to_string(d[i]);
-  }
-  return s + "]";
-}
-
-Shape sym(std::vector<std::string> names, std::vector<int64_t> fixed) {
-  // names[i] non-empty → symbolic, else fixed[i]
-  Shape s;
-  for (size_t i = 0; i < names.size(); ++i) s.push_back(names[i].empty() ? Dim::known(fixed[i]) : Dim::sym(names[i]));
-  return s;
-}
-
-bool have_gpu() { return cuda() && cuda()->available().is_ok(); }
-
-#define SKIP_WITHOUT_GPU()                                                                        \
-  do {                                                                                            \
-    if (!cuda()) GTEST_SKIP() << "this build has no cuda backend (nvcc not found at configure)";  \
-    if (!have_gpu()) GTEST_SKIP() << cuda()->available().message();                               \
-  } while (0)
-
-struct Tol {
-  double rel;
-  const char* name;
-};
-constexpr Tol kFp32{1e-5, "fp32"}, kTf32{1e-3, "tf32"}, kFp16{1e-2, "fp16"};
-
-// Returns "" when close, else what differs.
-std::string compare(const std::vector<float>& got, const std::vector<float>& want, double tol) {
-  if (got.size() != want.size()) return "size " + std::to_string(got.size()) + " vs " + std::to_string(want.size());
-  double num = 0, den = 0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    if (!std::isfinite(got[i])) return "element " + std::to_string(i) + " is not finite";
-    double d = double(got[i]) - want[i];
-    num += d * d;
-    den += double(want[i]) * want[i];
-    if (std::fabs(d) > 20 * tol * (1.0 + std::fabs(want[i]))) {
-      return "element " + std::to_string(i) + ": " + std::to_string(got[i]) + " vs " + std::to_string(want[i]);
-    }
-  }
-  double rel = std::sqrt(num) / std::max(std::sqrt(den), 1e-30);
-  if (rel > tol) return "relative L2 error " + std::to_string(rel) + " > " + std::to_string(tol);
-  return "";
-}
-
-BuildOptions options(const std::string& backend, Precision p = Precision::kFP32, bool tf32 = false) {
-  BuildOptions o;
-  o.backend = backend;
-  o.precision = p;
-  o.tf32 = tf32;
-  return o;
-}
-
-// Builds `g` for the backend with one profile (input name → min/opt/max), loads it.
-Result<std::shared_ptr<Engine>> build_graph(const Graph& g, BuildOptions o) {
-  auto plan = build_from_graph(g, PassLog{}, o);
-  if (!plan) return plan.status();
-  return Engine::load(plan.value());
-}
-
-// Runs `e` on inputs; outputs sized from `out_elems`.
-Result<std::vector<std::vector<float>>> run(Engine& e, std::vector<HostTensor>& inputs, size_t out_elems = 1 << 22) {
-  auto ctx = e.create_context();
-  if (!ctx) return ctx.status();
-  std::vector<TensorView> in;
-  for (auto& t : inputs) in.push_back(t.view());
-  std::vector<std::vector<float>> bufs(e.outputs().size(), std::vector<float>(out_elems));
-  std::vector<TensorView> out(e.outputs().size());
-  for (size_t i = 0; i < out.size(); ++i) out[i].data = bufs[i].data();
-  TS_RETURN_IF_ERROR(ctx.value()->execute(in, out));
-  for (size_t i = 0; i < out.size(); ++i) bufs[i].resize(size_t(shape_numel(out[i].dims)));
-  return bufs;
-}
 
 // --- without a GPU too ---
 
@@ -162,47 +68,13 @@ TEST(CudaBackend, UnsupportedOpNamesTheNode) {
   SKIP_WITHOUT_GPU();
   GraphBuilder b;
   ValueId x = b.input("x", known({2, 8}));
-  ValueId s = b.constant("s", {8}, random_vec(8, 1));
-  ValueId bb = b.constant("b", {8}, random_vec(8, 2));
   ValueId y = b.value("y");
-  b.node("LayerNormalization", {x, s, bb}, {y});
+  b.node("HardSwish", {x}, {y});
   b.output(y);
   auto r = build_from_graph(b.g, PassLog{}, options("cuda"));
   ASSERT_FALSE(r);
-  EXPECT_NE(r.status().message().find("op LayerNormalization is not supported by the cuda backend"), std::string::npos)
+  EXPECT_NE(r.status().message().find("op HardSwish is not supported by the cuda backend"), std::string::npos)
       << r.status().message();
-}
-
-// One graph, CPU vs CUDA on the same random inputs at several shapes.
-struct OpCase {
-  std::string name;
-  Graph g;
-  std::vector<std::vector<std::vector<int64_t>>> runs;  // per run: dims of each input
-};
-
-// `gpu_graph`: the graph built for the GPU (default c.g; a copy with a forced tactic).
-void check_case(const OpCase& c, Tol tol, Precision p = Precision::kFP32, bool tf32 = false, const Graph* gpu_graph = nullptr,
-                bool time_tactics = true) {
-  SCOPED_TRACE(c.name + " " + tol.name);
-  auto cpu_e = build_graph(c.g, options("cpu"));
-  ASSERT_TRUE(cpu_e) << cpu_e.status().to_string();
-  BuildOptions go = options("cuda", p, tf32);
-  go.time_tactics = time_tactics;
-  auto gpu_e = build_graph(gpu_graph ? *gpu_graph : c.g, go);
-  ASSERT_TRUE(gpu_e) << gpu_e.status().to_string();
-  uint32_t seed = 7;
-  for (const auto& dims : c.runs) {
-    std::vector<HostTensor> in;
-    for (const auto& d : dims) in.push_back(random_tensor(d, seed++, 1.5f));
-    auto want = run(*cpu_e.value(), in);
-    ASSERT_TRUE(want) << want.status().to_string();
-    auto got = run(*gpu_e.value(), in);
-    ASSERT_TRUE(got) << got.status().to_string();
-    ASSERT_EQ(got.value().size(), want.value().size());
-    for (size_t i = 0; i < want.value().size(); ++i) {
-      EXPECT_EQ(compare(got.value()[i], want.value()[i], tol.rel), "") << "at input " << dstr(dims[0]);
-    }
-  }
 }
 
 OpCase gemm_case(const std::string& act, bool trans_b, bool bias, int64_t k, int64_t n) {
@@ -430,60 +302,6 @@ TEST(CudaOps, WorkspaceLimitIsHonouredWithAClearError) {
 
 // --- whole models (fixtures from models/fixtures.py) ---
 
-fs::path model_fixtures() {
-  if (const char* d = std::getenv("TS_ENGINE_FIXTURES")) return d;
-  return fs::path(TICKSENTRY_BINARY_DIR) / "engine-fixtures";
-}
-
-std::vector<uint8_t> read_bytes(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-}
-
-void check_model(const std::string& name, Precision p, bool tf32, Tol tol) {
-  SCOPED_TRACE(name + " " + tol.name);
-  fs::path onnx = model_fixtures() / name / "model.onnx";
-  if (!fs::exists(onnx)) GTEST_SKIP() << onnx << " is missing (run the engine_fixtures test or set TS_ENGINE_FIXTURES)";
-  auto bytes = read_bytes(onnx);
-  OptimizationProfile prof;
-  prof.inputs["x"] = ShapeRange{{1, 30, 32}, {64, 60, 32}, {512, 120, 32}};
-  BuildOptions co = options("cpu");
-  co.profiles = {prof};
-  BuildOptions go = options("cuda", p, tf32);
-  go.profiles = {prof};
-  auto cpu_plan = build(bytes, co);
-  ASSERT_TRUE(cpu_plan) << cpu_plan.status().to_string();
-  auto gpu_plan = build(bytes, go);
-  ASSERT_TRUE(gpu_plan) << gpu_plan.status().to_string();
-  auto ce = Engine::load(cpu_plan.value());
-  auto ge = Engine::load(gpu_plan.value());
-  ASSERT_TRUE(ce && ge) << ge.status().to_string();
-  EXPECT_GT(ge.value()->device_memory_bytes(), 0);
-  EXPECT_NE(ge.value()->describe().find("backend cuda (sm_"), std::string::npos);
-  auto cctx = ce.value()->create_context();
-  auto gctx = ge.value()->create_context();
-  ASSERT_TRUE(cctx && gctx);
-  // Same shape three times (eager, graph capture, graph replay), another shape, back again.
-  const std::vector<std::pair<int64_t, int64_t>> shapes{{1, 60}, {1, 60}, {1, 60}, {7, 30}, {300, 120}, {300, 120},
-                                                        {1, 60}, {64, 60}, {64, 60}, {64, 60}};
-  uint32_t seed = 100;
-  for (auto [b, t] : shapes) {
-    HostTensor x = random_tensor({b, t, 32}, seed++, 2.0f);
-    std::vector<TensorView> in{x.view()};
-    std::vector<float> yc(size_t(b * t * 8)), yg(size_t(b * t * 8), NAN);
-    std::vector<TensorView> oc(1), og(1);
-    oc[0].data = yc.data();
-    og[0].data = yg.data();
-    ASSERT_TRUE(cctx.value()->execute(in, oc));
-    Status s = gctx.value()->execute(in, og);
-    ASSERT_TRUE(s) << s.to_string();
-    ASSERT_EQ(og[0].dims, oc[0].dims);
-    yc.resize(size_t(shape_numel(oc[0].dims)));
-    yg.resize(yc.size());
-    EXPECT_EQ(compare(yg, yc, tol.rel), "") << "batch " << b << " seq " << t;
-  }
-}
-
 class CudaModels : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(CudaModels, Fp32MatchesCpu) {
@@ -500,17 +318,6 @@ TEST_P(CudaModels, Fp16MatchesCpu) {
 }
 INSTANTIATE_TEST_SUITE_P(Fixtures, CudaModels,
                          ::testing::Values("gru_1x32", "gru_1x128", "gru_2x128", "lstm_2x128", "mlp_softmax"));
-
-TEST(CudaModelsUnsupported, TransformerAndTcnAreRefusedNamingTheOp) {
-  SKIP_WITHOUT_GPU();
-  for (const char* name : {"transformer_gelu", "tcn_3x32"}) {
-    fs::path onnx = model_fixtures() / name / "model.onnx";
-    if (!fs::exists(onnx)) GTEST_SKIP() << onnx << " is missing";
-    auto r = build(read_bytes(onnx), options("cuda"));
-    ASSERT_FALSE(r) << name;
-    EXPECT_NE(r.status().message().find("is not supported by the cuda backend yet"), std::string::npos) << r.status().message();
-  }
-}
 
 }  // namespace
 }  // namespace ts::engine::testing

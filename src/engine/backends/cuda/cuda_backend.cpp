@@ -67,6 +67,8 @@ class CudaBackend final : public Backend {
     add_rnn_ops(ops);
     add_shape_ops(ops);
     add_elementwise_ops(ops);
+    add_host_ops(ops);
+    add_layer_ops(ops);
     for (auto& o : ops) ops_[o.op] = std::move(o);
   }
 

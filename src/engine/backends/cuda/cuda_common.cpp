@@ -56,4 +56,13 @@ bool cuda_act_from_name(const std::string& name, CudaAct* act) {
   return true;
 }
 
+Status need_device(const DevTensor* t, const char* what) {
+  if (!t) return Status(StatusCode::kInvalidArgument, std::string("needs ") + what);
+  if (t->on_host && t->numel() > 0) {
+    return Status(StatusCode::kInvalidArgument, std::string(what) + " is int64 shape arithmetic kept on the host; " +
+                                                    "this op needs it on the device (not supported by the cuda backend)");
+  }
+  return Status::ok();
+}
+
 }  // namespace ts::engine::cuda

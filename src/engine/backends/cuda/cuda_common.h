@@ -58,15 +58,27 @@ class DeviceBuffer {
 
 // A tensor on the device: concrete dims; data points at `storage` or aliases another tensor's
 // memory (Reshape/Squeeze/...: no copy) or a constant uploaded by the executor.
+//
+// Shape arithmetic (Shape → Gather → Unsqueeze → Concat → Reshape, as PyTorch exports dynamic
+// reshapes) runs on the host: such int64 tensors have on_host set, their values in host_i64
+// and data null; int64 constants carry host_i64 too. Kernels that need device data refuse an
+// on_host input (need_device); the host values are recomputed on every eager run and capture,
+// and depend only on the input dims, so a CUDA graph replay never needs them.
 struct DevTensor {
   DType dtype = DType::kF32;
   std::vector<int64_t> dims;
   void* data = nullptr;
   DeviceBuffer storage;
+  bool on_host = false;
+  std::vector<int64_t> host_i64;
   int64_t numel() const { return shape_numel(dims); }
   size_t bytes() const { return size_t(numel()) * dtype_size(dtype); }
   template <typename T> T* as() const { return static_cast<T*>(data); }
 };
+
+// kInvalidArgument when `t` is missing or lives on the host (shape arithmetic) where a kernel
+// needs device memory.
+Status need_device(const DevTensor* t, const char* what);
 
 // What the executor hands a kernel: its tensors, the stream, the cuBLASLt handle and workspace,
 // and allocation through the executor (accounting, the workspace limit, graph invalidation).

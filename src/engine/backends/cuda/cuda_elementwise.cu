@@ -39,16 +39,29 @@ __global__ void cast_f16_kernel(const float* in, __half* out, int64_t n) {
     out[i] = __float2half_rn(in[i]);
 }
 
-template <typename T>
-__global__ void strided_copy_kernel(const T* in, T* out, StridedDims d, int64_t n) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
-    int64_t rem = i, off = 0;
+// I: the index type; 32-bit (signed: strides may be negative, Slice with steps < 0) when every
+// index fits (the div/mod per axis is the kernel's cost).
+template <typename T, typename I>
+__global__ void strided_copy_kernel(const T* __restrict__ in, T* __restrict__ out, StridedDims d, I n) {
+  for (I i = blockIdx.x * I(blockDim.x) + threadIdx.x; i < n; i += I(gridDim.x) * blockDim.x) {
+    I rem = i, off = 0;
     for (int a = d.rank - 1; a >= 0; --a) {
-      int64_t q = rem % d.dims[a];
-      rem /= d.dims[a];
-      off += q * d.strides[a];
+      I q = rem % I(d.dims[a]);
+      rem /= I(d.dims[a]);
+      off += q * I(d.strides[a]);
     }
     out[i] = in[off];
+  }
+}
+
+template <typename T>
+void strided_copy_as(const void* in, void* out, const StridedDims& d, int64_t n, cudaStream_t stream) {
+  int64_t extent = 0;  // the largest |input offset|
+  for (int i = 0; i < d.rank; ++i) extent += (d.dims[i] - 1) * (d.strides[i] < 0 ? -d.strides[i] : d.strides[i]);
+  if (n < (int64_t(1) << 31) && extent < (int64_t(1) << 31)) {
+    strided_copy_kernel<T, int32_t><<<blocks_for(n), kThreads, 0, stream>>>(static_cast<const T*>(in), static_cast<T*>(out), d, int32_t(n));
+  } else {
+    strided_copy_kernel<T, int64_t><<<blocks_for(n), kThreads, 0, stream>>>(static_cast<const T*>(in), static_cast<T*>(out), d, n);
   }
 }
 
@@ -72,6 +85,17 @@ __global__ void unary_kernel(const float* in, float* out, int64_t n, CudaUnary o
     out[i] = unary_op(in[i], op);
 }
 
+__device__ __forceinline__ float binary_op(float x, float y, CudaBinary op) {
+  switch (op) {
+    case CudaBinary::kAdd: return x + y;
+    case CudaBinary::kSub: return x - y;
+    case CudaBinary::kMul: return x * y;
+    case CudaBinary::kDiv: return x / y;
+    case CudaBinary::kPow: return powf(x, y);
+  }
+  return x;
+}
+
 __global__ void binary_kernel(const float* a, const float* b, float* out, StridedDims sa, StridedDims sb,
                               int64_t n, CudaBinary op) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
@@ -82,16 +106,15 @@ __global__ void binary_kernel(const float* a, const float* b, float* out, Stride
       oa += q * sa.strides[ax];
       ob += q * sb.strides[ax];
     }
-    float x = a[oa], y = b[ob], r = 0.0f;
-    switch (op) {
-      case CudaBinary::kAdd: r = x + y; break;
-      case CudaBinary::kSub: r = x - y; break;
-      case CudaBinary::kMul: r = x * y; break;
-      case CudaBinary::kDiv: r = x / y; break;
-      case CudaBinary::kPow: r = powf(x, y); break;
-    }
-    out[i] = r;
+    out[i] = binary_op(a[oa], b[ob], op);
   }
+}
+
+// a dense; b dense (b_len = n), a trailing row repeated (b_len = its length) or a scalar (1).
+__global__ void binary_dense_kernel(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ out,
+                                    uint32_t n, uint32_t b_len, CudaBinary op) {
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+    out[i] = binary_op(a[i], b[b_len == n ? i : i % b_len], op);
 }
 
 // One warp per row.
@@ -139,15 +162,34 @@ Status launch_cast_f32_f16(const float* in, void* out_f16, int64_t n, cudaStream
   return Status::ok();
 }
 
+// PERF NOTE: Transpose and Slice of the Transformer move [batch·T, 64]-sized tensors several
+// times per layer; with 64-bit div/mod per axis per element the copies were most of its time at
+// batch 4096. Now: 32-bit indices when they fit, and 16-byte elements when the last axis is
+// contiguous and everything is 16-byte aligned (a quarter of the index math, vector loads).
 Status launch_strided_copy(const void* in, void* out, const StridedDims& d, int elem_bytes, cudaStream_t stream) {
   int64_t n = 1;
   for (int i = 0; i < d.rank; ++i) n *= d.dims[i];
   if (n == 0) return Status::ok();
+  if (d.rank > 0 && elem_bytes == 4 && d.strides[d.rank - 1] == 1 && d.dims[d.rank - 1] % 4 == 0 &&
+      reinterpret_cast<uintptr_t>(in) % 16 == 0 && reinterpret_cast<uintptr_t>(out) % 16 == 0) {
+    StridedDims v = d;
+    bool ok = true;
+    for (int i = 0; i + 1 < d.rank; ++i) {
+      ok = ok && d.strides[i] % 4 == 0;
+      v.strides[i] = d.strides[i] / 4;
+    }
+    v.dims[d.rank - 1] = d.dims[d.rank - 1] / 4;
+    if (ok) {
+      strided_copy_as<uint4>(in, out, v, n / 4, stream);
+      TS_CUDA_LAUNCHED("strided copy");
+      return Status::ok();
+    }
+  }
   switch (elem_bytes) {
-    case 1: strided_copy_kernel<<<blocks_for(n), kThreads, 0, stream>>>(static_cast<const uint8_t*>(in), static_cast<uint8_t*>(out), d, n); break;
-    case 2: strided_copy_kernel<<<blocks_for(n), kThreads, 0, stream>>>(static_cast<const uint16_t*>(in), static_cast<uint16_t*>(out), d, n); break;
-    case 4: strided_copy_kernel<<<blocks_for(n), kThreads, 0, stream>>>(static_cast<const uint32_t*>(in), static_cast<uint32_t*>(out), d, n); break;
-    case 8: strided_copy_kernel<<<blocks_for(n), kThreads, 0, stream>>>(static_cast<const uint64_t*>(in), static_cast<uint64_t*>(out), d, n); break;
+    case 1: strided_copy_as<uint8_t>(in, out, d, n, stream); break;
+    case 2: strided_copy_as<uint16_t>(in, out, d, n, stream); break;
+    case 4: strided_copy_as<uint32_t>(in, out, d, n, stream); break;
+    case 8: strided_copy_as<uint64_t>(in, out, d, n, stream); break;
     default: return Status(StatusCode::kUnsupported, "strided copy of " + std::to_string(elem_bytes) + "-byte elements");
   }
   TS_CUDA_LAUNCHED("strided copy");
@@ -161,12 +203,35 @@ Status launch_unary(const float* in, float* out, int64_t n, CudaUnary op, cudaSt
   return Status::ok();
 }
 
+namespace {
+
+// Length of the dense trailing block `s` reads (1: scalar, n: all of it), or 0 when its
+// broadcast pattern is anything else.
+int64_t dense_suffix(const StridedDims& s, int64_t n) {
+  int64_t st = 1;
+  int ax = s.rank - 1;
+  for (; ax >= 0 && (s.strides[ax] == st || s.dims[ax] == 1); --ax) st *= s.dims[ax];
+  for (int q = ax; q >= 0; --q) {
+    if (s.strides[q] != 0 && s.dims[q] != 1) return 0;
+  }
+  return st == 0 ? 0 : (st > n ? 0 : st);
+}
+
+}  // namespace
+
+// PERF NOTE: the residual Adds of the Transformer are dense + dense; with the general kernel's
+// 64-bit div/mod per axis they cost several times a memory pass at batch 4096.
 Status launch_binary(const float* a, const float* b, float* out, const StridedDims& sa, const StridedDims& sb,
                      CudaBinary op, cudaStream_t stream) {
   int64_t n = 1;
   for (int i = 0; i < sa.rank; ++i) n *= sa.dims[i];
   if (n == 0) return Status::ok();
-  binary_kernel<<<blocks_for(n), kThreads, 0, stream>>>(a, b, out, sa, sb, n, op);
+  const int64_t la = dense_suffix(sa, n), lb = dense_suffix(sb, n);
+  if (n < (int64_t(1) << 31) && la == n && lb > 0 && n % lb == 0) {
+    binary_dense_kernel<<<blocks_for(n), kThreads, 0, stream>>>(a, b, out, uint32_t(n), uint32_t(lb), op);
+  } else {
+    binary_kernel<<<blocks_for(n), kThreads, 0, stream>>>(a, b, out, sa, sb, n, op);
+  }
   TS_CUDA_LAUNCHED("binary");
   return Status::ok();
 }

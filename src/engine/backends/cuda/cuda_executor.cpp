@@ -61,6 +61,7 @@ Status CudaExecutor::init() {
     t.dtype = v.dtype;
     t.dims = v.const_dims();
     t.data = constants_[size_t(id)].get();
+    if (v.dtype == DType::kI64) t.host_i64 = constant_as_i64(v);  // shape arithmetic reads it on the host
     return Status::ok();
   };
   for (size_t i = 0; i < nn; ++i) {

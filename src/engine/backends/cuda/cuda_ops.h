@@ -23,6 +23,17 @@ void add_gemm_ops(std::vector<CudaOpInfo>& ops);        // cuda_gemm_ops.cpp
 void add_rnn_ops(std::vector<CudaOpInfo>& ops);         // cuda_rnn_ops.cpp
 void add_elementwise_ops(std::vector<CudaOpInfo>& ops); // cuda_shape_ops.cpp
 void add_shape_ops(std::vector<CudaOpInfo>& ops);       // cuda_shape_ops.cpp
+void add_host_ops(std::vector<CudaOpInfo>& ops);        // cuda_host_ops.cpp
+void add_layer_ops(std::vector<CudaOpInfo>& ops);       // cuda_layer_ops.cpp
+
+// Host shape arithmetic (cuda_host_ops.cpp): the int64 values of `t` when they are on the host
+// (computed from shapes, or a constant), else null.
+const std::vector<int64_t>* host_ints(const DevTensor* t);
+// Add/Sub/Mul/Div/Pow of two host int64 tensors (scalar or equal shapes).
+Status run_binary_host(CudaBinary op, const CudaArgs& a);
+// Gather of host int64 data along `axis` with constant indices.
+Status gather_host(const DevTensor& x, int64_t axis, const std::vector<int64_t>& idx, const std::vector<int64_t>& idx_dims,
+                   DevTensor& o);
 
 // "node <name>: op <op> <what>" as kUnsupported.
 Status unsupported(const Node& n, const std::string& what);

@@ -35,6 +35,8 @@ Status alias(const CudaArgs& a, const std::vector<int64_t>& dims) {
   o.dtype = x->dtype;
   o.dims = dims;
   o.data = x->data;
+  o.on_host = x->on_host;
+  o.host_i64 = x->host_i64;
   return Status::ok();
 }
 
@@ -106,6 +108,7 @@ Status run_reshape(const std::vector<int64_t>& shape, bool allowzero, const Cuda
 
 Status run_transpose(const std::vector<int64_t>& perm_attr, const CudaArgs& a) {
   const DevTensor* x = a.input(0);
+  TS_RETURN_IF_ERROR(need_device(x, "the Transpose input"));
   int r = int(x->dims.size());
   if (r > kCudaMaxRank) return bad_input("rank above 6 is not supported by the cuda backend");
   if (!perm_attr.empty() && int(perm_attr.size()) != r) return bad_input("perm length does not match rank " + std::to_string(r));
@@ -145,6 +148,7 @@ class GatherKernel final : public CudaKernel {
     if (r == 0) return bad_input("Gather from a scalar");
     int64_t ax = axis_ < 0 ? axis_ + r : axis_;
     if (ax < 0 || ax >= r) return bad_input("axis " + std::to_string(axis_) + " is out of range for rank " + std::to_string(r));
+    if (x->on_host) return gather_host(*x, axis_, idx_, idx_dims_, *a.out[0]);
     int64_t d = x->dims[size_t(ax)];
     for (int64_t i : idx_) {
       int64_t q = i < 0 ? i + d : i;
@@ -170,6 +174,7 @@ class GatherKernel final : public CudaKernel {
 
 Status run_unary(CudaUnary op, const CudaArgs& a) {
   const DevTensor* x = a.input(0);
+  TS_RETURN_IF_ERROR(need_device(x, "the input"));
   if (!x || x->dtype != DType::kF32) return bad_input("needs an f32 input");
   DevTensor& o = *a.out[0];
   TS_RETURN_IF_ERROR(a.env->alloc(o, DType::kF32, x->dims));
@@ -179,6 +184,9 @@ Status run_unary(CudaUnary op, const CudaArgs& a) {
 Status run_binary(CudaBinary op, const CudaArgs& a) {
   const DevTensor* x = a.input(0);
   const DevTensor* y = a.input(1);
+  if (x && y && x->dtype == DType::kI64 && y->dtype == DType::kI64) return run_binary_host(op, a);
+  TS_RETURN_IF_ERROR(need_device(x, "input A"));
+  TS_RETURN_IF_ERROR(need_device(y, "input B"));
   if (!x || !y || x->dtype != DType::kF32 || y->dtype != DType::kF32) return bad_input("needs two f32 inputs");
   int r = int(std::max(x->dims.size(), y->dims.size()));
   if (r > kCudaMaxRank) return bad_input("rank above 6 is not supported by the cuda backend");
@@ -235,15 +243,23 @@ void add_shape_ops(std::vector<CudaOpInfo>& ops) {
                    auto perm = n.attr_ints("perm");
                    return make_fn([perm](const CudaArgs& a) { return run_transpose(perm, a); });
                  }});
+  // The shape: a constant, or int64 shape arithmetic computed on the host (cuda_host_ops.cpp).
   ops.push_back({"Reshape",
-                 [](const Graph& g, const Node& n) {
+                 [](const Graph&, const Node& n) {
                    if (n.inputs.size() < 2) return unsupported(n, "needs data and shape");
-                   return needs_const_input(g, n, 1, "shape");
+                   return Status::ok();
                  },
-                 [](const Graph& g, const Node& n, CudaMath, const std::string&) {
-                   auto shape = const_ints(g, n.inputs[1]);
+                 [](const Graph& g, const Node& n, CudaMath, const std::string&) -> Result<CudaKernelPtr> {
                    bool az = n.attr_i("allowzero", 0) != 0;
-                   return make_fn([shape, az](const CudaArgs& a) { return run_reshape(shape, az, a); }, {true, false});
+                   if (is_const(g, n.inputs[1])) {
+                     auto shape = const_ints(g, n.inputs[1]);
+                     return make_fn([shape, az](const CudaArgs& a) { return run_reshape(shape, az, a); }, {true, false});
+                   }
+                   return make_fn([az](const CudaArgs& a) {
+                     const std::vector<int64_t>* shape = host_ints(a.input(1));
+                     if (!shape) return bad_input("the shape must be int64 computed from shapes on the host or constant");
+                     return run_reshape(*shape, az, a);
+                   });
                  }});
   ops.push_back({"Flatten", nullptr, [](const Graph&, const Node& n, CudaMath, const std::string&) {
                    int64_t ax = n.attr_i("axis", 1);
