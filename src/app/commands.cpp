@@ -12,6 +12,7 @@
 #include "core/config.h"
 #include "core/log.h"
 #include "ingest/csv_writer.h"
+#include "ingest/kafka_source.h"
 #include "ingest/open_source.h"
 #include "ingest/sim/simulator.h"
 
@@ -45,8 +46,9 @@ PipelineOptions pipeline_options(const Config& config, const CommonOptions& c, d
   return o;
 }
 
-// Builds the sinks from [sinks] and the flags. Returns false (with a message) on failure.
-bool add_sinks(Pipeline& p, const Config& config, const CommonOptions& c) {
+// Builds the sinks from [sinks] and the flags (and the alerts topic from [kafka] or `kafka`).
+// Returns false (with a message) on failure.
+bool add_sinks(Pipeline& p, const Config& config, const CommonOptions& c, const KafkaRunOptions& kafka = {}) {
   auto s = config.section("sinks");
   const bool to_stdout = s.get("stdout", true) && !c.no_stdout;
   const std::string jsonl = c.jsonl_path.value_or(s.get("jsonl", "ticksentry-alerts.jsonl"));
@@ -70,6 +72,12 @@ bool add_sinks(Pipeline& p, const Config& config, const CommonOptions& c) {
     }
     p.add_sink("sqlite", std::shared_ptr<AuditStore>(std::move(store).value()));
   }
+  auto alerts_topic = make_kafka_alert_sink(config, c.config_path, kafka);
+  if (!alerts_topic.is_ok()) {
+    std::fprintf(stderr, "ticksentry: %s\n", alerts_topic.status().to_string().c_str());
+    return false;
+  }
+  if (alerts_topic.value()) p.add_sink("kafka", alerts_topic.value());
   return true;
 }
 
@@ -93,9 +101,40 @@ SimOptions sim_options(const Config& config, std::optional<int> symbols, std::op
   return o;
 }
 
+// `run --source kafka`: consume market data from a topic (docs/kafka.md). Offsets are committed
+// only after the pipeline has drained and every sink (the audit store among them) has flushed.
+int run_kafka(const CommonOptions& c, const KafkaRunOptions& k, const std::atomic<bool>& stop) {
+  Config config = load_config(c.config_path);
+  SymbolTable symbols;
+  (void)SimOptions::from_config(config.section("sim"));
+  const KafkaSourceOptions ko = kafka_source_options(config, c.config_path, k);
+  PipelineOptions po = pipeline_options(config, c, /*default_speed=*/0.0);
+  Pipeline pipeline(symbols, config, po);
+  if (!add_sinks(pipeline, config, c, k)) return kExitUsage;
+  if (!check_unread(config)) return kExitUsage;
+  InputErrors source_errors;
+  auto source = KafkaSource::open(ko, symbols, source_errors, &pipeline.metrics());
+  if (!source.is_ok()) {
+    std::fprintf(stderr, "ticksentry: %s\n", source.status().to_string().c_str());
+    return kExitUsage;
+  }
+  spdlog::info("run: {} at {}", source.value()->describe(), ko.brokers);
+  RunSummary summary = pipeline.run(*source.value(), source_errors, stop);
+  if (Status st = source.value()->commit(); !st.is_ok()) spdlog::error("{}", st.to_string());
+  const KafkaSourceStats ks = source.value()->stats();
+  spdlog::info("kafka: {} messages, {} events, {} bad ({} to the dead-letter topic), lag {}", ks.messages, ks.decoded,
+               ks.decode_errors, ks.dlq, ks.lag_messages);
+  return finish(summary, c);
+}
+
 }  // namespace
 
 int command_run(const CommonOptions& c, const RunOptions& r, const std::atomic<bool>& stop) {
+  if (r.source == "kafka") return run_kafka(c, r.kafka, stop);
+  if (r.source != "sim") {
+    std::fprintf(stderr, "ticksentry: --source must be sim or kafka, not '%s'\n", r.source.c_str());
+    return kExitUsage;
+  }
   Config config = load_config(c.config_path);
   SymbolTable symbols;
   SimOptions so = sim_options(config, r.symbols, r.seed, r.sim_seconds);

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "app/kafka_commands.h"
+
 namespace ts {
 
 // Flags shared by `run` and `replay`. Unset optionals fall back to the config file, then to the
@@ -28,6 +30,8 @@ struct RunOptions {
   std::optional<uint64_t> seed;
   std::optional<double> sim_seconds;
   std::string labels_path;
+  std::string source = "sim";  // sim | kafka (docs/kafka.md)
+  KafkaRunOptions kafka;       // --brokers, --topic, --group, --dlq-topic, --alerts-topic, --exit-at-eof
 };
 
 struct ReplayOptions {

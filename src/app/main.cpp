@@ -12,6 +12,7 @@
 #include "app/engine_commands.h"
 #include "app/eval_command.h"
 #include "app/features_command.h"
+#include "app/kafka_commands.h"
 #include "core/log.h"
 
 namespace {
@@ -46,6 +47,13 @@ int main(int argc, char** argv) {
   run->add_option("--seed", run_opts.seed, "simulator seed");
   run->add_option("--sim-seconds", run_opts.sim_seconds, "simulated seconds to generate (0 = endless)");
   run->add_option("--labels", run_opts.labels_path, "write the injected events (ground truth) as CSV");
+  run->add_option("--source", run_opts.source, "sim (default) | kafka");
+  run->add_option("--brokers", run_opts.kafka.brokers, "kafka: bootstrap.servers HOST:PORT[,...]");
+  run->add_option("--topic", run_opts.kafka.topic, "kafka: market-data topic");
+  run->add_option("--group", run_opts.kafka.group, "kafka: consumer group (default ticksentry)");
+  run->add_option("--dlq-topic", run_opts.kafka.dlq_topic, "kafka: dead-letter topic for bad messages");
+  run->add_option("--alerts-topic", run_opts.kafka.alerts_topic, "kafka: publish alerts here (JSON, keyed by symbol)");
+  run->add_flag("--exit-at-eof", run_opts.kafka.exit_at_eof, "kafka: stop once every assigned partition is consumed");
 
   auto* replay = app.add_subcommand("replay", "replay recorded market data through the pipeline");
   add_common(replay);
@@ -63,6 +71,7 @@ int main(int argc, char** argv) {
   ts::EngineCommands engine_commands(app);  // build, bench, inspect, infer
   ts::FeaturesCommand features_command(app);  // features --export
   ts::EvalCommand eval_command(app);          // eval
+  ts::KafkaCommands kafka_commands(app);      // publish, mock-kafka
 
   try {
     app.parse(argc, argv);
@@ -81,6 +90,7 @@ int main(int argc, char** argv) {
     if (auto rc = engine_commands.run()) return *rc;
     if (auto rc = features_command.run(g_stop)) return *rc;
     if (auto rc = eval_command.run()) return *rc;
+    if (auto rc = kafka_commands.run(g_stop)) return *rc;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ticksentry: %s\n", e.what());
     return 2;

@@ -32,6 +32,7 @@ struct KafkaSource::Impl {
   std::set<int32_t> assigned;
   std::set<int32_t> at_eof;
   bool assigned_once = false;
+  int64_t last_message_ns = 0;  // mono_ns of the last message or EOF event
 
   KafkaSourceStats st;
   int64_t next_publish_ns = 0;
@@ -46,7 +47,7 @@ struct KafkaSource::Impl {
   void dead_letter(const rd_kafka_message_t* m, const WireDecodeStatus& why);
   void on_rebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* parts);
   void publish_metrics(int64_t now_ns);
-  int64_t compute_lag();
+  int64_t compute_lag() const;
 };
 
 namespace {
@@ -118,6 +119,7 @@ void KafkaSource::Impl::on_rebalance(rd_kafka_resp_err_t err, rd_kafka_topic_par
       at_eof.erase(parts->elems[i].partition);
     }
     assigned_once = true;
+    last_message_ns = mono_ns();  // idle time counts from the assignment
     if (cooperative) {
       if (rd_kafka_error_t* e = rd_kafka_incremental_assign(rk, parts)) {
         spdlog::error("kafka: incremental assign: {}", rd_kafka_error_string(e));
@@ -143,7 +145,7 @@ void KafkaSource::Impl::on_rebalance(rd_kafka_resp_err_t err, rd_kafka_topic_par
   }
 }
 
-int64_t KafkaSource::Impl::compute_lag() {
+int64_t KafkaSource::Impl::compute_lag() const {
   int64_t lag = 0;
   bool known = false;
   for (int32_t p : assigned) {
@@ -240,6 +242,7 @@ size_t KafkaSource::next_batch(std::span<Event> out) {
     rd_kafka_message_t* msg = rd_kafka_consumer_poll(m.rk, timeout_ms);
     if (!msg) break;
     timeout_ms = 0;  // take what is buffered, do not wait again within one batch
+    if (msg->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) m.last_message_ns = mono_ns();
     if (msg->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
       m.at_eof.insert(msg->partition);
     } else if (msg->err) {
@@ -267,17 +270,22 @@ size_t KafkaSource::next_batch(std::span<Event> out) {
 bool KafkaSource::done() const {
   const Impl& m = *impl_;
   if (!m.opt.exit_at_eof || !m.assigned_once || m.assigned.empty()) return false;
+  if (mono_ns() - m.last_message_ns < int64_t(m.opt.eof_idle_ms) * 1'000'000) return false;
   for (int32_t p : m.assigned) {
     if (!m.at_eof.count(p)) return false;
   }
-  return true;
+  // An EOF seen before newer messages arrived is stale: the cached high watermarks say so.
+  return m.compute_lag() <= 0;
 }
 
 std::string KafkaSource::describe() const {
   return "kafka topic " + impl_->opt.topic + " group " + impl_->opt.group;
 }
 
-KafkaSourceStats KafkaSource::stats() const { return impl_->st; }
+KafkaSourceStats KafkaSource::stats() {
+  impl_->st.lag_messages = impl_->compute_lag();
+  return impl_->st;
+}
 
 Status KafkaSource::commit() {
   Impl& m = *impl_;

@@ -14,7 +14,8 @@
 // consumer-group protocol, cooperative-sticky assignment unless [kafka.consumer] says otherwise).
 //
 // A live source is never done(), unless exit_at_eof: then done() once every assigned partition
-// has reached its end (tests, benchmarks, catching up a backlog).
+// has reached its end and no message has arrived for eof_idle_ms (tests, benchmarks, catching up
+// a backlog; the idle time lets a consumer that keeps pace with a producer see its last message).
 // Metrics (when given a registry; published about once a second from the source thread):
 // ticksentry_kafka_messages_total, ticksentry_kafka_decode_errors_total,
 // ticksentry_kafka_dlq_total, ticksentry_kafka_lag_messages, ticksentry_kafka_consume_rate_per_s.
@@ -41,7 +42,8 @@ struct KafkaSourceOptions {
   std::string topic;              // market-data topic (required)
   std::string group = "ticksentry";  // group.id
   std::string dlq_topic;          // dead-letter topic; "" = bad messages are only counted
-  bool exit_at_eof = false;       // done() once all assigned partitions are at their end
+  bool exit_at_eof = false;       // done() once all assigned partitions are at their end ...
+  int eof_idle_ms = 2000;         // ... and nothing arrived for this long
   int poll_timeout_ms = 5;        // how long next_batch() waits when nothing is buffered
   KafkaProps props;               // librdkafka properties from [kafka.consumer]
   KafkaProps dlq_props;           // librdkafka properties from [kafka.producer]
@@ -66,7 +68,8 @@ class KafkaSource : public Source {
   size_t next_batch(std::span<Event> out) override;
   bool done() const override;
   std::string describe() const override;
-  KafkaSourceStats stats() const;
+  // Counters so far; lag is computed now from the cached high watermarks.
+  KafkaSourceStats stats();
   // Commits (synchronously) the next offset of every owned partition that handed on events.
   Status commit();
 

@@ -8,21 +8,19 @@ namespace ts {
 
 namespace {
 
-// Flattens `t` into dotted keys; marks each leaf read as <section>.<dotted key> in `config`.
-void flatten(const toml::table& t, const std::string& prefix, const Config& config, const std::string& section,
+// Flattens `t` (the table at `table_path`) into dotted keys. A librdkafka property may be written
+// quoted ("fetch.wait.max.ms" = 10, one key) or bare (fetch.wait.max.ms = 10, nested tables):
+// both give "fetch.wait.max.ms". Each leaf is read through ConfigSection so that it counts as read.
+void flatten(const toml::table& t, const std::string& prefix, const std::string& table_path, const Config& config,
              KafkaProps& out) {
   for (const auto& [k, node] : t) {
-    const std::string key = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
+    const std::string leaf(k.str());
+    const std::string key = prefix.empty() ? leaf : prefix + "." + leaf;
     if (const toml::table* sub = node.as_table()) {
-      flatten(*sub, key, config, section, out);
+      flatten(*sub, key, table_path + "." + leaf, config, out);
       continue;
     }
-    // Mark as read through the ordinary accessor (the section is the dotted path to the leaf's
-    // parent, as Config::unread_keys() names it).
-    const size_t dot = key.rfind('.');
-    const std::string parent = dot == std::string::npos ? section : section + "." + key.substr(0, dot);
-    const std::string leaf = dot == std::string::npos ? key : key.substr(dot + 1);
-    ConfigSection s = config.section(parent);
+    ConfigSection s = config.section(table_path);
     if (node.is_string()) {
       out[key] = s.get(leaf, "");
     } else if (node.is_integer()) {
@@ -32,7 +30,7 @@ void flatten(const toml::table& t, const std::string& prefix, const Config& conf
     } else if (node.is_floating_point()) {
       out[key] = std::to_string(s.get(leaf, 0.0));
     } else {
-      throw ConfigError("config key " + section + "." + key + ": expected a string, number or boolean");
+      throw ConfigError("config key " + table_path + "." + leaf + ": expected a string, number or boolean");
     }
   }
 }
@@ -52,7 +50,7 @@ KafkaProps kafka_passthrough(const Config& config, const std::string& config_pat
   if (!n) return props;
   const toml::table* t = n->as_table();
   if (!t) throw ConfigError("config key " + std::string(section) + ": expected a table");
-  flatten(*t, "", config, std::string(section), props);
+  flatten(*t, "", std::string(section), config, props);
   return props;
 }
 

@@ -1,0 +1,197 @@
+#include "app/kafka_commands.h"
+
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <thread>
+
+#include "app/pacer.h"
+#include "audit/kafka_alert_sink.h"
+#include "core/clock.h"
+#include "core/config.h"
+#include "core/input_errors.h"
+#include "core/log.h"
+#include "core/symbol_table.h"
+#include "ingest/open_source.h"
+#include "ingest/sim/simulator.h"
+#include "ingest/wire_binary.h"
+#include "ingest/wire_json.h"
+#include "kafka/kafka_mock.h"
+#include "kafka/kafka_producer.h"
+
+namespace ts {
+
+namespace {
+constexpr int kExitOk = 0, kExitFailed = 1, kExitUsage = 2;
+
+std::string kafka_key(const Config& config, const std::optional<std::string>& flag, const char* key, const char* def) {
+  const std::string from_file = config.section("kafka").get(key, def);
+  return flag ? *flag : from_file;
+}
+
+}  // namespace
+
+KafkaSourceOptions kafka_source_options(const Config& config, const std::string& config_path,
+                                        const KafkaRunOptions& flags) {
+  KafkaSourceOptions o;
+  o.brokers = kafka_key(config, flags.brokers, "brokers", "");
+  o.topic = kafka_key(config, flags.topic, "topic", "");
+  o.group = kafka_key(config, flags.group, "group", "ticksentry");
+  o.dlq_topic = kafka_key(config, flags.dlq_topic, "dlq_topic", "");
+  o.exit_at_eof = flags.exit_at_eof;
+  o.eof_idle_ms = int(config.section("kafka").get("eof_idle_ms", int64_t(o.eof_idle_ms)));
+  o.props = kafka_passthrough(config, config_path, "kafka.consumer");
+  o.dlq_props = kafka_passthrough(config, config_path, "kafka.producer");
+  return o;
+}
+
+Result<std::shared_ptr<AlertSink>> make_kafka_alert_sink(const Config& config, const std::string& config_path,
+                                                         const KafkaRunOptions& flags) {
+  const std::string topic = kafka_key(config, flags.alerts_topic, "alerts_topic", "");
+  const std::string brokers = kafka_key(config, flags.brokers, "brokers", "");
+  if (topic.empty()) return std::shared_ptr<AlertSink>();
+  KafkaProps props = kafka_passthrough(config, config_path, "kafka.producer");
+  if (!brokers.empty()) props["bootstrap.servers"] = brokers;
+  if (!props.count("bootstrap.servers")) {
+    return Status(StatusCode::kInvalidArgument, "alerts topic " + topic + ": no brokers (--brokers or [kafka] brokers)");
+  }
+  auto sink = KafkaAlertSink::create(props, topic);
+  if (!sink.is_ok()) return sink.status();
+  return std::shared_ptr<AlertSink>(std::move(sink).value());
+}
+
+KafkaCommands::KafkaCommands(CLI::App& app) {
+  publish_cmd_ = app.add_subcommand("publish", "write any replayable source into a Kafka topic, keyed by symbol");
+  auto* p = publish_cmd_;
+  p->add_option("--format", pub_.format, "lobster | sse-l2 | csv | sim")->required();
+  p->add_option("paths", pub_.paths, "inputs (none for sim)");
+  p->add_option("--brokers", pub_.brokers, "bootstrap.servers, HOST:PORT[,...]")->required();
+  p->add_option("--topic", pub_.topic, "topic to write")->required();
+  p->add_option("--encoding", pub_.encoding, "binary (default) | json");
+  p->add_option("--config", pub_.config_path, "TOML file: [kafka.producer] librdkafka properties");
+  p->add_option("--speed", pub_.speed, "0 = as fast as possible (default), 1 = real time by exchange time");
+  p->add_option("--rate", pub_.rate, "fixed rate in events/s");
+  p->add_option("--symbols", pub_.symbols, "sim: symbols");
+  p->add_option("--seed", pub_.seed, "sim: seed");
+  p->add_option("--sim-seconds", pub_.sim_seconds, "sim: simulated seconds (default 60)");
+
+  mock_cmd_ = app.add_subcommand("mock-kafka", "run librdkafka's mock Kafka cluster on loopback until Ctrl-C");
+  mock_cmd_->add_option("--brokers", mock_brokers_, "number of brokers (default 3)");
+  mock_cmd_->add_option("--topic", mock_topics_, "create this topic (repeatable)");
+  mock_cmd_->add_option("--partitions", mock_partitions_, "partitions of each --topic (default 4)");
+}
+
+std::optional<int> KafkaCommands::run(const std::atomic<bool>& stop) const {
+  if (*publish_cmd_) return publish(stop);
+  if (*mock_cmd_) return mock_kafka(stop);
+  return std::nullopt;
+}
+
+int KafkaCommands::publish(const std::atomic<bool>& stop) const {
+  WireEncoding encoding;
+  if (!parse_wire_encoding(pub_.encoding, encoding)) {
+    std::fprintf(stderr, "ticksentry: --encoding must be binary or json, not '%s'\n", pub_.encoding.c_str());
+    return kExitUsage;
+  }
+  Config config = pub_.config_path.empty() ? Config() : Config::load_file(pub_.config_path);
+  KafkaProps props = kafka_passthrough(config, pub_.config_path, "kafka.producer");
+  (void)kafka_passthrough(config, pub_.config_path, "kafka.consumer");  // one file serves every command
+  props["bootstrap.servers"] = pub_.brokers;
+
+  SymbolTable symbols;
+  InputErrors errors;
+  std::unique_ptr<Source> source;
+  if (pub_.format == "sim") {
+    SimOptions so = SimOptions::from_config(config.section("sim"));
+    if (pub_.symbols) so.symbols = *pub_.symbols;
+    if (pub_.seed) so.seed = *pub_.seed;
+    so.duration_s = pub_.sim_seconds.value_or(60.0);
+    source = std::make_unique<Simulator>(so, symbols);
+  } else {
+    auto opened = open_source(pub_.format, pub_.paths, symbols, errors);
+    if (!opened.is_ok()) {
+      std::fprintf(stderr, "ticksentry: %s\n", opened.status().to_string().c_str());
+      return kExitUsage;
+    }
+    source = std::move(opened).value();
+  }
+  auto producer = KafkaProducer::create(props);
+  if (!producer.is_ok()) {
+    std::fprintf(stderr, "ticksentry: %s\n", producer.status().to_string().c_str());
+    return kExitUsage;
+  }
+  KafkaProducer& prod = *producer.value();
+  spdlog::info("publish: {} → {} on {} ({})", source->describe(), pub_.topic, pub_.brokers, pub_.encoding);
+
+  Pacer pacer(pub_.speed, pub_.rate);
+  std::vector<Event> batch(1024);
+  std::string value;
+  uint8_t buf[kWireBinaryMaxBytes];
+  PublishSummary sum;
+  const int64_t start_ns = mono_ns();
+  while (!stop.load()) {
+    const size_t n = source->next_batch(batch);
+    if (n == 0) {
+      if (source->done()) break;
+      continue;
+    }
+    for (size_t i = 0; i < n && !stop.load(); ++i) {
+      const Event& e = batch[i];
+      (void)pacer.wait_until_due(e.exch_ts_ns, stop);
+      const RefData& ref = symbols.ref(e.symbol);
+      WireEvent w{e, ref.name, ref.prev_close, ref.is_st};
+      std::span<const uint8_t> bytes;
+      if (encoding == WireEncoding::kBinary) {
+        bytes = {buf, wire_binary_encode(w, buf)};
+      } else {
+        value.clear();
+        wire_json_append(w, value);
+        bytes = {reinterpret_cast<const uint8_t*>(value.data()), value.size()};
+      }
+      if (Status st = prod.produce(pub_.topic, ref.name, bytes); !st.is_ok()) {
+        std::fprintf(stderr, "ticksentry: %s\n", st.to_string().c_str());
+        return kExitFailed;
+      }
+      ++sum.events;
+    }
+    prod.poll();
+  }
+  const Status flushed = prod.flush(30000);
+  sum.seconds = double(mono_ns() - start_ns) / 1e9;
+  sum.bad_records = errors.total();
+  sum.delivery_errors = prod.delivery_errors();
+  std::fprintf(stderr, "published %llu events from %s to %s in %.2f s (%.0f/s, %s), %llu bad records skipped, "
+               "%llu delivery errors\n",
+               (unsigned long long)sum.events, source->describe().c_str(), pub_.topic.c_str(), sum.seconds,
+               sum.seconds > 0 ? double(sum.events) / sum.seconds : 0.0, pub_.encoding.c_str(),
+               (unsigned long long)sum.bad_records, (unsigned long long)sum.delivery_errors);
+  if (!flushed.is_ok()) {
+    std::fprintf(stderr, "ticksentry: %s\n", flushed.to_string().c_str());
+    return kExitFailed;
+  }
+  return kExitOk;
+}
+
+int KafkaCommands::mock_kafka(const std::atomic<bool>& stop) const {
+  auto cluster = KafkaMockCluster::start(mock_brokers_);
+  if (!cluster.is_ok()) {
+    std::fprintf(stderr, "ticksentry: %s\n", cluster.status().to_string().c_str());
+    return kExitUsage;
+  }
+  for (size_t i = 0; i < mock_topics_.size(); ++i) {
+    const int parts = i < mock_partitions_.size() ? mock_partitions_[i] : 4;
+    if (Status st = cluster.value()->create_topic(mock_topics_[i], parts); !st.is_ok()) {
+      std::fprintf(stderr, "ticksentry: %s\n", st.to_string().c_str());
+      return kExitUsage;
+    }
+  }
+  std::printf("bootstrap.servers=%s\n", cluster.value()->bootstraps().c_str());
+  std::fflush(stdout);
+  spdlog::info("mock-kafka: {} brokers at {}; Ctrl-C to stop", mock_brokers_, cluster.value()->bootstraps());
+  while (!stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  return kExitOk;
+}
+
+}  // namespace ts
