@@ -11,6 +11,8 @@
 #include "audit/stdout_sink.h"
 #include "core/config.h"
 #include "core/log.h"
+#include "http/alert_stream.h"
+#include "http/dashboard.h"
 #include "ingest/csv_writer.h"
 #include "ingest/kafka_source.h"
 #include "ingest/open_source.h"
@@ -81,6 +83,40 @@ bool add_sinks(Pipeline& p, const Config& config, const CommonOptions& c, const 
   return true;
 }
 
+// The dashboard ([http], --http, --http-token): read before check_unread, started after it.
+// Returns null when disabled; throws ConfigError on a bad --http.
+std::unique_ptr<http::Dashboard> make_dashboard(const Config& config, const CommonOptions& c, SymbolTable& symbols,
+                                                Pipeline& p, bool enabled_default) {
+  auto o = http::DashboardOptions::from_config(config.section("http"), enabled_default);
+  std::string error;
+  if (c.http_listen && !o.set_listen(*c.http_listen, &error)) throw ConfigError(error);
+  if (c.http_token) o.token = *c.http_token;
+  if (!o.enabled) return nullptr;
+  o.audit_db = c.audit_db.value_or(config.section("sinks").get("audit_db", "ticksentry-audit.db"));
+  auto d = std::make_unique<http::Dashboard>(o, symbols, p.metrics());
+  p.set_market_board(d->board());
+  p.add_sink("dashboard", d->alert_sink());
+  return d;
+}
+
+// A dashboard asked for with --http must start; the default one (run) only warns when it
+// cannot (e.g. port 8080 taken by another ticksentry), and the run goes on without it.
+bool start_dashboard(http::Dashboard* d, const CommonOptions& c) {
+  if (!d) return true;
+  if (Status st = d->start(); !st.is_ok()) {
+    if (!c.http_listen) {
+      spdlog::warn("dashboard not started: {} (--http PORT picks another port, --http off silences this)",
+                   st.message());
+      return true;
+    }
+    std::fprintf(stderr, "ticksentry: %s\n", st.to_string().c_str());
+    return false;
+  }
+  spdlog::info("dashboard: {}", d->url());
+  d->set_ready(true);
+  return true;
+}
+
 int finish(const RunSummary& summary, const CommonOptions& c) {
   summary.print(stderr);
   if (!c.summary_json.empty()) {
@@ -148,7 +184,9 @@ int command_run(const CommonOptions& c, const RunOptions& r, const std::atomic<b
   po.order_tracking = OrderTracking::kOff;  // the simulator gives price and side on every update
   Pipeline pipeline(symbols, config, po);
   if (!add_sinks(pipeline, config, c)) return kExitUsage;
+  auto dashboard = make_dashboard(config, c, symbols, pipeline, /*enabled_default=*/true);
   if (!check_unread(config)) return kExitUsage;
+  if (!start_dashboard(dashboard.get(), c)) return kExitUsage;
   spdlog::info("run: simulator with {} symbols, seed {}, speed {}{}", so.symbols, so.seed, po.speed,
                po.duration_s > 0 ? fmt::format(", {} s", po.duration_s) : ", until Ctrl-C");
   InputErrors source_errors;
@@ -178,7 +216,9 @@ int command_replay(const CommonOptions& c, const ReplayOptions& r, const std::at
   po.order_tracking = r.format == "lobster" ? OrderTracking::kOff : OrderTracking::kAuto;
   Pipeline pipeline(symbols, config, po);
   if (!add_sinks(pipeline, config, c)) return kExitUsage;
+  auto dashboard = make_dashboard(config, c, symbols, pipeline, /*enabled_default=*/false);
   if (!check_unread(config)) return kExitUsage;
+  if (!start_dashboard(dashboard.get(), c)) return kExitUsage;
   spdlog::info("replay: {}", source.value()->describe());
   RunSummary summary = pipeline.run(*source.value(), source_errors, stop);
   return finish(summary, c);

@@ -23,6 +23,8 @@ struct CommonOptions {
   bool no_stdout = false;
   std::string summary_json;
   std::string log_level = "info";
+  std::optional<std::string> http_listen;  // --http HOST:PORT | off; default: [http] (run: on)
+  std::optional<std::string> http_token;   // --http-token; default: [http] token, $TICKSENTRY_TOKEN, random
 };
 
 struct RunOptions {

@@ -9,6 +9,7 @@
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/spsc_ring.h"
+#include "http/market_board.h"
 
 namespace ts {
 
@@ -21,6 +22,7 @@ PipelineOptions PipelineOptions::from_config(const ConfigSection& s) {
   o.rate = s.get("rate", o.rate);
   o.duration_s = s.get("duration_s", o.duration_s);
   o.progress_s = s.get("progress_s", o.progress_s);
+  o.metrics_s = s.get("metrics_s", o.metrics_s);
   return o;
 }
 
@@ -46,18 +48,25 @@ struct ShardThread {
   std::thread thread;
 };
 
-// A shard's loop: pop and process until the source is done and the ring is empty.
-void shard_loop(SpscRing<Event>& ring, ShardWorker& worker, const std::atomic<bool>& source_done) {
+// A shard's loop: pop and process until the source is done and the ring is empty. With a
+// market board, each processed event offers its symbol's book top to the dashboard (the board
+// copies it at most every 100 ms per symbol; otherwise one compare).
+void shard_loop(SpscRing<Event>& ring, ShardWorker& worker, const std::atomic<bool>& source_done,
+                http::MarketBoard* board) {
   BackoffIdle idle;
   Event e;
+  auto process = [&] {
+    worker.process(e);
+    if (board) board->maybe_publish(e.symbol, e.recv_ts_ns, worker.books().top(e.symbol));
+  };
   for (;;) {
     size_t n = 0;
     while (n < 256 && ring.try_pop(e)) {
-      worker.process(e);
+      process();
       ++n;
     }
     if (n == 0 && source_done.load(std::memory_order_acquire)) {
-      while (ring.try_pop(e)) worker.process(e);
+      while (ring.try_pop(e)) process();
       return;
     }
     idle.idle(n);
@@ -82,7 +91,7 @@ RunSummary Pipeline::run(Source& source, InputErrors& source_errors, const std::
     shards[i].worker = std::make_unique<ShardWorker>(i, symbols_, config_, &dispatcher, options_.order_tracking);
   }
   for (auto& s : shards) {
-    s.thread = std::thread(shard_loop, std::ref(*s.ring), std::ref(*s.worker), std::cref(source_done));
+    s.thread = std::thread(shard_loop, std::ref(*s.ring), std::ref(*s.worker), std::cref(source_done), board_);
   }
 
   // The source loop runs on this thread.
@@ -91,6 +100,8 @@ RunSummary Pipeline::run(Source& source, InputErrors& source_errors, const std::
   const int64_t end_ns = options_.duration_s > 0 ? start_ns + int64_t(options_.duration_s * 1e9) : INT64_MAX;
   const int64_t progress_every_ns = options_.progress_s > 0 ? int64_t(options_.progress_s * 1e9) : INT64_MAX;
   int64_t next_progress_ns = start_ns + progress_every_ns;
+  const int64_t metrics_every_ns = options_.metrics_s > 0 ? int64_t(options_.metrics_s * 1e9) : INT64_MAX;
+  int64_t next_metrics_ns = start_ns + metrics_every_ns;
   uint64_t by_kind[kEventKindCount] = {};
   // Metrics are published as deltas from this (source) thread: counters read from the shards
   // are their own plain counts, read racily but monotonically (a progress figure, not billing).
@@ -126,6 +137,10 @@ RunSummary Pipeline::run(Source& source, InputErrors& source_errors, const std::
     if (now >= end_ns) {
       summary.interrupted = true;
       break;
+    }
+    if (now >= next_metrics_ns) {
+      next_metrics_ns = now + metrics_every_ns;
+      publish(source_errors);
     }
     if (now >= next_progress_ns) {
       next_progress_ns = now + progress_every_ns;

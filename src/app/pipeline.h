@@ -22,6 +22,10 @@
 
 namespace ts {
 
+namespace http {
+class MarketBoard;
+}
+
 struct PipelineOptions {
   int shards = 1;                 // shard threads; symbols are split by id % shards
   size_t event_ring = 1 << 16;    // events per shard ring (power of two)
@@ -30,6 +34,7 @@ struct PipelineOptions {
   double rate = 0;                // > 0: fixed-rate pacing in events/s (overrides speed)
   double duration_s = 0;          // wall-clock limit; 0 = until the source ends or a signal
   double progress_s = 5;          // progress line to stderr every N s; 0 = never
+  double metrics_s = 1;           // Prometheus counters published every N s (and at the end)
   OrderTracking order_tracking = OrderTracking::kAuto;  // set by the command from the source format
   static PipelineOptions from_config(const ConfigSection& s);  // section "pipeline"
 };
@@ -40,11 +45,15 @@ class Pipeline {
   ~Pipeline();
   // `name` labels the sink's error counters ("stdout", "jsonl", "sqlite").
   void add_sink(std::string name, std::shared_ptr<AlertSink> sink);
+  // The dashboard's per-symbol view (src/http/market_board.h): each shard thread offers it the
+  // book top of the symbol it just processed; the board keeps at most one copy per symbol per
+  // interval (no lock, no allocation). Before run(); `board` must outlive it; null = none.
+  void set_market_board(http::MarketBoard* board) { board_ = board; }
   // Runs `source` to its end (or until `stop`/duration). `source_errors` are the errors the
   // source reported (merged into the summary). Call once.
   RunSummary run(Source& source, InputErrors& source_errors, const std::atomic<bool>& stop);
-  // The run's Prometheus registry (served over HTTP by a later issue). Updated from the source
-  // thread at every progress tick and at the end: ticksentry_events_total,
+  // The run's Prometheus registry (served on /metrics by src/http). Updated from the source
+  // thread every metrics_s and at the end: ticksentry_events_total,
   // ticksentry_input_errors_total{kind}, ticksentry_alerts_total{type}, sink errors, publish
   // waits, ticksentry_source_stalls_total.
   Metrics& metrics() { return metrics_; }
@@ -55,6 +64,7 @@ class Pipeline {
   PipelineOptions options_;
   std::vector<std::pair<std::string, std::shared_ptr<AlertSink>>> sinks_;
   Metrics metrics_;
+  http::MarketBoard* board_ = nullptr;
 };
 
 }  // namespace ts

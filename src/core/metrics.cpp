@@ -22,6 +22,14 @@ prometheus::Gauge& Metrics::gauge(const std::string& name, const std::string& he
   return fam->Add(labels);
 }
 
+prometheus::Histogram& Metrics::histogram(const std::string& name, const std::string& help,
+                                          const std::vector<double>& buckets,
+                                          const std::map<std::string, std::string>& labels) {
+  auto& fam = histograms_[name];
+  if (!fam) fam = &prometheus::BuildHistogram().Name("ticksentry_" + name).Help(help).Register(*registry_);
+  return fam->Add(labels, prometheus::Histogram::BucketBoundaries(buckets));
+}
+
 std::string Metrics::serialize() const {
   prometheus::TextSerializer s;
   std::ostringstream out;

@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <prometheus/counter.h>
 #include <prometheus/gauge.h>
@@ -24,6 +25,10 @@ class Metrics {
                                const std::map<std::string, std::string>& labels = {});
   prometheus::Gauge& gauge(const std::string& name, const std::string& help,
                            const std::map<std::string, std::string>& labels = {});
+  // Buckets are upper bounds in the metric's unit (seconds for *_seconds), ascending.
+  prometheus::Histogram& histogram(const std::string& name, const std::string& help,
+                                   const std::vector<double>& buckets,
+                                   const std::map<std::string, std::string>& labels = {});
   // Text exposition format (what /metrics will serve).
   std::string serialize() const;
 
@@ -31,6 +36,7 @@ class Metrics {
   std::shared_ptr<prometheus::Registry> registry_;
   std::map<std::string, prometheus::Family<prometheus::Counter>*> counters_;
   std::map<std::string, prometheus::Family<prometheus::Gauge>*> gauges_;
+  std::map<std::string, prometheus::Family<prometheus::Histogram>*> histograms_;
 };
 
 }  // namespace ts

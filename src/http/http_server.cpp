@@ -1,0 +1,218 @@
+#include "http/http_server.h"
+
+#include <httplib.h>
+
+#include <filesystem>
+
+#include "http/alert_history.h"
+#include "http/alert_stream.h"
+#include "http/http_auth.h"
+#include "http/http_json.h"
+#include "http/live_feed.h"
+
+namespace ts::http {
+
+namespace {
+constexpr const char* kErrorKinds[] = {"unauthorized", "csrf", "bad_request", "not_found", "conflict",
+                                       "internal", "unavailable", "stream_limit"};
+
+// What a browser without the token sees: a form that sends it as ?token=, which sets the cookie.
+constexpr const char* kLoginPage = R"(<!doctype html><html><head><meta charset="utf-8"><title>ticksentry</title>
+<style>body{font-family:sans-serif;background:#10141c;color:#dde;display:flex;justify-content:center;margin-top:15vh}
+input,button{font-size:16px;padding:6px}</style></head><body><form method="get" action="/">
+<h2>ticksentry</h2><p>Token / 令牌 (printed by <code>ticksentry run</code> at start-up):</p>
+<input name="token" type="password" autofocus> <button>Open / 打开</button></form></body></html>)";
+
+bool is_api_path(const std::string& p) { return p.rfind("/api/", 0) == 0 || p == "/metrics" || p == "/readyz"; }
+}  // namespace
+
+HttpServer::HttpServer(HttpOptions options, EventHub& hub, Metrics& metrics)
+    : options_(std::move(options)), hub_(hub), metrics_(metrics), server_(std::make_unique<httplib::Server>()) {
+  const char* classes[] = {"2xx", "4xx", "5xx"};
+  for (int i = 0; i < 3; ++i) {
+    requests_[i] = &metrics_.counter("http_requests_total", "HTTP requests answered, by status class",
+                                     {{"code", classes[i]}});
+  }
+  for (const char* kind : kErrorKinds) {
+    errors_[kind] = &metrics_.counter("http_errors_total", "HTTP requests refused or failed, by kind", {{"kind", kind}});
+  }
+}
+
+HttpServer::~HttpServer() { stop(); }
+
+void HttpServer::count_error(const char* kind) {
+  auto it = errors_.find(kind);
+  if (it != errors_.end()) it->second->Increment();
+}
+
+std::string HttpServer::url() const {
+  return "http://" + (options_.bind == "0.0.0.0" ? std::string("127.0.0.1") : options_.bind) + ":" +
+         std::to_string(port_);
+}
+
+Status HttpServer::start() {
+  if (options_.token.empty()) return {StatusCode::kInvalidArgument, "http: a token is required"};
+  if (!options_.web_root.empty() && !std::filesystem::is_regular_file(std::filesystem::path(options_.web_root) / "index.html")) {
+    return {StatusCode::kNotFound, "http: no dashboard at " + options_.web_root +
+                                       " (index.html missing: build it with `npm ci && npm run build` in web/)"};
+  }
+  const size_t threads = size_t(options_.max_streams) + 8;  // an SSE stream holds a thread
+  server_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  server_->set_payload_max_length(options_.max_body_bytes);
+  add_routes();
+  if (options_.port == 0) {
+    port_ = server_->bind_to_any_port(options_.bind);
+    if (port_ <= 0) return {StatusCode::kIoError, "http: cannot bind " + options_.bind};
+  } else {
+    if (!server_->bind_to_port(options_.bind, options_.port)) {
+      return {StatusCode::kIoError, "http: cannot listen on " + options_.bind + ":" + std::to_string(options_.port) +
+                                        " (address in use or not local?)"};
+    }
+    port_ = options_.port;
+  }
+  thread_ = std::thread([this] { server_->listen_after_bind(); });
+  return Status::ok();
+}
+
+void HttpServer::stop() {
+  hub_.close();
+  if (server_) server_->stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+void HttpServer::add_routes() {
+  httplib::Server& s = *server_;
+  s.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    if (req.path == "/healthz") return httplib::Server::HandlerResponse::Unhandled;
+    const AuthResult auth = check_token(req, options_.token);
+    if (auth == AuthResult::kOk) {
+      // The login link (/?token=...): remember the token in a cookie and drop it from the URL.
+      if (!is_api_path(req.path) && req.has_param("token")) {
+        res.set_header("Set-Cookie", token_cookie(options_.token));
+        res.set_redirect(req.path);
+        return httplib::Server::HandlerResponse::Handled;
+      }
+      return httplib::Server::HandlerResponse::Unhandled;
+    }
+    count_error(auth == AuthResult::kCsrf ? "csrf" : "unauthorized");
+    if (auth == AuthResult::kCsrf) {
+      reply_error(res, 403, "csrf", "requests that change state need the header X-Requested-With: ticksentry");
+    } else if (is_api_path(req.path)) {
+      reply_error(res, 401, auth_result_name(auth), "this endpoint needs the token (Authorization: Bearer <token>)");
+    } else {
+      res.status = 401;
+      res.set_content(kLoginPage, "text/html; charset=utf-8");
+    }
+    return httplib::Server::HandlerResponse::Handled;
+  });
+  s.set_logger([this](const httplib::Request&, const httplib::Response& res) {
+    requests_[res.status >= 500 ? 2 : res.status >= 400 ? 1 : 0]->Increment();
+  });
+  s.set_exception_handler([this](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+    std::string what = "unknown error";
+    try {
+      if (ep) std::rethrow_exception(ep);
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+    }
+    count_error("internal");
+    reply_error(res, 500, "internal", what);
+  });
+  s.set_error_handler([this](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return;  // a handler already explained the error
+    if (res.status == 404) {
+      count_error("not_found");
+      reply_error(res, 404, "not_found", "no such path: " + req.path);
+    } else if (res.status >= 400 && res.status < 500) {
+      count_error("bad_request");
+      reply_error(res, res.status, "bad_request", "malformed or unsupported request");
+    }
+  });
+
+  s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { reply_json(res, "{\"status\":\"ok\"}"); });
+  s.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
+    if (ready_.load(std::memory_order_relaxed)) return reply_json(res, "{\"ready\":true}");
+    reply_json(res, "{\"ready\":false,\"reason\":\"the pipeline is not running\"}", 503);
+  });
+  s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    res.set_content(metrics_.serialize(), "text/plain; version=0.0.4");
+  });
+  s.Get("/api/info", [this](const httplib::Request&, httplib::Response& res) {
+    reply_json(res, nlohmann::json{{"name", "ticksentry"},
+                                   {"services", {{"alerts", stream_ != nullptr}, {"audit", history_ != nullptr},
+                                                 {"market", live_ != nullptr}, {"models", models_ != nullptr},
+                                                 {"silences", silences_ != nullptr}}}}.dump());
+  });
+  auto unavailable = [this](httplib::Response& res, const char* what) {
+    count_error("unavailable");
+    reply_error(res, 503, "not_configured", std::string(what) + " is not configured in this process");
+  };
+  s.Get("/api/alerts/recent", [this, unavailable](const httplib::Request&, httplib::Response& res) {
+    if (!stream_) return unavailable(res, "the alert stream");
+    reply_json(res, stream_->recent_json());
+  });
+  s.Get("/api/alerts", [this, unavailable](const httplib::Request& req, httplib::Response& res) {
+    if (!history_) return unavailable(res, "the audit store");
+    if (!history_->handle(req, res)) count_error("bad_request");
+  });
+  s.Get("/api/stats", [this, unavailable](const httplib::Request&, httplib::Response& res) {
+    if (!live_) return unavailable(res, "the live feed");
+    reply_json(res, live_->stats_json());
+  });
+  s.Get("/api/symbols", [this, unavailable](const httplib::Request&, httplib::Response& res) {
+    if (!live_) return unavailable(res, "the live feed");
+    reply_json(res, live_->symbols_json());
+  });
+  s.Get(R"(/api/symbols/([^/]+))", [this, unavailable](const httplib::Request& req, httplib::Response& res) {
+    if (!live_) return unavailable(res, "the live feed");
+    std::string body = live_->symbol_json(req.matches[1]);
+    if (body.empty()) {
+      count_error("not_found");
+      return reply_error(res, 404, "unknown_symbol", "no market data for symbol '" + std::string(req.matches[1]) + "'");
+    }
+    reply_json(res, body);
+  });
+  add_stream_route();
+  add_admin_routes();
+  // Anything else under /api/ is a JSON 404 (not the dashboard's index.html).
+  s.Get(R"(/api/.*)", [this](const httplib::Request& req, httplib::Response& res) {
+    count_error("not_found");
+    reply_error(res, 404, "not_found", "no such endpoint: " + req.path);
+  });
+  if (!options_.web_root.empty()) s.set_mount_point("/", options_.web_root);
+}
+
+void HttpServer::add_stream_route() {
+  server_->Get("/api/stream", [this](const httplib::Request&, httplib::Response& res) {
+    if (streams_.fetch_add(1) >= options_.max_streams) {
+      streams_.fetch_sub(1);
+      count_error("stream_limit");
+      return reply_error(res, 503, "too_many_streams",
+                         "at most " + std::to_string(options_.max_streams) + " live streams at a time");
+    }
+    res.set_header("Cache-Control", "no-store");
+    res.set_header("X-Accel-Buffering", "no");
+    auto cursor = std::make_shared<uint64_t>(hub_.head());
+    auto first = std::make_shared<bool>(true);
+    res.set_chunked_content_provider(
+        "text/event-stream",
+        [this, cursor, first](size_t, httplib::DataSink& sink) {
+          if (*first) {
+            *first = false;
+            const std::string hello = "retry: 2000\nevent: hello\ndata: {\"seq\":" + std::to_string(*cursor) + "}\n\n";
+            return sink.write(hello.data(), hello.size());
+          }
+          std::vector<SseMessage> msgs;
+          hub_.wait_next(cursor.get(), &msgs, 1000);
+          if (hub_.closed()) return false;
+          std::string out;
+          for (const auto& m : msgs) out += EventHub::format(m);
+          if (out.empty()) out = ": keep-alive\n\n";  // also notices a closed connection
+          return sink.write(out.data(), out.size());
+        },
+        [this](bool) { streams_.fetch_sub(1); });
+  });
+}
+
+}  // namespace ts::http

@@ -1,0 +1,92 @@
+#pragma once
+// HttpServer: ticksentry's one HTTP server (cpp-httplib, its own thread pool; nothing here runs
+// on a shard thread). It serves
+//   /healthz                 200 while the process is up (the only path without a token)
+//   /readyz                  200 once the pipeline runs, 503 before/after (set_ready)
+//   /metrics                 Prometheus text format of the process's registry
+//   /api/stream              Server-Sent Events: "hello", "alert", "ticks", "stats"
+//   /api/...                 the admin API (admin_routes.cpp, alert_history.h, live_feed.h)
+//   /...                     the dashboard's static files (web/dist), index.html at /
+// Every path but /healthz needs the token (http_auth.h). A browser without it gets a small
+// page asking for it (401); /api/ and /metrics get a 401 JSON error. Bad input gets a 4xx JSON
+// error ({"error", "message"}), a handler that throws a 500 JSON error; both are counted in
+// ticksentry_http_errors_total{kind}; the server keeps running.
+//
+// Lifetime: construct, attach the services (each may be absent: its endpoints then answer
+// 503 "not configured"), start(), ..., stop(). Attached services must outlive the server.
+#include <atomic>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "core/metrics.h"
+#include "core/status.h"
+#include "http/admin_api.h"
+#include "http/event_hub.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace ts::http {
+
+class AlertHistory;
+class AlertStream;
+class LiveFeed;
+
+struct HttpOptions {
+  std::string bind = "127.0.0.1";  // config [http] bind; "0.0.0.0" exposes it to the network
+  int port = 8080;                 // 0 = any free port (tests); see port()
+  std::string token;               // required; commands generate one when none is configured
+  std::string web_root;            // the built dashboard (web/dist); "" = API only
+  int max_streams = 32;            // concurrent SSE connections; more get 503
+  size_t max_body_bytes = 64 * 1024;
+};
+
+class HttpServer {
+ public:
+  HttpServer(HttpOptions options, EventHub& hub, Metrics& metrics);
+  ~HttpServer();  // stop()
+
+  void set_alert_history(AlertHistory* h) { history_ = h; }
+  void set_alert_stream(AlertStream* s) { stream_ = s; }
+  void set_live_feed(LiveFeed* f) { live_ = f; }
+  void set_models(ModelAdmin* m) { models_ = m; }
+  void set_silences(SilenceAdmin* s) { silences_ = s; }
+
+  // Binds and starts serving on a thread of its own. Errors (address in use, bad bind address,
+  // missing web_root) come back as a Status; nothing is left running then.
+  Status start();
+  // Stops accepting, ends every SSE stream, joins the threads. Idempotent.
+  void stop();
+  int port() const { return port_; }
+  std::string url() const;  // "http://127.0.0.1:8080"
+
+  void set_ready(bool ready) { ready_.store(ready, std::memory_order_relaxed); }
+  int active_streams() const { return streams_.load(std::memory_order_relaxed); }
+
+ private:
+  void add_routes();
+  void add_admin_routes();   // admin_routes.cpp: models, silences
+  void add_stream_route();
+  void count_error(const char* kind);
+
+  HttpOptions options_;
+  EventHub& hub_;
+  Metrics& metrics_;
+  std::unique_ptr<httplib::Server> server_;
+  std::thread thread_;
+  int port_ = 0;
+  std::atomic<bool> ready_{false};
+  std::atomic<int> streams_{0};
+  AlertHistory* history_ = nullptr;
+  AlertStream* stream_ = nullptr;
+  LiveFeed* live_ = nullptr;
+  ModelAdmin* models_ = nullptr;
+  SilenceAdmin* silences_ = nullptr;
+  prometheus::Counter* requests_[3] = {};  // 2xx/3xx, 4xx, 5xx
+  std::map<std::string, prometheus::Counter*> errors_;  // by kind; fixed after construction
+};
+
+}  // namespace ts::http

@@ -1,0 +1,169 @@
+#include "http/live_feed.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include <nlohmann/json.hpp>
+
+#include "core/clock.h"
+
+namespace ts::http {
+
+namespace {
+double ticks_to_price(Price p, double tick) { return double(p) * tick; }
+
+nlohmann::json quantiles_us(const LatencyHistogram& h) {
+  return {{"p50", double(h.quantile_ns(0.50)) / 1e3},
+          {"p99", double(h.quantile_ns(0.99)) / 1e3},
+          {"p999", double(h.quantile_ns(0.999)) / 1e3},
+          {"count", h.count()}};
+}
+}  // namespace
+
+LiveFeed::LiveFeed(const SymbolTable& symbols, MarketBoard* board, AlertStream* alerts, EventHub& hub,
+                   Metrics& metrics, LiveFeedOptions options)
+    : symbols_(symbols), board_(board), alerts_(alerts), hub_(hub), metrics_(metrics), options_(options) {}
+
+LiveFeed::~LiveFeed() { stop(); }
+
+void LiveFeed::start() {
+  if (thread_.joinable()) return;
+  stopping_ = false;
+  thread_ = std::thread([this] { run(); });
+}
+
+void LiveFeed::stop() {
+  {
+    std::lock_guard<std::mutex> lock(run_mu_);
+    stopping_ = true;
+  }
+  run_cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void LiveFeed::run() {
+  std::unique_lock<std::mutex> lock(run_mu_);
+  while (!stopping_) {
+    run_cv_.wait_for(lock, std::chrono::milliseconds(options_.interval_ms), [this] { return stopping_; });
+    if (stopping_) break;
+    lock.unlock();
+    tick();
+    lock.lock();
+  }
+}
+
+double LiveFeed::total_counter(const std::string& family) const {
+  double sum = 0;
+  for (const auto& fam : metrics_.registry().Collect()) {
+    if (fam.name != family) continue;
+    for (const auto& m : fam.metric) sum += m.counter.value;
+  }
+  return sum;
+}
+
+void LiveFeed::tick() {
+  const int64_t now_ns = mono_ns();
+  const double t_s = double(wall_ns() / 1'000'000) / 1e3;
+  nlohmann::json ticks = nlohmann::json::array();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const size_t n = board_ ? std::min(symbols_.size(), board_->capacity()) : 0;
+    if (views_.size() < n) views_.resize(n);
+    for (SymbolId id = 0; id < n; ++id) {
+      SymbolView& v = views_[id];
+      QuoteSnapshot q;
+      if (!board_->read(id, &q) || q.version == v.version) continue;
+      const std::string& name = symbols_.name(id);
+      if (v.version == 0) ids_.emplace(name, id);
+      v.version = q.version;
+      v.quote = q;
+      const double tick = symbols_.ref(id).tick_size;
+      const double price = q.last ? ticks_to_price(q.last, tick)
+                                  : (q.bid_levels && q.ask_levels ? 0.5 * ticks_to_price(q.bids[0].price + q.asks[0].price, tick) : 0.0);
+      if (!v.history.empty() && v.history.back()[0] >= t_s) v.history.pop_back();  // one point per second
+      v.history.push_back({t_s, price, double(q.cum_volume)});
+      while (v.history.size() > options_.history_points) v.history.pop_front();
+      ticks.push_back({{"s", name}, {"p", price}, {"v", q.cum_volume},
+                       {"b", q.bid_levels ? ticks_to_price(q.bids[0].price, tick) : 0.0},
+                       {"a", q.ask_levels ? ticks_to_price(q.asks[0].price, tick) : 0.0},
+                       {"t", t_s}});
+    }
+  }
+  if (!ticks.empty()) hub_.publish("ticks", ticks.dump());
+
+  // Stats: rates over the time since the previous tick.
+  const double events = total_counter("ticksentry_events_total");
+  LatencyWindow w = alerts_ ? alerts_->take_window() : LatencyWindow();
+  nlohmann::json stats;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const double dt_s = last_tick_ns_ ? double(now_ns - last_tick_ns_) / 1e9 : double(options_.interval_ms) / 1e3;
+    last_tick_ns_ = now_ns;
+    const double alerts_total = last_alerts_ + double(w.alerts);
+    stats = {{"t", t_s},
+             {"events_per_s", dt_s > 0 ? std::max(0.0, events - last_events_) / dt_s : 0.0},
+             {"alerts_per_s", dt_s > 0 ? double(w.alerts) / dt_s : 0.0},
+             {"alerts_silenced", w.silenced},
+             {"events_total", events},
+             {"alerts_total", alerts_total}};
+    last_events_ = events;
+    last_alerts_ = alerts_total;
+    nlohmann::json lat = nlohmann::json::object();
+    for (int s = 0; s < kLatencyStageCount; ++s) lat[latency_stage_name(static_cast<LatencyStage>(s))] = quantiles_us(w.stage[s]);
+    stats["latency_us"] = lat;
+    stats_.push_back(stats.dump());
+    while (stats_.size() > options_.stats_points) stats_.pop_front();
+  }
+  hub_.publish("stats", stats.dump());
+  if (on_tick_) on_tick_();
+  ticks_.fetch_add(1, std::memory_order_relaxed);
+}
+
+std::string LiveFeed::symbols_json() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::pair<std::string, SymbolId>> sorted(ids_.begin(), ids_.end());
+  std::sort(sorted.begin(), sorted.end());
+  nlohmann::json list = nlohmann::json::array();
+  for (auto& [name, id] : sorted) {
+    const QuoteSnapshot& q = views_[id].quote;
+    const double tick = symbols_.ref(id).tick_size;
+    list.push_back({{"s", name},
+                    {"p", views_[id].history.empty() ? 0.0 : views_[id].history.back()[1]},
+                    {"v", q.cum_volume},
+                    {"b", q.bid_levels ? ticks_to_price(q.bids[0].price, tick) : 0.0},
+                    {"a", q.ask_levels ? ticks_to_price(q.asks[0].price, tick) : 0.0}});
+  }
+  return nlohmann::json{{"symbols", list}}.dump();
+}
+
+std::string LiveFeed::symbol_json(const std::string& name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = ids_.find(name);
+  if (it == ids_.end()) return {};
+  const SymbolView& v = views_[it->second];
+  const double tick = symbols_.ref(it->second).tick_size;
+  nlohmann::json bids = nlohmann::json::array(), asks = nlohmann::json::array(), hist = nlohmann::json::array();
+  for (int i = 0; i < v.quote.bid_levels; ++i) bids.push_back({ticks_to_price(v.quote.bids[i].price, tick), v.quote.bids[i].qty});
+  for (int i = 0; i < v.quote.ask_levels; ++i) asks.push_back({ticks_to_price(v.quote.asks[i].price, tick), v.quote.asks[i].qty});
+  for (const auto& p : v.history) hist.push_back({p[0], p[1], p[2]});
+  return nlohmann::json{{"symbol", name},
+                        {"tick_size", tick},
+                        {"last", ticks_to_price(v.quote.last, tick)},
+                        {"volume", v.quote.cum_volume},
+                        {"bids", bids},
+                        {"asks", asks},
+                        {"history", hist}}
+      .dump();
+}
+
+std::string LiveFeed::stats_json() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string out = "{\"points\":[";
+  for (size_t i = 0; i < stats_.size(); ++i) {
+    if (i) out += ',';
+    out += stats_[i];
+  }
+  return out + "]}";
+}
+
+}  // namespace ts::http

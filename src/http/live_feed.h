@@ -1,0 +1,97 @@
+#pragma once
+// LiveFeed: the dashboard's clock. Once per `interval_ms` (default 1000) its own thread
+//  - reads the MarketBoard for every symbol and publishes the ones that changed as one SSE
+//    "ticks" message: [{"s": "AAPL", "p": last price, "v": cum volume, "b": best bid,
+//    "a": best ask, "t": Unix s}] (prices in currency);
+//  - appends each changed symbol's (t, price, volume) to its history (last `history_points`);
+//  - takes the AlertStream's latency window and the pipeline's counters and publishes an SSE
+//    "stats" message: {"t", "events_per_s", "alerts_per_s", "alerts_silenced", "events_total",
+//    "alerts_total", "latency_us": {stage: {"p50","p99","p999","count"}}}, kept for the last
+//    `stats_points` ticks (stats_json()).
+// Symbol names are read from the SymbolTable for ids below its size() (safe from any thread,
+// see core/symbol_table.h); the feed keeps its own name → id map for lookups by the API.
+// Threading: start()/stop() from the owner; the *_json() readers from any HTTP thread.
+#include <array>
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include <prometheus/counter.h>
+
+#include "core/metrics.h"
+#include "core/symbol_table.h"
+#include "http/alert_stream.h"
+#include "http/event_hub.h"
+#include "http/market_board.h"
+
+namespace ts::http {
+
+struct LiveFeedOptions {
+  int interval_ms = 1000;
+  size_t history_points = 600;  // per symbol (10 min at 1 s)
+  size_t stats_points = 600;
+};
+
+class LiveFeed {
+ public:
+  // Everything passed must outlive the feed. `board` and `alerts` may be null (no market view,
+  // no latency stats).
+  LiveFeed(const SymbolTable& symbols, MarketBoard* board, AlertStream* alerts, EventHub& hub, Metrics& metrics,
+           LiveFeedOptions options = {});
+  ~LiveFeed();  // stop()
+
+  // Runs `fn` on the feed's thread at every tick (e.g. GpuTelemetry::sample); before start().
+  void set_on_tick(std::function<void()> fn) { on_tick_ = std::move(fn); }
+  void start();
+  void stop();
+  // Runs one tick on the caller's thread (tests; the feed thread calls it every interval).
+  void tick();
+
+  // {"symbols": [{"s", "p", "v", "b", "a"}]} sorted by name (symbols published so far).
+  std::string symbols_json() const;
+  // {"symbol", "tick_size", "last", "volume", "bids": [[price, qty]], "asks": [...],
+  //  "history": [[t, price, volume]]}; empty string when the symbol is unknown.
+  std::string symbol_json(const std::string& name) const;
+  // {"points": [stats message, ...]} oldest first.
+  std::string stats_json() const;
+  uint64_t ticks() const { return ticks_.load(std::memory_order_relaxed); }
+
+ private:
+  struct SymbolView {
+    uint64_t version = 0;
+    QuoteSnapshot quote;
+    std::deque<std::array<double, 3>> history;  // t (Unix s), price, volume
+  };
+  void run();
+  double total_counter(const std::string& family) const;
+
+  const SymbolTable& symbols_;
+  MarketBoard* board_;
+  AlertStream* alerts_;
+  EventHub& hub_;
+  Metrics& metrics_;
+  const LiveFeedOptions options_;
+
+  mutable std::mutex mu_;  // guards everything below (feed thread writes, HTTP threads read)
+  std::vector<SymbolView> views_;
+  std::unordered_map<std::string, SymbolId> ids_;
+  std::deque<std::string> stats_;
+  double last_events_ = 0, last_alerts_ = 0;
+  int64_t last_tick_ns_ = 0;
+
+  std::function<void()> on_tick_;
+  std::atomic<uint64_t> ticks_{0};
+  std::mutex run_mu_;
+  std::condition_variable run_cv_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace ts::http

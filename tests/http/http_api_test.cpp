@@ -1,0 +1,186 @@
+// The admin API over real HTTP on loopback: authentication, bad input, readiness, metrics,
+// alert history from a real SQLite audit store, models through the ModelAdmin interface.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/clock.h"
+#include "http_test_util.h"
+
+namespace ts::testing {
+namespace {
+
+using nlohmann::json;
+
+json body_json(const httplib::Result& r) { return json::parse(r->body); }
+
+TEST(HttpApi, HealthzNeedsNoTokenAndEverythingElseDoes) {
+  TestServer s("http_auth");
+  auto anon = s.client(false);
+  auto r = anon.Get("/healthz");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  for (const char* path : {"/metrics", "/readyz", "/api/alerts", "/api/silences", "/api/models", "/api/stream"}) {
+    r = anon.Get(path);
+    ASSERT_TRUE(r) << path;
+    EXPECT_EQ(r->status, 401) << path;
+    EXPECT_EQ(body_json(r)["error"], "missing_token") << path;
+  }
+  // A browser without the token gets the login page, not the dashboard.
+  r = anon.Get("/");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 401);
+  EXPECT_NE(r->body.find("<form"), std::string::npos);
+
+  httplib::Client wrong("127.0.0.1", s.server->port());
+  wrong.set_bearer_token_auth("not-the-token");
+  r = wrong.Get("/api/silences");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 401);
+  EXPECT_EQ(body_json(r)["error"], "wrong_token");
+
+  r = s.client().Get("/api/silences");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_NE(s.client().Get("/metrics")->body.find("ticksentry_http_errors_total{kind=\"unauthorized\"}"),
+            std::string::npos);
+}
+
+TEST(HttpApi, CookieLoginAndCsrfHeaderForChanges) {
+  TestServer s("http_cookie");
+  auto anon = s.client(false);
+  auto r = anon.Get(("/?token=" + kToken).c_str());
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 302);
+  const std::string cookie = r->get_header_value("Set-Cookie");
+  EXPECT_NE(cookie.find("HttpOnly"), std::string::npos);
+  EXPECT_NE(cookie.find("SameSite=Strict"), std::string::npos);
+  const httplib::Headers with_cookie = {{"Cookie", cookie.substr(0, cookie.find(';'))}};
+  r = anon.Get("/api/silences", with_cookie);
+  EXPECT_EQ(r->status, 200);
+  const std::string spec = R"({"symbol":"AAPL","duration_s":60})";
+  r = anon.Post("/api/silences", with_cookie, spec, "application/json");
+  EXPECT_EQ(r->status, 403) << "a cookie alone must not change state (CSRF)";
+  httplib::Headers h = with_cookie;
+  h.emplace("X-Requested-With", "ticksentry");
+  r = anon.Post("/api/silences", h, spec, "application/json");
+  EXPECT_EQ(r->status, 201);
+}
+
+TEST(HttpApi, BadInputGetsJson4xxAndTheServerCarriesOn) {
+  TestServer s("http_bad_input");
+  auto c = s.client();
+  struct Case { const char* method; const char* path; std::string body; int status; };
+  const Case cases[] = {
+      {"POST", "/api/silences", "not json", 400},
+      {"POST", "/api/silences", "[1,2]", 400},
+      {"POST", "/api/silences", "{}", 400},                                       // no matcher
+      {"POST", "/api/silences", R"({"type":"moon_landing"})", 400},
+      {"POST", "/api/silences", R"({"symbol":"AAPL","duration_s":-5})", 400},
+      {"POST", "/api/silences", R"({"symbol":42})", 400},
+      {"POST", "/api/silences", R"({"severity":"apocalyptic"})", 400},
+      {"POST", "/api/silences/s999/expire", "", 404},
+      {"GET", "/api/alerts?limit=abc", "", 400},
+      {"GET", "/api/alerts?limit=0", "", 400},
+      {"GET", "/api/alerts?since_ns=12x", "", 400},
+      {"GET", "/api/alerts?type=nope", "", 400},
+      {"GET", "/api/alerts?colour=red", "", 400},
+      {"GET", "/api/no/such/endpoint", "", 404},
+      {"GET", "/api/symbols/NOPE", "", 404},
+      {"POST", "/api/models/default/promote", "{}", 400},                         // version missing
+      {"POST", "/api/models/default/promote", R"({"version":"9"})", 404},
+      {"POST", "/api/models/default/promote", std::string(200 * 1024, 'x'), 413},  // over max_body_bytes
+  };
+  for (const Case& k : cases) {
+    auto r = std::string(k.method) == "GET" ? c.Get(k.path) : c.Post(k.path, k.body, "application/json");
+    ASSERT_TRUE(r) << k.method << " " << k.path;
+    EXPECT_EQ(r->status, k.status) << k.method << " " << k.path << ": " << r->body;
+    if (k.status != 413) {
+      json j = json::parse(r->body, nullptr, false);
+      ASSERT_FALSE(j.is_discarded()) << k.path << " answered non-JSON: " << r->body;
+      EXPECT_TRUE(j.contains("error") && j.contains("message")) << r->body;
+      EXPECT_FALSE(j["message"].get<std::string>().empty());
+    }
+  }
+  auto r = s.client(false).Get("/healthz");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  const std::string metrics = c.Get("/metrics")->body;
+  EXPECT_NE(metrics.find("ticksentry_http_errors_total{kind=\"bad_request\"}"), std::string::npos);
+  EXPECT_NE(metrics.find("ticksentry_http_requests_total{code=\"4xx\"}"), std::string::npos);
+}
+
+TEST(HttpApi, ReadyzFollowsThePipeline) {
+  TestServer s("http_ready");
+  auto c = s.client();
+  EXPECT_EQ(c.Get("/readyz")->status, 503);
+  s.server->set_ready(true);
+  EXPECT_EQ(c.Get("/readyz")->status, 200);
+}
+
+TEST(HttpApi, BindsLoopbackByDefault) {
+  http::HttpOptions o;
+  EXPECT_EQ(o.bind, "127.0.0.1");
+  EXPECT_EQ(o.port, 8080);
+  TestServer s("http_bind");
+  EXPECT_EQ(s.server->url(), "http://127.0.0.1:" + std::to_string(s.server->port()));
+}
+
+TEST(HttpApi, AlertHistoryByTimeSymbolAndType) {
+  TestServer s("http_history");
+  const SymbolId aapl = s.symbols.intern("AAPL"), goog = s.symbols.intern("GOOG");
+  const int64_t t0 = 1'340'285'400'000'000'000;  // 2012-06-21 13:30 UTC
+  uint64_t id = 1;
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_TRUE(s.writer->write(http_alert(aapl, AlertType::kRapidRise, t0 + i * kNsPerSec, id++), s.symbols).is_ok());
+    ASSERT_TRUE(s.writer->write(http_alert(goog, AlertType::kVolumeBurst, t0 + i * kNsPerSec, id++), s.symbols).is_ok());
+  }
+  ASSERT_TRUE(s.writer->flush().is_ok());
+  auto c = s.client();
+  auto count = [&](const std::string& q) { return body_json(c.Get(("/api/alerts?" + q).c_str()))["count"].get<int>(); };
+  EXPECT_EQ(count(""), 20);
+  EXPECT_EQ(count("symbol=AAPL"), 10);
+  EXPECT_EQ(count("type=volume_burst"), 10);
+  EXPECT_EQ(count("symbol=AAPL&type=volume_burst"), 0);
+  EXPECT_EQ(count("since_ns=" + std::to_string(t0 + 5 * kNsPerSec)), 10);
+  EXPECT_EQ(count("since_ns=" + std::to_string(t0 + 2 * kNsPerSec) + "&until_ns=" + std::to_string(t0 + 4 * kNsPerSec)), 4);
+  EXPECT_EQ(count("limit=3"), 3);
+  EXPECT_EQ(count("severity=critical"), 0);
+  json first = body_json(c.Get("/api/alerts?symbol=GOOG&limit=1"))["alerts"][0];
+  EXPECT_EQ(first["symbol"], "GOOG");
+  EXPECT_EQ(first["type"], "volume_burst");
+  EXPECT_EQ(first["exch_ts_ns"].get<int64_t>(), t0 + 9 * kNsPerSec) << "newest first";
+}
+
+TEST(HttpApi, ModelsListPromoteRefuseRollbackShadow) {
+  TestServer s("http_models");
+  auto c = s.client();
+  json list = body_json(c.Get("/api/models"))["models"];
+  ASSERT_EQ(list.size(), 3u);
+  EXPECT_EQ(list[1]["stage"], "prod");
+  EXPECT_DOUBLE_EQ(list[1]["metrics"]["pr_auc"].get<double>(), 0.47);
+
+  auto r = c.Post("/api/models/default/promote", R"({"version":"3"})", "application/json");
+  EXPECT_EQ(r->status, 409);
+  EXPECT_NE(body_json(r)["message"].get<std::string>().find("PR-AUC below the gate"), std::string::npos);
+  EXPECT_EQ(c.Post("/api/models/default/rollback", "", "application/json")->status, 404);
+  EXPECT_EQ(c.Post("/api/models/default/promote", R"({"version":"1"})", "application/json")->status, 200);
+  EXPECT_EQ(body_json(c.Get("/api/models"))["models"][0]["stage"], "prod");
+  EXPECT_EQ(c.Post("/api/models/default/rollback", "", "application/json")->status, 200);
+  EXPECT_EQ(body_json(c.Get("/api/models"))["models"][1]["stage"], "prod");
+  EXPECT_EQ(c.Post("/api/models/default/shadow", R"({"version":"3"})", "application/json")->status, 200);
+  EXPECT_EQ(body_json(c.Get("/api/models"))["models"][2]["stage"], "shadow");
+}
+
+TEST(HttpApi, ServicesNotConfiguredAnswer503) {
+  TestServer s("http_unconfigured", /*with_services=*/false);
+  auto c = s.client();
+  for (const char* path : {"/api/models", "/api/silences", "/api/alerts"}) {
+    auto r = c.Get(path);
+    EXPECT_EQ(r->status, 503) << path;
+    EXPECT_EQ(body_json(r)["error"], "not_configured");
+  }
+}
+
+}  // namespace
+}  // namespace ts::testing
