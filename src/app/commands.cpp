@@ -157,6 +157,7 @@ int run_kafka(const CommonOptions& c, const KafkaRunOptions& k, const std::atomi
   spdlog::info("run: {} at {}", source.value()->describe(), ko.brokers);
   RunSummary summary = pipeline.run(*source.value(), source_errors, stop);
   if (Status st = source.value()->commit(); !st.is_ok()) spdlog::error("{}", st.to_string());
+  source.value()->flush_metrics();
   const KafkaSourceStats ks = source.value()->stats();
   spdlog::info("kafka: {} messages, {} events, {} bad ({} to the dead-letter topic), lag {}", ks.messages, ks.decoded,
                ks.decode_errors, ks.dlq, ks.lag_messages);

@@ -287,6 +287,8 @@ KafkaSourceStats KafkaSource::stats() {
   return impl_->st;
 }
 
+void KafkaSource::flush_metrics() { impl_->publish_metrics(mono_ns()); }
+
 Status KafkaSource::commit() {
   Impl& m = *impl_;
   if (m.next_offsets.empty()) return Status::ok();

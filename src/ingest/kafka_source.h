@@ -70,6 +70,9 @@ class KafkaSource : public Source {
   std::string describe() const override;
   // Counters so far; lag is computed now from the cached high watermarks.
   KafkaSourceStats stats();
+  // Publishes the counters to the metric registry now (also done about once a second by
+  // next_batch()); call once more at the end of a run.
+  void flush_metrics();
   // Commits (synchronously) the next offset of every owned partition that handed on events.
   Status commit();
 
