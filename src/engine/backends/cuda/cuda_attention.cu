@@ -23,8 +23,8 @@ __global__ void __launch_bounds__(kQueriesPerBlock)
     attention_kernel(const float* __restrict__ q, const float* __restrict__ k, const float* __restrict__ v,
                      float* __restrict__ o, int64_t tq, int64_t tk, int d, int dv, float scale, bool k_transposed) {
   constexpr int kTile = D >= 128 ? 32 : 64;
-  __shared__ float ks[kTile][D];
-  __shared__ float vs[kTile][D];
+  __shared__ __align__(16) float ks[kTile][D];
+  __shared__ __align__(16) float vs[kTile][D];
   const int64_t bh = blockIdx.x;
   const int64_t i = int64_t(blockIdx.y) * kQueriesPerBlock + threadIdx.x;
   const bool active = i < tq;
@@ -50,9 +50,19 @@ __global__ void __launch_bounds__(kQueriesPerBlock)
     __syncthreads();
     if (!active) continue;
     for (int jj = 0; jj < n; ++jj) {
+      // 16-byte shared loads (a broadcast: every thread reads the same key): a quarter of the
+      // load instructions of scalar reads, which bound the kernel (ncu, batch 4096: 254 µs).
+      const float4* kr = reinterpret_cast<const float4*>(ks[jj]);
+      const float4* vr = reinterpret_cast<const float4*>(vs[jj]);
       float s = 0.0f;
 #pragma unroll
-      for (int c = 0; c < D; ++c) s = fmaf(qr[c], ks[jj][c], s);
+      for (int c4 = 0; c4 < D / 4; ++c4) {
+        const float4 kv = kr[c4];
+        s = fmaf(qr[4 * c4], kv.x, s);
+        s = fmaf(qr[4 * c4 + 1], kv.y, s);
+        s = fmaf(qr[4 * c4 + 2], kv.z, s);
+        s = fmaf(qr[4 * c4 + 3], kv.w, s);
+      }
       if (s > m) {
         const float corr = expf(m - s);
         l *= corr;
@@ -63,7 +73,13 @@ __global__ void __launch_bounds__(kQueriesPerBlock)
       const float p = expf(s - m);
       l += p;
 #pragma unroll
-      for (int c = 0; c < D; ++c) acc[c] = fmaf(p, vs[jj][c], acc[c]);
+      for (int c4 = 0; c4 < D / 4; ++c4) {
+        const float4 vv = vr[c4];
+        acc[4 * c4] = fmaf(p, vv.x, acc[4 * c4]);
+        acc[4 * c4 + 1] = fmaf(p, vv.y, acc[4 * c4 + 1]);
+        acc[4 * c4 + 2] = fmaf(p, vv.z, acc[4 * c4 + 2]);
+        acc[4 * c4 + 3] = fmaf(p, vv.w, acc[4 * c4 + 3]);
+      }
     }
   }
   if (!active) return;
