@@ -1,7 +1,7 @@
 // The CUDA backend against the CPU backend (the reference): GEMM, elementwise, shape and
 // recurrent ops on random inputs at several shapes, whole GRU/LSTM/MLP fixture models at
 // several batch/seq shapes, CUDA-graph replays, and the errors a user meets (no device, wrong
-// GPU arch, int8/bf16, unsupported op, workspace limit). The Transformer/TCN layers and models:
+// GPU arch, int8, unsupported op, workspace limit); BF16 next to FP16 wherever FP16 is checked. The Transformer/TCN layers and models:
 // cuda_layers_test.cpp. Tolerances: cuda_test_util.h.
 //
 // Labelled `gpu`: without a usable CUDA device every test that needs one skips with the
@@ -49,7 +49,7 @@ TEST(CudaBackend, LoadingACudaPlanWithoutTheRightDeviceIsRefused) {
 
 // --- on the GPU ---
 
-TEST(CudaBackend, RefusesInt8AndBf16WithTheReason) {
+TEST(CudaBackend, RefusesInt8WithTheReason) {
   SKIP_WITHOUT_GPU();
   GraphBuilder b;
   ValueId x = b.input("x", known({2, 3}));
@@ -59,9 +59,6 @@ TEST(CudaBackend, RefusesInt8AndBf16WithTheReason) {
   auto r = build_from_graph(b.g, PassLog{}, options("cuda", Precision::kINT8));
   ASSERT_FALSE(r);
   EXPECT_NE(r.status().message().find("int8 needs entropy calibration"), std::string::npos) << r.status().message();
-  r = build_from_graph(b.g, PassLog{}, options("cuda", Precision::kBF16));
-  ASSERT_FALSE(r);
-  EXPECT_NE(r.status().message().find("bf16 is not supported by the cuda backend"), std::string::npos);
 }
 
 TEST(CudaBackend, UnsupportedOpNamesTheNode) {
@@ -99,6 +96,7 @@ TEST(CudaOps, FusedGemmEveryActivationMatchesCpu) {
       check_case(c, kFp32);
       check_case(c, kTf32, Precision::kFP32, true);
       check_case(c, kFp16, Precision::kFP16);
+      check_case(c, kBf16, Precision::kBF16);
     }
   }
   check_case(gemm_case("relu", true, false, 128, 4), kFp32);
@@ -208,11 +206,13 @@ TEST(CudaOps, GruAndLstmMatchCpuAtSeveralShapes) {
       OpCase c{"GRU H=" + std::to_string(h) + " lbr=" + std::to_string(lbr), rnn_graph(false, h, 24, lbr, false, false, 11), runs};
       check_case(c, kFp32);
       check_case(c, kFp16, Precision::kFP16);
+      check_case(c, kBf16, Precision::kBF16);
     }
     for (bool peep : {false, true}) {
       OpCase c{"LSTM H=" + std::to_string(h) + (peep ? " peepholes" : ""), rnn_graph(true, h, 24, 0, peep, false, 21), runs};
       check_case(c, kFp32);
       check_case(c, kFp16, Precision::kFP16);
+      check_case(c, kBf16, Precision::kBF16);
     }
   }
 }
@@ -315,6 +315,10 @@ TEST_P(CudaModels, Tf32MatchesCpu) {
 TEST_P(CudaModels, Fp16MatchesCpu) {
   SKIP_WITHOUT_GPU();
   check_model(GetParam(), Precision::kFP16, false, kFp16);
+}
+TEST_P(CudaModels, Bf16MatchesCpu) {
+  SKIP_WITHOUT_GPU();
+  check_model(GetParam(), Precision::kBF16, false, kBf16);
 }
 INSTANTIATE_TEST_SUITE_P(Fixtures, CudaModels,
                          ::testing::Values("gru_1x32", "gru_1x128", "gru_2x128", "lstm_2x128", "mlp_softmax"));

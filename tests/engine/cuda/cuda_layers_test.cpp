@@ -2,7 +2,7 @@
 // LayerNormalization, FusedAttention, Conv (1-D), the host shape arithmetic PyTorch exports
 // around dynamic reshapes (Shape → Gather → Mul → Concat → Reshape, Slice with computed ends,
 // Cast), each on random inputs at several shapes; and the whole Transformer/TCN fixture models
-// and the shipped models/default.onnx at FP32, TF32 and FP16. Labelled `gpu`: skipped with
+// and the shipped models/default.onnx at FP32, TF32, FP16 and BF16. Labelled `gpu`: skipped with
 // the reason without a CUDA device. Tolerances: cuda_test_util.h.
 #include "cuda_test_util.h"
 #include "engine/onnx_import.h"
@@ -160,6 +160,10 @@ TEST_P(CudaLayerModels, Fp16MatchesCpu) {
   SKIP_WITHOUT_GPU();
   check_model(GetParam(), Precision::kFP16, false, kFp16);
 }
+TEST_P(CudaLayerModels, Bf16MatchesCpu) {
+  SKIP_WITHOUT_GPU();
+  check_model(GetParam(), Precision::kBF16, false, kBf16);
+}
 INSTANTIATE_TEST_SUITE_P(Fixtures, CudaLayerModels, ::testing::Values("transformer_gelu", "transformer_relu", "tcn_3x32"));
 
 // The shipped model (a 1-layer Transformer over 20 features).
@@ -190,7 +194,7 @@ std::vector<std::pair<float, float>> default_model_input_range(const fs::path& o
   return affine;
 }
 
-TEST(CudaDefaultModel, Fp32Tf32Fp16MatchCpu) {
+TEST(CudaDefaultModel, Fp32Tf32Fp16Bf16MatchCpu) {
   SKIP_WITHOUT_GPU();
   const fs::path onnx = default_model();
   check_model_file(onnx, 20, Precision::kFP32, false, kFp32);
@@ -199,6 +203,7 @@ TEST(CudaDefaultModel, Fp32Tf32Fp16MatchCpu) {
   check_model_file(onnx, 20, Precision::kFP32, false, kFp32, range);
   check_model_file(onnx, 20, Precision::kFP32, true, kTf32, range);
   check_model_file(onnx, 20, Precision::kFP16, false, kFp16, range);
+  check_model_file(onnx, 20, Precision::kBF16, false, kBf16, range);
 }
 
 }  // namespace

@@ -4,7 +4,7 @@
 // both backends and compares them on random inputs at several shapes; check_model_file()
 // does the same for a whole ONNX model at several batch/seq shapes (eager, CUDA-graph capture
 // and replay). Tolerances (‖gpu − cpu‖₂ / ‖cpu‖₂, and per element |gpu − cpu| ≤
-// 20·tol·(1 + |cpu|)): FP32 1e-5, TF32 1e-3, FP16 1e-2.
+// 20·tol·(1 + |cpu|)): FP32 1e-5, TF32 1e-3, FP16 and BF16 1e-2.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -54,7 +54,7 @@ struct Tol {
   double rel;
   const char* name;
 };
-constexpr Tol kFp32{1e-5, "fp32"}, kTf32{1e-3, "tf32"}, kFp16{1e-2, "fp16"};
+constexpr Tol kFp32{1e-5, "fp32"}, kTf32{1e-3, "tf32"}, kFp16{1e-2, "fp16"}, kBf16{1e-2, "bf16"};
 
 // Returns "" when close, else what differs.
 inline std::string compare(const std::vector<float>& got, const std::vector<float>& want, double tol) {

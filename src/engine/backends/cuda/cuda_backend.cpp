@@ -1,6 +1,7 @@
 #include "engine/backends/cuda/cuda_backend.h"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 
 #include "engine/backends/cuda/cuda_executor.h"
@@ -80,9 +81,8 @@ class CudaBackend final : public Backend {
     switch (p) {
       case Precision::kFP32:
       case Precision::kFP16:
-        return Status::ok();
       case Precision::kBF16:
-        return Status(StatusCode::kUnsupported, "bf16 is not supported by the cuda backend yet (use fp32, fp32 with tf32, or fp16)");
+        return Status::ok();
       case Precision::kINT8:
         return Status(StatusCode::kUnsupported,
                       "int8 needs entropy calibration, which the cuda backend does not have yet (use fp16 or fp32)");
@@ -119,6 +119,18 @@ class CudaBackend final : public Backend {
     }
     TS_CUDA(cudaSetDevice(0));
     return it->second.make(g, n, cuda_math(options), chosen);
+  }
+
+  // GEMMs (FusedGemm, Gemm, MatMul) and recurrences (GRU, LSTM) run at the plan's precision
+  // (16-bit weights and operands, fp32 accumulate); every other kernel (LayerNorm, attention,
+  // Conv, elementwise, data movement) computes in fp32 at every precision.
+  std::string layer_precision(const Program& program, size_t i, Precision plan) const override {
+    static const char* const kAtPlan[] = {"FusedGemm", "Gemm", "MatMul", "GRU", "LSTM"};
+    if (i < program.graph.nodes.size()) {
+      const std::string& op = program.graph.nodes[i].op;
+      if (std::find(std::begin(kAtPlan), std::end(kAtPlan), op) != std::end(kAtPlan)) return precision_name(plan);
+    }
+    return "fp32";
   }
 
   int64_t weight_bytes(const Program& program) const override {

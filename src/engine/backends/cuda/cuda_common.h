@@ -121,17 +121,22 @@ class CudaKernel : public Kernel {
 };
 
 // How matrix products run: FP32 (CUBLAS_COMPUTE_32F), TF32 tensor cores for FP32 data, or
-// FP16 weights and operands with FP32 accumulation.
-enum class CudaMath : int { kFP32 = 0, kTF32, kFP16 };
+// FP16 / BF16 weights and operands with FP32 accumulation (activations between layers stay
+// FP32 at every precision).
+enum class CudaMath : int { kFP32 = 0, kTF32, kFP16, kBF16 };
 inline CudaMath cuda_math(const KernelOptions& o) {
-  return o.precision == Precision::kFP16 ? CudaMath::kFP16 : o.tf32 ? CudaMath::kTF32 : CudaMath::kFP32;
+  if (o.precision == Precision::kFP16) return CudaMath::kFP16;
+  if (o.precision == Precision::kBF16) return CudaMath::kBF16;
+  return o.tf32 ? CudaMath::kTF32 : CudaMath::kFP32;
 }
+inline bool cuda_math_16bit(CudaMath m) { return m == CudaMath::kFP16 || m == CudaMath::kBF16; }
 
 // Kernel launchers (cuda_*.cu). All queue work on `stream` and return the launch status.
 enum class CudaAct : int { kNone = 0, kRelu, kSigmoid, kTanh, kGelu };
 bool cuda_act_from_name(const std::string& name, CudaAct* act);
 Status launch_activation(float* x, int64_t n, CudaAct act, cudaStream_t stream);
 Status launch_cast_f32_f16(const float* in, void* out_f16, int64_t n, cudaStream_t stream);
+Status launch_cast_f32_bf16(const float* in, void* out_bf16, int64_t n, cudaStream_t stream);
 
 constexpr int kCudaMaxRank = 6;
 struct StridedDims {

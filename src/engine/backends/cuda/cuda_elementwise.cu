@@ -1,5 +1,6 @@
 // Elementwise, data-movement and softmax kernels of the CUDA backend (grid-stride loops; the
 // shapes these models produce are small, so one simple kernel per op is enough for now).
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include "engine/backends/cuda/cuda_common.h"
@@ -37,6 +38,11 @@ __global__ void act_kernel(float* x, int64_t n, CudaAct act) {
 __global__ void cast_f16_kernel(const float* in, __half* out, int64_t n) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
     out[i] = __float2half_rn(in[i]);
+}
+
+__global__ void cast_bf16_kernel(const float* in, __nv_bfloat16* out, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    out[i] = __float2bfloat16_rn(in[i]);
 }
 
 // I: the index type; 32-bit (signed: strides may be negative, Slice with steps < 0) when every
@@ -186,6 +192,13 @@ Status launch_cast_f32_f16(const float* in, void* out_f16, int64_t n, cudaStream
   if (n == 0) return Status::ok();
   cast_f16_kernel<<<blocks_for(n), kThreads, 0, stream>>>(in, static_cast<__half*>(out_f16), n);
   TS_CUDA_LAUNCHED("cast f32→f16");
+  return Status::ok();
+}
+
+Status launch_cast_f32_bf16(const float* in, void* out_bf16, int64_t n, cudaStream_t stream) {
+  if (n == 0) return Status::ok();
+  cast_bf16_kernel<<<blocks_for(n), kThreads, 0, stream>>>(in, static_cast<__nv_bfloat16*>(out_bf16), n);
+  TS_CUDA_LAUNCHED("cast f32→bf16");
   return Status::ok();
 }
 

@@ -1,5 +1,6 @@
 #include "engine/backends/cuda/cuda_gemm.h"
 
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <vector>
@@ -19,6 +20,10 @@ Result<std::unique_ptr<LtGemm>> LtGemm::create(const float* w, int64_t k, int64_
     std::vector<__half> h(elems);
     for (size_t i = 0; i < elems; ++i) h[i] = __float2half_rn(w[i]);
     TS_RETURN_IF_ERROR(g->w_.upload(h.data(), elems * sizeof(__half)));
+  } else if (math == CudaMath::kBF16) {
+    std::vector<__nv_bfloat16> h(elems);
+    for (size_t i = 0; i < elems; ++i) h[i] = __float2bfloat16_rn(w[i]);
+    TS_RETURN_IF_ERROR(g->w_.upload(h.data(), elems * sizeof(__nv_bfloat16)));
   } else {
     TS_RETURN_IF_ERROR(g->w_.upload(w, elems * sizeof(float)));
   }
@@ -52,9 +57,8 @@ Result<const LtGemm::Plan*> LtGemm::plan_for(cublasLtHandle_t lt, int64_t m, siz
       if (p->c) cublasLtMatrixLayoutDestroy(p->c);
     }
   } guard{&p};
-  const bool half = math_ == CudaMath::kFP16;
   cublasComputeType_t compute = math_ == CudaMath::kTF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
-  cudaDataType_t ab = half ? CUDA_R_16F : CUDA_R_32F;
+  cudaDataType_t ab = math_ == CudaMath::kFP16 ? CUDA_R_16F : math_ == CudaMath::kBF16 ? CUDA_R_16BF : CUDA_R_32F;
   TS_CUBLAS(cublasLtMatmulDescCreate(&p.op, compute, CUDA_R_32F));
   // Yᵀ[N,M] = A · B with A = op(W)ᵀ as stored (col-major view), B = Xᵀ (col-major [K,M]).
   cublasOperation_t ta = trans_b_ ? CUBLAS_OP_T : CUBLAS_OP_N, tb = CUBLAS_OP_N;
@@ -102,10 +106,11 @@ Status LtGemm::run(const CudaArgs& a, const float* x, int64_t m, float* y) const
   if (!pl) return pl.status();
   const Plan& p = *pl.value();
   const void* bx = x;
-  if (math_ == CudaMath::kFP16) {
-    auto s = a.env->scratch(size_t(m * k_) * sizeof(__half));
+  if (cuda_math_16bit(math_)) {
+    auto s = a.env->scratch(size_t(m * k_) * 2);
     if (!s) return s.status();
-    TS_RETURN_IF_ERROR(launch_cast_f32_f16(x, s.value(), m * k_, a.stream));
+    if (math_ == CudaMath::kFP16) TS_RETURN_IF_ERROR(launch_cast_f32_f16(x, s.value(), m * k_, a.stream));
+    else TS_RETURN_IF_ERROR(launch_cast_f32_bf16(x, s.value(), m * k_, a.stream));
     bx = s.value();
   }
   const float alpha = 1.0f, beta = 0.0f;

@@ -4,8 +4,8 @@
 // kernel after it). Row-major tensors are passed to column-major cuBLASLt as their transposes:
 // Yᵀ[N,M] = op(W)ᵀ · Xᵀ.
 //
-// Precision: FP32 (CUBLAS_COMPUTE_32F), TF32 (CUBLAS_COMPUTE_32F_FAST_TF32), FP16 (W stored
-// fp16, X cast to fp16 in scratch, fp32 accumulate and output). Descriptors and the chosen
+// Precision: FP32 (CUBLAS_COMPUTE_32F), TF32 (CUBLAS_COMPUTE_32F_FAST_TF32), FP16 / BF16 (W
+// stored fp16 / bf16, X cast to it in scratch, fp32 accumulate and output). Descriptors and the chosen
 // algorithm are cached per M (thread-safe); a CUDA graph replay does not touch them.
 #include <map>
 #include <mutex>

@@ -18,6 +18,7 @@
 //  R in registers for small batches is tactic "regs_b1" (cuda_rnn_regs.cu). Not yet:
 //  tensor-core (mma) tiles for large batches, the two layers of a stack pipelined as a
 //  wavefront (issue 5); see tests/engine/cuda/RESULTS.md for numbers.
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <algorithm>
@@ -35,6 +36,9 @@ __device__ __forceinline__ float sigm(float x) { return 1.0f / (1.0f + expf(-x))
 __device__ __forceinline__ float2 load_pair(const float* r, size_t i) { return reinterpret_cast<const float2*>(r)[i]; }
 __device__ __forceinline__ float2 load_pair(const __half* r, size_t i) {
   return __half22float2(reinterpret_cast<const __half2*>(r)[i]);
+}
+__device__ __forceinline__ float2 load_pair(const __nv_bfloat16* r, size_t i) {
+  return __bfloat1622float2(reinterpret_cast<const __nv_bfloat162*>(r)[i]);
 }
 
 template <int G, int RB, typename RT>
@@ -277,6 +281,7 @@ Status set_smem_limit(int bytes) {
 template <int G, int RB>
 Status launch_typed(const RnnStepParams& p, dim3 block, int grid, size_t smem, int r_in_smem, cudaStream_t s) {
   if (p.r_half) rnn_kernel<G, RB, __half><<<grid, block, smem, s>>>(p, r_in_smem);
+  else if (p.r_bf16) rnn_kernel<G, RB, __nv_bfloat16><<<grid, block, smem, s>>>(p, r_in_smem);
   else rnn_kernel<G, RB, float><<<grid, block, smem, s>>>(p, r_in_smem);
   TS_CUDA_LAUNCHED("rnn recurrence");
   return Status::ok();
@@ -297,6 +302,10 @@ Status rnn_prepare_device() {
     TS_RETURN_IF_ERROR((set_smem_limit<4, 1, float>(b)));
     TS_RETURN_IF_ERROR((set_smem_limit<4, 1, __half>(b)));
     TS_RETURN_IF_ERROR((set_smem_limit<4, 4, float>(b)));
+    TS_RETURN_IF_ERROR((set_smem_limit<3, 1, __nv_bfloat16>(b)));
+    TS_RETURN_IF_ERROR((set_smem_limit<3, 4, __nv_bfloat16>(b)));
+    TS_RETURN_IF_ERROR((set_smem_limit<4, 1, __nv_bfloat16>(b)));
+    TS_RETURN_IF_ERROR((set_smem_limit<4, 4, __nv_bfloat16>(b)));
     return set_smem_limit<4, 4, __half>(b);
   }();
   return result;
@@ -314,7 +323,7 @@ Status launch_rnn_recurrence(const RnnStepParams& p, cudaStream_t stream) {
   if (p.regs && rnn_regs_supported(p, d.sms)) return launch_rnn_regs(p, stream);
   const int rb = (!p.rows1 && !p.regs && p.batch > 2 * d.sms) ? 4 : 1;
   const int hp = (H + 1) & ~1;
-  const size_t r_bytes = (size_t(hp) * G * H * (p.r_half ? 2 : 4) + 15) & ~size_t(15);
+  const size_t r_bytes = (size_t(hp) * G * H * (p.r_half || p.r_bf16 ? 2 : 4) + 15) & ~size_t(15);
   auto smem_for = [&](int ks, bool with_r) {
     size_t b = size_t(2) * rb * hp * 4;
     if (ks > 1) b += size_t(ks) * rb * G * nu * 4;

@@ -10,6 +10,7 @@ struct RnnStepParams {
   const void* r = nullptr;       // Rᵀ as [Hp/2][G][H (unit)][2 (k, k+1)], float or half;
                                  // Hp = H rounded up to even, the pad k row is zero
   bool r_half = false;
+  bool r_bf16 = false;           // R in bf16 (r_half false)
   const float* rbh = nullptr;    // GRU linear_before_reset=1: recurrent bias of the h gate [H]
   const float* peep = nullptr;   // LSTM peepholes [3H] (i, o, f) or null
   const float* h0 = nullptr;     // [B][H] or null (zeros)

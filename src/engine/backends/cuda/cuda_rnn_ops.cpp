@@ -3,7 +3,8 @@
 // sequence_lens, initial_h/initial_c). PERF NOTE: the input projection of all T steps is ONE
 // cuBLASLt GEMM ([T*B, I] · Wᵀ + bias, bias fused as the epilogue) into scratch; then the
 // persistent recurrence kernel (cuda_rnn.cu) runs all T steps in one launch.
-// FP16: W and R are stored in fp16 (fp32 accumulate, fp32 gate math and state).
+// FP16 / BF16: W and R are stored in fp16 / bf16 (fp32 accumulate, fp32 gate math and state).
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include "engine/backends/cuda/cuda_gemm.h"
@@ -45,6 +46,11 @@ class RnnKernel final : public CudaKernel {
       std::vector<__half> rh(elems);
       for (size_t i = 0; i < elems; ++i) rh[i] = __float2half_rn(rt[i]);
       TS_RETURN_IF_ERROR(r_.upload(rh.data(), elems * sizeof(__half)));
+    } else if (p == CudaMath::kBF16) {
+      r_bf16_ = true;
+      std::vector<__nv_bfloat16> rb(elems);
+      for (size_t i = 0; i < elems; ++i) rb[i] = __float2bfloat16_rn(rt[i]);
+      TS_RETURN_IF_ERROR(r_.upload(rb.data(), elems * sizeof(__nv_bfloat16)));
     } else {
       TS_RETURN_IF_ERROR(r_.upload(rt.data(), elems * sizeof(float)));
     }
@@ -90,6 +96,7 @@ class RnnKernel final : public CudaKernel {
     p.gx = gxp;
     p.r = r_.get();
     p.r_half = r_half_;
+    p.r_bf16 = r_bf16_;
     p.rbh = lbr_ ? rbh_.as<float>() : nullptr;
     p.peep = peep_.get() ? peep_.as<float>() : nullptr;
     p.h0 = h0 ? h0->as<float>() : nullptr;
@@ -132,6 +139,7 @@ class RnnKernel final : public CudaKernel {
   std::unique_ptr<LtGemm> proj_;
   DeviceBuffer r_, rbh_, peep_;
   bool r_half_ = false;
+  bool r_bf16_ = false;
 };
 
 Status check_rnn(const Graph& g, const Node& n, bool lstm) {

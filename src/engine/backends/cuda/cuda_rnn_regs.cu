@@ -257,6 +257,7 @@ Status launch_k(const RnnStepParams& p, cudaStream_t s) {
 bool rnn_regs_supported(const RnnStepParams& p, int sms) {
   if (p.hidden < 1 || p.hidden > kRnnRegsMaxHidden) return false;
   if (p.batch > kRnnRegsMaxBatchPerSm * sms) return false;
+  if (p.r_bf16) return false;  // HFMA2 on half only: bf16 runs the persistent kernel
   if (p.lstm && !p.r_half && p.hidden > 64) return false;  // 128 fp32 weight registers per thread
   return true;
 }
