@@ -17,6 +17,7 @@
 #include "ingest/kafka_source.h"
 #include "ingest/open_source.h"
 #include "ingest/sim/simulator.h"
+#include "notify/notify_sink.h"
 
 namespace ts {
 
@@ -128,6 +129,19 @@ int finish(const RunSummary& summary, const CommonOptions& c) {
   return kExitOk;
 }
 
+// Notifications ([notify], docs/notifications.md): alerts routed, grouped and delivered by the
+// notifier's own threads; absent without a [notify] section. Returns false (with a message) when
+// the outbox cannot be opened; a bad [notify] throws ConfigError (exit 2 with its message).
+bool add_notify_sink(Pipeline& p, const Config& config, const SymbolTable& symbols) {
+  auto sink = notify::make_notify_sink(config, symbols, &p.metrics());
+  if (!sink.is_ok()) {
+    std::fprintf(stderr, "ticksentry: %s\n", sink.status().to_string().c_str());
+    return false;
+  }
+  if (sink.value()) p.add_sink("notify", sink.value());
+  return true;
+}
+
 SimOptions sim_options(const Config& config, std::optional<int> symbols, std::optional<uint64_t> seed,
                        std::optional<double> sim_seconds) {
   SimOptions o = SimOptions::from_config(config.section("sim"));
@@ -185,6 +199,7 @@ int command_run(const CommonOptions& c, const RunOptions& r, const std::atomic<b
   po.order_tracking = OrderTracking::kOff;  // the simulator gives price and side on every update
   Pipeline pipeline(symbols, config, po);
   if (!add_sinks(pipeline, config, c)) return kExitUsage;
+  if (!add_notify_sink(pipeline, config, symbols)) return kExitUsage;
   auto dashboard = make_dashboard(config, c, symbols, pipeline, /*enabled_default=*/true);
   if (!check_unread(config)) return kExitUsage;
   if (!start_dashboard(dashboard.get(), c)) return kExitUsage;
@@ -217,6 +232,7 @@ int command_replay(const CommonOptions& c, const ReplayOptions& r, const std::at
   po.order_tracking = r.format == "lobster" ? OrderTracking::kOff : OrderTracking::kAuto;
   Pipeline pipeline(symbols, config, po);
   if (!add_sinks(pipeline, config, c)) return kExitUsage;
+  if (!add_notify_sink(pipeline, config, symbols)) return kExitUsage;
   auto dashboard = make_dashboard(config, c, symbols, pipeline, /*enabled_default=*/false);
   if (!check_unread(config)) return kExitUsage;
   if (!start_dashboard(dashboard.get(), c)) return kExitUsage;

@@ -1,0 +1,14 @@
+#include "notify/notify_sink.h"
+
+namespace ts::notify {
+
+Result<std::shared_ptr<NotifySink>> make_notify_sink(const Config& config, const SymbolTable& symbols, Metrics* metrics) {
+  if (!has_notify_section(config)) return std::shared_ptr<NotifySink>();
+  auto n = Notifier::create(read_notify_config(config), symbols);
+  if (!n.is_ok()) return n.status();
+  std::shared_ptr<Notifier> notifier(std::move(n).value());
+  notifier->start();
+  return std::make_shared<NotifySink>(std::move(notifier), metrics);
+}
+
+}  // namespace ts::notify
