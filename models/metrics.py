@@ -1,4 +1,4 @@
-"""Detector metrics with the definitions of `ticksentry eval` (src/app/eval_command.cpp), so a
+"""Detector metrics with the definitions of `ticksentry eval` (src/serve/eval_metrics.cpp), so a
 report made here and one made by the C++ evaluator agree:
 
 - ROC-AUC (ties averaged) and PR-AUC (average precision, step-wise) over the split's windows.
