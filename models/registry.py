@@ -1,12 +1,17 @@
 """Model versions and the release gate.
 
-models/registry.json holds every recorded model version:
-    {"format_version": 1, "models": [
+models/registry.json holds every recorded model version (format in docs/models-registry.md):
+    {"format_version": 2, "models": [
         {"name": "alert-default", "version": 3, "created": ISO, "stage": "candidate",
          "onnx": "versions/alert-default-v3.onnx", "sha256": "...", "bytes": N, "metrics": {...}, "data": {...},
-         "config": {...}, "gate": {...}, "benchmark": {...}}]}
-Versions count up per name. This issue only records candidates (stage "candidate"); promotion
-(shadow, staging, prod) belongs to the serving issue, which may add fields and stages.
+         "config": {...}, "gate": {...}, "benchmark": {...},
+         "plans": {"cpu": "versions/alert-default-v3.cpu.plan"},            # optional
+         "history": [{"stage": "prod", "from": "candidate", "at": ISO, "by": "alice", "why": "...",
+                      "replaced": 2, "gate": {...}}]}]}                   # written by the C++ side
+Versions count up per name. This script records candidates (stage "candidate"); the stages
+shadow, staging, prod and retired are set by `ticksentry models` (src/serve/model_registry.h),
+which runs the promotion gate and keeps the history. Format 1 (no plans, no history) is read as
+well; every write is format 2, and fields this script does not know are kept.
 
 Gate: a candidate is refused when its test-set PR-AUC drops by more than 0.5 % relative to the
 shipped model's PR-AUC on the same test set: refuse if cand < shipped * (1 - 0.005).
@@ -18,7 +23,9 @@ import os
 import shutil
 
 GATE_MAX_RELATIVE_DROP = 0.005
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+READABLE_FORMATS = (1, 2)
+STAGES = ("candidate", "shadow", "staging", "prod", "retired")
 
 
 class RegistryError(ValueError):
@@ -66,10 +73,19 @@ def load(path):
         raise RegistryError(f"{path}: not valid JSON ({e})") from e
     if not isinstance(reg, dict) or not isinstance(reg.get("models"), list):
         raise RegistryError(f"{path}: expected an object with a \"models\" list")
-    if reg.get("format_version") != FORMAT_VERSION:
+    if reg.get("format_version") not in READABLE_FORMATS:
         raise RegistryError(f"{path}: format_version {reg.get('format_version')!r}, "
-                            f"this tool writes {FORMAT_VERSION}")
+                            f"this tool reads {READABLE_FORMATS}")
+    for m in reg["models"]:
+        if m.get("stage") not in STAGES:
+            raise RegistryError(f"{path}: {m.get('name')} v{m.get('version')}: stage {m.get('stage')!r} "
+                                f"is not one of {STAGES}")
     return reg
+
+
+def prod(reg, name):
+    """The entry of `name` in stage prod, or None."""
+    return next((m for m in reg["models"] if m.get("name") == name and m.get("stage") == "prod"), None)
 
 
 def record_candidate(path, name, onnx_path, metrics, **extra):
@@ -90,6 +106,7 @@ def record_candidate(path, name, onnx_path, metrics, **extra):
              "bytes": os.path.getsize(dst), "metrics": metrics}
     entry.update(extra)
     reg["models"].append(entry)
+    reg["format_version"] = FORMAT_VERSION
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
         json.dump(reg, f, indent=1)

@@ -12,6 +12,7 @@
 #include "app/engine_commands.h"
 #include "app/eval_command.h"
 #include "app/features_command.h"
+#include "app/models_command.h"
 #include "app/kafka_commands.h"
 #include "core/log.h"
 
@@ -73,6 +74,7 @@ int main(int argc, char** argv) {
   ts::EngineCommands engine_commands(app);  // build, bench, inspect, infer
   ts::FeaturesCommand features_command(app);  // features --export
   ts::EvalCommand eval_command(app);          // eval
+  ts::ModelsCommand models_command(app);      // models: list, promote, rollback
   ts::KafkaCommands kafka_commands(app);      // publish, mock-kafka
 
   try {
@@ -92,6 +94,7 @@ int main(int argc, char** argv) {
     if (auto rc = engine_commands.run()) return *rc;
     if (auto rc = features_command.run(g_stop)) return *rc;
     if (auto rc = eval_command.run()) return *rc;
+    if (auto rc = models_command.run()) return *rc;
     if (auto rc = kafka_commands.run(g_stop)) return *rc;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ticksentry: %s\n", e.what());
