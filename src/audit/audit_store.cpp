@@ -36,14 +36,19 @@ CREATE TABLE IF NOT EXISTS alerts (
   features_blob BLOB NOT NULL,
   written_at_ns INTEGER NOT NULL
 );
+CREATE INDEX IF NOT EXISTS alerts_alert_id ON alerts(alert_id);
 CREATE INDEX IF NOT EXISTS alerts_symbol_ts ON alerts(symbol, exch_ts_ns);
 CREATE INDEX IF NOT EXISTS alerts_type_ts ON alerts(type, exch_ts_ns);
 )sql";
 
+// Idempotent by alert id (ids are deterministic, detect/alert.h): an alert re-raised from re-read
+// input is written once. (A NOT EXISTS guard, not a UNIQUE index: audit files written before ids
+// were deterministic may hold repeated ids.)
 constexpr const char* kInsert =
     "INSERT INTO alerts (alert_id, symbol_id, symbol, type, severity, exch_ts_ns, event_seq, price_ticks, price, "
     "recv_ns, book_ns, features_ns, detect_ns, emit_ns, latency_ns, values_json, features_json, features_blob, "
-    "written_at_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)";
+    "written_at_ns) SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19 "
+    "WHERE NOT EXISTS (SELECT 1 FROM alerts WHERE alert_id = ?1)";
 
 constexpr const char* kColumns =
     "row_id, alert_id, symbol_id, symbol, type, severity, exch_ts_ns, event_seq, price_ticks, price, recv_ns, "

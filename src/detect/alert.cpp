@@ -23,6 +23,20 @@ const char* alert_type_name(AlertType type) {
   return "unknown";
 }
 
+uint64_t alert_id(std::string_view symbol, AlertType type, int64_t exch_ts_ns, uint64_t event_seq) {
+  // FNV-1a over the name, then each field folded in through the splitmix64 finalizer.
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : symbol) h = (h ^ c) * 0x100000001b3ull;
+  auto mix = [](uint64_t x) {
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+  };
+  h = mix(h ^ static_cast<uint64_t>(type));
+  h = mix(h ^ static_cast<uint64_t>(exch_ts_ns));
+  return mix(h ^ event_seq);
+}
+
 const char* cmp_symbol(Cmp c) {
   switch (c) {
     case Cmp::kGe: return ">=";

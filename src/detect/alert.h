@@ -3,6 +3,7 @@
 // event's timestamps and the time each stage stamped, and the feature row at that moment.
 // Trivially copyable: alerts travel from shards to sinks through rings.
 #include <cstdint>
+#include <string_view>
 #include <type_traits>
 
 #include "core/event.h"
@@ -57,7 +58,7 @@ struct AlertValue {
 
 struct Alert {
   static constexpr int kMaxValues = 4;
-  uint64_t id = 0;              // unique per run, increasing per shard
+  uint64_t id = 0;              // alert_id(symbol name, type, exch_ts_ns, event_seq): deterministic
   AlertType type = AlertType::kRapidRise;
   Severity severity = Severity::kInfo;
   SymbolId symbol = kInvalidSymbol;
@@ -75,5 +76,12 @@ struct Alert {
   }
 };
 static_assert(std::is_trivially_copyable_v<Alert>, "alerts travel through rings by memcpy");
+
+// An alert's id: a 64-bit hash of the symbol's name, the alert type and the triggering event's
+// exchange time and source sequence. The same input read twice (a restart that re-reads Kafka
+// messages, a second instance taking over a partition) raises alerts with the same ids, so
+// downstream stores and consumers dedupe by id (the audit store inserts an id once). Symbol
+// names, not ids, go in: ids depend on the order a process first saw its symbols.
+uint64_t alert_id(std::string_view symbol, AlertType type, int64_t exch_ts_ns, uint64_t event_seq);
 
 }  // namespace ts

@@ -107,7 +107,8 @@ Alert* RuleEngine::emit(Ctx& c, AlertType type, Severity sev, Price price) {
     c.stamped = true;
   }
   Alert& a = c.out[c.count++];
-  a.id = id_base_ | ++next_id_;
+  ++next_id_;
+  a.id = alert_id(symbols_.name(c.e.symbol), type, c.e.exch_ts_ns, c.e.seq);
   a.type = type;
   a.severity = sev;
   a.symbol = c.e.symbol;

@@ -31,6 +31,7 @@ struct KafkaSource::Impl {
   std::map<int32_t, int64_t> next_offsets;
   std::set<int32_t> assigned;
   std::set<int32_t> at_eof;
+  std::map<int32_t, int64_t> eof_offsets;  // the end offset each partition's last EOF event gave
   bool assigned_once = false;
   int64_t last_message_ns = 0;  // mono_ns of the last message or EOF event
 
@@ -135,6 +136,7 @@ void KafkaSource::Impl::on_rebalance(rd_kafka_resp_err_t err, rd_kafka_topic_par
       // owner re-reads from the last committed offset; alert ids dedupe (docs/kafka.md).
       assigned.erase(parts->elems[i].partition);
       next_offsets.erase(parts->elems[i].partition);
+      eof_offsets.erase(parts->elems[i].partition);
       at_eof.erase(parts->elems[i].partition);
     }
     if (cooperative) {
@@ -151,8 +153,11 @@ int64_t KafkaSource::Impl::compute_lag() const {
   for (int32_t p : assigned) {
     int64_t lo = 0, hi = 0;
     if (rd_kafka_get_watermark_offsets(rk, opt.topic.c_str(), p, &lo, &hi) || hi < 0) continue;
-    auto it = next_offsets.find(p);
-    const int64_t pos = it != next_offsets.end() ? it->second : lo;
+    // Position: after the last message handed on, or the end an EOF event reported (a partition
+    // resumed at its committed end hands nothing on), else the low watermark.
+    int64_t pos = lo;
+    if (auto it = next_offsets.find(p); it != next_offsets.end()) pos = std::max(pos, it->second);
+    if (auto it = eof_offsets.find(p); it != eof_offsets.end()) pos = std::max(pos, it->second);
     lag += std::max<int64_t>(0, hi - pos);
     known = true;
   }
@@ -245,6 +250,7 @@ size_t KafkaSource::next_batch(std::span<Event> out) {
     if (msg->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) m.last_message_ns = mono_ns();
     if (msg->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
       m.at_eof.insert(msg->partition);
+      m.eof_offsets[msg->partition] = msg->offset;
     } else if (msg->err) {
       spdlog::warn("kafka: {}", rd_kafka_message_errstr(msg));
     } else {
