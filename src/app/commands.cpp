@@ -8,6 +8,7 @@
 #include "app/pipeline.h"
 #include "audit/audit_store.h"
 #include "audit/jsonl_sink.h"
+#include "audit/postgres_store.h"
 #include "audit/stdout_sink.h"
 #include "core/config.h"
 #include "core/log.h"
@@ -67,7 +68,20 @@ bool add_sinks(Pipeline& p, const Config& config, const CommonOptions& c, const 
     std::fclose(probe);
     p.add_sink("jsonl", std::make_shared<JsonlSink>(jsonl));
   }
-  if (!db.empty()) {
+  // The audit backend: the embedded SQLite store, or PostgreSQL shared by several instances.
+  const std::string backend = s.get("audit_backend", "sqlite");
+  const std::string dsn = s.get("postgres_dsn", "");
+  if (backend == "postgres") {
+    auto pg = PostgresStore::open(dsn);
+    if (!pg.is_ok()) {
+      std::fprintf(stderr, "ticksentry: %s\n", pg.status().to_string().c_str());
+      return false;
+    }
+    p.add_sink("postgres", std::shared_ptr<PostgresStore>(std::move(pg).value()));
+  } else if (backend != "sqlite") {
+    std::fprintf(stderr, "ticksentry: sinks.audit_backend must be sqlite or postgres, not '%s'\n", backend.c_str());
+    return false;
+  } else if (!db.empty()) {
     auto store = AuditStore::open(db);
     if (!store.is_ok()) {
       std::fprintf(stderr, "ticksentry: %s\n", store.status().to_string().c_str());
