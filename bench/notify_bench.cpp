@@ -17,6 +17,7 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -94,7 +95,8 @@ nlohmann::json webhook_latency(const std::string& dir, int alerts, int interval_
   std::mutex mu;
   std::unordered_map<uint64_t, int64_t> emitted;  // alert id → emit mono ns
   LatencyHistogram received;
-  std::atomic<int> got{0};
+  std::atomic<int> got{0};  // distinct alerts received (warm-up included)
+  std::unordered_set<uint64_t> seen;
   httplib::Server srv;
   srv.Post("/generic", [&](const httplib::Request& req, httplib::Response& res) {
     const int64_t now = mono_ns();
@@ -102,8 +104,12 @@ nlohmann::json webhook_latency(const std::string& dir, int alerts, int interval_
     std::lock_guard lock(mu);
     for (const auto& a : j["alerts"]) {
       auto it = emitted.find(a["alertId"].get<uint64_t>());
-      if (it != emitted.end()) received.record(now - it->second);
-      got.fetch_add(1);
+      // First receipt only: a still-firing sealed alert is re-sent with its group's later alerts.
+      if (it != emitted.end()) {
+        received.record(now - it->second);
+        emitted.erase(it);
+      }
+      if (seen.insert(a["alertId"].get<uint64_t>()).second) got.fetch_add(1);
     }
     res.set_content("{\"ok\":true}", "application/json");
   });

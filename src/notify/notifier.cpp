@@ -30,6 +30,17 @@ void Notifier::start() {
   started_ = true;
   for (auto& [name, w] : workers_) w->start();
   router_ = std::thread([this] { run(); });
+  // The outbox's checkpoints (fsyncs) run here, never inside the router's or a delivery
+  // thread's commit: see Outbox::checkpoint.
+  checkpointer_ = std::thread([this] {
+    std::unique_lock lock(mu_);
+    while (!stopping_.load(std::memory_order_acquire)) {
+      cv_checkpoint_.wait_for(lock, std::chrono::seconds(1));
+      lock.unlock();
+      if (Status st = outbox_->checkpoint(); !st.is_ok()) spdlog::warn("notify: {}", st.to_string());
+      lock.lock();
+    }
+  });
 }
 
 bool Notifier::submit(const Alert& a) {
@@ -68,7 +79,9 @@ void Notifier::stop() {
       kick_ = true;
     }
     cv_.notify_one();
+    cv_checkpoint_.notify_one();
     router_.join();
+    checkpointer_.join();
   }
   for (auto& [name, w] : workers_) w->stop(started_ ? cfg_.drain_ms : 0);
   const NotifierStats s = stats();

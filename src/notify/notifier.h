@@ -92,13 +92,15 @@ class Notifier {
   std::unique_ptr<Inhibitor> inhibitor_;
   Grouper grouper_;  // router thread only
 
-  std::mutex mu_;
+  std::mutex mu_;               // guards kick_; the router and the checkpointer wait on it
   std::condition_variable cv_;
   bool kick_ = false;
   std::atomic<bool> accepting_{true};
   std::atomic<bool> stopping_{false};
   bool started_ = false, stopped_ = false;
   std::thread router_;
+  std::condition_variable cv_checkpoint_;
+  std::thread checkpointer_;  // Outbox::checkpoint() once a second
 
   std::atomic<uint64_t> alerts_{0}, spilled_{0}, refused_{0}, spilled_pending_{0};
   std::atomic<uint64_t> silenced_{0}, inhibited_{0}, muted_{0}, resolved_{0}, notifications_{0}, outbox_errors_{0};

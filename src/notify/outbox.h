@@ -68,6 +68,11 @@ class Outbox {
   // Removes and returns up to `limit` spilled alerts, oldest first.
   Result<std::vector<NotifyAlert>> take_spilled(int limit);
 
+  // Moves the write-ahead log into the database (a PASSIVE checkpoint on a connection of its
+  // own: never blocks enqueue or delivery). The notifier's checkpoint thread calls it once a
+  // second; automatic checkpoints inside commits are off.
+  Status checkpoint();
+
   // All receivers when `receiver` is empty.
   Result<OutboxCounts> counts(const std::string& receiver = "");
   Result<std::vector<DeliveryRecord>> records();  // oldest first
@@ -78,6 +83,7 @@ class Outbox {
   Status prepare();
   std::mutex mu_;
   std::unique_ptr<SqlDb> db_;
+  std::unique_ptr<SqlDb> checkpoint_db_;  // checkpoint() only (its caller's thread)
   std::optional<SqlStmt> insert_, due_, next_due_, delivered_, retry_, dead_, spill_;
 };
 
