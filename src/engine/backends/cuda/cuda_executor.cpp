@@ -1,5 +1,7 @@
 #include "engine/backends/cuda/cuda_executor.h"
 
+#include "engine/backends/cuda/cuda_buffer_plan.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -85,6 +87,9 @@ Status CudaExecutor::init() {
   for (ValueId id : g.outputs) {
     if (g.value(id).is_constant) TS_RETURN_IF_ERROR(upload_constant(id));
   }
+  BufferPlan plan = plan_buffers(g, skip_);
+  slot_of_ = std::move(plan.slot);
+  pool_.resize(size_t(plan.slots));
   in_stage_.resize(g.inputs.size());
   direct_.resize(g.inputs.size());
   out_stage_.resize(g.outputs.size());
@@ -124,16 +129,20 @@ Status CudaExecutor::alloc(DevTensor& t, DType dtype, std::span<const int64_t> d
   t.dtype = dtype;
   t.dims.assign(dims.begin(), dims.end());
   size_t need = t.bytes();
-  if (need > t.storage.bytes() || !t.storage.get()) {
+  const size_t id = size_t(&t - values_.data());
+  const int slot = id < slot_of_.size() ? slot_of_[id] : -1;
+  DeviceBuffer& buf = slot >= 0 ? pool_[size_t(slot)] : t.storage;
+  t.on_host = false;
+  if (need > buf.bytes() || !buf.get()) {
     if (capturing_) {
       realloc_in_capture_ = true;
       return Status(StatusCode::kInternal, "device reallocation during graph capture");
     }
     TS_RETURN_IF_ERROR(sync());  // the old storage may still be read by queued work
-    TS_RETURN_IF_ERROR(t.storage.ensure(need));
+    TS_RETURN_IF_ERROR(buf.ensure(need));
     ++generation_;
   }
-  t.data = t.storage.get();
+  t.data = buf.get();
   return Status::ok();
 }
 
@@ -190,20 +199,7 @@ Status CudaExecutor::enqueue_all(std::span<const TensorView> inputs, bool includ
     if (!direct_[i]) TS_CUDA(cudaMemcpyAsync(t.data, in_stage_[i].p, t.bytes(), cudaMemcpyHostToDevice, stream_));
     else if (include_direct) TS_CUDA(cudaMemcpyAsync(t.data, inputs[i].data, t.bytes(), cudaMemcpyHostToDevice, stream_));
   }
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    if (skip_[i]) continue;
-    scratch_next_ = 0;
-    CudaArgs a;
-    a.in = ins_[i];
-    a.out = outs_[i];
-    a.stream = stream_;
-    a.lt = lt_;
-    a.lt_workspace = lt_workspace_.get();
-    a.lt_workspace_bytes = lt_workspace_.bytes();
-    a.env = this;
-    Status s = static_cast<const CudaKernel*>(program_->kernels[i].get())->launch(a);
-    if (!s) return Status(s.code(), "node " + g.nodes[i].name + " (" + g.nodes[i].op + "): " + s.message());
-  }
+  TS_RETURN_IF_ERROR(launch_nodes());
   for (size_t i = 0; i < g.outputs.size(); ++i) {
     const DevTensor& t = values_[size_t(g.outputs[i])];
     TS_RETURN_IF_ERROR(ensure_pinned(out_stage_[i], t.bytes()));
@@ -289,6 +285,7 @@ Status CudaExecutor::copy_outputs(std::span<TensorView> outputs) const {
 int64_t CudaExecutor::memory_bytes() const {
   int64_t b = int64_t(lt_workspace_.bytes());
   for (const DevTensor& t : values_) b += int64_t(t.storage.bytes());
+  for (const DeviceBuffer& p : pool_) b += int64_t(p.bytes());
   for (const DeviceBuffer& c : constants_) b += int64_t(c.bytes());
   for (const DeviceBuffer& s : scratch_slots_) b += int64_t(s.bytes());
   return b;
@@ -300,9 +297,45 @@ int64_t CudaExecutor::fixed_memory_bytes() const {
   return b;
 }
 
+Status CudaExecutor::launch_nodes() {
+  const Graph& g = program_->graph;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (skip_[i]) continue;
+    scratch_next_ = 0;
+    CudaArgs a;
+    a.in = ins_[i];
+    a.out = outs_[i];
+    a.stream = stream_;
+    a.lt = lt_;
+    a.lt_workspace = lt_workspace_.get();
+    a.lt_workspace_bytes = lt_workspace_.bytes();
+    a.env = this;
+    Status s = static_cast<const CudaKernel*>(program_->kernels[i].get())->launch(a);
+    if (!s) return Status(s.code(), "node " + g.nodes[i].name + " (" + g.nodes[i].op + "): " + s.message());
+  }
+  return Status::ok();
+}
+
+// The builder times a node on the inputs the last run left; with shared buffers those are
+// overwritten (or freed, when a later value grew the buffer). So the first time_node() call
+// gives every value its own storage and recomputes them all from the graph inputs (still on
+// the device in their own buffers). Only the builder's timing executors pay this.
+Status CudaExecutor::unshare_buffers() {
+  if (pool_.empty()) return Status::ok();
+  TS_RETURN_IF_ERROR(sync());
+  std::fill(slot_of_.begin(), slot_of_.end(), -1);
+  drop_graphs();
+  ++generation_;
+  TS_RETURN_IF_ERROR(launch_nodes());
+  TS_RETURN_IF_ERROR(sync());
+  pool_.clear();
+  return Status::ok();
+}
+
 Result<double> CudaExecutor::time_node(size_t i, const Kernel& k) {
   auto* ck = dynamic_cast<const CudaKernel*>(&k);
   if (!ck || i >= ins_.size()) return Status(StatusCode::kInternal, "time_node: not a cuda kernel");
+  TS_RETURN_IF_ERROR(unshare_buffers().with_context("time_node"));
   CudaArgs a;
   a.in = ins_[i];
   a.out = outs_[i];

@@ -15,7 +15,8 @@
 // (their pointers moved). Up to kMaxGraphs shapes are kept.
 //
 // Memory: memory_bytes() is the device memory this context holds (intermediates, scratch,
-// cuBLASLt workspace), weights excluded (they belong to the Program). Scratch plus the
+// cuBLASLt workspace), weights excluded (they belong to the Program). Intermediates whose
+// lifetimes do not overlap share grow-only buffers (cuda_buffer_plan.h). Scratch plus the
 // cuBLASLt workspace stay within ExecutorOptions::workspace_bytes.
 #include <map>
 #include <memory>
@@ -52,6 +53,8 @@ class CudaExecutor final : public BackendExecutor, private CudaRunEnv {
   // include_direct: also queue the direct (large) input copies; false under capture.
   Status enqueue_all(std::span<const TensorView> inputs, bool include_direct);
   Status copy_direct_inputs(std::span<const TensorView> inputs);
+  Status launch_nodes();      // every kernel in order on the stream
+  Status unshare_buffers();   // before timing a node: own storage for every value, recomputed
   Status stage_inputs(std::span<const TensorView> inputs);
   Status sync();
   void drop_graphs();
@@ -79,6 +82,8 @@ class CudaExecutor final : public BackendExecutor, private CudaRunEnv {
   cublasLtHandle_t lt_ = nullptr;
   DeviceBuffer lt_workspace_;
   std::vector<DevTensor> values_;
+  std::vector<int> slot_of_;                    // per value: index into pool_, or −1 (own storage)
+  std::vector<DeviceBuffer> pool_;              // shared intermediate buffers
   std::vector<DeviceBuffer> constants_;        // uploaded constants kernels read, by value
   std::vector<std::vector<DevTensor*>> ins_, outs_;
   std::vector<bool> skip_;
