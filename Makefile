@@ -1,11 +1,13 @@
 # ticksentry: the two set-up commands (run as root on a fresh Debian 12 machine).
-#   make demo  - install packages, build, run the main job on its embedded default
+#   make demo  - install packages, build, run the simulator live with the dashboard at
+#                http://127.0.0.1:8080 until Ctrl-C (DEMO_SECONDS=20 make demo stops after 20 s)
 #   make test  - install packages, build, run every test through ctest
 #   make train - retrain the shipped default model end to end (LOBSTER export → train → ONNX)
 #   make model - release pipeline: train → export → plan → evaluate → gate → bench → registry
 PRESET ?= release
 BUILD_DIR := build/$(PRESET)
-DEMO_SECONDS ?= 20
+DEMO_SECONDS ?= 0
+DEMO_TOKEN ?= demo
 
 # Debian packages the build and tests need (apt-get is skipped when all are present).
 DEB_PACKAGES := build-essential cmake ninja-build pkg-config git zlib1g-dev \
@@ -13,25 +15,36 @@ DEB_PACKAGES := build-essential cmake ninja-build pkg-config git zlib1g-dev \
   nlohmann-json3-dev libsqlite3-dev sqlite3 libgtest-dev libgmock-dev libbenchmark-dev \
   libonnx-dev libprotobuf-dev protobuf-compiler libdnnl-dev \
   python3-torch python3-onnx python3-numpy libopenblas0-pthread \
-  python3-sklearn python3-matplotlib \
+  python3-sklearn python3-matplotlib libcpp-httplib-dev chromium fonts-wqy-microhei \
   librdkafka-dev libsimdjson-dev libpq-dev postgresql kcat \
   libcurl4-openssl-dev libssl-dev python3-aiosmtpd
 
-.PHONY: deps build demo test bench clean ticksentry train model model-data model-report
+.PHONY: deps build demo test bench clean ticksentry train model model-data model-report web
 
 deps:
 	@missing=$$(for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	command -v npm >/dev/null 2>&1 || missing="$$missing nodejs npm"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:" $$missing; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
 
-build: deps
+# The dashboard (web/: TypeScript, Vite, lightweight-charts; playwright-core for its e2e test):
+# npm ci from the committed lock file, then vite build into web/dist, which ticksentry serves.
+WEB_SOURCES := web/index.html web/vite.config.ts web/tsconfig.json $(wildcard web/src/*.ts web/src/*/*.ts web/src/*.css)
+web/node_modules/.package-lock.json: web/package-lock.json | deps
+	cd web && npm ci --no-audit --no-fund
+web/dist/index.html: web/node_modules/.package-lock.json $(WEB_SOURCES)
+	cd web && npm run build
+web: web/dist/index.html
+
+build: deps web
 	cmake --preset $(PRESET)
 	cmake --build --preset $(PRESET)
 
 demo: build
-	$(BUILD_DIR)/src/app/ticksentry run --duration $(DEMO_SECONDS)
+	@echo "dashboard: http://127.0.0.1:8080/?token=$(DEMO_TOKEN)  (Ctrl-C stops the demo)"
+	$(BUILD_DIR)/src/app/ticksentry run --duration $(DEMO_SECONDS) --http 127.0.0.1:8080 --http-token $(DEMO_TOKEN)
 
 test: build
 	ctest --preset $(PRESET)

@@ -17,6 +17,8 @@
 #include <vector>
 
 #include "core/status.h"
+#include "core/symbol_table.h"
+#include "detect/alert.h"
 
 namespace ts::http {
 
@@ -61,7 +63,8 @@ struct SilenceInfo {
   int64_t starts_at_ms = 0;
   int64_t ends_at_ms = 0;
   bool active = false;    // false once expired (by hand or by time)
-  uint64_t muted = 0;     // alerts muted so far
+  uint64_t muted = 0;     // alerts the dashboard saw muted by it (this process)
+  std::vector<std::string> matchers;  // every matcher as text: symbol="AAPL", market=~"S.*"
 };
 
 class SilenceAdmin {
@@ -76,8 +79,7 @@ class SilenceAdmin {
   virtual Status expire(const std::string& id) = 0;
   // The id of an active silence matching the alert at `now_ms`, counting it as muted; nothing
   // when no silence matches. Called once per alert by the dashboard stream (sink thread).
-  virtual std::optional<std::string> match(const std::string& symbol, const std::string& type,
-                                           const std::string& severity, int64_t now_ms) = 0;
+  virtual std::optional<std::string> match(const Alert& a, const SymbolTable& symbols, int64_t now_ms) = 0;
 };
 
 }  // namespace ts::http

@@ -29,7 +29,8 @@ nlohmann::json silence_json(const SilenceInfo& s) {
           {"starts_at_ms", s.starts_at_ms},
           {"ends_at_ms", s.ends_at_ms},
           {"active", s.active},
-          {"muted", s.muted}};
+          {"muted", s.muted},
+          {"matchers", s.matchers}};
 }
 
 // Reads {"version": "..."}; replies 400 and returns nothing when missing or not a string.

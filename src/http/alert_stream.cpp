@@ -37,8 +37,7 @@ Status AlertStream::write(const Alert& a, const SymbolTable& symbols) {
   j["wall_ms"] = now_ms;
   bool silenced = false;
   if (silences_) {
-    if (auto id = silences_->match(j["symbol"].get<std::string>(), j["type"].get<std::string>(),
-                                   j["severity"].get<std::string>(), now_ms)) {
+    if (auto id = silences_->match(a, symbols, now_ms)) {
       j["silenced_by"] = *id;
       silenced = true;
       silenced_total_->Increment();

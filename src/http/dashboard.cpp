@@ -13,8 +13,21 @@
 #include "http/live_feed.h"
 #include "http/market_board.h"
 #include "http/memory_silences.h"
+#include "http/store_silences.h"
 
 namespace ts::http {
+
+// The AlertStream is made with the dashboard, the silence source only at start(): this forwards.
+class SilenceProxy : public SilenceAdmin {
+ public:
+  std::unique_ptr<SilenceAdmin> impl;
+  Result<SilenceInfo> create(const SilenceSpec& s) override { return impl->create(s); }
+  std::vector<SilenceInfo> list() override { return impl->list(); }
+  Status expire(const std::string& id) override { return impl->expire(id); }
+  std::optional<std::string> match(const Alert& a, const SymbolTable& symbols, int64_t now_ms) override {
+    return impl ? impl->match(a, symbols, now_ms) : std::nullopt;
+  }
+};
 
 namespace {
 std::string env_or(const char* name, const std::string& fallback) {
@@ -57,7 +70,7 @@ Dashboard::Dashboard(DashboardOptions options, const SymbolTable& symbols, Metri
     : options_(std::move(options)), symbols_(symbols), metrics_(metrics) {
   hub_ = std::make_unique<EventHub>();
   board_ = std::make_unique<MarketBoard>();
-  silences_ = std::make_unique<MemorySilences>();
+  silences_ = std::make_unique<SilenceProxy>();
   stream_ = std::make_shared<AlertStream>(*hub_, metrics_, silences_.get());
   live_ = std::make_unique<LiveFeed>(symbols_, board_.get(), stream_.get(), *hub_, metrics_);
 }
@@ -83,6 +96,17 @@ Status Dashboard::start() {
     auto h = AlertHistory::open(options_.audit_db);
     if (!h.is_ok()) return h.status();
     history_ = std::move(h).value();
+  }
+  if (!silence_store_ && !options_.audit_db.empty()) {
+    auto store = notify::SilenceStore::open(options_.audit_db);
+    if (!store.is_ok()) return store.status().with_context("dashboard silences");
+    own_silence_store_ = std::move(store).value();
+    silence_store_ = own_silence_store_.get();
+  }
+  if (silence_store_) {
+    silences_->impl = std::make_unique<StoreSilences>(*silence_store_);
+  } else {
+    silences_->impl = std::make_unique<MemorySilences>();
   }
   server_ = std::make_unique<HttpServer>(ho, *hub_, metrics_);
   server_->set_alert_stream(stream_.get());

@@ -21,6 +21,10 @@
 #include "core/symbol_table.h"
 #include "http/admin_api.h"
 
+namespace ts::notify {
+class SilenceStore;
+}
+
 namespace ts::http {
 
 class AlertHistory;
@@ -30,7 +34,7 @@ class GpuTelemetry;
 class HttpServer;
 class LiveFeed;
 class MarketBoard;
-class MemorySilences;
+class SilenceProxy;
 
 struct DashboardOptions {
   bool enabled = false;
@@ -64,15 +68,22 @@ class Dashboard {
   int port() const;
   // Lets the model registry plug in (src/serve); before start().
   void set_models(ModelAdmin* models) { models_ = models; }
+  // The notifier's silence store (src/notify), so that silences made in the dashboard mute
+  // notifications; before start(). Without it the dashboard opens a SilenceStore of its own in
+  // the audit database (persistent; dashboard marks only), or keeps silences in memory when
+  // there is no audit database.
+  void set_silence_store(notify::SilenceStore* store) { silence_store_ = store; }
 
  private:
   DashboardOptions options_;
   const SymbolTable& symbols_;
   Metrics& metrics_;
   ModelAdmin* models_ = nullptr;
+  notify::SilenceStore* silence_store_ = nullptr;
+  std::unique_ptr<notify::SilenceStore> own_silence_store_;
   std::unique_ptr<EventHub> hub_;
   std::unique_ptr<MarketBoard> board_;
-  std::unique_ptr<MemorySilences> silences_;
+  std::unique_ptr<SilenceProxy> silences_;
   std::shared_ptr<AlertStream> stream_;
   std::unique_ptr<AlertHistory> history_;
   std::unique_ptr<GpuTelemetry> gpu_;

@@ -99,14 +99,17 @@ void LiveFeed::tick() {
     std::lock_guard<std::mutex> lock(mu_);
     const double dt_s = last_tick_ns_ ? double(now_ns - last_tick_ns_) / 1e9 : double(options_.interval_ms) / 1e3;
     last_tick_ns_ = now_ns;
+    events_seen_.emplace_back(now_ns, events);
+    while (events_seen_.size() > 6) events_seen_.pop_front();
+    const auto& [first_ns, first_events] = events_seen_.front();
+    const double span_s = double(now_ns - first_ns) / 1e9;
     const double alerts_total = last_alerts_ + double(w.alerts);
     stats = {{"t", t_s},
-             {"events_per_s", dt_s > 0 ? std::max(0.0, events - last_events_) / dt_s : 0.0},
+             {"events_per_s", span_s > 0 ? std::max(0.0, events - first_events) / span_s : 0.0},
              {"alerts_per_s", dt_s > 0 ? double(w.alerts) / dt_s : 0.0},
              {"alerts_silenced", w.silenced},
              {"events_total", events},
              {"alerts_total", alerts_total}};
-    last_events_ = events;
     last_alerts_ = alerts_total;
     nlohmann::json lat = nlohmann::json::object();
     for (int s = 0; s < kLatencyStageCount; ++s) lat[latency_stage_name(static_cast<LatencyStage>(s))] = quantiles_us(w.stage[s]);

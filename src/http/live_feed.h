@@ -4,7 +4,8 @@
 //    "ticks" message: [{"s": "AAPL", "p": last price, "v": cum volume, "b": best bid,
 //    "a": best ask, "t": Unix s}] (prices in currency);
 //  - appends each changed symbol's (t, price, volume) to its history (last `history_points`);
-//  - takes the AlertStream's latency window and the pipeline's counters and publishes an SSE
+//  - takes the AlertStream's latency window and the pipeline's counters (events/s over the last
+//    5 ticks: the pipeline publishes its counter about once a second too) and publishes an SSE
 //    "stats" message: {"t", "events_per_s", "alerts_per_s", "alerts_silenced", "events_total",
 //    "alerts_total", "latency_us": {stage: {"p50","p99","p999","count"}}}, kept for the last
 //    `stats_points` ticks (stats_json()).
@@ -83,7 +84,8 @@ class LiveFeed {
   std::vector<SymbolView> views_;
   std::unordered_map<std::string, SymbolId> ids_;
   std::deque<std::string> stats_;
-  double last_events_ = 0, last_alerts_ = 0;
+  std::deque<std::pair<int64_t, double>> events_seen_;  // (mono ns, events_total), last 5 ticks
+  double last_alerts_ = 0;
   int64_t last_tick_ns_ = 0;
 
   std::function<void()> on_tick_;

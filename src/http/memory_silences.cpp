@@ -50,6 +50,9 @@ Result<SilenceInfo> MemorySilences::create(const SilenceSpec& spec) {
   s.starts_at_ms = now_wall_ms();
   s.ends_at_ms = s.starts_at_ms + spec.duration_ms;
   s.active = true;
+  for (auto [name, value] : {std::pair{"symbol", &spec.symbol}, {"type", &spec.type}, {"severity", &spec.severity}}) {
+    if (!value->empty()) s.matchers.push_back(std::string(name) + "=\"" + *value + "\"");
+  }
   silences_.push_back(s);
   return s;
 }
@@ -79,8 +82,9 @@ Status MemorySilences::expire(const std::string& id) {
   return {StatusCode::kNotFound, "no silence with id '" + id + "'"};
 }
 
-std::optional<std::string> MemorySilences::match(const std::string& symbol, const std::string& type,
-                                                  const std::string& severity, int64_t now_ms) {
+std::optional<std::string> MemorySilences::match(const Alert& a, const SymbolTable& symbols, int64_t now_ms) {
+  const std::string symbol = a.symbol < symbols.size() ? symbols.name(a.symbol) : std::string();
+  const std::string type = alert_type_name(a.type), severity = severity_name(a.severity);
   std::lock_guard<std::mutex> lock(mu_);
   for (auto& s : silences_) {
     if (!s.active || now_ms < s.starts_at_ms || now_ms >= s.ends_at_ms) continue;

@@ -1,8 +1,7 @@
 #pragma once
-// MemorySilences: the SilenceAdmin ticksentry uses until src/notify's SilenceStore (persistent,
-// shared with the notification router) is wired in. Silences live in memory for the process's
-// lifetime: the dashboard's silence page and its "silenced" alert marks work, nothing is kept
-// across restarts. Threading: every method takes one mutex (off the hot path).
+// MemorySilences: a SilenceAdmin that keeps silences in memory for the process's lifetime
+// (tests; embedding without a database). ticksentry itself serves src/notify's persistent
+// SilenceStore through StoreSilences (store_silences.h). Threading: one mutex, off the hot path.
 #include <mutex>
 #include <vector>
 
@@ -18,8 +17,7 @@ class MemorySilences : public SilenceAdmin {
   Result<SilenceInfo> create(const SilenceSpec& spec) override;
   std::vector<SilenceInfo> list() override;
   Status expire(const std::string& id) override;
-  std::optional<std::string> match(const std::string& symbol, const std::string& type,
-                                   const std::string& severity, int64_t now_ms) override;
+  std::optional<std::string> match(const Alert& a, const SymbolTable& symbols, int64_t now_ms) override;
 
  private:
   std::mutex mu_;

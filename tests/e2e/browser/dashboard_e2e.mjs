@@ -1,0 +1,176 @@
+// End-to-end: a real ticksentry replaying real LOBSTER data (../shared/data) with its dashboard,
+// driven by Debian's chromium (headless) through playwright-core. Checks what a user sees:
+//  1. the alert feed fills from the live stream;
+//  2. the symbol page's chart renders (canvas drawn, price shown) and the order-book ladder fills;
+//  3. the latency page shows the per-stage breakdown;
+//  4. a silence created in the UI is listed, mutes the next matching alert (marked "silenced" in
+//     the feed) while other symbols' alerts stay unmuted, and is expired from the UI;
+//  5. the language toggle switches the labels to Chinese.
+// Screenshots of every page go to --out (ctest: the build tree); --docs DIR also copies them to
+// DIR/dashboard-<page>.png. Exit 0 = pass, 1 = fail (with the reason), 77 = skipped (the dashboard
+// or playwright-core is not built here).
+//
+// usage: node dashboard_e2e.mjs --bin build/release/src/app/ticksentry --out DIR [--docs docs]
+import { spawn } from "node:child_process";
+import { copyFileSync, existsSync, mkdirSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const repo = resolve(here, "../../..");
+const args = Object.fromEntries(process.argv.slice(2).reduce((acc, a, i, all) => (a.startsWith("--") ? [...acc, [a.slice(2), all[i + 1]]] : acc), []));
+const bin = resolve(args.bin ?? join(repo, "build/release/src/app/ticksentry"));
+const out = resolve(args.out ?? join(repo, "build/e2e-browser"));
+const data = process.env.TICKSENTRY_DATA_DIR ?? join(repo, "../shared/data");
+const chromiumPath = process.env.CHROMIUM ?? "/usr/bin/chromium";
+
+function skip(why) {
+  console.log(`SKIP: ${why}`);
+  process.exit(77);
+}
+if (!existsSync(join(repo, "web/node_modules/playwright-core"))) skip("web/node_modules missing: run `npm ci` in web/ (make build does)");
+if (!existsSync(join(repo, "web/dist/index.html"))) skip("web/dist missing: run `npm run build` in web/ (make build does)");
+if (!existsSync(chromiumPath)) throw new Error(`no chromium at ${chromiumPath} (apt-get install chromium)`);
+if (!existsSync(bin)) throw new Error(`no ticksentry binary at ${bin}`);
+const { chromium } = createRequire(join(repo, "web/package.json"))("playwright-core");
+
+rmSync(out, { recursive: true, force: true });
+mkdirSync(out, { recursive: true });
+const token = "e2e-" + Math.random().toString(16).slice(2);
+const port = 18000 + Math.floor(Math.random() * 2000);
+const base = `http://127.0.0.1:${port}`;
+const files = ["GOOG", "AAPL"].map((s) => join(data, "lobster", `${s}_2012-06-21_34200000_57600000_message_${s === "GOOG" ? 10 : 1}.csv.gz`));
+
+// Real time × 20: the opening minutes of the day (where alerts cluster) play for the whole test.
+const proc = spawn(bin, ["replay", "--format", "lobster", ...files, "--speed", "20", "--duration", "300",
+  "--http", `127.0.0.1:${port}`, "--http-token", token, "--no-stdout", "--jsonl", "",
+  "--audit-db", join(out, "audit.db"), "--log-level", "warn"], { stdio: ["ignore", "inherit", "pipe"] });
+let stderr = "";
+proc.stderr.on("data", (d) => { stderr += d; });
+let exited = false;
+proc.on("exit", () => { exited = true; });
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+async function waitHealthy() {
+  for (let i = 0; i < 120; i++) {
+    if (exited) throw new Error(`ticksentry exited early:\n${stderr}`);
+    try {
+      const r = await fetch(`${base}/healthz`);
+      if (r.ok) return;
+    } catch { /* not listening yet */ }
+    await sleep(500);
+  }
+  throw new Error("ticksentry's /healthz did not answer within 60 s");
+}
+
+const shots = [];
+async function shot(page, name) {
+  const path = join(out, `dashboard-${name}.png`);
+  await page.screenshot({ path });
+  shots.push([name, path]);
+}
+
+let browser;
+let failed = null;
+try {
+  await waitHealthy();
+  browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: ["--no-sandbox", "--disable-gpu"] });
+  const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+  page.setDefaultTimeout(90_000);
+  const consoleErrors = [];
+  page.on("pageerror", (e) => consoleErrors.push(String(e)));
+
+  // 1. The alert feed fills (the login link sets the cookie and drops the token from the URL).
+  await page.goto(`${base}/?token=${token}`);
+  await page.waitForSelector("[data-testid=conn].on");
+  await page.waitForFunction(() => document.querySelectorAll("[data-testid=alert-row]").length >= 3);
+  console.log(`alert feed: ${await page.locator("[data-testid=alert-row]").count()} rows`);
+  await shot(page, "alerts");
+
+  // 2. The symbol page: chart drawn, price shown, ladder filled.
+  await page.goto(`${base}/#/symbol/GOOG`);
+  await page.waitForFunction(() => /\d/.test(document.querySelector("[data-testid=symbol-price]")?.textContent ?? ""));
+  await page.waitForFunction(() => document.querySelectorAll("[data-testid=ladder] tbody tr").length >= 2);
+  await page.waitForSelector("[data-testid=price-chart] canvas");
+  await sleep(3000);  // a few more seconds of live points on the chart
+  const drawn = await page.evaluate(() => {
+    // The chart's main canvas has non-background pixels (a drawn line), not just an empty frame.
+    const canvases = [...document.querySelectorAll("[data-testid=price-chart] canvas")];
+    return canvases.some((c) => {
+      const ctx = c.getContext("2d");
+      if (!ctx || c.width < 50 || c.height < 50) return false;
+      const px = ctx.getImageData(0, 0, c.width, c.height).data;
+      for (let i = 0; i < px.length; i += 4) if (px[i + 2] > 200 && px[i] < 120) return true;  // the blue price line
+      return false;
+    });
+  });
+  if (!drawn) throw new Error("the price chart has no line drawn");
+  await shot(page, "symbol");
+
+  // 3. Latency: per-stage breakdown rows.
+  await page.goto(`${base}/#/latency`);
+  await page.waitForFunction(() => document.querySelectorAll("[data-testid=stage-table] tr").length === 5);
+  await sleep(2000);
+  await shot(page, "latency");
+
+  // 4. A silence created in the UI mutes the next matching alert.
+  await page.goto(`${base}/#/silences`);
+  await page.fill("[data-testid=silence-symbol]", "GOOG");
+  await page.fill("[data-testid=silence-comment]", "e2e: mute GOOG");
+  await page.click("[data-testid=silence-create]");
+  await page.waitForSelector("[data-testid=silence-row][data-active=true]");
+  const silenceId = await page.getAttribute("[data-testid=silence-row][data-active=true]", "data-id");
+  await page.goto(`${base}/#/alerts`);
+  await page.waitForFunction((id) => [...document.querySelectorAll("[data-testid=alert-row][data-symbol=GOOG]")]
+    .some((r) => r.querySelector("[data-testid=silenced-badge]")?.textContent?.includes(id)), silenceId);
+  console.log(`silence ${silenceId} muted a GOOG alert`);
+  const unmutedAfter = await page.evaluate(() => [...document.querySelectorAll("[data-testid=alert-row]:not(.silenced)")]
+    .filter((r) => r.getAttribute("data-symbol") === "GOOG").length);
+  const mutedOther = await page.evaluate(() => [...document.querySelectorAll("[data-testid=alert-row].silenced")]
+    .filter((r) => r.getAttribute("data-symbol") !== "GOOG").length);
+  if (mutedOther > 0) throw new Error(`${mutedOther} alerts of other symbols were muted by a GOOG silence`);
+  console.log(`unmuted GOOG rows from before the silence: ${unmutedAfter}`);
+  await shot(page, "alerts-silenced");
+  await page.goto(`${base}/#/silences`);
+  await page.waitForSelector("[data-testid=silence-row][data-active=true]");
+  await shot(page, "silences");
+  await page.click("[data-testid=silence-expire]");
+  await page.waitForSelector(`[data-testid=silence-row][data-id="${silenceId}"][data-active=false]`);
+
+  // 5. Models (no registry in this process: a clear note), audit search, Chinese labels.
+  await page.goto(`${base}/#/models`);
+  await page.waitForFunction(() => (document.querySelector("[data-testid=models-message]")?.textContent ?? "").length > 0);
+  await shot(page, "models");
+  await page.goto(`${base}/#/audit`);
+  await page.fill("[data-testid=audit-symbol]", "GOOG");
+  await page.click("[data-testid=audit-search]");
+  await page.waitForFunction(() => document.querySelectorAll("[data-testid=audit-results] tr").length > 0);
+  await shot(page, "audit");
+  await page.click("[data-testid=lang-toggle]");
+  await page.waitForFunction(() => document.querySelector("[data-testid=nav-alerts]")?.textContent === "预警");
+  await page.goto(`${base}/#/alerts`);
+  await page.waitForFunction(() => document.querySelectorAll("[data-testid=alert-row]").length >= 1);
+  await shot(page, "alerts-zh");
+  if (consoleErrors.length) throw new Error(`page errors: ${consoleErrors.join("; ")}`);
+} catch (e) {
+  failed = e;
+  try {
+    const pages = browser ? browser.contexts().flatMap((c) => c.pages()) : [];
+    if (pages[0]) await pages[0].screenshot({ path: join(out, "failure.png") });
+  } catch { /* best effort */ }
+} finally {
+  if (browser) await browser.close();
+  proc.kill("SIGINT");
+  for (let i = 0; i < 100 && !exited; i++) await sleep(100);
+  if (!exited) proc.kill("SIGKILL");
+}
+if (failed) {
+  console.error(`FAIL: ${failed.stack ?? failed}\n--- ticksentry stderr (tail) ---\n${stderr.slice(-3000)}`);
+  process.exit(1);
+}
+if (args.docs) {
+  mkdirSync(resolve(args.docs), { recursive: true });
+  for (const [name, path] of shots) copyFileSync(path, join(resolve(args.docs), `dashboard-${name}.png`));
+}
+console.log(`PASS: screenshots in ${out}`);

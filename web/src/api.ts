@@ -1,0 +1,70 @@
+// The ticksentry API as the dashboard uses it. Authentication is the HttpOnly cookie set when
+// the page was opened with ?token=...; requests that change state add X-Requested-With, which
+// the server requires with cookie auth (CSRF protection, see src/http/http_auth.h).
+
+export interface Alert {
+  id: number; symbol: string; type: string; severity: string; exch_ts_ns: number; price: number;
+  values: { name: string; value: number; threshold: number; cmp: string }[];
+  latency_ns: { total: number; book?: number; features?: number; detect?: number; emit?: number };
+  wall_ms?: number; silenced_by?: string; model?: string;
+}
+export interface Tick { s: string; p: number; v: number; b: number; a: number; t: number }
+export interface StagePoint { p50: number; p99: number; p999: number; count: number }
+export interface Stats {
+  t: number; events_per_s: number; alerts_per_s: number; alerts_silenced: number; events_total: number;
+  alerts_total: number; latency_us: Record<string, StagePoint>;
+}
+
+export class ApiError extends Error {
+  constructor(public status: number, message: string) {
+    super(message);
+  }
+}
+
+export async function api<T>(path: string, method = "GET", body?: unknown): Promise<T> {
+  const headers: Record<string, string> = { Accept: "application/json" };
+  if (method !== "GET") headers["X-Requested-With"] = "ticksentry";
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await res.text();
+  let json: unknown = null;
+  try {
+    json = text ? JSON.parse(text) : null;
+  } catch {
+    /* not JSON: reported below */
+  }
+  if (!res.ok) {
+    const msg = (json as { message?: string } | null)?.message ?? `${res.status} ${res.statusText}`;
+    throw new ApiError(res.status, msg);
+  }
+  return json as T;
+}
+
+type Listener<T> = (data: T) => void;
+
+// One EventSource for the whole page; pages subscribe to "alert", "ticks" and "stats".
+export class Stream {
+  private listeners = new Map<string, Set<Listener<unknown>>>();
+  private source: EventSource | null = null;
+  onState: (live: boolean) => void = () => {};
+
+  connect(): void {
+    this.source = new EventSource("api/stream");
+    this.source.onopen = () => this.onState(true);
+    this.source.onerror = () => this.onState(false);
+    for (const name of ["alert", "ticks", "stats"]) {
+      this.source.addEventListener(name, (ev) => {
+        const data = JSON.parse((ev as MessageEvent).data);
+        this.listeners.get(name)?.forEach((l) => l(data));
+      });
+    }
+  }
+
+  on<T>(name: "alert" | "ticks" | "stats", l: Listener<T>): () => void {
+    if (!this.listeners.has(name)) this.listeners.set(name, new Set());
+    this.listeners.get(name)!.add(l as Listener<unknown>);
+    return () => this.listeners.get(name)!.delete(l as Listener<unknown>);
+  }
+}
+
+export const stream = new Stream();

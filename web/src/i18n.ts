@@ -1,0 +1,78 @@
+// English and Chinese labels. t(key) returns the current language's text; the toggle in the
+// header switches language and re-renders the page (the choice is kept in localStorage).
+export type Lang = "en" | "zh";
+
+const en = {
+  alerts: "Alerts", symbol: "Symbol", latency: "Latency", models: "Models", silences: "Silences", audit: "Audit log",
+  connected: "live", disconnected: "reconnecting…",
+  type: "Type", severity: "Severity", model: "Model", any: "any", time: "Time", price: "Price", values: "Values",
+  latency_us: "Latency µs", silenced: "silenced", rules: "rules", clear: "Clear", shown: "shown",
+  last: "Last", volume: "Volume", bid: "Bid", ask: "Ask", qty: "Qty", ladder: "Order book", open: "Open",
+  price_volume: "Price and volume (alerts marked)", probability: "Model probability",
+  no_probability: "No model scores this symbol yet: rules only.",
+  receive_to_alert: "Receive → alert latency (µs)", per_stage: "Per-stage breakdown (µs, last second)",
+  stage: "Stage", throughput: "Throughput", events_per_s: "events/s", alerts_per_s: "alerts/s",
+  batching: "Batch size and queue wait",
+  no_batcher: "No model batcher in this process (rules only): batch-size and queue-wait metrics appear when a model serves.",
+  name: "Name", version: "Version", stage_col: "Stage", metrics: "Metrics", actions: "Actions",
+  promote: "Promote", rollback: "Rollback", shadow: "Shadow", no_models: "No model registry in this process.",
+  new_silence: "New silence", duration_min: "Duration (min)", comment: "Comment", create: "Create",
+  active: "active", expired: "expired", expire: "Expire", muted: "Muted", ends: "Ends", matchers: "Matchers",
+  search: "Search", since: "Since", until: "Until", limit: "Limit", results: "results",
+  no_audit: "No audit store in this process.", error: "Error", symbols: "Symbols", pick_symbol: "Pick a symbol",
+  total: "total", book: "book", features: "features", detect: "detect", emit: "emit",
+  info: "info", warning: "warning", critical: "critical",
+};
+
+const zh: Record<keyof typeof en, string> = {
+  alerts: "预警", symbol: "个股", latency: "延迟", models: "模型", silences: "静默", audit: "审计日志",
+  connected: "实时", disconnected: "重新连接中…",
+  type: "类型", severity: "级别", model: "模型", any: "全部", time: "时间", price: "价格", values: "指标",
+  latency_us: "延迟 µs", silenced: "已静默", rules: "规则", clear: "清空", shown: "条",
+  last: "最新价", volume: "成交量", bid: "买", ask: "卖", qty: "数量", ladder: "盘口", open: "打开",
+  price_volume: "价格与成交量（标注预警）", probability: "模型概率",
+  no_probability: "尚无模型为该股票打分：仅规则。",
+  receive_to_alert: "接收 → 预警 延迟 (µs)", per_stage: "各阶段耗时 (µs，最近一秒)",
+  stage: "阶段", throughput: "吞吐量", events_per_s: "事件/秒", alerts_per_s: "预警/秒",
+  batching: "批大小与排队等待",
+  no_batcher: "本进程没有模型批处理器（仅规则）：有模型服务时显示批大小与排队等待。",
+  name: "名称", version: "版本", stage_col: "阶段", metrics: "指标", actions: "操作",
+  promote: "上线", rollback: "回滚", shadow: "影子运行", no_models: "本进程没有模型注册表。",
+  new_silence: "新建静默", duration_min: "时长（分钟）", comment: "备注", create: "创建",
+  active: "生效中", expired: "已过期", expire: "结束", muted: "已静默数", ends: "结束时间", matchers: "匹配条件",
+  search: "搜索", since: "起始", until: "截止", limit: "条数", results: "条结果",
+  no_audit: "本进程没有审计库。", error: "错误", symbols: "股票", pick_symbol: "选择股票",
+  total: "总计", book: "盘口", features: "特征", detect: "检测", emit: "发出",
+  info: "提示", warning: "警告", critical: "严重",
+};
+
+// Alert type names (src/detect/alert.h) in both languages.
+const types: Record<string, [string, string]> = {
+  rapid_rise: ["Rapid rise", "快速拉升"], accelerating_drop: ["Accelerating drop", "加速下跌"],
+  high_dive: ["High dive", "高台跳水"], large_buy: ["Large buy", "大笔买入"], large_sell: ["Large sell", "大笔卖出"],
+  limit_up_sealed: ["Limit-up sealed", "封涨停"], limit_up_opened: ["Limit-up opened", "打开涨停"],
+  limit_down_sealed: ["Limit-down sealed", "封跌停"], limit_down_opened: ["Limit-down opened", "打开跌停"],
+  limit_up_queue_shrink: ["Limit-up queue shrink", "封单量骤减"], spread_widening: ["Spread widening", "价差扩大"],
+  book_imbalance: ["Book imbalance", "盘口失衡"], volume_burst: ["Volume burst", "放量"],
+  large_order: ["Large order", "大单挂单"],
+};
+export const alertTypes = Object.keys(types);
+
+export type Key = keyof typeof en;
+let lang: Lang = (localStorage.getItem("ts_lang") as Lang) === "zh" ? "zh" : "en";
+
+export function t(key: Key): string {
+  return (lang === "zh" ? zh : en)[key];
+}
+export function typeLabel(type: string): string {
+  const pair = types[type];
+  return pair ? pair[lang === "zh" ? 1 : 0] : type;
+}
+export function getLang(): Lang {
+  return lang;
+}
+export function setLang(l: Lang): void {
+  lang = l;
+  localStorage.setItem("ts_lang", l);
+  document.documentElement.lang = l === "zh" ? "zh-CN" : "en";
+}
