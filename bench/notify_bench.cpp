@@ -5,9 +5,10 @@
 // routing, grouping with group_wait 0, outbox commit, delivery thread, libcurl POST), measured
 // from the alert's emit stamp to the moment the webhook server has parsed the request.
 //
-//   notify_bench [--out bench/results] [--alerts 2000] [--interval-us 5000] [--rows 20000]
+//   notify_bench [--out bench/results] [--alerts 2000] [--interval-us 5000] [--rows 3000] [--repeat 5]
 #include <httplib.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstring>
@@ -179,12 +180,13 @@ nlohmann::json webhook_latency(const std::string& dir, int alerts, int interval_
 
 int main(int argc, char** argv) {
   std::string out = std::string(TICKSENTRY_SOURCE_DIR) + "/bench/results";
-  int alerts = 2000, interval_us = 5000, rows = 20000;
+  int alerts = 2000, interval_us = 5000, rows = 3000, repeat = 5;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--out")) out = argv[i + 1];
     else if (!std::strcmp(argv[i], "--alerts")) alerts = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--interval-us")) interval_us = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--rows")) rows = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--repeat")) repeat = std::max(1, std::atoi(argv[i + 1]));
   }
   spdlog::set_level(spdlog::level::warn);
   const std::string tmp = std::filesystem::temp_directory_path().string();
@@ -193,7 +195,21 @@ int main(int argc, char** argv) {
     for (bool full : {false, true}) {
       for (int batch : {1, 64}) results.push_back(outbox_throughput(tmp, full, rows, batch));
     }
-    results.push_back(webhook_latency(tmp, alerts, interval_us));
+    // Repeated: this shared machine's load moves the tail by 10x from one run to the next.
+    std::vector<double> p99s;
+    for (int r = 0; r < repeat; ++r) {
+      auto res = webhook_latency(tmp, alerts, interval_us);
+      res["case"]["run"] = r;
+      p99s.push_back(res["metrics"]["p99_us"].get<double>());
+      results.push_back(std::move(res));
+    }
+    std::sort(p99s.begin(), p99s.end());
+    std::printf("alert -> webhook p99 over %d runs: median %.0f us, best %.0f us, worst %.0f us\n", repeat,
+                p99s[p99s.size() / 2], p99s.front(), p99s.back());
+    results.push_back({{"system", "ticksentry"},
+                       {"case", {{"what", "alert_to_webhook_summary"}, {"runs", repeat}, {"alerts_per_run", alerts}}},
+                       {"metrics", {{"p99_us_median", p99s[p99s.size() / 2]}, {"p99_us_best", p99s.front()},
+                                    {"p99_us_worst", p99s.back()}, {"target_p99_us", 20000}}}});
   } catch (const std::exception& e) {
     std::fprintf(stderr, "notify_bench: %s\n", e.what());
     return 1;

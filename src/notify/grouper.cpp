@@ -75,8 +75,13 @@ void Grouper::emit(const std::string& key, Group& g, int64_t now_ns, int64_t now
     if (!g.dirty && !firing_with_end(e.alert)) continue;
     n.alerts.push_back(e.alert);
     all_resolved = all_resolved && e.alert.resolved;
+    if (!e.notified) {
+      const int64_t t = e.alert.resolved ? e.alert.ends_unix_ns : e.alert.alert_unix_ns;
+      n.news_unix_ns = n.news_unix_ns ? std::min(n.news_unix_ns, t) : t;
+    }
   }
   n.resolved = all_resolved;
+  if (!n.news_unix_ns) n.news_unix_ns = now_unix_ns;  // a repeat: measured from when it was due
   if (!n.alerts.empty()) out.push_back(std::move(n));
   for (auto it = g.entries.begin(); it != g.entries.end();) {
     if (firing_with_end(it->second.alert)) {

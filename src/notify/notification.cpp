@@ -63,6 +63,7 @@ Labels Notification::common_labels() const {
 }
 
 int64_t Notification::first_alert_unix_ns() const {
+  if (news_unix_ns) return news_unix_ns;
   int64_t t = INT64_MAX;
   for (const auto& a : alerts) t = std::min(t, a.alert_unix_ns);
   return alerts.empty() ? created_unix_ns : t;

@@ -42,11 +42,15 @@ struct Notification {
   bool resolved = false;         // every alert in it has ended ("resolved"), else "firing"
   std::vector<NotifyAlert> alerts;
   int64_t created_unix_ns = 0;
+  // When the news in it happened: the earliest alert (or end) not in an earlier notification of
+  // the group; 0 for a repeat. Not serialized: the outbox keeps it as alert_unix_ns.
+  int64_t news_unix_ns = 0;
 
   const char* status() const { return resolved ? "resolved" : "firing"; }
   // Labels every alert has with the same value.
   Labels common_labels() const;
-  // Earliest alert_unix_ns among the alerts (latency is measured from it).
+  // What alert → delivered latency is measured from: news_unix_ns when set, else the earliest
+  // alert_unix_ns among the alerts.
   int64_t first_alert_unix_ns() const;
 };
 

@@ -76,16 +76,20 @@ TEST(NotifyGrouper, SealedRepeatsWhileFiringThenResolves) {
   const Route r = route();
   Grouper g;
   std::vector<Notification> out;
-  g.add(r, alert("600519.SH", AlertType::kLimitUpSealed, 1), 0);
+  NotifyAlert sealed = alert("600519.SH", AlertType::kLimitUpSealed, 1);
+  sealed.alert_unix_ns = 555;
+  g.add(r, sealed, 0);
   g.flush_due(100 * kMs, 0, out);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_FALSE(out[0].resolved);
+  EXPECT_EQ(out[0].first_alert_unix_ns(), 555);
   out.clear();
   g.flush_due(5099 * kMs, 0, out);
   EXPECT_TRUE(out.empty());
-  g.flush_due(5100 * kMs, 0, out);                                  // repeat_interval
+  g.flush_due(5100 * kMs, 777, out);                                // repeat_interval
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].alerts[0].alert_id, 1u);
+  EXPECT_EQ(out[0].first_alert_unix_ns(), 777);  // a repeat's latency counts from when it was due
   out.clear();
   EXPECT_EQ(g.resolve(AlertType::kLimitUpSealed, "600519.SH", 6000 * kMs, 123), 1);
   g.flush_due(6000 * kMs, 0, out);
