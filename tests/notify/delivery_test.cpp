@@ -5,6 +5,7 @@
 
 #include <set>
 
+#include "notify/silence_store.h"
 #include "notify_test_util.h"
 #include "peer_process.h"
 #include "test_data.h"
@@ -157,6 +158,57 @@ TEST(NotifyDelivery, SmtpWrongPasswordIsRetriedNotLost) {
   n.value()->stop();
   EXPECT_TRUE(smtp.received().empty());
   EXPECT_EQ(n.value()->outbox().counts().value().pending, 1);
+}
+
+}  // namespace
+}  // namespace ts::notify
+
+namespace ts::notify {
+namespace {
+
+// The router end to end: a silence, an inhibition rule and a muting time window each keep
+// alerts away from the webhook; the rest arrive.
+TEST(NotifyDelivery, SilencesInhibitionAndTimeWindowsMuteBeforeDelivery) {
+  auto dir = testing::scratch_dir("notify_mute");
+  PeerProcess peer("webhook_peer.py", dir, "web");
+  auto cfg = testing::notify_config(
+      "[notify]\noutbox_db = \"" + (dir / "outbox.db").string() + "\"\n"
+      "[[notify.receivers]]\nname = \"hook\"\ntype = \"webhook\"\nurl = \"http://127.0.0.1:" + std::to_string(peer.port()) +
+      "/generic\"\n"
+      "[[notify.time_windows]]\nname = \"lunch\"\nutc_offset_hours = 8\ntimes = [\"11:30-13:00\"]\n"
+      "[notify.route]\nreceiver = \"hook\"\ngroup_by = [\"...\"]\ngroup_wait_ms = 0\nmute_time_windows = [\"lunch\"]\n"
+      "[[notify.inhibit_rules]]\nsource_matchers = ['symbol=\"000001.SH\"', 'type=\"high_dive\"']\n"
+      "target_matchers = ['symbol!=\"000001.SH\"']\nequal = [\"market\"]\n");
+  SymbolTable symbols;
+  auto n = Notifier::create(cfg, symbols);
+  ASSERT_TRUE(n.is_ok()) << n.status().to_string();
+  Silence s;
+  s.matchers = parse_matchers({"symbol=\"600036.SH\""}).value();
+  s.author = "desk";
+  s.comment = "known news";
+  s.ends_unix_ns = wall_ns() + 3600 * kNsPerSec;
+  ASSERT_TRUE(n.value()->silences().create(s, wall_ns()).is_ok());
+  n.value()->start();
+  using testing::notify_alert;
+  (void)n.value()->submit(notify_alert(symbols, "600519.SH", AlertType::kRapidRise, 1));       // delivered
+  (void)n.value()->submit(notify_alert(symbols, "600036.SH", AlertType::kRapidRise, 2));       // silenced
+  (void)n.value()->submit(notify_alert(symbols, "600519.SH", AlertType::kRapidRise, 3, Severity::kWarning,
+                                       2 * 3600));                                                  // 12:00: lunch
+  (void)n.value()->submit(notify_alert(symbols, "000002.SZ", AlertType::kLargeSell, 4));       // delivered (SZ)
+  (void)n.value()->submit(notify_alert(symbols, "000001.SH", AlertType::kHighDive, 5, Severity::kCritical));  // delivered
+  (void)n.value()->submit(notify_alert(symbols, "601318.SH", AlertType::kAcceleratingDrop, 6));  // inhibited (SH)
+  (void)n.value()->submit(notify_alert(symbols, "000002.SZ", AlertType::kAcceleratingDrop, 7));  // delivered (SZ)
+  ASSERT_TRUE(wait_for([&] { return n.value()->stats().delivered >= 4; }));
+  n.value()->stop();
+  std::set<uint64_t> ids;
+  for (const auto& r : peer.received()) {
+    for (const auto& a : r["body"]["alerts"]) ids.insert(a["alertId"].get<uint64_t>());
+  }
+  EXPECT_EQ(ids, (std::set<uint64_t>{1, 4, 5, 7}));
+  const NotifierStats st = n.value()->stats();
+  EXPECT_EQ(st.silenced, 1u);
+  EXPECT_EQ(st.inhibited, 1u);
+  EXPECT_EQ(st.muted_by_time, 1u);
 }
 
 }  // namespace
