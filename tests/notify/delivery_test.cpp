@@ -213,3 +213,38 @@ TEST(NotifyDelivery, SilencesInhibitionAndTimeWindowsMuteBeforeDelivery) {
 
 }  // namespace
 }  // namespace ts::notify
+
+namespace ts::notify {
+namespace {
+
+// STARTTLS required by the server, its self-signed certificate trusted through ca_file; AUTH
+// only after TLS (aiosmtpd refuses it before).
+TEST(NotifyDelivery, EmailWithStartTlsAndAuth) {
+  auto dir = testing::scratch_dir("notify_smtp_tls");
+  const std::string cert = (dir / "cert.pem").string(), key = (dir / "key.pem").string();
+  const std::string cmd = "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 -addext "
+                          "subjectAltName=IP:127.0.0.1 -keyout " + key + " -out " + cert + " 2>/dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << "openssl could not make a test certificate";
+  PeerProcess smtp("smtp_peer.py", dir, "smtp", {"--user", "desk", "--password", "s3cret", "--tls-cert", cert, "--tls-key", key});
+  auto cfg = testing::notify_config("[notify]\noutbox_db = \"" + (dir / "outbox.db").string() + "\"\n" +
+                                    "[[notify.receivers]]\nname = \"mail\"\ntype = \"email\"\n"
+                                    "url = \"smtp://127.0.0.1:" + std::to_string(smtp.port()) + "\"\n"
+                                    "from = \"ticksentry@desk.example\"\nto = [\"risk@desk.example\"]\n"
+                                    "username = \"desk\"\npassword = \"s3cret\"\nstarttls = \"required\"\n"
+                                    "ca_file = \"" + cert + "\"\n"
+                                    "[notify.route]\nreceiver = \"mail\"\ngroup_wait_ms = 0\n");
+  SymbolTable symbols;
+  auto n = Notifier::create(cfg, symbols);
+  ASSERT_TRUE(n.is_ok());
+  n.value()->start();
+  (void)n.value()->submit(testing::notify_alert(symbols, "600519.SH", AlertType::kLimitDownSealed, 9, Severity::kCritical));
+  ASSERT_TRUE(wait_for([&] { return !smtp.received().empty(); }));
+  n.value()->stop();
+  const auto mail = smtp.received().at(0);
+  EXPECT_TRUE(mail["tls"].get<bool>());
+  EXPECT_TRUE(mail["authenticated"].get<bool>());
+  EXPECT_NE(mail["body"].get<std::string>().find("limit_down_sealed"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ts::notify
