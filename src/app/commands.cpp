@@ -175,6 +175,7 @@ int run_kafka(const CommonOptions& c, const KafkaRunOptions& k, const std::atomi
   PipelineOptions po = pipeline_options(config, c, /*default_speed=*/0.0);
   Pipeline pipeline(symbols, config, po);
   if (!add_sinks(pipeline, config, c, k)) return kExitUsage;
+  if (!add_notify_sink(pipeline, config, symbols)) return kExitUsage;
   if (!check_unread(config)) return kExitUsage;
   InputErrors source_errors;
   auto source = KafkaSource::open(ko, symbols, source_errors, &pipeline.metrics());
