@@ -38,6 +38,8 @@ TEST(KafkaGroup, KilledInstanceIsTakenOverAndEveryAlertIsRaisedOnce) {
     // The survivor waits long enough at the end for the group to notice the dead member.
     cfg << "[kafka]\neof_idle_ms = 20000\n[kafka.consumer]\n\"session.timeout.ms\" = 6000\n"
            "\"heartbeat.interval.ms\" = 500\n";
+    std::ofstream ref(dir / "ref.toml");
+    ref << "[kafka]\neof_idle_ms = 3000\n";
   }
   auto cluster = KafkaMockCluster::start(3);
   ASSERT_TRUE(cluster.is_ok()) << cluster.status().to_string();
@@ -79,7 +81,7 @@ TEST(KafkaGroup, KilledInstanceIsTakenOverAndEveryAlertIsRaisedOnce) {
 
   // The reference: one consumer, never interrupted.
   const Child ref = run_child({"run", "--source", "kafka", "--brokers", brokers, "--topic", "md", "--group", "ref",
-                               "--exit-at-eof", "--config", "kafka.toml", "--no-stdout", "--jsonl", "ref.jsonl",
+                               "--exit-at-eof", "--config", "ref.toml", "--no-stdout", "--jsonl", "ref.jsonl",
                                "--audit-db", ""},
                               dir, "ref", 300);
   ASSERT_EQ(ref.exit_code, 0) << slurp(ref.err);

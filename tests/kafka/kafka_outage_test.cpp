@@ -22,7 +22,9 @@ TEST(KafkaOutage, AllBrokersDownFor10SecondsLosesNothing) {
   ASSERT_TRUE(cluster.is_ok()) << cluster.status().to_string();
   KafkaMockCluster& mock = *cluster.value();
   ASSERT_TRUE(mock.create_topic("md", 4).is_ok());
-  auto producer = KafkaProducer::create({{"bootstrap.servers", mock.bootstraps()}, {"message.timeout.ms", "120000"}});
+  auto producer = KafkaProducer::create({{"bootstrap.servers", mock.bootstraps()},
+                                          {"message.timeout.ms", "120000"},
+                                          {"reconnect.backoff.max.ms", "1000"}});
   ASSERT_TRUE(producer.is_ok()) << producer.status().to_string();
 
   SymbolTable symbols;
@@ -31,7 +33,7 @@ TEST(KafkaOutage, AllBrokersDownFor10SecondsLosesNothing) {
   o.brokers = mock.bootstraps();
   o.topic = "md";
   o.group = "outage";
-  o.props = {{"session.timeout.ms", "30000"}};
+  o.props = {{"session.timeout.ms", "30000"}, {"reconnect.backoff.max.ms", "1000"}};
   auto src = KafkaSource::open(o, symbols, errors);
   ASSERT_TRUE(src.is_ok()) << src.status().to_string();
 
