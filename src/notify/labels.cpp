@@ -60,7 +60,8 @@ Labels alert_labels(const Alert& a, const SymbolTable& symbols) {
   l.set("market", market_label(known ? symbols.ref(a.symbol).market : Market::kUnknown));
   l.set("type", alert_type_name(a.type));
   l.set("severity", severity_name(a.severity));
-  l.set("source", "rule");  // model alerts: "model" and l.set("model", name) once alerts carry it
+  l.set("source", "rule");
+  add_model_labels(a, l);
   return l;
 }
 

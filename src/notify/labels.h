@@ -7,8 +7,9 @@
 //   market    "SH", "SZ", "BJ", "US", "unknown"
 //   type      alert_type_name(): "rapid_rise", "limit_up_sealed", ...
 //   severity  "info", "warning", "critical"
-//   source    "rule" (model alerts, when src/detect/alert.h carries them, add "model")
-//   model     the model's name; absent for rule alerts (a matcher sees an absent label as "")
+//   source    "rule", or "model" for model alerts
+//   model, model_version   the model's name and registry version; absent for rule alerts
+//             (a matcher sees an absent label as "")
 // Add model name/version here when alerts carry them; nothing else has to change.
 #include <cstdint>
 #include <optional>
@@ -44,6 +45,21 @@ class Labels {
 const char* market_label(Market m);
 
 Labels alert_labels(const Alert& a, const SymbolTable& symbols);
+
+// Model alerts: source="model", model=<name>, model_version=<n> when the alert carries a model
+// score with a version. A template only so that it compiles while src/detect/alert.h gains
+// `ModelScore model` (in flight when this was written): once every checkout has it, this can
+// become a plain function of Alert.
+template <typename A>
+void add_model_labels(const A& a, Labels& l) {
+  if constexpr (requires { a.model.model; a.model.version; }) {
+    if (a.model.version != 0) {
+      l.set("source", "model");
+      l.set("model", std::string(a.model.model));
+      l.set("model_version", std::to_string(a.model.version));
+    }
+  }
+}
 
 // Alert types that end: an alert of type `t` ends ("resolves") the earlier alert of the
 // returned type on the same symbol (limit_up_opened ends limit_up_sealed). Nothing for event

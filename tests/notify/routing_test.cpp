@@ -33,6 +33,24 @@ TEST(NotifyLabels, DerivedFromAnAlert) {
   EXPECT_EQ(l.to_string(), "market=SZ,severity=critical,source=rule,symbol=000001.SZ,type=limit_up_sealed");
 }
 
+TEST(NotifyLabels, ModelAlertsNameTheirModel) {
+  struct Score {
+    char model[32] = "alert-default";
+    uint32_t version = 2;
+  };
+  struct ModelAlert {
+    Score model;
+  };
+  Labels l{{"source", "rule"}};
+  add_model_labels(ModelAlert{}, l);
+  EXPECT_EQ(l.to_string(), "model=alert-default,model_version=2,source=model");
+  Labels rule{{"source", "rule"}};
+  ModelAlert unversioned;
+  unversioned.model.version = 0;
+  add_model_labels(unversioned, rule);
+  EXPECT_EQ(rule.to_string(), "source=rule");
+}
+
 TEST(NotifyRoute, FirstMatchingChildUnlessContinue) {
   auto cfg = testing::notify_config(R"(
 [notify]
