@@ -5,6 +5,7 @@
 #include <cstring>
 #include <memory>
 
+#include "app/model_wiring.h"
 #include "app/pipeline.h"
 #include "audit/audit_store.h"
 #include "audit/jsonl_sink.h"
@@ -132,6 +133,13 @@ bool start_dashboard(http::Dashboard* d, const CommonOptions& c) {
   return true;
 }
 
+// Model alerts ([model] / --model). Failed batches go to the audit database.
+Result<ModelServing> attach_model(Pipeline& p, const Config& config, const CommonOptions& c, const PipelineOptions& po) {
+  const std::string db = c.audit_db.value_or(config.section("sinks").get("audit_db", "ticksentry-audit.db"));
+  const bool unpaced = po.speed <= 0 && po.rate <= 0;
+  return attach_model_serving(p, config, c.model_path, po.shards, db, unpaced);
+}
+
 int finish(const RunSummary& summary, const CommonOptions& c) {
   summary.print(stderr);
   if (!c.summary_json.empty()) {
@@ -176,6 +184,11 @@ int run_kafka(const CommonOptions& c, const KafkaRunOptions& k, const std::atomi
   Pipeline pipeline(symbols, config, po);
   if (!add_sinks(pipeline, config, c, k)) return kExitUsage;
   if (!add_notify_sink(pipeline, config, symbols)) return kExitUsage;
+  auto model = attach_model(pipeline, config, c, po);
+  if (!model.is_ok()) {
+    std::fprintf(stderr, "ticksentry: %s\n", model.status().to_string().c_str());
+    return kExitUsage;
+  }
   if (!check_unread(config)) return kExitUsage;
   InputErrors source_errors;
   auto source = KafkaSource::open(ko, symbols, source_errors, &pipeline.metrics());
@@ -185,6 +198,7 @@ int run_kafka(const CommonOptions& c, const KafkaRunOptions& k, const std::atomi
   }
   spdlog::info("run: {} at {}", source.value()->describe(), ko.brokers);
   RunSummary summary = pipeline.run(*source.value(), source_errors, stop);
+  finish_model_serving(model.value(), summary);
   if (Status st = source.value()->commit(); !st.is_ok()) spdlog::error("{}", st.to_string());
   source.value()->flush_metrics();
   const KafkaSourceStats ks = source.value()->stats();
@@ -214,14 +228,21 @@ int command_run(const CommonOptions& c, const RunOptions& r, const std::atomic<b
   po.order_tracking = OrderTracking::kOff;  // the simulator gives price and side on every update
   Pipeline pipeline(symbols, config, po);
   if (!add_sinks(pipeline, config, c)) return kExitUsage;
+  auto model = attach_model(pipeline, config, c, po);
+  if (!model.is_ok()) {
+    std::fprintf(stderr, "ticksentry: %s\n", model.status().to_string().c_str());
+    return kExitUsage;
+  }
   if (!add_notify_sink(pipeline, config, symbols)) return kExitUsage;
   auto dashboard = make_dashboard(config, c, symbols, pipeline, /*enabled_default=*/true);
+  if (dashboard && model.value().admin) dashboard->set_models(model.value().admin.get());
   if (!check_unread(config)) return kExitUsage;
   if (!start_dashboard(dashboard.get(), c)) return kExitUsage;
   spdlog::info("run: simulator with {} symbols, seed {}, speed {}{}", so.symbols, so.seed, po.speed,
                po.duration_s > 0 ? fmt::format(", {} s", po.duration_s) : ", until Ctrl-C");
   InputErrors source_errors;
   RunSummary summary = pipeline.run(sim, source_errors, stop);
+  finish_model_serving(model.value(), summary);
   const std::string labels = !r.labels_path.empty() ? r.labels_path : so.labels_path;
   if (!labels.empty()) {
     if (Status st = sim.write_labels(labels); !st.is_ok()) {
@@ -247,12 +268,19 @@ int command_replay(const CommonOptions& c, const ReplayOptions& r, const std::at
   po.order_tracking = r.format == "lobster" ? OrderTracking::kOff : OrderTracking::kAuto;
   Pipeline pipeline(symbols, config, po);
   if (!add_sinks(pipeline, config, c)) return kExitUsage;
+  auto model = attach_model(pipeline, config, c, po);
+  if (!model.is_ok()) {
+    std::fprintf(stderr, "ticksentry: %s\n", model.status().to_string().c_str());
+    return kExitUsage;
+  }
   if (!add_notify_sink(pipeline, config, symbols)) return kExitUsage;
   auto dashboard = make_dashboard(config, c, symbols, pipeline, /*enabled_default=*/false);
+  if (dashboard && model.value().admin) dashboard->set_models(model.value().admin.get());
   if (!check_unread(config)) return kExitUsage;
   if (!start_dashboard(dashboard.get(), c)) return kExitUsage;
   spdlog::info("replay: {}", source.value()->describe());
   RunSummary summary = pipeline.run(*source.value(), source_errors, stop);
+  finish_model_serving(model.value(), summary);
   return finish(summary, c);
 }
 

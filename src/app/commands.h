@@ -21,6 +21,7 @@ struct CommonOptions {
   std::optional<std::string> jsonl_path;   // default: sinks.jsonl ("ticksentry-alerts.jsonl")
   std::optional<std::string> audit_db;     // default: sinks.audit_db ("ticksentry-audit.db")
   bool no_stdout = false;
+  std::string model_path;                 // --model: ONNX/plan for model alerts (overrides [model] path)
   std::string summary_json;
   std::string log_level = "info";
   std::optional<std::string> http_listen;  // --http HOST:PORT | off; default: [http] (run: on)

@@ -42,7 +42,7 @@ struct SymbolExport {
   double last_mid = 0;                    // mid after the symbol's last event
   bool last_trading = true;               // ... and whether its book was in continuous trading
   int64_t first_ts = 0, last_ts = 0, active_ns = 0;
-  int64_t last_alert_ns[kAlertTypeCount];
+  int64_t last_alert_ns[kRuleTypeCount];
   std::vector<LabelSample> samples;
   SymbolExport() { std::fill(std::begin(last_alert_ns), std::end(last_alert_ns), INT64_MIN); }
 };
@@ -188,7 +188,7 @@ Result<ExportSummary> export_dataset(const ExportOptions& o, const std::atomic<b
   std::vector<WindowMeta> meta;
   std::vector<float> buf(size_t(T) * F);
   std::vector<Event> batch(4096);
-  Alert fired[kAlertTypeCount];
+  Alert fired[kRuleTypeCount];
   ExportSummary sum;
   bool first_event = true;
 
@@ -249,7 +249,7 @@ Result<ExportSummary> export_dataset(const ExportOptions& o, const std::atomic<b
           WindowMeta m;
           m.end_ts = s.row_idx * interval;
           m.symbol = int32_t(e.symbol);
-          for (int a = 0; a < kAlertTypeCount; ++a) {
+          for (int a = 0; a < kRuleTypeCount; ++a) {
             if (s.last_alert_ns[a] != INT64_MIN && s.last_alert_ns[a] > m.end_ts - lookback_ns) m.rule_types |= 1u << a;
           }
           m.rule = m.rule_types ? 1.f : 0.f;
@@ -263,7 +263,7 @@ Result<ExportSummary> export_dataset(const ExportOptions& o, const std::atomic<b
           meta.push_back(m);
         }
       }
-      const int k = rules.evaluate(e, top, row, StageTimes{}, fired, kAlertTypeCount);
+      const int k = rules.evaluate(e, top, row, StageTimes{}, fired, kRuleTypeCount);
       for (int a = 0; a < k; ++a) s.last_alert_ns[int(fired[a].type)] = ts;
     }
   }
@@ -403,7 +403,7 @@ Result<ExportSummary> export_dataset(const ExportOptions& o, const std::atomic<b
   m["positives"] = sum.positives;
   m["symbol_hours"] = hours;
   std::vector<std::string> rule_names;
-  for (int a = 0; a < kAlertTypeCount; ++a) rule_names.push_back(alert_type_name(AlertType(a)));
+  for (int a = 0; a < kRuleTypeCount; ++a) rule_names.push_back(alert_type_name(AlertType(a)));
   m["rule_detectors"] = rule_names;
   m["rule_lookback_s"] = lookback_s;
   m["zscore"] = {{"definition", "|ret_10s_bps| / (max(vol_long_bps, floor) * sqrt(10)) of the window's last row"},

@@ -12,6 +12,7 @@
 #include "app/engine_commands.h"
 #include "app/eval_command.h"
 #include "app/features_command.h"
+#include "app/replay_failure_command.h"
 #include "app/models_command.h"
 #include "app/kafka_commands.h"
 #include "core/log.h"
@@ -38,6 +39,7 @@ int main(int argc, char** argv) {
     c->add_option("--jsonl", common.jsonl_path, "JSON Lines alert file ('' = none)");
     c->add_option("--audit-db", common.audit_db, "SQLite audit store ('' = none)");
     c->add_flag("--no-stdout", common.no_stdout, "do not print alerts to stdout");
+    c->add_option("--model", common.model_path, "ONNX model or plan for model alerts (overrides [model] path)");
     c->add_option("--summary-json", common.summary_json, "write the run summary as JSON");
     c->add_option("--log-level", common.log_level, "trace, debug, info, warn, error, off");
     c->add_option("--http", common.http_listen, "dashboard and admin API: HOST:PORT, PORT or off (run: 127.0.0.1:8080)");
@@ -74,6 +76,7 @@ int main(int argc, char** argv) {
   ts::EngineCommands engine_commands(app);  // build, bench, inspect, infer
   ts::FeaturesCommand features_command(app);  // features --export
   ts::EvalCommand eval_command(app);          // eval
+  ts::ReplayFailureCommand replay_failure(app);  // replay-failure
   ts::ModelsCommand models_command(app);      // models: list, promote, rollback
   ts::KafkaCommands kafka_commands(app);      // publish, mock-kafka
 
@@ -94,6 +97,7 @@ int main(int argc, char** argv) {
     if (auto rc = engine_commands.run()) return *rc;
     if (auto rc = features_command.run(g_stop)) return *rc;
     if (auto rc = eval_command.run()) return *rc;
+    if (auto rc = replay_failure.run()) return *rc;
     if (auto rc = models_command.run()) return *rc;
     if (auto rc = kafka_commands.run(g_stop)) return *rc;
   } catch (const std::exception& e) {

@@ -40,6 +40,12 @@ void Pipeline::add_sink(std::string name, std::shared_ptr<AlertSink> sink) {
   sinks_.emplace_back(std::move(name), std::move(sink));
 }
 
+void Pipeline::set_model(serve::ModelServer* server, const serve::ServeOptions& opts, std::string name) {
+  model_server_ = server;
+  model_opts_ = opts;
+  model_name_ = std::move(name);
+}
+
 namespace {
 
 struct ShardThread {
@@ -65,8 +71,14 @@ void shard_loop(SpscRing<Event>& ring, ShardWorker& worker, const std::atomic<bo
       process();
       ++n;
     }
+    n += worker.poll_model();  // model results → decisions → model alerts
     if (n == 0 && source_done.load(std::memory_order_acquire)) {
       while (ring.try_pop(e)) process();
+      // Every request out gets its result (the server answers all): wait for them, so no
+      // model alert of the run's data is lost.
+      while (worker.model_busy()) {
+        if (worker.poll_model() == 0) std::this_thread::yield();
+      }
       return;
     }
     idle.idle(n);
@@ -89,6 +101,7 @@ RunSummary Pipeline::run(Source& source, InputErrors& source_errors, const std::
   for (int i = 0; i < nshards; ++i) {
     shards[i].ring = std::make_unique<SpscRing<Event>>(options_.event_ring);
     shards[i].worker = std::make_unique<ShardWorker>(i, symbols_, config_, &dispatcher, options_.order_tracking);
+    if (model_server_) shards[i].worker->attach_model(&model_server_->port(i), model_opts_, model_name_);
   }
   for (auto& s : shards) {
     s.thread = std::thread(shard_loop, std::ref(*s.ring), std::ref(*s.worker), std::cref(source_done), board_);

@@ -19,6 +19,7 @@
 #include "core/metrics.h"
 #include "core/symbol_table.h"
 #include "ingest/source.h"
+#include "serve/model_server.h"
 
 namespace ts {
 
@@ -49,6 +50,9 @@ class Pipeline {
   // book top of the symbol it just processed; the board keeps at most one copy per symbol per
   // interval (no lock, no allocation). Before run(); `board` must outlive it; null = none.
   void set_market_board(http::MarketBoard* board) { board_ = board; }
+  // Model alerts: shard i sends its requests to server->port(i) (the server must have been
+  // started for options.shards shards and outlive run()). The summary gains `model`.
+  void set_model(serve::ModelServer* server, const serve::ServeOptions& opts, std::string name);
   // Runs `source` to its end (or until `stop`/duration). `source_errors` are the errors the
   // source reported (merged into the summary). Call once.
   RunSummary run(Source& source, InputErrors& source_errors, const std::atomic<bool>& stop);
@@ -65,6 +69,9 @@ class Pipeline {
   std::vector<std::pair<std::string, std::shared_ptr<AlertSink>>> sinks_;
   Metrics metrics_;
   http::MarketBoard* board_ = nullptr;
+  serve::ModelServer* model_server_ = nullptr;
+  serve::ServeOptions model_opts_;
+  std::string model_name_;
 };
 
 }  // namespace ts

@@ -37,6 +37,28 @@ std::string RunSummary::to_json() const {
   j["event_latency_us"] = latency_json(event_latency);
   j["source_stalls"] = source_stalls;
   j["interrupted"] = interrupted;
+  if (has_model) {
+    nlohmann::json m;
+    m["name"] = model.name;
+    m["version"] = model.version;
+    m["backend"] = model.backend;
+    m["requests"] = model.requests;
+    m["results"] = model.results_ok;
+    m["fallback_results"] = model.fallback_ok;
+    m["batches"] = model.batches;
+    m["mean_batch"] = model.mean_batch();
+    m["failures"] = model.failed_batches;
+    m["backend_switches"] = model.backend_switches;
+    m["swaps"] = model.swaps;
+    m["drops"] = nlohmann::json::object();
+    for (auto& [k, v] : model.drops) m["drops"][k] = v;
+    m["batch_sizes"] = nlohmann::json::object();
+    for (auto& [k, v] : model.batch_sizes) m["batch_sizes"][std::to_string(k)] = v;
+    m["inference_latency_us"] = latency_json(model.inference);
+    m["queue_wait_us"] = latency_json(model.queue_wait);
+    m["compute_us"] = latency_json(model.compute);
+    j["model"] = m;
+  }
   return j.dump(2);
 }
 
@@ -64,6 +86,20 @@ void RunSummary::print(std::FILE* out) const {
   std::fprintf(out, "            receive→rules  p50 %.1f us  p99 %.1f us  p999 %.1f us  (%llu events)\n",
                us(event_latency.quantile_ns(0.5)), us(event_latency.quantile_ns(0.99)),
                us(event_latency.quantile_ns(0.999)), (unsigned long long)event_latency.count());
+  if (has_model) {
+    uint64_t dropped = 0;
+    for (auto& [k, v] : model.drops) dropped += v;
+    std::fprintf(out, "model       %s v%u on %s: %llu requests, %llu answered in %llu batches (mean %.1f), %llu dropped",
+                 model.name.c_str(), model.version, model.backend.c_str(), (unsigned long long)model.requests,
+                 (unsigned long long)model.results_ok, (unsigned long long)model.batches, model.mean_batch(),
+                 (unsigned long long)dropped);
+    for (auto& [k, v] : model.drops) std::fprintf(out, " %s=%llu", k.c_str(), (unsigned long long)v);
+    std::fprintf(out, ", %llu failed batches\n", (unsigned long long)model.failed_batches);
+    std::fprintf(out, "            inference      p50 %.1f us  p99 %.1f us  p999 %.1f us  (queue p99 %.1f us, compute p99 %.1f us)\n",
+                 us(model.inference.quantile_ns(0.5)), us(model.inference.quantile_ns(0.99)),
+                 us(model.inference.quantile_ns(0.999)), us(model.queue_wait.quantile_ns(0.99)),
+                 us(model.compute.quantile_ns(0.99)));
+  }
 }
 
 }  // namespace ts

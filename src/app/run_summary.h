@@ -2,7 +2,10 @@
 // What a run reports at the end: printed for people, written as JSON for scripts
 // (`--summary-json FILE`). Keys: events, events_per_s, wall_s, alerts{type: n},
 // errors{kind: n}, latency_us{p50,p99,p999,max,count} (receive → alert emitted),
-// event_latency_us{...} (receive → rules done, every event), events_by_kind{kind: n}.
+// event_latency_us{...} (receive → rules done, every event), events_by_kind{kind: n}, and with
+// a model: model{name, version, backend, requests, results, batches, mean_batch, drops{reason},
+// failures, fallback_results, backend_switches, swaps, batch_sizes{size: n},
+// inference_latency_us{...} (enqueue → result), queue_wait_us{...}, compute_us{...}}.
 #include <cstdint>
 #include <cstdio>
 #include <map>
@@ -12,6 +15,26 @@
 #include "core/status.h"
 
 namespace ts {
+
+// Model serving over the run (present when a model was attached).
+struct ModelRunSummary {
+  std::string name;
+  uint32_t version = 0;          // serving at the end
+  std::string backend;           // serving at the end ("cpu", "cuda")
+  uint64_t requests = 0;         // requests queued by the shards
+  uint64_t results_ok = 0;       // answered with a probability
+  uint64_t fallback_ok = 0;      // ... of them by the CPU fallback after a failure
+  uint64_t batches = 0;
+  uint64_t failed_batches = 0;
+  uint64_t backend_switches = 0;
+  uint64_t swaps = 0;
+  std::map<std::string, uint64_t> drops;   // reason → count (no_slot, queue_full, superseded, deadline, failed, ...)
+  std::map<uint32_t, uint64_t> batch_sizes;  // size → batches (non-zero only)
+  LatencyHistogram queue_wait;   // enqueue → dispatch
+  LatencyHistogram compute;      // batch run (dispatch → outputs)
+  LatencyHistogram inference;    // enqueue → result at the shard
+  double mean_batch() const { return batches ? double(results_ok) / double(batches) : 0.0; }
+};
 
 struct RunSummary {
   uint64_t events = 0;          // input records accepted by the sources
@@ -24,6 +47,8 @@ struct RunSummary {
   LatencyHistogram event_latency;           // recv → rules done
   uint64_t source_stalls = 0;               // times the source waited on a full shard ring
   bool interrupted = false;                 // stopped by SIGINT/SIGTERM or --duration
+  bool has_model = false;
+  ModelRunSummary model;
 
   double events_per_s() const { return wall_s > 0 ? double(events) / wall_s : 0.0; }
   uint64_t alert_total() const;

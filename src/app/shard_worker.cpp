@@ -1,5 +1,7 @@
 #include "app/shard_worker.h"
 
+#include <cstdio>
+#include <cstring>
 #include <thread>
 
 #include "audit/alert_dispatcher.h"
@@ -7,9 +9,11 @@
 
 namespace ts {
 
+
 ShardWorker::ShardWorker(int shard, const SymbolTable& symbols, const Config& config,
                          AlertDispatcher* dispatcher, OrderTracking tracking)
     : shard_(shard),
+      symbols_(symbols),
       books_(symbols, tracking),
       features_(symbols, FeatureOptions::from_config(config.section("features"))),
       rules_(symbols, RuleOptions::from_config(config), uint32_t(shard)),
@@ -41,9 +45,87 @@ void ShardWorker::process(const Event& e) {
   if (stage_timing_) t.book_ns = mono_ns();
   const float* row = features_.on_event(e, top);
   if (stage_timing_) t.features_ns = mono_ns();
-  const int n = rules_.evaluate(e, top, row, t, fired_, kAlertTypeCount);
+  const int n = rules_.evaluate(e, top, row, t, fired_, kRuleTypeCount);
   for (int i = 0; i < n; ++i) emit(fired_[i]);
+  if (port_) maybe_request(e, t, row);
   if (stage_timing_) event_latency_.record(mono_ns() - e.recv_ts_ns);
+}
+
+void ShardWorker::attach_model(serve::ShardPort* port, const serve::ServeOptions& opts, const std::string& model_name) {
+  port_ = port;
+  model_opts_ = opts;
+  lossless_ = opts.lossless == "on";
+  std::snprintf(model_name_, sizeof(model_name_), "%s", model_name.c_str());
+  ModelDecisionOptions d;
+  d.threshold = opts.threshold;
+  d.hysteresis = opts.hysteresis;
+  d.cooldown_ns = int64_t(opts.cooldown_s * 1e9);
+  decision_ = std::make_unique<ModelDecision>(d);
+  shadow_decision_ = std::make_unique<ModelDecision>(d);
+}
+
+void ShardWorker::maybe_request(const Event& e, const StageTimes& t, const float* row) {
+  if (e.symbol >= model_state_.size()) model_state_.resize(size_t(e.symbol) + 256);
+  ModelSymbolState& st = model_state_[e.symbol];
+  const FeatureWindow& w = features_.window(e.symbol);
+  const bool by_event = model_opts_.trigger == serve::Trigger::kEvent;
+  if (!by_event) {
+    if (w.window_pushes() == st.pushes) return;  // no new completed row
+    st.pushes = w.window_pushes();
+  }
+  if (++st.count % uint64_t(model_opts_.every_n) != 0) return;
+  // Event trigger: the current row is the newest one, so one completed row fewer is needed.
+  if (w.window_size() < model_opts_.min_rows - (by_event ? 1 : 0) || w.window_size() == 0) return;
+  serve::InferenceRequest r;
+  r.symbol = e.symbol;
+  r.enqueue_ns = mono_ns();
+  r.deadline_ns = r.enqueue_ns + model_opts_.deadline_us * 1000;
+  r.exch_ts_ns = e.exch_ts_ns;
+  r.event_seq = e.seq;
+  r.price = features_.trades(e.symbol).last_price;
+  r.t = t;
+  if (lossless_) {
+    // Back-pressure instead of a drop: results free slots (and the ring drains) as batches run.
+    while (port_->free_slots() == 0 || port_->requests().size_approx() >= port_->requests().capacity()) {
+      if (poll_model() == 0) std::this_thread::yield();
+    }
+  }
+  // A false return is counted by the port (no free slot / ring full): the next trigger retries.
+  (void)port_->submit(w, by_event ? row : nullptr, r);
+}
+
+size_t ShardWorker::poll_model() {
+  if (!port_) return 0;
+  return port_->poll([&](const serve::InferenceResult& r, const float* window) {
+    if (r.code != serve::ResultCode::kOk) return;
+    const double p = r.probability;
+    ModelDecision& decision = r.shadow ? *shadow_decision_ : *decision_;
+    if (!decision.decide(r.request.symbol, p, r.request.exch_ts_ns)) return;
+    Alert& a = model_alert_;
+    a = Alert{};
+    a.type = AlertType::kModel;
+    a.severity = p >= 0.99 ? Severity::kCritical : Severity::kWarning;
+    a.symbol = r.request.symbol;
+    a.exch_ts_ns = r.request.exch_ts_ns;
+    a.event_seq = r.request.event_seq;
+    // Deterministic across runs and instances (detect/alert.h); a shadow version's alert on the
+    // same event gets its own id.
+    a.id = alert_id(symbols_.name(a.symbol), AlertType::kModel, a.exch_ts_ns, a.event_seq) ^
+           (r.shadow ? 0x5a5a5a5a5a5a5a5aull : 0);
+    a.price = r.request.price;
+    a.t = r.request.t;
+    a.t.detect_ns = mono_ns();
+    a.add_value("probability", p, model_opts_.threshold, Cmp::kGe);
+    const int rows = window ? port_->rows() : 0;  // shadow results carry no window
+    if (window) std::memcpy(a.features, window + size_t(rows - 1) * kFeatureCount, sizeof(a.features));
+    std::memcpy(a.model.model, model_name_, sizeof(model_name_));
+    a.model.version = r.model_version;
+    a.model.probability = float(p);
+    a.model.threshold = float(model_opts_.threshold);
+    a.model.shadow = r.shadow;
+    a.model.window_rows = uint16_t(rows);
+    emit(a, window);  // null for shadow results
+  });
 }
 
 void ShardWorker::emit(Alert& a) {
@@ -54,6 +136,14 @@ void ShardWorker::emit(Alert& a) {
   // try_publish waits while the ring is full (alerts are never dropped); it refuses only after
   // stop(), which the pipeline calls after every shard has finished.
   (void)dispatcher_->try_publish(shard_, a);
+}
+
+void ShardWorker::emit(Alert& a, const float* window) {
+  a.t.emit_ns = mono_ns();
+  ++alerts_emitted_;
+  if (stage_timing_) alert_latency_.record(a.t.emit_ns - a.t.recv_ns);
+  if (!dispatcher_) return;
+  (void)dispatcher_->try_publish(shard_, a, window);
 }
 
 }  // namespace ts

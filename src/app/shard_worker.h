@@ -5,6 +5,9 @@
 // Threading: process() is called by exactly one thread (the shard's loop, or the caller in
 // single-threaded benchmarks).
 #include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "book/book_set.h"
 #include "core/config.h"
@@ -12,8 +15,11 @@
 #include "core/latency_histogram.h"
 #include "core/symbol_table.h"
 #include "detect/alert.h"
+#include "detect/model_decision.h"
 #include "detect/rule_engine.h"
 #include "features/feature_engine.h"
+#include "serve/serve_options.h"
+#include "serve/shard_port.h"
 
 namespace ts {
 
@@ -28,7 +34,18 @@ class ShardWorker {
               OrderTracking tracking = OrderTracking::kAuto);
 
   // Runs one event through book → features → rules. Stamps stage times; records latencies.
+  // With a model attached, also queues the symbol's window as an inference request when the
+  // trigger says so (ServeOptions::trigger / every_n / min_rows).
   void process(const Event& e);
+
+  // Model alerts (src/serve): requests go to `port`, results come back through poll_model().
+  // Before the shard thread starts. `port` must outlive the worker's use of it.
+  void attach_model(serve::ShardPort* port, const serve::ServeOptions& opts, const std::string& model_name);
+  // Handles the inference results waiting: decision → model alert. Returns the number handled.
+  size_t poll_model();
+  // Whether requests are still out (results not yet polled).
+  bool model_busy() const { return port_ && port_->free_slots() != port_->slot_count(); }
+  const serve::ShardPort* model_port() const { return port_; }
 
   int shard() const { return shard_; }
   uint64_t processed() const { return processed_; }
@@ -44,8 +61,10 @@ class ShardWorker {
 
  private:
   void emit(Alert& a);
+  void emit(Alert& a, const float* window);  // a model alert with the window that fed it
 
   int shard_;
+  const SymbolTable& symbols_;
   BookSet books_;
   FeatureEngine features_;
   RuleEngine rules_;
@@ -55,7 +74,21 @@ class ShardWorker {
   LatencyHistogram event_latency_;
   uint64_t processed_ = 0;
   uint64_t alerts_emitted_ = 0;
-  Alert fired_[kAlertTypeCount];  // rules write here; one per type at most, so no overflow
+  Alert fired_[kRuleTypeCount];  // rules write here; one per type at most, so no overflow
+  // Model alerts.
+  struct ModelSymbolState {
+    uint64_t pushes = 0;   // window rows seen at the last request check
+    uint64_t count = 0;    // trigger count (rows or events)
+  };
+  void maybe_request(const Event& e, const StageTimes& t, const float* row);
+  serve::ShardPort* port_ = nullptr;
+  serve::ServeOptions model_opts_;
+  bool lossless_ = false;
+  char model_name_[ModelScore::kMaxName] = {};
+  std::unique_ptr<ModelDecision> decision_;
+  std::unique_ptr<ModelDecision> shadow_decision_;  // the shadow version's own hysteresis/cooldown
+  std::vector<ModelSymbolState> model_state_;
+  Alert model_alert_;
   bool stage_timing_ = true;
 };
 

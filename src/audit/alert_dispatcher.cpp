@@ -1,5 +1,7 @@
 #include "audit/alert_dispatcher.h"
 
+#include <algorithm>
+#include <cstring>
 #include <exception>
 
 #include "core/clock.h"
@@ -29,7 +31,25 @@ void AlertDispatcher::start() {
   thread_ = std::thread([this] { run(); });
 }
 
-bool AlertDispatcher::try_publish(int shard, const Alert& a) {
+namespace {
+template <typename T>
+void push_waiting(SpscRing<T>& ring, const T& v, std::atomic<uint64_t>& waits) {
+  if (ring.try_push(v)) return;
+  waits.fetch_add(1, std::memory_order_relaxed);
+  unsigned spins = 0;
+  while (!ring.try_push(v)) {
+    if (++spins < 64) {
+#if defined(__x86_64__)
+      __builtin_ia32_pause();
+#endif
+    } else {
+      std::this_thread::yield();
+    }
+  }
+}
+}  // namespace
+
+bool AlertDispatcher::try_publish(int shard, const Alert& a, const float* window) {
   Shard& s = *shards_[static_cast<size_t>(shard)];
   // Dekker-style handshake with stop(): announce, then check. Either stop() sees us in flight
   // and waits, or we see it stopping and back out.
@@ -39,20 +59,18 @@ bool AlertDispatcher::try_publish(int shard, const Alert& a) {
     return false;
   }
   Alert copy = a;
-  copy.t.emit_ns = mono_ns();
-  if (!s.ring.try_push(copy)) {
-    s.waits.fetch_add(1, std::memory_order_relaxed);
-    unsigned spins = 0;
-    while (!s.ring.try_push(copy)) {
-      if (++spins < 64) {
-#if defined(__x86_64__)
-        __builtin_ia32_pause();
-#endif
-      } else {
-        std::this_thread::yield();
-      }
-    }
+  if (window && copy.model.window_rows > 0) {
+    // Alerts are rare: a 9.6 KB window on the stack and one copy is fine here.
+    thread_local ModelWindow w;
+    w.rows = std::min<int>(copy.model.window_rows, kMaxWindowRows);
+    copy.model.window_rows = uint16_t(w.rows);
+    std::memcpy(w.data, window, sizeof(float) * size_t(w.rows) * kFeatureCount);
+    push_waiting(s.windows, w, s.waits);
+  } else {
+    copy.model.window_rows = 0;
   }
+  copy.t.emit_ns = mono_ns();
+  push_waiting(s.ring, copy, s.waits);
   s.published.fetch_add(1, std::memory_order_relaxed);
   s.in_flight.fetch_sub(1, std::memory_order_release);
   return true;
@@ -68,9 +86,12 @@ bool AlertDispatcher::producers_idle() const {
 size_t AlertDispatcher::drain(size_t max_per_ring) {
   size_t n = 0;
   Alert a;
+  thread_local ModelWindow w;
   for (auto& s : shards_) {
     for (size_t i = 0; i < max_per_ring && s->ring.try_pop(a); ++i) {
-      write_one(a);
+      // The window was pushed before its alert, so it is there now.
+      const bool has_window = a.model.window_rows > 0 && s->windows.try_pop(w);
+      write_one(a, has_window ? &w : nullptr);
       ++n;
       if (since_flush_ >= uint64_t(opts_.flush_max_alerts)) flush_all();
     }
@@ -78,11 +99,16 @@ size_t AlertDispatcher::drain(size_t max_per_ring) {
   return n;
 }
 
-void AlertDispatcher::write_one(const Alert& a) {
+void AlertDispatcher::write_one(const Alert& a, const ModelWindow* window) {
   for (auto& slot : sinks_) {
+    if (a.model.shadow && !slot->sink->records_shadow()) continue;
     try {
       Status st = slot->sink->write(a, symbols_);
       if (!st) sink_error(*slot, st, "write");
+      if (window) {
+        st = slot->sink->write_model_input(a, window->data, window->rows, kFeatureCount);
+        if (!st) sink_error(*slot, st, "write_model_input");
+      }
     } catch (const std::exception& e) {
       sink_error(*slot, Status(StatusCode::kInternal, e.what()), "write");
     }

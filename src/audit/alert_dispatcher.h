@@ -53,7 +53,11 @@ class AlertDispatcher {
   // Shard `shard`'s thread only (one producer per shard). Stamps a copy's t.emit_ns and
   // enqueues it, waiting while the ring is full. Returns true when accepted (it will reach
   // every sink), false only once stop() has begun (the alert was not taken).
-  bool try_publish(int shard, const Alert& a);
+  // Model alerts may carry the window that fed the model: a.model.window_rows rows of
+  // kFeatureCount floats at `window` (copied; ≤ kMaxWindowRows rows), handed to every sink's
+  // write_model_input() after write().
+  bool try_publish(int shard, const Alert& a, const float* window = nullptr);
+  static constexpr int kMaxWindowRows = 120;
 
   // Idempotent; any thread except a producer in try_publish. Returns when every accepted
   // alert has been written and the sinks are flushed and closed.
@@ -74,9 +78,15 @@ class AlertDispatcher {
   void publish_metrics(Metrics& metrics);
 
  private:
+  struct ModelWindow {
+    int rows = 0;
+    float data[kMaxWindowRows * kFeatureCount];
+  };
   struct alignas(kCacheLine) Shard {
-    explicit Shard(size_t cap) : ring(cap) {}
+    explicit Shard(size_t cap) : ring(cap), windows(256) {}
     SpscRing<Alert> ring;
+    // Windows of model alerts, in the order of their alerts (pushed just before the alert).
+    SpscRing<ModelWindow> windows;
     alignas(kCacheLine) std::atomic<int> in_flight{0};  // producer inside try_publish
     std::atomic<uint64_t> published{0};
     std::atomic<uint64_t> waits{0};
@@ -91,7 +101,7 @@ class AlertDispatcher {
 
   void run();
   size_t drain(size_t max_per_ring);
-  void write_one(const Alert& a);
+  void write_one(const Alert& a, const ModelWindow* window);
   void flush_all();
   void close_all();
   void sink_error(SinkSlot& s, const Status& st, const char* what);

@@ -57,6 +57,10 @@ nlohmann::json alert_to_json(const Alert& a, const SymbolTable& symbols) {
                      {"emit", stage_delta(t.emit_ns, t.detect_ns)},
                      {"total", alert_latency_ns(t)}};
   j["features"] = alert_features_json(a);
+  if (a.type == AlertType::kModel) {
+    j["model"] = {{"name", a.model.model}, {"version", a.model.version}, {"probability", a.model.probability},
+                  {"threshold", a.model.threshold}, {"shadow", a.model.shadow}};
+  }
   return j;
 }
 

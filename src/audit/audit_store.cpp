@@ -39,7 +39,24 @@ CREATE TABLE IF NOT EXISTS alerts (
 CREATE INDEX IF NOT EXISTS alerts_alert_id ON alerts(alert_id);
 CREATE INDEX IF NOT EXISTS alerts_symbol_ts ON alerts(symbol, exch_ts_ns);
 CREATE INDEX IF NOT EXISTS alerts_type_ts ON alerts(type, exch_ts_ns);
+CREATE TABLE IF NOT EXISTS model_inputs (
+  alert_id INTEGER NOT NULL,
+  model TEXT NOT NULL,
+  version INTEGER NOT NULL,
+  probability REAL NOT NULL,
+  threshold REAL NOT NULL,
+  shadow INTEGER NOT NULL,
+  rows INTEGER NOT NULL,
+  cols INTEGER NOT NULL,
+  window_blob BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS model_inputs_alert ON model_inputs(alert_id);
 )sql";
+
+// Idempotent by alert id, like the alerts insert below.
+constexpr const char* kInsertInput =
+    "INSERT INTO model_inputs (alert_id, model, version, probability, threshold, shadow, rows, cols, window_blob) "
+    "SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9 WHERE NOT EXISTS (SELECT 1 FROM model_inputs WHERE alert_id = ?1)";
 
 // Idempotent by alert id (ids are deterministic, detect/alert.h): an alert re-raised from re-read
 // input is written once. (A NOT EXISTS guard, not a UNIQUE index: audit files written before ids
@@ -103,6 +120,7 @@ Result<std::unique_ptr<AuditStore>> AuditStore::open(const std::string& path) {
     return Status(StatusCode::kUnsupported, "audit store " + path + ": WAL mode refused (journal_mode=" + mode.value() + ")");
   }
   if (Status s = store->prepare(kInsert, &store->insert_); !s) return fail(s);
+  if (Status s = store->prepare(kInsertInput, &store->insert_input_); !s) return fail(s);
   return store;
 }
 
@@ -159,6 +177,64 @@ Status AuditStore::write(const Alert& a, const SymbolTable& symbols) {
   return st;
 }
 
+Status AuditStore::write_model_input(const Alert& a, const float* window, int rows, int cols) {
+  if (!db_) return Status(StatusCode::kIoError, "audit store: closed");
+  if (!in_txn_) {
+    TS_RETURN_IF_ERROR(exec("BEGIN", "BEGIN"));
+    in_txn_ = true;
+  }
+  sqlite3_stmt* s = insert_input_;
+  int rc = SQLITE_OK;
+  auto bind = [&](int r) {
+    if (rc == SQLITE_OK) rc = r;
+  };
+  bind(sqlite3_bind_int64(s, 1, static_cast<sqlite3_int64>(a.id)));
+  bind(sqlite3_bind_text(s, 2, a.model.model, -1, SQLITE_TRANSIENT));
+  bind(sqlite3_bind_int64(s, 3, a.model.version));
+  bind(sqlite3_bind_double(s, 4, a.model.probability));
+  bind(sqlite3_bind_double(s, 5, a.model.threshold));
+  bind(sqlite3_bind_int(s, 6, a.model.shadow ? 1 : 0));
+  bind(sqlite3_bind_int(s, 7, rows));
+  bind(sqlite3_bind_int(s, 8, cols));
+  bind(sqlite3_bind_blob(s, 9, window, int(sizeof(float) * size_t(rows) * size_t(cols)), SQLITE_TRANSIENT));
+  Status st = check(rc, "sqlite3_bind(model_inputs)");
+  if (st) {
+    const int step = sqlite3_step(s);
+    st = step == SQLITE_DONE ? Status::ok() : check(step == SQLITE_ROW ? SQLITE_MISUSE : step, "sqlite3_step(INSERT model_inputs)");
+  }
+  sqlite3_reset(s);
+  sqlite3_clear_bindings(s);
+  return st;
+}
+
+Result<std::vector<ModelInputRecord>> AuditStore::model_inputs() {
+  if (!db_) return Status(StatusCode::kIoError, "audit store: closed");
+  sqlite3_stmt* s = nullptr;
+  TS_RETURN_IF_ERROR(prepare("SELECT alert_id, model, version, probability, threshold, shadow, rows, cols, window_blob "
+                             "FROM model_inputs ORDER BY rowid", &s));
+  std::vector<ModelInputRecord> out;
+  int rc;
+  while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+    ModelInputRecord r;
+    r.alert_id = uint64_t(sqlite3_column_int64(s, 0));
+    r.model = column_text(s, 1);
+    r.version = uint32_t(sqlite3_column_int64(s, 2));
+    r.probability = sqlite3_column_double(s, 3);
+    r.threshold = sqlite3_column_double(s, 4);
+    r.shadow = sqlite3_column_int(s, 5) != 0;
+    r.rows = sqlite3_column_int(s, 6);
+    r.cols = sqlite3_column_int(s, 7);
+    const auto* blob = static_cast<const float*>(sqlite3_column_blob(s, 8));
+    const size_t n = size_t(sqlite3_column_bytes(s, 8)) / sizeof(float);
+    if (blob) r.window.assign(blob, blob + n);
+    out.push_back(std::move(r));
+  }
+  Status st = check(rc, "sqlite3_step(SELECT model_inputs)");
+  sqlite3_finalize(s);
+  if (!st) return st;
+  return out;
+}
+
 Status AuditStore::flush() {
   if (!db_ || !in_txn_) return Status::ok();
   Status s = exec("COMMIT", "COMMIT");
@@ -176,6 +252,8 @@ Status AuditStore::close() {
   Status s = flush();
   sqlite3_finalize(insert_);
   insert_ = nullptr;
+  sqlite3_finalize(insert_input_);
+  insert_input_ = nullptr;
   const int rc = sqlite3_close(db_);
   if (rc != SQLITE_OK && s) s = check(rc, "sqlite3_close");
   db_ = nullptr;

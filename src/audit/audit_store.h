@@ -50,6 +50,18 @@ struct AlertRecord {
   std::vector<float> features;  // kFeatureCount floats, FeatureId order
 };
 
+// The window a model alert was scored on (table `model_inputs`, one row per model alert).
+struct ModelInputRecord {
+  uint64_t alert_id = 0;
+  std::string model;
+  uint32_t version = 0;
+  double probability = 0;
+  double threshold = 0;
+  bool shadow = false;
+  int rows = 0, cols = 0;
+  std::vector<float> window;  // rows × cols, oldest row first
+};
+
 struct AlertQuery {
   std::optional<std::string> symbol;
   std::optional<std::string> type;
@@ -67,6 +79,11 @@ class AuditStore : public AlertSink {
   AuditStore& operator=(const AuditStore&) = delete;
 
   Status write(const Alert& a, const SymbolTable& symbols) override;
+  // Table `model_inputs`: alert_id, model, version, probability, threshold, shadow, rows, cols,
+  // window_blob (rows × cols little-endian float32), in the same transaction as the alert.
+  Status write_model_input(const Alert& a, const float* window, int rows, int cols) override;
+  Result<std::vector<ModelInputRecord>> model_inputs();  // oldest first
+  bool records_shadow() const override { return true; }
   Status flush() override;  // commits the open batch, if any
   Status close() override;  // commits, finalizes statements, closes the connection
 
@@ -85,6 +102,7 @@ class AuditStore : public AlertSink {
 
   sqlite3* db_ = nullptr;
   sqlite3_stmt* insert_ = nullptr;
+  sqlite3_stmt* insert_input_ = nullptr;
   bool in_txn_ = false;
   int64_t pending_ = 0;
 };

@@ -19,6 +19,7 @@ class JsonlSink : public AlertSink {
   JsonlSink& operator=(const JsonlSink&) = delete;
 
   Status write(const Alert& a, const SymbolTable& symbols) override;
+  bool records_shadow() const override { return true; }  // the JSONL file is a record
   Status flush() override;
   Status close() override;
 

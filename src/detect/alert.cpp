@@ -18,6 +18,7 @@ const char* alert_type_name(AlertType type) {
     case AlertType::kBookImbalance: return "book_imbalance";
     case AlertType::kVolumeBurst: return "volume_burst";
     case AlertType::kLargeOrder: return "large_order";
+    case AlertType::kModel: return "model";
     case AlertType::kCount: break;
   }
   return "unknown";

@@ -26,9 +26,13 @@ enum class AlertType : uint8_t {
   kBookImbalance,
   kVolumeBurst,
   kLargeOrder,          // 大单挂单: a resting order far larger than the levels around it (spoofing, walls)
+  kModel,               // a model's probability crossed its threshold (src/detect/model_decision.h)
   kCount
 };
 constexpr int kAlertTypeCount = static_cast<int>(AlertType::kCount);
+// The rule detectors' types come first; per-rule tables (options, gates, exported rule columns)
+// have kRuleTypeCount entries.
+constexpr int kRuleTypeCount = static_cast<int>(AlertType::kModel);
 const char* alert_type_name(AlertType type);   // "rapid_rise", ...
 
 enum class Severity : uint8_t { kInfo = 0, kWarning, kCritical };
@@ -56,6 +60,19 @@ struct AlertValue {
   Cmp cmp = Cmp::kGe;
 };
 
+// What a model alert adds: which model version scored the window and how. Rule alerts leave
+// version at 0. The window that fed the model travels next to the alert (AlertDispatcher's
+// window ring) to the audit store; it is not part of this struct (it is up to 9.6 KB).
+struct ModelScore {
+  static constexpr int kMaxName = 32;
+  char model[kMaxName] = {};  // model name, NUL-terminated (truncated to 31 bytes)
+  uint32_t version = 0;       // registry version; 0 = not a model alert
+  float probability = 0;
+  float threshold = 0;        // the decision threshold it crossed
+  bool shadow = false;        // a shadow version's alert: recorded in the audit trail, not sent
+  uint16_t window_rows = 0;   // rows of the window that fed it (0: none recorded)
+};
+
 struct Alert {
   static constexpr int kMaxValues = 4;
   uint64_t id = 0;              // alert_id(symbol name, type, exch_ts_ns, event_seq): deterministic
@@ -69,6 +86,7 @@ struct Alert {
   AlertValue values[kMaxValues];
   StageTimes t;
   float features[kFeatureCount] = {};  // the feature row that fired it
+  ModelScore model;                    // model alerts only (type kModel)
 
   // Appends a value; silently ignores more than kMaxValues (rules never add more).
   void add_value(const char* name, double value, double threshold, Cmp cmp) {

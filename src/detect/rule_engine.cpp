@@ -66,7 +66,7 @@ bool print_of(const Event& e, Price& price, Qty& qty, Side& aggressor) {
 
 RuleEngine::RuleEngine(const SymbolTable& symbols, RuleOptions opts, uint32_t shard)
     : symbols_(symbols), opts_(opts), id_base_(uint64_t(shard & 0xffff) << 48) {
-  for (int i = 0; i < kAlertTypeCount; ++i) {
+  for (int i = 0; i < kRuleTypeCount; ++i) {
     cooldown_ns_[i] = opts_.cooldown_ms[i] * kNsPerMs;
     hold_ns_[i] = opts_.hold_ms[i] * kNsPerMs;
   }

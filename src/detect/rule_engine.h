@@ -26,7 +26,7 @@ class RuleEngine {
   // updated with `e`. `features` is the symbol's feature row (kFeatureCount floats indexed by
   // FeatureId); nullptr is read as all zeros. Appends fired alerts to out[0..max_out) and
   // returns how many; alerts beyond max_out are dropped and counted in overflow() (pass
-  // kAlertTypeCount slots and that never happens). No logging; allocates only the first time a
+  // kRuleTypeCount slots and that never happens). No logging; allocates only the first time a
   // symbol id beyond the current state table is seen (call reserve() at start-up to avoid it).
   // Starts loading a symbol's rule state into cache (the shard calls it before the book and
   // features run, so the miss overlaps their work). No effect for a symbol not seen yet.
@@ -64,8 +64,8 @@ class RuleEngine {
 
   const SymbolTable& symbols_;
   RuleOptions opts_;
-  int64_t cooldown_ns_[kAlertTypeCount];
-  int64_t hold_ns_[kAlertTypeCount];
+  int64_t cooldown_ns_[kRuleTypeCount];
+  int64_t hold_ns_[kRuleTypeCount];
   uint64_t id_base_;
   uint64_t next_id_ = 0;
   uint64_t overflow_ = 0;

@@ -7,7 +7,7 @@
 namespace ts {
 
 RuleOptions::RuleOptions() {
-  for (int i = 0; i < kAlertTypeCount; ++i) {
+  for (int i = 0; i < kRuleTypeCount; ++i) {
     enabled[i] = true;
     cooldown_ms[i] = default_cooldown_ms(static_cast<AlertType>(i));
     hold_ms[i] = default_hold_ms(static_cast<AlertType>(i));
@@ -41,7 +41,7 @@ RuleOptions RuleOptions::from_config(const Config& config) {
   const ConfigSection root = config.section("rules");
   o.rearm_fraction = root.get("rearm_fraction", o.rearm_fraction);
   o.unknown_phase_is_continuous = root.get("unknown_phase_is_continuous", o.unknown_phase_is_continuous);
-  for (int i = 0; i < kAlertTypeCount; ++i) {
+  for (int i = 0; i < kRuleTypeCount; ++i) {
     const ConfigSection s = config.section(std::string("rules.") + alert_type_name(static_cast<AlertType>(i)));
     o.enabled[i] = s.get("enabled", o.enabled[i]);
     o.cooldown_ms[i] = s.get("cooldown_ms", o.cooldown_ms[i]);

@@ -80,11 +80,11 @@ struct RuleOptions {
   double rearm_fraction = 0.5;       // hysteresis: re-arm once value < threshold * this
   bool unknown_phase_is_continuous = true;  // feeds without phase info (LOBSTER) are continuous
   // [rules.<alert type name>] enabled / cooldown_ms, per alert type (e.g. rules.large_buy).
-  bool enabled[kAlertTypeCount];
-  int64_t cooldown_ms[kAlertTypeCount];  // exchange time; defaults: see default_cooldown_ms()
+  bool enabled[kRuleTypeCount];
+  int64_t cooldown_ms[kRuleTypeCount];  // exchange time; defaults: see default_cooldown_ms()
   // [rules.<alert type name>] hold_ms: the condition must hold this long (exchange time) before
   // it fires; defaults: see default_hold_ms().
-  int64_t hold_ms[kAlertTypeCount];
+  int64_t hold_ms[kRuleTypeCount];
 
   RapidRiseOptions rapid_rise;
   AcceleratingDropOptions accelerating_drop;

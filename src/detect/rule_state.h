@@ -94,7 +94,7 @@ struct SymbolRuleState {
   WindowMax seal_peak;         // bid qty at limit-up while sealed, shares
   double spread_typical = 0;   // EWMA of spread_ticks
   int64_t spread_samples = 0;
-  RuleGate gates[kAlertTypeCount];
+  RuleGate gates[kRuleTypeCount];
 };
 
 }  // namespace ts

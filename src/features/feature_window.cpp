@@ -11,6 +11,7 @@ void FeatureWindow::window_push(const float* row) {
   std::memcpy(rows_ + head_ * kFeatureCount, row, sizeof(float) * kFeatureCount);
   head_ = head_ + 1 == capacity_ ? 0 : head_ + 1;
   if (size_ < capacity_) ++size_;
+  ++pushes_;
 }
 
 const float* FeatureWindow::window_row(int age) const {

@@ -3,6 +3,7 @@
 // time (FeatureOptions::row_interval_ns), oldest first. A fixed ring of kMaxRows x kFeatureCount
 // floats: no allocation after construction. Threading: owned by the shard that owns the symbol.
 #include <cstddef>
+#include <cstdint>
 
 #include "features/feature_set.h"
 
@@ -23,13 +24,16 @@ class FeatureWindow {
   // The row `age` rows back from the newest (0 = newest); requires age < window_size().
   const float* window_row(int age) const;
   int window_size() const { return size_; }
+  // Rows pushed since construction or the last reset (a change means a new completed row).
+  uint64_t window_pushes() const { return pushes_; }
   int window_capacity() const { return capacity_; }
-  void window_reset() { size_ = 0; head_ = 0; }
+  void window_reset() { size_ = 0; head_ = 0; pushes_ = 0; }
 
  private:
   int capacity_;
   int size_ = 0;
   int head_ = 0;  // slot the next row goes to
+  uint64_t pushes_ = 0;
   float rows_[kMaxRows * kFeatureCount] = {};
 };
 

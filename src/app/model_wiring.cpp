@@ -1,0 +1,204 @@
+#include "app/model_wiring.h"
+
+#include <filesystem>
+#include <optional>
+
+#include "http/registry_models.h"
+#include "core/log.h"
+#include "engine/backend.h"
+
+namespace ts {
+
+namespace {
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
+
+Result<std::shared_ptr<engine::Engine>> open_model_engine(const std::string& path, const std::string& backend,
+                                                          const std::string& precision, int max_batch) {
+  if (ends_with(path, ".plan")) {
+    auto e = engine::Engine::load_file(path);
+    if (!e) return e.status().with_context("model " + path);
+    if (e.value()->backend() != backend) {
+      return Status(StatusCode::kInvalidArgument, "model " + path + ": plan is for the " + e.value()->backend() +
+                                                      " backend, not " + backend);
+    }
+    return e.value();
+  }
+  engine::BuildOptions o;
+  o.backend = backend;
+  const std::string p = precision == "auto" ? (backend == "cuda" ? "fp16" : "fp32") : precision;
+  o.precision = p == "fp16" ? engine::Precision::kFP16 : p == "bf16" ? engine::Precision::kBF16 : engine::Precision::kFP32;
+  // One profile: batch 1..max_batch, T 1..120 (the feature window's limit), opt at the full batch.
+  o.time_tactics = true;
+  auto plan = engine::build_file(path, o);
+  if (!plan) return plan.status().with_context("building model " + path + " for " + backend);
+  auto e = engine::Engine::load(plan.value());
+  if (!e) return e.status().with_context("model " + path);
+  (void)max_batch;
+  return e.value();
+}
+
+Result<ModelServing> start_model_serving(const serve::ServeOptions& opts, int shards, const std::string& failure_db,
+                                         Metrics* metrics) {
+  ModelServing ms;
+  ms.options = opts;
+  if (!std::filesystem::exists(opts.path)) {
+    return Status(StatusCode::kNotFound, "model " + opts.path + ": no such file");
+  }
+  ms.name = !opts.name.empty() ? opts.name : std::filesystem::path(opts.path).stem().string();
+  std::string backend = opts.backend;
+  if (backend == "auto") {
+    const engine::Backend* cuda = engine::find_backend("cuda");
+    backend = cuda && cuda->available().is_ok() ? "cuda" : "cpu";
+  }
+  auto primary = open_model_engine(opts.path, backend, opts.precision, opts.batcher.max_batch);
+  if (!primary && opts.backend == "auto" && backend == "cuda") {
+    spdlog::warn("model {}: {}; serving from the CPU backend", ms.name, primary.status().to_string());
+    backend = "cpu";
+    primary = open_model_engine(opts.path, backend, opts.precision, opts.batcher.max_batch);
+  }
+  if (!primary) return primary.status();
+  std::shared_ptr<engine::Engine> fallback;
+  if (backend != "cpu" && opts.cpu_fallback && !ends_with(opts.path, ".plan")) {
+    auto f = open_model_engine(opts.path, "cpu", "fp32", opts.batcher.max_batch);
+    if (!f) return f.status().with_context("CPU fallback");
+    fallback = f.value();
+  } else if (backend == "cpu" && opts.cpu_fallback) {
+    fallback = primary.value();  // a retry on the same (CPU) engine, with its own contexts
+  }
+  ms.server = std::make_unique<serve::ModelServer>(opts, shards);
+  if (metrics) ms.server->set_metrics(metrics);
+  if (!failure_db.empty()) {
+    auto fs = FailureStore::open(failure_db);
+    if (!fs) return fs.status();
+    ms.failures = std::move(fs).value();
+    ms.server->set_failure_handler([store = ms.failures.get(), path = opts.path](const serve::FailureCase& fc) {
+      FailureRecord r;
+      r.model = fc.model;
+      r.version = fc.version;
+      r.model_path = path;
+      r.backend = fc.backend;
+      r.error = fc.error;
+      r.batch = fc.batch;
+      r.rows = fc.rows;
+      r.features = fc.features;
+      r.recovered = fc.recovered;
+      r.input = fc.input;
+      auto id = store->record(r);
+      if (id) {
+        spdlog::warn("model {} v{}: failure case {} recorded (ticksentry replay-failure {})", r.model, r.version,
+                     id.value(), id.value());
+      } else {
+        spdlog::error("model {}: failure case not recorded: {}", r.model, id.status().to_string());
+      }
+    });
+  }
+  if (Status st = ms.server->start({ms.name, opts.version, primary.value()}, fallback, kFeatureCount); !st.is_ok()) {
+    return st.with_context("model " + opts.path);
+  }
+  spdlog::info("model {} v{} serving on {} ({} worker{}, batches up to {}, max delay {} us{})", ms.name, opts.version,
+               backend, opts.workers, opts.workers == 1 ? "" : "s", ms.server->options().batcher.max_batch,
+               opts.batcher.max_delay_us, opts.lossless == "on" ? ", lossless" : "");
+  return ms;
+}
+
+Result<ModelServing> attach_model_serving(Pipeline& pipeline, const Config& config, const std::string& model_path,
+                                          int pipeline_shards, const std::string& failure_db, bool unpaced) {
+  serve::ServeOptions opts = serve::ServeOptions::from_config(config.section("model"));
+  if (!model_path.empty()) opts.path = model_path;
+  std::unique_ptr<serve::ModelRegistry> registry;
+  std::optional<serve::ModelVersion> shadow;
+  if (opts.path.empty() && !opts.registry.empty()) {
+    auto r = serve::ModelRegistry::open(opts.registry);
+    if (!r) return r.status();
+    registry = std::move(r).value();
+    auto prod = registry->prod(opts.name);
+    if (!prod) {
+      return Status(StatusCode::kNotFound, "model registry " + opts.registry + ": " + opts.name + " has no prod version");
+    }
+    opts.path = registry->resolve(prod->onnx);
+    opts.version = uint32_t(prod->version);
+    shadow = registry->shadow(opts.name);
+  }
+  if (opts.path.empty()) return ModelServing{};
+  if (opts.lossless == "on" || (opts.lossless == "auto" && unpaced)) {
+    opts.batcher.latest_wins = false;
+    opts.deadline_us = int64_t(1) << 50;  // none
+    opts.lossless = "on";
+  } else {
+    opts.lossless = "off";
+  }
+  auto ms = start_model_serving(opts, pipeline_shards, failure_db, &pipeline.metrics());
+  if (!ms) return ms.status();
+  ModelServing& m = ms.value();
+  pipeline.set_model(m.server.get(), m.server->options(), m.name);
+  if (registry) {
+    serve::ModelServer* server = m.server.get();
+    if (shadow) {
+      auto eng = open_model_engine(registry->resolve(shadow->onnx), server->backend(), opts.precision,
+                                   opts.batcher.max_batch);
+      if (!eng) return eng.status().with_context("shadow " + opts.name + " v" + std::to_string(shadow->version));
+      TS_RETURN_IF_ERROR(server->set_shadow({opts.name, uint32_t(shadow->version), eng.value()}));
+    }
+    // Promotions (admin API) swap the live engine: prod → swap, shadow → set_shadow.
+    registry->set_swap_handler([server](const serve::ModelVersion& v, std::shared_ptr<engine::Engine> e) -> Status {
+      if (v.stage == serve::Stage::kShadow) return server->set_shadow({v.name, uint32_t(v.version), std::move(e)});
+      auto rep = server->swap({v.name, uint32_t(v.version), std::move(e)});
+      return rep.is_ok() ? Status::ok() : rep.status();
+    });
+    serve::PromotionOptions gate;
+    gate.gate.data_dir = opts.gate_data;
+    gate.gate.split = opts.gate_split;
+    gate.gate.backend = server->backend() == "cuda" ? "cuda" : "cpu";
+    gate.gate.batch = server->options().batcher.max_batch;
+    if (gate.gate.backend == "cuda") {
+      gate.gate.precision = opts.precision == "fp32" ? engine::Precision::kFP32
+                            : opts.precision == "bf16" ? engine::Precision::kBF16
+                                                       : engine::Precision::kFP16;
+    }
+    m.admin = std::make_unique<http::RegistryModels>(*registry, gate);
+    m.registry = std::move(registry);
+  }
+  return ms;
+}
+
+void finish_model_serving(ModelServing& serving, RunSummary& summary) {
+  if (!serving.server) return;
+  serving.server->stop();
+  summary.has_model = true;
+  summary.model = model_run_summary(*serving.server, serving.name);
+}
+
+ModelRunSummary model_run_summary(const serve::ModelServer& server, const std::string& name) {
+  ModelRunSummary m;
+  m.name = name;
+  m.version = server.model_version();
+  m.backend = server.backend();
+  m.batches = server.batches();
+  m.failed_batches = server.failed_batches();
+  m.backend_switches = server.backend_switches();
+  m.swaps = server.swaps();
+  for (int i = 0; i < server.shards(); ++i) {
+    const auto& c = server.port(i).counts();
+    m.requests += c.requests;
+    m.results_ok += c.results_ok;
+    m.fallback_ok += c.fallback_ok;
+    for (int r = 0; r < serve::kDropReasonCount; ++r) {
+      if (c.drops[r]) m.drops[serve::drop_reason_name(serve::DropReason(r))] += c.drops[r];
+    }
+    m.queue_wait.merge(c.queue_wait);
+    m.compute.merge(c.compute);
+    m.inference.merge(c.end_to_end);
+  }
+  const auto sizes = server.batch_sizes();
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    if (sizes[k]) m.batch_sizes[uint32_t(k)] = sizes[k];
+  }
+  return m;
+}
+
+}  // namespace ts

@@ -1,0 +1,53 @@
+#pragma once
+// Model serving for `run` and `replay`: opens the model named by [model] (or --model), picks the
+// backend (auto: cuda when a GPU is present and the model builds/loads there, else cpu), starts a
+// ModelServer, and reports it in the run summary.
+#include <memory>
+#include <string>
+
+#include "app/pipeline.h"
+#include "app/run_summary.h"
+#include "audit/failure_store.h"
+#include "core/status.h"
+#include "http/admin_api.h"
+#include "serve/model_registry.h"
+#include "serve/model_server.h"
+#include "serve/serve_options.h"
+
+namespace ts {
+
+struct ModelServing {
+  serve::ServeOptions options;
+  std::unique_ptr<FailureStore> failures;   // failed batches (declared first: outlives the server)
+  std::unique_ptr<serve::ModelServer> server;
+  std::string name;
+  std::unique_ptr<serve::ModelRegistry> registry;  // serving from the registry (else null)
+  std::unique_ptr<http::ModelAdmin> admin;         // the dashboard's model admin over it
+};
+
+// Loads a .plan or builds an .onnx for `backend` ("cpu" | "cuda") and `precision` ("auto": fp16
+// on cuda, fp32 on cpu). Errors name the file and the backend.
+Result<std::shared_ptr<engine::Engine>> open_model_engine(const std::string& path, const std::string& backend,
+                                                          const std::string& precision, int max_batch);
+
+// Starts serving per `opts` for `shards` shard threads. A CPU fallback engine is opened from the
+// same file when the primary backend is not the CPU and opts.cpu_fallback is set (an .onnx
+// only; a .plan is backend-specific).
+// Failed batches are recorded in `failure_db` (the audit database; "" = not recorded).
+// Per-batch metrics go to `metrics` when given.
+Result<ModelServing> start_model_serving(const serve::ServeOptions& opts, int shards, const std::string& failure_db,
+                                         Metrics* metrics = nullptr);
+
+// For `run` and `replay`: reads [model] (always, so its keys count as read); `model_path` (the
+// --model flag) overrides [model] path. With a model, starts serving for pipeline_shards and
+// attaches it to `pipeline`; without one returns an empty ModelServing (server null).
+// `unpaced`: the pipeline runs as fast as possible (replay), which makes lossless=auto lossless.
+Result<ModelServing> attach_model_serving(Pipeline& pipeline, const Config& config, const std::string& model_path,
+                                          int pipeline_shards, const std::string& failure_db, bool unpaced);
+// After Pipeline::run: stops the server and fills summary.model. No-op without a server.
+void finish_model_serving(ModelServing& serving, RunSummary& summary);
+
+// The run summary's `model` object from a stopped server.
+ModelRunSummary model_run_summary(const serve::ModelServer& server, const std::string& name);
+
+}  // namespace ts

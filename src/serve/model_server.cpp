@@ -1,0 +1,512 @@
+#include "serve/model_server.h"
+
+#include <algorithm>
+#include <random>
+
+#include "core/clock.h"
+#include "core/log.h"
+#include "core/spsc_ring.h"
+
+namespace ts::serve {
+
+struct ModelServer::Served {
+  ModelHandle handle;
+  std::string backend;
+  std::vector<std::unique_ptr<engine::ExecutionContext>> contexts;  // one per worker
+};
+
+struct ModelServer::Worker {
+  int index = 0;
+  std::thread thread;
+  enum : int { kIdle = 0, kAssigned = 1, kStop = 2 };
+  std::atomic<int> state{kIdle};
+  std::vector<InferenceRequest> reqs;  // the batch; written by the scheduler while idle
+  std::shared_ptr<void> in_mem, out_mem;
+  float* in = nullptr;
+  float* out = nullptr;
+  int64_t dispatch_ns = 0;
+  int64_t rows = 0;                    // batch rows run: reqs.size(), or padded up to a bucket
+  std::shared_ptr<Served> model;       // the version this batch runs on, fixed at dispatch
+  LatencyHistogram compute;            // worker thread; read after stop()
+};
+
+struct ModelServer::Instruments {
+  prometheus::Histogram* batch_size = nullptr;
+  prometheus::Histogram* compute_s = nullptr;
+  prometheus::Histogram* queue_wait_s = nullptr;
+  prometheus::Counter* batches = nullptr;
+  prometheus::Counter* inferences = nullptr;
+  prometheus::Counter* failed = nullptr;
+  prometheus::Counter* fallback = nullptr;
+  prometheus::Counter* switches = nullptr;
+  prometheus::Counter* dropped[3] = {};  // superseded, deadline, queue_full
+};
+
+namespace {
+
+const std::vector<double> kSecondsBuckets = {25e-6, 50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3,
+                                             5e-3,  10e-3, 25e-3,  50e-3,  0.1,  0.25, 1.0};
+
+// Largest batch every profile admits for input dims [*, rows, features]; 0 when none fits.
+int64_t profile_max_batch(const engine::Engine& e, int rows) {
+  int64_t best = 0;
+  const std::string& name = e.inputs()[0].name;
+  for (const auto& p : e.profiles()) {
+    auto it = p.inputs.find(name);
+    if (it == p.inputs.end()) continue;
+    const auto& r = it->second;
+    if (r.min.size() != 3 || r.max.size() != 3) continue;
+    if (rows < r.min[1] || rows > r.max[1]) continue;
+    best = std::max(best, r.max[0]);
+  }
+  return best;
+}
+
+// Powers of two up to max_batch, and max_batch itself.
+std::vector<int> bucket_sizes(int max_batch) {
+  std::vector<int> out;
+  for (int b = 1; b < max_batch; b *= 2) out.push_back(b);
+  out.push_back(max_batch);
+  return out;
+}
+
+int64_t bucket_of(int64_t n, int max_batch) {
+  int64_t b = 1;
+  while (b < n) b *= 2;
+  return std::min<int64_t>(b, max_batch);
+}
+
+}  // namespace
+
+bool ModelServer::pads(const Served& s) const { return opts_.pad_batches == "on" || (opts_.pad_batches == "auto" && s.backend == "cuda"); }
+
+ModelServer::ModelServer(ServeOptions opts, int shards) : opts_(std::move(opts)), nshards_(std::max(1, shards)) {}
+
+ModelServer::~ModelServer() { stop(); }
+
+Result<std::shared_ptr<ModelServer::Served>> ModelServer::prepare(ModelHandle h, bool warm_up) {
+  if (!h.engine) return Status(StatusCode::kInvalidArgument, "model " + h.name + ": no engine");
+  const auto& e = *h.engine;
+  const std::string what = "model " + h.name + " v" + std::to_string(h.version);
+  if (e.inputs().size() != 1 || e.inputs()[0].dtype != engine::DType::kF32) {
+    return Status(StatusCode::kInvalidArgument, what + ": serving needs one float32 input [batch, T, F]");
+  }
+  if (e.outputs().empty() || e.outputs()[0].dtype != engine::DType::kF32) {
+    return Status(StatusCode::kInvalidArgument, what + ": serving needs a float32 probability output");
+  }
+  const int64_t max_b = profile_max_batch(e, opts_.window_rows);
+  if (max_b < 1) {
+    return Status(StatusCode::kInvalidArgument, what + ": no optimization profile admits T = " +
+                                                   std::to_string(opts_.window_rows));
+  }
+  if (batcher_ && max_b < opts_.batcher.max_batch) {
+    return Status(StatusCode::kInvalidArgument, what + ": its profiles stop at batch " + std::to_string(max_b) +
+                                                   ", the server batches up to " + std::to_string(opts_.batcher.max_batch));
+  }
+  auto s = std::make_shared<Served>();
+  s->handle = std::move(h);
+  s->backend = e.backend();
+  const int nworkers = std::max(1, opts_.workers);
+  for (int i = 0; i < nworkers; ++i) {
+    auto ctx = e.create_context();
+    if (!ctx) return ctx.status().with_context(what);
+    s->contexts.push_back(std::move(ctx).value());
+  }
+  if (warm_up) {
+    // Every context runs batch 1 and the full batch once: allocations, CUDA graph captures and
+    // first-touch costs happen here, off the hot path.
+    const int max_batch = std::min<int>(opts_.batcher.max_batch, int(max_b));
+    const size_t per_row = size_t(opts_.window_rows) * size_t(features_);
+    std::vector<float> in(size_t(max_batch) * per_row), out(size_t(max_batch) * 8);
+    std::mt19937 rng(7);
+    std::normal_distribution<float> nd(0.f, 1.f);
+    for (auto& v : in) v = nd(rng);
+    std::vector<int> sizes = {1, max_batch};
+    if (pads(*s)) sizes = bucket_sizes(max_batch);
+    for (auto& ctx : s->contexts) {
+      for (int b : sizes) {
+        engine::TensorView iv{engine::DType::kF32, {b, opts_.window_rows, features_}, in.data()};
+        engine::TensorView ov{engine::DType::kF32, {b, 1}, out.data()};
+        if (Status st = ctx->execute({&iv, 1}, {&ov, 1}); !st.is_ok()) return st.with_context(what + ": warm-up");
+      }
+    }
+  }
+  return s;
+}
+
+Status ModelServer::start(ModelHandle prod, std::shared_ptr<engine::Engine> cpu_fallback, int features) {
+  if (started_.exchange(true)) return Status(StatusCode::kInvalidArgument, "model server: started twice");
+  features_ = features;
+  if (!prod.engine) return Status(StatusCode::kInvalidArgument, "model server: no model");
+  const int64_t max_b = profile_max_batch(*prod.engine, opts_.window_rows);
+  if (max_b >= 1 && max_b < opts_.batcher.max_batch) {
+    spdlog::info("model server: max_batch {} → {} (the plan's largest profile batch)", opts_.batcher.max_batch, max_b);
+    opts_.batcher.max_batch = int(max_b);
+  }
+  auto p = prepare(prod, /*warm_up=*/true);
+  if (!p) return p.status();
+  if (cpu_fallback && opts_.cpu_fallback) {
+    auto f = prepare(ModelHandle{prod.name, prod.version, cpu_fallback}, /*warm_up=*/true);
+    if (!f) return f.status().with_context("CPU fallback");
+    fallback_ = std::move(f).value();
+  }
+  if (!opts_.batcher.latest_wins) {
+    // Lossless: the queue must hold every window the shards can have out, so nothing is refused.
+    opts_.batcher.max_queue = std::max(opts_.batcher.max_queue, size_t(nshards_) * opts_.slots_per_shard);
+  }
+  batcher_ = std::make_unique<Batcher>(opts_.batcher);
+  if (metrics_) {
+    inst_ = std::make_unique<Instruments>();
+    Metrics& m = *metrics_;
+    auto histogram = [&](const char* name, const char* help, const std::vector<double>& buckets) {
+      return &prometheus::BuildHistogram().Name(std::string("ticksentry_") + name).Help(help).Register(m.registry()).Add(
+          {}, prometheus::Histogram::BucketBoundaries(buckets));
+    };
+    inst_->batch_size = histogram("model_batch_size", "Requests per inference batch",
+                                  {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096});
+    inst_->compute_s = histogram("model_compute_seconds", "Inference batch run time (dispatch to outputs)",
+                                 kSecondsBuckets);
+    inst_->queue_wait_s = histogram("model_queue_wait_seconds",
+                                    "Queue wait of the oldest request of each inference batch", kSecondsBuckets);
+    inst_->batches = &m.counter("model_batches_total", "Inference batches run");
+    inst_->inferences = &m.counter("model_inferences_total", "Windows scored by the serving model");
+    inst_->failed = &m.counter("model_failed_batches_total", "Inference batches that failed on their engine");
+    inst_->fallback = &m.counter("model_fallback_batches_total", "Failed batches answered by the CPU retry");
+    inst_->switches = &m.counter("model_backend_switches_total", "Switches to the CPU backend after repeated failures");
+    const char* reasons[3] = {"superseded", "deadline", "queue_full"};
+    for (int i = 0; i < 3; ++i) {
+      inst_->dropped[i] = &m.counter("model_dropped_total", "Inference requests not run, by reason", {{"reason", reasons[i]}});
+    }
+  }
+  prod_.store(std::move(p).value());
+  const int nworkers = std::max(1, opts_.workers);
+  for (int i = 0; i < nshards_; ++i) {
+    ports_.push_back(std::make_unique<ShardPort>(i, opts_.window_rows, features_, opts_.slots_per_shard,
+                                                 opts_.request_ring, 1 + nworkers));
+  }
+  batch_sizes_.assign(size_t(opts_.batcher.max_batch) + 1, 0);
+  const size_t in_bytes = size_t(opts_.batcher.max_batch) * size_t(opts_.window_rows) * size_t(features_) * sizeof(float);
+  const size_t out_bytes = size_t(opts_.batcher.max_batch) * 8 * sizeof(float);
+  const auto& eng = *prod_.load()->handle.engine;
+  for (int i = 0; i < nworkers; ++i) {
+    auto w = std::make_unique<Worker>();
+    w->index = i;
+    // Pinned host memory on the cuda backend (DMA without staging); aligned memory otherwise.
+    w->in_mem = eng.allocate_host(in_bytes);
+    w->out_mem = eng.allocate_host(out_bytes);
+    if (!w->in_mem) w->in_mem = std::shared_ptr<void>(new float[in_bytes / sizeof(float)], [](void* q) { delete[] static_cast<float*>(q); });
+    if (!w->out_mem) w->out_mem = std::shared_ptr<void>(new float[out_bytes / sizeof(float)], [](void* q) { delete[] static_cast<float*>(q); });
+    w->in = static_cast<float*>(w->in_mem.get());
+    w->out = static_cast<float*>(w->out_mem.get());
+    w->reqs.reserve(size_t(opts_.batcher.max_batch));
+    workers_.push_back(std::move(w));
+  }
+  for (auto& w : workers_) w->thread = std::thread([this, wp = w.get()] { worker_loop(*wp); });
+  scheduler_ = std::thread([this] { scheduler_loop(); });
+  return Status::ok();
+}
+
+Result<SwapReport> ModelServer::swap(ModelHandle next) {
+  std::lock_guard<std::mutex> lock(swap_mu_);
+  if (!started_.load() || stopping_.load()) return Status(StatusCode::kInvalidArgument, "model server: not running");
+  const int64_t t0 = mono_ns();
+  auto p = prepare(std::move(next), /*warm_up=*/true);
+  if (!p) return p.status();
+  SwapReport rep;
+  rep.prepare_ns = mono_ns() - t0;
+  prod_.store(std::move(p).value());
+  consecutive_failures_.store(0);
+  swaps_.fetch_add(1);
+  rep.total_ns = mono_ns() - t0;
+  auto now = prod_.load();
+  spdlog::info("model server: now serving {} v{} on {} (prepared in {:.1f} ms)", now->handle.name, now->handle.version,
+               now->backend, double(rep.prepare_ns) / 1e6);
+  return rep;
+}
+
+Status ModelServer::set_shadow(ModelHandle shadow) {
+  std::lock_guard<std::mutex> lock(swap_mu_);
+  if (!started_.load() || stopping_.load()) return Status(StatusCode::kInvalidArgument, "model server: not running");
+  if (!shadow.engine) {
+    shadow_.store(nullptr);
+    return Status::ok();
+  }
+  auto p = prepare(std::move(shadow), /*warm_up=*/true);
+  if (!p) return p.status().with_context("shadow");
+  spdlog::info("model server: shadow {} v{} on {}", p.value()->handle.name, p.value()->handle.version, p.value()->backend);
+  shadow_.store(std::move(p).value());
+  return Status::ok();
+}
+
+std::string ModelServer::shadow_name() const {
+  auto p = shadow_.load();
+  return p ? p->handle.name : "";
+}
+uint32_t ModelServer::shadow_version() const {
+  auto p = shadow_.load();
+  return p ? p->handle.version : 0;
+}
+
+std::string ModelServer::model_name() const {
+  auto p = prod_.load();
+  return p ? p->handle.name : "";
+}
+uint32_t ModelServer::model_version() const {
+  auto p = prod_.load();
+  return p ? p->handle.version : 0;
+}
+std::string ModelServer::backend() const {
+  auto p = prod_.load();
+  return p ? p->backend : "";
+}
+
+std::vector<uint64_t> ModelServer::batch_sizes() const { return batch_sizes_; }
+
+LatencyHistogram ModelServer::compute_latency() const {
+  LatencyHistogram h;
+  for (auto& w : workers_) h.merge(w->compute);
+  return h;
+}
+
+void ModelServer::post(const InferenceRequest& r, ResultCode code, int ring) {
+  if (inst_) {
+    if (code == ResultCode::kSuperseded) inst_->dropped[0]->Increment();
+    else if (code == ResultCode::kExpired) inst_->dropped[1]->Increment();
+    else if (code == ResultCode::kQueueFull) inst_->dropped[2]->Increment();
+  }
+  InferenceResult res;
+  res.request = r;
+  res.code = code;
+  auto& q = ports_[r.shard]->results(ring);
+  // Result rings hold one entry per slot, so this waits only while a shard is descheduled.
+  while (!q.try_push(res)) std::this_thread::yield();
+}
+
+void ModelServer::dispatch(Worker& w, int64_t now_ns) {
+  batcher_->pop_batch(size_t(opts_.batcher.max_batch), now_ns, w.reqs, expired_scratch_);
+  for (auto& r : expired_scratch_) post(r, ResultCode::kExpired, 0);
+  expired_scratch_.clear();
+  if (w.reqs.empty()) return;
+  const size_t per = size_t(opts_.window_rows) * size_t(features_);
+  for (size_t i = 0; i < w.reqs.size(); ++i) {
+    const InferenceRequest& r = w.reqs[i];
+    std::copy_n(ports_[r.shard]->slot_data(r.slot), per, w.in + i * per);
+  }
+  ++batch_sizes_[std::min(w.reqs.size(), batch_sizes_.size() - 1)];
+  // The batch's version is fixed here: a swap after this point affects later batches only.
+  w.model = prod_.load();
+  w.rows = int64_t(w.reqs.size());
+  if (pads(*w.model)) {
+    // PERF NOTE: the cuda backend captures a CUDA graph per input shape; padding batches to
+    // power-of-two buckets (all captured at warm-up) keeps captures off the hot path. The pad
+    // rows repeat row 0 (real data, no NaN) and their outputs are ignored.
+    w.rows = bucket_of(w.rows, opts_.batcher.max_batch);
+    for (int64_t i = int64_t(w.reqs.size()); i < w.rows; ++i) std::copy_n(w.in, per, w.in + size_t(i) * per);
+  }
+  w.dispatch_ns = mono_ns();
+  w.state.store(Worker::kAssigned, std::memory_order_release);
+  w.state.notify_one();
+}
+
+void ModelServer::scheduler_loop() {
+  BackoffIdle idle(/*spin_ns=*/50'000, /*yield_ns=*/1'000'000);
+  InferenceRequest r, superseded;
+  for (;;) {
+    size_t work = 0;
+    const bool stopping = stopping_.load(std::memory_order_acquire);
+    for (auto& p : ports_) {
+      for (int k = 0; k < 1024 && p->requests().try_pop(r); ++k, ++work) {
+        if (stopping) {
+          post(r, ResultCode::kStopped, 0);
+          continue;
+        }
+        switch (batcher_->add(r, superseded)) {
+          case Batcher::AddOutcome::kQueued: break;
+          case Batcher::AddOutcome::kReplaced: post(superseded, ResultCode::kSuperseded, 0); break;
+          case Batcher::AddOutcome::kFull: post(r, ResultCode::kQueueFull, 0); break;
+        }
+      }
+    }
+    const int64_t now = mono_ns();
+    if (stopping) {
+      // Answer everything still waiting, then leave once the workers are idle.
+      batcher_->take_expired(INT64_MAX, expired_scratch_);
+      for (auto& q : expired_scratch_) post(q, ResultCode::kStopped, 0);
+      expired_scratch_.clear();
+      bool busy = false;
+      for (auto& w : workers_) busy |= w->state.load(std::memory_order_acquire) == Worker::kAssigned;
+      if (!busy && work == 0) return;
+      std::this_thread::yield();
+      continue;
+    }
+    if (batcher_->take_expired(now, expired_scratch_)) {
+      for (auto& q : expired_scratch_) post(q, ResultCode::kExpired, 0);
+      expired_scratch_.clear();
+    }
+    Worker* free_worker = nullptr;
+    bool all_idle = true;
+    for (auto& w : workers_) {
+      if (w->state.load(std::memory_order_acquire) == Worker::kIdle) {
+        if (!free_worker) free_worker = w.get();
+      } else {
+        all_idle = false;
+      }
+    }
+    if (free_worker && batcher_->due(now, all_idle)) {
+      dispatch(*free_worker, now);
+      ++work;
+    }
+    idle.idle(work);
+  }
+}
+
+void ModelServer::worker_loop(Worker& w) {
+  for (;;) {
+    // PERF NOTE: a short spin before parking: batches arrive back to back under load, and an
+    // atomic wait costs a futex wake (~5-50 µs) per batch.
+    int s = w.state.load(std::memory_order_acquire);
+    for (int spin = 0; s == Worker::kIdle && spin < 2000; ++spin) {
+#if defined(__x86_64__)
+      __builtin_ia32_pause();
+#endif
+      s = w.state.load(std::memory_order_acquire);
+    }
+    if (s == Worker::kIdle) {
+      w.state.wait(Worker::kIdle, std::memory_order_acquire);
+      s = w.state.load(std::memory_order_acquire);
+    }
+    if (s == Worker::kStop) return;
+    if (s == Worker::kAssigned) {
+      run_batch(w);
+      // kAssigned → kIdle unless stop() asked in between (then stay kStop).
+      int expected = Worker::kAssigned;
+      w.state.compare_exchange_strong(expected, Worker::kIdle, std::memory_order_acq_rel);
+    }
+  }
+}
+
+void ModelServer::run_batch(Worker& w) {
+  std::shared_ptr<Served> model = std::move(w.model);  // this batch's engine, whatever swaps happen
+  const int64_t b = int64_t(w.reqs.size());
+  engine::TensorView in{engine::DType::kF32, {w.rows, opts_.window_rows, features_}, w.in};
+  engine::TensorView out{engine::DType::kF32, {w.rows, 1}, w.out};
+  Status st = model->contexts[size_t(w.index)]->execute({&in, 1}, {&out, 1});
+  bool fallback = false;
+  if (!st.is_ok()) {
+    failed_batches_.fetch_add(1, std::memory_order_relaxed);
+    const int consecutive = consecutive_failures_.fetch_add(1) + 1;
+    Status retry = Status(StatusCode::kUnsupported, "no CPU fallback");
+    if (fallback_ && fallback_ != model) {
+      // The CPU fallback runs the real rows only.
+      engine::TensorView in2{engine::DType::kF32, {b, opts_.window_rows, features_}, w.in};
+      engine::TensorView out2{engine::DType::kF32, {b, 1}, w.out};
+      retry = fallback_->contexts[size_t(w.index)]->execute({&in2, 1}, {&out2, 1});
+      fallback = retry.is_ok();
+      if (fallback) fallback_batches_.fetch_add(1, std::memory_order_relaxed);
+    }
+    if (on_failure_) {
+      FailureCase fc;
+      fc.model = model->handle.name;
+      fc.version = model->handle.version;
+      fc.backend = model->backend;
+      fc.error = st.to_string();
+      fc.batch = int(b);
+      fc.rows = opts_.window_rows;
+      fc.features = features_;
+      fc.input.assign(w.in, w.in + size_t(b) * size_t(opts_.window_rows) * size_t(features_));
+      fc.recovered = fallback;
+      on_failure_(fc);
+    }
+    spdlog::warn("model server: batch of {} failed on {} v{} ({}): {}{}", b, model->backend, model->handle.version,
+                 model->handle.name, st.to_string(), fallback ? "; retried on the CPU backend" : "");
+    if (fallback_ && consecutive >= opts_.switch_to_cpu_after && fallback_ != model) {
+      // Only if no swap happened meanwhile: a fresh version gets its own chance.
+      std::shared_ptr<Served> expected = model;
+      if (prod_.compare_exchange_strong(expected, fallback_)) {
+        backend_switches_.fetch_add(1);
+        if (inst_) inst_->switches->Increment();
+        spdlog::error("model server: {} consecutive failed batches on {}; serving {} v{} from the CPU backend now",
+                      consecutive, model->backend, model->handle.name, model->handle.version);
+      }
+    }
+  } else {
+    consecutive_failures_.store(0, std::memory_order_relaxed);
+  }
+  const int64_t done = mono_ns();
+  w.compute.record(done - w.dispatch_ns);
+  if (inst_) {
+    int64_t oldest = w.dispatch_ns;
+    for (const auto& r : w.reqs) oldest = std::min(oldest, r.enqueue_ns);
+    inst_->batch_size->Observe(double(b));
+    inst_->compute_s->Observe(double(done - w.dispatch_ns) / 1e9);
+    inst_->queue_wait_s->Observe(double(w.dispatch_ns - oldest) / 1e9);
+    inst_->batches->Increment();
+    inst_->inferences->Increment(double(b));
+    if (!st.is_ok()) inst_->failed->Increment();
+    if (fallback) inst_->fallback->Increment();
+  }
+  batches_.fetch_add(1, std::memory_order_relaxed);
+  requests_run_.fetch_add(uint64_t(b), std::memory_order_relaxed);
+  const bool ok = st.is_ok() || fallback;
+  const uint32_t version = (fallback ? fallback_ : model)->handle.version;
+  for (int64_t i = 0; i < b; ++i) {
+    InferenceResult res;
+    res.request = w.reqs[size_t(i)];
+    res.code = ok ? ResultCode::kOk : ResultCode::kFailed;
+    res.probability = ok ? w.out[i] : 0.f;
+    res.model_version = version;
+    res.fallback = fallback;
+    res.dispatch_ns = w.dispatch_ns;
+    res.done_ns = done;
+    res.batch_size = uint32_t(b);
+    auto& q = ports_[res.request.shard]->results(1 + w.index);
+    while (!q.try_push(res)) std::this_thread::yield();
+  }
+  run_shadow(w);
+}
+
+void ModelServer::run_shadow(Worker& w) {
+  std::shared_ptr<Served> shadow = shadow_.load();
+  if (!shadow) return;
+  // PERF NOTE: after the serving version's results are out, so a shadow never delays an alert.
+  const int64_t b = int64_t(w.reqs.size());
+  const int64_t rows = pads(*shadow) ? w.rows : b;
+  engine::TensorView in{engine::DType::kF32, {rows, opts_.window_rows, features_}, w.in};
+  engine::TensorView out{engine::DType::kF32, {rows, 1}, w.out};
+  const int64_t start = mono_ns();
+  Status st = shadow->contexts[size_t(w.index)]->execute({&in, 1}, {&out, 1});
+  if (!st.is_ok()) {
+    spdlog::warn("model server: shadow {} v{} failed on a batch of {}: {}", shadow->handle.name, shadow->handle.version,
+                 b, st.to_string());
+    return;  // a shadow's failure costs nothing but its own results
+  }
+  shadow_batches_.fetch_add(1, std::memory_order_relaxed);
+  const int64_t done = mono_ns();
+  for (int64_t i = 0; i < b; ++i) {
+    InferenceResult res;
+    res.request = w.reqs[size_t(i)];
+    res.code = ResultCode::kOk;
+    res.probability = w.out[i];
+    res.model_version = shadow->handle.version;
+    res.shadow = true;
+    res.dispatch_ns = start;
+    res.done_ns = done;
+    res.batch_size = uint32_t(b);
+    auto& q = ports_[res.request.shard]->results(1 + w.index);
+    while (!q.try_push(res)) std::this_thread::yield();
+  }
+}
+
+void ModelServer::stop() {
+  if (!started_.load() || stopping_.exchange(true)) return;
+  if (scheduler_.joinable()) scheduler_.join();  // answers what waits; returns with workers idle
+  for (auto& w : workers_) {
+    w->state.store(Worker::kStop, std::memory_order_release);
+    w->state.notify_one();
+  }
+  for (auto& w : workers_) {
+    if (w->thread.joinable()) w->thread.join();
+  }
+}
+
+}  // namespace ts::serve

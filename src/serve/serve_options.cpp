@@ -1,0 +1,59 @@
+#include "serve/serve_options.h"
+
+#include <filesystem>
+
+namespace ts::serve {
+
+ServeOptions ServeOptions::from_config(const ConfigSection& s) {
+  ServeOptions o;
+  auto bad = [&](const std::string& what) { throw ConfigError("[" + s.name() + "] " + what); };
+  o.path = s.get("path", o.path);
+  o.name = s.get("name", o.name);
+  o.version = uint32_t(s.get("version", int64_t(o.version)));
+  o.registry = s.get("registry", o.registry);
+  o.gate_data = s.get("gate_data", o.gate_data);
+  o.gate_split = s.get("gate_split", o.gate_split);
+  if (!o.registry.empty() && o.path.empty() && o.name.empty()) bad("registry needs the model's name");
+  o.backend = s.get("backend", o.backend);
+  if (o.backend != "auto" && o.backend != "cpu" && o.backend != "cuda") bad("backend must be auto, cpu or cuda, not '" + o.backend + "'");
+  o.precision = s.get("precision", o.precision);
+  if (o.precision != "auto" && o.precision != "fp32" && o.precision != "fp16" && o.precision != "bf16") {
+    bad("precision must be auto, fp32, fp16 or bf16, not '" + o.precision + "'");
+  }
+  o.window_rows = s.get("window_rows", o.window_rows);
+  if (o.window_rows < 1 || o.window_rows > 120) bad("window_rows must be in 1..120");
+  o.min_rows = s.get("min_rows", o.window_rows);
+  if (o.min_rows < 1 || o.min_rows > o.window_rows) bad("min_rows must be in 1..window_rows");
+  const std::string trig = s.get("trigger", "row");
+  if (trig == "row") o.trigger = Trigger::kRow;
+  else if (trig == "event") o.trigger = Trigger::kEvent;
+  else bad("trigger must be row or event, not '" + trig + "'");
+  o.every_n = s.get("every_n", o.every_n);
+  if (o.every_n < 1) bad("every_n must be >= 1");
+  o.workers = s.get("workers", o.workers);
+  if (o.workers < 1 || o.workers > 16) bad("workers must be in 1..16");
+  o.deadline_us = s.get("deadline_us", o.deadline_us);
+  if (o.deadline_us < 1) bad("deadline_us must be > 0");
+  o.slots_per_shard = size_t(s.get("slots_per_shard", int64_t(o.slots_per_shard)));
+  o.request_ring = size_t(s.get("request_ring", int64_t(o.request_ring)));
+  o.batcher.max_batch = s.get("max_batch", o.batcher.max_batch);
+  if (o.batcher.max_batch < 1) bad("max_batch must be >= 1");
+  o.batcher.max_delay_us = s.get("max_delay_us", o.batcher.max_delay_us);
+  if (o.batcher.max_delay_us < 0) bad("max_delay_us must be >= 0");
+  o.batcher.max_queue = size_t(s.get("max_queue", int64_t(o.batcher.max_queue)));
+  o.lossless = s.get("lossless", o.lossless);
+  if (o.lossless != "auto" && o.lossless != "on" && o.lossless != "off") bad("lossless must be auto, on or off");
+  o.pad_batches = s.get("pad_batches", o.pad_batches);
+  if (o.pad_batches != "auto" && o.pad_batches != "on" && o.pad_batches != "off") bad("pad_batches must be auto, on or off");
+  o.cpu_fallback = s.get("cpu_fallback", o.cpu_fallback);
+  o.switch_to_cpu_after = s.get("switch_to_cpu_after", o.switch_to_cpu_after);
+  o.threshold = s.get("threshold", o.threshold);
+  if (!(o.threshold > 0 && o.threshold <= 1)) bad("threshold must be in (0, 1]");
+  o.hysteresis = s.get("hysteresis", o.hysteresis);
+  if (o.hysteresis < 0 || o.hysteresis >= o.threshold) bad("hysteresis must be in [0, threshold)");
+  o.cooldown_s = s.get("cooldown_s", o.cooldown_s);
+  if (o.cooldown_s < 0) bad("cooldown_s must be >= 0");
+  return o;
+}
+
+}  // namespace ts::serve

@@ -1,0 +1,58 @@
+#pragma once
+// Options of model serving: section [model] of the config file. Every key has a default;
+// model alerts are on when a model is given (`path`, or --model on the command line).
+// Read at start-up; a change takes effect at the next start (promotions swap the model itself).
+#include <cstdint>
+#include <string>
+
+#include "core/config.h"
+#include "serve/batcher.h"
+
+namespace ts::serve {
+
+enum class Trigger : uint8_t {
+  kRow,    // a request when a symbol's window gains a completed row (every_n-th row)
+  kEvent,  // a request on every every_n-th event of a symbol: T-1 completed rows + the current row
+};
+
+struct ServeOptions {
+  std::string path;                 // .onnx (built at start) or .plan; "" = the registry's prod, or no model alerts
+  std::string name;                 // model name in alerts (and in the registry); "" = the file's stem
+  uint32_t version = 1;             // registry version shown in alerts (set from the registry when serving from it)
+  // Serving from the model registry (models/registry.json, src/serve/model_registry.h): with
+  // `registry` and `name` set and no `path`, the prod version serves (its shadow too), and
+  // promotions through the admin API swap it live. The gate checks on `gate_data` (a
+  // `ticksentry features --export` directory), split `gate_split`.
+  std::string registry;
+  std::string gate_data;
+  std::string gate_split = "validation";
+  std::string backend = "auto";     // auto | cpu | cuda (auto: cuda when a GPU is present and the plan fits)
+  std::string precision = "auto";   // auto (fp16 on cuda, fp32 on cpu) | fp32 | fp16 | bf16
+  int window_rows = 60;             // T fed to the model
+  int min_rows = 60;                // completed rows a symbol needs before its first request;
+                                    // fewer than window_rows are padded with the oldest row
+  Trigger trigger = Trigger::kRow;
+  int every_n = 1;
+  int workers = 1;                  // execution contexts (CUDA streams), one thread each
+  int64_t deadline_us = 20'000;     // a request not run within this is dropped (counted)
+  size_t slots_per_shard = 2048;    // windows a shard may have out at once
+  size_t request_ring = 4096;       // shard → scheduler ring, requests
+  BatcherOptions batcher;           // max_batch (256), max_delay_us (200), max_queue (65536)
+  // Lossless: every request is scored — no latest-wins, no deadline, and a shard waits for a free
+  // window slot instead of dropping. The default for unpaced replay (results must not depend on
+  // the machine's speed); live runs keep the latency-first policies. "auto" | "on" | "off".
+  std::string lossless = "auto";
+  // Pad batches to power-of-two sizes (CUDA graphs per shape, all captured at warm-up):
+  // "auto" (on for the cuda backend) | "on" | "off".
+  std::string pad_batches = "auto";
+  bool cpu_fallback = true;         // retry a failed batch once on the CPU backend
+  int switch_to_cpu_after = 3;      // consecutive failed batches before serving from the CPU
+  // Decision (src/detect/model_decision.h).
+  double threshold = 0.9;
+  double hysteresis = 0.1;          // re-arm below threshold - hysteresis
+  double cooldown_s = 60;           // exchange time between two alerts of one symbol
+
+  static ServeOptions from_config(const ConfigSection& s);  // throws ConfigError on bad values
+};
+
+}  // namespace ts::serve

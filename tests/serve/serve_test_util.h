@@ -1,0 +1,84 @@
+#pragma once
+// Helpers for the serving tests: small real engines built from ONNX models made in the test,
+// and an engine decorator that fails on command (failure injection).
+#include <atomic>
+#include <cmath>
+#include <memory>
+#include <string>
+
+#include "engine/engine.h"
+#include "engine/import/onnx_model_builder.h"
+
+namespace ts::serve::testing {
+
+// prob[b, 0] = sigmoid(x[b, T-1, 0] + bias): each version of the test model adds its own bias,
+// so a result tells which version produced it. Input x [batch, seq, features].
+inline std::vector<uint8_t> last_value_model(float bias, int features = 20) {
+  engine::testing::OnnxModelBuilder m;
+  m.input("x", {"batch", "seq", int64_t(features)});
+  m.output("prob", {"batch", 1});
+  m.init_i64("starts", {1}, {-1});
+  m.init_i64("ends", {1}, {int64_t(1) << 62});
+  m.init_i64("axes", {1}, {1});
+  m.init_i64("col", {1}, {0});
+  m.init_f32("bias", {}, {bias});
+  m.init_i64("flat", {2}, {-1, 1});
+  m.node("Slice", {"x", "starts", "ends", "axes"}, {"last"});
+  auto& g = m.node("Gather", {"last", "col"}, {"v"});
+  engine::testing::OnnxModelBuilder::attr_i(g, "axis", 2);
+  m.node("Add", {"v", "bias"}, {"logit"});
+  m.node("Sigmoid", {"logit"}, {"p3"});
+  m.node("Reshape", {"p3", "flat"}, {"prob"});
+  return m.bytes();
+}
+
+inline float sigmoid(float x) { return 1.f / (1.f + std::exp(-x)); }
+
+inline std::shared_ptr<engine::Engine> cpu_engine(const std::vector<uint8_t>& onnx) {
+  engine::BuildOptions o;
+  o.backend = "cpu";
+  o.time_tactics = false;
+  auto plan = engine::build(onnx, o);
+  if (!plan) throw std::runtime_error(plan.status().to_string());
+  auto e = engine::Engine::load(plan.value());
+  if (!e) throw std::runtime_error(e.status().to_string());
+  return e.value();
+}
+
+// Wraps a real engine; while `fail` is set every run fails with a device-like error.
+class FaultyEngine : public engine::Engine {
+ public:
+  explicit FaultyEngine(std::shared_ptr<engine::Engine> inner) : inner_(std::move(inner)) {}
+  std::atomic<bool> fail{false};
+
+  const std::vector<engine::BindingInfo>& inputs() const override { return inner_->inputs(); }
+  const std::vector<engine::BindingInfo>& outputs() const override { return inner_->outputs(); }
+  const std::vector<engine::OptimizationProfile>& profiles() const override { return inner_->profiles(); }
+  std::string backend() const override { return "faulty-" + inner_->backend(); }
+  int64_t device_memory_bytes() const override { return inner_->device_memory_bytes(); }
+  std::string describe() const override { return inner_->describe(); }
+  Result<std::unique_ptr<engine::ExecutionContext>> create_context() const override {
+    auto c = inner_->create_context();
+    if (!c) return c.status();
+    return std::unique_ptr<engine::ExecutionContext>(new Context(std::move(c).value(), fail));
+  }
+
+ private:
+  class Context : public engine::ExecutionContext {
+   public:
+    Context(std::unique_ptr<engine::ExecutionContext> inner, const std::atomic<bool>& fail)
+        : inner_(std::move(inner)), fail_(fail) {}
+    Status enqueue(std::span<const engine::TensorView> in, std::span<engine::TensorView> out,
+                   std::function<void(Status)> done) override {
+      if (fail_.load()) return Status(StatusCode::kInternal, "injected failure: cudaErrorLaunchFailure (test)");
+      return inner_->enqueue(in, out, std::move(done));
+    }
+
+   private:
+    std::unique_ptr<engine::ExecutionContext> inner_;
+    const std::atomic<bool>& fail_;
+  };
+  std::shared_ptr<engine::Engine> inner_;
+};
+
+}  // namespace ts::serve::testing
