@@ -1,5 +1,8 @@
 #include "http/http_server.h"
 
+#include <chrono>
+#include <thread>
+
 #include <httplib.h>
 
 #include <filesystem>
@@ -71,6 +74,9 @@ Status HttpServer::start() {
     port_ = options_.port;
   }
   thread_ = std::thread([this] { server_->listen_after_bind(); });
+  // cpp-httplib's stop() does nothing until the listen loop has started: a stop() that came
+  // first left the loop accepting forever (a test hung in join). Wait for it here (≤ 5 s).
+  for (int i = 0; i < 5000 && !server_->is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   return Status::ok();
 }
 
