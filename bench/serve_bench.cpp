@@ -3,7 +3,7 @@
 // hot swap under load (promote → new version serving; P99 during the swap vs before).
 //
 //   serve_bench MODEL.onnx|.plan [--backend cpu|cuda] [--precision fp32|fp16] [--shards N]
-//               [--workers N] [--seconds S] [--symbols N] [--rows T] [--out DIR]
+//               [--workers N] [--seconds S] [--symbols N] [--rows T] [--start-rate R] [--out DIR]
 //
 // Load: open loop. Each shard thread submits windows of random symbols (real-looking random
 // features, never zeros) at its share of the offered rate and polls its results; rates step up
@@ -30,6 +30,7 @@ struct Args {
   std::string model, backend = "cpu", precision = "fp32", out = "bench/results";
   int shards = 1, workers = 1, symbols = 5000, rows = 60;
   double seconds = 2.0;
+  double start_rate = 100;  // requests/s of the first step
 };
 
 struct StepResult {
@@ -142,6 +143,7 @@ int main(int argc, char** argv) {
     else if (k == "--seconds") a.seconds = std::stod(next());
     else if (k == "--symbols") a.symbols = std::stoi(next());
     else if (k == "--rows") a.rows = std::stoi(next());
+    else if (k == "--start-rate") a.start_rate = std::stod(next());
     else if (k == "--out") a.out = next();
     else if (a.model.empty()) a.model = k;
     else {
@@ -187,9 +189,9 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "serve_bench: %s\n", st.to_string().c_str());
       return 1;
     }
-    (void)run_step(server, a, 1000, 0.5, windows);  // warm-up
+    (void)run_step(server, a, a.start_rate, 0.5, windows);  // warm-up
     StepResult best;
-    for (double rate = 1000;; rate *= 1.5) {
+    for (double rate = a.start_rate;; rate *= 1.5) {
       const uint64_t b0 = server.batches(), r0 = server.requests_run();
       StepResult r = run_step(server, a, rate, a.seconds, windows);
       r.mean_batch = double(server.requests_run() - r0) / double(std::max<uint64_t>(1, server.batches() - b0));
