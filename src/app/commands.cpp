@@ -154,13 +154,16 @@ int finish(const RunSummary& summary, const CommonOptions& c) {
 // Notifications ([notify], docs/notifications.md): alerts routed, grouped and delivered by the
 // notifier's own threads; absent without a [notify] section. Returns false (with a message) when
 // the outbox cannot be opened; a bad [notify] throws ConfigError (exit 2 with its message).
-bool add_notify_sink(Pipeline& p, const Config& config, const SymbolTable& symbols) {
+// `out` (may be null) receives the sink, so the dashboard can share its silences.
+bool add_notify_sink(Pipeline& p, const Config& config, const SymbolTable& symbols,
+                     std::shared_ptr<notify::NotifySink>* out = nullptr) {
   auto sink = notify::make_notify_sink(config, symbols, &p.metrics());
   if (!sink.is_ok()) {
     std::fprintf(stderr, "ticksentry: %s\n", sink.status().to_string().c_str());
     return false;
   }
   if (sink.value()) p.add_sink("notify", sink.value());
+  if (out) *out = sink.value();
   return true;
 }
 
@@ -233,8 +236,11 @@ int command_run(const CommonOptions& c, const RunOptions& r, const std::atomic<b
     std::fprintf(stderr, "ticksentry: %s\n", model.status().to_string().c_str());
     return kExitUsage;
   }
-  if (!add_notify_sink(pipeline, config, symbols)) return kExitUsage;
+  std::shared_ptr<notify::NotifySink> notify_sink;
+  if (!add_notify_sink(pipeline, config, symbols, &notify_sink)) return kExitUsage;
   auto dashboard = make_dashboard(config, c, symbols, pipeline, /*enabled_default=*/true);
+  // Silences made in the dashboard mute notifications too: one SilenceStore.
+  if (dashboard && notify_sink) dashboard->set_silence_store(&notify_sink->notifier().silences());
   if (dashboard && model.value().admin) dashboard->set_models(model.value().admin.get());
   if (!check_unread(config)) return kExitUsage;
   if (!start_dashboard(dashboard.get(), c)) return kExitUsage;
@@ -273,8 +279,11 @@ int command_replay(const CommonOptions& c, const ReplayOptions& r, const std::at
     std::fprintf(stderr, "ticksentry: %s\n", model.status().to_string().c_str());
     return kExitUsage;
   }
-  if (!add_notify_sink(pipeline, config, symbols)) return kExitUsage;
+  std::shared_ptr<notify::NotifySink> notify_sink;
+  if (!add_notify_sink(pipeline, config, symbols, &notify_sink)) return kExitUsage;
   auto dashboard = make_dashboard(config, c, symbols, pipeline, /*enabled_default=*/false);
+  // Silences made in the dashboard mute notifications too: one SilenceStore.
+  if (dashboard && notify_sink) dashboard->set_silence_store(&notify_sink->notifier().silences());
   if (dashboard && model.value().admin) dashboard->set_models(model.value().admin.get());
   if (!check_unread(config)) return kExitUsage;
   if (!start_dashboard(dashboard.get(), c)) return kExitUsage;
