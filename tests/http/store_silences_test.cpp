@@ -35,7 +35,7 @@ TEST(StoreSilences, MadeOverHttpPersistMatchAndExpire) {
     EXPECT_EQ(made["matchers"].size(), 2u);
 
     const SymbolId goog = s.symbols.intern("GOOG"), aapl = s.symbols.intern("AAPL");
-    const int64_t now_ms = wall_ns() / 1'000'000 + 1000;  // 1 s in: clear of the start time's rounding
+    const int64_t now_ms = wall_ns() / 1'000'000;
     EXPECT_EQ(silences.match(http_alert(goog, AlertType::kLargeOrder, 1), s.symbols, now_ms), id);
     EXPECT_FALSE(silences.match(http_alert(goog, AlertType::kVolumeBurst, 1), s.symbols, now_ms));
     EXPECT_FALSE(silences.match(http_alert(aapl, AlertType::kLargeOrder, 1), s.symbols, now_ms));
