@@ -8,6 +8,14 @@
 
 namespace ts::http {
 
+namespace {
+// The admin API speaks milliseconds (starts_at_ms, match(now_ms)): silences made and expired
+// here start and end on a millisecond edge, so a match in the very millisecond of a create sees
+// the silence and one in the millisecond of an expire does not (with nanosecond edges either
+// could go the other way: a flaky CI failure).
+int64_t now_on_ms_edge_ns() { return wall_ns() / 1'000'000 * 1'000'000; }
+}  // namespace
+
 Result<SilenceInfo> StoreSilences::create(const SilenceSpec& spec) {
   if (Status st = validate_silence(spec); !st.is_ok()) return st;
   notify::Silence s;
@@ -19,7 +27,8 @@ Result<SilenceInfo> StoreSilences::create(const SilenceSpec& spec) {
   }
   s.author = spec.created_by.empty() ? "dashboard" : spec.created_by;
   s.comment = spec.comment;
-  const int64_t now_ns = wall_ns();
+  const int64_t now_ns = now_on_ms_edge_ns();
+  s.starts_unix_ns = now_ns;
   s.ends_unix_ns = now_ns + spec.duration_ms * 1'000'000;
   auto id = store_.create(s, now_ns);
   if (!id.is_ok()) return id.status();
@@ -62,7 +71,7 @@ std::vector<SilenceInfo> StoreSilences::list() {
   return out;
 }
 
-Status StoreSilences::expire(const std::string& id) { return store_.expire(id, wall_ns()); }
+Status StoreSilences::expire(const std::string& id) { return store_.expire(id, now_on_ms_edge_ns()); }
 
 std::optional<std::string> StoreSilences::match(const Alert& a, const SymbolTable& symbols, int64_t now_ms) {
   auto id = store_.silenced_by(notify::alert_labels(a, symbols), now_ms * 1'000'000);
