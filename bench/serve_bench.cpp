@@ -19,6 +19,7 @@
 #include "bench_json.h"
 #include "core/clock.h"
 #include "engine/engine.h"
+#include "serve/eval_dataset.h"
 #include "serve/model_server.h"
 
 using namespace ts;
@@ -39,17 +40,11 @@ struct StepResult {
 };
 
 std::shared_ptr<engine::Engine> open_engine(const Args& a) {
-  if (a.model.size() > 5 && a.model.substr(a.model.size() - 5) == ".plan") {
-    auto e = engine::Engine::load_file(a.model);
-    if (!e) throw std::runtime_error(e.status().to_string());
-    return e.value();
-  }
-  engine::BuildOptions o;
-  o.backend = a.backend;
-  o.precision = a.precision == "fp16" ? engine::Precision::kFP16 : engine::Precision::kFP32;
-  auto plan = engine::build_file(a.model, o);
-  if (!plan) throw std::runtime_error(plan.status().to_string());
-  auto e = engine::Engine::load(plan.value());
+  auto e = a.model.ends_with(".plan")
+               ? engine::Engine::load_file(a.model)
+               : build_window_engine(a.model, a.rows, kFeatureCount, 256, a.backend,
+                                     a.precision == "fp16" ? engine::Precision::kFP16 : engine::Precision::kFP32,
+                                     /*time_tactics=*/true);
   if (!e) throw std::runtime_error(e.status().to_string());
   return e.value();
 }

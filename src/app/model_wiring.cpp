@@ -6,20 +6,13 @@
 #include "http/registry_models.h"
 #include "core/log.h"
 #include "engine/backend.h"
+#include "serve/eval_dataset.h"
 
 namespace ts {
 
-namespace {
-
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-}  // namespace
-
 Result<std::shared_ptr<engine::Engine>> open_model_engine(const std::string& path, const std::string& backend,
-                                                          const std::string& precision, int max_batch) {
-  if (ends_with(path, ".plan")) {
+                                                          const std::string& precision, int max_batch, int rows) {
+  if (path.ends_with(".plan")) {
     auto e = engine::Engine::load_file(path);
     if (!e) return e.status().with_context("model " + path);
     if (e.value()->backend() != backend) {
@@ -28,18 +21,11 @@ Result<std::shared_ptr<engine::Engine>> open_model_engine(const std::string& pat
     }
     return e.value();
   }
-  engine::BuildOptions o;
-  o.backend = backend;
   const std::string p = precision == "auto" ? (backend == "cuda" ? "fp16" : "fp32") : precision;
-  o.precision = p == "fp16" ? engine::Precision::kFP16 : p == "bf16" ? engine::Precision::kBF16 : engine::Precision::kFP32;
-  // One profile: batch 1..max_batch, T 1..120 (the feature window's limit), opt at the full batch.
-  o.time_tactics = true;
-  auto plan = engine::build_file(path, o);
-  if (!plan) return plan.status().with_context("building model " + path + " for " + backend);
-  auto e = engine::Engine::load(plan.value());
-  if (!e) return e.status().with_context("model " + path);
-  (void)max_batch;
-  return e.value();
+  const engine::Precision prec =
+      p == "fp16" ? engine::Precision::kFP16 : p == "bf16" ? engine::Precision::kBF16 : engine::Precision::kFP32;
+  // One profile: [1..max_batch, rows, F], tactics timed at the full batch (it will serve).
+  return build_window_engine(path, rows, kFeatureCount, max_batch, backend, prec, /*time_tactics=*/true);
 }
 
 Result<ModelServing> start_model_serving(const serve::ServeOptions& opts, int shards, const std::string& failure_db,
@@ -55,16 +41,16 @@ Result<ModelServing> start_model_serving(const serve::ServeOptions& opts, int sh
     const engine::Backend* cuda = engine::find_backend("cuda");
     backend = cuda && cuda->available().is_ok() ? "cuda" : "cpu";
   }
-  auto primary = open_model_engine(opts.path, backend, opts.precision, opts.batcher.max_batch);
+  auto primary = open_model_engine(opts.path, backend, opts.precision, opts.batcher.max_batch, opts.window_rows);
   if (!primary && opts.backend == "auto" && backend == "cuda") {
     spdlog::warn("model {}: {}; serving from the CPU backend", ms.name, primary.status().to_string());
     backend = "cpu";
-    primary = open_model_engine(opts.path, backend, opts.precision, opts.batcher.max_batch);
+    primary = open_model_engine(opts.path, backend, opts.precision, opts.batcher.max_batch, opts.window_rows);
   }
   if (!primary) return primary.status();
   std::shared_ptr<engine::Engine> fallback;
-  if (backend != "cpu" && opts.cpu_fallback && !ends_with(opts.path, ".plan")) {
-    auto f = open_model_engine(opts.path, "cpu", "fp32", opts.batcher.max_batch);
+  if (backend != "cpu" && opts.cpu_fallback && !opts.path.ends_with(".plan")) {
+    auto f = open_model_engine(opts.path, "cpu", "fp32", opts.batcher.max_batch, opts.window_rows);
     if (!f) return f.status().with_context("CPU fallback");
     fallback = f.value();
   } else if (backend == "cpu" && opts.cpu_fallback) {
@@ -140,7 +126,7 @@ Result<ModelServing> attach_model_serving(Pipeline& pipeline, const Config& conf
     serve::ModelServer* server = m.server.get();
     if (shadow) {
       auto eng = open_model_engine(registry->resolve(shadow->onnx), server->backend(), opts.precision,
-                                   opts.batcher.max_batch);
+                                   opts.batcher.max_batch, opts.window_rows);
       if (!eng) return eng.status().with_context("shadow " + opts.name + " v" + std::to_string(shadow->version));
       TS_RETURN_IF_ERROR(server->set_shadow({opts.name, uint32_t(shadow->version), eng.value()}));
     }

@@ -25,10 +25,11 @@ struct ModelServing {
   std::unique_ptr<http::ModelAdmin> admin;         // the dashboard's model admin over it
 };
 
-// Loads a .plan or builds an .onnx for `backend` ("cpu" | "cuda") and `precision` ("auto": fp16
-// on cuda, fp32 on cpu). Errors name the file and the backend.
+// Loads a .plan (refused unless it is for `backend`) or builds an .onnx for `backend` and
+// `precision` ("auto": fp16 on cuda, fp32 on cpu) with one profile [1..max_batch, rows, F]
+// (serve/eval_dataset.h build_window_engine). Errors name the file and the backend.
 Result<std::shared_ptr<engine::Engine>> open_model_engine(const std::string& path, const std::string& backend,
-                                                          const std::string& precision, int max_batch);
+                                                          const std::string& precision, int max_batch, int rows);
 
 // Starts serving per `opts` for `shards` shard threads. A CPU fallback engine is opened from the
 // same file when the primary backend is not the CPU and opts.cpu_fallback is set (an .onnx

@@ -53,7 +53,7 @@ std::optional<int> ReplayFailureCommand::run() {
   std::printf("failure %lld: %s v%u on %s, batch %d × %d × %d, %s\n  error then: %s\n", (long long)r.id,
               r.model.c_str(), r.version, r.backend.c_str(), r.batch, r.rows, r.features,
               r.recovered ? "recovered by the CPU retry" : "not recovered", r.error.c_str());
-  auto eng = open_model_engine(path, backend_, "auto", r.batch);
+  auto eng = open_model_engine(path, backend_, "auto", r.batch, r.rows);
   if (!eng) {
     std::fprintf(stderr, "ticksentry: %s\n", eng.status().to_string().c_str());
     return 2;

@@ -48,7 +48,6 @@ struct InferenceResult {
   bool fallback = false;        // ran on the CPU fallback engine
   int64_t dispatch_ns = 0;      // mono_ns the batch left the queue
   int64_t done_ns = 0;          // mono_ns the batch's outputs were ready
-  uint32_t batch_size = 0;
 };
 
 static_assert(std::is_trivially_copyable_v<InferenceRequest>);

@@ -27,7 +27,6 @@ struct ModelServer::Worker {
   int64_t dispatch_ns = 0;
   int64_t rows = 0;                    // batch rows run: reqs.size(), or padded up to a bucket
   std::shared_ptr<Served> model;       // the version this batch runs on, fixed at dispatch
-  LatencyHistogram compute;            // worker thread; read after stop()
 };
 
 struct ModelServer::Instruments {
@@ -262,12 +261,6 @@ std::string ModelServer::backend() const {
 
 std::vector<uint64_t> ModelServer::batch_sizes() const { return batch_sizes_; }
 
-LatencyHistogram ModelServer::compute_latency() const {
-  LatencyHistogram h;
-  for (auto& w : workers_) h.merge(w->compute);
-  return h;
-}
-
 void ModelServer::post(const InferenceRequest& r, ResultCode code, int ring) {
   if (inst_) {
     if (code == ResultCode::kSuperseded) inst_->dropped[0]->Increment();
@@ -433,7 +426,6 @@ void ModelServer::run_batch(Worker& w) {
     consecutive_failures_.store(0, std::memory_order_relaxed);
   }
   const int64_t done = mono_ns();
-  w.compute.record(done - w.dispatch_ns);
   if (inst_) {
     int64_t oldest = w.dispatch_ns;
     for (const auto& r : w.reqs) oldest = std::min(oldest, r.enqueue_ns);
@@ -458,7 +450,6 @@ void ModelServer::run_batch(Worker& w) {
     res.fallback = fallback;
     res.dispatch_ns = w.dispatch_ns;
     res.done_ns = done;
-    res.batch_size = uint32_t(b);
     auto& q = ports_[res.request.shard]->results(1 + w.index);
     while (!q.try_push(res)) std::this_thread::yield();
   }
@@ -491,7 +482,6 @@ void ModelServer::run_shadow(Worker& w) {
     res.shadow = true;
     res.dispatch_ns = start;
     res.done_ns = done;
-    res.batch_size = uint32_t(b);
     auto& q = ports_[res.request.shard]->results(1 + w.index);
     while (!q.try_push(res)) std::this_thread::yield();
   }

@@ -65,8 +65,6 @@ using FailureHandler = std::function<void(const FailureCase&)>;
 
 class ModelServer {
  public:
-  static constexpr int kMaxBatchHistogram = 4096;
-
   ModelServer(ServeOptions opts, int shards);
   ~ModelServer();  // stop()
   ModelServer(const ModelServer&) = delete;
@@ -117,10 +115,8 @@ class ModelServer {
   uint64_t backend_switches() const { return backend_switches_.load(std::memory_order_relaxed); }
   uint64_t swaps() const { return swaps_.load(std::memory_order_relaxed); }
   uint64_t shadow_batches() const { return shadow_batches_.load(std::memory_order_relaxed); }
-  // Batches by size (index = size, capped at kMaxBatchHistogram); complete after stop().
+  // Batches by size (index = real requests in the batch, up to max_batch); complete after stop().
   std::vector<uint64_t> batch_sizes() const;
-  // Batch run time (dispatch → outputs ready), all workers; complete after stop().
-  LatencyHistogram compute_latency() const;
   const ServeOptions& options() const { return opts_; }
 
  private:

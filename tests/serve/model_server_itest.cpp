@@ -94,6 +94,8 @@ struct ShardDriver {
 TEST(ModelServer, EveryRequestIsAnsweredOnceOnItsOwnShard) {
   auto v1 = cpu_engine(last_value_model(0.f));
   ModelServer server(small_options(), 2);
+  Metrics metrics;
+  server.set_metrics(&metrics);
   ASSERT_TRUE(server.start({"m", 1, v1}, nullptr, kFeatures).is_ok());
   ShardDriver d0{0, 2}, d1{1, 2};
   auto expect = [](uint32_t, float v) { return sigmoid(v); };
@@ -115,6 +117,11 @@ TEST(ModelServer, EveryRequestIsAnsweredOnceOnItsOwnShard) {
   EXPECT_GT(d1.ok, 0u);
   EXPECT_GE(server.batches(), 1u);
   EXPECT_EQ(server.requests_run(), d0.ok + d1.ok);
+  // Prometheus: one batch-size observation per batch, the inferences counted.
+  const std::string text = metrics.serialize();
+  EXPECT_NE(text.find("ticksentry_model_batch_size_count " + std::to_string(server.batches())), std::string::npos) << text;
+  EXPECT_NE(text.find("ticksentry_model_inferences_total " + std::to_string(server.requests_run())), std::string::npos);
+  EXPECT_NE(text.find("ticksentry_model_compute_seconds_bucket"), std::string::npos);
 }
 
 TEST(ModelServer, BatchesPaddedToBucketsAnswerOnlyTheirRealRows) {
