@@ -1,5 +1,7 @@
 #include "engine/ir/tensor.h"
 
+#include <algorithm>
+
 #include <cstring>
 
 namespace ts::engine {
@@ -239,6 +241,12 @@ std::vector<double> constant_as_f64(const Value& v) {
   out.reserve(n);
   for (size_t i = 0; i < n; ++i) out.push_back(element_as_f64(v.dtype, v.data.data() + i * es));
   return out;
+}
+
+std::pair<int64_t, int64_t> shape_op_range(int64_t start, int64_t end, int64_t rank) {
+  const int64_t s = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
+  const int64_t e = std::clamp<int64_t>(end < 0 ? end + rank : end, 0, rank);
+  return {s, std::max(s, e)};
 }
 
 }  // namespace ts::engine

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ts::engine {
@@ -27,6 +28,9 @@ std::string dims_str(std::span<const int64_t> d);  // concrete dims: "[2,3]"
 std::string dims_x_str(std::span<const int64_t> d);  // trtexec's form: "2x3" (also timing-cache keys)
 bool shape_is_known(const Shape& s);
 int64_t shape_numel(const std::vector<int64_t>& dims);
+// ONNX Shape's start/end (negative counts from the end; both clamped to [0, rank]) as the
+// half-open range [first, second) of dims it returns, first <= second. No end: pass rank.
+std::pair<int64_t, int64_t> shape_op_range(int64_t start, int64_t end, int64_t rank);
 
 // A value flowing through the graph (an edge). Constants carry their data.
 struct Value {

@@ -131,10 +131,9 @@ Result<std::optional<Value>> eval(const Graph& g, const Node& n) {
   if (op == "Shape") {
     if (!x || !x->rank_known || !shape_is_known(x->shape)) return Opt{};
     auto d = x->const_dims();
-    int64_t r = int64_t(d.size()), s = n.attr_i("start", 0), e = n.attr_i("end", r);
-    s = std::clamp<int64_t>(s < 0 ? s + r : s, 0, r);
-    e = std::clamp<int64_t>(e < 0 ? e + r : e, 0, r);
-    std::vector<int64_t> out(d.begin() + s, d.begin() + std::max(s, e));
+    const int64_t r = int64_t(d.size());
+    const auto [s, e] = shape_op_range(n.attr_i("start", 0), n.attr_i("end", r), r);
+    std::vector<int64_t> out(d.begin() + s, d.begin() + e);
     return Opt(make_constant_i64(name, {int64_t(out.size())}, out));
   }
   for (size_t i = 0; i < n.inputs.size(); ++i) {

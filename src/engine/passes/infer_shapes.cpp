@@ -293,13 +293,9 @@ void track_data(Ctx& c, const Node& n) {
   if (op == "Shape") {
     const Value* x = in(c, n, 0);
     if (!x || !x->rank_known) return;
-    int64_t r = int64_t(x->shape.size());
-    int64_t s = n.attr_i("start", 0), e = n.attr_i("end", r);
-    if (s < 0) s += r;
-    if (e < 0) e += r;
-    s = std::clamp<int64_t>(s, 0, r);
-    e = std::clamp<int64_t>(e, 0, r);
-    c.sdata[out] = ShapeData(x->shape.begin() + s, x->shape.begin() + std::max(s, e));
+    const int64_t r = int64_t(x->shape.size());
+    const auto [s, e] = shape_op_range(n.attr_i("start", 0), n.attr_i("end", r), r);
+    c.sdata[out] = ShapeData(x->shape.begin() + s, x->shape.begin() + e);
     return;
   }
   auto d0 = data_of(c, n, 0);

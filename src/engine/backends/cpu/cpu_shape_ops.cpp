@@ -305,11 +305,9 @@ Status run_concat(int64_t axis_attr, const KernelArgs& a) {
 Status run_shape(int64_t start, int64_t end, bool has_end, const KernelArgs& a) {
   const RtTensor* x = a.input(0);
   if (!x) return bad_input("needs an input");
-  int64_t r = int64_t(x->dims.size());
-  int64_t s = start < 0 ? start + r : start, e = has_end ? (end < 0 ? end + r : end) : r;
-  s = std::clamp<int64_t>(s, 0, r);
-  e = std::clamp<int64_t>(e, 0, r);
-  int64_t n = std::max<int64_t>(0, e - s);
+  const int64_t r = int64_t(x->dims.size());
+  const auto [s, e] = shape_op_range(start, has_end ? end : r, r);
+  int64_t n = e - s;
   RtTensor& o = *a.out[0];
   o.ensure(DType::kI64, std::span<const int64_t>(&n, 1));
   for (int64_t i = 0; i < n; ++i) o.as<int64_t>()[i] = x->dims[size_t(s + i)];

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <span>
 #include <string>
 #include <vector>
@@ -119,6 +120,22 @@ class CudaKernel : public Kernel {
   // Device bytes of the weights this kernel holds (inspect, memory reports).
   virtual int64_t weight_bytes() const { return 0; }
 };
+
+// A kernel whose launch() is `f(args)`: for ops whose whole work is one function (host shape
+// arithmetic, LayerNorm, attention, Conv launches).
+template <typename F>
+class FnKernel final : public CudaKernel {
+ public:
+  explicit FnKernel(F f) : f_(std::move(f)) {}
+  Status launch(const CudaArgs& a) const override { return f_(a); }
+
+ private:
+  F f_;
+};
+template <typename F>
+Result<std::unique_ptr<Kernel>> make_fn_kernel(F f) {
+  return std::unique_ptr<Kernel>(new FnKernel<F>(std::move(f)));
+}
 
 // How matrix products run: FP32 (CUBLAS_COMPUTE_32F), TF32 tensor cores for FP32 data, or
 // FP16 / BF16 weights and operands with FP32 accumulation (activations between layers stay

@@ -32,11 +32,9 @@ Status read_ints(const DevTensor* t, const char* what, std::vector<int64_t>* out
 Status run_shape(int64_t start, int64_t end, bool has_end, const CudaArgs& a) {
   const DevTensor* x = a.input(0);
   if (!x) return bad_input("needs an input");
-  int64_t r = int64_t(x->dims.size());
-  int64_t s = start < 0 ? start + r : start, e = has_end ? (end < 0 ? end + r : end) : r;
-  s = std::clamp<int64_t>(s, 0, r);
-  e = std::clamp<int64_t>(e, 0, r);
-  std::vector<int64_t> v(x->dims.begin() + s, x->dims.begin() + std::max(s, e));
+  const int64_t r = int64_t(x->dims.size());
+  const auto [s, e] = shape_op_range(start, has_end ? end : r, r);
+  std::vector<int64_t> v(x->dims.begin() + s, x->dims.begin() + e);
   int64_t n = int64_t(v.size());
   return set_host(*a.out[0], {n}, std::move(v));
 }
@@ -189,20 +187,6 @@ Status run_cast(DType to, const CudaArgs& a) {
   return Status::ok();
 }
 
-template <typename F>
-class FnKernel final : public CudaKernel {
- public:
-  explicit FnKernel(F f) : f_(std::move(f)) {}
-  Status launch(const CudaArgs& a) const override { return f_(a); }
-
- private:
-  F f_;
-};
-template <typename F>
-Result<CudaKernelPtr> make(F f) {
-  return CudaKernelPtr(new FnKernel<F>(std::move(f)));
-}
-
 }  // namespace
 
 const std::vector<int64_t>* host_ints(const DevTensor* t) {
@@ -277,13 +261,13 @@ void add_host_ops(std::vector<CudaOpInfo>& ops) {
   ops.push_back({"Shape", nullptr, [](const Graph&, const Node& n, CudaMath, const std::string&) {
                    int64_t s = n.attr_i("start", 0), e = n.attr_i("end", 0);
                    bool he = n.has_attr("end");
-                   return make([s, e, he](const CudaArgs& a) { return run_shape(s, e, he, a); });
+                   return make_fn_kernel([s, e, he](const CudaArgs& a) { return run_shape(s, e, he, a); });
                  }});
   ops.push_back({"Concat", nullptr, [](const Graph&, const Node& n, CudaMath, const std::string&) {
                    int64_t ax = n.attr_i("axis", 0);
-                   return make([ax](const CudaArgs& a) { return run_concat(ax, a); });
+                   return make_fn_kernel([ax](const CudaArgs& a) { return run_concat(ax, a); });
                  }});
-  ops.push_back({"Slice", nullptr, [](const Graph&, const Node&, CudaMath, const std::string&) { return make(run_slice); }});
+  ops.push_back({"Slice", nullptr, [](const Graph&, const Node&, CudaMath, const std::string&) { return make_fn_kernel(run_slice); }});
   ops.push_back({"Cast",
                  [](const Graph&, const Node& n) {
                    DType t;
@@ -293,7 +277,7 @@ void add_host_ops(std::vector<CudaOpInfo>& ops) {
                  [](const Graph&, const Node& n, CudaMath, const std::string&) {
                    DType t = DType::kF32;
                    onnx_dtype(n.attr_i("to", 1), &t);
-                   return make([t](const CudaArgs& a) { return run_cast(t, a); });
+                   return make_fn_kernel([t](const CudaArgs& a) { return run_cast(t, a); });
                  }});
 }
 

@@ -11,20 +11,6 @@
 namespace ts::engine::cuda {
 namespace {
 
-template <typename F>
-class FnKernel final : public CudaKernel {
- public:
-  explicit FnKernel(F f) : f_(std::move(f)) {}
-  Status launch(const CudaArgs& a) const override { return f_(a); }
-
- private:
-  F f_;
-};
-template <typename F>
-Result<CudaKernelPtr> make(F f) {
-  return CudaKernelPtr(new FnKernel<F>(std::move(f)));
-}
-
 Status need_f32(const DevTensor* t, const char* what) {
   TS_RETURN_IF_ERROR(need_device(t, what));
   if (t->dtype != DType::kF32) return bad_input(std::string(what) + " must be f32, got " + dtype_name(t->dtype));
@@ -172,12 +158,12 @@ void add_layer_ops(std::vector<CudaOpInfo>& ops) {
                  [](const Graph&, const Node& n, CudaMath, const std::string&) {
                    int64_t axis = n.attr_i("axis", -1);
                    float eps = n.attr_f("epsilon", 1e-5f);
-                   return make([axis, eps](const CudaArgs& a) { return run_layer_norm(axis, eps, a); });
+                   return make_fn_kernel([axis, eps](const CudaArgs& a) { return run_layer_norm(axis, eps, a); });
                  }});
   ops.push_back({"FusedAttention", nullptr, [](const Graph&, const Node& n, CudaMath, const std::string&) {
                    float scale = n.attr_f("scale", 1.0f);
                    bool kt = n.attr_i("k_transposed", 1) != 0;
-                   return make([scale, kt](const CudaArgs& a) { return run_attention(scale, kt, a); });
+                   return make_fn_kernel([scale, kt](const CudaArgs& a) { return run_attention(scale, kt, a); });
                  }});
   ops.push_back({"Conv", check_conv, [](const Graph&, const Node& n, CudaMath, const std::string&) {
                    ConvAttrs at;
@@ -192,7 +178,7 @@ void add_layer_ops(std::vector<CudaOpInfo>& ops) {
                      at.pad_end = pads[1];
                    }
                    at.group = n.attr_i("group", 1);
-                   return make([at](const CudaArgs& a) { return run_conv(at, a); });
+                   return make_fn_kernel([at](const CudaArgs& a) { return run_conv(at, a); });
                  }});
 }
 
