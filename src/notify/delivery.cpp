@@ -24,12 +24,10 @@ int64_t TokenBucket::take(int64_t now_ns) {
   return std::max<int64_t>(1, int64_t((1.0 - tokens_) / rate_per_ns_));
 }
 
-DeliveryWorker::DeliveryWorker(ReceiverConfig cfg, std::unique_ptr<Receiver> receiver, Outbox& outbox,
-                               RetryPolicy retry)
+DeliveryWorker::DeliveryWorker(ReceiverConfig cfg, std::unique_ptr<Receiver> receiver, Outbox& outbox)
     : cfg_(std::move(cfg)),
       receiver_(std::move(receiver)),
       outbox_(outbox),
-      retry_(retry),
       bucket_(cfg_.rate_per_s, cfg_.burst),
       rng_(std::random_device{}()) {}
 
@@ -117,15 +115,14 @@ void DeliveryWorker::deliver(const OutboxEntry& e) {
   } else {
     stats_.failed_attempts.fetch_add(1, std::memory_order_relaxed);
     const bool permanent = st.code() != StatusCode::kIoError;
-    const bool too_old = now - e.created_unix_ns >= retry_.give_up_after_ms * kNsPerMs;
-    if (permanent || too_old) {
+    if (permanent || cfg_.retry.gives_up(attempt, (now - e.created_unix_ns) / kNsPerMs)) {
       stats_.dead.fetch_add(1, std::memory_order_relaxed);
       spdlog::error("notify {}: giving up on notification {} after {} attempts: {}", cfg_.name, e.id, attempt,
                     st.to_string());
       rec = outbox_.mark_dead(e.id, attempt, st.to_string());
     } else {
       const double u = std::uniform_real_distribution<double>(0.0, 1.0)(rng_);
-      const int64_t delay_ms = retry_delay_ms(retry_, attempt, u);
+      const int64_t delay_ms = retry_delay_ms(cfg_.retry, attempt, u);
       if (attempt == 1 || attempt % 10 == 0) {
         spdlog::warn("notify {}: attempt {} of notification {} failed ({}); retrying in {} ms", cfg_.name, attempt,
                      e.id, st.to_string(), delay_ms);

@@ -2,13 +2,12 @@
 // Delivery: one DeliveryWorker thread per receiver takes that receiver's due notifications from
 // the outbox (oldest first), waits for its rate limit, sends, and records the outcome there.
 //
-// Retry: a failed attempt n (1, 2, ...) is retried after
-//   min(max_backoff_ms, initial_backoff_ms × multiplier^(n−1)) × (1 − jitter × u),  u ∈ [0, 1)
-// (exponential backoff with jitter, so that receivers coming back are not hit by every
-// process at once). A notification older than give_up_after_ms, or one the receiver refuses
-// for good (kInvalidArgument: a 4xx), is marked dead and counted; nothing else is ever dropped.
-// A receiver down for an hour therefore delays its notifications by up to max_backoff_ms after
-// it comes back, and loses none.
+// Retry: the receiver's own RetryPolicy (retry_policy.h): exponential backoff with jitter, so
+// that receivers coming back are not hit by every process at once. A notification tried
+// max_attempts times, older than give_up_after_ms, or refused for good (kInvalidArgument: a 4xx)
+// is marked dead and counted; nothing else is ever dropped. A receiver down for an hour
+// therefore delays its notifications by up to max_backoff_ms after it comes back, and loses
+// none (with the default policy).
 //
 // Rate limit: a token bucket per receiver (rate_per_s sustained, burst at once); a notification
 // over the limit waits in the outbox, it is never dropped.
@@ -26,17 +25,6 @@
 #include "notify/receiver.h"
 
 namespace ts::notify {
-
-struct RetryPolicy {
-  int64_t initial_backoff_ms = 200;
-  int64_t max_backoff_ms = 30'000;
-  double multiplier = 2.0;
-  double jitter = 0.2;                      // fraction of the delay drawn off at random
-  int64_t give_up_after_ms = 86'400'000;    // 24 h
-};
-
-// Delay before retrying after failed attempt `attempt` (1-based); `u` in [0, 1).
-int64_t retry_delay_ms(const RetryPolicy& p, int attempt, double u);
 
 class TokenBucket {
  public:
@@ -63,7 +51,8 @@ struct DeliveryStats {
 
 class DeliveryWorker {
  public:
-  DeliveryWorker(ReceiverConfig cfg, std::unique_ptr<Receiver> receiver, Outbox& outbox, RetryPolicy retry);
+  // Retries by cfg.retry.
+  DeliveryWorker(ReceiverConfig cfg, std::unique_ptr<Receiver> receiver, Outbox& outbox);
   ~DeliveryWorker();  // stop(0)
   DeliveryWorker(const DeliveryWorker&) = delete;
   DeliveryWorker& operator=(const DeliveryWorker&) = delete;
@@ -87,7 +76,6 @@ class DeliveryWorker {
   ReceiverConfig cfg_;
   std::unique_ptr<Receiver> receiver_;
   Outbox& outbox_;
-  RetryPolicy retry_;
   TokenBucket bucket_;
   std::mt19937_64 rng_;
   DeliveryStats stats_;

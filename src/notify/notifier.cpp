@@ -17,7 +17,7 @@ Result<std::unique_ptr<Notifier>> Notifier::create(NotifyConfig cfg, const Symbo
   if (!ss.is_ok()) return ss.status();
   n->silences_ = std::move(ss).value();
   for (const ReceiverConfig& rc : n->cfg_.receivers) {
-    n->workers_.emplace(rc.name, std::make_unique<DeliveryWorker>(rc, make_receiver(rc), *n->outbox_, n->cfg_.retry));
+    n->workers_.emplace(rc.name, std::make_unique<DeliveryWorker>(rc, make_receiver(rc), *n->outbox_));
   }
   n->inhibitor_ = std::make_unique<Inhibitor>(n->cfg_.inhibit_rules);
   return n;

@@ -83,6 +83,28 @@ Route read_route(TomlReader rd, const Route& parent, std::string id, const Ctx& 
   return r;
 }
 
+// `base`: the policy the table overrides (the defaults for [notify.retry], that for a receiver's).
+RetryPolicy read_retry(TomlReader rd, const RetryPolicy& base) {
+  RetryPolicy p = base;
+  p.initial_backoff_ms = rd.integer("initial_backoff_ms", p.initial_backoff_ms);
+  p.max_backoff_ms = rd.integer("max_backoff_ms", p.max_backoff_ms);
+  p.multiplier = rd.number("multiplier", p.multiplier);
+  p.jitter = rd.number("jitter", p.jitter);
+  const int64_t attempts = rd.integer("max_attempts", p.max_attempts);
+  p.give_up_after_ms = rd.integer("give_up_after_ms", p.give_up_after_ms);
+  if (p.initial_backoff_ms < 1) rd.fail("initial_backoff_ms", "must be >= 1");
+  if (p.max_backoff_ms < p.initial_backoff_ms) {
+    rd.fail("max_backoff_ms", "must be >= initial_backoff_ms (" + std::to_string(p.initial_backoff_ms) + ")");
+  }
+  if (p.multiplier < 1) rd.fail("multiplier", "must be >= 1");
+  if (p.jitter < 0 || p.jitter >= 1) rd.fail("jitter", "must be in [0, 1)");
+  if (attempts < 0 || attempts > 1'000'000) rd.fail("max_attempts", "must be in 0..1000000 (0: no limit)");
+  p.max_attempts = int(attempts);
+  if (p.give_up_after_ms < 1) rd.fail("give_up_after_ms", "must be >= 1");
+  rd.finish();
+  return p;
+}
+
 ReceiverKind kind_of(TomlReader& rd) {
   const std::string t = rd.str("type", "");
   for (int k = 0; k <= int(ReceiverKind::kSms); ++k) {
@@ -91,7 +113,7 @@ ReceiverKind kind_of(TomlReader& rd) {
   rd.fail("type", "'" + t + "': expected webhook, slack, wecom, dingtalk, feishu, email or sms");
 }
 
-ReceiverConfig read_receiver(TomlReader rd) {
+ReceiverConfig read_receiver(TomlReader rd, const RetryPolicy& retry) {
   ReceiverConfig c;
   c.name = rd.str("name", "");
   if (c.name.empty()) rd.fail("name", "every receiver needs a name");
@@ -115,6 +137,8 @@ ReceiverConfig read_receiver(TomlReader rd) {
   c.burst = int(rd.integer("burst", 20));
   if (c.rate_per_s <= 0 || c.burst < 1) rd.fail("rate_per_s", "rate_per_s must be > 0 and burst >= 1");
   c.headers = rd.strings("headers");
+  c.retry = retry;
+  if (const toml::table* r = rd.table("retry")) c.retry = read_retry(TomlReader(*r, rd.key_path("retry")), retry);
   c.to = rd.strings("to");
   if ((email || c.kind == ReceiverKind::kSms) && c.to.empty()) rd.fail("to", email ? "at least one address" : "at least one number");
   if (email) {
@@ -151,23 +175,6 @@ InhibitRule read_inhibit(TomlReader rd) {
   return r;
 }
 
-RetryPolicy read_retry(TomlReader rd) {
-  RetryPolicy p;
-  p.initial_backoff_ms = rd.integer("initial_backoff_ms", p.initial_backoff_ms);
-  p.max_backoff_ms = rd.integer("max_backoff_ms", p.max_backoff_ms);
-  p.multiplier = rd.number("multiplier", p.multiplier);
-  p.jitter = rd.number("jitter", p.jitter);
-  p.give_up_after_ms = rd.integer("give_up_after_ms", p.give_up_after_ms);
-  if (p.initial_backoff_ms < 1 || p.max_backoff_ms < p.initial_backoff_ms) {
-    rd.fail("max_backoff_ms", "need 1 <= initial_backoff_ms <= max_backoff_ms");
-  }
-  if (p.multiplier < 1) rd.fail("multiplier", "must be >= 1");
-  if (p.jitter < 0 || p.jitter >= 1) rd.fail("jitter", "must be in [0, 1)");
-  if (p.give_up_after_ms < 1) rd.fail("give_up_after_ms", "must be >= 1");
-  rd.finish();
-  return p;
-}
-
 }  // namespace
 
 bool has_notify_section(const Config& config) { return config.section("notify").claim_table() != nullptr; }
@@ -192,9 +199,10 @@ NotifyConfig read_notify_config(const Config& config) {
     TimeWindow tw = read_window(TomlReader(*w, "notify.time_windows[" + std::to_string(i++) + "]"));
     if (!ctx.windows.emplace(tw.name, tw).second) rd.fail("time_windows", "two windows named '" + tw.name + "'");
   }
+  if (const toml::table* r = rd.table("retry")) c.retry = read_retry(TomlReader(*r, "notify.retry"), c.retry);
   i = 0;
   for (const toml::table* r : rd.tables("receivers")) {
-    c.receivers.push_back(read_receiver(TomlReader(*r, "notify.receivers[" + std::to_string(i++) + "]")));
+    c.receivers.push_back(read_receiver(TomlReader(*r, "notify.receivers[" + std::to_string(i++) + "]"), c.retry));
     if (!ctx.receivers.insert(c.receivers.back().name).second) {
       rd.fail("receivers", "two receivers named '" + c.receivers.back().name + "'");
     }
@@ -207,7 +215,6 @@ NotifyConfig read_notify_config(const Config& config) {
   for (const toml::table* r : rd.tables("inhibit_rules")) {
     c.inhibit_rules.push_back(read_inhibit(TomlReader(*r, "notify.inhibit_rules[" + std::to_string(i++) + "]")));
   }
-  if (const toml::table* r = rd.table("retry")) c.retry = read_retry(TomlReader(*r, "notify.retry"));
   rd.finish();
   return c;
 }

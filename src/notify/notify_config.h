@@ -23,7 +23,7 @@ struct NotifyConfig {
   Route route;
   std::vector<ReceiverConfig> receivers;
   std::vector<InhibitRule> inhibit_rules;
-  RetryPolicy retry;
+  RetryPolicy retry;                // [notify.retry]: every receiver's unless it sets its own (ReceiverConfig::retry)
 };
 
 // Whether the file has a [notify] section (notifications are off without one).

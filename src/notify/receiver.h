@@ -17,6 +17,7 @@
 
 #include "core/status.h"
 #include "notify/notification.h"
+#include "notify/retry_policy.h"
 #include "notify/template.h"
 
 namespace ts::notify {
@@ -36,6 +37,7 @@ struct ReceiverConfig {
   double rate_per_s = 10;            // token bucket: sustained notifications per second
   int burst = 20;                    // ... and how many may go at once
   std::vector<std::string> headers;  // extra HTTP headers ("Authorization: Bearer x")
+  RetryPolicy retry;                 // [notify.retry], overridden by the receiver's retry = {...}
   // email
   std::string from;
   std::vector<std::string> to;       // mail recipients, or SMS numbers

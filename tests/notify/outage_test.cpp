@@ -104,6 +104,43 @@ TEST(NotifyOutage, RestartMidDeliveryResumesWithNothingLostOrDoubled) {
   EXPECT_EQ(n.value()->outbox().counts().value().delivered, kAlerts);
 }
 
+TEST(NotifyOutage, EachReceiverRetriesByItsOwnPolicy) {
+  // Both receivers post to a peer answering 503: "pager" gives up after 3 attempts, "desk"
+  // (the section's policy, no attempt limit) keeps its notification pending.
+  auto dir = testing::scratch_dir("notify_retry_policy");
+  PeerProcess peer("webhook_peer.py", dir, "web", {"--fail-status", "503"});
+  const std::string url = "http://127.0.0.1:" + std::to_string(peer.port()) + "/generic";
+  SymbolTable symbols;
+  auto n = Notifier::create(
+      testing::notify_config("[notify]\noutbox_db = \"" + (dir / "outbox.db").string() + "\"\ndrain_ms = 0\n"
+                             "[notify.retry]\ninitial_backoff_ms = 10\nmax_backoff_ms = 20\n"
+                             "[[notify.receivers]]\nname = \"desk\"\ntype = \"webhook\"\nurl = \"" + url + "\"\n"
+                             "[[notify.receivers]]\nname = \"pager\"\ntype = \"webhook\"\nurl = \"" + url + "\"\n"
+                             "retry = { max_attempts = 3 }\n"
+                             "[notify.route]\nreceiver = \"desk\"\ngroup_wait_ms = 0\n"
+                             "[[notify.route.routes]]\nreceiver = \"pager\"\nmatchers = ['severity=\"critical\"']\ncontinue = true\n"
+                             "[[notify.route.routes]]\nreceiver = \"desk\"\nmatchers = ['severity=\"critical\"']\n"),
+      symbols);
+  ASSERT_TRUE(n.is_ok()) << n.status().to_string();
+  n.value()->start();
+  ASSERT_TRUE(n.value()->submit(testing::notify_alert(symbols, "600519.SH", AlertType::kRapidRise, 1, Severity::kCritical)));
+  ASSERT_TRUE(wait_for([&] { return n.value()->outbox().counts("pager").value().dead == 1; }));
+  // desk has failed more often than pager's limit and still waits.
+  ASSERT_TRUE(wait_for([&] { return n.value()->stats().failed_attempts >= 8; }));
+  n.value()->stop();
+  EXPECT_EQ(n.value()->outbox().counts("desk").value().pending, 1);
+  EXPECT_EQ(n.value()->outbox().counts("desk").value().dead, 0);
+  const auto records = n.value()->outbox().records().value();
+  for (const auto& rec : records) {
+    if (rec.receiver == "pager") {
+      EXPECT_EQ(rec.attempts, 3);
+      EXPECT_NE(rec.last_error.find("503"), std::string::npos) << rec.last_error;
+    } else {
+      EXPECT_GE(rec.attempts, 4);
+    }
+  }
+}
+
 TEST(NotifyOutage, FullQueueSpillsToTheOutboxAndLosesNothing) {
   auto dir = testing::scratch_dir("notify_spill");
   PeerProcess peer("webhook_peer.py", dir, "web");
