@@ -15,9 +15,9 @@
 //  - larger batches: 4 rows per CTA (each R element read from shared memory once per step
 //    serves 4 rows), KS as large as shared memory allows. 8 rows spilled registers (ptxas:
 //    ~110-160 bytes of stack at 128 registers) and ran batch 4096 at 8 ms (first H200 run).
-//  R in registers for small batches is tactic "regs_b1" (cuda_rnn_regs.cu). Not yet:
-//  tensor-core (mma) tiles for large batches, the two layers of a stack pipelined as a
-//  wavefront (issue 5); see tests/engine/cuda/RESULTS.md for numbers.
+//  R in registers for small batches is tactic "regs_b1" (cuda_rnn_regs.cu), tensor-core
+//  tiles for FP16/BF16 tactic "mma" (cuda_rnn_mma.cu). Not yet: the two layers of a stack
+//  pipelined as a wavefront (issue 5); see tests/engine/cuda/RESULTS.md for numbers.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -321,6 +321,7 @@ Status launch_rnn_recurrence(const RnnStepParams& p, cudaStream_t stream) {
     return Status(StatusCode::kUnsupported, "hidden size " + std::to_string(H) + " is above the cuda backend's 512");
   }
   if (p.regs && rnn_regs_supported(p, d.sms)) return launch_rnn_regs(p, stream);
+  if ((p.mma || p.regs) && rnn_mma_supported(p)) return launch_rnn_mma(p, stream);
   const int rb = (!p.rows1 && !p.regs && p.batch > 2 * d.sms) ? 4 : 1;
   const int hp = (H + 1) & ~1;
   const size_t r_bytes = (size_t(hp) * G * H * (p.r_half || p.r_bf16 ? 2 : 4) + 15) & ~size_t(15);

@@ -1,6 +1,9 @@
 #pragma once
 // The GRU/LSTM recurrence on the device (cuda_rnn.cu). The input projection of all T steps is
 // one cuBLASLt GEMM before it (cuda_rnn_ops.cpp); this kernel runs the T sequential steps.
+#include <cstdint>
+#include <vector>
+
 #include "engine/backends/cuda/cuda_common.h"
 
 namespace ts::engine::cuda {
@@ -26,7 +29,11 @@ struct RnnStepParams {
   int max_ks = 4;                // most k-slices per unit (tactic "persistent_ks<N>")
   bool rows1 = false;            // one row per CTA at every batch (tactic "..._rows1")
   bool regs = false;             // tactic "regs_b1": R in registers (cuda_rnn_regs.cu) where
-                                 // rnn_regs_supported(), else the persistent_ks4_rows1 kernel
+                                 // rnn_regs_supported(); above that batch the tensor-core kernel
+                                 // where rnn_mma_supported(), else the persistent_ks4_rows1 kernel
+  bool mma = false;              // tactic "mma": tensor cores (cuda_rnn_mma.cu) where
+                                 // rnn_mma_supported(), else the persistent_ks4 kernel
+  const void* r_mma = nullptr;   // R packed by rnn_mma_pack (FP16/BF16 plans), or null
 };
 
 // Tactic "regs_b1" (cuda_rnn_regs.cu): offered for H ≤ 128 and batch ≤ 2 × SMs (one row per
@@ -35,6 +42,15 @@ constexpr int kRnnRegsMaxHidden = 128;
 constexpr int kRnnRegsMaxBatchPerSm = 2;
 bool rnn_regs_supported(const RnnStepParams& p, int sms);
 Status launch_rnn_regs(const RnnStepParams& p, cudaStream_t stream);
+
+// Tactic "mma" (cuda_rnn_mma.cu): mma.sync m16n8k16 tiles of 16 or 32 batch rows per CTA, R
+// resident in shared memory, for FP16/BF16 plans with H ≤ 128 and H a multiple of 8.
+constexpr int kRnnMmaMaxHidden = 128;
+bool rnn_mma_packable(int hidden, bool half_or_bf16);
+// R [G·H][H] (fp32, ONNX layout of one direction) as the kernel's B fragments (fp16 or bf16).
+std::vector<uint32_t> rnn_mma_pack(const float* r, int gates, int hidden, bool bf16);
+bool rnn_mma_supported(const RnnStepParams& p);
+Status launch_rnn_mma(const RnnStepParams& p, cudaStream_t stream);
 
 // Sets the kernels' shared-memory limits (once per process, at kernel creation).
 Status rnn_prepare_device();

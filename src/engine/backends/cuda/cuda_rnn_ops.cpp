@@ -17,13 +17,13 @@ namespace {
 
 class RnnKernel final : public CudaKernel {
  public:
-  RnnKernel(bool lstm, bool lbr, int64_t hidden, int64_t input, int max_ks, bool rows1, bool regs)
-      : lstm_(lstm), lbr_(lbr), h_(hidden), i_(input), max_ks_(max_ks), rows1_(rows1), regs_(regs) {}
+  RnnKernel(bool lstm, bool lbr, int64_t hidden, int64_t input, int max_ks, bool rows1, bool regs, bool mma)
+      : lstm_(lstm), lbr_(lbr), h_(hidden), i_(input), max_ks_(max_ks), rows1_(rows1), regs_(regs), mma_(mma) {}
 
   // X, sequence_lens, initial_h, initial_c are read on the device; W, R, B, P were packed.
   bool reads_input(size_t i) const override { return i == 0 || i == 4 || i == 5 || i == 6; }
   int64_t weight_bytes() const override {
-    return proj_->weight_bytes() + int64_t(r_.bytes() + rbh_.bytes() + peep_.bytes());
+    return proj_->weight_bytes() + int64_t(r_.bytes() + r_mma_.bytes() + rbh_.bytes() + peep_.bytes());
   }
 
   Status init(const Graph& g, const Node& n, CudaMath p) {
@@ -53,6 +53,12 @@ class RnnKernel final : public CudaKernel {
       TS_RETURN_IF_ERROR(r_.upload(rb.data(), elems * sizeof(__nv_bfloat16)));
     } else {
       TS_RETURN_IF_ERROR(r_.upload(rt.data(), elems * sizeof(float)));
+    }
+    // Tactics "mma" and "regs_b1" (above its batch) run the tensor-core kernel: R packed as its
+    // B fragments.
+    if ((mma_ || regs_) && rnn_mma_packable(int(h), r_half_ || r_bf16_)) {
+      std::vector<uint32_t> frag = rnn_mma_pack(r, int(ng), int(h), r_bf16_);
+      TS_RETURN_IF_ERROR(r_mma_.upload(frag.data(), frag.size() * sizeof(uint32_t)));
     }
     if (lbr_) TS_RETURN_IF_ERROR(rbh_.upload(bias.data() + 5 * h, size_t(h) * sizeof(float)));
     if (lstm_ && n.inputs.size() > 7 && n.inputs[7] != kNoValue) {
@@ -111,6 +117,8 @@ class RnnKernel final : public CudaKernel {
     p.max_ks = max_ks_;
     p.rows1 = rows1_;
     p.regs = regs_;
+    p.mma = mma_;
+    p.r_mma = r_mma_.get();
     DevTensor* y = a.out.size() > 0 ? a.out[0] : nullptr;
     DevTensor* yh = a.out.size() > 1 ? a.out[1] : nullptr;
     DevTensor* yc = lstm_ && a.out.size() > 2 ? a.out[2] : nullptr;
@@ -135,9 +143,9 @@ class RnnKernel final : public CudaKernel {
   bool lstm_, lbr_;
   int64_t h_, i_;
   int max_ks_;
-  bool rows1_, regs_;
+  bool rows1_, regs_, mma_;
   std::unique_ptr<LtGemm> proj_;
-  DeviceBuffer r_, rbh_, peep_;
+  DeviceBuffer r_, r_mma_, rbh_, peep_;
   bool r_half_ = false;
   bool r_bf16_ = false;
 };
@@ -181,9 +189,9 @@ Status check_rnn(const Graph& g, const Node& n, bool lstm) {
 Result<CudaKernelPtr> make_rnn(const Graph& g, const Node& n, bool lstm, CudaMath p, const std::string& tactic) {
   int64_t h = n.attr_i("hidden_size", 0);
   bool lbr = !lstm && n.attr_i("linear_before_reset", 0) != 0;
-  const bool regs = tactic == "regs_b1";
+  const bool regs = tactic == "regs_b1", mma = tactic == "mma";
   auto k = std::make_unique<RnnKernel>(lstm, lbr, h, g.value(n.inputs[1]).const_dims()[2], tactic.rfind("persistent_ks8", 0) == 0 ? 8 : 4,
-                                       tactic.size() > 6 && tactic.compare(tactic.size() - 6, 6, "_rows1") == 0, regs);
+                                       tactic.size() > 6 && tactic.compare(tactic.size() - 6, 6, "_rows1") == 0, regs, mma);
   TS_RETURN_IF_ERROR(k->init(g, n, p));
   return CudaKernelPtr(std::move(k));
 }
@@ -195,10 +203,12 @@ void add_rnn_ops(std::vector<CudaOpInfo>& ops) {
   // 2 × SMs): 4 (512 threads at H=128) or 8 (1024 threads, shorter FMA chains, one more level
   // of partial sums); "_rows1": one row per CTA at every batch (more CTAs resident per SM
   // instead of 4 rows per CTA); "regs_b1": R in registers, one barrier per step, for H ≤ 128
-  // and batch ≤ 2 × SMs (cuda_rnn_regs.cu; elsewhere it runs the persistent_ks4_rows1 kernel).
-  // Timed by the builder at the profile's opt shape.
+  // and batch ≤ 2 × SMs (cuda_rnn_regs.cu; above it the "mma" kernel where that applies, else
+  // the persistent_ks4_rows1 kernel); "mma": tensor-core tiles for FP16/BF16, H ≤ 128, H % 8 = 0
+  // (cuda_rnn_mma.cu; elsewhere the persistent_ks4 kernel). Timed by the builder at the
+  // profile's opt shape.
   const std::vector<std::string> tactics{"persistent_ks4", "persistent_ks8", "persistent_ks4_rows1",
-                                         "persistent_ks8_rows1", "regs_b1"};
+                                         "persistent_ks8_rows1", "regs_b1", "mma"};
   ops.push_back({"GRU", [](const Graph& g, const Node& n) { return check_rnn(g, n, false); },
                  [](const Graph& g, const Node& n, CudaMath p, const std::string& t) { return make_rnn(g, n, false, p, t); },
                  tactics});
