@@ -17,7 +17,7 @@ DEB_PACKAGES := build-essential cmake ninja-build pkg-config git zlib1g-dev \
   python3-torch python3-onnx python3-numpy libopenblas0-pthread \
   python3-sklearn python3-matplotlib libcpp-httplib-dev chromium fonts-wqy-microhei \
   librdkafka-dev libsimdjson-dev libpq-dev postgresql kcat \
-  libcurl4-openssl-dev libssl-dev python3-aiosmtpd openssl
+  libcurl4-openssl-dev libssl-dev python3-aiosmtpd openssl tzdata
 
 .PHONY: deps build demo test bench clean ticksentry train model model-data model-report web
 
