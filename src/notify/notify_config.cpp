@@ -28,6 +28,12 @@ TimeWindow read_window(TomlReader rd) {
   TimeWindow w;
   w.name = rd.str("name", "");
   if (w.name.empty()) rd.fail("name", "every time window needs a name");
+  if (rd.has("time_zone")) {
+    if (rd.has("utc_offset_hours") || rd.has("utc_offset_minutes")) {
+      rd.fail("time_zone", "give time_zone or a fixed utc_offset_hours/utc_offset_minutes, not both");
+    }
+    w.zone = must(TimeZone::load(rd.str("time_zone", "")), rd, "time_zone");
+  }
   const int64_t off_min = rd.integer("utc_offset_minutes", rd.integer("utc_offset_hours", 0) * 60);
   if (off_min < -14 * 60 || off_min > 14 * 60) rd.fail("utc_offset_minutes", "must be within ±14 h");
   w.utc_offset_minutes = int(off_min);

@@ -12,7 +12,8 @@ int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 
 }  // namespace
 
 bool TimeWindow::contains(int64_t unix_ns) const {
-  const int64_t local_s = floor_div(unix_ns, kNsPerSec) + int64_t(utc_offset_minutes) * 60;
+  const int64_t unix_s = floor_div(unix_ns, kNsPerSec);
+  const int64_t local_s = unix_s + (zone ? int64_t(zone->utc_offset_s(unix_s)) : int64_t(utc_offset_minutes) * 60);
   const int64_t day = floor_div(local_s, 86400);
   const int minute = int((local_s - day * 86400) / 60);
   const int weekday = int(((day % 7) + 7 + 3) % 7);  // 1970-01-01 was a Thursday (Monday = 0)
