@@ -109,6 +109,9 @@ std::unique_ptr<http::Dashboard> make_dashboard(const Config& config, const Comm
   if (c.http_token) o.token = *c.http_token;
   if (!o.enabled) return nullptr;
   o.audit_db = c.audit_db.value_or(config.section("sinks").get("audit_db", "ticksentry-audit.db"));
+  if (config.section("sinks").get("audit_backend", "sqlite") == "postgres") {
+    o.audit_postgres_dsn = config.section("sinks").get("postgres_dsn", "");  // /api/alerts reads the shared store
+  }
   auto d = std::make_unique<http::Dashboard>(o, symbols, p.metrics());
   p.set_market_board(d->board());
   p.add_sink("dashboard", d->alert_sink());
@@ -155,12 +158,21 @@ int finish(const RunSummary& summary, const CommonOptions& c) {
 // notifier's own threads; absent without a [notify] section. Returns false (with a message) when
 // the outbox cannot be opened; a bad [notify] throws ConfigError (exit 2 with its message).
 // `out` (may be null) receives the sink, so the dashboard can share its silences.
-bool add_notify_sink(Pipeline& p, const Config& config, const SymbolTable& symbols,
+// Deliveries are recorded in the SQLite audit store (table notify_deliveries); the PostgreSQL
+// backend has no delivery audit (the outbox's notifications table keeps the record).
+bool add_notify_sink(Pipeline& p, const Config& config, const CommonOptions& c, const SymbolTable& symbols,
                      std::shared_ptr<notify::NotifySink>* out = nullptr) {
-  auto sink = notify::make_notify_sink(config, symbols, &p.metrics());
+  auto s = config.section("sinks");
+  const bool sqlite = s.get("audit_backend", "sqlite") == "sqlite";
+  const std::string audit_db = sqlite ? c.audit_db.value_or(s.get("audit_db", "ticksentry-audit.db")) : "";
+  auto sink = notify::make_notify_sink(config, symbols, &p.metrics(), audit_db);
   if (!sink.is_ok()) {
     std::fprintf(stderr, "ticksentry: %s\n", sink.status().to_string().c_str());
     return false;
+  }
+  if (sink.value() && !sqlite) {
+    spdlog::info("notify: the delivery audit is SQLite-only; with audit_backend = postgres deliveries are recorded "
+                 "in the outbox ({}, table notifications)", sink.value()->notifier().outbox().path());
   }
   if (sink.value()) p.add_sink("notify", sink.value());
   if (out) *out = sink.value();
@@ -186,7 +198,7 @@ int run_kafka(const CommonOptions& c, const KafkaRunOptions& k, const std::atomi
   PipelineOptions po = pipeline_options(config, c, /*default_speed=*/0.0);
   Pipeline pipeline(symbols, config, po);
   if (!add_sinks(pipeline, config, c, k)) return kExitUsage;
-  if (!add_notify_sink(pipeline, config, symbols)) return kExitUsage;
+  if (!add_notify_sink(pipeline, config, c, symbols)) return kExitUsage;
   auto model = attach_model(pipeline, config, c, po);
   if (!model.is_ok()) {
     std::fprintf(stderr, "ticksentry: %s\n", model.status().to_string().c_str());
@@ -237,7 +249,7 @@ int command_run(const CommonOptions& c, const RunOptions& r, const std::atomic<b
     return kExitUsage;
   }
   std::shared_ptr<notify::NotifySink> notify_sink;
-  if (!add_notify_sink(pipeline, config, symbols, &notify_sink)) return kExitUsage;
+  if (!add_notify_sink(pipeline, config, c, symbols, &notify_sink)) return kExitUsage;
   auto dashboard = make_dashboard(config, c, symbols, pipeline, /*enabled_default=*/true);
   // Silences made in the dashboard mute notifications too: one SilenceStore.
   if (dashboard && notify_sink) dashboard->set_silence_store(&notify_sink->notifier().silences());
@@ -280,7 +292,7 @@ int command_replay(const CommonOptions& c, const ReplayOptions& r, const std::at
     return kExitUsage;
   }
   std::shared_ptr<notify::NotifySink> notify_sink;
-  if (!add_notify_sink(pipeline, config, symbols, &notify_sink)) return kExitUsage;
+  if (!add_notify_sink(pipeline, config, c, symbols, &notify_sink)) return kExitUsage;
   auto dashboard = make_dashboard(config, c, symbols, pipeline, /*enabled_default=*/false);
   // Silences made in the dashboard mute notifications too: one SilenceStore.
   if (dashboard && notify_sink) dashboard->set_silence_store(&notify_sink->notifier().silences());

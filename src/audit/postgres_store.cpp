@@ -2,8 +2,11 @@
 
 #include <libpq-fe.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "audit/alert_json.h"
 #include "core/clock.h"
@@ -58,6 +61,8 @@ Result<std::unique_ptr<PostgresStore>> PostgresStore::open(const std::string& ds
     return Status(StatusCode::kIoError, msg);
   }
   std::unique_ptr<PostgresStore> s(new PostgresStore(conn));
+  // CREATE ... IF NOT EXISTS would print a NOTICE on stderr for every existing relation.
+  TS_RETURN_IF_ERROR(s->exec("SET client_min_messages = warning", "SET client_min_messages"));
   // Several instances may create the schema at once: serialize on an advisory lock.
   TS_RETURN_IF_ERROR(s->exec("SELECT pg_advisory_lock(7254001)", "schema lock"));
   Status schema = s->exec(kSchema, "schema");
@@ -149,5 +154,67 @@ Result<int64_t> PostgresStore::scalar(const char* sql) {
 
 Result<int64_t> PostgresStore::count() { return scalar("SELECT count(*) FROM alerts"); }
 Result<int64_t> PostgresStore::distinct_ids() { return scalar("SELECT count(DISTINCT alert_id) FROM alerts"); }
+
+namespace {
+constexpr const char* kQuery =
+    "SELECT row_id, alert_id, symbol_id, symbol, type, severity, exch_ts_ns, event_seq, price_ticks, price, recv_ns, "
+    "book_ns, features_ns, detect_ns, emit_ns, latency_ns, values_json, features_blob FROM alerts "
+    "WHERE ($1::text IS NULL OR symbol = $1) AND ($2::text IS NULL OR type = $2) "
+    "AND exch_ts_ns >= $3::bigint AND exch_ts_ns < $4::bigint ORDER BY exch_ts_ns DESC, row_id DESC LIMIT $5::int";
+
+int64_t column_i64(const PGresult* r, int row, int col) { return std::strtoll(PQgetvalue(r, row, col), nullptr, 10); }
+}  // namespace
+
+Result<std::vector<AlertRecord>> PostgresStore::query(const AlertQuery& q) {
+  if (!conn_) return Status(StatusCode::kInvalidArgument, "postgres audit store: closed");
+  const std::string since = std::to_string(q.since_exch_ns), until = std::to_string(q.until_exch_ns),
+                    limit = std::to_string(q.limit);
+  const char* values[5] = {q.symbol ? q.symbol->c_str() : nullptr, q.type ? q.type->c_str() : nullptr, since.c_str(),
+                           until.c_str(), limit.c_str()};
+  PGresult* r = PQexecParams(conn_, kQuery, 5, nullptr, values, nullptr, nullptr, 0);
+  if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+    std::string msg = std::string("postgres query alerts: ") + PQerrorMessage(conn_);
+    PQclear(r);
+    while (!msg.empty() && msg.back() == '\n') msg.pop_back();
+    return Status(StatusCode::kIoError, msg);
+  }
+  std::vector<AlertRecord> rows;
+  rows.reserve(size_t(PQntuples(r)));
+  for (int i = 0; i < PQntuples(r); ++i) {
+    AlertRecord a;
+    a.row_id = column_i64(r, i, 0);
+    a.alert_id = static_cast<uint64_t>(column_i64(r, i, 1));
+    a.symbol_id = static_cast<SymbolId>(column_i64(r, i, 2));
+    a.symbol = PQgetvalue(r, i, 3);
+    a.type = PQgetvalue(r, i, 4);
+    a.severity = PQgetvalue(r, i, 5);
+    a.exch_ts_ns = column_i64(r, i, 6);
+    a.event_seq = static_cast<uint64_t>(column_i64(r, i, 7));
+    a.price_ticks = column_i64(r, i, 8);
+    a.price = std::strtod(PQgetvalue(r, i, 9), nullptr);
+    a.t.recv_ns = column_i64(r, i, 10);
+    a.t.book_ns = column_i64(r, i, 11);
+    a.t.features_ns = column_i64(r, i, 12);
+    a.t.detect_ns = column_i64(r, i, 13);
+    a.t.emit_ns = column_i64(r, i, 14);
+    a.latency_ns = column_i64(r, i, 15);
+    const nlohmann::json vj = nlohmann::json::parse(PQgetvalue(r, i, 16), nullptr, false);
+    if (vj.is_array()) {
+      for (const auto& v : vj) {
+        a.values.push_back({v.value("name", ""), v.value("value", 0.0), v.value("threshold", 0.0), v.value("cmp", "")});
+      }
+    }
+    size_t bytes = 0;  // bytea comes as text ("\\x..."): unescape it
+    unsigned char* blob = PQunescapeBytea(reinterpret_cast<const unsigned char*>(PQgetvalue(r, i, 17)), &bytes);
+    if (blob) {
+      a.features.resize(bytes / sizeof(float));
+      std::memcpy(a.features.data(), blob, a.features.size() * sizeof(float));
+      PQfreemem(blob);
+    }
+    rows.push_back(std::move(a));
+  }
+  PQclear(r);
+  return rows;
+}
 
 }  // namespace ts

@@ -8,6 +8,10 @@
 // `ON CONFLICT (alert_id) DO NOTHING`: an alert re-raised by any instance is stored once.
 // (A uint64 id is stored as the BIGINT with the same 64 bits.)
 //
+// Reading: query() answers the dashboard's /api/alerts (src/http/alert_history.h) with the
+// SQLite store's semantics (AuditStore::query: symbol, type, [since, until) in exchange ns,
+// newest first, limit). A reader opens its own connection (open()), never the writer's.
+//
 // Writes are batched like the SQLite store: write() inserts inside an open transaction (begun on
 // the first write after a commit); flush() commits it. Every libpq call is checked; an error is
 // a Status naming the call and the server's message, and the open transaction is rolled back
@@ -16,8 +20,10 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "audit/alert_sink.h"
+#include "audit/audit_store.h"
 
 struct pg_conn;
 
@@ -37,6 +43,8 @@ class PostgresStore : public AlertSink {
 
   Result<int64_t> count();           // rows in alerts
   Result<int64_t> distinct_ids();    // distinct alert ids (equals count(): ids are unique)
+  // Alerts matching `q`, newest first (exch_ts_ns, then insertion order), at most q.limit.
+  Result<std::vector<AlertRecord>> query(const AlertQuery& q);
 
  private:
   explicit PostgresStore(pg_conn* conn) : conn_(conn) {}

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <set>
 
+#include "audit/postgres_store.h"
 #include "detect/alert.h"
 #include "http/http_json.h"
 
@@ -37,7 +38,17 @@ nlohmann::json record_json(const AlertRecord& r) {
 Result<std::unique_ptr<AlertHistory>> AlertHistory::open(const std::string& db_path) {
   auto store = AuditStore::open(db_path);
   if (!store.is_ok()) return store.status().with_context("alert history");
-  return std::unique_ptr<AlertHistory>(new AlertHistory(std::move(store).value()));
+  std::shared_ptr<AuditStore> s = std::move(store).value();
+  AuditStore* raw = s.get();
+  return std::unique_ptr<AlertHistory>(new AlertHistory(s, [raw](const AlertQuery& q) { return raw->query(q); }));
+}
+
+Result<std::unique_ptr<AlertHistory>> AlertHistory::open_postgres(const std::string& dsn) {
+  auto store = PostgresStore::open(dsn);
+  if (!store.is_ok()) return store.status().with_context("alert history");
+  std::shared_ptr<PostgresStore> s = std::move(store).value();
+  PostgresStore* raw = s.get();
+  return std::unique_ptr<AlertHistory>(new AlertHistory(s, [raw](const AlertQuery& q) { return raw->query(q); }));
 }
 
 bool AlertHistory::handle(const httplib::Request& req, httplib::Response& res) {
@@ -83,7 +94,7 @@ bool AlertHistory::handle(const httplib::Request& req, httplib::Response& res) {
   if (!severity.empty()) q.limit = 5000;  // severity is filtered here, after the SQL query
   Result<std::vector<AlertRecord>> rows = [&] {
     std::lock_guard<std::mutex> lock(mu_);
-    return store_->query(q);
+    return query_(q);
   }();
   if (!rows.is_ok()) {
     reply_error(res, 500, "audit_store", rows.status().message());

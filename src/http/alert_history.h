@@ -8,12 +8,16 @@
 // src/audit/alert_json.h (without the feature row). A bad parameter (not a number, unknown
 // type, limit out of range, unknown parameter) is a 400 with the reason.
 //
-// It reads the audit store's SQLite file through its own connection (WAL: readers never block
-// the writer on the sink thread). Threading: handle() from any HTTP thread; one mutex guards
-// the connection (SQLite connection rules); queries are small and off the hot path.
+// It reads the audit trail through a connection of its own: the SQLite file (WAL: readers never
+// block the writer on the sink thread) or, with [sinks] audit_backend = "postgres", the shared
+// PostgreSQL database (audit/postgres_store.h); both answer alike. Threading: handle() from any
+// HTTP thread; one mutex guards the connection (neither SQLite's nor libpq's is shared);
+// queries are small and off the hot path.
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "audit/audit_store.h"
 #include "core/status.h"
@@ -29,14 +33,18 @@ class AlertHistory {
  public:
   // Opens `db_path` (creating the schema if the file is new, like the writer does).
   static Result<std::unique_ptr<AlertHistory>> open(const std::string& db_path);
+  // Connects to PostgreSQL with `dsn` (libpq connection string; creates the schema if missing).
+  static Result<std::unique_ptr<AlertHistory>> open_postgres(const std::string& dsn);
 
   // Answers the request. Returns false when the request was bad (a 400 was sent).
   bool handle(const httplib::Request& req, httplib::Response& res);
 
  private:
-  explicit AlertHistory(std::unique_ptr<AuditStore> store) : store_(std::move(store)) {}
+  using Query = std::function<Result<std::vector<AlertRecord>>(const AlertQuery&)>;
+  AlertHistory(std::shared_ptr<void> store, Query query) : store_(std::move(store)), query_(std::move(query)) {}
   std::mutex mu_;
-  std::unique_ptr<AuditStore> store_;
+  std::shared_ptr<void> store_;  // the connection query_ reads through
+  Query query_;
 };
 
 }  // namespace ts::http

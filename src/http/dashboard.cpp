@@ -13,6 +13,7 @@
 #include "http/live_feed.h"
 #include "http/market_board.h"
 #include "http/memory_silences.h"
+#include "http/score_board.h"
 #include "http/store_silences.h"
 
 namespace ts::http {
@@ -72,7 +73,9 @@ Dashboard::Dashboard(DashboardOptions options, const SymbolTable& symbols, Metri
   board_ = std::make_unique<MarketBoard>();
   silences_ = std::make_unique<SilenceProxy>();
   stream_ = std::make_shared<AlertStream>(*hub_, metrics_, silences_.get());
+  scores_ = std::make_unique<ScoreBoard>();
   live_ = std::make_unique<LiveFeed>(symbols_, board_.get(), stream_.get(), *hub_, metrics_);
+  live_->set_scores(scores_.get());
 }
 
 Dashboard::~Dashboard() { stop(); }
@@ -92,12 +95,15 @@ Status Dashboard::start() {
       ho.web_root.clear();
     }
   }
-  if (!options_.audit_db.empty()) {
-    auto h = AlertHistory::open(options_.audit_db);
+  if (!options_.audit_postgres_dsn.empty() || !options_.audit_db.empty()) {
+    auto h = options_.audit_postgres_dsn.empty() ? AlertHistory::open(options_.audit_db)
+                                                 : AlertHistory::open_postgres(options_.audit_postgres_dsn);
     if (!h.is_ok()) return h.status();
     history_ = std::move(h).value();
   }
-  if (!silence_store_ && !options_.audit_db.empty()) {
+  // With the PostgreSQL backend there is no SQLite audit file to keep silences in: without the
+  // notifier's store they stay in memory.
+  if (!silence_store_ && !options_.audit_db.empty() && options_.audit_postgres_dsn.empty()) {
     auto store = notify::SilenceStore::open(options_.audit_db);
     if (!store.is_ok()) return store.status().with_context("dashboard silences");
     own_silence_store_ = std::move(store).value();
@@ -137,6 +143,7 @@ void Dashboard::set_ready(bool ready) {
 }
 
 MarketBoard* Dashboard::board() { return board_.get(); }
+ScoreBoard* Dashboard::scores() { return scores_.get(); }
 std::shared_ptr<AlertStream> Dashboard::alert_sink() { return stream_; }
 int Dashboard::port() const { return server_ ? server_->port() : 0; }
 

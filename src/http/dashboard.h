@@ -10,7 +10,7 @@
 //   token    = ""               "" = $TICKSENTRY_TOKEN, else a random one printed at start-up
 //   web_root = ""               "" = $TICKSENTRY_WEB_ROOT, else the source tree's web/dist
 // Usage (src/app/commands.cpp): construct after the Pipeline (its Metrics), start(), hand
-// board() to Pipeline::set_market_board and alert_sink() to Pipeline::add_sink, run the
+// board() to Pipeline::set_market_board, scores() to Pipeline::set_score_board and alert_sink() to Pipeline::add_sink, run the
 // pipeline with set_ready(true), then stop() (or let the destructor do it).
 #include <memory>
 #include <optional>
@@ -34,6 +34,7 @@ class GpuTelemetry;
 class HttpServer;
 class LiveFeed;
 class MarketBoard;
+class ScoreBoard;
 class SilenceProxy;
 
 struct DashboardOptions {
@@ -43,6 +44,9 @@ struct DashboardOptions {
   std::string token;
   std::string web_root;
   std::string audit_db;  // the run's audit store ("" = no alert history)
+  // [sinks] audit_backend = "postgres": /api/alerts reads this database instead of audit_db
+  // (silences still live in audit_db's SQLite file when the notifier has none).
+  std::string audit_postgres_dsn;
   // Reads [http]; `enabled_default` is the command's default. Flags are applied by the caller.
   static DashboardOptions from_config(const ConfigSection& s, bool enabled_default);
   // "127.0.0.1:8080", ":8080", "8080" or "off"; false with `error` set when malformed.
@@ -62,6 +66,9 @@ class Dashboard {
   void set_ready(bool ready);
 
   MarketBoard* board();
+  // The serving model's probabilities and end-to-end latency: hand it to
+  // Pipeline::set_score_board (symbol page's probability chart, serving panels).
+  ScoreBoard* scores();
   std::shared_ptr<AlertStream> alert_sink();
   std::string url() const;          // with the login token: what to open in a browser
   const std::string& token() const { return options_.token; }
@@ -83,6 +90,7 @@ class Dashboard {
   std::unique_ptr<notify::SilenceStore> own_silence_store_;
   std::unique_ptr<EventHub> hub_;
   std::unique_ptr<MarketBoard> board_;
+  std::unique_ptr<ScoreBoard> scores_;
   std::unique_ptr<SilenceProxy> silences_;
   std::shared_ptr<AlertStream> stream_;
   std::unique_ptr<AlertHistory> history_;

@@ -91,6 +91,26 @@ void LiveFeed::tick() {
   }
   if (!ticks.empty()) hub_.publish("ticks", ticks.dump());
 
+  // Model probabilities: each scored symbol's peak since the previous tick.
+  if (scores_) {
+    nlohmann::json scored = nlohmann::json::array();
+    std::lock_guard<std::mutex> lock(mu_);
+    const size_t n = std::min(symbols_.size(), scores_->capacity());
+    if (views_.size() < n) views_.resize(n);
+    for (SymbolId id = 0; id < n; ++id) {
+      float peak = 0;
+      if (!scores_->take_peak(id, &peak)) continue;
+      SymbolView& v = views_[id];
+      const std::string& name = symbols_.name(id);
+      ids_.emplace(name, id);
+      if (!v.scores.empty() && v.scores.back()[0] >= t_s) v.scores.pop_back();
+      v.scores.push_back({t_s, double(peak)});
+      while (v.scores.size() > options_.history_points) v.scores.pop_front();
+      scored.push_back({{"s", name}, {"m", peak}, {"t", t_s}});
+    }
+    if (!scored.empty()) hub_.publish("scores", scored.dump());
+  }
+
   // Stats: rates over the time since the previous tick.
   const double events = total_counter("ticksentry_events_total");
   LatencyWindow w = alerts_ ? alerts_->take_window() : LatencyWindow();
@@ -114,6 +134,7 @@ void LiveFeed::tick() {
     nlohmann::json lat = nlohmann::json::object();
     for (int s = 0; s < kLatencyStageCount; ++s) lat[latency_stage_name(static_cast<LatencyStage>(s))] = quantiles_us(w.stage[s]);
     stats["latency_us"] = lat;
+    if (nlohmann::json model = serving_.sample(dt_s); !model.is_null()) stats["model"] = std::move(model);
     stats_.push_back(stats.dump());
     while (stats_.size() > options_.stats_points) stats_.pop_front();
   }
@@ -149,13 +170,17 @@ std::string LiveFeed::symbol_json(const std::string& name) const {
   for (int i = 0; i < v.quote.bid_levels; ++i) bids.push_back({ticks_to_price(v.quote.bids[i].price, tick), v.quote.bids[i].qty});
   for (int i = 0; i < v.quote.ask_levels; ++i) asks.push_back({ticks_to_price(v.quote.asks[i].price, tick), v.quote.asks[i].qty});
   for (const auto& p : v.history) hist.push_back({p[0], p[1], p[2]});
+  nlohmann::json prob = nlohmann::json::array();
+  for (const auto& p : v.scores) prob.push_back({p[0], p[1]});
   return nlohmann::json{{"symbol", name},
                         {"tick_size", tick},
                         {"last", ticks_to_price(v.quote.last, tick)},
                         {"volume", v.quote.cum_volume},
                         {"bids", bids},
                         {"asks", asks},
-                        {"history", hist}}
+                        {"history", hist},
+                        {"probability", prob},
+                        {"threshold", scores_ ? scores_->threshold() : 0.0}}
       .dump();
 }
 

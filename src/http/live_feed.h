@@ -4,11 +4,15 @@
 //    "ticks" message: [{"s": "AAPL", "p": last price, "v": cum volume, "b": best bid,
 //    "a": best ask, "t": Unix s}] (prices in currency);
 //  - appends each changed symbol's (t, price, volume) to its history (last `history_points`);
+//  - takes each scored symbol's peak model probability of the last tick from the ScoreBoard
+//    (when one is attached), keeps it as the symbol's probability history and publishes an SSE
+//    "scores" message: [{"s", "m": peak probability, "t": Unix s}];
 //  - takes the AlertStream's latency window and the pipeline's counters (events/s over the last
 //    5 ticks: the pipeline publishes its counter about once a second too) and publishes an SSE
 //    "stats" message: {"t", "events_per_s", "alerts_per_s", "alerts_silenced", "events_total",
 //    "alerts_total", "latency_us": {stage: {"p50","p99","p999","count"}}}, kept for the last
-//    `stats_points` ticks (stats_json()).
+//    `stats_points` ticks (stats_json()). While a model serves, the message gains "model": the
+//    serving panels' numbers (serving_stats.h).
 // Symbol names are read from the SymbolTable for ids below its size() (safe from any thread,
 // see core/symbol_table.h); the feed keeps its own name → id map for lookups by the API.
 // Threading: start()/stop() from the owner; the *_json() readers from any HTTP thread.
@@ -31,6 +35,8 @@
 #include "http/alert_stream.h"
 #include "http/event_hub.h"
 #include "http/market_board.h"
+#include "http/score_board.h"
+#include "http/serving_stats.h"
 
 namespace ts::http {
 
@@ -50,6 +56,11 @@ class LiveFeed {
 
   // Runs `fn` on the feed's thread at every tick (e.g. GpuTelemetry::sample); before start().
   void set_on_tick(std::function<void()> fn) { on_tick_ = std::move(fn); }
+  // The model's probabilities and end-to-end latency (src/app feeds it); before start().
+  void set_scores(ScoreBoard* scores) {
+    scores_ = scores;
+    serving_ = ServingStats(metrics_, scores);
+  }
   void start();
   void stop();
   // Runs one tick on the caller's thread (tests; the feed thread calls it every interval).
@@ -58,7 +69,8 @@ class LiveFeed {
   // {"symbols": [{"s", "p", "v", "b", "a"}]} sorted by name (symbols published so far).
   std::string symbols_json() const;
   // {"symbol", "tick_size", "last", "volume", "bids": [[price, qty]], "asks": [...],
-  //  "history": [[t, price, volume]]}; empty string when the symbol is unknown.
+  //  "history": [[t, price, volume]], "probability": [[t, peak probability]], "threshold"};
+  // empty string when the symbol is unknown. "threshold" is 0 when no model serves.
   std::string symbol_json(const std::string& name) const;
   // {"points": [stats message, ...]} oldest first.
   std::string stats_json() const;
@@ -69,6 +81,7 @@ class LiveFeed {
     uint64_t version = 0;
     QuoteSnapshot quote;
     std::deque<std::array<double, 3>> history;  // t (Unix s), price, volume
+    std::deque<std::array<double, 2>> scores;   // t (Unix s), peak probability in that tick
   };
   void run();
   double total_counter(const std::string& family) const;
@@ -79,6 +92,8 @@ class LiveFeed {
   EventHub& hub_;
   Metrics& metrics_;
   const LiveFeedOptions options_;
+  ScoreBoard* scores_ = nullptr;
+  ServingStats serving_{metrics_, nullptr};  // feed thread only
 
   mutable std::mutex mu_;  // guards everything below (feed thread writes, HTTP threads read)
   std::vector<SymbolView> views_;

@@ -1,76 +1,17 @@
-// The PostgreSQL audit backend against a real server: initdb + pg_ctl from Debian's postgresql
-// into a temporary directory, on a loopback port, as the `postgres` user when the tests run as
-// root (the server refuses to run as root). Skipped, saying why, only if the server cannot start.
+// The PostgreSQL audit backend against a real server (tests/postgres_server.h: initdb + pg_ctl
+// on a loopback port). Skipped, saying why, only if the server cannot start.
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <pwd.h>
-#include <sys/socket.h>
 
 #include <cstdlib>
 #include <fstream>
 
 #include "audit/postgres_store.h"
 #include "kafka_test_util.h"
+#include "postgres_server.h"
 #include "test_data.h"
 
 namespace ts::testing {
 namespace {
-
-constexpr const char* kPgBin = "/usr/lib/postgresql/15/bin";
-
-int free_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
-    ::close(fd);
-    return 0;
-  }
-  const int port = ntohs(a.sin_port);
-  ::close(fd);
-  return port;
-}
-
-class PostgresServer {
- public:
-  // Empty when the server runs; otherwise why it could not start.
-  std::string start() {
-    char tmpl[] = "/tmp/ticksentry-pg-XXXXXX";
-    if (!mkdtemp(tmpl)) return "mkdtemp failed";
-    dir_ = tmpl;
-    std::string as = "";
-    if (geteuid() == 0) {
-      const passwd* pw = getpwnam("postgres");
-      if (!pw) return "running as root and there is no 'postgres' user to run the server as";
-      if (chown(dir_.c_str(), pw->pw_uid, pw->pw_gid) != 0) return "chown of " + dir_ + " failed";
-      as = "runuser -u postgres -- ";
-    }
-    port_ = free_port();
-    const std::string initdb = as + kPgBin + "/initdb -D " + dir_ + "/data -A trust -U postgres -E UTF8 --no-sync > " +
-                               dir_ + "/initdb.log 2>&1";
-    if (std::system(initdb.c_str()) != 0) return "initdb failed: " + slurp(dir_ + "/initdb.log");
-    pg_ctl_ = as + kPgBin + "/pg_ctl -D " + dir_ + "/data";
-    const std::string start = pg_ctl_ + " -l " + dir_ + "/server.log -w -t 120 -o \"-p " + std::to_string(port_) +
-                              " -k " + dir_ + " -c listen_addresses=127.0.0.1 -c fsync=off\" start > /dev/null 2>&1";
-    if (std::system(start.c_str()) != 0) return "pg_ctl start failed: " + slurp(dir_ + "/server.log");
-    running_ = true;
-    return "";
-  }
-  ~PostgresServer() {
-    if (running_) (void)std::system((pg_ctl_ + " -m immediate stop > /dev/null 2>&1").c_str());
-    if (!dir_.empty()) std::filesystem::remove_all(dir_);
-  }
-  std::string dsn() const {
-    return "host=127.0.0.1 port=" + std::to_string(port_) + " dbname=postgres user=postgres connect_timeout=10";
-  }
-
- private:
-  std::string dir_, pg_ctl_;
-  int port_ = 0;
-  bool running_ = false;
-};
 
 class PostgresAudit : public ::testing::Test {
  protected:
