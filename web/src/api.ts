@@ -6,13 +6,24 @@ export interface Alert {
   id: number; symbol: string; type: string; severity: string; exch_ts_ns: number; price: number;
   values: { name: string; value: number; threshold: number; cmp: string }[];
   latency_ns: { total: number; book?: number; features?: number; detect?: number; emit?: number };
-  wall_ms?: number; silenced_by?: string; model?: string;
+  wall_ms?: number; silenced_by?: string;
+  model?: { name: string; version: number; probability: number; threshold: number; shadow: boolean };
 }
+// The model's peak probability for a symbol in one live-feed tick ("scores" stream).
+export interface Score { s: string; m: number; t: number }
 export interface Tick { s: string; p: number; v: number; b: number; a: number; t: number }
 export interface StagePoint { p50: number; p99: number; p999: number; count: number }
+// Model serving over one live-feed tick (src/http/serving_stats.h); absent while no model serves.
+export interface ModelStats {
+  batches_per_s: number; inferences_per_s: number; mean_batch: number;
+  batch_sizes: [number, number][];
+  queue_wait_us: StagePoint; compute_us: StagePoint; end_to_end_us: StagePoint;
+  drops: Record<string, number>; drops_total: Record<string, number>;
+  failed_batches: number; fallback_batches: number; failed_total: number; backend_switches_total: number;
+}
 export interface Stats {
   t: number; events_per_s: number; alerts_per_s: number; alerts_silenced: number; events_total: number;
-  alerts_total: number; latency_us: Record<string, StagePoint>;
+  alerts_total: number; latency_us: Record<string, StagePoint>; model?: ModelStats;
 }
 
 export class ApiError extends Error {
@@ -42,7 +53,7 @@ export async function api<T>(path: string, method = "GET", body?: unknown): Prom
 
 type Listener<T> = (data: T) => void;
 
-// One EventSource for the whole page; pages subscribe to "alert", "ticks" and "stats".
+// One EventSource for the whole page; pages subscribe to "alert", "ticks", "scores" and "stats".
 export class Stream {
   private listeners = new Map<string, Set<Listener<unknown>>>();
   private source: EventSource | null = null;
@@ -52,7 +63,7 @@ export class Stream {
     this.source = new EventSource("api/stream");
     this.source.onopen = () => this.onState(true);
     this.source.onerror = () => this.onState(false);
-    for (const name of ["alert", "ticks", "stats"]) {
+    for (const name of ["alert", "ticks", "scores", "stats"]) {
       this.source.addEventListener(name, (ev) => {
         const data = JSON.parse((ev as MessageEvent).data);
         this.listeners.get(name)?.forEach((l) => l(data));
@@ -60,7 +71,7 @@ export class Stream {
     }
   }
 
-  on<T>(name: "alert" | "ticks" | "stats", l: Listener<T>): () => void {
+  on<T>(name: "alert" | "ticks" | "scores" | "stats", l: Listener<T>): () => void {
     if (!this.listeners.has(name)) this.listeners.set(name, new Set());
     this.listeners.get(name)!.add(l as Listener<unknown>);
     return () => this.listeners.get(name)!.delete(l as Listener<unknown>);

@@ -44,7 +44,7 @@ export const alertsPage: Page = (root) => {
     (!typeSel.value || a.type === typeSel.value) &&
     (!sevSel.value || a.severity === sevSel.value) &&
     (!symIn.value || a.symbol.toUpperCase().includes(symIn.value.trim().toUpperCase())) &&
-    (!modelSel.value || (a.model ?? "rules") === modelSel.value);
+    (!modelSel.value || (a.model?.name ?? "rules") === modelSel.value);
 
   const render = () => {
     const shown = alerts.filter(matches).slice(0, kMaxRows);
@@ -52,7 +52,8 @@ export const alertsPage: Page = (root) => {
     count.textContent = `${shown.length} ${t("shown")} / ${alerts.length}`;
   };
   const addModel = (a: Alert) => {
-    if (a.model && ![...modelSel.options].some((o) => o.value === a.model)) modelSel.append(el("option", { value: a.model }, a.model));
+    const name = a.model?.name;
+    if (name && ![...modelSel.options].some((o) => o.value === name)) modelSel.append(el("option", { value: name }, name));
   };
   for (const c of [typeSel, sevSel, modelSel]) c.addEventListener("change", render);
   symIn.addEventListener("input", render);

@@ -1,10 +1,12 @@
 // Latency and throughput: receive → alert P50/P99/P999 over time, the per-stage breakdown of the
-// last second, events/s and alerts/s, and the batcher's panels (empty while only rules run).
+// last second, events/s and alerts/s, and the model-serving panels (serving.ts; a note while
+// only rules run).
 import { ISeriesApi } from "lightweight-charts";
 import { api, Stats, stream } from "../api";
 import { el, fmtNum, Page } from "../dom";
 import { Key, t } from "../i18n";
 import { makeChart, ts } from "./charts";
+import { servingPanels } from "./serving";
 
 const kStages = ["book", "features", "detect", "emit", "total"] as const;
 
@@ -18,8 +20,9 @@ export const latencyPage: Page = (root) => {
     el("div", { class: "panel" }, el("h3", {}, t("per_stage")),
       el("table", {}, el("thead", {}, el("tr", {}, el("th", {}, t("stage")), el("th", { class: "num" }, "P50"),
         el("th", { class: "num" }, "P99"), el("th", { class: "num" }, "P999"), el("th", { class: "num" }, "n"))), stageBody)),
-    el("div", { class: "panel" }, el("h3", {}, t("throughput")), summary, thrBox),
-    el("div", { class: "panel" }, el("h3", {}, t("batching")), el("p", { class: "note" }, t("no_batcher")))));
+    el("div", { class: "panel" }, el("h3", {}, t("throughput")), summary, thrBox)));
+  const serving = servingPanels();
+  root.append(serving.element);
 
   const lat = makeChart(latBox);
   const p50 = lat.addLineSeries({ color: "#30a46c", title: "P50" });
@@ -32,6 +35,7 @@ export const latencyPage: Page = (root) => {
 
   let lastT = 0;
   const add = (s: Stats) => {
+    serving.add(s);
     const tt = ts(s.t);
     if (tt <= lastT) return;
     lastT = tt;
@@ -55,5 +59,5 @@ export const latencyPage: Page = (root) => {
   };
   api<{ points: Stats[] }>("api/stats").then((r) => r.points.forEach(add)).catch(() => {});
   const off = stream.on<Stats>("stats", add);
-  return () => { off(); lat.remove(); thr.remove(); };
+  return () => { off(); lat.remove(); thr.remove(); serving.remove(); };
 };
