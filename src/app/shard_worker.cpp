@@ -56,12 +56,26 @@ void ShardWorker::attach_model(serve::ShardPort* port, const serve::ServeOptions
   model_opts_ = opts;
   lossless_ = opts.lossless == "on";
   std::snprintf(model_name_, sizeof(model_name_), "%s", model_name.c_str());
-  ModelDecisionOptions d;
-  d.threshold = opts.threshold;
-  d.hysteresis = opts.hysteresis;
-  d.cooldown_ns = int64_t(opts.cooldown_s * 1e9);
-  decision_ = std::make_unique<ModelDecision>(d);
-  shadow_decision_ = std::make_unique<ModelDecision>(d);
+  auto values = [](double threshold, double hysteresis, double cooldown_s) {
+    ModelDecisionOptions d;
+    d.threshold = threshold;
+    d.hysteresis = hysteresis;
+    d.cooldown_ns = int64_t(cooldown_s * 1e9);
+    return d;
+  };
+  const ModelDecisionOptions defaults = values(opts.threshold, opts.hysteresis, opts.cooldown_s);
+  std::vector<ModelDecisionOptions> groups;
+  std::vector<SymbolGroupSpec> specs;
+  for (const auto& g : opts.groups) {
+    groups.push_back(values(g.threshold, g.hysteresis, g.cooldown_s));
+    specs.push_back(g.match);
+  }
+  // ServeOptions::from_config validated the groups; an error here is a caller's bug.
+  auto compiled = SymbolGroups::compile(specs);
+  auto matcher = std::make_shared<const SymbolGroups>(compiled ? std::move(compiled.value()) : SymbolGroups{});
+  auto group_of = [matcher, this](SymbolId id) { return matcher->match(symbols_.name(id)); };
+  decision_ = std::make_unique<ModelDecision>(defaults, groups, group_of);
+  shadow_decision_ = std::make_unique<ModelDecision>(defaults, groups, group_of);
 }
 
 void ShardWorker::maybe_request(const Event& e, const StageTimes& t, const float* row) {
@@ -115,13 +129,14 @@ size_t ShardWorker::poll_model() {
     a.price = r.request.price;
     a.t = r.request.t;
     a.t.detect_ns = mono_ns();
-    a.add_value("probability", p, model_opts_.threshold, Cmp::kGe);
+    const double threshold = decision.options_for(r.request.symbol).threshold;
+    a.add_value("probability", p, threshold, Cmp::kGe);
     const int rows = window ? port_->rows() : 0;  // shadow results carry no window
     if (window) std::memcpy(a.features, window + size_t(rows - 1) * kFeatureCount, sizeof(a.features));
     std::memcpy(a.model.model, model_name_, sizeof(model_name_));
     a.model.version = r.model_version;
     a.model.probability = float(p);
-    a.model.threshold = float(model_opts_.threshold);
+    a.model.threshold = float(threshold);
     a.model.shadow = r.shadow;
     a.model.window_rows = uint16_t(rows);
     emit(a, window);  // null for shadow results

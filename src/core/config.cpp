@@ -73,8 +73,17 @@ const void* ConfigSection::node(std::string_view key) const {
   return table_->get(key);
 }
 
+std::vector<std::string> ConfigSection::unread_keys() const {
+  std::vector<std::string> all, unread;
+  if (table_) collect_keys(*table_, name_, all);
+  for (auto& k : all) {
+    if (!read_->count(k)) unread.push_back(k);
+  }
+  return unread;
+}
+
 namespace {
-[[noreturn]] void type_error(const std::string& section, std::string_view key, const char* want) {
+[[noreturn]] void type_error(const std::string& section, std::string_view key, const std::string& want) {
   throw ConfigError("config key " + section + "." + std::string(key) + ": expected " + want);
 }
 }  // namespace
@@ -105,6 +114,32 @@ std::string ConfigSection::get(std::string_view key, const char* def) const {
   if (!n) return def;
   if (n->is_string()) return n->as_string()->get();
   type_error(name_, key, "a string");
+}
+
+std::vector<std::string> ConfigSection::get(std::string_view key, const std::vector<std::string>& def) const {
+  auto* n = static_cast<const toml::node*>(node(key));
+  if (!n) return def;
+  const toml::array* a = n->as_array();
+  if (!a) type_error(name_, key, "an array of strings");
+  std::vector<std::string> out;
+  for (const toml::node& e : *a) {
+    if (!e.is_string()) type_error(name_, key, "an array of strings");
+    out.push_back(e.as_string()->get());
+  }
+  return out;
+}
+
+std::vector<ConfigSection> ConfigSection::tables(std::string_view key) const {
+  auto* n = static_cast<const toml::node*>(node(key));
+  std::vector<ConfigSection> out;
+  if (!n) return out;
+  const toml::array* a = n->as_array();
+  if (a && a->empty()) return out;
+  if (!a || !a->is_array_of_tables()) type_error(name_, key, "an array of tables ([[" + name_ + "." + std::string(key) + "]])");
+  for (size_t i = 0; i < a->size(); ++i) {
+    out.push_back(ConfigSection(a->get(i)->as_table(), name_ + "." + std::string(key) + "[" + std::to_string(i) + "]", read_));
+  }
+  return out;
 }
 
 }  // namespace ts

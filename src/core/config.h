@@ -51,7 +51,15 @@ class ConfigSection {
   bool get(std::string_view key, bool def) const;
   std::string get(std::string_view key, const char* def) const;
   std::string get(std::string_view key, const std::string& def) const { return get(key, def.c_str()); }
+  // An array of strings (e.g. symbols = ["600519.SH", "688*"]).
+  std::vector<std::string> get(std::string_view key, const std::vector<std::string>& def) const;
   const std::string& name() const { return name_; }
+  // An array of tables ([[model.groups]]): one section per element, named "model.groups[0]", ...
+  // Each element's keys are checked by its reader through unread_keys().
+  std::vector<ConfigSection> tables(std::string_view key) const;
+  // Keys of this section that no get() asked for (dotted names), for sections whose keys the
+  // file-wide check does not see (elements of an array of tables).
+  std::vector<std::string> unread_keys() const;
   // The section's TOML table (nullptr when absent), for a module that reads nested tables and
   // arrays of tables itself (e.g. [notify]). Every key under it counts as read from then on, so
   // that module must refuse unknown keys itself, with the key's dotted name.

@@ -1,5 +1,6 @@
 #include "serve/serve_options.h"
 
+#include <algorithm>
 #include <filesystem>
 
 namespace ts::serve {
@@ -53,6 +54,29 @@ ServeOptions ServeOptions::from_config(const ConfigSection& s) {
   if (o.hysteresis < 0 || o.hysteresis >= o.threshold) bad("hysteresis must be in [0, threshold)");
   o.cooldown_s = s.get("cooldown_s", o.cooldown_s);
   if (o.cooldown_s < 0) bad("cooldown_s must be >= 0");
+  // [[model.groups]]: per symbol group threshold / hysteresis / cooldown.
+  std::vector<SymbolGroupSpec> specs;
+  for (const ConfigSection& g : s.tables("groups")) {
+    auto bad_group = [&](const std::string& what) { throw ConfigError("[" + g.name() + "] " + what); };
+    DecisionGroup d;
+    d.match.name = g.get("name", "");
+    d.match.symbols = g.get("symbols", std::vector<std::string>{});
+    d.match.regex = g.get("regex", "");
+    d.match.markets = g.get("markets", std::vector<std::string>{});
+    d.threshold = g.get("threshold", o.threshold);
+    if (!(d.threshold > 0 && d.threshold <= 1)) bad_group("threshold must be in (0, 1]");
+    d.hysteresis = g.get("hysteresis", std::min(o.hysteresis, d.threshold / 2));
+    if (d.hysteresis < 0 || d.hysteresis >= d.threshold) bad_group("hysteresis must be in [0, threshold)");
+    d.cooldown_s = g.get("cooldown_s", o.cooldown_s);
+    if (d.cooldown_s < 0) bad_group("cooldown_s must be >= 0");
+    for (const auto& k : g.unread_keys()) {
+      bad_group("unknown key '" + k + "' (name, symbols, regex, markets, threshold, hysteresis, cooldown_s)");
+    }
+    specs.push_back(d.match);
+    o.groups.push_back(std::move(d));
+  }
+  auto compiled = SymbolGroups::compile(specs);
+  if (!compiled) bad(compiled.status().message());
   return o;
 }
 

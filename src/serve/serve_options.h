@@ -4,8 +4,10 @@
 // Read at start-up; a change takes effect at the next start (promotions swap the model itself).
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/config.h"
+#include "detect/symbol_groups.h"
 #include "serve/batcher.h"
 
 namespace ts::serve {
@@ -13,6 +15,14 @@ namespace ts::serve {
 enum class Trigger : uint8_t {
   kRow,    // a request when a symbol's window gains a completed row (every_n-th row)
   kEvent,  // a request on every every_n-th event of a symbol: T-1 completed rows + the current row
+};
+
+// A symbol group's own decision values ([[model.groups]]); a value not given is the model's.
+struct DecisionGroup {
+  SymbolGroupSpec match;
+  double threshold = 0.9;
+  double hysteresis = 0.1;
+  double cooldown_s = 60;
 };
 
 struct ServeOptions {
@@ -51,6 +61,7 @@ struct ServeOptions {
   double threshold = 0.9;
   double hysteresis = 0.1;          // re-arm below threshold - hysteresis
   double cooldown_s = 60;           // exchange time between two alerts of one symbol
+  std::vector<DecisionGroup> groups;  // first match wins; symbols in none use the three above
 
   static ServeOptions from_config(const ConfigSection& s);  // throws ConfigError on bad values
 };

@@ -97,6 +97,34 @@ TEST(PipelineModel, ReplayRaisesModelAlertsWithTheirWindowsAudited) {
   EXPECT_EQ(jsonl_model, model_alerts);
 }
 
+TEST(PipelineModel, ASymbolGroupsThresholdAndCooldownApplyToItsSymbols) {
+  // The model says 0.3 with a 60 s cooldown (several alerts on GOOG's day, test above); GOOG's
+  // group says 0.35 and a cooldown longer than the day: exactly one alert, judged at 0.35.
+  auto dir = testing::scratch_dir("serve_pipeline_model_groups");
+  {
+    std::ofstream cfg(dir / "model.toml");
+    cfg << "[model]\npath = \"" << kModel << "\"\nthreshold = 0.3\nhysteresis = 0.05\ncooldown_s = 60\n"
+        << "backend = \"cpu\"\n"
+        << "[[model.groups]]\nname = \"nyse\"\nsymbols = [\"*.N\"]\nthreshold = 0.99\n"
+        << "[[model.groups]]\nname = \"goog\"\nsymbols = [\"GOO?\"]\nthreshold = 0.35\ncooldown_s = 100000\n";
+  }
+  const auto goog = testing::lobster_file("GOOG", "message", 10);
+  auto o = run_bin({"replay", "--format", "lobster", goog.string(), "--config", "model.toml", "--no-stdout",
+                    "--summary-json", "summary.json", "--jsonl", "alerts.jsonl"},
+                   dir);
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  std::ifstream jf(dir / "alerts.jsonl");
+  std::string line;
+  std::vector<nlohmann::json> model_alerts;
+  while (std::getline(jf, line)) {
+    auto j = nlohmann::json::parse(line);
+    if (j["type"] == "model") model_alerts.push_back(j);
+  }
+  ASSERT_EQ(model_alerts.size(), 1u) << "the group's cooldown outlasts the day";
+  EXPECT_NEAR(model_alerts[0]["model"]["threshold"].get<double>(), 0.35, 1e-6);
+  EXPECT_GE(model_alerts[0]["model"]["probability"].get<double>(), 0.35);
+}
+
 TEST(PipelineModel, MissingModelIsAClearStartupError) {
   auto dir = testing::scratch_dir("serve_pipeline_model_missing");
   const auto goog = testing::lobster_file("GOOG", "message", 10);
