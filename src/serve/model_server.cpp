@@ -1,6 +1,7 @@
 #include "serve/model_server.h"
 
 #include <algorithm>
+#include <cstring>
 #include <random>
 
 #include "core/clock.h"
@@ -280,22 +281,15 @@ void ModelServer::dispatch(Worker& w, int64_t now_ns) {
   for (auto& r : expired_scratch_) post(r, ResultCode::kExpired, 0);
   expired_scratch_.clear();
   if (w.reqs.empty()) return;
-  const size_t per = size_t(opts_.window_rows) * size_t(features_);
-  for (size_t i = 0; i < w.reqs.size(); ++i) {
-    const InferenceRequest& r = w.reqs[i];
-    std::copy_n(ports_[r.shard]->slot_data(r.slot), per, w.in + i * per);
-  }
   ++batch_sizes_[std::min(w.reqs.size(), batch_sizes_.size() - 1)];
   // The batch's version is fixed here: a swap after this point affects later batches only.
   w.model = prod_.load();
   w.rows = int64_t(w.reqs.size());
-  if (pads(*w.model)) {
-    // PERF NOTE: the cuda backend captures a CUDA graph per input shape; padding batches to
-    // power-of-two buckets (all captured at warm-up) keeps captures off the hot path. The pad
-    // rows repeat row 0 (real data, no NaN) and their outputs are ignored.
-    w.rows = bucket_of(w.rows, opts_.batcher.max_batch);
-    for (int64_t i = int64_t(w.reqs.size()); i < w.rows; ++i) std::copy_n(w.in, per, w.in + size_t(i) * per);
-  }
+  // PERF NOTE: the cuda backend captures a CUDA graph per input shape; padding batches to
+  // power-of-two buckets (all captured at warm-up) keeps captures off the hot path.
+  if (pads(*w.model)) w.rows = bucket_of(w.rows, opts_.batcher.max_batch);
+  // The windows are gathered by the worker (gather()), not here: at 1 M requests/s that is
+  // ~5 GB/s of copying, which one scheduler thread cannot do besides batching.
   w.dispatch_ns = mono_ns();
   w.state.store(Worker::kAssigned, std::memory_order_release);
   w.state.notify_one();
@@ -378,9 +372,21 @@ void ModelServer::worker_loop(Worker& w) {
   }
 }
 
+void ModelServer::gather(Worker& w) {
+  // A request's window slot stays the shard's untouched until its result is posted, so the
+  // worker may read it now. Pad rows repeat row 0 (real data, no NaN); their outputs are ignored.
+  const size_t per = size_t(opts_.window_rows) * size_t(features_);
+  for (size_t i = 0; i < w.reqs.size(); ++i) {
+    const InferenceRequest& r = w.reqs[i];
+    std::memcpy(w.in + i * per, ports_[r.shard]->slot_data(r.slot), per * sizeof(float));
+  }
+  for (int64_t i = int64_t(w.reqs.size()); i < w.rows; ++i) std::memcpy(w.in + size_t(i) * per, w.in, per * sizeof(float));
+}
+
 void ModelServer::run_batch(Worker& w) {
   std::shared_ptr<Served> model = std::move(w.model);  // this batch's engine, whatever swaps happen
   const int64_t b = int64_t(w.reqs.size());
+  gather(w);
   engine::TensorView in{engine::DType::kF32, {w.rows, opts_.window_rows, features_}, w.in};
   engine::TensorView out{engine::DType::kF32, {w.rows, 1}, w.out};
   Status st = model->contexts[size_t(w.index)]->execute({&in, 1}, {&out, 1});

@@ -2,9 +2,10 @@
 // ModelServer: the live model behind the pipeline's model alerts.
 //
 //   shards ──ShardPort rings──► scheduler thread (Batcher: latest-wins, deadlines, bounded)
-//                                   │ a batch, gathered into the worker's (pinned) input buffer
+//                                   │ a batch (requests only; windows stay in the shards' slots)
 //                                   ▼
-//                               worker threads, one ExecutionContext (CUDA stream) each
+//                               worker threads, one ExecutionContext (CUDA stream) each; each
+//                                   │ gathers its batch's windows into its (pinned) input buffer
 //                                   │ probabilities, per shard, on the worker's own result ring
 //                                   ▼
 //                               shards (decision: threshold, hysteresis, cooldown → alert)
@@ -126,6 +127,7 @@ class ModelServer {
   void scheduler_loop();
   void worker_loop(Worker& w);
   void post(const InferenceRequest& r, ResultCode code, int ring);
+  void gather(Worker& w);     // copies the batch's windows into the worker's staging (worker thread)
   void run_batch(Worker& w);
   void run_shadow(Worker& w);
   bool pads(const Served& s) const;  // batches padded to power-of-two buckets on this version
