@@ -51,7 +51,38 @@ CREATE TABLE IF NOT EXISTS model_inputs (
   window_blob BLOB NOT NULL
 );
 CREATE INDEX IF NOT EXISTS model_inputs_alert ON model_inputs(alert_id);
+CREATE TABLE IF NOT EXISTS notify_deliveries (
+  outbox_uid TEXT NOT NULL,
+  notification_id INTEGER NOT NULL,
+  receiver TEXT NOT NULL,
+  group_key TEXT NOT NULL,
+  status TEXT NOT NULL,
+  alert_ids TEXT NOT NULL,
+  state TEXT NOT NULL,
+  attempts INTEGER NOT NULL,
+  enqueued_unix_ns INTEGER NOT NULL,
+  alert_unix_ns INTEGER NOT NULL,
+  delivered_unix_ns INTEGER,
+  latency_ns INTEGER,
+  alert_latency_ns INTEGER,
+  last_error TEXT NOT NULL,
+  updated_unix_ns INTEGER NOT NULL,
+  PRIMARY KEY (outbox_uid, notification_id)
+);
+CREATE INDEX IF NOT EXISTS notify_deliveries_receiver ON notify_deliveries(receiver, state);
 )sql";
+
+// Never backwards: more attempts, or a final state over pending, wins (see write_delivery).
+constexpr const char* kUpsertDelivery =
+    "INSERT INTO notify_deliveries (outbox_uid, notification_id, receiver, group_key, status, alert_ids, state, "
+    "attempts, enqueued_unix_ns, alert_unix_ns, delivered_unix_ns, latency_ns, alert_latency_ns, last_error, "
+    "updated_unix_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15) "
+    "ON CONFLICT (outbox_uid, notification_id) DO UPDATE SET state = excluded.state, attempts = excluded.attempts, "
+    "delivered_unix_ns = excluded.delivered_unix_ns, latency_ns = excluded.latency_ns, "
+    "alert_latency_ns = excluded.alert_latency_ns, "
+    "last_error = CASE WHEN excluded.last_error = '' THEN notify_deliveries.last_error ELSE excluded.last_error END, "
+    "updated_unix_ns = excluded.updated_unix_ns "
+    "WHERE notify_deliveries.state = 'pending' AND (excluded.state != 'pending' OR excluded.attempts > notify_deliveries.attempts)";
 
 // Idempotent by alert id, like the alerts insert below.
 constexpr const char* kInsertInput =
@@ -121,6 +152,7 @@ Result<std::unique_ptr<AuditStore>> AuditStore::open(const std::string& path) {
   }
   if (Status s = store->prepare(kInsert, &store->insert_); !s) return fail(s);
   if (Status s = store->prepare(kInsertInput, &store->insert_input_); !s) return fail(s);
+  if (Status s = store->prepare(kUpsertDelivery, &store->upsert_delivery_); !s) return fail(s);
   return store;
 }
 
@@ -235,6 +267,120 @@ Result<std::vector<ModelInputRecord>> AuditStore::model_inputs() {
   return out;
 }
 
+Status AuditStore::write_delivery(const DeliveryAuditRecord& r) {
+  if (!db_) return Status(StatusCode::kIoError, "audit store: closed");
+  if (!in_txn_) {
+    TS_RETURN_IF_ERROR(exec("BEGIN", "BEGIN"));
+    in_txn_ = true;
+  }
+  std::string ids = "[";
+  for (size_t i = 0; i < r.alert_ids.size(); ++i) {
+    if (i) ids += ',';
+    ids += std::to_string(r.alert_ids[i]);
+  }
+  ids += "]";
+  sqlite3_stmt* s = upsert_delivery_;
+  int rc = SQLITE_OK;
+  auto bind = [&](int x) {
+    if (rc == SQLITE_OK) rc = x;
+  };
+  auto bind_opt = [&](int i, int64_t v, bool present) {
+    bind(present ? sqlite3_bind_int64(s, i, v) : sqlite3_bind_null(s, i));
+  };
+  const bool delivered = r.state == "delivered";
+  bind(sqlite3_bind_text(s, 1, r.outbox_uid.c_str(), -1, SQLITE_TRANSIENT));
+  bind(sqlite3_bind_int64(s, 2, r.notification_id));
+  bind(sqlite3_bind_text(s, 3, r.receiver.c_str(), -1, SQLITE_TRANSIENT));
+  bind(sqlite3_bind_text(s, 4, r.group_key.c_str(), -1, SQLITE_TRANSIENT));
+  bind(sqlite3_bind_text(s, 5, r.status.c_str(), -1, SQLITE_TRANSIENT));
+  bind(sqlite3_bind_text(s, 6, ids.c_str(), -1, SQLITE_TRANSIENT));
+  bind(sqlite3_bind_text(s, 7, r.state.c_str(), -1, SQLITE_TRANSIENT));
+  bind(sqlite3_bind_int(s, 8, r.attempts));
+  bind(sqlite3_bind_int64(s, 9, r.enqueued_unix_ns));
+  bind(sqlite3_bind_int64(s, 10, r.alert_unix_ns));
+  bind_opt(11, r.delivered_unix_ns, delivered);
+  bind_opt(12, r.latency_ns, delivered);
+  bind_opt(13, r.alert_latency_ns, delivered);
+  bind(sqlite3_bind_text(s, 14, r.last_error.c_str(), -1, SQLITE_TRANSIENT));
+  bind(sqlite3_bind_int64(s, 15, r.updated_unix_ns));
+  Status st = check(rc, "sqlite3_bind(notify_deliveries)");
+  if (st) {
+    const int step = sqlite3_step(s);
+    st = step == SQLITE_DONE ? Status::ok() : check(step == SQLITE_ROW ? SQLITE_MISUSE : step, "sqlite3_step(UPSERT notify_deliveries)");
+  }
+  sqlite3_reset(s);
+  sqlite3_clear_bindings(s);
+  return st;
+}
+
+Result<std::vector<DeliveryAuditRecord>> AuditStore::deliveries(const DeliveryQuery& q) {
+  if (!db_) return Status(StatusCode::kIoError, "audit store: closed");
+  sqlite3_stmt* s = nullptr;
+  TS_RETURN_IF_ERROR(prepare("SELECT outbox_uid, notification_id, receiver, group_key, status, alert_ids, state, attempts, "
+                             "enqueued_unix_ns, alert_unix_ns, IFNULL(delivered_unix_ns, 0), IFNULL(latency_ns, -1), "
+                             "IFNULL(alert_latency_ns, -1), last_error, updated_unix_ns FROM notify_deliveries "
+                             "WHERE (?1 IS NULL OR receiver = ?1) AND (?2 IS NULL OR state = ?2) "
+                             "ORDER BY enqueued_unix_ns DESC, notification_id DESC LIMIT ?3", &s));
+  int rc = SQLITE_OK;
+  auto bind = [&](int x) {
+    if (rc == SQLITE_OK) rc = x;
+  };
+  bind(q.receiver ? sqlite3_bind_text(s, 1, q.receiver->c_str(), -1, SQLITE_TRANSIENT) : sqlite3_bind_null(s, 1));
+  bind(q.state ? sqlite3_bind_text(s, 2, q.state->c_str(), -1, SQLITE_TRANSIENT) : sqlite3_bind_null(s, 2));
+  bind(sqlite3_bind_int(s, 3, q.limit));
+  if (Status st = check(rc, "sqlite3_bind(notify_deliveries)"); !st) {
+    sqlite3_finalize(s);
+    return st;
+  }
+  std::vector<DeliveryAuditRecord> out;
+  while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+    DeliveryAuditRecord r;
+    r.outbox_uid = column_text(s, 0);
+    r.notification_id = sqlite3_column_int64(s, 1);
+    r.receiver = column_text(s, 2);
+    r.group_key = column_text(s, 3);
+    r.status = column_text(s, 4);
+    const nlohmann::json ids = nlohmann::json::parse(column_text(s, 5), nullptr, false);
+    if (ids.is_array()) {
+      for (const auto& id : ids) {
+        if (id.is_number_unsigned()) r.alert_ids.push_back(id.get<uint64_t>());
+      }
+    }
+    r.state = column_text(s, 6);
+    r.attempts = sqlite3_column_int(s, 7);
+    r.enqueued_unix_ns = sqlite3_column_int64(s, 8);
+    r.alert_unix_ns = sqlite3_column_int64(s, 9);
+    r.delivered_unix_ns = sqlite3_column_int64(s, 10);
+    r.latency_ns = sqlite3_column_int64(s, 11);
+    r.alert_latency_ns = sqlite3_column_int64(s, 12);
+    r.last_error = column_text(s, 13);
+    r.updated_unix_ns = sqlite3_column_int64(s, 14);
+    out.push_back(std::move(r));
+  }
+  Status st = check(rc, "sqlite3_step(SELECT notify_deliveries)");
+  sqlite3_finalize(s);
+  if (!st) return st;
+  return out;
+}
+
+Result<int64_t> AuditStore::delivery_resume_id(const std::string& outbox_uid) {
+  if (!db_) return Status(StatusCode::kIoError, "audit store: closed");
+  sqlite3_stmt* s = nullptr;
+  TS_RETURN_IF_ERROR(prepare("SELECT IFNULL((SELECT MIN(notification_id) FROM notify_deliveries WHERE outbox_uid = ?1 "
+                             "AND state = 'pending'), (SELECT IFNULL(MAX(notification_id), 0) + 1 FROM notify_deliveries "
+                             "WHERE outbox_uid = ?1))", &s));
+  int rc = sqlite3_bind_text(s, 1, outbox_uid.c_str(), -1, SQLITE_TRANSIENT);
+  int64_t id = 1;
+  if (rc == SQLITE_OK) {
+    rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW) id = sqlite3_column_int64(s, 0);
+  }
+  Status st = check(rc, "sqlite3_step(notify_deliveries resume id)");
+  sqlite3_finalize(s);
+  if (!st) return st;
+  return id;
+}
+
 Status AuditStore::flush() {
   if (!db_ || !in_txn_) return Status::ok();
   Status s = exec("COMMIT", "COMMIT");
@@ -254,6 +400,8 @@ Status AuditStore::close() {
   insert_ = nullptr;
   sqlite3_finalize(insert_input_);
   insert_input_ = nullptr;
+  sqlite3_finalize(upsert_delivery_);
+  upsert_delivery_ = nullptr;
   const int rc = sqlite3_close(db_);
   if (rc != SQLITE_OK && s) s = check(rc, "sqlite3_close");
   db_ = nullptr;

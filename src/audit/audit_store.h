@@ -62,6 +62,33 @@ struct ModelInputRecord {
   std::vector<float> window;  // rows × cols, oldest row first
 };
 
+// A notification's delivery (table `notify_deliveries`, one row per outbox notification; written
+// by the notifier's delivery audit, src/notify/delivery_audit.h). The outbox stays the source of
+// truth; this is the record an operator queries (`ticksentry audit deliveries`).
+struct DeliveryAuditRecord {
+  std::string outbox_uid;             // the outbox the id belongs to (random, made with the outbox)
+  int64_t notification_id = 0;        // the outbox row id
+  std::string receiver;
+  std::string group_key;
+  std::string status;                 // "firing" / "resolved"
+  std::vector<uint64_t> alert_ids;
+  std::string state;                  // "pending", "delivered", "failed" (given up for good)
+  int attempts = 0;
+  int64_t enqueued_unix_ns = 0;       // first enqueue
+  int64_t alert_unix_ns = 0;          // the news in it (what alert → delivered counts from)
+  int64_t delivered_unix_ns = 0;      // 0 unless delivered
+  int64_t latency_ns = -1;            // first enqueue → delivered; -1 unless delivered
+  int64_t alert_latency_ns = -1;      // alert → delivered; -1 unless delivered
+  std::string last_error;
+  int64_t updated_unix_ns = 0;
+};
+
+struct DeliveryQuery {
+  std::optional<std::string> receiver;
+  std::optional<std::string> state;
+  int limit = 100;  // newest first
+};
+
 struct AlertQuery {
   std::optional<std::string> symbol;
   std::optional<std::string> type;
@@ -84,6 +111,15 @@ class AuditStore : public AlertSink {
   Status write_model_input(const Alert& a, const float* window, int rows, int cols) override;
   Result<std::vector<ModelInputRecord>> model_inputs();  // oldest first
   bool records_shadow() const override { return true; }
+  // Upserts a delivery row by (outbox_uid, notification_id) in the open batch (flush() commits).
+  // A row never goes back: an update with fewer attempts than stored, or "pending" over a final
+  // state, is ignored, so writes may arrive out of order and twice. An empty last_error keeps
+  // the stored one (a delivery after failed attempts keeps the last failure's message).
+  Status write_delivery(const DeliveryAuditRecord& r);
+  Result<std::vector<DeliveryAuditRecord>> deliveries(const DeliveryQuery& q);
+  // The lowest notification id of `outbox_uid` that may still change: its lowest pending row, or
+  // one past its highest row (1 when it has none).
+  Result<int64_t> delivery_resume_id(const std::string& outbox_uid);
   Status flush() override;  // commits the open batch, if any
   Status close() override;  // commits, finalizes statements, closes the connection
 
@@ -103,6 +139,7 @@ class AuditStore : public AlertSink {
   sqlite3* db_ = nullptr;
   sqlite3_stmt* insert_ = nullptr;
   sqlite3_stmt* insert_input_ = nullptr;
+  sqlite3_stmt* upsert_delivery_ = nullptr;
   bool in_txn_ = false;
   int64_t pending_ = 0;
 };

@@ -24,10 +24,29 @@ int64_t TokenBucket::take(int64_t now_ns) {
   return std::max<int64_t>(1, int64_t((1.0 - tokens_) / rate_per_ns_));
 }
 
-DeliveryWorker::DeliveryWorker(ReceiverConfig cfg, std::unique_ptr<Receiver> receiver, Outbox& outbox)
+DeliveryMetrics DeliveryMetrics::registered(Metrics& m, const std::string& name) {
+  // 1 ms .. 1 h: a few ms to a loopback peer, group waits of 100 ms - 1 s, retries over an outage.
+  static const std::vector<double> kBuckets = {0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1,
+                                               2,     5,     10,    30,   60,   300,  900, 3600};
+  DeliveryMetrics d;
+  d.latency_s = &m.histogram("notify_delivery_latency_seconds", "Alert to delivered latency per receiver", kBuckets,
+                             {{"receiver", name}});
+  const char* help = "Notifications that reached a final state, by receiver and state (delivered, failed: given up)";
+  d.delivered = &m.counter("notify_deliveries_total", help, {{"receiver", name}, {"state", "delivered"}});
+  d.failed = &m.counter("notify_deliveries_total", help, {{"receiver", name}, {"state", "failed"}});
+  const char* attempts = "Delivery attempts by receiver and result (error: retried or given up)";
+  d.attempts_ok = &m.counter("notify_delivery_attempts_total", attempts, {{"receiver", name}, {"result", "ok"}});
+  d.attempts_error = &m.counter("notify_delivery_attempts_total", attempts, {{"receiver", name}, {"result", "error"}});
+  return d;
+}
+
+DeliveryWorker::DeliveryWorker(ReceiverConfig cfg, std::unique_ptr<Receiver> receiver, Outbox& outbox,
+                               DeliveryAudit* audit, DeliveryMetrics metrics)
     : cfg_(std::move(cfg)),
       receiver_(std::move(receiver)),
       outbox_(outbox),
+      audit_(audit),
+      metrics_(metrics),
       bucket_(cfg_.rate_per_s, cfg_.burst),
       rng_(std::random_device{}()) {}
 
@@ -106,17 +125,28 @@ void DeliveryWorker::deliver(const OutboxEntry& e) {
   Status st = n.is_ok() ? receiver_->send(n.value()) : n.status();
   const int64_t now = wall_ns();
   Status rec;
+  const char* state = "pending";
+  int64_t latency = -1;
   if (st.is_ok()) {
-    const int64_t latency = now - e.alert_unix_ns;
+    state = "delivered";
+    latency = now - e.alert_unix_ns;
     rec = outbox_.mark_delivered(e.id, attempt, now, latency);
     stats_.delivered.fetch_add(1, std::memory_order_relaxed);
-    std::lock_guard lock(stats_.latency_mu);
-    stats_.latency.record(latency);
+    {
+      std::lock_guard lock(stats_.latency_mu);
+      stats_.latency.record(latency);
+    }
+    if (metrics_.latency_s) metrics_.latency_s->Observe(double(latency) / 1e9);
+    if (metrics_.delivered) metrics_.delivered->Increment();
+    if (metrics_.attempts_ok) metrics_.attempts_ok->Increment();
   } else {
     stats_.failed_attempts.fetch_add(1, std::memory_order_relaxed);
+    if (metrics_.attempts_error) metrics_.attempts_error->Increment();
     const bool permanent = st.code() != StatusCode::kIoError;
     if (permanent || cfg_.retry.gives_up(attempt, (now - e.created_unix_ns) / kNsPerMs)) {
+      state = "failed";
       stats_.dead.fetch_add(1, std::memory_order_relaxed);
+      if (metrics_.failed) metrics_.failed->Increment();
       spdlog::error("notify {}: giving up on notification {} after {} attempts: {}", cfg_.name, e.id, attempt,
                     st.to_string());
       rec = outbox_.mark_dead(e.id, attempt, st.to_string());
@@ -133,6 +163,29 @@ void DeliveryWorker::deliver(const OutboxEntry& e) {
   if (!rec.is_ok()) {
     stats_.outbox_errors.fetch_add(1, std::memory_order_relaxed);
     spdlog::error("notify {}: recording notification {}: {}", cfg_.name, e.id, rec.to_string());
+  }
+  if (audit_) {
+    DeliveryAuditRecord r;
+    if (n.is_ok()) {
+      r = delivery_audit_record(audit_->outbox_uid(), e.id, n.value(), state);
+    } else {
+      r.outbox_uid = audit_->outbox_uid();
+      r.notification_id = e.id;
+      r.receiver = e.receiver;
+      r.state = state;
+    }
+    r.attempts = attempt;
+    r.enqueued_unix_ns = e.created_unix_ns;
+    r.alert_unix_ns = e.alert_unix_ns;
+    if (st.is_ok()) {
+      r.delivered_unix_ns = now;
+      r.latency_ns = now - e.created_unix_ns;
+      r.alert_latency_ns = latency;
+    } else {
+      r.last_error = st.to_string();
+    }
+    r.updated_unix_ns = now;
+    audit_->record(std::move(r));
   }
 }
 

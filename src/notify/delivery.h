@@ -9,6 +9,9 @@
 // therefore delays its notifications by up to max_backoff_ms after it comes back, and loses
 // none (with the default policy).
 //
+// Record: every attempt's outcome goes to the outbox first, then (when configured) to the
+// delivery audit (delivery_audit.h) and the Prometheus metrics (DeliveryMetrics).
+//
 // Rate limit: a token bucket per receiver (rate_per_s sustained, burst at once); a notification
 // over the limit waits in the outbox, it is never dropped.
 #include <atomic>
@@ -21,6 +24,8 @@
 #include <thread>
 
 #include "core/latency_histogram.h"
+#include "core/metrics.h"
+#include "notify/delivery_audit.h"
 #include "notify/outbox.h"
 #include "notify/receiver.h"
 
@@ -49,10 +54,24 @@ struct DeliveryStats {
   LatencyHistogram latency;  // alert → delivered, ns
 };
 
+// One receiver's Prometheus series (all null: no metrics). Prometheus counters and histograms
+// are thread-safe; the delivery thread updates them as each attempt ends.
+struct DeliveryMetrics {
+  prometheus::Histogram* latency_s = nullptr;     // ticksentry_notify_delivery_latency_seconds{receiver}
+  prometheus::Counter* delivered = nullptr;       // ticksentry_notify_deliveries_total{receiver,state="delivered"}
+  prometheus::Counter* failed = nullptr;          // ticksentry_notify_deliveries_total{receiver,state="failed"}
+  prometheus::Counter* attempts_ok = nullptr;     // ticksentry_notify_delivery_attempts_total{receiver,result="ok"}
+  prometheus::Counter* attempts_error = nullptr;  // ticksentry_notify_delivery_attempts_total{receiver,result="error"}
+
+  // Registers receiver `name`'s series in `m`.
+  static DeliveryMetrics registered(Metrics& m, const std::string& name);
+};
+
 class DeliveryWorker {
  public:
-  // Retries by cfg.retry.
-  DeliveryWorker(ReceiverConfig cfg, std::unique_ptr<Receiver> receiver, Outbox& outbox);
+  // Retries by cfg.retry. `audit` (may be null) must outlive the worker.
+  DeliveryWorker(ReceiverConfig cfg, std::unique_ptr<Receiver> receiver, Outbox& outbox, DeliveryAudit* audit = nullptr,
+                 DeliveryMetrics metrics = {});
   ~DeliveryWorker();  // stop(0)
   DeliveryWorker(const DeliveryWorker&) = delete;
   DeliveryWorker& operator=(const DeliveryWorker&) = delete;
@@ -76,6 +95,8 @@ class DeliveryWorker {
   ReceiverConfig cfg_;
   std::unique_ptr<Receiver> receiver_;
   Outbox& outbox_;
+  DeliveryAudit* audit_;
+  DeliveryMetrics metrics_;
   TokenBucket bucket_;
   std::mt19937_64 rng_;
   DeliveryStats stats_;

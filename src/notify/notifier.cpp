@@ -8,7 +8,7 @@
 
 namespace ts::notify {
 
-Result<std::unique_ptr<Notifier>> Notifier::create(NotifyConfig cfg, const SymbolTable& symbols) {
+Result<std::unique_ptr<Notifier>> Notifier::create(NotifyConfig cfg, const SymbolTable& symbols, Metrics* metrics) {
   std::unique_ptr<Notifier> n(new Notifier(std::move(cfg), symbols));
   auto ob = Outbox::open(n->cfg_.outbox_db, n->cfg_.outbox_sync_full);
   if (!ob.is_ok()) return ob.status();
@@ -16,8 +16,14 @@ Result<std::unique_ptr<Notifier>> Notifier::create(NotifyConfig cfg, const Symbo
   auto ss = SilenceStore::open(n->cfg_.outbox_db);
   if (!ss.is_ok()) return ss.status();
   n->silences_ = std::move(ss).value();
+  if (!n->cfg_.audit_db.empty()) {
+    auto audit = DeliveryAudit::open(n->cfg_.audit_db, *n->outbox_);
+    if (!audit.is_ok()) return audit.status();
+    n->audit_ = std::move(audit).value();
+  }
   for (const ReceiverConfig& rc : n->cfg_.receivers) {
-    n->workers_.emplace(rc.name, std::make_unique<DeliveryWorker>(rc, make_receiver(rc), *n->outbox_));
+    const DeliveryMetrics dm = metrics ? DeliveryMetrics::registered(*metrics, rc.name) : DeliveryMetrics{};
+    n->workers_.emplace(rc.name, std::make_unique<DeliveryWorker>(rc, make_receiver(rc), *n->outbox_, n->audit_.get(), dm));
   }
   n->inhibitor_ = std::make_unique<Inhibitor>(n->cfg_.inhibit_rules);
   return n;
@@ -28,6 +34,7 @@ Notifier::~Notifier() { stop(); }
 void Notifier::start() {
   if (started_) return;
   started_ = true;
+  if (audit_) audit_->start();
   for (auto& [name, w] : workers_) w->start();
   router_ = std::thread([this] { run(); });
   // The outbox's checkpoints (fsyncs) run here, never inside the router's or a delivery
@@ -84,6 +91,7 @@ void Notifier::stop() {
     checkpointer_.join();
   }
   for (auto& [name, w] : workers_) w->stop(started_ ? cfg_.drain_ms : 0);
+  if (audit_) audit_->stop();  // after the workers: their last records are written
   const NotifierStats s = stats();
   spdlog::info("notify: {} alerts ({} silenced, {} inhibited), {} notifications, {} delivered, {} failed attempts, {} dead",
                s.alerts, s.silenced, s.inhibited, s.notifications, s.delivered, s.failed_attempts, s.dead);
@@ -116,7 +124,8 @@ void Notifier::process(const NotifyAlert& a, int64_t now_ns) {
 
 void Notifier::commit(std::vector<Notification>& batch) {
   if (batch.empty()) return;
-  Status st = outbox_->enqueue(batch, wall_ns());
+  const int64_t now = wall_ns();
+  Status st = outbox_->enqueue(batch, now, audit_ ? &enqueued_ids_ : nullptr);
   if (!st.is_ok()) {
     // Nothing else can hold them: log loudly and count (a full disk is an operator's problem).
     outbox_errors_.fetch_add(1, std::memory_order_relaxed);
@@ -125,6 +134,16 @@ void Notifier::commit(std::vector<Notification>& batch) {
     return;
   }
   notifications_.fetch_add(batch.size(), std::memory_order_relaxed);
+  if (audit_) {
+    // Queued before the workers are woken, so a notification's "pending" record is always
+    // queued ahead of its outcome (DeliveryAudit::open relies on that order after a crash).
+    for (size_t i = 0; i < batch.size() && i < enqueued_ids_.size(); ++i) {
+      DeliveryAuditRecord r = delivery_audit_record(audit_->outbox_uid(), enqueued_ids_[i], batch[i], "pending");
+      r.enqueued_unix_ns = now;
+      r.updated_unix_ns = now;
+      audit_->record(std::move(r));
+    }
+  }
   std::set<std::string> names;
   for (const auto& n : batch) names.insert(n.receiver);
   for (const auto& name : names) {
@@ -213,10 +232,6 @@ void Notifier::publish_metrics(Metrics& m) {
   add("notifications", m.counter("notify_notifications_total", "Notifications committed to the outbox"), s.notifications);
   for (const auto& [name, w] : workers_) {
     DeliveryStats& d = w->stats();
-    const char* help = "Delivery attempts by receiver and outcome";
-    add(name + "/delivered", m.counter("notify_deliveries_total", help, {{"receiver", name}, {"state", "delivered"}}), d.delivered.load());
-    add(name + "/failed", m.counter("notify_deliveries_total", help, {{"receiver", name}, {"state", "failed"}}), d.failed_attempts.load());
-    add(name + "/dead", m.counter("notify_deliveries_total", help, {{"receiver", name}, {"state", "dead"}}), d.dead.load());
     std::lock_guard lock(d.latency_mu);
     m.gauge("notify_delivery_latency_p99_us", "Alert to delivered latency P99 (us)", {{"receiver", name}})
         .Set(double(d.latency.quantile_ns(0.99)) / 1e3);

@@ -27,6 +27,7 @@
 #include "core/metrics.h"
 #include "core/spsc_ring.h"
 #include "notify/delivery.h"
+#include "notify/delivery_audit.h"
 #include "notify/grouper.h"
 #include "notify/inhibitor.h"
 #include "notify/notify_config.h"
@@ -52,9 +53,10 @@ struct NotifierStats {
 
 class Notifier {
  public:
-  // Opens the outbox and silences (cfg.outbox_db) and makes the receivers. `symbols` must
-  // outlive the notifier.
-  static Result<std::unique_ptr<Notifier>> create(NotifyConfig cfg, const SymbolTable& symbols);
+  // Opens the outbox and silences (cfg.outbox_db), the delivery audit (cfg.audit_db, when set)
+  // and makes the receivers. `symbols` and `metrics` (may be null: no delivery histogram and
+  // counters) must outlive the notifier.
+  static Result<std::unique_ptr<Notifier>> create(NotifyConfig cfg, const SymbolTable& symbols, Metrics* metrics = nullptr);
   ~Notifier();  // stop()
   Notifier(const Notifier&) = delete;
   Notifier& operator=(const Notifier&) = delete;
@@ -73,8 +75,11 @@ class Notifier {
   // Alert → delivered latency of every delivery so far, all receivers (ns).
   LatencyHistogram delivery_latency() const;
   // Adds counts since the last call: ticksentry_notify_{alerts,spilled,silenced,inhibited,
-  // notifications}_total, ticksentry_notify_deliveries_total{receiver,state}, and the gauges
-  // ticksentry_notify_delivery_latency_p99_us{receiver}. One thread at a time.
+  // notifications}_total, and sets the gauges ticksentry_notify_delivery_latency_p99_us{receiver}.
+  // (Per-delivery series, updated as each attempt ends when create() was given metrics:
+  // ticksentry_notify_delivery_latency_seconds{receiver} histogram, ticksentry_notify_
+  // deliveries_total{receiver,state=delivered|failed}, ticksentry_notify_delivery_attempts_total
+  // {receiver,result=ok|error}.) One thread at a time.
   void publish_metrics(Metrics& m);
 
  private:
@@ -86,11 +91,13 @@ class Notifier {
   NotifyConfig cfg_;
   const SymbolTable& symbols_;
   std::unique_ptr<Outbox> outbox_;
+  std::unique_ptr<DeliveryAudit> audit_;  // null without cfg.audit_db; outlives the workers
   std::unique_ptr<SilenceStore> silences_;
   std::map<std::string, std::unique_ptr<DeliveryWorker>> workers_;
   SpscRing<Alert> ring_;
   std::unique_ptr<Inhibitor> inhibitor_;
   Grouper grouper_;  // router thread only
+  std::vector<int64_t> enqueued_ids_;  // router thread only (commit's outbox ids)
 
   std::mutex mu_;               // guards kick_; the router and the checkpointer wait on it
   std::condition_variable cv_;

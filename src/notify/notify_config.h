@@ -20,6 +20,9 @@ struct NotifyConfig {
   int queue_capacity = 4096;        // alerts between the sink thread and the router; beyond: spilled to the outbox
   bool time_by_exchange = true;     // time windows see the alert's exchange time ("exchange") or now ("wall")
   int64_t drain_ms = 2000;          // at shutdown, keep delivering this long; the rest waits in the outbox
+  // Not read from [notify]: the app sets it to the SQLite audit store ([sinks] audit_db) so that
+  // deliveries are recorded there (delivery_audit.h); "" = no delivery audit.
+  std::string audit_db;
   Route route;
   std::vector<ReceiverConfig> receivers;
   std::vector<InhibitRule> inhibit_rules;

@@ -2,9 +2,12 @@
 
 namespace ts::notify {
 
-Result<std::shared_ptr<NotifySink>> make_notify_sink(const Config& config, const SymbolTable& symbols, Metrics* metrics) {
+Result<std::shared_ptr<NotifySink>> make_notify_sink(const Config& config, const SymbolTable& symbols, Metrics* metrics,
+                                                     const std::string& audit_db) {
   if (!has_notify_section(config)) return std::shared_ptr<NotifySink>();
-  auto n = Notifier::create(read_notify_config(config), symbols);
+  NotifyConfig cfg = read_notify_config(config);
+  cfg.audit_db = audit_db;
+  auto n = Notifier::create(std::move(cfg), symbols, metrics);
   if (!n.is_ok()) return n.status();
   std::shared_ptr<Notifier> notifier(std::move(n).value());
   notifier->start();

@@ -35,8 +35,10 @@ class NotifySink : public AlertSink {
   Metrics* metrics_;
 };
 
-// The sink for the file's [notify] section, started; null when the file has none. Throws
-// ConfigError for a bad [notify]; a Status error when the outbox cannot be opened.
-Result<std::shared_ptr<NotifySink>> make_notify_sink(const Config& config, const SymbolTable& symbols, Metrics* metrics);
+// The sink for the file's [notify] section, started; null when the file has none. Deliveries are
+// recorded in the SQLite audit store `audit_db` ("" = none). Throws ConfigError for a bad
+// [notify]; a Status error when the outbox or the audit store cannot be opened.
+Result<std::shared_ptr<NotifySink>> make_notify_sink(const Config& config, const SymbolTable& symbols, Metrics* metrics,
+                                                     const std::string& audit_db = "");
 
 }  // namespace ts::notify

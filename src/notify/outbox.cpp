@@ -1,5 +1,8 @@
 #include "notify/outbox.h"
 
+#include <cstdio>
+#include <random>
+
 namespace ts::notify {
 
 namespace {
@@ -11,7 +14,15 @@ CREATE TABLE IF NOT EXISTS notifications(
   delivered_unix_ns INTEGER, latency_ns INTEGER, last_error TEXT);
 CREATE INDEX IF NOT EXISTS notifications_due ON notifications(receiver, state, next_attempt_unix_ns);
 CREATE TABLE IF NOT EXISTS spilled_alerts(id INTEGER PRIMARY KEY, alert TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS outbox_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 )sql";
+
+std::string random_uid() {
+  std::random_device rd;
+  char buf[33];
+  std::snprintf(buf, sizeof buf, "%08x%08x%08x%08x", rd(), rd(), rd(), rd());
+  return buf;
+}
 }  // namespace
 
 Result<std::unique_ptr<Outbox>> Outbox::open(const std::string& path, bool sync_full) {
@@ -30,6 +41,13 @@ Result<std::unique_ptr<Outbox>> Outbox::open(const std::string& path, bool sync_
   if (!ck.is_ok()) return ck.status().with_context("outbox checkpoint connection");
   o->checkpoint_db_ = std::move(ck).value();
   TS_RETURN_IF_ERROR(o->prepare().with_context("outbox " + path));
+  TS_RETURN_IF_ERROR(o->db_->exec("INSERT OR IGNORE INTO outbox_meta(key, value) VALUES('uid', '" + random_uid() + "')")
+                         .with_context("outbox " + path));
+  auto uid = o->db_->prepare("SELECT value FROM outbox_meta WHERE key='uid'");
+  if (!uid.is_ok()) return uid.status().with_context("outbox " + path);
+  auto row = uid.value().step();
+  if (!row.is_ok() || !row.value()) return Status(StatusCode::kIoError, "outbox " + path + ": no uid in outbox_meta");
+  o->uid_ = uid.value().col_text(0);
   return o;
 }
 
@@ -53,7 +71,8 @@ Status Outbox::prepare() {
   return Status::ok();
 }
 
-Status Outbox::enqueue(const std::vector<Notification>& ns, int64_t now_unix_ns) {
+Status Outbox::enqueue(const std::vector<Notification>& ns, int64_t now_unix_ns, std::vector<int64_t>* ids) {
+  if (ids) ids->clear();
   if (ns.empty()) return Status::ok();
   std::lock_guard lock(mu_);
   TS_RETURN_IF_ERROR(db_->exec("BEGIN IMMEDIATE"));
@@ -62,10 +81,14 @@ Status Outbox::enqueue(const std::vector<Notification>& ns, int64_t now_unix_ns)
     insert_->bind(5, now_unix_ns).bind(6, now_unix_ns).bind(7, n.first_alert_unix_ns());
     if (Status st = insert_->run(); !st.is_ok()) {
       (void)db_->exec("ROLLBACK");
+      if (ids) ids->clear();
       return st.with_context("outbox enqueue");
     }
+    if (ids) ids->push_back(db_->last_insert_id());
   }
-  return db_->exec("COMMIT");
+  Status st = db_->exec("COMMIT");
+  if (!st.is_ok() && ids) ids->clear();
+  return st;
 }
 
 Result<std::vector<OutboxEntry>> Outbox::due(const std::string& receiver, int64_t now_unix_ns, int limit) {
@@ -170,6 +193,43 @@ Result<std::vector<DeliveryRecord>> Outbox::records() {
     SqlStmt& q = s.value();
     out.push_back(DeliveryRecord{q.col_int(0), q.col_text(1), q.col_text(2), q.col_text(3), q.col_text(4),
                                  int(q.col_int(5)), q.col_int(6), q.col_text(7)});
+  }
+  return out;
+}
+
+Result<std::vector<DeliveryAuditRecord>> Outbox::audit_records(int64_t from_id) {
+  std::lock_guard lock(mu_);
+  auto s = db_->prepare("SELECT id, receiver, group_key, status, payload, state, attempts, created_unix_ns, alert_unix_ns, "
+                        "IFNULL(delivered_unix_ns, 0), IFNULL(latency_ns, -1), IFNULL(last_error, '') FROM notifications "
+                        "WHERE id >= ? ORDER BY id");
+  if (!s.is_ok()) return s.status();
+  s.value().bind(1, from_id);
+  std::vector<DeliveryAuditRecord> out;
+  for (;;) {
+    auto r = s.value().step();
+    if (!r.is_ok()) return r.status();
+    if (!r.value()) break;
+    SqlStmt& q = s.value();
+    DeliveryAuditRecord a;
+    a.outbox_uid = uid_;
+    a.notification_id = q.col_int(0);
+    a.receiver = q.col_text(1);
+    a.group_key = q.col_text(2);
+    a.status = q.col_text(3);
+    if (auto n = notification_from_json(q.col_text(4)); n.is_ok()) {
+      for (const auto& al : n.value().alerts) a.alert_ids.push_back(al.alert_id);
+    }
+    const std::string state = q.col_text(5);
+    a.state = state == "dead" ? "failed" : state;
+    a.attempts = int(q.col_int(6));
+    a.enqueued_unix_ns = q.col_int(7);
+    a.alert_unix_ns = q.col_int(8);
+    a.delivered_unix_ns = q.col_int(9);
+    a.alert_latency_ns = q.col_int(10);
+    a.latency_ns = a.delivered_unix_ns > 0 ? a.delivered_unix_ns - a.enqueued_unix_ns : -1;
+    a.last_error = q.col_text(11);
+    a.updated_unix_ns = a.delivered_unix_ns > 0 ? a.delivered_unix_ns : a.enqueued_unix_ns;
+    out.push_back(std::move(a));
   }
   return out;
 }

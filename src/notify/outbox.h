@@ -10,6 +10,8 @@
 //   alert_unix_ns (the group's first alert), delivered_unix_ns, latency_ns (alert → delivered),
 //   last_error.
 // Table `spilled_alerts`: alerts the notifier's queue had no room for (routed later, in order).
+// Table `outbox_meta`: `uid`, a random id made with the file, naming this outbox's rows in the
+// audit store's notify_deliveries.
 //
 // Threading: every method may be called from any thread (one connection behind a mutex).
 #include <cstdint>
@@ -19,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "audit/audit_store.h"
 #include "notify/notification.h"
 #include "notify/sqlite_db.h"
 
@@ -54,8 +57,9 @@ class Outbox {
  public:
   static Result<std::unique_ptr<Outbox>> open(const std::string& path, bool sync_full = false);
 
-  // Commits every notification in one transaction; due at once.
-  Status enqueue(const std::vector<Notification>& ns, int64_t now_unix_ns);
+  // Commits every notification in one transaction; due at once. `ids` (may be null) receives
+  // their row ids, in order.
+  Status enqueue(const std::vector<Notification>& ns, int64_t now_unix_ns, std::vector<int64_t>* ids = nullptr);
   // Up to `limit` pending rows of `receiver` due at `now_unix_ns`, oldest first.
   Result<std::vector<OutboxEntry>> due(const std::string& receiver, int64_t now_unix_ns, int limit);
   // Earliest next attempt of a pending row of `receiver` (INT64_MAX when none).
@@ -76,7 +80,10 @@ class Outbox {
   // All receivers when `receiver` is empty.
   Result<OutboxCounts> counts(const std::string& receiver = "");
   Result<std::vector<DeliveryRecord>> records();  // oldest first
+  // Rows with id >= `from_id` as the audit store records them ("dead" is "failed"), oldest first.
+  Result<std::vector<DeliveryAuditRecord>> audit_records(int64_t from_id);
   const std::string& path() const { return db_->path(); }
+  const std::string& uid() const { return uid_; }
 
  private:
   explicit Outbox(std::unique_ptr<SqlDb> db) : db_(std::move(db)) {}
@@ -84,6 +91,7 @@ class Outbox {
   std::mutex mu_;
   std::unique_ptr<SqlDb> db_;
   std::unique_ptr<SqlDb> checkpoint_db_;  // checkpoint() only (its caller's thread)
+  std::string uid_;
   std::optional<SqlStmt> insert_, due_, next_due_, delivered_, retry_, dead_, spill_;
 };
 
