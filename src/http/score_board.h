@@ -39,7 +39,7 @@ class ScoreBoard {
   struct Latency {
     LatencyHistogram hist;
     std::array<uint64_t, kBuckets> buckets{};  // per bucket (not cumulative)
-    double sum_s = 0;
+    int64_t sum_ns = 0;
   };
 
   explicit ScoreBoard(size_t capacity = 16384, int64_t publish_interval_ns = 250'000'000);

@@ -59,6 +59,12 @@ TEST(ScoreBoard, PeakSinceTheLastLookAndShardLatencies) {
   EXPECT_EQ(l.buckets[1], 1000u) << "40 us: in the (25, 50] us bucket";
   EXPECT_EQ(l.buckets[4], 1000u) << "400 us: in the (250, 500] us bucket";
   EXPECT_EQ(board.take_latency().hist.count(), 0u) << "taken";
+  board.record(0, 2, 0.1f, 0.9f, 25'000, 3'000'000);       // exactly on a bound: that bucket (le)
+  board.record(0, 2, 0.1f, 0.9f, 5'000'000'000, 3'000'000);  // 5 s: +Inf
+  l = board.take_latency();
+  EXPECT_EQ(l.buckets[0], 1u);
+  EXPECT_EQ(l.buckets[http::ScoreBoard::kBuckets - 1], 1u);
+  EXPECT_EQ(l.sum_ns, 5'000'025'000);
 }
 
 // The serving metrics as src/serve/model_server.cpp registers them.
