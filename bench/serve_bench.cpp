@@ -3,7 +3,8 @@
 // hot swap under load (promote → new version serving; P99 during the swap vs before).
 //
 //   serve_bench MODEL.onnx|.plan [--backend cpu|cuda] [--precision fp32|fp16] [--shards N]
-//               [--workers N] [--seconds S] [--symbols N] [--rows T] [--start-rate R] [--out DIR]
+//               [--workers N] [--seconds S] [--symbols N] [--rows T] [--start-rate R] [--step F]
+//               [--max-batch N] [--max-delay-us U] [--modes batch1,dynamic] [--out DIR]
 //
 // Load: open loop. Each shard thread submits windows of random symbols (real-looking random
 // features, never zeros) at its share of the offered rate and polls its results; rates step up
@@ -32,6 +33,10 @@ struct Args {
   int shards = 1, workers = 1, symbols = 5000, rows = 60;
   double seconds = 2.0;
   double start_rate = 100;  // requests/s of the first step
+  double step = 1.5;        // each step offers this much more
+  int max_batch = 256;      // dynamic mode's batcher max_batch (and the engine profile's max)
+  int max_delay_us = 200;
+  std::string modes = "batch1,dynamic";
 };
 
 struct StepResult {
@@ -42,7 +47,7 @@ struct StepResult {
 std::shared_ptr<engine::Engine> open_engine(const Args& a) {
   auto e = a.model.ends_with(".plan")
                ? engine::Engine::load_file(a.model)
-               : build_window_engine(a.model, a.rows, kFeatureCount, 256, a.backend,
+               : build_window_engine(a.model, a.rows, kFeatureCount, a.max_batch, a.backend,
                                      a.precision == "fp16" ? engine::Precision::kFP16 : engine::Precision::kFP32,
                                      /*time_tactics=*/true);
   if (!e) throw std::runtime_error(e.status().to_string());
@@ -139,12 +144,26 @@ int main(int argc, char** argv) {
     else if (k == "--symbols") a.symbols = std::stoi(next());
     else if (k == "--rows") a.rows = std::stoi(next());
     else if (k == "--start-rate") a.start_rate = std::stod(next());
+    else if (k == "--step") a.step = std::stod(next());
+    else if (k == "--max-batch") a.max_batch = std::stoi(next());
+    else if (k == "--max-delay-us") a.max_delay_us = std::stoi(next());
+    else if (k == "--modes") a.modes = next();
     else if (k == "--out") a.out = next();
+    else if (k == "--help" || k == "-h") {
+      std::printf("usage: serve_bench MODEL.onnx|.plan [--backend cpu|cuda] [--precision fp32|fp16] [--shards N]\n"
+                  "  [--workers N] [--seconds S] [--symbols N] [--rows T] [--start-rate R] [--step F]\n"
+                  "  [--max-batch N] [--max-delay-us U] [--modes batch1,dynamic] [--out DIR]\n");
+      return 0;
+    }
     else if (a.model.empty()) a.model = k;
     else {
       std::fprintf(stderr, "serve_bench: unknown argument %s\n", k.c_str());
       return 2;
     }
+  }
+  if (a.step <= 1.0 || a.max_batch < 1 || a.max_delay_us < 0) {
+    std::fprintf(stderr, "serve_bench: --step must be > 1, --max-batch >= 1, --max-delay-us >= 0\n");
+    return 2;
   }
   if (a.model.empty()) {
     std::fprintf(stderr, "usage: serve_bench MODEL.onnx|.plan [--backend cpu|cuda] [--shards N] [--workers N]\n");
@@ -168,14 +187,15 @@ int main(int argc, char** argv) {
               "batch");
   double best_dynamic = 0;
   for (const char* mode : {"batch1", "dynamic"}) {
+    if (a.modes.find(mode) == std::string::npos) continue;
     ServeOptions o;
     o.window_rows = a.rows;
     o.min_rows = a.rows;
     o.workers = a.workers;
     o.slots_per_shard = 8192;
     o.request_ring = 8192;
-    o.batcher.max_batch = std::string(mode) == "batch1" ? 1 : 256;
-    o.batcher.max_delay_us = 200;
+    o.batcher.max_batch = std::string(mode) == "batch1" ? 1 : a.max_batch;
+    o.batcher.max_delay_us = a.max_delay_us;
     // Capacity is measured with every request scored: latest-wins would drop a symbol's older
     // window whenever the random symbols repeat, which is load shedding, not throughput.
     o.batcher.latest_wins = false;
@@ -186,7 +206,7 @@ int main(int argc, char** argv) {
     }
     (void)run_step(server, a, a.start_rate, 0.5, windows);  // warm-up
     StepResult best;
-    for (double rate = a.start_rate;; rate *= 1.5) {
+    for (double rate = a.start_rate;; rate *= a.step) {
       const uint64_t b0 = server.batches(), r0 = server.requests_run();
       StepResult r = run_step(server, a, rate, a.seconds, windows);
       r.mean_batch = double(server.requests_run() - r0) / double(std::max<uint64_t>(1, server.batches() - b0));
@@ -196,6 +216,7 @@ int main(int argc, char** argv) {
       nlohmann::json step = {{"system", "ticksentry"},
                              {"case", {{"model", a.model}, {"backend", server.backend()}, {"precision", a.precision},
                                        {"mode", mode}, {"shards", a.shards}, {"workers", a.workers}, {"seq", a.rows},
+                                       {"max_batch", o.batcher.max_batch}, {"max_delay_us", o.batcher.max_delay_us},
                                        {"kind", "step"}}},
                              {"metrics", step_json(r)}};
       results.push_back(step);
@@ -206,6 +227,7 @@ int main(int argc, char** argv) {
     results.push_back({{"system", "ticksentry"},
                        {"case", {{"model", a.model}, {"backend", server.backend()}, {"precision", a.precision},
                                  {"mode", mode}, {"shards", a.shards}, {"workers", a.workers}, {"seq", a.rows},
+                                 {"max_batch", o.batcher.max_batch}, {"max_delay_us", o.batcher.max_delay_us},
                                  {"kind", "sustained_p99_le_1ms"}}},
                        {"metrics", step_json(best)}});
     std::printf("%-10s sustained with P99 <= 1 ms: %.0f requests/s (P99 %.1f us)\n", mode, best.achieved, best.p99_us);

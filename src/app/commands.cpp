@@ -114,6 +114,7 @@ std::unique_ptr<http::Dashboard> make_dashboard(const Config& config, const Comm
   }
   auto d = std::make_unique<http::Dashboard>(o, symbols, p.metrics());
   p.set_market_board(d->board());
+  p.set_score_board(d->scores());  // the model's probabilities and serving latency, when a model serves
   p.add_sink("dashboard", d->alert_sink());
   return d;
 }

@@ -8,6 +8,7 @@
 #include <csignal>
 #include <cstdio>
 
+#include "app/audit_command.h"
 #include "app/commands.h"
 #include "app/engine_commands.h"
 #include "app/eval_command.h"
@@ -79,6 +80,7 @@ int main(int argc, char** argv) {
   ts::ReplayFailureCommand replay_failure(app);  // replay-failure
   ts::ModelsCommand models_command(app);      // models: list, promote, rollback
   ts::KafkaCommands kafka_commands(app);      // publish, mock-kafka
+  ts::AuditCommand audit_command(app);        // audit deliveries
 
   try {
     app.parse(argc, argv);
@@ -100,6 +102,7 @@ int main(int argc, char** argv) {
     if (auto rc = replay_failure.run()) return *rc;
     if (auto rc = models_command.run()) return *rc;
     if (auto rc = kafka_commands.run(g_stop)) return *rc;
+    if (auto rc = audit_command.run()) return *rc;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ticksentry: %s\n", e.what());
     return 2;

@@ -10,6 +10,7 @@
 #include "core/log.h"
 #include "core/spsc_ring.h"
 #include "http/market_board.h"
+#include "http/score_board.h"
 
 namespace ts {
 
@@ -101,7 +102,14 @@ RunSummary Pipeline::run(Source& source, InputErrors& source_errors, const std::
   for (int i = 0; i < nshards; ++i) {
     shards[i].ring = std::make_unique<SpscRing<Event>>(options_.event_ring);
     shards[i].worker = std::make_unique<ShardWorker>(i, symbols_, config_, &dispatcher, options_.order_tracking);
-    if (model_server_) shards[i].worker->attach_model(&model_server_->port(i), model_opts_, model_name_);
+    if (model_server_) {
+      shards[i].worker->attach_model(&model_server_->port(i), model_opts_, model_name_);
+      shards[i].worker->set_score_board(score_board_);
+    }
+  }
+  if (model_server_ && score_board_) {
+    score_board_->set_shards(nshards);
+    score_board_->set_threshold(model_opts_.threshold);
   }
   for (auto& s : shards) {
     s.thread = std::thread(shard_loop, std::ref(*s.ring), std::ref(*s.worker), std::cref(source_done), board_);

@@ -25,6 +25,7 @@ namespace ts {
 
 namespace http {
 class MarketBoard;
+class ScoreBoard;
 }
 
 struct PipelineOptions {
@@ -50,6 +51,10 @@ class Pipeline {
   // book top of the symbol it just processed; the board keeps at most one copy per symbol per
   // interval (no lock, no allocation). Before run(); `board` must outlive it; null = none.
   void set_market_board(http::MarketBoard* board) { board_ = board; }
+  // The dashboard's model view (src/http/score_board.h): with a model, each shard hands every
+  // serving-version result (symbol, probability, end-to-end latency) to the board. Before run();
+  // `board` must outlive it; null = none.
+  void set_score_board(http::ScoreBoard* board) { score_board_ = board; }
   // Model alerts: shard i sends its requests to server->port(i) (the server must have been
   // started for options.shards shards and outlive run()). The summary gains `model`.
   void set_model(serve::ModelServer* server, const serve::ServeOptions& opts, std::string name);
@@ -69,6 +74,7 @@ class Pipeline {
   std::vector<std::pair<std::string, std::shared_ptr<AlertSink>>> sinks_;
   Metrics metrics_;
   http::MarketBoard* board_ = nullptr;
+  http::ScoreBoard* score_board_ = nullptr;
   serve::ModelServer* model_server_ = nullptr;
   serve::ServeOptions model_opts_;
   std::string model_name_;

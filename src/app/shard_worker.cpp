@@ -6,6 +6,7 @@
 
 #include "audit/alert_dispatcher.h"
 #include "core/clock.h"
+#include "http/score_board.h"
 
 namespace ts {
 
@@ -110,9 +111,15 @@ void ShardWorker::maybe_request(const Event& e, const StageTimes& t, const float
 
 size_t ShardWorker::poll_model() {
   if (!port_) return 0;
+  int64_t now_ns = 0;  // read once per poll that has results, as the port does
   return port_->poll([&](const serve::InferenceResult& r, const float* window) {
     if (r.code != serve::ResultCode::kOk) return;
     const double p = r.probability;
+    if (scores_ && !r.shadow) {
+      if (now_ns == 0) now_ns = mono_ns();
+      scores_->record(shard_, r.request.symbol, float(p), float(decision_->options_for(r.request.symbol).threshold),
+                      now_ns - r.request.enqueue_ns, now_ns);
+    }
     ModelDecision& decision = r.shadow ? *shadow_decision_ : *decision_;
     if (!decision.decide(r.request.symbol, p, r.request.exch_ts_ns)) return;
     Alert& a = model_alert_;

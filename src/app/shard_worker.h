@@ -24,6 +24,9 @@
 namespace ts {
 
 class AlertDispatcher;
+namespace http {
+class ScoreBoard;
+}
 
 class ShardWorker {
  public:
@@ -41,6 +44,10 @@ class ShardWorker {
   // Model alerts (src/serve): requests go to `port`, results come back through poll_model().
   // Before the shard thread starts. `port` must outlive the worker's use of it.
   void attach_model(serve::ShardPort* port, const serve::ServeOptions& opts, const std::string& model_name);
+  // The dashboard's model view: every serving-version result (symbol, probability, end-to-end
+  // latency) is handed to `board` (src/http/score_board.h: no allocation, never waits). Before the
+  // shard thread starts; null = none.
+  void set_score_board(http::ScoreBoard* board) { scores_ = board; }
   // Handles the inference results waiting: decision → model alert. Returns the number handled.
   size_t poll_model();
   // Whether requests are still out (results not yet polled).
@@ -85,6 +92,7 @@ class ShardWorker {
   serve::ServeOptions model_opts_;
   bool lossless_ = false;
   char model_name_[ModelScore::kMaxName] = {};
+  http::ScoreBoard* scores_ = nullptr;
   std::unique_ptr<ModelDecision> decision_;
   std::unique_ptr<ModelDecision> shadow_decision_;  // the shadow version's own hysteresis/cooldown
   std::vector<ModelSymbolState> model_state_;

@@ -180,7 +180,7 @@ std::string LiveFeed::symbol_json(const std::string& name) const {
                         {"asks", asks},
                         {"history", hist},
                         {"probability", prob},
-                        {"threshold", scores_ ? scores_->threshold() : 0.0}}
+                        {"threshold", scores_ ? scores_->threshold(it->second) : 0.0}}
       .dump();
 }
 

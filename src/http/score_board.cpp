@@ -18,22 +18,34 @@ void ScoreBoard::set_shards(int shards) {
   }
 }
 
+namespace {
+// PERF NOTE: kBucketsS in ns, so the shard compares integers without branching. Measured
+// (record() over random symbols, probabilities and latencies, 7 x 20 M calls, loaded 2-core dev
+// machine, load ~9): double division + search loop 57 ns median per result; integer bounds with
+// the loop 41 ns; this branch-free count 33-37 ns (about what ShardPort's own accounting costs).
+constexpr std::array<int64_t, ScoreBoard::kBucketsS.size()> bounds_ns() {
+  std::array<int64_t, ScoreBoard::kBucketsS.size()> b{};
+  for (size_t i = 0; i < b.size(); ++i) b[i] = int64_t(ScoreBoard::kBucketsS[i] * 1e9 + 0.5);
+  return b;
+}
+constexpr auto kBoundsNs = bounds_ns();
+}  // namespace
+
 void ScoreBoard::Shard::record(int64_t ns, int64_t now_ns, int64_t interval_ns) {
   local.hist.record(ns);
-  const double s = double(ns) / 1e9;
-  size_t b = 0;
-  while (b < kBucketsS.size() && s > kBucketsS[b]) ++b;
+  size_t b = 0;  // branch-free: latencies vary, a search loop mispredicts
+  for (int64_t bound : kBoundsNs) b += size_t(ns > bound);
   ++local.buckets[b];
-  local.sum_s += s;
+  local.sum_ns += ns;
   if (now_ns - last_publish_ns < interval_ns) return;
   if (!mu.try_lock()) return;  // the reader is inside: hand over at a later result
   published.hist.merge(local.hist);
   for (size_t i = 0; i < kBuckets; ++i) published.buckets[i] += local.buckets[i];
-  published.sum_s += local.sum_s;
+  published.sum_ns += local.sum_ns;
   mu.unlock();
   local.hist.reset();
   local.buckets.fill(0);
-  local.sum_s = 0;
+  local.sum_ns = 0;
   last_publish_ns = now_ns;
   if (!active->load(std::memory_order_relaxed)) active->store(true, std::memory_order_relaxed);
 }
@@ -53,10 +65,10 @@ ScoreBoard::Latency ScoreBoard::take_latency() {
     std::lock_guard<std::mutex> lock(s->mu);
     out.hist.merge(s->published.hist);
     for (size_t i = 0; i < kBuckets; ++i) out.buckets[i] += s->published.buckets[i];
-    out.sum_s += s->published.sum_s;
+    out.sum_ns += s->published.sum_ns;
     s->published.hist.reset();
     s->published.buckets.fill(0);
-    s->published.sum_s = 0;
+    s->published.sum_ns = 0;
   }
   return out;
 }

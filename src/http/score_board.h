@@ -1,7 +1,8 @@
 #pragma once
 // ScoreBoard: what the serving model says, handed from the shard threads to the dashboard.
 //
-// Per symbol, the peak probability of the serving version since the dashboard last looked (its
+// Per symbol, the peak probability of the serving version since the dashboard last looked (and
+// the threshold it was decided with) (its
 // live feed takes it once a second, so a 1 M events/s stream costs the browser one point per
 // scored symbol per second, and a short spike is never sampled away). Per shard, the end-to-end
 // latency of inference (request queued → result seen by the shard) as a LatencyHistogram plus
@@ -38,7 +39,7 @@ class ScoreBoard {
   struct Latency {
     LatencyHistogram hist;
     std::array<uint64_t, kBuckets> buckets{};  // per bucket (not cumulative)
-    double sum_s = 0;
+    int64_t sum_ns = 0;
   };
 
   explicit ScoreBoard(size_t capacity = 16384, int64_t publish_interval_ns = 250'000'000);
@@ -48,16 +49,23 @@ class ScoreBoard {
 
   // Before the shard threads start (control thread). Keeps what was recorded so far.
   void set_shards(int shards);
-  // The decision threshold, shown as a line on the chart (control thread; 0 = unknown).
+  // The default decision threshold, shown as a line on the chart (control thread; 0 = unknown).
   void set_threshold(double t) { threshold_.store(t, std::memory_order_relaxed); }
   double threshold() const { return threshold_.load(std::memory_order_relaxed); }
+  // The threshold the shard last decided `id` with (symbol groups may differ from the default);
+  // the default when it never said.
+  double threshold(SymbolId id) const {
+    const float t = id < capacity_ ? slots_[id].threshold.load(std::memory_order_relaxed) : 0.0f;
+    return t > 0 ? double(t) : threshold();
+  }
 
-  // Shard `shard` thread: one result of the serving version for `id`.
-  void record(int shard, SymbolId id, float probability, int64_t end_to_end_ns, int64_t now_ns) {
+  // Shard `shard` thread: one result of the serving version for `id`, decided with `threshold`.
+  void record(int shard, SymbolId id, float probability, float threshold, int64_t end_to_end_ns, int64_t now_ns) {
     if (id < capacity_) {
-      std::atomic<float>& peak = slots_[id].peak;
-      const float cur = peak.load(std::memory_order_relaxed);
-      if (!(cur >= probability)) peak.store(probability, std::memory_order_relaxed);  // NaN (none) too
+      Slot& s = slots_[id];
+      const float cur = s.peak.load(std::memory_order_relaxed);
+      if (!(cur >= probability)) s.peak.store(probability, std::memory_order_relaxed);  // NaN (none) too
+      if (s.threshold.load(std::memory_order_relaxed) != threshold) s.threshold.store(threshold, std::memory_order_relaxed);
     }
     if (shard >= 0 && size_t(shard) < shards_.size()) shards_[size_t(shard)]->record(end_to_end_ns, now_ns, interval_ns_);
   }
@@ -73,6 +81,7 @@ class ScoreBoard {
  private:
   struct alignas(64) Slot {
     std::atomic<float> peak{std::numeric_limits<float>::quiet_NaN()};
+    std::atomic<float> threshold{0};
   };
   struct Shard {
     Latency local;       // shard thread only

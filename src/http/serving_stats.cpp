@@ -60,7 +60,7 @@ nlohmann::json ServingStats::sample(double dt_s) {
   }
   if (end_to_end_ && e2e.hist.count() > 0) {
     std::vector<double> inc(e2e.buckets.begin(), e2e.buckets.end());
-    end_to_end_->ObserveMultiple(inc, e2e.sum_s);
+    end_to_end_->ObserveMultiple(inc, double(e2e.sum_ns) / 1e9);
   }
   struct Hist {
     std::vector<double> bounds, counts;  // counts per bucket (not cumulative), +Inf last

@@ -33,10 +33,10 @@ TEST(ScoreBoard, PeakSinceTheLastLookAndShardLatencies) {
   float p = 0;
   EXPECT_FALSE(board.take_peak(3, &p)) << "never scored";
   std::thread a([&] {
-    for (int i = 0; i < 1000; ++i) board.record(0, 2, i == 500 ? 0.97f : 0.1f, 40'000, 1'000'000 + i);
+    for (int i = 0; i < 1000; ++i) board.record(0, 2, i == 500 ? 0.97f : 0.1f, 0.9f, 40'000, 1'000'000 + i);
   });
   std::thread b([&] {
-    for (int i = 0; i < 1000; ++i) board.record(1, 3, 0.2f, 400'000, 1'000'000 + i);
+    for (int i = 0; i < 1000; ++i) board.record(1, 3, 0.2f, 0.8f, 400'000, 1'000'000 + i);
   });
   a.join();
   b.join();
@@ -45,9 +45,12 @@ TEST(ScoreBoard, PeakSinceTheLastLookAndShardLatencies) {
   EXPECT_FALSE(board.take_peak(2, &p)) << "nothing new since the last look";
   ASSERT_TRUE(board.take_peak(3, &p));
   EXPECT_FLOAT_EQ(p, 0.2f);
-  board.record(0, 100, 0.5f, 1, 2'000'000);  // id >= capacity: no peak kept (its latency counts)
-  board.record(7, 2, 0.5f, 1, 2'000'000);    // shard never set: latency ignored
+  board.record(0, 100, 0.5f, 0.9f, 1, 2'000'000);  // id >= capacity: no peak kept (its latency counts)
+  board.record(7, 2, 0.5f, 0.9f, 1, 2'000'000);    // shard never set: latency ignored
   EXPECT_TRUE(board.active());
+  board.set_threshold(0.5);
+  EXPECT_NEAR(board.threshold(3), 0.8, 1e-6) << "the symbol's own (group) threshold";
+  EXPECT_DOUBLE_EQ(board.threshold(9), 0.5) << "never scored: the default";
   http::ScoreBoard::Latency l = board.take_latency();
   EXPECT_EQ(l.hist.count(), 2001u) << "every result of both shards (interval 0: handed over at once)";
   EXPECT_NEAR(double(l.hist.quantile_ns(0.25)), 40'000, 40'000 * 0.02);
@@ -56,6 +59,12 @@ TEST(ScoreBoard, PeakSinceTheLastLookAndShardLatencies) {
   EXPECT_EQ(l.buckets[1], 1000u) << "40 us: in the (25, 50] us bucket";
   EXPECT_EQ(l.buckets[4], 1000u) << "400 us: in the (250, 500] us bucket";
   EXPECT_EQ(board.take_latency().hist.count(), 0u) << "taken";
+  board.record(0, 2, 0.1f, 0.9f, 25'000, 3'000'000);       // exactly on a bound: that bucket (le)
+  board.record(0, 2, 0.1f, 0.9f, 5'000'000'000, 3'000'000);  // 5 s: +Inf
+  l = board.take_latency();
+  EXPECT_EQ(l.buckets[0], 1u);
+  EXPECT_EQ(l.buckets[http::ScoreBoard::kBuckets - 1], 1u);
+  EXPECT_EQ(l.sum_ns, 5'000'025'000);
 }
 
 // The serving metrics as src/serve/model_server.cpp registers them.
@@ -127,12 +136,12 @@ TEST(ServingStats, LiveFeedPublishesProbabilitiesAndServingPanels) {
   s.metrics.counter("model_batches_total", "as src/serve registers it").Increment(5);
   http::ScoreBoard board(1024, 0);
   board.set_shards(1);
-  board.set_threshold(0.9);
+  board.set_threshold(0.7);
   s.live->set_scores(&board);
   const SymbolId goog = s.symbols.intern("GOOG");
   s.symbols.intern("AAPL");
   uint64_t cursor = s.hub.head();
-  for (int i = 0; i < 100; ++i) board.record(0, goog, i == 42 ? 0.93f : 0.05f, 250'000, 1'000 + i);
+  for (int i = 0; i < 100; ++i) board.record(0, goog, i == 42 ? 0.93f : 0.05f, 0.9f, 250'000, 1'000 + i);
   s.live->tick();
 
   std::vector<http::SseMessage> msgs;
@@ -151,7 +160,7 @@ TEST(ServingStats, LiveFeedPublishesProbabilitiesAndServingPanels) {
   json view = json::parse(r->body);
   ASSERT_EQ(view["probability"].size(), 1u);
   EXPECT_NEAR(view["probability"][0][1].get<double>(), 0.93, 1e-6);
-  EXPECT_DOUBLE_EQ(view["threshold"].get<double>(), 0.9);
+  EXPECT_NEAR(view["threshold"].get<double>(), 0.9, 1e-6) << "the threshold GOOG was decided with";
   EXPECT_EQ(c.Get("/api/symbols/AAPL")->status, 404) << "neither quoted nor scored";
 
   json pts = json::parse(c.Get("/api/stats")->body)["points"];

@@ -5,6 +5,7 @@
 
 #include <fstream>
 #include <set>
+#include <sstream>
 
 #include "notify/outbox.h"
 #include "peer_process.h"
@@ -46,6 +47,32 @@ TEST(NotifyReplay, ReplayedAlertsArriveAtTheWebhook) {
   const auto counts = outbox.value()->counts().value();
   EXPECT_EQ(counts.pending, 0);
   EXPECT_EQ(counts.delivered, int64_t(peer.received().size()));
+
+  // The audit store has every delivery: `ticksentry audit deliveries` lists them.
+  const auto json = testing::run_bin({"audit", "deliveries", "--audit-db", "ticksentry-audit.db", "--json", "--limit", "100000"}, dir);
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  std::set<uint64_t> audited;
+  int rows = 0;
+  std::istringstream lines(json.out);
+  for (std::string line; std::getline(lines, line); ++rows) {
+    const auto j = nlohmann::json::parse(line);
+    EXPECT_EQ(j["state"], "delivered");
+    EXPECT_EQ(j["receiver"], "desk");
+    EXPECT_EQ(j["attempts"], 1);
+    EXPECT_GT(j["alert_latency_ns"].get<int64_t>(), 0);
+    for (const auto& id : j["alert_ids"]) audited.insert(id.get<uint64_t>());
+  }
+  EXPECT_EQ(rows, counts.delivered);
+  EXPECT_EQ(audited, written);
+  const auto table = testing::run_bin({"audit", "deliveries", "--audit-db", "ticksentry-audit.db", "--limit", "3"}, dir);
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("desk: 3 delivered, 0 failed, 0 pending; alert → delivered p50"), std::string::npos) << table.out;
+  const auto bad_state = testing::run_bin({"audit", "deliveries", "--audit-db", "ticksentry-audit.db", "--state", "lost"}, dir);
+  EXPECT_EQ(bad_state.exit_code, 2);
+  EXPECT_NE(bad_state.err.find("--state"), std::string::npos) << bad_state.err;
+  const auto no_db = testing::run_bin({"audit", "deliveries", "--audit-db", "nothing-here.db"}, dir);
+  EXPECT_EQ(no_db.exit_code, 2);
+  EXPECT_NE(no_db.err.find("nothing-here.db: no such audit database"), std::string::npos) << no_db.err;
 }
 
 TEST(NotifyReplay, BadNotifySectionIsAClearStartupError) {

@@ -2,7 +2,11 @@
 // driven by Debian's chromium (headless) through playwright-core. Checks what a user sees:
 //  1. the alert feed fills from the live stream;
 //  2. the symbol page's chart renders (canvas drawn, price shown) and the order-book ladder fills;
-//  3. the latency page shows the per-stage breakdown;
+//     With the shipped model (models/default.onnx, threshold 0.3) scoring every symbol, the symbol
+//     page also draws the model's probability series;
+//  3. the latency page shows the per-stage breakdown and the serving panels draw (inference end
+//     to end, batch-size distribution, drops/failures table); every ticksentry_* metric the
+//     Grafana board (grafana/ticksentry.json) queries is on /metrics (GPU ones where a GPU is);
 //  4. a silence created in the UI is listed, mutes the next matching alert (marked "silenced" in
 //     the feed) while other symbols' alerts stay unmuted, and is expired from the UI;
 //  5. the language toggle switches the labels to Chinese.
@@ -12,7 +16,7 @@
 //
 // usage: node dashboard_e2e.mjs --bin build/release/src/app/ticksentry --out DIR [--docs docs]
 import { spawn } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -42,8 +46,13 @@ const port = 18000 + Math.floor(Math.random() * 2000);
 const base = `http://127.0.0.1:${port}`;
 const files = ["GOOG", "AAPL"].map((s) => join(data, "lobster", `${s}_2012-06-21_34200000_57600000_message_${s === "GOOG" ? 10 : 1}.csv.gz`));
 
+// The shipped model scores every symbol; threshold 0.3 makes GOOG's day raise model alerts.
+const model = join(repo, "models/default.onnx");
+const config = join(out, "model.toml");
+writeFileSync(config, `[model]\npath = "${model}"\nthreshold = 0.3\nhysteresis = 0.05\ncooldown_s = 60\n`);
+
 // Real time × 20: the opening minutes of the day (where alerts cluster) play for the whole test.
-const proc = spawn(bin, ["replay", "--format", "lobster", ...files, "--speed", "20", "--duration", "300",
+const proc = spawn(bin, ["replay", "--format", "lobster", ...files, "--speed", "20", "--duration", "300", "--config", config,
   "--http", `127.0.0.1:${port}`, "--http-token", token, "--no-stdout", "--jsonl", "",
   "--audit-db", join(out, "audit.db"), "--log-level", "warn"], { stdio: ["ignore", "inherit", "pipe"] });
 let stderr = "";
@@ -106,13 +115,59 @@ try {
     });
   });
   if (!drawn) throw new Error("the price chart has no line drawn");
+  // The model's probability: its chart replaces the "rules only" note and draws its line.
+  await page.waitForSelector("[data-testid=probability-chart] canvas");
+  await page.waitForFunction(() => {
+    const canvases = [...document.querySelectorAll("[data-testid=probability-chart] canvas")];
+    return canvases.some((c) => {
+      const ctx = c.getContext("2d");
+      if (!ctx || c.width < 50 || c.height < 50) return false;
+      const px = ctx.getImageData(0, 0, c.width, c.height).data;
+      for (let i = 0; i < px.length; i += 4) if (px[i] > 150 && px[i] < 210 && px[i + 1] > 110 && px[i + 1] < 170 && px[i + 2] > 230) return true;  // #b48eff
+      return false;
+    });
+  });
+  const modelRows = await page.locator("[data-testid=alert-row][data-type=model]").count();
+  console.log(`symbol page: probability series drawn; ${modelRows} model alerts of GOOG listed`);
   await shot(page, "symbol");
 
   // 3. Latency: per-stage breakdown rows.
   await page.goto(`${base}/#/latency`);
   await page.waitForFunction(() => document.querySelectorAll("[data-testid=stage-table] tr").length === 5);
-  await sleep(2000);
+  // Serving panels: shown (not the "no batcher" note), a batch-size bar with batches in it, the
+  // drops/failures table, and a drawn end-to-end latency line (P50 green, P99 orange, P999 red).
+  await page.waitForSelector("[data-testid=serving-panels]", { state: "visible" });
+  await page.waitForFunction(() => [...document.querySelectorAll("[data-testid=batch-bar]")].some((b) => Number(b.getAttribute("data-count")) > 0));
+  await page.waitForFunction(() => document.querySelector("[data-testid=drops-table] tr[data-reason=failed]") !== null);
+  await sleep(3000);  // a few points on the charts
+  const servingDrawn = await page.evaluate(() => {
+    const canvases = [...document.querySelectorAll("[data-testid=serving-e2e-chart] canvas")];
+    return canvases.some((c) => {
+      const ctx = c.getContext("2d");
+      if (!ctx || c.width < 50 || c.height < 50) return false;
+      const px = ctx.getImageData(0, 0, c.width, c.height).data;
+      for (let i = 0; i < px.length; i += 4) if (px[i + 1] > 140 && px[i] < 80 && px[i + 2] < 130) return true;  // #30a46c
+      return false;
+    });
+  });
+  if (!servingDrawn) throw new Error("the inference end-to-end chart has no line drawn");
+  console.log(`serving panels: ${await page.locator("[data-testid=batch-bar]").count()} batch-size buckets, ` +
+    `${await page.textContent("[data-testid=serving-rate]")}`);
+  await page.evaluate(() => document.querySelector("[data-testid=serving-panels]").scrollIntoView());
+  await shot(page, "serving");
+  await page.evaluate(() => window.scrollTo(0, 0));
   await shot(page, "latency");
+
+  // The Grafana board queries only metrics this process exports.
+  const metrics = await (await fetch(`${base}/metrics`, { headers: { Authorization: `Bearer ${token}` } })).text();
+  const board = readFileSync(join(repo, "grafana/ticksentry.json"), "utf8");
+  const wanted = new Set([...board.matchAll(/ticksentry_[a-z0-9_]+/g)].map((m) => m[0].replace(/_(bucket|sum|count)$/, "")));
+  // Counters with a label per kind appear on their first count (no input errors in this replay).
+  const lazy = new Set(["ticksentry_input_errors_total"]);
+  const missing = [...wanted].filter((n) => !n.startsWith("ticksentry_gpu_") && !lazy.has(n) &&
+    !new RegExp(`^${n}(_bucket|_sum|_count)?[{ ]`, "m").test(metrics));
+  if (missing.length) throw new Error(`the Grafana board queries metrics /metrics lacks: ${missing.join(", ")}`);
+  console.log(`grafana: all ${wanted.size} metrics it queries are exported (GPU ones need a GPU)`);
 
   // 4. A silence created in the UI mutes the next matching alert.
   await page.goto(`${base}/#/silences`);

@@ -53,13 +53,13 @@ BuildOptions mma_options(const Graph& g, const std::string& backend, Precision p
 
 // CUDA with tactic "mma" forced vs CPU, at each run's [T, B] (inputs random, seeded).
 void check_mma(const std::string& name, const Graph& g, const std::vector<std::pair<int64_t, int64_t>>& tb, Tol tol,
-               Precision p) {
-  SCOPED_TRACE(name + " " + tol.name);
+               Precision p, const std::string& tactic = "mma") {
+  SCOPED_TRACE(name + " " + tol.name + " tactic " + tactic);
   auto cpu_e = build_graph(g, mma_options(g, "cpu", Precision::kFP32));
   ASSERT_TRUE(cpu_e) << cpu_e.status().to_string();
   Graph gg = g;
   for (Node& n : gg.nodes)
-    if (n.op == "GRU" || n.op == "LSTM") n.tactic = "mma";
+    if (n.op == "GRU" || n.op == "LSTM") n.tactic = tactic;
   BuildOptions go = mma_options(gg, "cuda", p);
   go.time_tactics = false;
   auto plan = build_from_graph(gg, PassLog{}, go);
@@ -68,7 +68,7 @@ void check_mma(const std::string& name, const Graph& g, const std::vector<std::p
   ASSERT_TRUE(pl) << pl.status().to_string();
   for (const Node& n : pl.value().graph.nodes) {
     if (n.op == "GRU" || n.op == "LSTM") {
-      EXPECT_EQ(n.tactic, "mma");
+      EXPECT_EQ(n.tactic, tactic);
     }
   }
   auto gpu_e = Engine::load(plan.value());
@@ -124,6 +124,27 @@ TEST(CudaRnnMma, OtherSizesInitialStateAndFallbacksMatchCpu) {
   check_mma("GRU initial_h", g0, {{7, 4}, {60, 300}, {30, 2000}}, kFp16, Precision::kFP16);
   check_mma("GRU initial_h", g0, {{7, 4}, {60, 300}}, kBf16, Precision::kBF16);
   check_mma("GRU FP32 plan", mma_rnn_graph(false, 128, 24, 0, false, false, 95), {{30, 64}}, kFp32, Precision::kFP32);
+}
+
+// Tactic "mma_x" (x·Wᵀ inside the kernel): inputs of 32 and 128 (a stacked layer's input), GRU
+// lbr 0/1 and LSTM (input 128: W and R do not fit shared memory together, "mma" runs), an input
+// size that is no multiple of 4 (22 → "mma"), initial_h; FP16 and BF16.
+TEST(CudaRnnMma, FusedInputProjectionMatchesCpu) {
+  SKIP_WITHOUT_GPU();
+  const std::vector<std::pair<int64_t, int64_t>> tb{{30, 1}, {60, 7}, {60, 300}, {30, 4500}};
+  for (int64_t in : {32, 128}) {
+    for (int lbr : {1, 0}) {
+      Graph g = mma_rnn_graph(false, 128, in, lbr, false, false, 101);
+      const std::string name = "GRU H=128 I=" + std::to_string(in) + " lbr=" + std::to_string(lbr);
+      check_mma(name, g, tb, kFp16, Precision::kFP16, "mma_x");
+      check_mma(name, g, tb, kBf16, Precision::kBF16, "mma_x");
+    }
+    check_mma("LSTM H=128 I=" + std::to_string(in), mma_rnn_graph(true, 128, in, 0, true, false, 111), tb, kFp16, Precision::kFP16,
+              "mma_x");
+  }
+  check_mma("GRU H=64 I=36", mma_rnn_graph(false, 64, 36, 1, false, false, 121), {{5, 3}, {30, 64}}, kFp16, Precision::kFP16, "mma_x");
+  check_mma("GRU H=64 I=22", mma_rnn_graph(false, 64, 22, 0, false, false, 131), {{5, 3}, {30, 64}}, kFp16, Precision::kFP16, "mma_x");
+  check_mma("GRU initial_h", mma_rnn_graph(false, 128, 8, 1, false, true, 91), {{7, 4}, {60, 300}}, kFp16, Precision::kFP16, "mma_x");
 }
 
 }  // namespace

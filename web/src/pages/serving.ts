@@ -64,7 +64,10 @@ export function servingPanels(): ServingPanels {
   const renderDist = () => {
     const sum = new Map<number, number>();
     for (const w of recent) for (const [le, n] of w) sum.set(le, (sum.get(le) ?? 0) + n);
-    const rows = [...sum.entries()].sort((a, b) => a[0] - b[0]);
+    const all = [...sum.entries()].sort((a, b) => a[0] - b[0]);
+    // Up to the largest size bucket that had batches (at least 4 rows), not 13 rows of zeros.
+    const lastUsed = all.reduce((last, [, n], i) => (n > 0 ? i : last), 0);
+    const rows = all.slice(0, Math.max(4, lastUsed + 1));
     const max = Math.max(1, ...rows.map(([, n]) => n));
     dist.replaceChildren(...rows.map(([le, n], i) => {
       const lo = i === 0 ? 1 : rows[i - 1][0] + 1;

@@ -34,6 +34,12 @@ struct RnnStepParams {
   bool mma = false;              // tactic "mma": tensor cores (cuda_rnn_mma.cu) where
                                  // rnn_mma_supported(), else the persistent_ks4 kernel
   const void* r_mma = nullptr;   // R packed by rnn_mma_pack (FP16/BF16 plans), or null
+  // Tactic "mma_x": the input projection inside the mma kernel (gx unused) where
+  // rnn_mma_fused_supported(); else "mma" (GEMM first).
+  const float* x = nullptr;      // X [T][B][input] fp32, or null (gx from the GEMM)
+  const void* w_mma = nullptr;   // W packed by rnn_mma_pack, or null
+  const float* in_bias = nullptr;  // [G·H]: the input-side bias (rnn_input_bias)
+  int input = 0;
 };
 
 // Tactic "regs_b1" (cuda_rnn_regs.cu): offered for H ≤ 128 and batch ≤ 2 × SMs (one row per
@@ -45,11 +51,17 @@ Status launch_rnn_regs(const RnnStepParams& p, cudaStream_t stream);
 
 // Tactic "mma" (cuda_rnn_mma.cu): mma.sync m16n8k16 tiles of 16 or 32 batch rows per CTA, R
 // resident in shared memory, for FP16/BF16 plans with H ≤ 128 and H a multiple of 8.
+// Tactic "mma_x": the same with x·Wᵀ as more mma k tiles in the kernel (W resident too, no GEMM
+// and no [T][B][G·H] gate tensor in memory) where the input size is ≤ 128, a multiple of 4, and
+// W and R fit shared memory together (GRU H=128: layer 1 and 2; LSTM H=128: layer 1 only).
 constexpr int kRnnMmaMaxHidden = 128;
+constexpr int kRnnMmaMaxInput = 128;
 bool rnn_mma_packable(int hidden, bool half_or_bf16);
-// R [G·H][H] (fp32, ONNX layout of one direction) as the kernel's B fragments (fp16 or bf16).
-std::vector<uint32_t> rnn_mma_pack(const float* r, int gates, int hidden, bool bf16);
+// M [G·H][kdim] (fp32, ONNX layout of W or R of one direction) as the kernel's B fragments
+// (fp16 or bf16).
+std::vector<uint32_t> rnn_mma_pack(const float* m, int gates, int hidden, int kdim, bool bf16);
 bool rnn_mma_supported(const RnnStepParams& p);
+bool rnn_mma_fused_supported(const RnnStepParams& p);
 Status launch_rnn_mma(const RnnStepParams& p, cudaStream_t stream);
 
 // Sets the kernels' shared-memory limits (once per process, at kernel creation).

@@ -69,32 +69,72 @@ __device__ __forceinline__ void mma16816(float (&d)[4], const uint32_t (&a)[4], 
   }
 }
 
-// G gates; LBR0: GRU linear_before_reset=0; MT m16 tiles of rows per CTA; T16 half or bf16.
-template <int G, bool LBR0, int MT, typename T16>
+// G gates; LBR0: GRU linear_before_reset=0; MT m16 tiles of rows per CTA; T16 half or bf16;
+// FX: x·Wᵀ computed here (W fragments resident too, x tiles double-buffered in shared memory)
+// instead of read from the GEMM's output.
+template <int G, bool LBR0, int MT, typename T16, bool FX>
 __global__ void __launch_bounds__(kThreads, 1) rnn_mma_kernel(RnnStepParams p) {
   extern __shared__ __align__(16) unsigned char smem[];
   constexpr int CPW = kChunksPerWarp;
   constexpr int ROWS = 16 * MT;
-  const int H = p.hidden, B = p.batch, T = p.t_len;
+  // Accumulator slots: one per gate; with FX, GRU linear_before_reset=1 keeps x·W_hᵀ of the
+  // candidate gate apart (slot 3) since only h·R_hᵀ is multiplied by r.
+  constexpr bool kSplitN = FX && G == 3 && !LBR0;
+  constexpr int GA = kSplitN ? 4 : G;
+  constexpr int XPT = kRnnMmaMaxInput * 32 / 4 / kThreads;  // x float4 per thread per step (≤ 4)
+  const int H = p.hidden, B = p.batch, T = p.t_len, I = FX ? p.input : 0;
   const int NC = H / 8, KT = (H + 15) / 16, HS = KT * 16 + 8;
+  const int KTX = (I + 15) / 16, XS = KTX * 16 + 8, I4 = I / 4;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int qr = lane >> 2, qc = lane & 3;
   const int row_base = blockIdx.x * ROWS;
 
-  // Rᵀ fragments → shared memory (16-byte copies).
-  const size_t rn = size_t(G) * NC * KT * 32;  // uint2 fragments
+  // Rᵀ (and Wᵀ) fragments → shared memory (16-byte copies).
+  const size_t rn = size_t(G) * NC * KT * 32;   // uint2 fragments
+  const size_t wn = size_t(G) * NC * KTX * 32;
   {
     const uint4* src = static_cast<const uint4*>(p.r_mma);
     uint4* dst = reinterpret_cast<uint4*>(smem);
     for (size_t i = threadIdx.x; i < rn / 2; i += kThreads) dst[i] = __ldg(src + i);
+    if constexpr (FX) {
+      const uint4* wsrc = static_cast<const uint4*>(p.w_mma);
+      for (size_t i = threadIdx.x; i < wn / 2; i += kThreads) dst[rn / 2 + i] = __ldg(wsrc + i);
+    }
   }
   const uint2* rs = reinterpret_cast<const uint2*>(smem);
-  T16* hb = reinterpret_cast<T16*>(smem + rn * sizeof(uint2));  // [2][ROWS][HS]
-  T16* rh = hb + 2 * ROWS * HS;                                 // [ROWS][HS] (LBR0)
-  for (int i = threadIdx.x; i < (LBR0 ? 3 : 2) * ROWS * HS; i += kThreads) {
+  const uint2* ws = rs + rn;
+  T16* hb = reinterpret_cast<T16*>(smem + (rn + wn) * sizeof(uint2));  // [2][ROWS][HS]
+  T16* rh = hb + 2 * ROWS * HS;                                         // [ROWS][HS] (LBR0)
+  T16* xb = rh + (LBR0 ? ROWS * HS : 0);                                // [2][ROWS][XS] (FX)
+  for (int i = threadIdx.x; i < (LBR0 ? 3 : 2) * ROWS * HS + (FX ? 2 * ROWS * XS : 0); i += kThreads) {
     const int buf = i / (ROWS * HS), r = (i / HS) % ROWS, k = i % HS, b = row_base + r;
     float v = (buf == 0 && p.h0 && k < H && b < B) ? p.h0[size_t(b) * H + k] : 0.0f;
     hb[i] = T16(v);
+  }
+  // x of step t (fp32 [T][B][I]) → registers → a tile of shared memory.
+  auto x_load = [&](int t, float4 (&xr)[XPT]) {
+#pragma unroll
+    for (int q = 0; q < XPT; ++q) {
+      const int i = threadIdx.x + q * kThreads, r = i / max(I4, 1), b = row_base + r;
+      xr[q] = (i < ROWS * I4 && b < B) ? __ldg(reinterpret_cast<const float4*>(p.x + (size_t(t) * B + b) * I) + i % I4)
+                                       : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    }
+  };
+  auto x_store = [&](T16* dst, const float4 (&xr)[XPT]) {
+#pragma unroll
+    for (int q = 0; q < XPT; ++q) {
+      const int i = threadIdx.x + q * kThreads;
+      if (i < ROWS * I4) {
+        const int r = i / I4, k = (i % I4) * 4;
+        *reinterpret_cast<uint2*>(dst + r * XS + k) = make_uint2(pack2<T16>(xr[q].x, xr[q].y), pack2<T16>(xr[q].z, xr[q].w));
+      }
+    }
+  };
+  float4 xr[XPT];
+  if constexpr (FX) {
+    x_load(0, xr);
+    __syncthreads();  // the zero fill above is done
+    x_store(xb, xr);
   }
 
   // This thread's elements: m tile m, chunk i, e = 0..3: row m·16 + qr + 8·(e / 2), unit
@@ -110,7 +150,7 @@ __global__ void __launch_bounds__(kThreads, 1) rnn_mma_kernel(RnnStepParams p) {
       if (b < B && p.lens) l = p.lens_i64 ? int(static_cast<const int64_t*>(p.lens)[b]) : static_cast<const int*>(p.lens)[b];
       len[m][hh] = l;
     }
-  float pi[CPW][2], po[CPW][2], pf[CPW][2], rbh[CPW][2];
+  float pi[CPW][2], po[CPW][2], pf[CPW][2], rbh[CPW][2], bx[CPW][G][2];
 #pragma unroll
   for (int i = 0; i < CPW; ++i) {
     const int c = warp + kWarps * i;
@@ -122,6 +162,8 @@ __global__ void __launch_bounds__(kThreads, 1) rnn_mma_kernel(RnnStepParams p) {
       po[i][e] = ok && p.peep ? p.peep[H + j] : 0.0f;
       pf[i][e] = ok && p.peep ? p.peep[2 * H + j] : 0.0f;
       rbh[i][e] = ok && p.rbh ? p.rbh[j] : 0.0f;
+#pragma unroll
+      for (int g = 0; g < G; ++g) bx[i][g][e] = FX && ok ? p.in_bias[g * H + j] : 0.0f;
     }
 #pragma unroll
     for (int m = 0; m < MT; ++m)
@@ -135,26 +177,21 @@ __global__ void __launch_bounds__(kThreads, 1) rnn_mma_kernel(RnnStepParams p) {
   }
   __syncthreads();
 
-  // acc[m][i][g] += A(rows of a_src) · Rᵀ(gate g, chunk i) for g in [G0, G1).
-  auto mma_pass = [&](const T16* a_src, auto g0c, auto g1c, float (&acc)[MT][CPW][G][4]) {
+  // acc[m][i][slot(g)] += A(rows of a_src, row stride as) · fragments fr (gate g, chunk i) over
+  // ktn k tiles, for g in [G0, G1); slot(2) = 3 when SPLIT.
+  auto mma_pass = [&](const T16* a_src, int as, int ktn, const uint2* fr, auto g0c, auto g1c, auto splitc,
+                      float (&acc)[MT][CPW][GA][4]) {
     constexpr int G0 = decltype(g0c)::value, G1 = decltype(g1c)::value;
-#pragma unroll
-    for (int m = 0; m < MT; ++m)
-#pragma unroll
-      for (int i = 0; i < CPW; ++i)
-#pragma unroll
-        for (int g = G0; g < G1; ++g)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) acc[m][i][g][e] = 0.0f;
-    for (int kt = 0; kt < KT; ++kt) {
+    constexpr bool SPLIT = decltype(splitc)::value;
+    for (int kt = 0; kt < ktn; ++kt) {
       uint32_t a[MT][4];
 #pragma unroll
       for (int m = 0; m < MT; ++m) {
-        const T16* base = a_src + (m * 16 + qr) * HS + kt * 16 + 2 * qc;
+        const T16* base = a_src + (m * 16 + qr) * as + kt * 16 + 2 * qc;
         a[m][0] = *reinterpret_cast<const uint32_t*>(base);
-        a[m][1] = *reinterpret_cast<const uint32_t*>(base + 8 * HS);
+        a[m][1] = *reinterpret_cast<const uint32_t*>(base + 8 * as);
         a[m][2] = *reinterpret_cast<const uint32_t*>(base + 8);
-        a[m][3] = *reinterpret_cast<const uint32_t*>(base + 8 * HS + 8);
+        a[m][3] = *reinterpret_cast<const uint32_t*>(base + 8 * as + 8);
       }
 #pragma unroll
       for (int i = 0; i < CPW; ++i) {
@@ -162,40 +199,67 @@ __global__ void __launch_bounds__(kThreads, 1) rnn_mma_kernel(RnnStepParams p) {
         if (c >= NC) continue;
 #pragma unroll
         for (int g = G0; g < G1; ++g) {
-          const uint2 bf = rs[((size_t(g) * NC + c) * KT + kt) * 32 + lane];
+          const uint2 bf = fr[((size_t(g) * NC + c) * ktn + kt) * 32 + lane];
 #pragma unroll
-          for (int m = 0; m < MT; ++m) mma16816<T16>(acc[m][i][g], a[m], bf.x, bf.y);
+          for (int m = 0; m < MT; ++m) mma16816<T16>(acc[m][i][(SPLIT && g == 2) ? GA - 1 : g], a[m], bf.x, bf.y);
         }
       }
     }
   };
+  using C0 = std::integral_constant<int, 0>;
+  using C2 = std::integral_constant<int, 2>;
+  using C3 = std::integral_constant<int, 3>;
+  using CG = std::integral_constant<int, G>;
+  using NoSplit = std::false_type;
 
   const size_t gstride = size_t(G) * H;
   int cur = 0;
   for (int t = 0; t < T; ++t) {
     const T16* hc = hb + cur * ROWS * HS;
     T16* hn = hb + (1 - cur) * ROWS * HS;
-    // x·Wᵀ + bias of this step, issued before the mma loop so that its latency overlaps it.
-    float2 gx[MT][CPW][G][2];
+    // The step's input part, issued before the mma loop so that its latency overlaps it: x·Wᵀ +
+    // bias from the GEMM's output, or (FX) the next step's x.
+    float2 gx[MT][CPW][FX ? 1 : G][2];
+    if constexpr (FX) {
+      if (t + 1 < T) x_load(t + 1, xr);
+    } else {
+#pragma unroll
+      for (int m = 0; m < MT; ++m)
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh) {
+          const int b = row_base + m * 16 + qr + 8 * hh;
+          const float* src = p.gx + (size_t(t) * B + b) * gstride + 2 * qc;
+#pragma unroll
+          for (int i = 0; i < CPW; ++i) {
+            const int c = warp + kWarps * i;
+#pragma unroll
+            for (int g = 0; g < G; ++g)
+              gx[m][i][g][hh] = (b < B && c < NC) ? __ldg(reinterpret_cast<const float2*>(src + size_t(g) * H + c * 8))
+                                                  : make_float2(0.0f, 0.0f);
+          }
+        }
+    }
+    float acc[MT][CPW][GA][4];
 #pragma unroll
     for (int m = 0; m < MT; ++m)
 #pragma unroll
-      for (int hh = 0; hh < 2; ++hh) {
-        const int b = row_base + m * 16 + qr + 8 * hh;
-        const float* src = p.gx + (size_t(t) * B + b) * gstride + 2 * qc;
+      for (int i = 0; i < CPW; ++i)
 #pragma unroll
-        for (int i = 0; i < CPW; ++i) {
-          const int c = warp + kWarps * i;
+        for (int g = 0; g < GA; ++g)
 #pragma unroll
-          for (int g = 0; g < G; ++g)
-            gx[m][i][g][hh] = (b < B && c < NC) ? __ldg(reinterpret_cast<const float2*>(src + size_t(g) * H + c * 8))
-                                                : make_float2(0.0f, 0.0f);
-        }
+          for (int e = 0; e < 4; ++e) acc[m][i][g][e] = 0.0f;
+    if constexpr (FX) mma_pass(xb + cur * ROWS * XS, XS, KTX, ws, C0{}, CG{}, std::bool_constant<kSplitN>{}, acc);
+    // The input part of gate g for element (m, i, e): bias (+ x·W_hᵀ kept apart), or the GEMM's.
+    auto xin = [&](int m, int i, int g, int e) -> float {
+      if constexpr (FX) {
+        return bx[i][g][e % 2] + ((kSplitN && g == 2) ? acc[m][i][GA - 1][e] : 0.0f);
+      } else {
+        return (e % 2) ? gx[m][i][g][e / 2].y : gx[m][i][g][e / 2].x;
       }
-    float acc[MT][CPW][G][4];
+    };
     float hnew[MT][CPW][4];
     if constexpr (G == 4) {
-      mma_pass(hc, std::integral_constant<int, 0>{}, std::integral_constant<int, 4>{}, acc);
+      mma_pass(hc, HS, KT, rs, C0{}, CG{}, NoSplit{}, acc);
 #pragma unroll
       for (int m = 0; m < MT; ++m)
 #pragma unroll
@@ -203,7 +267,7 @@ __global__ void __launch_bounds__(kThreads, 1) rnn_mma_kernel(RnnStepParams p) {
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
             const int hh = e / 2, ee = e % 2;
-            auto gv = [&](int g) { return (ee ? gx[m][i][g][hh].y : gx[m][i][g][hh].x) + acc[m][i][g][e]; };
+            auto gv = [&](int g) { return xin(m, i, g, e) + acc[m][i][g][e]; };
             const float c = creg[m][i][e];
             const float ig = sig_fast(gv(0) + pi[i][ee] * c);
             const float fg = sig_fast(gv(2) + pf[i][ee] * c);
@@ -214,22 +278,21 @@ __global__ void __launch_bounds__(kThreads, 1) rnn_mma_kernel(RnnStepParams p) {
             if (t < len[m][hh]) creg[m][i][e] = cn;
           }
     } else if constexpr (!LBR0) {
-      mma_pass(hc, std::integral_constant<int, 0>{}, std::integral_constant<int, 3>{}, acc);
+      mma_pass(hc, HS, KT, rs, C0{}, C3{}, NoSplit{}, acc);
 #pragma unroll
       for (int m = 0; m < MT; ++m)
 #pragma unroll
         for (int i = 0; i < CPW; ++i)
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
-            const int hh = e / 2, ee = e % 2;
-            auto gxv = [&](int g) { return ee ? gx[m][i][g][hh].y : gx[m][i][g][hh].x; };
-            const float z = sig_fast(gxv(0) + acc[m][i][0][e]);
-            const float r = sig_fast(gxv(1) + acc[m][i][1][e]);
-            const float n = tanh_fast(gxv(2) + r * (acc[m][i][2][e] + rbh[i][ee]));
+            const int ee = e % 2;
+            const float z = sig_fast(xin(m, i, 0, e) + acc[m][i][0][e]);
+            const float r = sig_fast(xin(m, i, 1, e) + acc[m][i][1][e]);
+            const float n = tanh_fast(xin(m, i, 2, e) + r * (acc[m][i][2][e] + rbh[i][ee]));
             hnew[m][i][e] = n + z * (hreg[m][i][e] - n);
           }
     } else {
-      mma_pass(hc, std::integral_constant<int, 0>{}, std::integral_constant<int, 2>{}, acc);
+      mma_pass(hc, HS, KT, rs, C0{}, C2{}, NoSplit{}, acc);
       float zs[MT][CPW][4];
 #pragma unroll
       for (int m = 0; m < MT; ++m)
@@ -239,10 +302,8 @@ __global__ void __launch_bounds__(kThreads, 1) rnn_mma_kernel(RnnStepParams p) {
           float rhv[4];
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
-            const int hh = e / 2, ee = e % 2;
-            auto gxv = [&](int g) { return ee ? gx[m][i][g][hh].y : gx[m][i][g][hh].x; };
-            zs[m][i][e] = sig_fast(gxv(0) + acc[m][i][0][e]);
-            rhv[e] = sig_fast(gxv(1) + acc[m][i][1][e]) * hreg[m][i][e];
+            zs[m][i][e] = sig_fast(xin(m, i, 0, e) + acc[m][i][0][e]);
+            rhv[e] = sig_fast(xin(m, i, 1, e) + acc[m][i][1][e]) * hreg[m][i][e];
           }
           if (c < NC) {
             T16* d = rh + (m * 16 + qr) * HS + c * 8 + 2 * qc;
@@ -251,15 +312,14 @@ __global__ void __launch_bounds__(kThreads, 1) rnn_mma_kernel(RnnStepParams p) {
           }
         }
       __syncthreads();  // r ⊙ h of every unit is in rh
-      mma_pass(rh, std::integral_constant<int, 2>{}, std::integral_constant<int, 3>{}, acc);
+      mma_pass(rh, HS, KT, rs, C2{}, C3{}, NoSplit{}, acc);
 #pragma unroll
       for (int m = 0; m < MT; ++m)
 #pragma unroll
         for (int i = 0; i < CPW; ++i)
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
-            const int hh = e / 2, ee = e % 2;
-            const float n = tanh_fast((ee ? gx[m][i][2][hh].y : gx[m][i][2][hh].x) + acc[m][i][2][e]);
+            const float n = tanh_fast(xin(m, i, 2, e) + acc[m][i][2][e]);
             hnew[m][i][e] = n + zs[m][i][e] * (hreg[m][i][e] - n);
           }
     }
@@ -286,6 +346,9 @@ __global__ void __launch_bounds__(kThreads, 1) rnn_mma_kernel(RnnStepParams p) {
           if (p.y && b < B) *reinterpret_cast<float2*>(p.y + (size_t(t) * B + b) * H + c * 8 + 2 * qc) = yv;
         }
       }
+    if constexpr (FX) {
+      if (t + 1 < T) x_store(xb + (1 - cur) * ROWS * XS, xr);
+    }
     __syncthreads();
     cur = 1 - cur;
   }
@@ -306,9 +369,10 @@ __global__ void __launch_bounds__(kThreads, 1) rnn_mma_kernel(RnnStepParams p) {
     }
 }
 
-size_t mma_smem_bytes(int G, bool lbr0, int mt, int H) {
+size_t mma_smem_bytes(int G, bool lbr0, int mt, int H, int I) {
   const int nc = H / 8, kt = (H + 15) / 16, hs = kt * 16 + 8;
-  return size_t(G) * nc * kt * 32 * 8 + size_t(lbr0 ? 3 : 2) * 16 * mt * hs * 2;
+  const int ktx = (I + 15) / 16, xs = ktx * 16 + 8;
+  return size_t(G) * nc * (kt + ktx) * 32 * 8 + size_t(lbr0 ? 3 : 2) * 16 * mt * hs * 2 + (I > 0 ? size_t(2) * 16 * mt * xs * 2 : 0);
 }
 
 struct MmaDevice {
@@ -317,30 +381,31 @@ struct MmaDevice {
   Status status;
 };
 
-template <int G, bool LBR0, int MT, typename T16>
+template <int G, bool LBR0, typename T16, bool FX>
 Status mma_set_smem(int bytes) {
-  TS_CUDA(cudaFuncSetAttribute(rnn_mma_kernel<G, LBR0, MT, T16>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+  TS_CUDA(cudaFuncSetAttribute(rnn_mma_kernel<G, LBR0, 1, T16, FX>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+  TS_CUDA(cudaFuncSetAttribute(rnn_mma_kernel<G, LBR0, 2, T16, FX>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
   return Status::ok();
 }
 
-template <typename T16>
+template <typename T16, bool FX>
 Status mma_set_smem_all(int b) {
-  TS_RETURN_IF_ERROR((mma_set_smem<3, false, 1, T16>(b)));
-  TS_RETURN_IF_ERROR((mma_set_smem<3, false, 2, T16>(b)));
-  TS_RETURN_IF_ERROR((mma_set_smem<3, true, 1, T16>(b)));
-  TS_RETURN_IF_ERROR((mma_set_smem<3, true, 2, T16>(b)));
-  TS_RETURN_IF_ERROR((mma_set_smem<4, false, 1, T16>(b)));
-  return mma_set_smem<4, false, 2, T16>(b);
+  TS_RETURN_IF_ERROR((mma_set_smem<3, false, T16, FX>(b)));
+  TS_RETURN_IF_ERROR((mma_set_smem<3, true, T16, FX>(b)));
+  return mma_set_smem<4, false, T16, FX>(b);
 }
 
-// Once per process (mma_device): the device's SM count and shared-memory limit, the kernels' limits set.
+// Once per process (mma_device): the device's SM count and shared-memory limit, the kernels'
+// limits set.
 Status mma_device_setup(MmaDevice& r) {
   int dev = 0;
   TS_CUDA(cudaGetDevice(&dev));
   TS_CUDA(cudaDeviceGetAttribute(&r.sms, cudaDevAttrMultiProcessorCount, dev));
   TS_CUDA(cudaDeviceGetAttribute(&r.smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-  TS_RETURN_IF_ERROR(mma_set_smem_all<__half>(r.smem_optin));
-  return mma_set_smem_all<__nv_bfloat16>(r.smem_optin);
+  TS_RETURN_IF_ERROR((mma_set_smem_all<__half, false>(r.smem_optin)));
+  TS_RETURN_IF_ERROR((mma_set_smem_all<__half, true>(r.smem_optin)));
+  TS_RETURN_IF_ERROR((mma_set_smem_all<__nv_bfloat16, false>(r.smem_optin)));
+  return mma_set_smem_all<__nv_bfloat16, true>(r.smem_optin);
 }
 
 const MmaDevice& mma_device() {
@@ -352,18 +417,26 @@ const MmaDevice& mma_device() {
   return d;
 }
 
-template <int G, bool LBR0, int MT, typename T16>
-Status launch_mt(const RnnStepParams& p, int grid, size_t smem, cudaStream_t s) {
-  rnn_mma_kernel<G, LBR0, MT, T16><<<grid, kThreads, smem, s>>>(p);
+// MT = 1 when every 16-row CTA is resident at once (CTAs per SM from the occupancy API) or 32
+// rows do not fit shared memory, else MT = 2.
+template <int G, bool LBR0, typename T16, bool FX>
+Status launch_cfg(const RnnStepParams& p, const MmaDevice& d, cudaStream_t s) {
+  const int in = FX ? p.input : 0;
+  const size_t s1 = mma_smem_bytes(G, LBR0, 1, p.hidden, in), s2 = mma_smem_bytes(G, LBR0, 2, p.hidden, in);
+  int per_sm = 0;
+  TS_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, rnn_mma_kernel<G, LBR0, 1, T16, FX>, kThreads, s1));
+  const bool mt1 = (p.batch + 15) / 16 <= std::max(1, per_sm) * d.sms || s2 > size_t(d.smem_optin);
+  if (mt1) rnn_mma_kernel<G, LBR0, 1, T16, FX><<<(p.batch + 15) / 16, kThreads, s1, s>>>(p);
+  else rnn_mma_kernel<G, LBR0, 2, T16, FX><<<(p.batch + 31) / 32, kThreads, s2, s>>>(p);
   TS_CUDA_LAUNCHED("rnn recurrence (mma)");
   return Status::ok();
 }
 
-template <typename T16>
-Status launch_typed(const RnnStepParams& p, int mt, int grid, size_t smem, cudaStream_t s) {
-  if (p.lstm) return mt == 1 ? launch_mt<4, false, 1, T16>(p, grid, smem, s) : launch_mt<4, false, 2, T16>(p, grid, smem, s);
-  if (!p.lbr) return mt == 1 ? launch_mt<3, true, 1, T16>(p, grid, smem, s) : launch_mt<3, true, 2, T16>(p, grid, smem, s);
-  return mt == 1 ? launch_mt<3, false, 1, T16>(p, grid, smem, s) : launch_mt<3, false, 2, T16>(p, grid, smem, s);
+template <typename T16, bool FX>
+Status launch_typed(const RnnStepParams& p, const MmaDevice& d, cudaStream_t s) {
+  if (p.lstm) return launch_cfg<4, false, T16, FX>(p, d, s);
+  if (!p.lbr) return launch_cfg<3, true, T16, FX>(p, d, s);
+  return launch_cfg<3, false, T16, FX>(p, d, s);
 }
 
 }  // namespace
@@ -376,11 +449,18 @@ bool rnn_mma_supported(const RnnStepParams& p) {
   if (!p.r_mma || !rnn_mma_packable(p.hidden, p.r_half || p.r_bf16)) return false;
   const MmaDevice& d = mma_device();
   if (!d.status) return false;
-  return mma_smem_bytes(p.lstm ? 4 : 3, !p.lstm && !p.lbr, 2, p.hidden) <= size_t(d.smem_optin);
+  return mma_smem_bytes(p.lstm ? 4 : 3, !p.lstm && !p.lbr, 1, p.hidden, 0) <= size_t(d.smem_optin);
 }
 
-std::vector<uint32_t> rnn_mma_pack(const float* r, int gates, int hidden, bool bf16) {
-  const int H = hidden, nc = H / 8, kt_n = (H + 15) / 16;
+bool rnn_mma_fused_supported(const RnnStepParams& p) {
+  if (!p.w_mma || !p.in_bias || !rnn_mma_supported(p)) return false;
+  if (p.input < 4 || p.input > kRnnMmaMaxInput || p.input % 4 != 0) return false;
+  if (reinterpret_cast<uintptr_t>(p.x) % 16 != 0) return false;  // float4 loads of x
+  return mma_smem_bytes(p.lstm ? 4 : 3, !p.lstm && !p.lbr, 1, p.hidden, p.input) <= size_t(mma_device().smem_optin);
+}
+
+std::vector<uint32_t> rnn_mma_pack(const float* m, int gates, int hidden, int kdim, bool bf16) {
+  const int H = hidden, nc = H / 8, kt_n = (kdim + 15) / 16;
   auto to16 = [&](float v) -> uint32_t {
     if (bf16) {
       __nv_bfloat16 x = __float2bfloat16_rn(v);
@@ -389,9 +469,9 @@ std::vector<uint32_t> rnn_mma_pack(const float* r, int gates, int hidden, bool b
     __half x = __float2half_rn(v);
     return *reinterpret_cast<uint16_t*>(&x);
   };
-  // B[k][n = (g, j)] = R[g·H + j][k]; zero for k ≥ H. Fragment registers (mma m16n8k16 .col B):
-  // b0 = B[2·(lane%4) + {0,1}][lane/4], b1 = the same at k + 8; the lower k in the low half.
-  auto at = [&](int g, int j, int k) { return k < H ? to16(r[(size_t(g) * H + j) * H + k]) : to16(0.0f); };
+  // B[k][n = (g, j)] = M[g·H + j][k]; zero for k ≥ kdim. Fragment registers (mma m16n8k16 .col
+  // B): b0 = B[2·(lane%4) + {0,1}][lane/4], b1 = the same at k + 8; the lower k in the low half.
+  auto at = [&](int g, int j, int k) { return k < kdim ? to16(m[(size_t(g) * H + j) * kdim + k]) : to16(0.0f); };
   std::vector<uint32_t> out(size_t(gates) * nc * kt_n * 32 * 2);
   size_t o = 0;
   for (int g = 0; g < gates; ++g)
@@ -408,23 +488,9 @@ std::vector<uint32_t> rnn_mma_pack(const float* r, int gates, int hidden, bool b
 Status launch_rnn_mma(const RnnStepParams& p, cudaStream_t stream) {
   const MmaDevice& d = mma_device();
   TS_RETURN_IF_ERROR(d.status);
-  const int G = p.lstm ? 4 : 3;
-  const bool lbr0 = !p.lstm && !p.lbr;
-  // MT = 1 when every 16-row CTA is resident at once (CTAs per SM from the occupancy API).
-  int per_sm = 0;
-  const size_t smem1 = mma_smem_bytes(G, lbr0, 1, p.hidden);
-  cudaError_t e = p.r_bf16 ? (p.lstm    ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, rnn_mma_kernel<4, false, 1, __nv_bfloat16>, kThreads, smem1)
-                              : lbr0    ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, rnn_mma_kernel<3, true, 1, __nv_bfloat16>, kThreads, smem1)
-                                        : cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, rnn_mma_kernel<3, false, 1, __nv_bfloat16>, kThreads, smem1))
-                           : (p.lstm    ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, rnn_mma_kernel<4, false, 1, __half>, kThreads, smem1)
-                              : lbr0    ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, rnn_mma_kernel<3, true, 1, __half>, kThreads, smem1)
-                                        : cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, rnn_mma_kernel<3, false, 1, __half>, kThreads, smem1));
-  if (e != cudaSuccess) return cuda_error(e, "cudaOccupancyMaxActiveBlocksPerMultiprocessor (rnn mma)");
-  const int mt = (p.batch + 15) / 16 <= std::max(1, per_sm) * d.sms ? 1 : 2;
-  const int grid = (p.batch + 16 * mt - 1) / (16 * mt);
-  const size_t smem = mma_smem_bytes(G, lbr0, mt, p.hidden);
-  if (p.r_bf16) return launch_typed<__nv_bfloat16>(p, mt, grid, smem, stream);
-  return launch_typed<__half>(p, mt, grid, smem, stream);
+  const bool fx = p.x != nullptr;
+  if (p.r_bf16) return fx ? launch_typed<__nv_bfloat16, true>(p, d, stream) : launch_typed<__nv_bfloat16, false>(p, d, stream);
+  return fx ? launch_typed<__half, true>(p, d, stream) : launch_typed<__half, false>(p, d, stream);
 }
 
 }  // namespace ts::engine::cuda

@@ -17,13 +17,14 @@ namespace {
 
 class RnnKernel final : public CudaKernel {
  public:
-  RnnKernel(bool lstm, bool lbr, int64_t hidden, int64_t input, int max_ks, bool rows1, bool regs, bool mma)
-      : lstm_(lstm), lbr_(lbr), h_(hidden), i_(input), max_ks_(max_ks), rows1_(rows1), regs_(regs), mma_(mma) {}
+  RnnKernel(bool lstm, bool lbr, int64_t hidden, int64_t input, int max_ks, bool rows1, bool regs, bool mma, bool mma_x)
+      : lstm_(lstm), lbr_(lbr), h_(hidden), i_(input), max_ks_(max_ks), rows1_(rows1), regs_(regs), mma_(mma || mma_x),
+        mma_x_(mma_x) {}
 
   // X, sequence_lens, initial_h, initial_c are read on the device; W, R, B, P were packed.
   bool reads_input(size_t i) const override { return i == 0 || i == 4 || i == 5 || i == 6; }
   int64_t weight_bytes() const override {
-    return proj_->weight_bytes() + int64_t(r_.bytes() + r_mma_.bytes() + rbh_.bytes() + peep_.bytes());
+    return proj_->weight_bytes() + int64_t(r_.bytes() + r_mma_.bytes() + w_mma_.bytes() + in_bias_.bytes() + rbh_.bytes() + peep_.bytes());
   }
 
   Status init(const Graph& g, const Node& n, CudaMath p) {
@@ -57,8 +58,13 @@ class RnnKernel final : public CudaKernel {
     // Tactics "mma" and "regs_b1" (above its batch) run the tensor-core kernel: R packed as its
     // B fragments.
     if ((mma_ || regs_) && rnn_mma_packable(int(h), r_half_ || r_bf16_)) {
-      std::vector<uint32_t> frag = rnn_mma_pack(r, int(ng), int(h), r_bf16_);
+      std::vector<uint32_t> frag = rnn_mma_pack(r, int(ng), int(h), int(h), r_bf16_);
       TS_RETURN_IF_ERROR(r_mma_.upload(frag.data(), frag.size() * sizeof(uint32_t)));
+      if (mma_x_ && i_ <= kRnnMmaMaxInput) {  // and W, with the input-side bias, for "mma_x"
+        std::vector<uint32_t> wf = rnn_mma_pack(g.value(n.inputs[1]).as<float>(), int(ng), int(h), int(i_), r_bf16_);
+        TS_RETURN_IF_ERROR(w_mma_.upload(wf.data(), wf.size() * sizeof(uint32_t)));
+        TS_RETURN_IF_ERROR(in_bias_.upload(in_bias.data(), in_bias.size() * sizeof(float)));
+      }
     }
     if (lbr_) TS_RETURN_IF_ERROR(rbh_.upload(bias.data() + 5 * h, size_t(h) * sizeof(float)));
     if (lstm_ && n.inputs.size() > 7 && n.inputs[7] != kNoValue) {
@@ -93,13 +99,7 @@ class RnnKernel final : public CudaKernel {
     TS_RETURN_IF_ERROR(state_ok(h0, "initial_h"));
     TS_RETURN_IF_ERROR(state_ok(c0, "initial_c"));
 
-    auto gx = a.env->scratch(size_t(t_len * b * gh) * sizeof(float));
-    if (!gx) return gx.status();
-    float* gxp = static_cast<float*>(gx.value());
-    TS_RETURN_IF_ERROR(proj_->run(a, x->as<float>(), t_len * b, gxp));
-
     RnnStepParams p;
-    p.gx = gxp;
     p.r = r_.get();
     p.r_half = r_half_;
     p.r_bf16 = r_bf16_;
@@ -136,6 +136,20 @@ class RnnKernel final : public CudaKernel {
       TS_RETURN_IF_ERROR(a.env->alloc(*yc, DType::kF32, sd));
       p.yc = yc->as<float>();
     }
+    if (mma_x_) {
+      p.x = x->as<float>();
+      p.w_mma = w_mma_.get();
+      p.in_bias = in_bias_.get() ? in_bias_.as<float>() : nullptr;
+      p.input = int(i_);
+      if (rnn_mma_fused_supported(p)) return launch_rnn_mma(p, a.stream);
+      p.x = nullptr;
+    }
+    auto gx = a.env->scratch(size_t(t_len * b * gh) * sizeof(float));
+    if (!gx) return gx.status();
+    float* gxp = static_cast<float*>(gx.value());
+    TS_RETURN_IF_ERROR(proj_->run(a, x->as<float>(), t_len * b, gxp));
+
+    p.gx = gxp;
     return launch_rnn_recurrence(p, a.stream);
   }
 
@@ -143,9 +157,9 @@ class RnnKernel final : public CudaKernel {
   bool lstm_, lbr_;
   int64_t h_, i_;
   int max_ks_;
-  bool rows1_, regs_, mma_;
+  bool rows1_, regs_, mma_, mma_x_;
   std::unique_ptr<LtGemm> proj_;
-  DeviceBuffer r_, r_mma_, rbh_, peep_;
+  DeviceBuffer r_, r_mma_, w_mma_, in_bias_, rbh_, peep_;
   bool r_half_ = false;
   bool r_bf16_ = false;
 };
@@ -189,9 +203,9 @@ Status check_rnn(const Graph& g, const Node& n, bool lstm) {
 Result<CudaKernelPtr> make_rnn(const Graph& g, const Node& n, bool lstm, CudaMath p, const std::string& tactic) {
   int64_t h = n.attr_i("hidden_size", 0);
   bool lbr = !lstm && n.attr_i("linear_before_reset", 0) != 0;
-  const bool regs = tactic == "regs_b1", mma = tactic == "mma";
+  const bool regs = tactic == "regs_b1", mma = tactic == "mma", mma_x = tactic == "mma_x";
   auto k = std::make_unique<RnnKernel>(lstm, lbr, h, g.value(n.inputs[1]).const_dims()[2], tactic.rfind("persistent_ks8", 0) == 0 ? 8 : 4,
-                                       tactic.size() > 6 && tactic.compare(tactic.size() - 6, 6, "_rows1") == 0, regs, mma);
+                                       tactic.size() > 6 && tactic.compare(tactic.size() - 6, 6, "_rows1") == 0, regs, mma, mma_x);
   TS_RETURN_IF_ERROR(k->init(g, n, p));
   return CudaKernelPtr(std::move(k));
 }
@@ -205,10 +219,11 @@ void add_rnn_ops(std::vector<CudaOpInfo>& ops) {
   // instead of 4 rows per CTA); "regs_b1": R in registers, one barrier per step, for H ≤ 128
   // and batch ≤ 2 × SMs (cuda_rnn_regs.cu; above it the "mma" kernel where that applies, else
   // the persistent_ks4_rows1 kernel); "mma": tensor-core tiles for FP16/BF16, H ≤ 128, H % 8 = 0
-  // (cuda_rnn_mma.cu; elsewhere the persistent_ks4 kernel). Timed by the builder at the
-  // profile's opt shape.
+  // (cuda_rnn_mma.cu; elsewhere the persistent_ks4 kernel); "mma_x": the same with the input
+  // projection inside the kernel where W fits next to R (else as "mma"). Timed by the builder
+  // at the profile's opt shape.
   const std::vector<std::string> tactics{"persistent_ks4", "persistent_ks8", "persistent_ks4_rows1",
-                                         "persistent_ks8_rows1", "regs_b1", "mma"};
+                                         "persistent_ks8_rows1", "regs_b1", "mma", "mma_x"};
   ops.push_back({"GRU", [](const Graph& g, const Node& n) { return check_rnn(g, n, false); },
                  [](const Graph& g, const Node& n, CudaMath p, const std::string& t) { return make_rnn(g, n, false, p, t); },
                  tactics});

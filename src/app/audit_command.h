@@ -1,0 +1,32 @@
+#pragma once
+// `ticksentry audit deliveries [--audit-db FILE] [--receiver R] [--state S] [--limit N] [--json]`:
+// the notification delivery record (table notify_deliveries, src/audit/audit_store.h): per
+// notification its receiver, state (pending / delivered / failed), attempts, first-enqueue →
+// delivered and alert → delivered latency, alert ids and last error, newest first, then a
+// summary per receiver of the rows shown.
+// Exit codes: 0 success (also when there are no rows), 2 bad arguments or no such database.
+#include <optional>
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace ts {
+
+class AuditCommand {
+ public:
+  explicit AuditCommand(CLI::App& app);
+  std::optional<int> run();
+
+ private:
+  CLI::App* cmd_ = nullptr;
+  CLI::App* deliveries_ = nullptr;
+  std::string audit_db_ = "ticksentry-audit.db";
+  std::string receiver_;
+  std::string state_;
+  int limit_ = 50;
+  bool json_ = false;
+};
+
+}  // namespace ts
