@@ -9,7 +9,8 @@
 //     Grafana board (grafana/ticksentry.json) queries is on /metrics (GPU ones where a GPU is);
 //  4. a silence created in the UI is listed, mutes the next matching alert (marked "silenced" in
 //     the feed) while other symbols' alerts stay unmuted, and is expired from the UI;
-//  5. the language toggle switches the labels to Chinese.
+//  5. the alert feed's model filter keeps the model's alerts only; the language toggle switches the
+//     labels to Chinese.
 // Screenshots of every page go to --out (ctest: the build tree); --docs DIR also copies them to
 // DIR/dashboard-<page>.png. Exit 0 = pass, 1 = fail (with the reason), 77 = skipped (the dashboard
 // or playwright-core is not built here).
@@ -202,6 +203,14 @@ try {
   await page.click("[data-testid=audit-search]");
   await page.waitForFunction(() => document.querySelectorAll("[data-testid=audit-results] tr").length > 0);
   await shot(page, "audit");
+  // The feed's model filter: "default" (the serving model's name) keeps only its alerts.
+  await page.goto(`${base}/#/alerts`);
+  await page.waitForSelector("[data-testid=filter-model] option[value=default]", { state: "attached" });
+  await page.selectOption("[data-testid=filter-model]", "default");
+  await page.waitForFunction(() => document.querySelectorAll("[data-testid=alert-row]").length >= 1);
+  const types = await page.evaluate(() => [...document.querySelectorAll("[data-testid=alert-row]")].map((r) => r.getAttribute("data-type")));
+  if (types.some((x) => x !== "model")) throw new Error(`the model filter shows non-model alerts: ${types.join(", ")}`);
+  console.log(`model filter: ${types.length} model alerts`);
   await page.click("[data-testid=lang-toggle]");
   await page.waitForFunction(() => document.querySelector("[data-testid=nav-alerts]")?.textContent === "预警");
   await page.goto(`${base}/#/alerts`);
