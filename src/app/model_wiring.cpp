@@ -28,10 +28,10 @@ Result<std::shared_ptr<engine::Engine>> open_model_engine(const std::string& pat
   return build_window_engine(path, rows, kFeatureCount, max_batch, backend, prec, /*time_tactics=*/true);
 }
 
-Result<ModelServing> start_model_serving(const serve::ServeOptions& opts, int shards, const std::string& failure_db,
+Result<ModelServing> start_model_serving(const serve::ServeOptions& options, int shards, const std::string& failure_db,
                                          Metrics* metrics) {
   ModelServing ms;
-  ms.options = opts;
+  serve::ServeOptions opts = options;
   if (!std::filesystem::exists(opts.path)) {
     return Status(StatusCode::kNotFound, "model " + opts.path + ": no such file");
   }
@@ -48,6 +48,8 @@ Result<ModelServing> start_model_serving(const serve::ServeOptions& opts, int sh
     primary = open_model_engine(opts.path, backend, opts.precision, opts.batcher.max_batch, opts.window_rows);
   }
   if (!primary) return primary.status();
+  if (opts.workers == 0) opts.workers = backend == "cuda" ? 2 : 1;
+  ms.options = opts;
   std::shared_ptr<engine::Engine> fallback;
   if (backend != "cpu" && opts.cpu_fallback && !opts.path.ends_with(".plan")) {
     auto f = open_model_engine(opts.path, "cpu", "fp32", opts.batcher.max_batch, opts.window_rows);

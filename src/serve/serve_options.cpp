@@ -32,7 +32,7 @@ ServeOptions ServeOptions::from_config(const ConfigSection& s) {
   o.every_n = s.get("every_n", o.every_n);
   if (o.every_n < 1) bad("every_n must be >= 1");
   o.workers = s.get("workers", o.workers);
-  if (o.workers < 1 || o.workers > 16) bad("workers must be in 1..16");
+  if (o.workers < 0 || o.workers > 16) bad("workers must be in 0..16 (0: 2 on cuda, 1 on cpu)");
   o.deadline_us = s.get("deadline_us", o.deadline_us);
   if (o.deadline_us < 1) bad("deadline_us must be > 0");
   o.slots_per_shard = size_t(s.get("slots_per_shard", int64_t(o.slots_per_shard)));

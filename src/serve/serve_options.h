@@ -43,7 +43,8 @@ struct ServeOptions {
                                     // fewer than window_rows are padded with the oldest row
   Trigger trigger = Trigger::kRow;
   int every_n = 1;
-  int workers = 1;                  // execution contexts (CUDA streams), one thread each
+  int workers = 0;                  // execution contexts (CUDA streams), one thread each; 0 = auto:
+                                    // 2 on cuda (copies of one batch overlap another's compute), 1 on cpu
   int64_t deadline_us = 20'000;     // a request not run within this is dropped (counted)
   size_t slots_per_shard = 2048;    // windows a shard may have out at once
   size_t request_ring = 4096;       // shard → scheduler ring, requests
