@@ -21,7 +21,7 @@ namespace ts::http {
 
 struct SseMessage {
   uint64_t seq = 0;
-  std::string event;  // SSE "event:" name ("alert", "ticks", "stats")
+  std::string event;  // SSE "event:" name ("alert", "ticks", "scores", "stats")
   std::string data;   // one line of JSON
 };
 

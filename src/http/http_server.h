@@ -4,7 +4,7 @@
 //   /healthz                 200 while the process is up (the only path without a token)
 //   /readyz                  200 once the pipeline runs, 503 before/after (set_ready)
 //   /metrics                 Prometheus text format of the process's registry
-//   /api/stream              Server-Sent Events: "hello", "alert", "ticks", "stats"
+//   /api/stream              Server-Sent Events: "hello", "alert", "ticks", "scores", "stats"
 //   /api/...                 the admin API (admin_routes.cpp, alert_history.h, live_feed.h)
 //   /...                     the dashboard's static files (web/dist), index.html at /
 // Every path but /healthz needs the token (http_auth.h). A browser without it gets a small
