@@ -12,7 +12,10 @@
 // the symbol's peak, one histogram record, a scan of 14 bucket bounds, and every
 // `publish_interval_ns` (250 ms) a try_lock of the shard's own mutex to hand its histogram over
 // (a busy reader makes it try again at the next result: the shard never waits). No allocation,
-// no syscall. Symbol ids >= capacity and shards >= set_shards() are ignored.
+// no syscall. Symbol ids >= capacity and shards >= set_shards() are ignored. A shard's last
+// < 250 ms of latencies before its results stop are handed over with its next result (a display
+// lag, nothing is lost). Checked with ThreadSanitizer and ASan/UBSan: two writer threads and a
+// reader taking peaks and latencies concurrently.
 //
 // Threading: set_shards() before the shard threads start; record(shard, ...) from shard `shard`
 // only, for symbols it owns; take_*() from one reader thread (the live feed).
