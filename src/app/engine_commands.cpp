@@ -132,6 +132,13 @@ int command_engine_build(const EngineBuildOptions& o) {
                    : o.int8 ? engine::Precision::kINT8
                             : engine::Precision::kFP32;
   opts.timing_cache_path = o.timing_cache_file;
+  opts.tf32 = o.tf32;
+  if (!o.int8 && (!o.calib.empty() || !o.calib_cache.empty())) {
+    return fail(kCmd, "--calib and --calibCache are for --int8 builds");
+  }
+  opts.calibration_data = o.calib;
+  opts.calibration_cache = o.calib_cache;
+  opts.int8_max_rel_err = o.int8_max_rel_err;
   if (!o.mem_pool_size.empty()) {
     auto bytes = parse_mem_pool(o.mem_pool_size);
     if (!bytes) return fail(kCmd, bytes.status().message());
@@ -391,7 +398,14 @@ EngineCommands::EngineCommands(CLI::App& app) {
   build_cmd_->add_option("--maxShapes", build_.max_shapes, "profile maximum, e.g. x:1024x120x32");
   build_cmd_->add_flag("--fp16", build_.fp16, "FP16 precision");
   build_cmd_->add_flag("--bf16", build_.bf16, "BF16 precision");
-  build_cmd_->add_flag("--int8", build_.int8, "INT8 precision");
+  build_cmd_->add_flag("--int8", build_.int8, "INT8 precision (cuda; needs --calib or --calibCache)");
+  build_cmd_->add_flag("--tf32", build_.tf32, "FP32 matrix products on TF32 tensor cores (cuda)");
+  build_cmd_->add_option("--calib", build_.calib,
+                         "int8 calibration windows: .npy float32 [N,T,F], N >= 1000 (e.g. TS_AUC_DATA's windows.npy)");
+  build_cmd_->add_option("--calibCache", build_.calib_cache,
+                         "int8 calibration cache: read if made for this model, else written");
+  build_cmd_->add_option("--int8MaxRelErr", build_.int8_max_rel_err,
+                         "int8: a layer whose output error on the calibration set exceeds this runs in fp16 (default 0.05)");
   build_cmd_->add_option("--timingCacheFile", build_.timing_cache_file, "tactic timing cache");
   build_cmd_->add_option("--memPoolSize", build_.mem_pool_size, "workspace:<size>[K|M|G]");
 

@@ -25,6 +25,9 @@ struct EngineBuildOptions {
   std::string backend = "cpu";
   std::string min_shapes, opt_shapes, max_shapes;  // "x:1x30x32[,name:dims...]"
   bool fp16 = false, bf16 = false, int8 = false;
+  bool tf32 = false;                               // FP32 GEMMs on TF32 tensor cores (cuda)
+  std::string calib, calib_cache;                  // int8: windows .npy, calibration cache file
+  double int8_max_rel_err = 5e-2;                  // int8: per-layer error above which FP16
   std::string timing_cache_file;
   std::string mem_pool_size;                       // "workspace:1024M" (K, M, G; bare = MiB)
 };

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -11,8 +12,10 @@
 #include <sstream>
 
 #include "engine/backend.h"
+#include "engine/calibrate.h"
 #include "engine/onnx_import.h"
 #include "engine/plan.h"
+#include "engine/quantize.h"
 #include "engine/runtime.h"
 
 namespace ts::engine {
@@ -135,6 +138,15 @@ Result<std::vector<uint8_t>> build_from_graph(Graph graph, const PassLog& log, c
   if (plan.profiles.empty()) plan.profiles.push_back(default_profile(graph));
   for (size_t i = 0; i < plan.profiles.size(); ++i) TS_RETURN_IF_ERROR(check_profile(graph, plan.profiles[i], i));
   plan.pass_log = log.lines;
+  if (options.precision == Precision::kINT8) {
+    // Calibrate on the FP32 graph and mark each GEMM's precision before tactics are chosen:
+    // the backend makes INT8 kernels for the layers marked int8 (quantize.h).
+    CalibrationOptions co;
+    co.max_rel_err = options.int8_max_rel_err;
+    auto table = quantize_graph(graph, options.calibration_data, options.calibration_cache, co, &plan.pass_log);
+    if (!table) return table.status().with_context("building");
+    for (const auto& [name, th] : table.value().thresholds) plan.activation_scales[name] = int8_scale(th);
+  }
 
   // Inputs at profile 0's opt shape (static inputs at their own shape), random values.
   std::vector<std::vector<uint8_t>> buffers;
@@ -223,9 +235,41 @@ Result<std::vector<uint8_t>> build_from_graph(Graph graph, const PassLog& log, c
   return serialize_plan(plan);
 }
 
+// INT8's calibration inputs are checked before the device: a missing or short calibration set
+// is the user's to fix on any machine, with or without a GPU.
+static Status check_int8_inputs(const BuildOptions& o) {
+  if (o.precision != Precision::kINT8) return Status::ok();
+  if (!(o.int8_max_rel_err > 0)) return build_error(StatusCode::kInvalidArgument, "int8 max relative error must be > 0");
+  if (!o.calibration_cache.empty() && std::filesystem::exists(o.calibration_cache)) {
+    auto c = read_calibration_cache(o.calibration_cache);
+    if (!c) return c.status().with_context("building");
+    if (o.calibration_data.empty()) return Status::ok();  // the model's fingerprint is checked later
+  }
+  if (o.calibration_data.empty()) {
+    return build_error(StatusCode::kInvalidArgument,
+                       "int8 needs calibration data: give --calib windows.npy (≥ " + std::to_string(kMinCalibrationWindows) +
+                           " feature windows, float32 [N, T, F]) or an existing --calibCache");
+  }
+  auto w = npy_read(o.calibration_data);
+  if (!w) return w.status().with_context("building: reading calibration data");
+  const HostTensor& t = w.value();
+  if (t.dtype != DType::kF32 || t.dims.size() != 3) {
+    return build_error(StatusCode::kInvalidArgument, "calibration windows " + o.calibration_data +
+                                                         " must be float32 [N, T, F], got " + dtype_name(t.dtype) + " " +
+                                                         dims_str(t.dims));
+  }
+  if (t.dims[0] < kMinCalibrationWindows) {
+    return build_error(StatusCode::kInvalidArgument, "int8 calibration: need ≥ " + std::to_string(kMinCalibrationWindows) +
+                                                         " windows, got " + std::to_string(t.dims[0]) + " in " +
+                                                         o.calibration_data);
+  }
+  return Status::ok();
+}
+
 Result<std::vector<uint8_t>> build(std::span<const uint8_t> onnx_model, const BuildOptions& options) {
   const Backend* be = find_backend(options.backend);
   if (!be) return unknown_backend(options.backend);
+  TS_RETURN_IF_ERROR(check_int8_inputs(options));
   TS_RETURN_IF_ERROR(be->available().with_context("building"));
   TS_RETURN_IF_ERROR(be->check_precision(options.precision).with_context("building"));
   auto g = import_onnx(onnx_model);

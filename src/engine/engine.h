@@ -42,6 +42,14 @@ struct BuildOptions {
   // flag, but off by default here: FP32 plans match the CPU to 1e-5 unless asked). Ignored
   // with FP16. Recorded in the plan.
   bool tf32 = false;
+  // INT8 (precision kINT8, cuda backend; quantize.h): calibration windows, an .npy float32
+  // [N, T, F] with N ≥ 1000, fed to the model's one input; and/or a calibration cache file,
+  // read when it exists and was made for this model (then no windows are needed), else written
+  // after calibrating. A layer whose INT8 output error on the calibration windows (relative
+  // L2 vs FP32) exceeds int8_max_rel_err runs in FP16.
+  std::string calibration_data;
+  std::string calibration_cache;
+  double int8_max_rel_err = 5e-2;
 };
 
 // A tensor handed to or returned from enqueue: host memory owned by the caller.

@@ -1,6 +1,7 @@
 #include "engine/plan.h"
 
 #include <array>
+#include <cmath>
 #include <cstring>
 
 namespace ts::engine {
@@ -251,6 +252,11 @@ std::vector<uint8_t> serialize_plan(const Plan& p) {
   write_graph(w, p.graph);
   w.u32(uint32_t(p.pass_log.size()));
   for (const auto& s : p.pass_log) w.str(s);
+  w.u32(uint32_t(p.activation_scales.size()));
+  for (const auto& [name, scale] : p.activation_scales) {
+    w.str(name);
+    w.f32(scale);
+  }
   w.u32(crc32(w.out));
   return std::move(w.out);
 }
@@ -264,9 +270,10 @@ Result<Plan> deserialize_plan(std::span<const uint8_t> bytes, bool verify_checks
   if (bytes.size() < 8 + 4 + 4 + 4) return err("truncated plan (" + std::to_string(bytes.size()) + " bytes)");
   Reader head(bytes.subspan(8, 8));
   uint32_t version = head.u32("version");
-  if (version != kPlanFormatVersion) {
-    return err("plan format version " + std::to_string(version) + " is not supported (this build reads version " +
-               std::to_string(kPlanFormatVersion) + ")");
+  if (version < kPlanFormatVersionMin || version > kPlanFormatVersion) {
+    return err("plan format version " + std::to_string(version) + " is not supported (this build reads versions " +
+               std::to_string(kPlanFormatVersionMin) + " to " + std::to_string(kPlanFormatVersion) +
+               (version > kPlanFormatVersion ? "; the plan was made by a newer build)" : ")"));
   }
   auto body = bytes.first(bytes.size() - 4);
   if (verify_checksum) {
@@ -302,6 +309,15 @@ Result<Plan> deserialize_plan(std::span<const uint8_t> bytes, bool verify_checks
   read_graph(r, p.graph);
   size_t nl = r.count(4, "pass log");
   for (size_t i = 0; i < nl && r.ok(); ++i) p.pass_log.push_back(r.str("pass log"));
+  if (version >= 2) {
+    size_t ns = r.count(8, "calibration table");
+    for (size_t i = 0; i < ns && r.ok(); ++i) {
+      std::string name = r.str("calibration tensor");
+      float scale = r.f32("calibration scale");
+      if (r.ok() && !(std::isfinite(scale) && scale > 0)) r.fail("corrupt plan: calibration scale of " + name);
+      p.activation_scales[name] = scale;
+    }
+  }
   if (!r.ok()) return err(r.error());
   if (r.remaining() != 0) return err("corrupt plan: " + std::to_string(r.remaining()) + " trailing bytes");
   return p;

@@ -5,12 +5,17 @@
 //   payload flags: bit 0 = TF32 allowed (kPlanFlagTf32); other bits must be 0.
 //   payload: backend, target arch, precision, workspace_bytes, device_memory_bytes, profiles,
 //            the optimized Graph (constants = weights; nodes with attrs, fused_from, tactic),
-//            the builder's PassLog lines.
+//            the builder's PassLog lines,
+//            [version ≥ 2] the INT8 calibration table: per-tensor activation scales by value
+//            name (empty unless precision is int8; the per-layer choice, input scale and
+//            per-output-channel weight scales are attributes of the layer's node, quantize.h).
+// Version 1 plans (before INT8) still load: they have no calibration table.
 // Little-endian, length-prefixed strings and arrays. The CRC32 covers every byte before it.
 // deserialize_plan() checks every read against the bytes that remain (a count can never ask
 // for more than what is left), so corrupt or truncated input gives an error, never a crash or
 // a huge allocation. Backend/arch compatibility is checked by Engine::load, not here.
 #include <cstdint>
+#include <map>
 #include <span>
 #include <string>
 #include <vector>
@@ -21,7 +26,8 @@
 
 namespace ts::engine {
 
-constexpr uint32_t kPlanFormatVersion = 1;
+constexpr uint32_t kPlanFormatVersion = 2;
+constexpr uint32_t kPlanFormatVersionMin = 1;  // oldest version deserialize_plan reads
 constexpr uint32_t kPlanFlagTf32 = 1u;
 inline constexpr char kPlanMagic[8] = {'T', 'S', 'P', 'L', 'A', 'N', '\0', '\1'};
 
@@ -35,6 +41,7 @@ struct Plan {
   std::vector<OptimizationProfile> profiles;
   Graph graph;
   std::vector<std::string> pass_log;
+  std::map<std::string, float> activation_scales;  // int8: tensor name → scale (threshold / 127)
 };
 
 std::vector<uint8_t> serialize_plan(const Plan& plan);

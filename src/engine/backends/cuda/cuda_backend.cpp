@@ -82,10 +82,8 @@ class CudaBackend final : public Backend {
       case Precision::kFP32:
       case Precision::kFP16:
       case Precision::kBF16:
+      case Precision::kINT8:  // the calibrated GEMMs in INT8, the rest in FP16 (quantize.h)
         return Status::ok();
-      case Precision::kINT8:
-        return Status(StatusCode::kUnsupported,
-                      "int8 needs entropy calibration, which the cuda backend does not have yet (use fp16 or fp32)");
     }
     return Status(StatusCode::kUnsupported, "unknown precision");
   }
@@ -124,10 +122,20 @@ class CudaBackend final : public Backend {
   // GEMMs (FusedGemm, Gemm, MatMul) and recurrences (GRU, LSTM) run at the plan's precision
   // (16-bit weights and operands, fp32 accumulate); every other kernel (LayerNorm, attention,
   // Conv, elementwise, data movement) computes in fp32 at every precision.
+  // In an INT8 plan each GEMM says what calibration chose and why ("int8 (rel err ...)",
+  // "fp16 (fallback: rel err ... > ...)"), and recurrences run in FP16.
   std::string layer_precision(const Program& program, size_t i, Precision plan) const override {
     static const char* const kAtPlan[] = {"FusedGemm", "Gemm", "MatMul", "GRU", "LSTM"};
     if (i < program.graph.nodes.size()) {
-      const std::string& op = program.graph.nodes[i].op;
+      const Node& node = program.graph.nodes[i];
+      const std::string& op = node.op;
+      if (plan == Precision::kINT8) {
+        const std::string q = node.attr_s("q_precision", "");
+        if (!q.empty()) return q + " (" + node.attr_s("q_reason", "") + ")";
+        if (op == "GRU" || op == "LSTM") return "fp16 (recurrent)";
+        if (std::find(std::begin(kAtPlan), std::end(kAtPlan), op) != std::end(kAtPlan)) return "fp16 (not int8-eligible)";
+        return "fp32";
+      }
       if (std::find(std::begin(kAtPlan), std::end(kAtPlan), op) != std::end(kAtPlan)) return precision_name(plan);
     }
     return "fp32";

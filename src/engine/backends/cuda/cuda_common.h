@@ -141,8 +141,9 @@ Result<std::unique_ptr<Kernel>> make_fn_kernel(F f) {
 // FP16 / BF16 weights and operands with FP32 accumulation (activations between layers stay
 // FP32 at every precision).
 enum class CudaMath : int { kFP32 = 0, kTF32, kFP16, kBF16 };
+// INT8 plans run every layer not marked int8 in FP16 (TensorRT's INT8 mode likewise allows FP16).
 inline CudaMath cuda_math(const KernelOptions& o) {
-  if (o.precision == Precision::kFP16) return CudaMath::kFP16;
+  if (o.precision == Precision::kFP16 || o.precision == Precision::kINT8) return CudaMath::kFP16;
   if (o.precision == Precision::kBF16) return CudaMath::kBF16;
   return o.tf32 ? CudaMath::kTF32 : CudaMath::kFP32;
 }

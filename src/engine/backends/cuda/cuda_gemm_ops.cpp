@@ -1,8 +1,11 @@
 // FusedGemm, Gemm (transA 0, alpha 1, beta 1, constant B and bias) and MatMul with a constant
 // 2-D W on the device: one cuBLASLt matmul with a bias (and ReLU) epilogue per node; other
-// activations as one elementwise kernel after it.
+// activations as one elementwise kernel after it. Layers an INT8 plan marked int8 run the
+// INT8 kernel of cuda_int8.h instead; the rest of an INT8 plan runs in FP16.
 #include "engine/backends/cuda/cuda_gemm.h"
+#include "engine/backends/cuda/cuda_int8.h"
 #include "engine/backends/cuda/cuda_ops.h"
+#include "engine/quantize.h"
 
 namespace ts::engine::cuda {
 namespace {
@@ -31,11 +34,53 @@ class GemmKernel final : public CudaKernel {
   std::unique_ptr<LtGemm> g_;
 };
 
-Result<CudaKernelPtr> make_gemm(const Graph& g, ValueId w, bool trans_b, ValueId bias, CudaAct act, CudaMath p) {
+// A layer an INT8 plan marked int8 (engine/quantize.h's attributes on the node).
+class Int8GemmKernel final : public CudaKernel {
+ public:
+  explicit Int8GemmKernel(std::unique_ptr<Int8Gemm> g) : g_(std::move(g)) {}
+  bool reads_input(size_t i) const override { return i == 0; }
+  int64_t weight_bytes() const override { return g_->weight_bytes(); }
+  Status launch(const CudaArgs& a) const override {
+    const DevTensor* x = a.input(0);
+    TS_RETURN_IF_ERROR(need_device(x, "x"));
+    if (x->dtype != DType::kF32) return bad_input("x must be f32");
+    if (x->dims.empty() || x->dims.back() != g_->k()) {
+      return bad_input("x " + dims_str(x->dims) + " does not match W's K = " + std::to_string(g_->k()));
+    }
+    std::vector<int64_t> od = x->dims;
+    od.back() = g_->n();
+    DevTensor& y = *a.out[0];
+    TS_RETURN_IF_ERROR(a.env->alloc(y, DType::kF32, od));
+    return g_->run(a, x->as<float>(), x->numel() / g_->k(), y.as<float>());
+  }
+
+ private:
+  std::unique_ptr<Int8Gemm> g_;
+};
+
+Result<CudaKernelPtr> make_int8_gemm(const Graph& g, const Node& node, const float* w, int64_t k, int64_t n,
+                                     bool trans_b, const float* bias, CudaAct act) {
+  auto it = node.attrs.find(kAttrQWScales);
+  const auto* ws = it == node.attrs.end() ? nullptr : std::get_if<std::vector<float>>(&it->second);
+  const float in_scale = node.attr_f(kAttrQInScale, 0.0f);
+  if (!ws) return Status(StatusCode::kParseError, "node " + node.name + ": int8 layer without weight scales (corrupt plan)");
+  std::vector<float> w_nk(size_t(n * k));
+  for (int64_t c = 0; c < n; ++c) {
+    for (int64_t i = 0; i < k; ++i) w_nk[size_t(c * k + i)] = trans_b ? w[c * k + i] : w[i * n + c];
+  }
+  auto q = Int8Gemm::create(w_nk.data(), k, n, bias, act, in_scale, *ws);
+  if (!q) return q.status().with_context("node " + node.name);
+  (void)g;
+  return CudaKernelPtr(new Int8GemmKernel(std::move(q).value()));
+}
+
+Result<CudaKernelPtr> make_gemm(const Graph& g, const Node& node, ValueId w, bool trans_b, ValueId bias, CudaAct act,
+                                CudaMath p) {
   const Value& wv = g.value(w);
   auto wd = wv.const_dims();
   int64_t k = trans_b ? wd[1] : wd[0], n = trans_b ? wd[0] : wd[1];
   const float* b = bias == kNoValue ? nullptr : const_f32(g, bias);
+  if (node.attr_s(kAttrQPrecision, "") == "int8") return make_int8_gemm(g, node, wv.as<float>(), k, n, trans_b, b, act);
   auto lg = LtGemm::create(wv.as<float>(), k, n, trans_b, b, act, p);
   if (!lg) return lg.status();
   return CudaKernelPtr(new GemmKernel(std::move(lg).value()));
@@ -92,15 +137,15 @@ void add_gemm_ops(std::vector<CudaOpInfo>& ops) {
   ops.push_back({"FusedGemm", check_fused_gemm, [](const Graph& g, const Node& n, CudaMath p, const std::string&) {
                    CudaAct act = CudaAct::kNone;
                    cuda_act_from_name(n.attr_s("activation", "none"), &act);
-                   return make_gemm(g, n.inputs[1], n.attr_i("trans_b", 0) != 0,
+                   return make_gemm(g, n, n.inputs[1], n.attr_i("trans_b", 0) != 0,
                                     n.inputs.size() > 2 ? n.inputs[2] : kNoValue, act, p);
                  }});
   ops.push_back({"Gemm", check_gemm, [](const Graph& g, const Node& n, CudaMath p, const std::string&) {
-                   return make_gemm(g, n.inputs[1], n.attr_i("transB", 0) != 0,
+                   return make_gemm(g, n, n.inputs[1], n.attr_i("transB", 0) != 0,
                                     n.inputs.size() > 2 ? n.inputs[2] : kNoValue, CudaAct::kNone, p);
                  }});
   ops.push_back({"MatMul", check_matmul, [](const Graph& g, const Node& n, CudaMath p, const std::string&) {
-                   return make_gemm(g, n.inputs[1], false, kNoValue, CudaAct::kNone, p);
+                   return make_gemm(g, n, n.inputs[1], false, kNoValue, CudaAct::kNone, p);
                  }});
 }
 

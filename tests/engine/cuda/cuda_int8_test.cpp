@@ -1,0 +1,146 @@
+// The INT8 GEMM kernel on the device (cuda_int8.h) in a calibrated INT8 plan, against (1) a host
+// simulation of the same INT8 arithmetic (the plan's scales, INT32 accumulation: must agree to
+// float rounding) and (2) the CPU backend in FP32 (within the quantization error), at shapes
+// the tile edges care about: K not a multiple of 4, N over one 64-column tile, M from 1 row to
+// thousands. Labelled `gpu`: skipped without a device.
+#include <cmath>
+
+#include "cuda_test_util.h"
+#include "engine/calibrate.h"
+#include "engine/npy.h"
+#include "engine/quantize.h"
+#include "test_data.h"
+
+namespace ts::engine::testing {
+namespace {
+
+constexpr int64_t kT = 6, kF = 10;
+
+// x [batch, 6, 10] → FusedGemm(relu) 10→130 → FusedGemm(gelu, W [N,K]) 130→70 → MatMul 70→5.
+Graph three_layer_graph() {
+  GraphBuilder b;
+  auto x = b.input("x", Shape{Dim::sym("batch"), Dim::known(kT), Dim::known(kF)});
+  auto w1 = b.constant("W1", {kF, 130}, random_vec(kF * 130, 21, 0.5f));
+  auto b1 = b.constant("b1", {130}, random_vec(130, 22, 0.1f));
+  auto w2 = b.constant("W2", {70, 130}, random_vec(70 * 130, 23, 0.15f));
+  auto b2 = b.constant("b2", {70}, random_vec(70, 24, 0.1f));
+  auto w3 = b.constant("W3", {70, 5}, random_vec(70 * 5, 25, 0.3f));
+  auto h1 = b.value("h1"), h2 = b.value("h2"), y = b.value("y");
+  auto& n1 = b.node("FusedGemm", {x, w1, b1}, {h1});
+  n1.name = "/fc1";
+  n1.attrs["activation"] = std::string("relu");
+  n1.attrs["trans_b"] = int64_t(0);
+  auto& n2 = b.node("FusedGemm", {h1, w2, b2}, {h2});
+  n2.name = "/fc2";
+  n2.attrs["activation"] = std::string("gelu");
+  n2.attrs["trans_b"] = int64_t(1);
+  b.node("MatMul", {h2, w3}, {y}).name = "/head";
+  b.output(y);
+  b.g.opset = 17;
+  return b.g;
+}
+
+float act(float v, const std::string& a) {
+  if (a == "relu") return v > 0 ? v : 0;
+  if (a == "gelu") return 0.5f * v * (1.0f + std::erf(v * 0.70710678118654752f));
+  return v;
+}
+
+// The INT8 arithmetic of one layer on the host, with the plan's scales.
+std::vector<float> int8_layer(const Graph& g, const Node& n, const std::vector<float>& x, int64_t m) {
+  const Value& wv = g.value(n.inputs[1]);
+  const bool tb = n.attr_i("trans_b", 0) != 0;
+  const auto wd = wv.const_dims();
+  const int64_t k = tb ? wd[1] : wd[0], nn = tb ? wd[0] : wd[1];
+  const float* w = wv.as<float>();
+  const float* bias = n.inputs.size() > 2 ? g.value(n.inputs[2]).as<float>() : nullptr;
+  const float xs = n.attr_f(kAttrQInScale, 1.0f);
+  const auto& ws = std::get<std::vector<float>>(n.attrs.at(kAttrQWScales));
+  std::vector<float> y(size_t(m * nn));
+  for (int64_t r = 0; r < m; ++r) {
+    for (int64_t c = 0; c < nn; ++c) {
+      int32_t acc = 0;
+      for (int64_t i = 0; i < k; ++i) {
+        const float wi = tb ? w[c * k + i] : w[i * nn + c];
+        acc += int32_t(quantize_int8(x[size_t(r * k + i)], xs)) * int32_t(quantize_int8(wi, ws[size_t(c)]));
+      }
+      float v = float(acc) * (xs * ws[size_t(c)]) + (bias ? bias[c] : 0.0f);
+      y[size_t(r * nn + c)] = act(v, n.attr_s("activation", "none"));
+    }
+  }
+  return y;
+}
+
+double rel_l2(const std::vector<float>& a, const std::vector<float>& b) {
+  double e = 0, r = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    e += double(a[i] - b[i]) * double(a[i] - b[i]);
+    r += double(b[i]) * double(b[i]);
+  }
+  return std::sqrt(e / std::max(r, 1e-30));
+}
+
+std::vector<float> run_plan(const std::vector<uint8_t>& plan, HostTensor& x, int64_t n_out) {
+  auto e = Engine::load(plan);
+  EXPECT_TRUE(e) << e.status().to_string();
+  if (!e) return {};
+  auto ctx = e.value()->create_context();
+  EXPECT_TRUE(ctx);
+  std::vector<float> y(size_t(x.dims[0] * kT * n_out));
+  std::vector<TensorView> in{x.view()}, out{TensorView{DType::kF32, {}, y.data()}};
+  Status s = ctx.value()->execute(in, out);
+  EXPECT_TRUE(s) << s.to_string();
+  return y;
+}
+
+TEST(CudaInt8, GemmKernelMatchesTheHostInt8ArithmeticAndFp32WithinQuantization) {
+  SKIP_WITHOUT_GPU();
+  const auto dir = ts::testing::scratch_dir("cuda_int8_gemm");
+  HostTensor calib = random_tensor({1200, kT, kF}, 31);
+  const std::string npy = (dir / "calib.npy").string();
+  ASSERT_TRUE(npy_write(npy, DType::kF32, calib.dims, calib.f()));
+  OptimizationProfile prof;
+  prof.inputs["x"] = ShapeRange{{1, kT, kF}, {64, kT, kF}, {2048, kT, kF}};
+  BuildOptions o;
+  o.backend = "cuda";
+  o.precision = Precision::kINT8;
+  o.profiles = {prof};
+  o.calibration_data = npy;
+  o.int8_max_rel_err = 1.0;  // every layer INT8: this test is about the kernel
+  auto plan = build_from_graph(three_layer_graph(), PassLog{}, o);
+  ASSERT_TRUE(plan) << plan.status().to_string();
+  auto parsed = deserialize_plan(plan.value());
+  ASSERT_TRUE(parsed);
+  const Graph& g = parsed.value().graph;
+  for (const Node& n : g.nodes) ASSERT_EQ(n.attr_s(kAttrQPrecision, ""), "int8") << n.name;
+  {
+    auto e = Engine::load(plan.value());
+    ASSERT_TRUE(e);
+    const std::string d = e.value()->describe();
+    EXPECT_NE(d.find("precision=int8 (rel err "), std::string::npos) << d;
+  }
+  BuildOptions fp32 = o;
+  fp32.backend = "cpu";
+  fp32.precision = Precision::kFP32;
+  auto cpu_plan = build_from_graph(three_layer_graph(), PassLog{}, fp32);
+  ASSERT_TRUE(cpu_plan) << cpu_plan.status().to_string();
+
+  for (int64_t batch : {1, 7, 333, 2048}) {
+    HostTensor x = random_tensor({batch, kT, kF}, uint32_t(100 + batch));
+    auto got = run_plan(plan.value(), x, 5);
+    auto want32 = run_plan(cpu_plan.value(), x, 5);
+    ASSERT_EQ(got.size(), want32.size());
+    // Host INT8 chain: layer by layer from the same input.
+    const int64_t m = batch * kT;
+    std::vector<float> h(x.f(), x.f() + x.numel());
+    for (const Node& n : g.nodes) h = int8_layer(g, n, h, m);
+    const double vs_host = rel_l2(got, h), vs_fp32 = rel_l2(got, want32);
+    EXPECT_LT(vs_host, 1e-3) << "batch " << batch << ": the kernel's INT8 arithmetic differs from the host's";
+    EXPECT_LT(vs_fp32, 5e-2) << "batch " << batch << ": INT8 error vs FP32 beyond quantization";
+    EXPECT_GT(vs_fp32, 1e-5) << "batch " << batch << ": suspiciously exact for INT8 (did it run in FP32?)";
+    std::printf("int8 batch %lld: rel L2 vs host int8 %.2e, vs cpu fp32 %.2e\n", (long long)batch, vs_host, vs_fp32);
+  }
+}
+
+}  // namespace
+}  // namespace ts::engine::testing
