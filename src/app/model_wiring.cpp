@@ -181,6 +181,7 @@ ModelRunSummary model_run_summary(const serve::ModelServer& server, const std::s
     m.queue_wait.merge(c.queue_wait);
     m.compute.merge(c.compute);
     m.inference.merge(c.end_to_end);
+    m.receive_to_score.merge(c.receive_to_score);
   }
   const auto sizes = server.batch_sizes();
   for (size_t k = 0; k < sizes.size(); ++k) {

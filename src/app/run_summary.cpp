@@ -56,6 +56,7 @@ std::string RunSummary::to_json() const {
     for (auto& [k, v] : model.batch_sizes) m["batch_sizes"][std::to_string(k)] = v;
     m["inference_latency_us"] = latency_json(model.inference);
     m["queue_wait_us"] = latency_json(model.queue_wait);
+    m["receive_to_score_us"] = latency_json(model.receive_to_score);
     m["compute_us"] = latency_json(model.compute);
     j["model"] = m;
   }
@@ -99,6 +100,11 @@ void RunSummary::print(std::FILE* out) const {
                  us(model.inference.quantile_ns(0.5)), us(model.inference.quantile_ns(0.99)),
                  us(model.inference.quantile_ns(0.999)), us(model.queue_wait.quantile_ns(0.99)),
                  us(model.compute.quantile_ns(0.99)));
+    if (model.receive_to_score.count() > 0) {
+      std::fprintf(out, "            receive→score  p50 %.1f us  p99 %.1f us  p999 %.1f us\n",
+                   us(model.receive_to_score.quantile_ns(0.5)), us(model.receive_to_score.quantile_ns(0.99)),
+                   us(model.receive_to_score.quantile_ns(0.999)));
+    }
   }
 }
 

@@ -5,7 +5,9 @@
 // event_latency_us{...} (receive → rules done, every event), events_by_kind{kind: n}, and with
 // a model: model{name, version, backend, requests, results, batches, mean_batch, drops{reason},
 // failures, fallback_results, backend_switches, swaps, batch_sizes{size: n},
-// inference_latency_us{...} (enqueue → result), queue_wait_us{...}, compute_us{...}}.
+// inference_latency_us{...} (enqueue → result), queue_wait_us{...}, compute_us{...},
+// receive_to_score_us{...} (the event's receive → its probability back at the shard: what a model
+// alert's receive → alert latency is, less the decision)}.
 #include <cstdint>
 #include <cstdio>
 #include <map>
@@ -33,6 +35,7 @@ struct ModelRunSummary {
   LatencyHistogram queue_wait;   // enqueue → dispatch
   LatencyHistogram compute;      // batch run (dispatch → outputs)
   LatencyHistogram inference;    // enqueue → result at the shard
+  LatencyHistogram receive_to_score;  // event received → its probability at the shard (live sources)
   double mean_batch() const { return batches ? double(results_ok) / double(batches) : 0.0; }
 };
 

@@ -73,6 +73,7 @@ void ShardPort::account(const InferenceResult& r, int64_t now_ns) {
       counts_.queue_wait.record(r.dispatch_ns - r.request.enqueue_ns);
       counts_.compute.record(r.done_ns - r.dispatch_ns);
       counts_.end_to_end.record(now_ns - r.request.enqueue_ns);
+      if (r.request.t.recv_ns > 0) counts_.receive_to_score.record(now_ns - r.request.t.recv_ns);
       return;
     case ResultCode::kSuperseded: ++counts_.drops[int(DropReason::kSuperseded)]; return;
     case ResultCode::kExpired: ++counts_.drops[int(DropReason::kExpired)]; return;

@@ -33,6 +33,8 @@ struct ShardServeCounts {
   LatencyHistogram queue_wait;                 // enqueue → batch dispatch
   LatencyHistogram compute;                    // dispatch → outputs ready (the batch's run)
   LatencyHistogram end_to_end;                 // enqueue → result seen by the shard
+  LatencyHistogram receive_to_score;           // the event's receive → its result seen by the shard
+                                               // (requests that carry a receive time)
 };
 
 class ShardPort {

@@ -44,6 +44,10 @@ TEST(PipelineModel, ReplayRaisesModelAlertsWithTheirWindowsAudited) {
   EXPECT_EQ(m["failures"].get<uint64_t>(), 0u);
   EXPECT_GT(m["batches"].get<uint64_t>(), 0u);
   EXPECT_GT(m["inference_latency_us"]["p99"].get<double>(), 0.0);
+  // Every scored window's event has a receive time: receive → score covers each result, and it
+  // includes the inference.
+  EXPECT_EQ(m["receive_to_score_us"]["count"].get<uint64_t>(), m["results"].get<uint64_t>());
+  EXPECT_GE(m["receive_to_score_us"]["p50"].get<double>(), m["inference_latency_us"]["p50"].get<double>() * 0.99);
   ASSERT_TRUE(s["alerts"].contains("model")) << "threshold 0.3 on GOOG's day raises model alerts: " << s.dump(2);
   const uint64_t model_alerts = s["alerts"]["model"].get<uint64_t>();
 
