@@ -95,15 +95,15 @@ std::optional<int> AuditCommand::run() {
     }
     return 0;
   }
-  std::printf("%8s  %-16s %-9s %8s  %-23s %11s %12s  %-24s %s\n", "id", "receiver", "state", "attempts", "enqueued (UTC)",
-              "enq→dlv ms", "alert→dlv ms", "alerts", "last error");
+  std::printf("%8s  %-16s %-9s %8s  %-23s %12s %13s  %-24s %s\n", "id", "receiver", "state", "attempts", "enqueued (UTC)",
+              "enq->dlv ms", "alert->dlv ms", "alerts", "last error");
   struct Summary {
     std::map<std::string, int> states;
     std::vector<int64_t> latency;
   };
   std::map<std::string, Summary> by_receiver;
   for (const auto& r : rows.value()) {
-    std::printf("%8lld  %-16s %-9s %8d  %-23s %11s %12s  %-24s %s\n", (long long)r.notification_id, r.receiver.c_str(),
+    std::printf("%8lld  %-16s %-9s %8d  %-23s %12s %13s  %-24s %s\n", (long long)r.notification_id, r.receiver.c_str(),
                 r.state.c_str(), r.attempts, utc_time(r.enqueued_unix_ns).c_str(), ms(r.latency_ns).c_str(),
                 ms(r.alert_latency_ns).c_str(), ids_text(r.alert_ids).c_str(), r.last_error.c_str());
     Summary& s = by_receiver[r.receiver];
