@@ -10,7 +10,8 @@
 # (transformer-2x64: 2 layers, d=64, 4 heads), F=32, T=60, batches 1,16,256,1024,4096, then
 # writes OUT_DIR/engine-cuda-h200-<date>.json (BENCHMARKS.md shape).
 # Environment: BENCH_MODELS (default gru-2x128,lstm-2x128,transformer-2x64), BENCH_BATCHES, BENCH_MIN_TIME_S,
-# TORCH_COMPILE_BATCHES (default "1,1024"; "" skips torch.compile).
+# TORCH_COMPILE_BATCHES (default "1,1024"; "" skips torch.compile), BENCH_TS_ARGS (more engine_cuda_bench flags,
+# e.g. "--timing-cache-dir DIR").
 set -euo pipefail
 bin=$1 models=$2 out=$3 commit=${4:-unknown}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -19,7 +20,7 @@ batches=${BENCH_BATCHES:-1,16,256,1024,4096}
 mint=${BENCH_MIN_TIME_S:-1.0}
 mkdir -p "$out"
 "$bin" --models "$models" --only "$only" --precisions fp32,fp16 --batches "$batches" --seq 60 \
-  --min-time-s "$mint" --out "$out/ticksentry.json"
+  --min-time-s "$mint" ${BENCH_TS_ARGS:-} --out "$out/ticksentry.json"
 PYTHONUNBUFFERED=1 python3 "$here/peers/torch_cuda_bench.py" --models "$models" --only "$only" \
   --precisions fp32,fp16 --batches "$batches" --seq 60 --min-time-s "$mint" \
   --compile-batches "${TORCH_COMPILE_BATCHES-1,1024}" --compile-precisions fp16 --out "$out/torch.json"

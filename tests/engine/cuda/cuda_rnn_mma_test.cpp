@@ -145,6 +145,12 @@ TEST(CudaRnnMma, FusedInputProjectionMatchesCpu) {
   check_mma("GRU H=64 I=36", mma_rnn_graph(false, 64, 36, 1, false, false, 121), {{5, 3}, {30, 64}}, kFp16, Precision::kFP16, "mma_x");
   check_mma("GRU H=64 I=22", mma_rnn_graph(false, 64, 22, 0, false, false, 131), {{5, 3}, {30, 64}}, kFp16, Precision::kFP16, "mma_x");
   check_mma("GRU initial_h", mma_rnn_graph(false, 128, 8, 1, false, true, 91), {{7, 4}, {60, 300}}, kFp16, Precision::kFP16, "mma_x");
+  // "mma_x2" (the k-tile loops unrolled by 2): odd k-tile counts (I = 8, 36) and the 32-row tiles.
+  const std::vector<std::pair<int64_t, int64_t>> tb2{{30, 1}, {60, 300}, {30, 4500}};
+  check_mma("GRU H=128 I=128 lbr=1", mma_rnn_graph(false, 128, 128, 1, false, false, 101), tb2, kFp16, Precision::kFP16, "mma_x2");
+  check_mma("GRU H=128 I=36 lbr=0", mma_rnn_graph(false, 128, 36, 0, false, false, 141), tb2, kBf16, Precision::kBF16, "mma_x2");
+  check_mma("LSTM H=128 I=32", mma_rnn_graph(true, 128, 32, 0, true, false, 111), tb2, kFp16, Precision::kFP16, "mma_x2");
+  check_mma("GRU H=8 I=8", mma_rnn_graph(false, 8, 8, 1, false, true, 151), {{5, 3}, {30, 64}}, kFp16, Precision::kFP16, "mma_x2");
 }
 
 }  // namespace

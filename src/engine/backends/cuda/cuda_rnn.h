@@ -40,6 +40,7 @@ struct RnnStepParams {
   const void* w_mma = nullptr;   // W packed by rnn_mma_pack, or null
   const float* in_bias = nullptr;  // [G·H]: the input-side bias (rnn_input_bias)
   int input = 0;
+  bool mma_unroll = false;       // tactic "mma_x2": "mma_x" with its k-tile loops unrolled by 2
 };
 
 // Tactic "regs_b1" (cuda_rnn_regs.cu): offered for H ≤ 128 and batch ≤ 2 × SMs (one row per

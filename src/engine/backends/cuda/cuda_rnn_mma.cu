@@ -71,8 +71,9 @@ __device__ __forceinline__ void mma16816(float (&d)[4], const uint32_t (&a)[4], 
 
 // G gates; LBR0: GRU linear_before_reset=0; MT m16 tiles of rows per CTA; T16 half or bf16;
 // FX: x·Wᵀ computed here (W fragments resident too, x tiles double-buffered in shared memory)
-// instead of read from the GEMM's output.
-template <int G, bool LBR0, int MT, typename T16, bool FX>
+// instead of read from the GEMM's output; UNR: the k-tile loops unrolled by 2 (fragment loads of
+// two k tiles in flight; tactic "mma_x2").
+template <int G, bool LBR0, int MT, typename T16, bool FX, bool UNR = false>
 __global__ void __launch_bounds__(kThreads, 1) rnn_mma_kernel(RnnStepParams p) {
   extern __shared__ __align__(16) unsigned char smem[];
   constexpr int CPW = kChunksPerWarp;
@@ -183,7 +184,7 @@ __global__ void __launch_bounds__(kThreads, 1) rnn_mma_kernel(RnnStepParams p) {
                       float (&acc)[MT][CPW][GA][4]) {
     constexpr int G0 = decltype(g0c)::value, G1 = decltype(g1c)::value;
     constexpr bool SPLIT = decltype(splitc)::value;
-    for (int kt = 0; kt < ktn; ++kt) {
+    auto ktile = [&](int kt) {
       uint32_t a[MT][4];
 #pragma unroll
       for (int m = 0; m < MT; ++m) {
@@ -204,6 +205,12 @@ __global__ void __launch_bounds__(kThreads, 1) rnn_mma_kernel(RnnStepParams p) {
           for (int m = 0; m < MT; ++m) mma16816<T16>(acc[m][i][(SPLIT && g == 2) ? GA - 1 : g], a[m], bf.x, bf.y);
         }
       }
+    };
+    if constexpr (UNR) {
+#pragma unroll 2
+      for (int kt = 0; kt < ktn; ++kt) ktile(kt);
+    } else {
+      for (int kt = 0; kt < ktn; ++kt) ktile(kt);
     }
   };
   using C0 = std::integral_constant<int, 0>;
@@ -385,6 +392,10 @@ template <int G, bool LBR0, typename T16, bool FX>
 Status mma_set_smem(int bytes) {
   TS_CUDA(cudaFuncSetAttribute(rnn_mma_kernel<G, LBR0, 1, T16, FX>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
   TS_CUDA(cudaFuncSetAttribute(rnn_mma_kernel<G, LBR0, 2, T16, FX>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+  if constexpr (FX) {
+    TS_CUDA(cudaFuncSetAttribute(rnn_mma_kernel<G, LBR0, 1, T16, FX, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    TS_CUDA(cudaFuncSetAttribute(rnn_mma_kernel<G, LBR0, 2, T16, FX, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+  }
   return Status::ok();
 }
 
@@ -419,24 +430,24 @@ const MmaDevice& mma_device() {
 
 // MT = 1 when every 16-row CTA is resident at once (CTAs per SM from the occupancy API) or 32
 // rows do not fit shared memory, else MT = 2.
-template <int G, bool LBR0, typename T16, bool FX>
+template <int G, bool LBR0, typename T16, bool FX, bool UNR>
 Status launch_cfg(const RnnStepParams& p, const MmaDevice& d, cudaStream_t s) {
   const int in = FX ? p.input : 0;
   const size_t s1 = mma_smem_bytes(G, LBR0, 1, p.hidden, in), s2 = mma_smem_bytes(G, LBR0, 2, p.hidden, in);
   int per_sm = 0;
-  TS_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, rnn_mma_kernel<G, LBR0, 1, T16, FX>, kThreads, s1));
+  TS_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, rnn_mma_kernel<G, LBR0, 1, T16, FX, UNR>, kThreads, s1));
   const bool mt1 = (p.batch + 15) / 16 <= std::max(1, per_sm) * d.sms || s2 > size_t(d.smem_optin);
-  if (mt1) rnn_mma_kernel<G, LBR0, 1, T16, FX><<<(p.batch + 15) / 16, kThreads, s1, s>>>(p);
-  else rnn_mma_kernel<G, LBR0, 2, T16, FX><<<(p.batch + 31) / 32, kThreads, s2, s>>>(p);
+  if (mt1) rnn_mma_kernel<G, LBR0, 1, T16, FX, UNR><<<(p.batch + 15) / 16, kThreads, s1, s>>>(p);
+  else rnn_mma_kernel<G, LBR0, 2, T16, FX, UNR><<<(p.batch + 31) / 32, kThreads, s2, s>>>(p);
   TS_CUDA_LAUNCHED("rnn recurrence (mma)");
   return Status::ok();
 }
 
-template <typename T16, bool FX>
+template <typename T16, bool FX, bool UNR = false>
 Status launch_typed(const RnnStepParams& p, const MmaDevice& d, cudaStream_t s) {
-  if (p.lstm) return launch_cfg<4, false, T16, FX>(p, d, s);
-  if (!p.lbr) return launch_cfg<3, true, T16, FX>(p, d, s);
-  return launch_cfg<3, false, T16, FX>(p, d, s);
+  if (p.lstm) return launch_cfg<4, false, T16, FX, UNR>(p, d, s);
+  if (!p.lbr) return launch_cfg<3, true, T16, FX, UNR>(p, d, s);
+  return launch_cfg<3, false, T16, FX, UNR>(p, d, s);
 }
 
 }  // namespace
@@ -489,8 +500,12 @@ Status launch_rnn_mma(const RnnStepParams& p, cudaStream_t stream) {
   const MmaDevice& d = mma_device();
   TS_RETURN_IF_ERROR(d.status);
   const bool fx = p.x != nullptr;
-  if (p.r_bf16) return fx ? launch_typed<__nv_bfloat16, true>(p, d, stream) : launch_typed<__nv_bfloat16, false>(p, d, stream);
-  return fx ? launch_typed<__half, true>(p, d, stream) : launch_typed<__half, false>(p, d, stream);
+  if (p.r_bf16) {
+    if (!fx) return launch_typed<__nv_bfloat16, false>(p, d, stream);
+    return p.mma_unroll ? launch_typed<__nv_bfloat16, true, true>(p, d, stream) : launch_typed<__nv_bfloat16, true>(p, d, stream);
+  }
+  if (!fx) return launch_typed<__half, false>(p, d, stream);
+  return p.mma_unroll ? launch_typed<__half, true, true>(p, d, stream) : launch_typed<__half, true>(p, d, stream);
 }
 
 }  // namespace ts::engine::cuda

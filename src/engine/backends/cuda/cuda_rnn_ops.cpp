@@ -17,9 +17,10 @@ namespace {
 
 class RnnKernel final : public CudaKernel {
  public:
-  RnnKernel(bool lstm, bool lbr, int64_t hidden, int64_t input, int max_ks, bool rows1, bool regs, bool mma, bool mma_x)
+  RnnKernel(bool lstm, bool lbr, int64_t hidden, int64_t input, int max_ks, bool rows1, bool regs, bool mma, bool mma_x,
+            bool mma_unroll)
       : lstm_(lstm), lbr_(lbr), h_(hidden), i_(input), max_ks_(max_ks), rows1_(rows1), regs_(regs), mma_(mma || mma_x),
-        mma_x_(mma_x) {}
+        mma_x_(mma_x), mma_unroll_(mma_unroll) {}
 
   // X, sequence_lens, initial_h, initial_c are read on the device; W, R, B, P were packed.
   bool reads_input(size_t i) const override { return i == 0 || i == 4 || i == 5 || i == 6; }
@@ -141,6 +142,7 @@ class RnnKernel final : public CudaKernel {
       p.w_mma = w_mma_.get();
       p.in_bias = in_bias_.get() ? in_bias_.as<float>() : nullptr;
       p.input = int(i_);
+      p.mma_unroll = mma_unroll_;
       if (rnn_mma_fused_supported(p)) return launch_rnn_mma(p, a.stream);
       p.x = nullptr;
     }
@@ -157,7 +159,7 @@ class RnnKernel final : public CudaKernel {
   bool lstm_, lbr_;
   int64_t h_, i_;
   int max_ks_;
-  bool rows1_, regs_, mma_, mma_x_;
+  bool rows1_, regs_, mma_, mma_x_, mma_unroll_;
   std::unique_ptr<LtGemm> proj_;
   DeviceBuffer r_, r_mma_, w_mma_, in_bias_, rbh_, peep_;
   bool r_half_ = false;
@@ -203,9 +205,11 @@ Status check_rnn(const Graph& g, const Node& n, bool lstm) {
 Result<CudaKernelPtr> make_rnn(const Graph& g, const Node& n, bool lstm, CudaMath p, const std::string& tactic) {
   int64_t h = n.attr_i("hidden_size", 0);
   bool lbr = !lstm && n.attr_i("linear_before_reset", 0) != 0;
-  const bool regs = tactic == "regs_b1", mma = tactic == "mma", mma_x = tactic == "mma_x";
+  const bool regs = tactic == "regs_b1", mma = tactic == "mma", mma_x2 = tactic == "mma_x2",
+             mma_x = tactic == "mma_x" || mma_x2;
   auto k = std::make_unique<RnnKernel>(lstm, lbr, h, g.value(n.inputs[1]).const_dims()[2], tactic.rfind("persistent_ks8", 0) == 0 ? 8 : 4,
-                                       tactic.size() > 6 && tactic.compare(tactic.size() - 6, 6, "_rows1") == 0, regs, mma, mma_x);
+                                       tactic.size() > 6 && tactic.compare(tactic.size() - 6, 6, "_rows1") == 0, regs, mma, mma_x,
+                                       mma_x2);
   TS_RETURN_IF_ERROR(k->init(g, n, p));
   return CudaKernelPtr(std::move(k));
 }
@@ -220,10 +224,10 @@ void add_rnn_ops(std::vector<CudaOpInfo>& ops) {
   // and batch ≤ 2 × SMs (cuda_rnn_regs.cu; above it the "mma" kernel where that applies, else
   // the persistent_ks4_rows1 kernel); "mma": tensor-core tiles for FP16/BF16, H ≤ 128, H % 8 = 0
   // (cuda_rnn_mma.cu; elsewhere the persistent_ks4 kernel); "mma_x": the same with the input
-  // projection inside the kernel where W fits next to R (else as "mma"). Timed by the builder
-  // at the profile's opt shape.
+  // projection inside the kernel where W fits next to R (else as "mma"); "mma_x2": "mma_x" with
+  // the k-tile loops unrolled by 2. Timed by the builder at the profile's opt shape.
   const std::vector<std::string> tactics{"persistent_ks4", "persistent_ks8", "persistent_ks4_rows1",
-                                         "persistent_ks8_rows1", "regs_b1", "mma", "mma_x"};
+                                         "persistent_ks8_rows1", "regs_b1", "mma", "mma_x", "mma_x2"};
   ops.push_back({"GRU", [](const Graph& g, const Node& n) { return check_rnn(g, n, false); },
                  [](const Graph& g, const Node& n, CudaMath p, const std::string& t) { return make_rnn(g, n, false, p, t); },
                  tactics});
