@@ -30,6 +30,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/engine.h"
+#include "engine/npy.h"
 
 namespace {
 
@@ -62,7 +63,7 @@ struct Args {
 };
 
 int usage() {
-  std::fprintf(stderr, "usage: engine_cuda_bench --models DIR [--only m1,m2] [--precisions fp32,fp16,tf32] "
+  std::fprintf(stderr, "usage: engine_cuda_bench --models DIR [--only m1,m2] [--precisions fp32,fp16,tf32,int8] "
                        "[--batches 1,16] [--seq 60] [--min-time-s 1] [--timing-cache-dir DIR] --out FILE\n");
   return 2;
 }
@@ -102,8 +103,24 @@ int main(int argc, char** argv) {
      for (int64_t b : a.batches) {
       BuildOptions o;
       o.backend = "cuda";
-      o.precision = prec == "fp16" ? Precision::kFP16 : Precision::kFP32;
+      o.precision = prec == "fp16" ? Precision::kFP16 : prec == "int8" ? Precision::kINT8 : Precision::kFP32;
       o.tf32 = prec == "tf32";
+      if (prec == "int8") {
+        // Calibration (quantize.h) on 1,000 random-normal windows, written once; the cache makes
+        // the builds after the first batch skip recalibrating. Speed, not accuracy, is measured
+        // here (accuracy: the AUC test on real windows).
+        const std::string calib = a.out + ".calib.npy";
+        if (!std::filesystem::exists(calib)) {
+          std::vector<float> w(size_t(1000 * a.seq * features));
+          std::mt19937 crng(7);
+          std::normal_distribution<float> cn(0.0f, 1.0f);
+          for (float& v : w) v = cn(crng);
+          std::vector<int64_t> dims{1000, a.seq, features};
+          if (!ts::engine::npy_write(calib, DType::kF32, dims, w.data())) return 1;
+        }
+        o.calibration_data = calib;
+        o.calibration_cache = a.out + "." + model + ".calib";
+      }
       o.workspace_bytes = int64_t(4) << 30;
       OptimizationProfile p;
       p.inputs["x"] = ShapeRange{{1, a.seq, features}, {b, a.seq, features}, {max_batch, a.seq, features}};
@@ -131,9 +148,11 @@ int main(int argc, char** argv) {
         return 1;
       }
       std::string rnn_tactics;  // what the builder chose for the recurrent layers
+      int int8_layers = 0;      // layers an int8 plan runs in INT8
       {
         std::istringstream d(eng.value()->describe());
         for (std::string line; std::getline(d, line);) {
+          if (line.find("precision=int8") != std::string::npos) ++int8_layers;
           if (line.find("GRU") == std::string::npos && line.find("LSTM") == std::string::npos) continue;
           auto at = line.find("tactic=");
           if (at == std::string::npos) continue;
@@ -203,7 +222,8 @@ int main(int argc, char** argv) {
                                         {"device_memory_bytes", mem},
                                         {"iterations", us.size()},
                                         {"build_s", build_s}}},
-                           {"tactics", rnn_tactics}});
+                           {"tactics", rnn_tactics},
+                           {"int8_layers", int8_layers}});
       }
      }
     }
