@@ -3,7 +3,11 @@
 // marked delivered — at synchronous=NORMAL and FULL; (2) alert → delivered latency to a loopback
 // webhook (cpp-httplib server in this process) through the whole notifier (ring, router,
 // routing, grouping with group_wait 0, outbox commit, delivery thread, libcurl POST), measured
-// from the alert's emit stamp to the moment the webhook server has parsed the request.
+// from the alert's emit stamp to the moment the webhook server has parsed the request, with the
+// delivery audit (SQLite notify_deliveries) and the Prometheus delivery metrics on, as `run` and
+// `replay` have them by default, and without them (the peer in the same run).
+// Every case runs --repeat times (this shared 2-core machine is rarely quiet): the JSON has each
+// run and the medians.
 //
 //   notify_bench [--out bench/results] [--alerts 2000] [--interval-us 5000] [--rows 3000] [--repeat 5]
 #include <httplib.h>
@@ -92,7 +96,7 @@ nlohmann::json outbox_throughput(const std::string& dir, bool sync_full, int row
           {"metrics", {{"enqueue_per_s", enq}, {"throughput_per_s", cyc}}}};
 }
 
-nlohmann::json webhook_latency(const std::string& dir, int alerts, int interval_us) {
+nlohmann::json webhook_latency(const std::string& dir, int alerts, int interval_us, bool audit) {
   std::mutex mu;
   std::unordered_map<uint64_t, int64_t> emitted;  // alert id → emit mono ns
   LatencyHistogram received;
@@ -124,6 +128,8 @@ nlohmann::json webhook_latency(const std::string& dir, int alerts, int interval_
 
   const std::string db = dir + "/bench-notify-latency.db";
   for (const char* ext : {"", "-wal", "-shm"}) std::filesystem::remove(db + ext);
+  const std::string audit_db = dir + "/bench-notify-audit.db";
+  for (const char* ext : {"", "-wal", "-shm"}) std::filesystem::remove(audit_db + ext);
   Config cfg = Config::parse("[notify]\noutbox_db = \"" + db + "\"\n[[notify.receivers]]\nname = \"desk\"\n"
                              "type = \"webhook\"\nurl = \"http://127.0.0.1:" + std::to_string(port) +
                              "/generic\"\nrate_per_s = 100000\nburst = 100000\n"
@@ -131,7 +137,10 @@ nlohmann::json webhook_latency(const std::string& dir, int alerts, int interval_
                              "group_interval_ms = 0\n");
   SymbolTable symbols;
   for (int i = 0; i < 2000; ++i) symbols.intern(std::to_string(600000 + i) + ".SH");
-  auto n = Notifier::create(read_notify_config(cfg), symbols);
+  NotifyConfig ncfg = read_notify_config(cfg);
+  Metrics metrics;
+  if (audit) ncfg.audit_db = audit_db;
+  auto n = Notifier::create(ncfg, symbols, audit ? &metrics : nullptr);
   if (!n.is_ok()) throw std::runtime_error(n.status().to_string());
   n.value()->start();
   std::mt19937_64 rng(7);
@@ -160,15 +169,15 @@ nlohmann::json webhook_latency(const std::string& dir, int alerts, int interval_
   const LatencyHistogram delivered = n.value()->delivery_latency();  // includes warm-up; ends at the HTTP response
   std::lock_guard lock(mu);
   auto us = [](int64_t ns) { return double(ns) / 1e3; };
-  std::printf("alert -> webhook received (%llu alerts, 1 per %d us): p50 %.0f us, p99 %.0f us, p999 %.0f us, max %.0f us "
-              "(target p99 <= 20000 us)\n",
-              (unsigned long long)received.count(), interval_us, us(received.quantile_ns(0.5)), us(received.quantile_ns(0.99)),
+  std::printf("alert -> webhook received, audit %s (%llu alerts, 1 per %d us): p50 %.0f us, p99 %.0f us, p999 %.0f us, "
+              "max %.0f us (target p99 <= 20000 us)\n",
+              audit ? "on " : "off", (unsigned long long)received.count(), interval_us, us(received.quantile_ns(0.5)), us(received.quantile_ns(0.99)),
               us(received.quantile_ns(0.999)), us(received.max_ns()));
   std::printf("alert -> marked delivered in the outbox: p50 %.0f us, p99 %.0f us\n", us(delivered.quantile_ns(0.5)),
               us(delivered.quantile_ns(0.99)));
   return {{"system", "ticksentry"},
           {"case", {{"what", "alert_to_webhook"}, {"alerts", alerts}, {"interval_us", interval_us}, {"group_wait_ms", 0},
-                    {"peer", "cpp-httplib loopback"}}},
+                    {"peer", "cpp-httplib loopback"}, {"delivery_audit", audit}}},
           {"metrics", {{"p50_us", us(received.quantile_ns(0.5))}, {"p99_us", us(received.quantile_ns(0.99))},
                        {"p999_us", us(received.quantile_ns(0.999))}, {"max_us", us(received.max_ns())},
                        {"received", received.count()}, {"target_p99_us", 20000},
@@ -192,24 +201,51 @@ int main(int argc, char** argv) {
   const std::string tmp = std::filesystem::temp_directory_path().string();
   nlohmann::json results = nlohmann::json::array();
   try {
+    auto median = [](std::vector<double> v) {
+      std::sort(v.begin(), v.end());
+      return v[v.size() / 2];
+    };
     for (bool full : {false, true}) {
-      for (int batch : {1, 64}) results.push_back(outbox_throughput(tmp, full, rows, batch));
+      for (int batch : {1, 64}) {
+        std::vector<double> cycle, enqueue;
+        for (int r = 0; r < repeat; ++r) {
+          auto res = outbox_throughput(tmp, full, rows, batch);
+          res["case"]["run"] = r;
+          cycle.push_back(res["metrics"]["throughput_per_s"].get<double>());
+          enqueue.push_back(res["metrics"]["enqueue_per_s"].get<double>());
+          results.push_back(std::move(res));
+        }
+        std::printf("outbox %-6s batch %4d over %d runs: median enqueue+deliver+mark %.0f notifications/s\n",
+                    full ? "FULL" : "NORMAL", batch, repeat, median(cycle));
+        results.push_back({{"system", "ticksentry"},
+                           {"case", {{"what", "outbox_summary"}, {"synchronous", full ? "full" : "normal"}, {"batch", batch},
+                                     {"rows", rows}, {"runs", repeat}}},
+                           {"metrics", {{"throughput_per_s_median", median(cycle)}, {"enqueue_per_s_median", median(enqueue)}}}});
+      }
     }
-    // Repeated: this shared machine's load moves the tail by 10x from one run to the next.
-    std::vector<double> p99s;
+    // Repeated, audit on and off interleaved: this shared machine's load moves the tail by 10x
+    // from one run to the next.
+    std::vector<double> p50s[2], p99s[2];
     for (int r = 0; r < repeat; ++r) {
-      auto res = webhook_latency(tmp, alerts, interval_us);
-      res["case"]["run"] = r;
-      p99s.push_back(res["metrics"]["p99_us"].get<double>());
-      results.push_back(std::move(res));
+      for (bool audit : {true, false}) {
+        auto res = webhook_latency(tmp, alerts, interval_us, audit);
+        res["case"]["run"] = r;
+        p50s[audit].push_back(res["metrics"]["p50_us"].get<double>());
+        p99s[audit].push_back(res["metrics"]["p99_us"].get<double>());
+        results.push_back(std::move(res));
+      }
     }
-    std::sort(p99s.begin(), p99s.end());
-    std::printf("alert -> webhook p99 over %d runs: median %.0f us, best %.0f us, worst %.0f us\n", repeat,
-                p99s[p99s.size() / 2], p99s.front(), p99s.back());
-    results.push_back({{"system", "ticksentry"},
-                       {"case", {{"what", "alert_to_webhook_summary"}, {"runs", repeat}, {"alerts_per_run", alerts}}},
-                       {"metrics", {{"p99_us_median", p99s[p99s.size() / 2]}, {"p99_us_best", p99s.front()},
-                                    {"p99_us_worst", p99s.back()}, {"target_p99_us", 20000}}}});
+    for (bool audit : {true, false}) {
+      auto& p99 = p99s[audit];
+      std::sort(p99.begin(), p99.end());
+      std::printf("alert -> webhook, audit %s, over %d runs: p50 median %.0f us; p99 median %.0f us, best %.0f us, worst %.0f us\n",
+                  audit ? "on " : "off", repeat, median(p50s[audit]), median(p99), p99.front(), p99.back());
+      results.push_back({{"system", "ticksentry"},
+                         {"case", {{"what", "alert_to_webhook_summary"}, {"runs", repeat}, {"alerts_per_run", alerts},
+                                   {"delivery_audit", audit}}},
+                         {"metrics", {{"p50_us_median", median(p50s[audit])}, {"p99_us_median", median(p99)},
+                                      {"p99_us_best", p99.front()}, {"p99_us_worst", p99.back()}, {"target_p99_us", 20000}}}});
+    }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "notify_bench: %s\n", e.what());
     return 1;
