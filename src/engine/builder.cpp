@@ -235,8 +235,8 @@ Result<std::vector<uint8_t>> build_from_graph(Graph graph, const PassLog& log, c
   return serialize_plan(plan);
 }
 
-// INT8's calibration inputs are checked before the device: a missing or short calibration set
-// is the user's to fix on any machine, with or without a GPU.
+// INT8's calibration inputs are checked before the backend and the device: a missing or short
+// calibration set is the user's to fix on any machine and in any build, with or without a GPU.
 static Status check_int8_inputs(const BuildOptions& o) {
   if (o.precision != Precision::kINT8) return Status::ok();
   if (!(o.int8_max_rel_err > 0)) return build_error(StatusCode::kInvalidArgument, "int8 max relative error must be > 0");
@@ -267,9 +267,9 @@ static Status check_int8_inputs(const BuildOptions& o) {
 }
 
 Result<std::vector<uint8_t>> build(std::span<const uint8_t> onnx_model, const BuildOptions& options) {
+  TS_RETURN_IF_ERROR(check_int8_inputs(options));
   const Backend* be = find_backend(options.backend);
   if (!be) return unknown_backend(options.backend);
-  TS_RETURN_IF_ERROR(check_int8_inputs(options));
   TS_RETURN_IF_ERROR(be->available().with_context("building"));
   TS_RETURN_IF_ERROR(be->check_precision(options.precision).with_context("building"));
   auto g = import_onnx(onnx_model);
