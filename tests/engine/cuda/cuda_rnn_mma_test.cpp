@@ -128,7 +128,8 @@ TEST(CudaRnnMma, OtherSizesInitialStateAndFallbacksMatchCpu) {
 
 // Tactic "mma_x" (x·Wᵀ inside the kernel): inputs of 32 and 128 (a stacked layer's input), GRU
 // lbr 0/1 and LSTM (input 128: W and R do not fit shared memory together, "mma" runs), an input
-// size that is no multiple of 4 (22 → "mma"), initial_h; FP16 and BF16.
+// size that is no multiple of 4 (22 → "mma"), initial_h; FP16 and BF16. At batch ≤ 2 × SMs an
+// FP16 plan runs the regs_b1 kernel (cuda_rnn.h: rnn_regs_preferred), BF16 the tensor-core one.
 TEST(CudaRnnMma, FusedInputProjectionMatchesCpu) {
   SKIP_WITHOUT_GPU();
   const std::vector<std::pair<int64_t, int64_t>> tb{{30, 1}, {60, 7}, {60, 300}, {30, 4500}};

@@ -311,6 +311,11 @@ Status rnn_prepare_device() {
   return result;
 }
 
+bool rnn_regs_preferred(const RnnStepParams& p) {
+  const DeviceInfo& d = device_info();
+  return d.error == cudaSuccess && rnn_regs_supported(p, d.sms);
+}
+
 Status launch_rnn_recurrence(const RnnStepParams& p, cudaStream_t stream) {
   TS_RETURN_IF_ERROR(rnn_prepare_device());
   if (p.t_len == 0 || p.batch == 0) return Status::ok();

@@ -85,7 +85,7 @@ __global__ void __launch_bounds__(kThreads, 1) rnn_mma_kernel(RnnStepParams p) {
   constexpr int XPT = kRnnMmaMaxInput * 32 / 4 / kThreads;  // x float4 per thread per step (≤ 4)
   const int H = p.hidden, B = p.batch, T = p.t_len, I = FX ? p.input : 0;
   const int NC = H / 8, KT = (H + 15) / 16, HS = KT * 16 + 8;
-  const int KTX = (I + 15) / 16, XS = KTX * 16 + 8, I4 = I / 4;
+  const int KTX = (I + 15) / 16, XS = KTX * 16 + 8, I4 = I / 4, I4d = max(I4, 1);  // I4d: a divisor (FX)
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int qr = lane >> 2, qc = lane & 3;
   const int row_base = blockIdx.x * ROWS;
@@ -116,8 +116,8 @@ __global__ void __launch_bounds__(kThreads, 1) rnn_mma_kernel(RnnStepParams p) {
   auto x_load = [&](int t, float4 (&xr)[XPT]) {
 #pragma unroll
     for (int q = 0; q < XPT; ++q) {
-      const int i = threadIdx.x + q * kThreads, r = i / max(I4, 1), b = row_base + r;
-      xr[q] = (i < ROWS * I4 && b < B) ? __ldg(reinterpret_cast<const float4*>(p.x + (size_t(t) * B + b) * I) + i % I4)
+      const int i = threadIdx.x + q * kThreads, r = i / I4d, b = row_base + r;
+      xr[q] = (i < ROWS * I4 && b < B) ? __ldg(reinterpret_cast<const float4*>(p.x + (size_t(t) * B + b) * I) + i % I4d)
                                        : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     }
   };
@@ -126,7 +126,7 @@ __global__ void __launch_bounds__(kThreads, 1) rnn_mma_kernel(RnnStepParams p) {
     for (int q = 0; q < XPT; ++q) {
       const int i = threadIdx.x + q * kThreads;
       if (i < ROWS * I4) {
-        const int r = i / I4, k = (i % I4) * 4;
+        const int r = i / I4d, k = (i % I4d) * 4;
         *reinterpret_cast<uint2*>(dst + r * XS + k) = make_uint2(pack2<T16>(xr[q].x, xr[q].y), pack2<T16>(xr[q].z, xr[q].w));
       }
     }

@@ -137,7 +137,9 @@ class RnnKernel final : public CudaKernel {
       TS_RETURN_IF_ERROR(a.env->alloc(*yc, DType::kF32, sd));
       p.yc = yc->as<float>();
     }
-    if (mma_x_) {
+    if (mma_x_ && rnn_regs_preferred(p)) {
+      p.regs = true;  // small batch: the regs_b1 kernel (cuda_rnn.h)
+    } else if (mma_x_) {
       p.x = x->as<float>();
       p.w_mma = w_mma_.get();
       p.in_bias = in_bias_.get() ? in_bias_.as<float>() : nullptr;
@@ -224,8 +226,10 @@ void add_rnn_ops(std::vector<CudaOpInfo>& ops) {
   // and batch ≤ 2 × SMs (cuda_rnn_regs.cu; above it the "mma" kernel where that applies, else
   // the persistent_ks4_rows1 kernel); "mma": tensor-core tiles for FP16/BF16, H ≤ 128, H % 8 = 0
   // (cuda_rnn_mma.cu; elsewhere the persistent_ks4 kernel); "mma_x": the same with the input
-  // projection inside the kernel where W fits next to R (else as "mma"); "mma_x2": "mma_x" with
-  // the k-tile loops unrolled by 2. Timed by the builder at the profile's opt shape.
+  // projection inside the kernel where W fits next to R (else as "mma"), and the regs_b1 kernel
+  // where that one applies (batch ≤ 2 × SMs, not BF16: faster there, so that one tactic serves
+  // a dynamic profile whose opt shape is large); "mma_x2": "mma_x" with the k-tile loops unrolled
+  // by 2. Timed by the builder at the profile's opt shape.
   const std::vector<std::string> tactics{"persistent_ks4", "persistent_ks8", "persistent_ks4_rows1",
                                          "persistent_ks8_rows1", "regs_b1", "mma", "mma_x", "mma_x2"};
   ops.push_back({"GRU", [](const Graph& g, const Node& n) { return check_rnn(g, n, false); },
