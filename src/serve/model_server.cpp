@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <random>
+#include <thread>
 
 #include "core/clock.h"
 #include "core/log.h"
@@ -113,22 +114,46 @@ Result<std::shared_ptr<ModelServer::Served>> ModelServer::prepare(ModelHandle h,
     s->contexts.push_back(std::move(ctx).value());
   }
   if (warm_up) {
-    // Every context runs batch 1 and the full batch once: allocations, CUDA graph captures and
-    // first-touch costs happen here, off the hot path.
+    // Allocations, CUDA graph captures and first-touch costs happen here, off the hot path. The
+    // largest batch runs first, so buffers are sized once and no later size reallocates them
+    // (a reallocation invalidates the graphs captured before it). On cuda every bucket runs
+    // twice: the cuda executor captures a shape's graph on its second run, so each bucket's
+    // graph exists before the first real batch and workers only ever launch graphs — no
+    // capture on a worker, none racing another worker's capture after a swap (a first batch
+    // after a swap failed with CUBLAS_STATUS_EXECUTION_FAILED while captures ran there). Each
+    // context warms up on its own thread (its own stream), so a swap waits for one, not n.
     const int max_batch = std::min<int>(opts_.batcher.max_batch, int(max_b));
     const size_t per_row = size_t(opts_.window_rows) * size_t(features_);
-    std::vector<float> in(size_t(max_batch) * per_row), out(size_t(max_batch) * 8);
+    std::vector<float> in(size_t(max_batch) * per_row);
     std::mt19937 rng(7);
     std::normal_distribution<float> nd(0.f, 1.f);
     for (auto& v : in) v = nd(rng);
-    std::vector<int> sizes = {1, max_batch};
-    if (pads(*s)) sizes = bucket_sizes(max_batch);
-    for (auto& ctx : s->contexts) {
-      for (int b : sizes) {
-        engine::TensorView iv{engine::DType::kF32, {b, opts_.window_rows, features_}, in.data()};
-        engine::TensorView ov{engine::DType::kF32, {b, 1}, out.data()};
-        if (Status st = ctx->execute({&iv, 1}, {&ov, 1}); !st.is_ok()) return st.with_context(what + ": warm-up");
-      }
+    std::vector<int> sizes = {max_batch, 1};
+    const int runs = pads(*s) ? 2 : 1;
+    if (pads(*s)) {
+      sizes = bucket_sizes(max_batch);
+      std::reverse(sizes.begin(), sizes.end());
+    }
+    std::vector<Status> results(s->contexts.size());
+    std::vector<std::thread> threads;
+    for (size_t c = 0; c < s->contexts.size(); ++c) {
+      threads.emplace_back([&, c] {
+        std::vector<float> out(size_t(max_batch) * 8);
+        for (int b : sizes) {
+          for (int k = 0; k < runs; ++k) {
+            engine::TensorView iv{engine::DType::kF32, {b, opts_.window_rows, features_}, in.data()};
+            engine::TensorView ov{engine::DType::kF32, {b, 1}, out.data()};
+            if (Status st = s->contexts[c]->execute({&iv, 1}, {&ov, 1}); !st.is_ok()) {
+              results[c] = st;
+              return;
+            }
+          }
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    for (const Status& st : results) {
+      if (!st.is_ok()) return st.with_context(what + ": warm-up");
     }
   }
   return s;

@@ -115,13 +115,19 @@ Status CudaExecutor::ensure_pinned(PinnedBuffer& b, size_t bytes) {
     return Status(StatusCode::kInternal, "staging reallocation during graph capture");
   }
   TS_RETURN_IF_ERROR(sync());
+  const bool moved = b.p != nullptr;
   if (b.p) cudaFreeHost(b.p);
   b.p = nullptr;
   b.bytes = 0;
   size_t n = std::max<size_t>(256, (bytes + 255) & ~size_t(255));
   TS_CUDA(cudaHostAlloc(&b.p, n, cudaHostAllocDefault));
   b.bytes = n;
-  ++generation_;
+  // Only a buffer that moved invalidates the graphs captured before: a first allocation is one
+  // no graph can reference (graphs of large inputs copy them directly, without staging). Bumping
+  // it anyway made the first small batch after a large one drop every large shape's graph, so
+  // those were captured again on the hot path — where a capture fails if another thread frees
+  // device memory meanwhile (a hot swap releasing the old engine).
+  if (moved) ++generation_;
   return Status::ok();
 }
 
