@@ -257,6 +257,20 @@ int main(int argc, char** argv) {
                                       {"failed", 0}}}});
     }
     server.stop();
+    // Where the workers' time per batch went over the whole mode (all steps).
+    const auto wt = server.worker_times();
+    std::printf("%-10s per batch: gather P50 %.1f us P99 %.1f us; execute P50 %.1f us P99 %.1f us (%llu batches)\n", mode,
+                double(wt.gather.quantile_ns(0.5)) / 1e3, double(wt.gather.quantile_ns(0.99)) / 1e3,
+                double(wt.execute.quantile_ns(0.5)) / 1e3, double(wt.execute.quantile_ns(0.99)) / 1e3,
+                (unsigned long long)wt.gather.count());
+    results.push_back({{"system", "ticksentry"},
+                       {"case", {{"model", a.model}, {"backend", server.backend()}, {"mode", mode}, {"kind", "worker_times"},
+                                 {"max_batch", o.batcher.max_batch}, {"workers", a.workers}}},
+                       {"metrics", {{"gather_p50_us", double(wt.gather.quantile_ns(0.5)) / 1e3},
+                                    {"gather_p99_us", double(wt.gather.quantile_ns(0.99)) / 1e3},
+                                    {"execute_p50_us", double(wt.execute.quantile_ns(0.5)) / 1e3},
+                                    {"execute_p99_us", double(wt.execute.quantile_ns(0.99)) / 1e3},
+                                    {"batches", wt.gather.count()}}}});
   }
   (void)best_dynamic;
   const std::string path = bench::write_results(a.out, "serve", results);

@@ -29,12 +29,14 @@ struct ModelServer::Worker {
   int64_t dispatch_ns = 0;
   int64_t rows = 0;                    // batch rows run: reqs.size(), or padded up to a bucket
   std::shared_ptr<Served> model;       // the version this batch runs on, fixed at dispatch
+  LatencyHistogram gather_ns, execute_ns;  // this worker's batches (read after stop())
 };
 
 struct ModelServer::Instruments {
   prometheus::Histogram* batch_size = nullptr;
   prometheus::Histogram* compute_s = nullptr;
   prometheus::Histogram* queue_wait_s = nullptr;
+  prometheus::Histogram* gather_s = nullptr;
   prometheus::Counter* batches = nullptr;
   prometheus::Counter* inferences = nullptr;
   prometheus::Counter* failed = nullptr;
@@ -193,6 +195,8 @@ Status ModelServer::start(ModelHandle prod, std::shared_ptr<engine::Engine> cpu_
                                  kSecondsBuckets);
     inst_->queue_wait_s = histogram("model_queue_wait_seconds",
                                     "Queue wait of the oldest request of each inference batch", kSecondsBuckets);
+    inst_->gather_s = histogram("model_gather_seconds",
+                                "Copying a batch's windows from the shards' slots into the worker's staging", kSecondsBuckets);
     inst_->batches = &m.counter("model_batches_total", "Inference batches run");
     inst_->inferences = &m.counter("model_inferences_total", "Windows scored by the serving model");
     inst_->failed = &m.counter("model_failed_batches_total", "Inference batches that failed on their engine");
@@ -286,6 +290,15 @@ std::string ModelServer::backend() const {
 }
 
 std::vector<uint64_t> ModelServer::batch_sizes() const { return batch_sizes_; }
+
+ModelServer::WorkerTimes ModelServer::worker_times() const {
+  WorkerTimes t;
+  for (const auto& w : workers_) {
+    t.gather.merge(w->gather_ns);
+    t.execute.merge(w->execute_ns);
+  }
+  return t;
+}
 
 void ModelServer::post(const InferenceRequest& r, ResultCode code, int ring) {
   if (inst_) {
@@ -411,10 +424,14 @@ void ModelServer::gather(Worker& w) {
 void ModelServer::run_batch(Worker& w) {
   std::shared_ptr<Served> model = std::move(w.model);  // this batch's engine, whatever swaps happen
   const int64_t b = int64_t(w.reqs.size());
+  const int64_t t0 = mono_ns();
   gather(w);
+  const int64_t t1 = mono_ns();
   engine::TensorView in{engine::DType::kF32, {w.rows, opts_.window_rows, features_}, w.in};
   engine::TensorView out{engine::DType::kF32, {w.rows, 1}, w.out};
   Status st = model->contexts[size_t(w.index)]->execute({&in, 1}, {&out, 1});
+  w.gather_ns.record(t1 - t0);
+  w.execute_ns.record(mono_ns() - t1);
   bool fallback = false;
   if (!st.is_ok()) {
     failed_batches_.fetch_add(1, std::memory_order_relaxed);
@@ -463,6 +480,7 @@ void ModelServer::run_batch(Worker& w) {
     inst_->batch_size->Observe(double(b));
     inst_->compute_s->Observe(double(done - w.dispatch_ns) / 1e9);
     inst_->queue_wait_s->Observe(double(w.dispatch_ns - oldest) / 1e9);
+    inst_->gather_s->Observe(double(t1 - t0) / 1e9);
     inst_->batches->Increment();
     inst_->inferences->Increment(double(b));
     if (!st.is_ok()) inst_->failed->Increment();

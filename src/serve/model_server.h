@@ -75,7 +75,8 @@ class ModelServer {
   void set_failure_handler(FailureHandler h) { on_failure_ = std::move(h); }
   // Before start(): per-batch Prometheus metrics — ticksentry_model_batch_size,
   // ticksentry_model_compute_seconds, ticksentry_model_queue_wait_seconds (the oldest request of
-  // each batch) histograms; ticksentry_model_batches_total, _inferences_total,
+  // each batch), ticksentry_model_gather_seconds (windows copied into staging) histograms;
+  // ticksentry_model_batches_total, _inferences_total,
   // _failed_batches_total, _fallback_batches_total, _backend_switches_total,
   // _dropped_total{reason} (superseded, deadline, queue_full) counters. `m` must outlive the server.
   void set_metrics(Metrics* m) { metrics_ = m; }
@@ -118,6 +119,12 @@ class ModelServer {
   uint64_t shadow_batches() const { return shadow_batches_.load(std::memory_order_relaxed); }
   // Batches by size (index = real requests in the batch, up to max_batch); complete after stop().
   std::vector<uint64_t> batch_sizes() const;
+  // Where a worker's time per batch goes: gathering the windows (host copies) and the engine's
+  // execute (copies in and out, kernels). After stop() only.
+  struct WorkerTimes {
+    LatencyHistogram gather, execute;
+  };
+  WorkerTimes worker_times() const;
   const ServeOptions& options() const { return opts_; }
 
  private:
