@@ -204,7 +204,9 @@ Result<std::vector<uint8_t>> build_from_graph(Graph graph, const PassLog& log, c
     for (const auto& d : ex.node_input_dims(i)) shapes += (d.empty() ? std::string("-") : dims_x_str(d)) + ";";
     double best = -1.0;
     for (const std::string& tac : cands) {
-      std::string key = be->name() + "|" + be->target_arch() + "|" + n.op + "|" + shapes + "|" + tac;
+      // The precision is part of the key: an FP16 build must not reuse an FP32 build's times.
+      std::string key = be->name() + "|" + be->target_arch() + "|" + precision_name(options.precision) +
+                        (options.tf32 ? "+tf32" : "") + "|" + n.op + "|" + shapes + "|" + tac;
       double ns = 0.0;
       if (cache.find(key, &ns)) {
         ++cache.hits;

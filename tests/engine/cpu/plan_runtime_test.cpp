@@ -248,6 +248,11 @@ TEST(EngineBuilder, TimingCacheMakesTheRebuildSkipTiming) {
   auto second = Engine::load(build_mlp(o));
   ASSERT_TRUE(second);
   EXPECT_NE(second.value()->describe().find("timing cache: 2 hits, 0 timed"), std::string::npos);
+  // Another precision is timed afresh, not served the FP32 times.
+  o.precision = Precision::kBF16;
+  auto third = Engine::load(build_mlp(o));
+  ASSERT_TRUE(third) << third.status().to_string();
+  EXPECT_NE(third.value()->describe().find("timing cache: 0 hits, 2 timed"), std::string::npos) << third.value()->describe();
   std::remove(path.c_str());
 }
 
