@@ -22,6 +22,11 @@ namespace ts::engine {
 enum class Precision : uint8_t { kFP32 = 0, kBF16, kFP16, kINT8 };
 const char* precision_name(Precision p);
 
+// Threads the CPU backend may use (oneDNN's OpenMP team) for work the calling thread starts; 0
+// keeps the library's default (every core). A server running several engine threads on few cores
+// sets 1, so that idle OpenMP threads do not spin on the cores its other threads need.
+void set_cpu_threads_for_this_thread(int n);
+
 // min/opt/max dims of one dynamic input, e.g. x: [1,30,32] / [64,60,32] / [1024,120,32].
 struct ShapeRange {
   std::vector<int64_t> min, opt, max;

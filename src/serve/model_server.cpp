@@ -140,6 +140,7 @@ Result<std::shared_ptr<ModelServer::Served>> ModelServer::prepare(ModelHandle h,
     std::vector<std::thread> threads;
     for (size_t c = 0; c < s->contexts.size(); ++c) {
       threads.emplace_back([&, c] {
+        engine::set_cpu_threads_for_this_thread(opts_.cpu_threads);
         std::vector<float> out(size_t(max_batch) * 8);
         for (int b : sizes) {
           for (int k = 0; k < runs; ++k) {
@@ -386,6 +387,7 @@ void ModelServer::scheduler_loop() {
 }
 
 void ModelServer::worker_loop(Worker& w) {
+  engine::set_cpu_threads_for_this_thread(opts_.cpu_threads);
   for (;;) {
     // PERF NOTE: a short spin before parking: batches arrive back to back under load, and an
     // atomic wait costs a futex wake (~5-50 µs) per batch.

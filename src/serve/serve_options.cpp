@@ -33,6 +33,8 @@ ServeOptions ServeOptions::from_config(const ConfigSection& s) {
   if (o.every_n < 1) bad("every_n must be >= 1");
   o.workers = s.get("workers", o.workers);
   if (o.workers < 0 || o.workers > 16) bad("workers must be in 0..16 (0: 2 on cuda, 1 on cpu)");
+  o.cpu_threads = s.get("cpu_threads", o.cpu_threads);
+  if (o.cpu_threads < 0 || o.cpu_threads > 1024) bad("cpu_threads must be in 0..1024 (0: every core)");
   o.deadline_us = s.get("deadline_us", o.deadline_us);
   if (o.deadline_us < 1) bad("deadline_us must be > 0");
   o.slots_per_shard = size_t(s.get("slots_per_shard", int64_t(o.slots_per_shard)));

@@ -45,6 +45,9 @@ struct ServeOptions {
   int every_n = 1;
   int workers = 0;                  // execution contexts (CUDA streams), one thread each; 0 = auto:
                                     // 2 on cuda (copies of one batch overlap another's compute), 1 on cpu
+  int cpu_threads = 1;              // threads one worker's CPU engine may use (oneDNN/OpenMP); 0 = all
+                                    // cores. 1: workers are the parallelism, and idle OpenMP threads
+                                    // would spin on the cores the shards need.
   int64_t deadline_us = 20'000;     // a request not run within this is dropped (counted)
   size_t slots_per_shard = 2048;    // windows a shard may have out at once
   size_t request_ring = 4096;       // shard → scheduler ring, requests
