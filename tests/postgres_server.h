@@ -3,6 +3,7 @@
 // directory, on a free loopback port, as the `postgres` user when the tests run as root (the
 // server refuses to run as root). start() returns "" when it runs, else why it could not start
 // (tests then skip, saying why). The destructor stops it and removes the directory.
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <pwd.h>
 #include <stdlib.h>
@@ -78,6 +79,30 @@ class PostgresServer {
   std::string dir_, pg_ctl_;
   int port_ = 0;
   bool running_ = false;
+};
+
+// A test suite sharing one server: started once per suite, each test skipped (saying why) when
+// it could not start. `server()` is the running server.
+class PostgresTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    server_ = new PostgresServer();
+    why_not_ = new std::string(server_->start());
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    delete why_not_;
+    server_ = nullptr;
+    why_not_ = nullptr;
+  }
+  void SetUp() override {
+    if (!why_not_->empty()) GTEST_SKIP() << "PostgreSQL server could not start: " << *why_not_;
+  }
+  static const PostgresServer& server() { return *server_; }
+
+ private:
+  static inline PostgresServer* server_ = nullptr;
+  static inline std::string* why_not_ = nullptr;
 };
 
 }  // namespace ts::testing

@@ -18,24 +18,7 @@ namespace {
 
 using nlohmann::json;
 
-class PostgresHistory : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    server_ = new PostgresServer();
-    why_not_ = new std::string(server_->start());
-  }
-  static void TearDownTestSuite() {
-    delete server_;
-    delete why_not_;
-  }
-  void SetUp() override {
-    if (!why_not_->empty()) GTEST_SKIP() << "PostgreSQL server could not start: " << *why_not_;
-  }
-  static PostgresServer* server_;
-  static std::string* why_not_;
-};
-PostgresServer* PostgresHistory::server_ = nullptr;
-std::string* PostgresHistory::why_not_ = nullptr;
+class PostgresHistory : public PostgresTest {};
 
 // An HttpServer answering /api/alerts from `history` only.
 struct HistoryServer {
@@ -66,7 +49,7 @@ TEST_F(PostgresHistory, AnswersLikeTheSqliteStoreForEveryFilter) {
   const auto db = (scratch_dir("http_history_pg") / "audit.db").string();
   auto sqlite = AuditStore::open(db);
   ASSERT_TRUE(sqlite.is_ok()) << sqlite.status().to_string();
-  auto pg = PostgresStore::open(server_->dsn());
+  auto pg = PostgresStore::open(server().dsn());
   ASSERT_TRUE(pg.is_ok()) << pg.status().to_string();
   uint64_t id = 100;
   for (int i = 0; i < 10; ++i) {
@@ -84,7 +67,7 @@ TEST_F(PostgresHistory, AnswersLikeTheSqliteStoreForEveryFilter) {
   ASSERT_TRUE(sqlite.value()->flush().is_ok());
   ASSERT_TRUE(pg.value()->flush().is_ok());
 
-  auto from_pg = http::AlertHistory::open_postgres(server_->dsn());
+  auto from_pg = http::AlertHistory::open_postgres(server().dsn());
   ASSERT_TRUE(from_pg.is_ok()) << from_pg.status().to_string();
   HistoryServer p(std::move(from_pg).value());
   HistoryServer q(std::move(http::AlertHistory::open(db)).value());
@@ -114,7 +97,7 @@ TEST_F(PostgresHistory, AnswersLikeTheSqliteStoreForEveryFilter) {
 TEST_F(PostgresHistory, DashboardReadsTheSharedStore) {
   SymbolTable symbols;
   const SymbolId sym = symbols.intern("600519.SH");
-  auto pg = PostgresStore::open(server_->dsn());
+  auto pg = PostgresStore::open(server().dsn());
   ASSERT_TRUE(pg.is_ok()) << pg.status().to_string();
   const int64_t t = 1'675'213'867'000'000'000;
   ASSERT_TRUE(pg.value()->write(http_alert(sym, AlertType::kLargeSell, t, 77'001), symbols).is_ok());
@@ -127,7 +110,7 @@ TEST_F(PostgresHistory, DashboardReadsTheSharedStore) {
   o.token = kToken;
   o.web_root = "";
   o.audit_db = (scratch_dir("http_history_pg_dash") / "unused.db").string();
-  o.audit_postgres_dsn = server_->dsn();
+  o.audit_postgres_dsn = server().dsn();
   http::Dashboard d(o, symbols, metrics);
   ASSERT_TRUE(d.start().is_ok());
   httplib::Client c("127.0.0.1", d.port());

@@ -13,24 +13,7 @@
 namespace ts::testing {
 namespace {
 
-class PostgresAudit : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    server_ = new PostgresServer();
-    why_not_ = new std::string(server_->start());
-  }
-  static void TearDownTestSuite() {
-    delete server_;
-    delete why_not_;
-  }
-  void SetUp() override {
-    if (!why_not_->empty()) GTEST_SKIP() << "PostgreSQL server could not start: " << *why_not_;
-  }
-  static PostgresServer* server_;
-  static std::string* why_not_;
-};
-PostgresServer* PostgresAudit::server_ = nullptr;
-std::string* PostgresAudit::why_not_ = nullptr;
+class PostgresAudit : public PostgresTest {};
 
 TEST_F(PostgresAudit, AnAlertIdIsStoredOnceAcrossConnections) {
   SymbolTable symbols;
@@ -46,7 +29,7 @@ TEST_F(PostgresAudit, AnAlertIdIsStoredOnceAcrossConnections) {
   b.event_seq = 6;
   b.id = ~uint64_t(0) - 3;  // ids use all 64 bits; BIGINT holds them as signed
   for (int round = 0; round < 2; ++round) {
-    auto store = PostgresStore::open(server_->dsn());
+    auto store = PostgresStore::open(server().dsn());
     ASSERT_TRUE(store.is_ok()) << store.status().to_string();
     ASSERT_TRUE(store.value()->write(a, symbols).is_ok());
     ASSERT_TRUE(store.value()->write(a, symbols).is_ok());
@@ -68,12 +51,12 @@ TEST_F(PostgresAudit, TwoInstancesShareOneStoreWithoutDuplicates) {
   const auto dir = scratch_dir("postgres_audit");
   {
     std::ofstream cfg(dir / "pg.toml");
-    cfg << "[sinks]\naudit_backend = \"postgres\"\npostgres_dsn = \"" << server_->dsn() << "\"\n";
+    cfg << "[sinks]\naudit_backend = \"postgres\"\npostgres_dsn = \"" << server().dsn() << "\"\n";
   }
   const std::string data = lobster_file("GOOG", "message", 10).string();
   int64_t before = 0;
   {
-    auto store = PostgresStore::open(server_->dsn());
+    auto store = PostgresStore::open(server().dsn());
     ASSERT_TRUE(store.is_ok()) << store.status().to_string();
     before = store.value()->count().value();
   }
@@ -87,7 +70,7 @@ TEST_F(PostgresAudit, TwoInstancesShareOneStoreWithoutDuplicates) {
   ASSERT_FALSE(alerts.empty());
   EXPECT_EQ(jsonl_alert_keys(dir / "two.jsonl"), alerts);
   EXPECT_FALSE(std::filesystem::exists(dir / "ticksentry-audit.db")) << "postgres replaces the SQLite store";
-  auto store = PostgresStore::open(server_->dsn());
+  auto store = PostgresStore::open(server().dsn());
   ASSERT_TRUE(store.is_ok()) << store.status().to_string();
   EXPECT_EQ(store.value()->count().value(), before + int64_t(alerts.size()));
   EXPECT_EQ(store.value()->distinct_ids().value(), store.value()->count().value());
