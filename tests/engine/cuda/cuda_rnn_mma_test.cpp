@@ -12,31 +12,6 @@ namespace {
 
 constexpr int64_t kMaxBatch = 4608;
 
-// X [T, B, I] (and initial_h [1, B, H] when with_h0) → GRU/LSTM → Y, Y_h (, Y_c).
-Graph mma_rnn_graph(bool lstm, int64_t h, int64_t in, int lbr, bool peep, bool with_h0, uint32_t seed) {
-  GraphBuilder b;
-  const int64_t g = lstm ? 4 : 3;
-  ValueId x = b.input("x", sym({"seq", "batch", ""}, {0, 0, in}));
-  ValueId h0 = with_h0 ? b.input("h0", sym({"", "batch", ""}, {1, 0, h})) : kNoValue;
-  const float sc = 1.0f / std::sqrt(float(h));
-  ValueId w = b.constant("W", {1, g * h, in}, random_vec(size_t(g * h * in), seed, sc));
-  ValueId r = b.constant("R", {1, g * h, h}, random_vec(size_t(g * h * h), seed + 1, sc));
-  ValueId bias = b.constant("B", {1, 2 * g * h}, random_vec(size_t(2 * g * h), seed + 2, sc));
-  ValueId y = b.value("y"), yh = b.value("yh"), yc = b.value("yc");
-  std::vector<ValueId> ins{x, w, r, bias, kNoValue, h0};
-  std::vector<ValueId> outs{y, yh};
-  if (lstm) {
-    ins.push_back(kNoValue);  // initial_c
-    ins.push_back(peep ? b.constant("P", {1, 3 * h}, random_vec(size_t(3 * h), seed + 3, 0.5f)) : kNoValue);
-    outs.push_back(yc);
-  }
-  Node& n = b.node(lstm ? "LSTM" : "GRU", ins, outs);
-  n.attrs["hidden_size"] = h;
-  if (!lstm) n.attrs["linear_before_reset"] = int64_t(lbr);
-  for (ValueId o : outs) b.output(o);
-  return b.g;
-}
-
 // One profile up to kMaxBatch (the default stops at 1024).
 BuildOptions mma_options(const Graph& g, const std::string& backend, Precision p) {
   BuildOptions o = options(backend, p);
@@ -98,12 +73,12 @@ TEST(CudaRnnMma, GruAndLstmMatchCpuAtH128) {
   SKIP_WITHOUT_GPU();
   const std::vector<std::pair<int64_t, int64_t>> tb{{30, 1}, {60, 7}, {120, 64}, {60, 300}, {30, 4096}, {30, 4500}};
   for (int lbr : {1, 0}) {
-    Graph g = mma_rnn_graph(false, 128, 32, lbr, false, false, 51);
+    Graph g = rnn_graph(false, 128, 32, lbr, false, false, 51);
     check_mma("GRU H=128 lbr=" + std::to_string(lbr), g, tb, kFp16, Precision::kFP16);
     check_mma("GRU H=128 lbr=" + std::to_string(lbr), g, tb, kBf16, Precision::kBF16);
   }
   for (bool peep : {false, true}) {
-    Graph g = mma_rnn_graph(true, 128, 32, 0, peep, false, 61);
+    Graph g = rnn_graph(true, 128, 32, 0, peep, false, 61);
     check_mma(std::string("LSTM H=128") + (peep ? " peepholes" : ""), g, tb, kFp16, Precision::kFP16);
     check_mma(std::string("LSTM H=128") + (peep ? " peepholes" : ""), g, tb, kBf16, Precision::kBF16);
   }
@@ -116,14 +91,14 @@ TEST(CudaRnnMma, OtherSizesInitialStateAndFallbacksMatchCpu) {
   const std::vector<std::pair<int64_t, int64_t>> tb{{5, 3}, {30, 64}, {60, 300}};
   for (int64_t h : {8, 64, 13, 136}) {
     for (int lbr : {1, 0})
-      check_mma("GRU H=" + std::to_string(h) + " lbr=" + std::to_string(lbr), mma_rnn_graph(false, h, 24, lbr, false, false, 71), tb,
+      check_mma("GRU H=" + std::to_string(h) + " lbr=" + std::to_string(lbr), rnn_graph(false, h, 24, lbr, false, false, 71), tb,
                 kFp16, Precision::kFP16);
-    check_mma("LSTM H=" + std::to_string(h), mma_rnn_graph(true, h, 24, 0, true, false, 81), tb, kFp16, Precision::kFP16);
+    check_mma("LSTM H=" + std::to_string(h), rnn_graph(true, h, 24, 0, true, false, 81), tb, kFp16, Precision::kFP16);
   }
-  Graph g0 = mma_rnn_graph(false, 128, 8, 1, false, true, 91);
+  Graph g0 = rnn_graph(false, 128, 8, 1, false, true, 91);
   check_mma("GRU initial_h", g0, {{7, 4}, {60, 300}, {30, 2000}}, kFp16, Precision::kFP16);
   check_mma("GRU initial_h", g0, {{7, 4}, {60, 300}}, kBf16, Precision::kBF16);
-  check_mma("GRU FP32 plan", mma_rnn_graph(false, 128, 24, 0, false, false, 95), {{30, 64}}, kFp32, Precision::kFP32);
+  check_mma("GRU FP32 plan", rnn_graph(false, 128, 24, 0, false, false, 95), {{30, 64}}, kFp32, Precision::kFP32);
 }
 
 // Tactic "mma_x" (x·Wᵀ inside the kernel): inputs of 32 and 128 (a stacked layer's input), GRU
@@ -135,23 +110,23 @@ TEST(CudaRnnMma, FusedInputProjectionMatchesCpu) {
   const std::vector<std::pair<int64_t, int64_t>> tb{{30, 1}, {60, 7}, {60, 300}, {30, 4500}};
   for (int64_t in : {32, 128}) {
     for (int lbr : {1, 0}) {
-      Graph g = mma_rnn_graph(false, 128, in, lbr, false, false, 101);
+      Graph g = rnn_graph(false, 128, in, lbr, false, false, 101);
       const std::string name = "GRU H=128 I=" + std::to_string(in) + " lbr=" + std::to_string(lbr);
       check_mma(name, g, tb, kFp16, Precision::kFP16, "mma_x");
       check_mma(name, g, tb, kBf16, Precision::kBF16, "mma_x");
     }
-    check_mma("LSTM H=128 I=" + std::to_string(in), mma_rnn_graph(true, 128, in, 0, true, false, 111), tb, kFp16, Precision::kFP16,
+    check_mma("LSTM H=128 I=" + std::to_string(in), rnn_graph(true, 128, in, 0, true, false, 111), tb, kFp16, Precision::kFP16,
               "mma_x");
   }
-  check_mma("GRU H=64 I=36", mma_rnn_graph(false, 64, 36, 1, false, false, 121), {{5, 3}, {30, 64}}, kFp16, Precision::kFP16, "mma_x");
-  check_mma("GRU H=64 I=22", mma_rnn_graph(false, 64, 22, 0, false, false, 131), {{5, 3}, {30, 64}}, kFp16, Precision::kFP16, "mma_x");
-  check_mma("GRU initial_h", mma_rnn_graph(false, 128, 8, 1, false, true, 91), {{7, 4}, {60, 300}}, kFp16, Precision::kFP16, "mma_x");
+  check_mma("GRU H=64 I=36", rnn_graph(false, 64, 36, 1, false, false, 121), {{5, 3}, {30, 64}}, kFp16, Precision::kFP16, "mma_x");
+  check_mma("GRU H=64 I=22", rnn_graph(false, 64, 22, 0, false, false, 131), {{5, 3}, {30, 64}}, kFp16, Precision::kFP16, "mma_x");
+  check_mma("GRU initial_h", rnn_graph(false, 128, 8, 1, false, true, 91), {{7, 4}, {60, 300}}, kFp16, Precision::kFP16, "mma_x");
   // "mma_x2" (the k-tile loops unrolled by 2): odd k-tile counts (I = 8, 36) and the 32-row tiles.
   const std::vector<std::pair<int64_t, int64_t>> tb2{{30, 1}, {60, 300}, {30, 4500}};
-  check_mma("GRU H=128 I=128 lbr=1", mma_rnn_graph(false, 128, 128, 1, false, false, 101), tb2, kFp16, Precision::kFP16, "mma_x2");
-  check_mma("GRU H=128 I=36 lbr=0", mma_rnn_graph(false, 128, 36, 0, false, false, 141), tb2, kBf16, Precision::kBF16, "mma_x2");
-  check_mma("LSTM H=128 I=32", mma_rnn_graph(true, 128, 32, 0, true, false, 111), tb2, kFp16, Precision::kFP16, "mma_x2");
-  check_mma("GRU H=8 I=8", mma_rnn_graph(false, 8, 8, 1, false, true, 151), {{5, 3}, {30, 64}}, kFp16, Precision::kFP16, "mma_x2");
+  check_mma("GRU H=128 I=128 lbr=1", rnn_graph(false, 128, 128, 1, false, false, 101), tb2, kFp16, Precision::kFP16, "mma_x2");
+  check_mma("GRU H=128 I=36 lbr=0", rnn_graph(false, 128, 36, 0, false, false, 141), tb2, kBf16, Precision::kBF16, "mma_x2");
+  check_mma("LSTM H=128 I=32", rnn_graph(true, 128, 32, 0, true, false, 111), tb2, kFp16, Precision::kFP16, "mma_x2");
+  check_mma("GRU H=8 I=8", rnn_graph(false, 8, 8, 1, false, true, 151), {{5, 3}, {30, 64}}, kFp16, Precision::kFP16, "mma_x2");
 }
 
 }  // namespace

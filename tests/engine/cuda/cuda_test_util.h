@@ -200,4 +200,30 @@ inline void check_model(const std::string& name, Precision p, bool tf32, Tol tol
   check_model_file(model_fixtures() / name / "model.onnx", 32, p, tf32, tol);
 }
 
+// X [T, B, I] (and initial_h [1, B, H] when with_h0) → GRU/LSTM → Y, Y_h (and Y_c), random
+// weights from `seed`.
+inline Graph rnn_graph(bool lstm, int64_t h, int64_t in, int lbr, bool peep, bool with_h0, uint32_t seed) {
+  GraphBuilder b;
+  const int64_t g = lstm ? 4 : 3;
+  ValueId x = b.input("x", sym({"seq", "batch", ""}, {0, 0, in}));
+  ValueId h0 = with_h0 ? b.input("h0", sym({"", "batch", ""}, {1, 0, h})) : kNoValue;
+  float sc = 1.0f / std::sqrt(float(h));
+  ValueId w = b.constant("W", {1, g * h, in}, random_vec(size_t(g * h * in), seed, sc));
+  ValueId r = b.constant("R", {1, g * h, h}, random_vec(size_t(g * h * h), seed + 1, sc));
+  ValueId bias = b.constant("B", {1, 2 * g * h}, random_vec(size_t(2 * g * h), seed + 2, sc));
+  ValueId y = b.value("y"), yh = b.value("yh"), yc = b.value("yc");
+  std::vector<ValueId> ins{x, w, r, bias, kNoValue, h0};
+  std::vector<ValueId> outs{y, yh};
+  if (lstm) {
+    ins.push_back(kNoValue);  // initial_c
+    ins.push_back(peep ? b.constant("P", {1, 3 * h}, random_vec(size_t(3 * h), seed + 3, 0.5f)) : kNoValue);
+    outs.push_back(yc);
+  }
+  Node& n = b.node(lstm ? "LSTM" : "GRU", ins, outs);
+  n.attrs["hidden_size"] = h;
+  if (!lstm) n.attrs["linear_before_reset"] = int64_t(lbr);
+  for (ValueId o : outs) b.output(o);
+  return b.g;
+}
+
 }  // namespace ts::engine::testing
