@@ -14,6 +14,7 @@
 #include "engine/backend.h"
 #include "engine/calibrate.h"
 #include "engine/onnx_import.h"
+#include "engine/passes/passes.h"
 #include "engine/plan.h"
 #include "engine/quantize.h"
 #include "engine/runtime.h"
@@ -146,6 +147,14 @@ Result<std::vector<uint8_t>> build_from_graph(Graph graph, const PassLog& log, c
     auto table = quantize_graph(graph, options.calibration_data, options.calibration_cache, co, &plan.pass_log);
     if (!table) return table.status().with_context("building");
     for (const auto& [name, th] : table.value().thresholds) plan.activation_scales[name] = int8_scale(th);
+  }
+
+  // Stacked GRU layers → GRUStack where the backend runs it (the CUDA wavefront), for FP16/BF16
+  // plans only: FP32 plans keep the per-layer path (passes/fuse_rnn_stack.cpp).
+  if (options.precision == Precision::kFP16 || options.precision == Precision::kBF16) {
+    PassLog stack_log;
+    fuse_rnn_stack(graph, stack_log, [&](const Node& n) { return be->check_supported(graph, n).is_ok(); });
+    plan.pass_log.insert(plan.pass_log.end(), stack_log.lines.begin(), stack_log.lines.end());
   }
 
   // Inputs at profile 0's opt shape (static inputs at their own shape), random values.

@@ -10,6 +10,7 @@
 #include "engine/backends/cuda/cuda_gemm.h"
 #include "engine/backends/cuda/cuda_ops.h"
 #include "engine/backends/cuda/cuda_rnn.h"
+#include "engine/backends/cuda/cuda_rnn_wave.h"
 #include "engine/ir/rnn_weights.h"
 
 namespace ts::engine::cuda {
@@ -168,6 +169,178 @@ class RnnKernel final : public CudaKernel {
   bool r_bf16_ = false;
 };
 
+// The per-layer tactics, each also offered for both layers of a GRUStack as "layers:<tactic>".
+const std::vector<std::string>& rnn_tactics() {
+  static const std::vector<std::string> t{"persistent_ks4", "persistent_ks8", "persistent_ks4_rows1",
+                                          "persistent_ks8_rows1", "regs_b1", "mma", "mma_x", "mma_x2"};
+  return t;
+}
+Result<CudaKernelPtr> make_rnn(const Graph& g, const Node& n, bool lstm, CudaMath p, const std::string& tactic);
+Status check_rnn(const Graph& g, const Node& n, bool lstm);
+
+// The env a GRUStack hands its layers for "layers:<tactic>": layer 1's Y (the tensor `y1`)
+// lives at the front of the one scratch region, each layer's own scratch after it. The
+// region is requested at its full size first, so that no later request grows (moves) it while
+// Y is in it.
+class StackEnv final : public CudaRunEnv {
+ public:
+  StackEnv(CudaRunEnv* parent, const DevTensor* y1, void* base, size_t offset)
+      : parent_(parent), y1_(y1), base_(base), offset_(offset) {}
+  Status alloc(DevTensor& t, DType dtype, std::span<const int64_t> dims) override {
+    if (&t != y1_) return parent_->alloc(t, dtype, dims);
+    t.dtype = dtype;
+    t.dims.assign(dims.begin(), dims.end());
+    t.data = base_;
+    return Status::ok();
+  }
+  Result<void*> scratch(size_t bytes) override {
+    auto r = parent_->scratch(offset_ + bytes);
+    if (!r) return r.status();
+    return static_cast<void*>(static_cast<uint8_t*>(r.value()) + offset_);
+  }
+
+ private:
+  CudaRunEnv* parent_;
+  const DevTensor* y1_;
+  void* base_;
+  size_t offset_;
+};
+
+// GRUStack (passes/fuse_rnn_stack.cpp): two GRU layers, layer 1's Y feeding layer 2 (inputs X,
+// W1, R1, B1, W2, R2, B2; outputs layer 2's Y, Y_h). Tactic "wave": both layers in one
+// wavefront launch (cuda_rnn_wave.cu) where rnn_wave_supported(), else as "layers:mma_x2";
+// "layers:<t>": layer by layer with per-layer tactic t, as the graph ran before the fusion.
+class GruStackKernel final : public CudaKernel {
+ public:
+  bool reads_input(size_t i) const override { return i == 0; }
+  int64_t weight_bytes() const override {
+    return int64_t(frags_.bytes() + bias_.bytes()) + l1_->weight_bytes() + l2_->weight_bytes();
+  }
+
+  Status init(const Graph& g, const Node& n, CudaMath p, const std::string& tactic) {
+    h_ = n.attr_i("hidden_size", 0);
+    i_ = g.value(n.inputs[1]).const_dims()[2];
+    const bool lbr = n.attr_i("linear_before_reset", 0) != 0;
+    wave_ = tactic == "wave";
+    const std::string per_layer = wave_ ? "mma_x2" : tactic.substr(tactic.find(':') + 1);
+    Node l1, l2;
+    l1.op = l2.op = "GRU";
+    l1.name = n.name + "/layer1";
+    l2.name = n.name + "/layer2";
+    l1.attrs = l2.attrs = n.attrs;
+    l1.inputs = {n.inputs[0], n.inputs[1], n.inputs[2], n.inputs[3]};
+    l2.inputs = {n.inputs[0], n.inputs[4], n.inputs[5], n.inputs[6]};
+    auto k1 = make_rnn(g, l1, false, p, per_layer);
+    if (!k1) return k1.status();
+    auto k2 = make_rnn(g, l2, false, p, per_layer);
+    if (!k2) return k2.status();
+    l1_.reset(static_cast<CudaKernel*>(k1.value().release()));
+    l2_.reset(static_cast<CudaKernel*>(k2.value().release()));
+    if (wave_ && cuda_math_16bit(p) && rnn_wave_shape_supported(int(h_), int(i_), lbr)) {
+      const bool bf16 = p == CudaMath::kBF16;
+      std::vector<uint32_t> f = rnn_wave_pack(g.value(n.inputs[1]).as<float>(), g.value(n.inputs[2]).as<float>(),
+                                              g.value(n.inputs[4]).as<float>(), g.value(n.inputs[5]).as<float>(),
+                                              int(h_), int(i_), bf16);
+      TS_RETURN_IF_ERROR(frags_.upload(f.data(), f.size() * sizeof(uint32_t)));
+      std::vector<float> b = rnn_wave_bias(rnn_bias(g, l1, 3, h_), rnn_bias(g, l2, 3, h_), int(h_));
+      TS_RETURN_IF_ERROR(bias_.upload(b.data(), b.size() * sizeof(float)));
+      bf16_ = bf16;
+    }
+    return Status::ok();
+  }
+
+  Status launch(const CudaArgs& a) const override {
+    const DevTensor* x = a.input(0);
+    if (!x) return bad_input("missing X");
+    if (x->dtype != DType::kF32) return bad_input("X must be f32");
+    if (x->dims.size() != 3 || x->dims[2] != i_) {
+      return bad_input("X " + dims_str(x->dims) + " must be [seq, batch, " + std::to_string(i_) + "]");
+    }
+    const int64_t t_len = x->dims[0], b = x->dims[1];
+    if (t_len > INT32_MAX || b > INT32_MAX) return bad_input("X is too large");
+    if (wave_ && frags_.get() && rnn_wave_supported(int(h_), int(i_), true)) return launch_wave(a, *x, t_len, b);
+    return launch_layers(a, *x, t_len, b);
+  }
+
+ private:
+  Status launch_wave(const CudaArgs& a, const DevTensor& x, int64_t t_len, int64_t b) const {
+    RnnWaveParams p;
+    p.x = x.as<float>();
+    p.frags = frags_.as<uint32_t>();
+    p.bias = bias_.as<float>();
+    p.t_len = int(t_len);
+    p.batch = int(b);
+    p.hidden = int(h_);
+    p.input = int(i_);
+    p.bf16 = bf16_;
+    DevTensor* y = a.out.size() > 0 ? a.out[0] : nullptr;
+    DevTensor* yh = a.out.size() > 1 ? a.out[1] : nullptr;
+    if (y) {
+      int64_t yd[4] = {t_len, 1, b, h_};
+      TS_RETURN_IF_ERROR(a.env->alloc(*y, DType::kF32, yd));
+      p.y = y->as<float>();
+    }
+    if (yh) {
+      int64_t sd[3] = {1, b, h_};
+      TS_RETURN_IF_ERROR(a.env->alloc(*yh, DType::kF32, sd));
+      p.yh = yh->as<float>();
+    }
+    return launch_rnn_wave(p, a.stream);
+  }
+
+  Status launch_layers(const CudaArgs& a, const DevTensor& x, int64_t t_len, int64_t b) const {
+    const size_t y1_bytes = (size_t(t_len * b * h_) * sizeof(float) + 255) & ~size_t(255);
+    const size_t gx_bytes = size_t(t_len * b * 3 * h_) * sizeof(float);
+    auto base = a.env->scratch(y1_bytes + gx_bytes);
+    if (!base) return base.status();
+    DevTensor y1;
+    StackEnv env(a.env, &y1, base.value(), y1_bytes);
+    CudaArgs a1 = a;
+    a1.env = &env;
+    DevTensor* in1[1] = {const_cast<DevTensor*>(&x)};
+    DevTensor* out1[1] = {&y1};
+    a1.in = in1;
+    a1.out = out1;
+    TS_RETURN_IF_ERROR(l1_->launch(a1));
+    DevTensor y1v;  // [T, B, H]: layer 1's Y without its direction axis (the Squeeze the fusion absorbed)
+    y1v.dtype = DType::kF32;
+    y1v.dims = {t_len, b, h_};
+    y1v.data = y1.data;
+    DevTensor* in2[1] = {&y1v};
+    CudaArgs a2 = a1;
+    a2.in = in2;
+    a2.out = a.out;
+    return l2_->launch(a2);
+  }
+
+  int64_t h_ = 0, i_ = 0;
+  bool wave_ = false, bf16_ = false;
+  std::unique_ptr<CudaKernel> l1_, l2_;
+  DeviceBuffer frags_, bias_;
+};
+
+Status check_gru_stack(const Graph& g, const Node& n) {
+  if (n.inputs.size() != 7 || n.outputs.empty()) return unsupported(n, "needs X, W1, R1, B1, W2, R2, B2 and Y");
+  for (size_t i : {size_t(1), size_t(2), size_t(4), size_t(5)}) {
+    if (!const_f32(g, n.inputs[i])) return unsupported(n, "needs constant f32 weights (input " + std::to_string(i) + ")");
+  }
+  Node l1, l2;
+  l1.op = l2.op = "GRU";
+  l1.name = n.name + "/layer1";
+  l2.name = n.name + "/layer2";
+  l1.attrs = l2.attrs = n.attrs;
+  l1.inputs = {n.inputs[0], n.inputs[1], n.inputs[2], n.inputs[3]};
+  l2.inputs = {n.inputs[0], n.inputs[4], n.inputs[5], n.inputs[6]};
+  TS_RETURN_IF_ERROR(check_rnn(g, l1, false));
+  return check_rnn(g, l2, false);
+}
+
+Result<CudaKernelPtr> make_gru_stack(const Graph& g, const Node& n, CudaMath p, const std::string& tactic) {
+  auto k = std::make_unique<GruStackKernel>();
+  TS_RETURN_IF_ERROR(k->init(g, n, p, tactic));
+  return CudaKernelPtr(std::move(k));
+}
+
 Status check_rnn(const Graph& g, const Node& n, bool lstm) {
   std::string dir = n.attr_s("direction", "forward");
   if (dir != "forward") return unsupported(n, "direction=" + dir + " is not supported by the cuda backend (forward only)");
@@ -230,14 +403,19 @@ void add_rnn_ops(std::vector<CudaOpInfo>& ops) {
   // where that one applies (batch ≤ 2 × SMs, not BF16: faster there, so that one tactic serves
   // a dynamic profile whose opt shape is large); "mma_x2": "mma_x" with the k-tile loops unrolled
   // by 2. Timed by the builder at the profile's opt shape.
-  const std::vector<std::string> tactics{"persistent_ks4", "persistent_ks8", "persistent_ks4_rows1",
-                                         "persistent_ks8_rows1", "regs_b1", "mma", "mma_x", "mma_x2"};
+  const std::vector<std::string>& tactics = rnn_tactics();
   ops.push_back({"GRU", [](const Graph& g, const Node& n) { return check_rnn(g, n, false); },
                  [](const Graph& g, const Node& n, CudaMath p, const std::string& t) { return make_rnn(g, n, false, p, t); },
                  tactics});
   ops.push_back({"LSTM", [](const Graph& g, const Node& n) { return check_rnn(g, n, true); },
                  [](const Graph& g, const Node& n, CudaMath p, const std::string& t) { return make_rnn(g, n, true, p, t); },
                  tactics});
+  // GRUStack: "layers:<t>" for every per-layer tactic t (the first is the default, as for one
+  // GRU), and "wave" (cuda_rnn_wave.h).
+  std::vector<std::string> stack;
+  for (const std::string& t : tactics) stack.push_back("layers:" + t);
+  stack.push_back("wave");
+  ops.push_back({"GRUStack", check_gru_stack, make_gru_stack, stack});
 }
 
 }  // namespace ts::engine::cuda

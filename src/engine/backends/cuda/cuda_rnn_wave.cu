@@ -1,0 +1,360 @@
+// Tactic "wave": two stacked GRU layers in one launch, as a wavefront over a thread-block
+// cluster of three CTAs per 8 batch rows (Hopper, sm_90):
+//
+//   CTA 0: layer 1        h1_t  = cell(W1·x_t + R1·h1_{t-1})      → h1_t into CTA 1's smem
+//   CTA 1: layer 2's input g2_t  = W2·h1_t + biases                → g2_t into CTA 2's smem
+//   CTA 2: layer 2        h2_t  = cell(g2_t + R2·h2_{t-1})        → Y, Y_h
+//
+// In global step s, CTA 0 runs layer 1's step s, CTA 1 the projection of step s-1 and CTA 2 layer
+// 2's step s-2; one cluster barrier (arrive.release / wait.acquire) ends the step, so the
+// critical path is T + 2 steps instead of the 2·T of two launches, and layer 2's input
+// projection (a second matrix–vector product per step) is off its recurrence's path. Each CTA
+// keeps its matrix in registers for all T steps (A fragments of mma.sync m16n8k16: weight rows
+// are the m dimension, the 8 batch rows of the cluster the n dimension, so batch 1 costs what
+// batch 8 costs); h moves between CTAs through distributed shared memory, fp16/bf16, in the
+// B-fragment order (see below); the fp32 state and the gate math stay in the registers of the
+// thread that owns the cell.
+//
+// Layout. H/16 warps per CTA; warp w owns units 16w..16w+15 and all three gates' rows of them
+// (three m16 tiles), so a thread holds z, r and both halves of n for its 4 cells (units
+// 16w+g, 16w+g+8; batch columns 2·tig, 2·tig+1): no exchange inside the CTA for the cell.
+// k order within each 16-wide k tile of h: mma positions (2q, 2q+1) hold units (q, q+8), so
+// the owner of units (q, q+8) writes ONE packed 32-bit word per column, and a consumer thread
+// reads its whole B operand (2 words per k tile) as contiguous 16-byte loads (row padded by 4
+// words: conflict-free). The weights are packed in the same order on the host.
+//
+// PERF NOTE: registers. CTA 0 holds R1 (12·H/16 words) and W1 (12·ceil(I/16) words) per thread,
+// ~120 of its registers at H = 128, I = 32; one CTA per SM. 8 batch rows per cluster: batch
+// ≤ 8·44 runs in one wave on the 132 SMs of an H200; larger batches run in waves (the builder
+// times this tactic against the layer-by-layer ones).
+#include <cooperative_groups.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/backends/cuda/cuda_rnn_mma_device.cuh"
+#include "engine/backends/cuda/cuda_rnn_wave.h"
+
+namespace ts::engine::cuda {
+namespace {
+
+namespace cg = cooperative_groups;
+using namespace rnn_device;  // tanh_fast, sig_fast, pack2, mma16816
+
+constexpr int kRoles = 3;
+constexpr int kGxWords = 12;  // floats of layer 2's input projection per thread (3 gates × 4)
+
+// Input k tiles of layer 1: 2 up to 32 features, 4 up to 64.
+inline int wave_kx(int input) { return input <= 32 ? 2 : 4; }
+
+__device__ __forceinline__ void cluster_arrive() { asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory"); }
+
+template <int KT, int KX, typename T16>
+__global__ void __launch_bounds__(KT * 32, 1) rnn_wave_kernel(RnnWaveParams p) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  constexpr int kW = KT;           // warps: 16 units each
+  constexpr int kLS = 2 * KT + 4;  // words per (column, tig) slot of h, padded
+  constexpr int kNJ = 12 * KT;     // h-side fragment words per thread
+  constexpr int kNX = 12 * KX;     // x-side (CTA 0)
+  __shared__ __align__(16) uint32_t hb[2][32 * kLS];
+  __shared__ __align__(16) float gxb[2][kW * 32 * kGxWords];
+  cg::cluster_group cluster = cg::this_cluster();
+  const int role = int(cluster.block_rank());
+  const int warp = int(threadIdx.x) >> 5, lane = int(threadIdx.x) & 31, grp = lane >> 2, tig = lane & 3;
+  constexpr int H = KT * 16;
+  const int B = p.batch, T = p.t_len, I = p.input;
+  const int b0 = int(blockIdx.x / kRoles) * kRnnWaveRows;
+  const int u0 = warp * 16 + grp, u1 = u0 + 8;
+  const int bc0 = b0 + 2 * tig, bc1 = bc0 + 1;  // batch rows of this thread's accumulator columns
+  const int bx = b0 + grp;                      // batch row of this thread's B column (x)
+
+  uint32_t ah[3][KT][4];  // h-side A fragments: R1 (CTA 0), W2 (CTA 1), R2 (CTA 2)
+  uint32_t ax[3][KX][4];  // W1 (CTA 0)
+  {
+    const size_t blk0 = size_t(kW) * 32 * (kNJ + kNX), blk = size_t(kW) * 32 * kNJ;
+    const int nj = role == 0 ? kNJ + kNX : kNJ;
+    const uint32_t* f = p.frags + (role == 0 ? 0 : role == 1 ? blk0 : blk0 + blk) + size_t(warp) * nj * 32 + lane;
+#pragma unroll
+    for (int g = 0; g < 3; ++g)
+#pragma unroll
+      for (int k = 0; k < KT; ++k)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) ah[g][k][i] = f[((g * KT + k) * 4 + i) * 32];
+#pragma unroll
+    for (int g = 0; g < 3; ++g)
+#pragma unroll
+      for (int k = 0; k < KX; ++k)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) ax[g][k][i] = role == 0 ? f[(kNJ + (g * KX + k) * 4 + i) * 32] : 0u;
+  }
+  const float* bias = p.bias + size_t(role) * 4 * H;
+  const float bz0 = bias[u0], bz1 = bias[u1], br0 = bias[H + u0], br1 = bias[H + u1];
+  const float bn0 = bias[2 * H + u0], bn1 = bias[2 * H + u1], bh0 = bias[3 * H + u0], bh1 = bias[3 * H + u1];
+
+  for (int i = int(threadIdx.x); i < 2 * 32 * kLS; i += int(blockDim.x)) (&hb[0][0])[i] = 0u;
+  uint32_t* hb_peer = cluster.map_shared_rank(&hb[0][0], 1);  // CTA 0 writes h1 there
+  float* gx_peer = cluster.map_shared_rank(&gxb[0][0], 2);    // CTA 1 writes g2 there
+  cluster.sync();  // zeroed buffers, and every CTA of the cluster running before any remote store
+
+  // Where this thread's packed h words go: column 2·tig and 2·tig+1, k tile = warp.
+  const int hw0 = ((2 * tig) * 4 + (grp & 3)) * kLS + warp * 2 + (grp >> 2);
+  const int hw1 = hw0 + 4 * kLS;
+
+  float xr[KX][4];  // x_t for this thread's B column: k = 16·kx + 2·tig + {0, 1, 8, 9}
+  auto load_x = [&](int t) {
+    const float* xp = p.x + (size_t(t) * B + bx) * I;
+#pragma unroll
+    for (int kx = 0; kx < KX; ++kx)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int k = 16 * kx + 2 * tig + (e & 1) + (e & 2 ? 8 : 0);
+        xr[kx][e] = (bx < B && k < I) ? __ldg(xp + k) : 0.0f;
+      }
+  };
+  float az[4], ar[4], an[4];  // CTA 0: z, r and x-side n of the next step (biases + W1·x)
+  auto x_part = [&]() {
+    az[0] = az[1] = bz0;
+    az[2] = az[3] = bz1;
+    ar[0] = ar[1] = br0;
+    ar[2] = ar[3] = br1;
+    an[0] = an[1] = bn0;
+    an[2] = an[3] = bn1;
+#pragma unroll
+    for (int kx = 0; kx < KX; ++kx) {
+      const uint32_t x0 = pack2<T16>(xr[kx][0], xr[kx][1]), x1 = pack2<T16>(xr[kx][2], xr[kx][3]);
+      mma16816<T16>(az, ax[0][kx], x0, x1);
+      mma16816<T16>(ar, ax[1][kx], x0, x1);
+      mma16816<T16>(an, ax[2][kx], x0, x1);
+    }
+  };
+  // g_i += M_i · h for the three gate tiles; two accumulator chains per gate (even/odd k tiles).
+  auto h_side = [&](const uint32_t* hrow, float (&g0)[4], float (&g1)[4], float (&g2)[4]) {
+    uint32_t bf[2 * KT];
+    const uint4* h4 = reinterpret_cast<const uint4*>(hrow + (grp * 4 + tig) * kLS);
+#pragma unroll
+    for (int q = 0; q < KT / 2; ++q) {
+      const uint4 v = h4[q];
+      bf[4 * q] = v.x;
+      bf[4 * q + 1] = v.y;
+      bf[4 * q + 2] = v.z;
+      bf[4 * q + 3] = v.w;
+    }
+    float e0[4] = {0, 0, 0, 0}, e1[4] = {0, 0, 0, 0}, e2[4] = {0, 0, 0, 0};
+#pragma unroll
+    for (int k = 0; k < KT; k += 2) {
+      mma16816<T16>(g0, ah[0][k], bf[2 * k], bf[2 * k + 1]);
+      mma16816<T16>(g1, ah[1][k], bf[2 * k], bf[2 * k + 1]);
+      mma16816<T16>(g2, ah[2][k], bf[2 * k], bf[2 * k + 1]);
+      mma16816<T16>(e0, ah[0][k + 1], bf[2 * k + 2], bf[2 * k + 3]);
+      mma16816<T16>(e1, ah[1][k + 1], bf[2 * k + 2], bf[2 * k + 3]);
+      mma16816<T16>(e2, ah[2][k + 1], bf[2 * k + 2], bf[2 * k + 3]);
+    }
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      g0[i] += e0[i];
+      g1[i] += e1[i];
+      g2[i] += e2[i];
+    }
+  };
+  float hs[4] = {0, 0, 0, 0};  // fp32 state of the 4 cells (CTA 0: h1, CTA 2: h2)
+  auto cell = [&](const float (&z)[4], const float (&r)[4], const float (&nx)[4], const float (&nh)[4]) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const float zz = sig_fast(z[i]), rr = sig_fast(r[i]);
+      const float n = tanh_fast(nx[i] + rr * nh[i]);
+      hs[i] = n + zz * (hs[i] - n);
+    }
+  };
+
+  if (role == 0) {
+    load_x(0);
+    x_part();
+    if (T > 1) load_x(1);
+  }
+  for (int s = 0; s < T + 2; ++s) {
+    if (role == 0) {
+      if (s < T) {
+        float nh[4] = {bh0, bh0, bh1, bh1};
+        h_side(hb[(s + 1) & 1], az, ar, nh);
+        cell(az, ar, an, nh);
+        const uint32_t w0 = pack2<T16>(hs[0], hs[2]), w1 = pack2<T16>(hs[1], hs[3]);
+        hb[s & 1][hw0] = w0;
+        hb[s & 1][hw1] = w1;
+        hb_peer[(s & 1) * 32 * kLS + hw0] = w0;
+        hb_peer[(s & 1) * 32 * kLS + hw1] = w1;
+      }
+    } else if (role == 1) {
+      if (s >= 1 && s <= T) {
+        float z[4] = {bz0, bz0, bz1, bz1}, r[4] = {br0, br0, br1, br1}, n[4] = {bn0, bn0, bn1, bn1};
+        h_side(hb[(s - 1) & 1], z, r, n);
+        float4* dst = reinterpret_cast<float4*>(gx_peer + ((s - 1) & 1) * kW * 32 * kGxWords + (warp * 32 + lane) * kGxWords);
+        dst[0] = make_float4(z[0], z[1], z[2], z[3]);
+        dst[1] = make_float4(r[0], r[1], r[2], r[3]);
+        dst[2] = make_float4(n[0], n[1], n[2], n[3]);
+      }
+    } else if (s >= 2) {
+      const int t = s - 2;
+      const float4* src = reinterpret_cast<const float4*>(&gxb[t & 1][(warp * 32 + lane) * kGxWords]);
+      const float4 v0 = src[0], v1 = src[1], v2 = src[2];
+      float z[4] = {v0.x, v0.y, v0.z, v0.w}, r[4] = {v1.x, v1.y, v1.z, v1.w};
+      const float n[4] = {v2.x, v2.y, v2.z, v2.w};
+      float nh[4] = {bh0, bh0, bh1, bh1};
+      h_side(hb[(t + 1) & 1], z, r, nh);
+      cell(z, r, n, nh);
+      hb[t & 1][hw0] = pack2<T16>(hs[0], hs[2]);
+      hb[t & 1][hw1] = pack2<T16>(hs[1], hs[3]);
+    }
+    cluster_arrive();
+    // Off the critical path, between arrive and wait: CTA 0's next input projection and x
+    // prefetch, CTA 2's Y stores.
+    if (role == 0 && s + 1 < T) {
+      x_part();
+      if (s + 2 < T) load_x(s + 2);
+    }
+    if (role == 2 && s >= 2 && p.y) {
+      float* y = p.y + size_t(s - 2) * B * H;
+      if (bc0 < B) {
+        y[size_t(bc0) * H + u0] = hs[0];
+        y[size_t(bc0) * H + u1] = hs[2];
+      }
+      if (bc1 < B) {
+        y[size_t(bc1) * H + u0] = hs[1];
+        y[size_t(bc1) * H + u1] = hs[3];
+      }
+    }
+    cluster_wait();
+  }
+  if (role == 2 && p.yh) {
+    if (bc0 < B) {
+      p.yh[size_t(bc0) * H + u0] = hs[0];
+      p.yh[size_t(bc0) * H + u1] = hs[2];
+    }
+    if (bc1 < B) {
+      p.yh[size_t(bc1) * H + u0] = hs[1];
+      p.yh[size_t(bc1) * H + u1] = hs[3];
+    }
+  }
+#else
+  (void)p;  // no clusters before sm_90: rnn_wave_supported() is false there
+#endif
+}
+
+template <int KT, int KX, typename T16>
+Status launch_typed(const RnnWaveParams& p, cudaStream_t stream) {
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(unsigned(kRoles * ((p.batch + kRnnWaveRows - 1) / kRnnWaveRows)));
+  cfg.blockDim = dim3(KT * 32);
+  cfg.dynamicSmemBytes = 0;
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = kRoles;
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  TS_CUDA(cudaLaunchKernelEx(&cfg, rnn_wave_kernel<KT, KX, T16>, p));
+  return Status::ok();
+}
+
+template <typename T16>
+Status launch_h(const RnnWaveParams& p, cudaStream_t s) {
+  const bool kx2 = wave_kx(p.input) == 2;
+  if (p.hidden == 64) return kx2 ? launch_typed<4, 2, T16>(p, s) : launch_typed<4, 4, T16>(p, s);
+  return kx2 ? launch_typed<8, 2, T16>(p, s) : launch_typed<8, 4, T16>(p, s);
+}
+
+uint32_t pack_pair(float lo, float hi, bool bf16) {
+  uint16_t l, h;
+  if (bf16) {
+    __nv_bfloat16 a = __float2bfloat16_rn(lo), b = __float2bfloat16_rn(hi);
+    l = *reinterpret_cast<uint16_t*>(&a);
+    h = *reinterpret_cast<uint16_t*>(&b);
+  } else {
+    __half a = __float2half_rn(lo), b = __float2half_rn(hi);
+    l = *reinterpret_cast<uint16_t*>(&a);
+    h = *reinterpret_cast<uint16_t*>(&b);
+  }
+  return uint32_t(l) | (uint32_t(h) << 16);
+}
+
+}  // namespace
+
+bool rnn_wave_shape_supported(int hidden, int input, bool lbr1) {
+  return lbr1 && (hidden == 64 || hidden == 128) && input >= 1 && input <= 64;
+}
+
+bool rnn_wave_supported(int hidden, int input, bool lbr1) {
+  static const bool clusters = [] {
+    int dev = 0, major = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess) return false;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) return false;
+    return major >= 9;
+  }();
+  return clusters && rnn_wave_shape_supported(hidden, input, lbr1);
+}
+
+std::vector<uint32_t> rnn_wave_pack(const float* w1, const float* r1, const float* w2, const float* r2, int hidden,
+                                    int input, bool bf16) {
+  const int kt = hidden / 16, kx = wave_kx(input), warps = kt, H = hidden, I = input;
+  const int nj = 12 * kt, nj0 = nj + 12 * kx;
+  std::vector<uint32_t> out(size_t(warps) * 32 * (nj0 + 2 * nj));
+  // A fragment register i of lane: row +8 when i & 1, k +8 (mma positions) when i & 2.
+  auto h_word = [&](const float* m, int w, int g, int k, int i, int lane) {
+    const int row = g * H + 16 * w + (lane >> 2) + (i & 1 ? 8 : 0);
+    const int c = k * 16 + (lane & 3) + (i & 2 ? 4 : 0);  // positions (2q, 2q+1) = units (q, q+8)
+    return pack_pair(m[size_t(row) * H + c], m[size_t(row) * H + c + 8], bf16);
+  };
+  auto x_word = [&](int w, int g, int k, int i, int lane) {
+    const int row = g * H + 16 * w + (lane >> 2) + (i & 1 ? 8 : 0);
+    const int c = k * 16 + 2 * (lane & 3) + (i & 2 ? 8 : 0);
+    const float lo = c < I ? w1[size_t(row) * I + c] : 0.0f, hi = c + 1 < I ? w1[size_t(row) * I + c + 1] : 0.0f;
+    return pack_pair(lo, hi, bf16);
+  };
+  size_t o = 0;
+  for (int role = 0; role < kRoles; ++role) {
+    const float* m = role == 0 ? r1 : role == 1 ? w2 : r2;
+    const int n = role == 0 ? nj0 : nj;
+    for (int w = 0; w < warps; ++w)
+      for (int j = 0; j < n; ++j)
+        for (int lane = 0; lane < 32; ++lane) {
+          if (j < nj) {
+            out[o++] = h_word(m, w, j / (4 * kt), (j / 4) % kt, j % 4, lane);
+          } else {
+            const int jx = j - nj;
+            out[o++] = x_word(w, jx / (4 * kx), (jx / 4) % kx, jx % 4, lane);
+          }
+        }
+  }
+  return out;
+}
+
+std::vector<float> rnn_wave_bias(const std::vector<float>& b1, const std::vector<float>& b2, int hidden) {
+  const size_t H = size_t(hidden);
+  std::vector<float> out(kRoles * 4 * H, 0.0f);
+  for (size_t u = 0; u < H; ++u) {
+    // b = [Wb_z, Wb_r, Wb_h, Rb_z, Rb_r, Rb_h]
+    out[u] = b1[u] + b1[3 * H + u];
+    out[H + u] = b1[H + u] + b1[4 * H + u];
+    out[2 * H + u] = b1[2 * H + u];
+    out[3 * H + u] = b1[5 * H + u];
+    out[4 * H + u] = b2[u] + b2[3 * H + u];
+    out[5 * H + u] = b2[H + u] + b2[4 * H + u];
+    out[6 * H + u] = b2[2 * H + u];
+    out[11 * H + u] = b2[5 * H + u];
+  }
+  return out;
+}
+
+Status launch_rnn_wave(const RnnWaveParams& p, cudaStream_t stream) {
+  if (!rnn_wave_supported(p.hidden, p.input, true)) {
+    return Status(StatusCode::kUnsupported, "rnn wave: needs a device with clusters (sm_90) and hidden 64/128, input <= 64");
+  }
+  if (p.t_len < 1 || p.batch < 1) return Status::ok();
+  return p.bf16 ? launch_h<__nv_bfloat16>(p, stream) : launch_h<__half>(p, stream);
+}
+
+}  // namespace ts::engine::cuda

@@ -1,0 +1,45 @@
+#pragma once
+// Tactic "wave" of the GRUStack node (two stacked GRU layers, cuda_rnn_ops.cpp): both layers in
+// ONE launch as a wavefront (cuda_rnn_wave.cu), so that layer 2's step t runs beside layer 1's
+// step t+1 and the critical path is T + 2 steps instead of 2·T.
+//
+// Needs a Hopper-class device (thread-block clusters and distributed shared memory, sm_90):
+// rnn_wave_supported() is false elsewhere and the caller runs the layers one by one instead.
+#include <cstdint>
+#include <vector>
+
+#include "engine/backends/cuda/cuda_common.h"
+
+namespace ts::engine::cuda {
+
+struct RnnWaveParams {
+  const float* x = nullptr;         // layer 1's input [T][B][input], fp32
+  const uint32_t* frags = nullptr;  // rnn_wave_pack()
+  const float* bias = nullptr;      // rnn_wave_bias(): [3 roles][4][H]
+  float* y = nullptr;               // layer 2's Y [T][1][B][H] or null
+  float* yh = nullptr;              // layer 2's Y_h [1][B][H] or null
+  int t_len = 0, batch = 0, hidden = 0, input = 0;
+  bool bf16 = false;                // weights in bf16 (else fp16)
+};
+
+// Batch rows per cluster (the mma's n = 8 columns).
+constexpr int kRnnWaveRows = 8;
+
+// Hidden 64 or 128, input 1..64, GRU linear_before_reset = 1 in both layers (as PyTorch exports
+// it), FP16/BF16 weights; forward, no sequence_lens, zero initial states (checked by the caller).
+bool rnn_wave_shape_supported(int hidden, int input, bool lbr1);
+// rnn_wave_shape_supported() and a device with clusters (compute capability ≥ 9.0).
+bool rnn_wave_supported(int hidden, int input, bool lbr1);
+
+// W1 [3H][input], R1 [3H][H], W2 [3H][H], R2 [3H][H] (ONNX layout of one direction, gates z, r,
+// h) as the three CTAs' A fragments (fp16 or bf16 pairs, in the per-thread register order).
+std::vector<uint32_t> rnn_wave_pack(const float* w1, const float* r1, const float* w2, const float* r2, int hidden,
+                                    int input, bool bf16);
+// Each layer's B ([6H]: Wb then Rb, ONNX order) as the per-role biases the kernel starts its
+// accumulators from: role 0 (layer 1) z, r, x-side n, h-side n; role 1 (layer 2's input side)
+// z, r, x-side n; role 2 (layer 2's recurrence) h-side n.
+std::vector<float> rnn_wave_bias(const std::vector<float>& b1, const std::vector<float>& b2, int hidden);
+
+Status launch_rnn_wave(const RnnWaveParams& p, cudaStream_t stream);
+
+}  // namespace ts::engine::cuda

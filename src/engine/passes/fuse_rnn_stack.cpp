@@ -1,0 +1,100 @@
+// fuse_rnn_stack: two stacked GRU layers → one GRUStack node, for backends that run that op
+// (the CUDA backend's wavefront, cuda_rnn_wave.h). Run by the builder for FP16/BF16 plans once the
+// backend is known (FP32 plans keep their layers): the pattern is what PyTorch exports for
+// nn.GRU(num_layers=2),
+//
+//   GRU₁(X) → Y₁ [T, 1, B, H] → Squeeze(axis 1) → GRU₂ → Y₂, Y_h₂
+//
+// where Y₁ feeds nothing else, GRU₁'s Y_h is unused, both layers are forward with the same
+// attributes, no sequence_lens and no initial state (simplify_rnn drops PyTorch's zero ones).
+// GRUStack inputs: X, W₁, R₁, B₁, W₂, R₂, B₂; outputs: GRU₂'s. It takes GRU₂'s place (every
+// value it reads exists there) and GRU₁'s name; a tactic forced on both layers carries over
+// ("wave" as is, a per-layer tactic t as "layers:t").
+#include <functional>
+
+#include "engine/passes/fuse_patterns.h"
+#include "engine/passes/pass_util.h"
+
+namespace ts::engine {
+namespace {
+
+// The node that writes v, or -1.
+int producer(const Graph& g, ValueId v) {
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    for (ValueId o : g.nodes[i].outputs)
+      if (o == v) return int(i);
+  }
+  return -1;
+}
+
+bool used(const Graph& g, const std::vector<std::vector<int>>& users, ValueId v) {
+  return v != kNoValue && (!users[size_t(v)].empty() || passes::is_graph_output(g, v));
+}
+
+bool absent(const Node& n, size_t i) { return i >= n.inputs.size() || n.inputs[i] == kNoValue; }
+
+// Squeeze of axis 1 only (attribute or constant input).
+bool squeezes_axis1(const Graph& g, const Node& sq) {
+  std::vector<int64_t> axes =
+      sq.inputs.size() > 1 && sq.inputs[1] != kNoValue ? constant_as_i64(g.value(sq.inputs[1])) : sq.attr_ints("axes");
+  if (sq.inputs.size() > 1 && sq.inputs[1] != kNoValue && !g.value(sq.inputs[1]).is_constant) return false;
+  return axes.size() == 1 && (axes[0] == 1 || axes[0] == -3);
+}
+
+bool plain_gru(const Graph& g, const Node& n) {
+  if (n.op != "GRU" || n.inputs.size() < 3 || n.outputs.empty()) return false;
+  if (n.attr_s("direction", "forward") != "forward" || n.attr_i("layout", 0) != 0) return false;
+  if (!absent(n, 4) || !absent(n, 5)) return false;  // sequence_lens, initial_h
+  for (size_t i : {size_t(1), size_t(2)})
+    if (!g.value(n.inputs[i]).is_constant) return false;
+  return absent(n, 3) || g.value(n.inputs[3]).is_constant;
+}
+
+}  // namespace
+
+int fuse_rnn_stack(Graph& g, PassLog& log, const std::function<bool(const Node&)>& backend_runs) {
+  int count = 0;
+  for (bool again = true; again;) {
+    again = false;
+    const auto users = passes::consumers(g);
+    for (size_t i2 = 0; i2 < g.nodes.size() && !again; ++i2) {
+      const Node& n2 = g.nodes[i2];
+      if (!plain_gru(g, n2)) continue;
+      const int is = producer(g, n2.inputs[0]);
+      if (is < 0 || g.nodes[size_t(is)].op != "Squeeze") continue;
+      const Node& sq = g.nodes[size_t(is)];
+      if (!squeezes_axis1(g, sq) || users[size_t(sq.outputs[0])].size() != 1 || passes::is_graph_output(g, sq.outputs[0])) continue;
+      const int i1 = producer(g, sq.inputs[0]);
+      if (i1 < 0 || !plain_gru(g, g.nodes[size_t(i1)])) continue;
+      const Node& n1 = g.nodes[size_t(i1)];
+      if (n1.outputs[0] != sq.inputs[0] || users[size_t(n1.outputs[0])].size() != 1 || passes::is_graph_output(g, n1.outputs[0])) continue;
+      if (n1.outputs.size() > 1 && used(g, users, n1.outputs[1])) continue;
+      if (n1.attrs != n2.attrs) continue;
+      std::string tactic;
+      if (n1.tactic != n2.tactic) continue;
+      if (n1.tactic == "wave") tactic = "wave";
+      else if (!n1.tactic.empty()) tactic = "layers:" + n1.tactic;
+
+      Node f;
+      f.name = n1.name;
+      f.op = "GRUStack";
+      auto in = [](const Node& n, size_t k) { return k < n.inputs.size() ? n.inputs[k] : kNoValue; };
+      f.inputs = {n1.inputs[0], n1.inputs[1], n1.inputs[2], in(n1, 3), n2.inputs[1], n2.inputs[2], in(n2, 3)};
+      f.outputs = n2.outputs;
+      f.attrs = n2.attrs;
+      f.fused_from = {n1.name, sq.name, n2.name};
+      f.tactic = tactic;
+      if (!backend_runs(f)) continue;  // the backend has no such op (or refuses this one)
+      log.lines.push_back(passes::fusion_line(f));
+      g.nodes[i2] = std::move(f);
+      g.nodes[size_t(is)].op.clear();
+      g.nodes[size_t(i1)].op.clear();
+      passes::erase_absorbed(g);
+      ++count;
+      again = true;
+    }
+  }
+  return count;
+}
+
+}  // namespace ts::engine

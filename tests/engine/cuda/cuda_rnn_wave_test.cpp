@@ -1,0 +1,199 @@
+// The stacked-GRU wavefront (GRUStack node, tactic "wave", cuda_rnn_wave.cu) against the CPU
+// backend, and the fusion that makes the node (passes/fuse_rnn_stack.cpp).
+//
+// The pass tests run everywhere; the kernel tests are labelled `gpu` with the rest of the CUDA
+// tests and skip with the reason where no CUDA device is present.
+#include "cuda_test_util.h"
+#include "engine/passes/passes.h"
+
+namespace ts::engine::testing {
+namespace {
+
+constexpr int64_t kMaxBatch = 4096;
+
+// X [T, B, I] → GRU₁ → Squeeze(axis 1) → GRU₂ → Y, Y_h, as PyTorch exports nn.GRU(num_layers=2).
+Graph stacked_gru(int64_t h, int64_t in, int lbr, uint32_t seed) {
+  GraphBuilder b;
+  ValueId x = b.input("x", sym({"seq", "batch", ""}, {0, 0, in}));
+  const float sc = 1.0f / std::sqrt(float(h));
+  ValueId w1 = b.constant("W1", {1, 3 * h, in}, random_vec(size_t(3 * h * in), seed, sc));
+  ValueId r1 = b.constant("R1", {1, 3 * h, h}, random_vec(size_t(3 * h * h), seed + 1, sc));
+  ValueId b1 = b.constant("B1", {1, 6 * h}, random_vec(size_t(6 * h), seed + 2, sc));
+  ValueId w2 = b.constant("W2", {1, 3 * h, h}, random_vec(size_t(3 * h * h), seed + 3, sc));
+  ValueId r2 = b.constant("R2", {1, 3 * h, h}, random_vec(size_t(3 * h * h), seed + 4, sc));
+  ValueId b2 = b.constant("B2", {1, 6 * h}, random_vec(size_t(6 * h), seed + 5, sc));
+  ValueId axes = b.constant_i64("axes", {1});
+  ValueId y1 = b.value("y1"), yh1 = b.value("yh1"), y1s = b.value("y1s"), y = b.value("y"), yh = b.value("yh");
+  Node& l1 = b.node("GRU", {x, w1, r1, b1}, {y1, yh1});
+  l1.name = "/rnn/GRU";
+  Node& sq = b.node("Squeeze", {y1, axes}, {y1s});
+  sq.name = "/rnn/Squeeze";
+  Node& l2 = b.node("GRU", {y1s, w2, r2, b2}, {y, yh});
+  l2.name = "/rnn/GRU_1";
+  for (Node* n : {&b.g.nodes[0], &b.g.nodes[2]}) {
+    n->attrs["hidden_size"] = h;
+    n->attrs["linear_before_reset"] = int64_t(lbr);
+  }
+  b.output(y);
+  b.output(yh);
+  return b.g;
+}
+
+int count_op(const Graph& g, const std::string& op) {
+  int c = 0;
+  for (const Node& n : g.nodes) c += n.op == op;
+  return c;
+}
+
+// --- the pass (no device) ---------------------------------------------------------------------
+
+TEST(FuseRnnStack, TwoStackedGrusBecomeOneNodeWhereTheBackendRunsIt) {
+  Graph g = stacked_gru(64, 20, 1, 3);
+  PassLog log;
+  EXPECT_EQ(fuse_rnn_stack(g, log, [](const Node&) { return true; }), 1);
+  ASSERT_EQ(g.nodes.size(), 1u);
+  const Node& f = g.nodes[0];
+  EXPECT_EQ(f.op, "GRUStack");
+  EXPECT_EQ(f.name, "/rnn/GRU");
+  EXPECT_EQ(f.fused_from, (std::vector<std::string>{"/rnn/GRU", "/rnn/Squeeze", "/rnn/GRU_1"}));
+  ASSERT_EQ(f.inputs.size(), 7u);
+  EXPECT_EQ(g.value(f.inputs[0]).name, "x");
+  EXPECT_EQ(g.value(f.inputs[4]).name, "W2");
+  EXPECT_EQ(g.value(f.outputs[0]).name, "y");
+  EXPECT_EQ(f.attr_i("hidden_size", 0), 64);
+  ASSERT_EQ(log.lines.size(), 1u);
+  EXPECT_NE(log.lines[0].find("GRUStack /rnn/GRU"), std::string::npos) << log.lines[0];
+}
+
+TEST(FuseRnnStack, LeavesLayersAloneWhenTheyCannotBeFused) {
+  auto fused = [](Graph g) {
+    PassLog log;
+    return fuse_rnn_stack(g, log, [](const Node&) { return true; });
+  };
+  {  // the backend does not run GRUStack (the CPU backend)
+    Graph g = stacked_gru(64, 20, 1, 3);
+    PassLog log;
+    EXPECT_EQ(fuse_rnn_stack(g, log, [](const Node&) { return false; }), 0);
+    EXPECT_EQ(count_op(g, "GRU"), 2);
+  }
+  {  // layer 1's Y is also a graph output
+    Graph g = stacked_gru(64, 20, 1, 3);
+    g.outputs.push_back(g.nodes[0].outputs[0]);
+    EXPECT_EQ(fused(g), 0);
+  }
+  {  // layer 1's Y_h is used
+    Graph g = stacked_gru(64, 20, 1, 3);
+    g.outputs.push_back(g.nodes[0].outputs[1]);
+    EXPECT_EQ(fused(g), 0);
+  }
+  {  // the layers differ in an attribute
+    Graph g = stacked_gru(64, 20, 1, 3);
+    g.nodes[2].attrs["linear_before_reset"] = int64_t(0);
+    EXPECT_EQ(fused(g), 0);
+  }
+  {  // different tactics forced on the two layers
+    Graph g = stacked_gru(64, 20, 1, 3);
+    g.nodes[0].tactic = "mma";
+    g.nodes[2].tactic = "regs_b1";
+    EXPECT_EQ(fused(g), 0);
+  }
+  {  // the same per-layer tactic carries over as "layers:<t>"
+    Graph g = stacked_gru(64, 20, 1, 3);
+    g.nodes[0].tactic = g.nodes[2].tactic = "mma";
+    PassLog log;
+    ASSERT_EQ(fuse_rnn_stack(g, log, [](const Node&) { return true; }), 1);
+    EXPECT_EQ(g.nodes[0].tactic, "layers:mma");
+  }
+}
+
+// --- the kernel (H200) -------------------------------------------------------------------------
+
+BuildOptions wave_options(const std::string& backend, Precision p, int64_t in) {
+  BuildOptions o = options(backend, p);
+  OptimizationProfile prof;
+  prof.inputs["x"] = ShapeRange{{1, 1, in}, {60, 8, in}, {120, kMaxBatch, in}};
+  o.profiles = {prof};
+  return o;
+}
+
+// CUDA with `tactic` forced on both layers (fused into GRUStack) vs CPU FP32, at each [T, B].
+void check_stack(const std::string& name, const Graph& g, int64_t h, int64_t in, const std::vector<std::pair<int64_t, int64_t>>& tb,
+                 Tol tol, Precision p, const std::string& tactic) {
+  SCOPED_TRACE(name + " " + tol.name + " tactic " + tactic);
+  auto cpu_e = build_graph(g, wave_options("cpu", Precision::kFP32, in));
+  ASSERT_TRUE(cpu_e) << cpu_e.status().to_string();
+  Graph gg = g;
+  for (Node& n : gg.nodes)
+    if (n.op == "GRU") n.tactic = tactic;
+  BuildOptions go = wave_options("cuda", p, in);
+  go.time_tactics = false;
+  auto plan = build_from_graph(gg, PassLog{}, go);
+  ASSERT_TRUE(plan) << plan.status().to_string();
+  auto pl = deserialize_plan(plan.value());
+  ASSERT_TRUE(pl) << pl.status().to_string();
+  ASSERT_EQ(count_op(pl.value().graph, "GRUStack"), 1);
+  for (const Node& n : pl.value().graph.nodes)
+    if (n.op == "GRUStack") EXPECT_EQ(n.tactic, tactic == "wave" ? tactic : "layers:" + tactic);
+  auto gpu_e = Engine::load(plan.value());
+  ASSERT_TRUE(gpu_e) << gpu_e.status().to_string();
+  uint32_t seed = 23;
+  for (auto [t, b] : tb) {
+    std::vector<HostTensor> ins{random_tensor({t, b, in}, seed++, 1.5f)};
+    const size_t out_elems = size_t(t * b * h);
+    auto want = run(*cpu_e.value(), ins, out_elems);
+    ASSERT_TRUE(want) << want.status().to_string();
+    auto got = run(*gpu_e.value(), ins, out_elems);
+    ASSERT_TRUE(got) << got.status().to_string();
+    ASSERT_EQ(got.value().size(), want.value().size());
+    for (size_t i = 0; i < want.value().size(); ++i)
+      EXPECT_EQ(compare(got.value()[i], want.value()[i], tol.rel), "") << "output " << i << " at [T, B] = [" << t << ", " << b << "]";
+  }
+}
+
+// Batch 1, 2, 7 (one partial 8-row cluster), 64, 300 (partial last cluster), 4096 (more
+// clusters than fit the GPU at once); T 5, 60, 120; H 128 (input 32, the models' size) and 64
+// (input 20: a partly empty k tile); FP16 and BF16.
+TEST(CudaRnnWave, WavefrontMatchesCpu) {
+  SKIP_WITHOUT_GPU();
+  const std::vector<std::pair<int64_t, int64_t>> tb{{60, 1}, {5, 2}, {120, 7}, {60, 64}, {120, 300}, {5, 4096}, {60, 4096}};
+  check_stack("GRU-2x128 I=32", stacked_gru(128, 32, 1, 201), 128, 32, tb, kFp16, Precision::kFP16, "wave");
+  check_stack("GRU-2x128 I=32", stacked_gru(128, 32, 1, 201), 128, 32, {{60, 1}, {120, 7}, {60, 300}}, kBf16,
+              Precision::kBF16, "wave");
+  check_stack("GRU-2x64 I=20", stacked_gru(64, 20, 1, 211), 64, 20, {{60, 1}, {5, 2}, {120, 7}, {60, 64}, {120, 300}, {5, 4096}},
+              kFp16, Precision::kFP16, "wave");
+  check_stack("GRU-2x128 I=64", stacked_gru(128, 64, 1, 221), 128, 64, {{60, 1}, {120, 300}}, kFp16, Precision::kFP16, "wave");
+}
+
+// Where the wavefront does not apply the node runs its layers one by one: linear_before_reset
+// = 0, and tactic "layers:<t>" (layer 1's Y in the scratch region, layer 2's projection after it).
+TEST(CudaRnnWave, LayerByLayerTacticsAndFallbackMatchCpu) {
+  SKIP_WITHOUT_GPU();
+  const std::vector<std::pair<int64_t, int64_t>> tb{{60, 1}, {120, 7}, {60, 300}};
+  check_stack("GRU-2x128 lbr=0", stacked_gru(128, 32, 0, 231), 128, 32, tb, kFp16, Precision::kFP16, "wave");
+  check_stack("GRU-2x128", stacked_gru(128, 32, 1, 201), 128, 32, tb, kFp16, Precision::kFP16, "mma_x2");
+  check_stack("GRU-2x128", stacked_gru(128, 32, 1, 201), 128, 32, tb, kFp16, Precision::kFP16, "persistent_ks4");
+}
+
+// The builder times "wave" against the per-layer tactics and records its choice; FP32 plans keep
+// the two GRU nodes.
+TEST(CudaRnnWave, BuilderTimesTheStackAndFp32KeepsTheLayers) {
+  SKIP_WITHOUT_GPU();
+  Graph g = stacked_gru(128, 32, 1, 201);
+  auto fp16 = build_from_graph(g, PassLog{}, wave_options("cuda", Precision::kFP16, 32));
+  ASSERT_TRUE(fp16) << fp16.status().to_string();
+  auto p16 = deserialize_plan(fp16.value());
+  ASSERT_TRUE(p16);
+  ASSERT_EQ(count_op(p16.value().graph, "GRUStack"), 1);
+  bool timed = false;
+  for (const std::string& l : p16.value().pass_log) timed = timed || l.find("(GRUStack) →") != std::string::npos;
+  EXPECT_TRUE(timed) << "no tactic line for the GRUStack node in the plan's pass log";
+  auto fp32 = build_from_graph(g, PassLog{}, wave_options("cuda", Precision::kFP32, 32));
+  ASSERT_TRUE(fp32) << fp32.status().to_string();
+  auto p32 = deserialize_plan(fp32.value());
+  ASSERT_TRUE(p32);
+  EXPECT_EQ(count_op(p32.value().graph, "GRUStack"), 0);
+  EXPECT_EQ(count_op(p32.value().graph, "GRU"), 2);
+}
+
+}  // namespace
+}  // namespace ts::engine::testing
