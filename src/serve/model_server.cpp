@@ -8,6 +8,7 @@
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/spsc_ring.h"
+#include "engine/device_share.h"
 
 namespace ts::serve {
 
@@ -141,6 +142,7 @@ Result<std::shared_ptr<ModelServer::Served>> ModelServer::prepare(ModelHandle h,
     for (size_t c = 0; c < s->contexts.size(); ++c) {
       threads.emplace_back([&, c] {
         engine::set_cpu_threads_for_this_thread(opts_.cpu_threads);
+        engine::set_device_contexts_for_this_thread(nworkers);  // as the workers will run
         std::vector<float> out(size_t(max_batch) * 8);
         for (int b : sizes) {
           for (int k = 0; k < runs; ++k) {
@@ -388,6 +390,8 @@ void ModelServer::scheduler_loop() {
 
 void ModelServer::worker_loop(Worker& w) {
   engine::set_cpu_threads_for_this_thread(opts_.cpu_threads);
+  // The workers' batches share the device: kernels plan for its share, not all of it.
+  engine::set_device_contexts_for_this_thread(std::max(1, opts_.workers));
   for (;;) {
     // PERF NOTE: a short spin before parking: batches arrive back to back under load, and an
     // atomic wait costs a futex wake (~5-50 µs) per batch.

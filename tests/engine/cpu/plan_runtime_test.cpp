@@ -4,8 +4,10 @@
 #include <cstdio>
 #include <fstream>
 #include <mutex>
+#include <thread>
 
 #include "engine/builder.h"
+#include "engine/device_share.h"
 #include "engine/plan.h"
 #include "graph_builder.h"
 #include "test_data.h"
@@ -264,6 +266,19 @@ TEST(EngineBuilder, ProfileOutsideTheModelIsRefused) {
   auto r = build_from_graph(mlp_graph(), PassLog{}, o);
   ASSERT_FALSE(r);
   EXPECT_EQ(r.status().message(), "building: profile 0 input x: needs 0 <= min <= opt <= max on axis 0");
+}
+
+// A server's worker threads each say how many contexts share the device; the setting is the
+// calling thread's (graphs are captured on the thread that runs them) and never below 1.
+TEST(DeviceShare, IsPerThreadAndAtLeastOne) {
+  EXPECT_EQ(device_contexts_for_this_thread(), 1);
+  set_device_contexts_for_this_thread(8);
+  EXPECT_EQ(device_contexts_for_this_thread(), 8);
+  int other = 0;
+  std::thread([&] { other = device_contexts_for_this_thread(); }).join();
+  EXPECT_EQ(other, 1);
+  set_device_contexts_for_this_thread(0);
+  EXPECT_EQ(device_contexts_for_this_thread(), 1);
 }
 
 }  // namespace

@@ -24,6 +24,7 @@
 #include <algorithm>
 
 #include "engine/backends/cuda/cuda_rnn.h"
+#include "engine/device_share.h"
 
 namespace ts::engine::cuda {
 namespace {
@@ -312,8 +313,11 @@ Status rnn_prepare_device() {
 }
 
 bool rnn_regs_preferred(const RnnStepParams& p) {
+  // One row per SM: with n contexts sharing the device (a server's workers) each plans for
+  // SMs / n, so that their batches run side by side on the tensor-core tiles instead of queuing
+  // for the whole device (engine/device_share.h).
   const DeviceInfo& d = device_info();
-  return d.error == cudaSuccess && rnn_regs_supported(p, d.sms);
+  return d.error == cudaSuccess && rnn_regs_supported(p, std::max(1, d.sms / device_contexts_for_this_thread()));
 }
 
 Status launch_rnn_recurrence(const RnnStepParams& p, cudaStream_t stream) {
