@@ -39,11 +39,21 @@ class PostgresServer {
                                dir_ + "/initdb.log 2>&1";
     if (std::system(initdb.c_str()) != 0) return "initdb failed: " + read(dir_ + "/initdb.log");
     pg_ctl_ = as + kPgBin + "/pg_ctl -D " + dir_ + "/data";
-    const std::string start = pg_ctl_ + " -l " + dir_ + "/server.log -w -t 120 -o \"-p " + std::to_string(port_) +
-                              " -k " + dir_ + " -c listen_addresses=127.0.0.1 -c fsync=off\" start > /dev/null 2>&1";
-    if (std::system(start.c_str()) != 0) return "pg_ctl start failed: " + read(dir_ + "/server.log");
+    start_ = pg_ctl_ + " -l " + dir_ + "/server.log -w -t 120 -o \"-p " + std::to_string(port_) + " -k " + dir_ +
+             " -c listen_addresses=127.0.0.1 -c fsync=off\" start > /dev/null 2>&1";
+    if (std::system(start_.c_str()) != 0) return "pg_ctl start failed: " + read(dir_ + "/server.log");
     running_ = true;
     return "";
+  }
+  // An outage: stop() shuts the server down (fast: clients are disconnected at once); restart()
+  // starts it again on the same port and data. Each returns whether it worked.
+  bool stop() {
+    running_ = std::system((pg_ctl_ + " -m fast -w stop > /dev/null 2>&1").c_str()) != 0;
+    return !running_;
+  }
+  bool restart() {
+    running_ = std::system(start_.c_str()) == 0;
+    return running_;
   }
   ~PostgresServer() {
     if (running_) (void)std::system((pg_ctl_ + " -m immediate stop > /dev/null 2>&1").c_str());
@@ -76,7 +86,7 @@ class PostgresServer {
     return ss.str();
   }
 
-  std::string dir_, pg_ctl_;
+  std::string dir_, pg_ctl_, start_;
   int port_ = 0;
   bool running_ = false;
 };

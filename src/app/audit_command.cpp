@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "audit/audit_store.h"
+#include "core/config.h"
+#include "notify/delivery_audit_store.h"
 
 namespace ts {
 
@@ -55,7 +57,11 @@ AuditCommand::AuditCommand(CLI::App& app) {
   cmd_ = app.add_subcommand("audit", "query the audit store");
   cmd_->require_subcommand(1);
   deliveries_ = cmd_->add_subcommand("deliveries", "notification deliveries: state, attempts, latency, last error");
-  deliveries_->add_option("--audit-db", audit_db_, "SQLite audit database (default ticksentry-audit.db)");
+  auto* db = deliveries_->add_option("--audit-db", audit_db_, "SQLite audit database (default ticksentry-audit.db)");
+  auto* pg = deliveries_->add_option("--postgres-dsn", postgres_dsn_, "PostgreSQL audit store (libpq connection string)");
+  auto* cfg = deliveries_->add_option("--config", config_path_, "the audit store of this config's [sinks]");
+  db->excludes(pg)->excludes(cfg);
+  pg->excludes(cfg);
   deliveries_->add_option("--receiver", receiver_, "only this receiver");
   deliveries_->add_option("--state", state_, "only this state")->check(CLI::IsMember({"pending", "delivered", "failed"}));
   deliveries_->add_option("--limit", limit_, "newest N rows (default 50)")->check(CLI::Range(1, 1'000'000));
@@ -64,11 +70,21 @@ AuditCommand::AuditCommand(CLI::App& app) {
 
 std::optional<int> AuditCommand::run() {
   if (!*cmd_) return std::nullopt;
-  if (!std::filesystem::exists(audit_db_)) {
+  if (!config_path_.empty()) {
+    Config config = Config::load_file(config_path_);  // a bad file throws: exit 2 with its message
+    auto s = config.section("sinks");
+    if (s.get("audit_backend", "sqlite") == "postgres") {
+      postgres_dsn_ = s.get("postgres_dsn", "");
+    } else {
+      audit_db_ = s.get("audit_db", "ticksentry-audit.db");
+    }
+  }
+  if (postgres_dsn_.empty() && !std::filesystem::exists(audit_db_)) {
     std::fprintf(stderr, "ticksentry: %s: no such audit database\n", audit_db_.c_str());
     return 2;
   }
-  auto store = AuditStore::open(audit_db_);
+  auto store = postgres_dsn_.empty() ? notify::sqlite_delivery_audit(audit_db_)()
+                                     : notify::postgres_delivery_audit(postgres_dsn_)();
   if (!store.is_ok()) {
     std::fprintf(stderr, "ticksentry: %s\n", store.status().to_string().c_str());
     return 2;
@@ -110,7 +126,7 @@ std::optional<int> AuditCommand::run() {
     ++s.states[r.state];
     if (r.alert_latency_ns >= 0) s.latency.push_back(r.alert_latency_ns);
   }
-  if (rows.value().empty()) std::printf("(no deliveries recorded in %s)\n", audit_db_.c_str());
+  if (rows.value().empty()) std::printf("(no deliveries recorded in %s)\n", store.value()->describe().c_str());
   for (const auto& [name, s] : by_receiver) {
     std::printf("%s: %d delivered, %d failed, %d pending; alert → delivered p50 %s ms, p99 %s ms\n", name.c_str(),
                 s.states.count("delivered") ? s.states.at("delivered") : 0,

@@ -1,10 +1,14 @@
 #pragma once
-// `ticksentry audit deliveries [--audit-db FILE] [--receiver R] [--state S] [--limit N] [--json]`:
-// the notification delivery record (table notify_deliveries, src/audit/audit_store.h): per
+// `ticksentry audit deliveries [--audit-db FILE | --postgres-dsn DSN | --config FILE] [--receiver R]
+// [--state S] [--limit N] [--json]`:
+// the notification delivery record (table notify_deliveries, src/audit/audit_store.h) in the
+// SQLite audit file, or in PostgreSQL (--postgres-dsn, or --config whose [sinks] audit_backend =
+// "postgres"; --config with the SQLite backend reads its audit_db), the same output from both: per
 // notification its receiver, state (pending / delivered / failed), attempts, first-enqueue →
 // delivered and alert → delivered latency, alert ids and last error, newest first, then a
 // summary per receiver of the rows shown.
-// Exit codes: 0 success (also when there are no rows), 2 bad arguments or no such database.
+// Exit codes: 0 success (also when there are no rows), 2 bad arguments, no such database or
+// server unreachable.
 #include <optional>
 #include <string>
 
@@ -23,6 +27,8 @@ class AuditCommand {
   CLI::App* cmd_ = nullptr;
   CLI::App* deliveries_ = nullptr;
   std::string audit_db_ = "ticksentry-audit.db";
+  std::string postgres_dsn_;
+  std::string config_path_;
   std::string receiver_;
   std::string state_;
   int limit_ = 50;

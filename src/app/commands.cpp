@@ -159,21 +159,18 @@ int finish(const RunSummary& summary, const CommonOptions& c) {
 // notifier's own threads; absent without a [notify] section. Returns false (with a message) when
 // the outbox cannot be opened; a bad [notify] throws ConfigError (exit 2 with its message).
 // `out` (may be null) receives the sink, so the dashboard can share its silences.
-// Deliveries are recorded in the SQLite audit store (table notify_deliveries); the PostgreSQL
-// backend has no delivery audit (the outbox's notifications table keeps the record).
+// Deliveries are recorded in the audit store the alerts go to (table notify_deliveries): the
+// SQLite file, or the PostgreSQL database with [sinks] audit_backend = "postgres".
 bool add_notify_sink(Pipeline& p, const Config& config, const CommonOptions& c, const SymbolTable& symbols,
                      std::shared_ptr<notify::NotifySink>* out = nullptr) {
   auto s = config.section("sinks");
-  const bool sqlite = s.get("audit_backend", "sqlite") == "sqlite";
-  const std::string audit_db = sqlite ? c.audit_db.value_or(s.get("audit_db", "ticksentry-audit.db")) : "";
-  auto sink = notify::make_notify_sink(config, symbols, &p.metrics(), audit_db);
+  const bool postgres = s.get("audit_backend", "sqlite") == "postgres";
+  const std::string audit_db = postgres ? "" : c.audit_db.value_or(s.get("audit_db", "ticksentry-audit.db"));
+  const std::string dsn = postgres ? s.get("postgres_dsn", "") : "";
+  auto sink = notify::make_notify_sink(config, symbols, &p.metrics(), audit_db, dsn);
   if (!sink.is_ok()) {
     std::fprintf(stderr, "ticksentry: %s\n", sink.status().to_string().c_str());
     return false;
-  }
-  if (sink.value() && !sqlite) {
-    spdlog::info("notify: the delivery audit is SQLite-only; with audit_backend = postgres deliveries are recorded "
-                 "in the outbox ({}, table notifications)", sink.value()->notifier().outbox().path());
   }
   if (sink.value()) p.add_sink("notify", sink.value());
   if (out) *out = sink.value();

@@ -52,42 +52,84 @@ constexpr int kParams = 19;
 
 }  // namespace
 
-Result<std::unique_ptr<PostgresStore>> PostgresStore::open(const std::string& dsn) {
-  pg_conn* conn = PQconnectdb(dsn.c_str());
+Result<pg_conn*> pg_open(const std::string& dsn, const char* schema, const std::string& who) {
+  // Keywords before the expanded `dsn` are defaults: the DSN's own connect_timeout wins.
+  const char* keys[] = {"connect_timeout", "client_encoding", "dbname", nullptr};
+  const char* values[] = {"10", "UTF8", dsn.c_str(), nullptr};
+  pg_conn* conn = PQconnectdbParams(keys, values, /*expand_dbname=*/1);
   if (PQstatus(conn) != CONNECTION_OK) {
-    std::string msg = "postgres audit store: PQconnectdb(" + dsn + "): " + PQerrorMessage(conn);
+    Status st = pg_error(conn, "PQconnectdb(" + dsn + ")").with_context(who);
     PQfinish(conn);
-    while (!msg.empty() && msg.back() == '\n') msg.pop_back();
-    return Status(StatusCode::kIoError, msg);
+    return st;
   }
-  std::unique_ptr<PostgresStore> s(new PostgresStore(conn));
   // CREATE ... IF NOT EXISTS would print a NOTICE on stderr for every existing relation.
-  TS_RETURN_IF_ERROR(s->exec("SET client_min_messages = warning", "SET client_min_messages"));
+  Status st = pg_exec(conn, "SET client_min_messages = warning", "SET client_min_messages");
   // Several instances may create the schema at once: serialize on an advisory lock.
-  TS_RETURN_IF_ERROR(s->exec("SELECT pg_advisory_lock(7254001)", "schema lock"));
-  Status schema = s->exec(kSchema, "schema");
-  TS_RETURN_IF_ERROR(s->exec("SELECT pg_advisory_unlock(7254001)", "schema unlock"));
-  TS_RETURN_IF_ERROR(schema);
-  PGresult* r = PQprepare(conn, kInsertName, kInsert, kParams, nullptr);
+  if (st) st = pg_exec(conn, "SELECT pg_advisory_lock(7254001)", "schema lock");
+  if (st) {
+    st = pg_exec(conn, schema, "schema");
+    Status unlock = pg_exec(conn, "SELECT pg_advisory_unlock(7254001)", "schema unlock");
+    if (st) st = unlock;
+  }
+  if (!st) {
+    PQfinish(conn);
+    return st.with_context(who);
+  }
+  return conn;
+}
+
+Status pg_error(pg_conn* conn, const std::string& what) {
+  std::string msg = "postgres " + what + ": " + PQerrorMessage(conn);
+  while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
+  return Status(StatusCode::kIoError, msg);
+}
+
+Status pg_exec(pg_conn* conn, const char* sql, const char* what) {
+  PGresult* r = PQexec(conn, sql);
+  const ExecStatusType st = PQresultStatus(r);
+  PQclear(r);
+  if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) return pg_error(conn, std::string("PQexec(") + what + ")");
+  return Status::ok();
+}
+
+PgRows::~PgRows() { PQclear(r_); }
+int PgRows::size() const { return PQntuples(r_); }
+const char* PgRows::text(int row, int col) const { return PQgetvalue(r_, row, col); }
+int64_t PgRows::i64(int row, int col) const { return std::strtoll(PQgetvalue(r_, row, col), nullptr, 10); }
+
+Status pg_prepare(pg_conn* conn, const char* name, const char* sql, int n, const std::string& what) {
+  PGresult* r = PQprepare(conn, name, sql, n, nullptr);
   const bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
   PQclear(r);
-  if (!ok) return Status(StatusCode::kIoError, std::string("postgres PQprepare(insert): ") + PQerrorMessage(conn));
+  return ok ? Status::ok() : pg_error(conn, "PQprepare(" + what + ")");
+}
+
+Status pg_exec_prepared(pg_conn* conn, const char* name, int n, const char* const* values, const int* lengths,
+                        const int* formats, const std::string& what) {
+  PGresult* r = PQexecPrepared(conn, name, n, values, lengths, formats, 0);
+  const bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+  PQclear(r);
+  return ok ? Status::ok() : pg_error(conn, what);
+}
+
+Result<PgRows> pg_query(pg_conn* conn, const char* sql, int n, const char* const* values, const std::string& what) {
+  PGresult* r = PQexecParams(conn, sql, n, nullptr, values, nullptr, nullptr, 0);
+  if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+    PQclear(r);
+    return pg_error(conn, what);
+  }
+  return PgRows(r);
+}
+
+Result<std::unique_ptr<PostgresStore>> PostgresStore::open(const std::string& dsn) {
+  auto conn = pg_open(dsn, kSchema, "postgres audit store");
+  if (!conn.is_ok()) return conn.status();
+  std::unique_ptr<PostgresStore> s(new PostgresStore(conn.value()));
+  TS_RETURN_IF_ERROR(pg_prepare(s->conn_, kInsertName, kInsert, kParams, "insert"));
   return s;
 }
 
 PostgresStore::~PostgresStore() { (void)close(); }
-
-Status PostgresStore::exec(const char* sql, const char* what) {
-  PGresult* r = PQexec(conn_, sql);
-  const ExecStatusType st = PQresultStatus(r);
-  PQclear(r);
-  if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
-    std::string msg = std::string("postgres PQexec(") + what + "): " + PQerrorMessage(conn_);
-    while (!msg.empty() && msg.back() == '\n') msg.pop_back();
-    return Status(StatusCode::kIoError, msg);
-  }
-  return Status::ok();
-}
 
 Status PostgresStore::write(const Alert& a, const SymbolTable& symbols) {
   if (!conn_) return Status(StatusCode::kInvalidArgument, "postgres audit store: write after close");
@@ -113,11 +155,8 @@ Status PostgresStore::write(const Alert& a, const SymbolTable& symbols) {
   formats[17] = 1;
   const std::string written = std::to_string(wall_ns());
   values[18] = written.c_str();
-  PGresult* r = PQexecPrepared(conn_, kInsertName, kParams, values, lengths, formats, 0);
-  const bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
-  PQclear(r);
-  if (!ok) {
-    Status st(StatusCode::kIoError, std::string("postgres insert alert: ") + PQerrorMessage(conn_));
+  Status st = pg_exec_prepared(conn_, kInsertName, kParams, values, lengths, formats, "insert alert");
+  if (!st) {
     (void)exec("ROLLBACK", "ROLLBACK");
     in_txn_ = false;
     return st;
@@ -141,15 +180,10 @@ Status PostgresStore::close() {
 
 Result<int64_t> PostgresStore::scalar(const char* sql) {
   if (!conn_) return Status(StatusCode::kInvalidArgument, "postgres audit store: closed");
-  PGresult* r = PQexec(conn_, sql);
-  if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1) {
-    std::string msg = std::string("postgres query: ") + PQerrorMessage(conn_);
-    PQclear(r);
-    return Status(StatusCode::kIoError, msg);
-  }
-  const int64_t v = std::stoll(PQgetvalue(r, 0, 0));
-  PQclear(r);
-  return v;
+  auto rows = pg_query(conn_, sql, 0, nullptr, "query");
+  if (!rows.is_ok()) return rows.status();
+  if (rows.value().size() != 1) return Status(StatusCode::kIoError, std::string("postgres query: no row from ") + sql);
+  return rows.value().i64(0, 0);
 }
 
 Result<int64_t> PostgresStore::count() { return scalar("SELECT count(*) FROM alerts"); }
@@ -161,8 +195,6 @@ constexpr const char* kQuery =
     "book_ns, features_ns, detect_ns, emit_ns, latency_ns, values_json, features_blob FROM alerts "
     "WHERE ($1::text IS NULL OR symbol = $1) AND ($2::text IS NULL OR type = $2) "
     "AND exch_ts_ns >= $3::bigint AND exch_ts_ns < $4::bigint ORDER BY exch_ts_ns DESC, row_id DESC LIMIT $5::int";
-
-int64_t column_i64(const PGresult* r, int row, int col) { return std::strtoll(PQgetvalue(r, row, col), nullptr, 10); }
 }  // namespace
 
 Result<std::vector<AlertRecord>> PostgresStore::query(const AlertQuery& q) {
@@ -171,41 +203,37 @@ Result<std::vector<AlertRecord>> PostgresStore::query(const AlertQuery& q) {
                     limit = std::to_string(q.limit);
   const char* values[5] = {q.symbol ? q.symbol->c_str() : nullptr, q.type ? q.type->c_str() : nullptr, since.c_str(),
                            until.c_str(), limit.c_str()};
-  PGresult* r = PQexecParams(conn_, kQuery, 5, nullptr, values, nullptr, nullptr, 0);
-  if (PQresultStatus(r) != PGRES_TUPLES_OK) {
-    std::string msg = std::string("postgres query alerts: ") + PQerrorMessage(conn_);
-    PQclear(r);
-    while (!msg.empty() && msg.back() == '\n') msg.pop_back();
-    return Status(StatusCode::kIoError, msg);
-  }
+  auto result = pg_query(conn_, kQuery, 5, values, "query alerts");
+  if (!result.is_ok()) return result.status();
+  const PgRows& r = result.value();
   std::vector<AlertRecord> rows;
-  rows.reserve(size_t(PQntuples(r)));
-  for (int i = 0; i < PQntuples(r); ++i) {
+  rows.reserve(size_t(r.size()));
+  for (int i = 0; i < r.size(); ++i) {
     AlertRecord a;
-    a.row_id = column_i64(r, i, 0);
-    a.alert_id = static_cast<uint64_t>(column_i64(r, i, 1));
-    a.symbol_id = static_cast<SymbolId>(column_i64(r, i, 2));
-    a.symbol = PQgetvalue(r, i, 3);
-    a.type = PQgetvalue(r, i, 4);
-    a.severity = PQgetvalue(r, i, 5);
-    a.exch_ts_ns = column_i64(r, i, 6);
-    a.event_seq = static_cast<uint64_t>(column_i64(r, i, 7));
-    a.price_ticks = column_i64(r, i, 8);
-    a.price = std::strtod(PQgetvalue(r, i, 9), nullptr);
-    a.t.recv_ns = column_i64(r, i, 10);
-    a.t.book_ns = column_i64(r, i, 11);
-    a.t.features_ns = column_i64(r, i, 12);
-    a.t.detect_ns = column_i64(r, i, 13);
-    a.t.emit_ns = column_i64(r, i, 14);
-    a.latency_ns = column_i64(r, i, 15);
-    const nlohmann::json vj = nlohmann::json::parse(PQgetvalue(r, i, 16), nullptr, false);
+    a.row_id = r.i64(i, 0);
+    a.alert_id = static_cast<uint64_t>(r.i64(i, 1));
+    a.symbol_id = static_cast<SymbolId>(r.i64(i, 2));
+    a.symbol = r.text(i, 3);
+    a.type = r.text(i, 4);
+    a.severity = r.text(i, 5);
+    a.exch_ts_ns = r.i64(i, 6);
+    a.event_seq = static_cast<uint64_t>(r.i64(i, 7));
+    a.price_ticks = r.i64(i, 8);
+    a.price = std::strtod(r.text(i, 9), nullptr);
+    a.t.recv_ns = r.i64(i, 10);
+    a.t.book_ns = r.i64(i, 11);
+    a.t.features_ns = r.i64(i, 12);
+    a.t.detect_ns = r.i64(i, 13);
+    a.t.emit_ns = r.i64(i, 14);
+    a.latency_ns = r.i64(i, 15);
+    const nlohmann::json vj = nlohmann::json::parse(r.text(i, 16), nullptr, false);
     if (vj.is_array()) {
       for (const auto& v : vj) {
         a.values.push_back({v.value("name", ""), v.value("value", 0.0), v.value("threshold", 0.0), v.value("cmp", "")});
       }
     }
     size_t bytes = 0;  // bytea comes as text ("\\x..."): unescape it
-    unsigned char* blob = PQunescapeBytea(reinterpret_cast<const unsigned char*>(PQgetvalue(r, i, 17)), &bytes);
+    unsigned char* blob = PQunescapeBytea(reinterpret_cast<const unsigned char*>(r.text(i, 17)), &bytes);
     if (blob) {
       a.features.resize(bytes / sizeof(float));
       std::memcpy(a.features.data(), blob, a.features.size() * sizeof(float));
@@ -213,7 +241,6 @@ Result<std::vector<AlertRecord>> PostgresStore::query(const AlertQuery& q) {
     }
     rows.push_back(std::move(a));
   }
-  PQclear(r);
   return rows;
 }
 

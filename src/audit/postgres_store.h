@@ -26,8 +26,42 @@
 #include "audit/audit_store.h"
 
 struct pg_conn;
+struct pg_result;
 
 namespace ts {
+
+// libpq helpers shared by the PostgreSQL stores (this one and the notifier's delivery audit,
+// src/notify/delivery_audit_pg.cpp).
+// Connects with `dsn` (connect_timeout 10 s unless the DSN sets its own; client_encoding UTF8;
+// NOTICEs off) and runs `schema` under the advisory lock that serializes schema creation across
+// instances. The caller owns the connection (PQfinish). Errors start with `who`.
+Result<pg_conn*> pg_open(const std::string& dsn, const char* schema, const std::string& who);
+// Runs `sql` (no parameters, no rows wanted); an error names `what` and the server's message.
+Status pg_exec(pg_conn* conn, const char* sql, const char* what);
+// An error Status: "postgres `what`: " and the connection's last message (no trailing newline).
+Status pg_error(pg_conn* conn, const std::string& what);
+
+// The rows of a query, in text format; freed with the object.
+class PgRows {
+ public:
+  explicit PgRows(pg_result* r) : r_(r) {}
+  PgRows(PgRows&& o) noexcept : r_(o.r_) { o.r_ = nullptr; }
+  PgRows& operator=(PgRows&&) = delete;
+  ~PgRows();
+  int size() const;
+  const char* text(int row, int col) const;  // "" for NULL
+  int64_t i64(int row, int col) const;
+
+ private:
+  pg_result* r_;
+};
+// Prepares `sql` (`n` parameters) as statement `name` on this connection.
+Status pg_prepare(pg_conn* conn, const char* name, const char* sql, int n, const std::string& what);
+// Runs prepared statement `name` (no rows wanted); `lengths` and `formats` may be null (all text).
+Status pg_exec_prepared(pg_conn* conn, const char* name, int n, const char* const* values, const int* lengths,
+                        const int* formats, const std::string& what);
+// Runs `sql` with `n` text parameters (nullptr = NULL); an error names `what`.
+Result<PgRows> pg_query(pg_conn* conn, const char* sql, int n, const char* const* values, const std::string& what);
 
 class PostgresStore : public AlertSink {
  public:
@@ -48,7 +82,7 @@ class PostgresStore : public AlertSink {
 
  private:
   explicit PostgresStore(pg_conn* conn) : conn_(conn) {}
-  Status exec(const char* sql, const char* what);
+  Status exec(const char* sql, const char* what) { return pg_exec(conn_, sql, what); }
   Result<int64_t> scalar(const char* sql);
   pg_conn* conn_ = nullptr;
   bool in_txn_ = false;

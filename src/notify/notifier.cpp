@@ -16,8 +16,10 @@ Result<std::unique_ptr<Notifier>> Notifier::create(NotifyConfig cfg, const Symbo
   auto ss = SilenceStore::open(n->cfg_.outbox_db);
   if (!ss.is_ok()) return ss.status();
   n->silences_ = std::move(ss).value();
-  if (!n->cfg_.audit_db.empty()) {
-    auto audit = DeliveryAudit::open(n->cfg_.audit_db, *n->outbox_);
+  if (!n->cfg_.audit_postgres_dsn.empty() || !n->cfg_.audit_db.empty()) {
+    auto audit = DeliveryAudit::open(n->cfg_.audit_postgres_dsn.empty() ? sqlite_delivery_audit(n->cfg_.audit_db)
+                                                                       : postgres_delivery_audit(n->cfg_.audit_postgres_dsn),
+                                     *n->outbox_);
     if (!audit.is_ok()) return audit.status();
     n->audit_ = std::move(audit).value();
   }
@@ -200,6 +202,10 @@ NotifierStats Notifier::stats() const {
   s.resolved = resolved_.load();
   s.notifications = notifications_.load();
   s.outbox_errors = outbox_errors_.load();
+  if (audit_) {
+    s.audit_errors = audit_->errors();
+    s.audit_dropped = audit_->dropped();
+  }
   for (const auto& [name, w] : workers_) {
     s.delivered += w->stats().delivered.load();
     s.failed_attempts += w->stats().failed_attempts.load();
@@ -230,6 +236,12 @@ void Notifier::publish_metrics(Metrics& m) {
   add("silenced", m.counter("notify_silenced_total", "Alerts muted by a silence"), s.silenced);
   add("inhibited", m.counter("notify_inhibited_total", "Alerts muted by an inhibition rule"), s.inhibited);
   add("notifications", m.counter("notify_notifications_total", "Notifications committed to the outbox"), s.notifications);
+  if (audit_) {
+    add("audit_errors", m.counter("notify_audit_errors_total", "Delivery audit writes and connects that failed"),
+        s.audit_errors);
+    add("audit_dropped", m.counter("notify_audit_dropped_total", "Delivery audit records not written (the outbox has them)"),
+        s.audit_dropped);
+  }
   for (const auto& [name, w] : workers_) {
     DeliveryStats& d = w->stats();
     std::lock_guard lock(d.latency_mu);

@@ -49,11 +49,14 @@ struct NotifierStats {
   uint64_t delivered = 0;       // all receivers
   uint64_t failed_attempts = 0;
   uint64_t dead = 0;
+  uint64_t audit_errors = 0;    // delivery audit: failed writes and connects (logged)
+  uint64_t audit_dropped = 0;   // delivery audit: records not written (the outbox keeps them; delivery_audit.h)
 };
 
 class Notifier {
  public:
-  // Opens the outbox and silences (cfg.outbox_db), the delivery audit (cfg.audit_db, when set)
+  // Opens the outbox and silences (cfg.outbox_db), the delivery audit (cfg.audit_postgres_dsn or
+  // cfg.audit_db, when set)
   // and makes the receivers. `symbols` and `metrics` (may be null: no delivery histogram and
   // counters) must outlive the notifier.
   static Result<std::unique_ptr<Notifier>> create(NotifyConfig cfg, const SymbolTable& symbols, Metrics* metrics = nullptr);
@@ -75,7 +78,7 @@ class Notifier {
   // Alert → delivered latency of every delivery so far, all receivers (ns).
   LatencyHistogram delivery_latency() const;
   // Adds counts since the last call: ticksentry_notify_{alerts,spilled,silenced,inhibited,
-  // notifications}_total, and sets the gauges ticksentry_notify_delivery_latency_p99_us{receiver}.
+  // notifications,audit_errors,audit_dropped}_total, and sets the gauges ticksentry_notify_delivery_latency_p99_us{receiver}.
   // (Per-delivery series, updated as each attempt ends when create() was given metrics:
   // ticksentry_notify_delivery_latency_seconds{receiver} histogram, ticksentry_notify_
   // deliveries_total{receiver,state=delivered|failed}, ticksentry_notify_delivery_attempts_total
@@ -91,7 +94,7 @@ class Notifier {
   NotifyConfig cfg_;
   const SymbolTable& symbols_;
   std::unique_ptr<Outbox> outbox_;
-  std::unique_ptr<DeliveryAudit> audit_;  // null without cfg.audit_db; outlives the workers
+  std::unique_ptr<DeliveryAudit> audit_;  // null without an audit store; outlives the workers
   std::unique_ptr<SilenceStore> silences_;
   std::map<std::string, std::unique_ptr<DeliveryWorker>> workers_;
   SpscRing<Alert> ring_;

@@ -20,9 +20,11 @@ struct NotifyConfig {
   int queue_capacity = 4096;        // alerts between the sink thread and the router; beyond: spilled to the outbox
   bool time_by_exchange = true;     // time windows see the alert's exchange time ("exchange") or now ("wall")
   int64_t drain_ms = 2000;          // at shutdown, keep delivering this long; the rest waits in the outbox
-  // Not read from [notify]: the app sets it to the SQLite audit store ([sinks] audit_db) so that
-  // deliveries are recorded there (delivery_audit.h); "" = no delivery audit.
+  // Not read from [notify]: the app sets them to the audit store of [sinks] so that deliveries are
+  // recorded there (delivery_audit.h): the SQLite file audit_db, or with audit_backend =
+  // "postgres" the database audit_postgres_dsn (which then wins). Both "" = no delivery audit.
   std::string audit_db;
+  std::string audit_postgres_dsn;
   Route route;
   std::vector<ReceiverConfig> receivers;
   std::vector<InhibitRule> inhibit_rules;
