@@ -5,15 +5,23 @@
 //   CTA 1: layer 2's input g2_t  = W2·h1_t + biases                → g2_t into CTA 2's smem
 //   CTA 2: layer 2        h2_t  = cell(g2_t + R2·h2_{t-1})        → Y, Y_h
 //
-// In global step s, CTA 0 runs layer 1's step s, CTA 1 the projection of step s-1 and CTA 2 layer
-// 2's step s-2; one cluster barrier (arrive.release / wait.acquire) ends the step, so the
-// critical path is T + 2 steps instead of the 2·T of two launches, and layer 2's input
-// projection (a second matrix–vector product per step) is off its recurrence's path. Each CTA
-// keeps its matrix in registers for all T steps (A fragments of mma.sync m16n8k16: weight rows
-// are the m dimension, the 8 batch rows of the cluster the n dimension, so batch 1 costs what
-// batch 8 costs); h moves between CTAs through distributed shared memory, fp16/bf16, in the
-// B-fragment order (see below); the fp32 state and the gate math stay in the registers of the
-// thread that owns the cell.
+// Each CTA runs its own loop; they meet only through rings in shared memory: CTA 0 st.async's
+// h1_t into CTA 1's ring (depth 4), CTA 1 st.async's g2_t into CTA 2's ring (depth 2), each
+// store completing bytes on the consumer's mbarrier, and a consumer hands a slot back with one
+// remote mbarrier arrive. So a CTA's step is its own work plus one __syncthreads (CTA 0 and 2:
+// their h for the next step), no cluster-wide barrier: the critical path is T steps of the
+// slowest CTA plus the two hand-overs, instead of the 2·T steps of two launches, and layer 2's
+// input projection (a second matrix–vector product per step) is off its recurrence's path. Each
+// CTA keeps its matrix in registers for all T steps (A fragments of mma.sync m16n8k16: weight
+// rows are the m dimension, the 8 batch rows of the cluster the n dimension, so batch 1 costs
+// what batch 8 costs); h travels fp16/bf16 in the B-fragment order (see below); the fp32 state
+// and the gate math stay in the registers of the thread that owns the cell.
+//
+// PERF NOTE: synchronisation. The first version ran the three CTAs in lockstep, one
+// barrier.cluster (arrive.release / wait.acquire) per global step: 1.09-1.19 µs per step on the
+// H200 (GRU-2x128 FP16 batch 1, T=30/120 node times 39.2/137.7 µs), the same with CTA 2 arriving
+// relaxed (its Y stores off the release), so the cluster barrier and the release of the
+// distributed-shared-memory stores, not the stores to Y, set the step.
 //
 // Layout. H/16 warps per CTA; warp w owns units 16w..16w+15 and all three gates' rows of them
 // (three m16 tiles), so a thread holds z, r and both halves of n for its 4 cells (units
@@ -49,8 +57,46 @@ constexpr int kGxWords = 12;  // floats of layer 2's input projection per thread
 // Input k tiles of layer 1: 2 up to 32 features, 4 up to 64.
 inline int wave_kx(int input) { return input <= 32 ? 2 : 4; }
 
-__device__ __forceinline__ void cluster_arrive() { asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory"); }
+// Hand-over between the CTAs (sm_90): st.async into the peer's shared memory completes bytes on
+// the peer's mbarrier (no fence on the producer's path); the consumer arms its barrier with the
+// bytes it expects and waits on the phase parity; "slot free" goes back as a remote arrive.
+__device__ __forceinline__ uint32_t smem_addr(const void* p) { return uint32_t(__cvta_generic_to_shared(p)); }
+__device__ __forceinline__ uint32_t peer_addr(uint32_t a, int rank) {
+  uint32_t r;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(a), "r"(rank));
+  return r;
+}
+__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_expect(uint32_t bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
+  uint32_t done = 0;
+  do {
+    asm volatile(
+        "{\n .reg .pred p;\n mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+__device__ __forceinline__ void mbar_arrive_peer(uint32_t peer_bar) {
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(peer_bar) : "memory");
+}
+__device__ __forceinline__ void st_async(uint32_t peer, uint32_t v, uint32_t peer_bar) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];\n" ::"r"(peer), "r"(v), "r"(peer_bar)
+               : "memory");
+}
+__device__ __forceinline__ void st_async4(uint32_t peer, float a, float b, float c, float d, uint32_t peer_bar) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], {%1, %2, %3, %4}, [%5];\n" ::"r"(peer), "f"(a),
+               "f"(b), "f"(c), "f"(d), "r"(peer_bar)
+               : "memory");
+}
+
+// Ring depths: h1 slots (CTA 0 → 1) and g2 slots (CTA 1 → 2): how far a CTA may run ahead.
+constexpr int kD1 = 4, kD2 = 2;
 
 template <int KT, int KX, typename T16>
 __global__ void __launch_bounds__(KT * 32, 1) rnn_wave_kernel(RnnWaveParams p) {
@@ -59,8 +105,10 @@ __global__ void __launch_bounds__(KT * 32, 1) rnn_wave_kernel(RnnWaveParams p) {
   constexpr int kLS = 2 * KT + 4;  // words per (column, tig) slot of h, padded
   constexpr int kNJ = 12 * KT;     // h-side fragment words per thread
   constexpr int kNX = 12 * KX;     // x-side (CTA 0)
-  __shared__ __align__(16) uint32_t hb[2][32 * kLS];
-  __shared__ __align__(16) float gxb[2][kW * 32 * kGxWords];
+  __shared__ __align__(16) uint32_t hb[2][32 * kLS];             // CTA 0, 2: own h, double-buffered
+  __shared__ __align__(16) uint32_t h1r[kD1][32 * kLS];          // CTA 1: h1 ring
+  __shared__ __align__(16) float gxb[kD2][kW * 32 * kGxWords];   // CTA 2: g2 ring
+  __shared__ __align__(8) uint64_t full1[kD1], empty1[kD1], full2[kD2], empty2[kD2];
   cg::cluster_group cluster = cg::this_cluster();
   const int role = int(cluster.block_rank());
   const int warp = int(threadIdx.x) >> 5, lane = int(threadIdx.x) & 31, grp = lane >> 2, tig = lane & 3;
@@ -95,9 +143,28 @@ __global__ void __launch_bounds__(KT * 32, 1) rnn_wave_kernel(RnnWaveParams p) {
   const float bn0 = bias[2 * H + u0], bn1 = bias[2 * H + u1], bh0 = bias[3 * H + u0], bh1 = bias[3 * H + u1];
 
   for (int i = int(threadIdx.x); i < 2 * 32 * kLS; i += int(blockDim.x)) (&hb[0][0])[i] = 0u;
-  uint32_t* hb_peer = cluster.map_shared_rank(&hb[0][0], 1);  // CTA 0 writes h1 there
-  float* gx_peer = cluster.map_shared_rank(&gxb[0][0], 2);    // CTA 1 writes g2 there
-  cluster.sync();  // zeroed buffers, and every CTA of the cluster running before any remote store
+  constexpr uint32_t kBytes1 = kW * 32 * 8, kBytes2 = kW * 32 * kGxWords * 4;  // per slot
+  if (threadIdx.x == 0) {
+    for (int i = 0; i < kD1; ++i) {
+      mbar_init(smem_addr(&full1[i]), 1);
+      mbar_init(smem_addr(&empty1[i]), 1);
+    }
+    for (int i = 0; i < kD2; ++i) {
+      mbar_init(smem_addr(&full2[i]), 1);
+      mbar_init(smem_addr(&empty2[i]), 1);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    if (role == 1)
+      for (int i = 0; i < kD1 && i < T; ++i) mbar_expect(smem_addr(&full1[i]), kBytes1);
+    if (role == 2)
+      for (int i = 0; i < kD2 && i < T; ++i) mbar_expect(smem_addr(&full2[i]), kBytes2);
+  }
+  // Peer addresses: CTA 0 → CTA 1's h1 ring and full1; CTA 1 → CTA 2's g2 ring and full2, CTA
+  // 0's empty1; CTA 2 → CTA 1's empty2.
+  const uint32_t h1r_peer = peer_addr(smem_addr(&h1r[0][0]), 1), full1_peer = peer_addr(smem_addr(&full1[0]), 1);
+  const uint32_t gx_peer = peer_addr(smem_addr(&gxb[0][0]), 2), full2_peer = peer_addr(smem_addr(&full2[0]), 2);
+  const uint32_t empty1_peer = peer_addr(smem_addr(&empty1[0]), 0), empty2_peer = peer_addr(smem_addr(&empty2[0]), 1);
+  cluster.sync();  // barriers initialised, buffers zeroed, every CTA running before any remote access
 
   // Where this thread's packed h words go: column 2·tig and 2·tig+1, k tile = warp.
   const int hw0 = ((2 * tig) * 4 + (grp & 3)) * kLS + warp * 2 + (grp >> 2);
@@ -169,35 +236,51 @@ __global__ void __launch_bounds__(KT * 32, 1) rnn_wave_kernel(RnnWaveParams p) {
     }
   };
 
-  if (role == 0) {
+  if (role == 0) {  // layer 1: its own recurrence; h1_t into CTA 1's ring
     load_x(0);
     x_part();
     if (T > 1) load_x(1);
-  }
-  for (int s = 0; s < T + 2; ++s) {
-    if (role == 0) {
-      if (s < T) {
-        float nh[4] = {bh0, bh0, bh1, bh1};
-        h_side(hb[(s + 1) & 1], az, ar, nh);
-        cell(az, ar, an, nh);
-        const uint32_t w0 = pack2<T16>(hs[0], hs[2]), w1 = pack2<T16>(hs[1], hs[3]);
-        hb[s & 1][hw0] = w0;
-        hb[s & 1][hw1] = w1;
-        hb_peer[(s & 1) * 32 * kLS + hw0] = w0;
-        hb_peer[(s & 1) * 32 * kLS + hw1] = w1;
+    for (int s = 0; s < T; ++s) {
+      const int slot = s % kD1;
+      float nh[4] = {bh0, bh0, bh1, bh1};
+      h_side(hb[(s + 1) & 1], az, ar, nh);
+      cell(az, ar, an, nh);
+      const uint32_t w0 = pack2<T16>(hs[0], hs[2]), w1 = pack2<T16>(hs[1], hs[3]);
+      hb[s & 1][hw0] = w0;
+      hb[s & 1][hw1] = w1;
+      if (s >= kD1) mbar_wait(smem_addr(&empty1[slot]), uint32_t((s / kD1 - 1) & 1));  // CTA 1 done with it
+      const uint32_t dst = h1r_peer + uint32_t(slot * 32 * kLS) * 4, bar = full1_peer + uint32_t(slot) * 8;
+      st_async(dst + uint32_t(hw0) * 4, w0, bar);
+      st_async(dst + uint32_t(hw1) * 4, w1, bar);
+      if (s + 1 < T) {
+        x_part();
+        if (s + 2 < T) load_x(s + 2);
       }
-    } else if (role == 1) {
-      if (s >= 1 && s <= T) {
-        float z[4] = {bz0, bz0, bz1, bz1}, r[4] = {br0, br0, br1, br1}, n[4] = {bn0, bn0, bn1, bn1};
-        h_side(hb[(s - 1) & 1], z, r, n);
-        float4* dst = reinterpret_cast<float4*>(gx_peer + ((s - 1) & 1) * kW * 32 * kGxWords + (warp * 32 + lane) * kGxWords);
-        dst[0] = make_float4(z[0], z[1], z[2], z[3]);
-        dst[1] = make_float4(r[0], r[1], r[2], r[3]);
-        dst[2] = make_float4(n[0], n[1], n[2], n[3]);
+      __syncthreads();
+    }
+  } else if (role == 1) {  // layer 2's input projection: h1_t from the ring → g2_t into CTA 2's ring
+    for (int t = 0; t < T; ++t) {
+      const int slot = t % kD1, slot2 = t % kD2;
+      mbar_wait(smem_addr(&full1[slot]), uint32_t((t / kD1) & 1));
+      float z[4] = {bz0, bz0, bz1, bz1}, r[4] = {br0, br0, br1, br1}, n[4] = {bn0, bn0, bn1, bn1};
+      h_side(h1r[slot], z, r, n);
+      if (t >= kD2) mbar_wait(smem_addr(&empty2[slot2]), uint32_t((t / kD2 - 1) & 1));
+      const uint32_t dst = gx_peer + uint32_t(slot2 * kW * 32 * kGxWords + (warp * 32 + lane) * kGxWords) * 4,
+                     bar = full2_peer + uint32_t(slot2) * 8;
+      st_async4(dst, z[0], z[1], z[2], z[3], bar);
+      st_async4(dst + 16, r[0], r[1], r[2], r[3], bar);
+      st_async4(dst + 32, n[0], n[1], n[2], n[3], bar);
+      __syncthreads();  // every warp has read the h1 slot
+      if (threadIdx.x == 0) {
+        if (t + kD1 < T) mbar_expect(smem_addr(&full1[slot]), kBytes1);
+        mbar_arrive_peer(empty1_peer + uint32_t(slot) * 8);
       }
-    } else if (s >= 2) {
-      const int t = s - 2;
-      const float4* src = reinterpret_cast<const float4*>(&gxb[t & 1][(warp * 32 + lane) * kGxWords]);
+    }
+  } else {  // layer 2: its own recurrence on g2_t from the ring
+    for (int t = 0; t < T; ++t) {
+      const int slot2 = t % kD2;
+      mbar_wait(smem_addr(&full2[slot2]), uint32_t((t / kD2) & 1));
+      const float4* src = reinterpret_cast<const float4*>(&gxb[slot2][(warp * 32 + lane) * kGxWords]);
       const float4 v0 = src[0], v1 = src[1], v2 = src[2];
       float z[4] = {v0.x, v0.y, v0.z, v0.w}, r[4] = {v1.x, v1.y, v1.z, v1.w};
       const float n[4] = {v2.x, v2.y, v2.z, v2.w};
@@ -206,37 +289,35 @@ __global__ void __launch_bounds__(KT * 32, 1) rnn_wave_kernel(RnnWaveParams p) {
       cell(z, r, n, nh);
       hb[t & 1][hw0] = pack2<T16>(hs[0], hs[2]);
       hb[t & 1][hw1] = pack2<T16>(hs[1], hs[3]);
+      if (p.y) {
+        float* y = p.y + size_t(t) * B * H;
+        if (bc0 < B) {
+          y[size_t(bc0) * H + u0] = hs[0];
+          y[size_t(bc0) * H + u1] = hs[2];
+        }
+        if (bc1 < B) {
+          y[size_t(bc1) * H + u0] = hs[1];
+          y[size_t(bc1) * H + u1] = hs[3];
+        }
+      }
+      __syncthreads();  // h2_t complete; every warp has read the g2 slot
+      if (threadIdx.x == 0) {
+        if (t + kD2 < T) mbar_expect(smem_addr(&full2[slot2]), kBytes2);
+        mbar_arrive_peer(empty2_peer + uint32_t(slot2) * 8);
+      }
     }
-    cluster_arrive();
-    // Off the critical path, between arrive and wait: CTA 0's next input projection and x
-    // prefetch, CTA 2's Y stores.
-    if (role == 0 && s + 1 < T) {
-      x_part();
-      if (s + 2 < T) load_x(s + 2);
-    }
-    if (role == 2 && s >= 2 && p.y) {
-      float* y = p.y + size_t(s - 2) * B * H;
+    if (p.yh) {
       if (bc0 < B) {
-        y[size_t(bc0) * H + u0] = hs[0];
-        y[size_t(bc0) * H + u1] = hs[2];
+        p.yh[size_t(bc0) * H + u0] = hs[0];
+        p.yh[size_t(bc0) * H + u1] = hs[2];
       }
       if (bc1 < B) {
-        y[size_t(bc1) * H + u0] = hs[1];
-        y[size_t(bc1) * H + u1] = hs[3];
+        p.yh[size_t(bc1) * H + u0] = hs[1];
+        p.yh[size_t(bc1) * H + u1] = hs[3];
       }
     }
-    cluster_wait();
   }
-  if (role == 2 && p.yh) {
-    if (bc0 < B) {
-      p.yh[size_t(bc0) * H + u0] = hs[0];
-      p.yh[size_t(bc0) * H + u1] = hs[2];
-    }
-    if (bc1 < B) {
-      p.yh[size_t(bc1) * H + u0] = hs[1];
-      p.yh[size_t(bc1) * H + u1] = hs[3];
-    }
-  }
+  cluster.sync();  // no CTA leaves while a peer may still signal into its shared memory
 #else
   (void)p;  // no clusters before sm_90: rnn_wave_supported() is false there
 #endif
