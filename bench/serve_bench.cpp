@@ -44,14 +44,12 @@ struct StepResult {
   uint64_t requests = 0, ok = 0, dropped = 0;
 };
 
-std::shared_ptr<engine::Engine> open_engine(const Args& a) {
-  auto e = a.model.ends_with(".plan")
+Result<std::shared_ptr<engine::Engine>> open_engine(const Args& a) {
+  return a.model.ends_with(".plan")
                ? engine::Engine::load_file(a.model)
                : build_window_engine(a.model, a.rows, kFeatureCount, a.max_batch, a.backend,
                                      a.precision == "fp16" ? engine::Precision::kFP16 : engine::Precision::kFP32,
                                      /*time_tactics=*/true);
-  if (!e) throw std::runtime_error(e.status().to_string());
-  return e.value();
 }
 
 // Offers `rate` requests/s for `seconds`, split over the shards; returns what the shards saw.
@@ -169,8 +167,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: serve_bench MODEL.onnx|.plan [--backend cpu|cuda] [--shards N] [--workers N]\n");
     return 2;
   }
-  auto eng = open_engine(a);
-  auto eng2 = open_engine(a);  // the "new version" of the swap measurement
+  auto opened = open_engine(a);
+  auto opened2 = opened ? open_engine(a) : opened;  // the "new version" of the swap measurement
+  if (!opened || !opened2) {
+    std::fprintf(stderr, "serve_bench: %s\n", (!opened ? opened : opened2).status().to_string().c_str());
+    return 1;
+  }
+  auto eng = opened.value();
+  auto eng2 = opened2.value();
   // Windows of random features (a normal draw per value; never zeros or constants).
   std::vector<FeatureWindow> windows(256, FeatureWindow(a.rows));
   std::mt19937 rng(42);
@@ -206,6 +210,9 @@ int main(int argc, char** argv) {
     }
     (void)run_step(server, a, a.start_rate, 0.5, windows);  // warm-up
     StepResult best;
+    // A step that misses is run once more at the same rate before the search stops: one noisy
+    // second (a page fault storm, another process) must not end it. Both runs are recorded.
+    bool retried = false;
     for (double rate = a.start_rate;; rate *= a.step) {
       const uint64_t b0 = server.batches(), r0 = server.requests_run();
       StepResult r = run_step(server, a, rate, a.seconds, windows);
@@ -217,11 +224,17 @@ int main(int argc, char** argv) {
                              {"case", {{"model", a.model}, {"backend", server.backend()}, {"precision", a.precision},
                                        {"mode", mode}, {"shards", a.shards}, {"workers", a.workers}, {"seq", a.rows},
                                        {"max_batch", o.batcher.max_batch}, {"max_delay_us", o.batcher.max_delay_us},
-                                       {"kind", "step"}}},
+                                       {"kind", retried ? "step_retry" : "step"}}},
                              {"metrics", step_json(r)}};
       results.push_back(step);
       const bool met = r.p99_us <= 1000.0 && r.dropped == 0 && r.achieved >= 0.95 * r.offered;
+      if (!met && !retried) {
+        retried = true;
+        rate /= a.step;  // the same rate again
+        continue;
+      }
       if (!met || rate > 5e6) break;
+      retried = false;
       best = r;
     }
     results.push_back({{"system", "ticksentry"},
@@ -236,23 +249,29 @@ int main(int argc, char** argv) {
       // Hot swap under load at half the sustained rate: swap once in the middle of a 2 s run.
       const double rate = std::max(1000.0, best.offered / 2);
       LatencyHistogram during;
-      int64_t swap_ns = 0;
+      int64_t swap_ns = 0, contexts_ns = 0, warm_up_ns = 0;
       std::thread swapper([&] {
         std::this_thread::sleep_for(std::chrono::milliseconds(1000));
         auto rep = server.swap({"bench", 2, eng2});
-        if (rep) swap_ns = rep.value().total_ns;
+        if (rep) {
+          swap_ns = rep.value().total_ns;
+          contexts_ns = rep.value().contexts_ns;
+          warm_up_ns = rep.value().warm_up_ns;
+        }
       });
       const int64_t t0 = mono_ns();
       StepResult normal_and_swap = run_step(server, a, rate, 2.0, windows, &during, t0 + 900'000'000, t0 + 1'400'000'000);
       swapper.join();
       const double during_p99 = double(during.quantile_ns(0.99)) / 1e3;
-      std::printf("hot swap: %.2f ms promote → serving; P99 %.1f us in the 0.5 s around it vs %.1f us over the run; "
-                  "%llu dropped\n",
-                  double(swap_ns) / 1e6, during_p99, normal_and_swap.p99_us, (unsigned long long)normal_and_swap.dropped);
+      std::printf("hot swap: %.2f ms promote → serving (contexts %.2f ms, warm-up %.2f ms); P99 %.1f us in the 0.5 s "
+                  "around it vs %.1f us over the run; %llu dropped\n",
+                  double(swap_ns) / 1e6, double(contexts_ns) / 1e6, double(warm_up_ns) / 1e6, during_p99,
+                  normal_and_swap.p99_us, (unsigned long long)normal_and_swap.dropped);
       results.push_back({{"system", "ticksentry"},
                          {"case", {{"model", a.model}, {"backend", server.backend()}, {"mode", "hot_swap"},
                                    {"offered_per_s", rate}}},
-                         {"metrics", {{"swap_ms", double(swap_ns) / 1e6}, {"p99_during_swap_us", during_p99},
+                         {"metrics", {{"swap_ms", double(swap_ns) / 1e6}, {"contexts_ms", double(contexts_ns) / 1e6},
+                                      {"warm_up_ms", double(warm_up_ns) / 1e6}, {"p99_during_swap_us", during_p99},
                                       {"p99_run_us", normal_and_swap.p99_us}, {"dropped", normal_and_swap.dropped},
                                       {"failed", 0}}}});
     }

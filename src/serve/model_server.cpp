@@ -16,6 +16,7 @@ struct ModelServer::Served {
   ModelHandle handle;
   std::string backend;
   std::vector<std::unique_ptr<engine::ExecutionContext>> contexts;  // one per worker
+  int64_t contexts_ns = 0, warm_up_ns = 0;                           // prepare()'s two phases
 };
 
 struct ModelServer::Worker {
@@ -111,11 +112,20 @@ Result<std::shared_ptr<ModelServer::Served>> ModelServer::prepare(ModelHandle h,
   s->handle = std::move(h);
   s->backend = e.backend();
   const int nworkers = std::max(1, opts_.workers);
-  for (int i = 0; i < nworkers; ++i) {
-    auto ctx = e.create_context();
-    if (!ctx) return ctx.status().with_context(what);
-    s->contexts.push_back(std::move(ctx).value());
+  // Contexts are created side by side (each allocates its device buffers and library handles).
+  const int64_t c0 = mono_ns();
+  {
+    std::vector<Result<std::unique_ptr<engine::ExecutionContext>>> made;
+    for (int i = 0; i < nworkers; ++i) made.emplace_back(Status(StatusCode::kInternal, "not made"));
+    std::vector<std::thread> threads;
+    for (int i = 0; i < nworkers; ++i) threads.emplace_back([&, i] { made[size_t(i)] = e.create_context(); });
+    for (auto& t : threads) t.join();
+    for (auto& ctx : made) {
+      if (!ctx) return ctx.status().with_context(what);
+      s->contexts.push_back(std::move(ctx).value());
+    }
   }
+  s->contexts_ns = mono_ns() - c0;
   if (warm_up) {
     // Allocations, CUDA graph captures and first-touch costs happen here, off the hot path. The
     // largest batch runs first, so buffers are sized once and no later size reallocates them
@@ -160,6 +170,7 @@ Result<std::shared_ptr<ModelServer::Served>> ModelServer::prepare(ModelHandle h,
     for (const Status& st : results) {
       if (!st.is_ok()) return st.with_context(what + ": warm-up");
     }
+    s->warm_up_ns = mono_ns() - c0 - s->contexts_ns;
   }
   return s;
 }
@@ -247,13 +258,16 @@ Result<SwapReport> ModelServer::swap(ModelHandle next) {
   if (!p) return p.status();
   SwapReport rep;
   rep.prepare_ns = mono_ns() - t0;
+  rep.contexts_ns = p.value()->contexts_ns;
+  rep.warm_up_ns = p.value()->warm_up_ns;
   prod_.store(std::move(p).value());
   consecutive_failures_.store(0);
   swaps_.fetch_add(1);
   rep.total_ns = mono_ns() - t0;
   auto now = prod_.load();
-  spdlog::info("model server: now serving {} v{} on {} (prepared in {:.1f} ms)", now->handle.name, now->handle.version,
-               now->backend, double(rep.prepare_ns) / 1e6);
+  spdlog::info("model server: now serving {} v{} on {} (prepared in {:.1f} ms: {} contexts {:.1f} ms, warm-up {:.1f} ms)",
+               now->handle.name, now->handle.version, now->backend, double(rep.prepare_ns) / 1e6, now->contexts.size(),
+               double(rep.contexts_ns) / 1e6, double(rep.warm_up_ns) / 1e6);
   return rep;
 }
 

@@ -49,6 +49,8 @@ struct ModelHandle {
 
 struct SwapReport {
   int64_t prepare_ns = 0;   // contexts created and warmed up
+  int64_t contexts_ns = 0;  //   of which creating the contexts (one per worker, side by side)
+  int64_t warm_up_ns = 0;   //   and warming them up (every bucket; graphs captured on cuda)
   int64_t total_ns = 0;     // swap() call to the new version published
 };
 
