@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <sstream>
 
 #include "delivery_audit_checks.h"
 #include "postgres_server.h"
@@ -43,6 +44,40 @@ TEST_F(DeliveryAuditPg, AnUnreachableServerAtStartIsAClearError) {
   ASSERT_FALSE(n.is_ok());
   EXPECT_NE(n.status().message().find("notify delivery audit"), std::string::npos) << n.status().message();
   EXPECT_NE(n.status().message().find("PQconnectdb"), std::string::npos) << n.status().message();
+}
+
+// End to end: `ticksentry replay` with [sinks] audit_backend = "postgres" and a [notify] webhook:
+// every delivery is in PostgreSQL (no SQLite audit file is made), read back by the CLI.
+TEST_F(DeliveryAuditPg, ReplayRecordsEveryDeliveryInPostgres) {
+  auto dir = scratch_dir("notify_audit_pg_replay");
+  PeerProcess peer("webhook_peer.py", dir, "web");
+  {
+    std::ofstream cfg(dir / "ticksentry.toml");
+    cfg << "[sinks]\naudit_backend = \"postgres\"\npostgres_dsn = \"" << server().dsn() << "\"\n"
+        << "[notify]\noutbox_db = \"outbox.db\"\ndrain_ms = 20000\n"
+           "[[notify.receivers]]\nname = \"replay-desk\"\ntype = \"webhook\"\nurl = \"http://127.0.0.1:"
+        << peer.port() << "/generic\"\nrate_per_s = 1000\nburst = 1000\n"
+           "[notify.route]\nreceiver = \"replay-desk\"\ngroup_by = [\"symbol\", \"type\"]\ngroup_wait_ms = 0\n";
+  }
+  const auto o = run_bin({"replay", "--format", "lobster", lobster_file("GOOG", "message", 10).string(), "--config",
+                          "ticksentry.toml", "--no-stdout", "--jsonl", "alerts.jsonl"},
+                         dir);
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  ASSERT_FALSE(peer.received().empty()) << "the replay notified nothing";
+  EXPECT_FALSE(std::filesystem::exists(dir / "ticksentry-audit.db")) << "PostgreSQL replaces the SQLite audit file";
+  const auto json = run_bin({"audit", "deliveries", "--config", "ticksentry.toml", "--receiver", "replay-desk", "--json",
+                             "--limit", "100000"},
+                            dir);
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  std::istringstream lines(json.out);
+  size_t delivered = 0;
+  for (std::string line; std::getline(lines, line);) {
+    const auto j = nlohmann::json::parse(line);
+    EXPECT_EQ(j["state"], "delivered") << line;
+    EXPECT_GE(j["alert_latency_ns"].get<int64_t>(), 0) << line;
+    delivered += j["state"] == "delivered";
+  }
+  EXPECT_EQ(delivered, peer.received().size());
 }
 
 // A server of the test's own, stopped and started again while the notifier runs.
