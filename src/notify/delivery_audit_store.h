@@ -21,7 +21,8 @@ namespace ts::notify {
 class DeliveryAuditStore {
  public:
   virtual ~DeliveryAuditStore() = default;
-  // Upserts `r` into the open batch (begun by the first write after a commit).
+  // Upserts `r` into the open batch (begun by the first write after a commit). A backend may
+  // send the batch only at commit(): an error about a row may come from either call.
   virtual Status write(const DeliveryAuditRecord& r) = 0;
   // Commits the open batch, if any. After an error the batch is rolled back (not half-kept).
   virtual Status commit() = 0;
