@@ -93,6 +93,12 @@ struct ExecutorOptions {
   // Scratch/workspace limit in bytes (BuildOptions::workspace_bytes, recorded in the plan);
   // a run that needs more fails with kOutOfRange naming both numbers. 0 = no limit.
   int64_t workspace_bytes = 0;
+  // Shape buckets over the batch (dim 0 of every input; the runtime sets them only when every
+  // input and output has the same symbolic dim 0, the models' "batch"): a run's batch is rounded
+  // up to the smallest bucket ≥ it (padding rows, outputs trimmed), so a device backend replays
+  // one CUDA graph per bucket instead of capturing every batch size. Ascending; empty = exact
+  // shapes (the builder's timing executors). Backends without graphs may ignore it.
+  std::vector<int64_t> batch_buckets;
 };
 
 class BackendExecutor {
@@ -116,6 +122,17 @@ class BackendExecutor {
   virtual Result<double> time_node(size_t i, const Kernel& k) = 0;
   // Dims of node i's inputs in the last run ({} for an omitted input): timing-cache keys.
   virtual std::vector<std::vector<int64_t>> node_input_dims(size_t i) const = 0;
+  // ExecutionContext::enqueue_on_stream (inputs already checked against bindings and profiles;
+  // output dims filled in here). Default: kUnsupported.
+  virtual Status enqueue_on_stream(std::span<const TensorView> inputs, std::span<TensorView> outputs,
+                                   DeviceStream stream) {
+    (void)inputs;
+    (void)outputs;
+    (void)stream;
+    return Status(StatusCode::kUnsupported, "this backend has no device streams: enqueue_on_stream needs the cuda backend");
+  }
+  // ExecutionContext::describe(). Default: "".
+  virtual std::string describe() const { return ""; }
 };
 
 class Backend {

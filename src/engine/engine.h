@@ -65,6 +65,13 @@ struct TensorView {
   size_t bytes() const;
 };
 
+// A device stream owned by the caller, opaque here so that only a device backend includes its
+// runtime's headers: on the cuda backend a cudaStream_t (DeviceStream{some_cuda_stream}); a
+// null handle is CUDA's legacy default stream. A tensorrt backend would take the same handle.
+struct DeviceStream {
+  void* handle = nullptr;
+};
+
 // Description of an engine's input or output binding.
 struct BindingInfo {
   std::string name;
@@ -84,6 +91,32 @@ class ExecutionContext {
                          std::function<void(Status)> done) = 0;
   // Synchronous convenience: enqueue and wait.
   Status execute(std::span<const TensorView> inputs, std::span<TensorView> outputs);
+  // Asynchronous on the caller's stream (TensorRT's enqueueV3): queues the copy-in, the engine's
+  // kernels (a CUDA graph per shape bucket once warm) and the copy-out on `stream` and returns;
+  // completion is the caller's to observe (an event recorded on `stream`, a synchronize).
+  // Inputs/outputs may be device memory or page-locked host memory (Engine::allocate_host,
+  // cudaHostAlloc/cudaHostRegister); pageable host memory → kInvalidArgument (it cannot be
+  // copied asynchronously). Output dims are filled in before it returns; output data is valid
+  // once `stream` reaches this point. Input memory must stay unchanged, output memory untouched,
+  // until then.
+  // Ordering: successive calls on one context run in call order on the device whatever their
+  // streams (each waits for the previous one: they share the context's buffers); for parallel
+  // work use one context per stream. Thread-safety as for every context: one caller at a time.
+  // The first calls at a new shape bucket run eagerly (and may block on allocation); graphs are
+  // captured on an internal stream and launched on `stream` from then on.
+  // A shape outside every profile, a wrong dtype or count, bad memory → error Status, nothing
+  // queued. kUnsupported on a backend without device streams (cpu).
+  virtual Status enqueue_on_stream(std::span<const TensorView> inputs, std::span<TensorView> outputs,
+                                   DeviceStream stream) {
+    (void)inputs;
+    (void)outputs;
+    (void)stream;
+    return Status(StatusCode::kUnsupported, "this backend has no device streams: enqueue_on_stream needs the cuda backend");
+  }
+  // What this context chose at run time, for inspection and logs: on the cuda backend each
+  // shape bucket's CUDA graph and its input/output path (mapped zero-copy or pinned copies,
+  // with the times measured at capture). "" when there is nothing to say.
+  virtual std::string describe() const { return ""; }
   // Memory this context holds now (device memory on a GPU backend): intermediates, scratch,
   // workspace; the engine's weights are not counted (Engine::weight_bytes).
   virtual int64_t memory_bytes() const { return 0; }

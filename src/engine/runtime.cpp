@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -229,6 +230,38 @@ namespace {
 
 class EngineImpl;
 
+// Shape buckets for the executor (ExecutorOptions::batch_buckets): powers of two below the
+// largest batch every profile allows, and that batch itself (ModelServer pads to the same
+// sizes) — only when dim 0 of every input and every output is one and the same symbol (the
+// models' "batch": rows are independent there, so padding rows change no real row's result).
+// Capped at the smallest profile maximum so that a padded shape stays inside the profile that
+// accepted the real one.
+std::vector<int64_t> batch_buckets(const Graph& g, const std::vector<OptimizationProfile>& profiles) {
+  if (g.inputs.empty() || profiles.empty()) return {};
+  std::string symbol;
+  auto batch_symbol = [&](ValueId id) {
+    const Value& v = g.value(id);
+    if (!v.rank_known || v.shape.empty() || v.shape[0].is_known() || v.shape[0].symbol.empty()) return false;
+    if (symbol.empty()) symbol = v.shape[0].symbol;
+    return v.shape[0].symbol == symbol;
+  };
+  for (ValueId id : g.inputs) if (!batch_symbol(id)) return {};
+  for (ValueId id : g.outputs) if (!batch_symbol(id)) return {};
+  int64_t cap = INT64_MAX;
+  for (const OptimizationProfile& p : profiles) {
+    for (ValueId id : g.inputs) {
+      auto it = p.inputs.find(g.value(id).name);
+      if (it == p.inputs.end() || it->second.max.empty()) return {};
+      cap = std::min(cap, it->second.max[0]);
+    }
+  }
+  if (cap < 1) return {};
+  std::vector<int64_t> b;
+  for (int64_t x = 1; x < cap; x *= 2) b.push_back(x);
+  b.push_back(cap);
+  return b;
+}
+
 // One per thread/stream. enqueue() validates at once, then a worker thread runs the job and
 // calls done(status). execute() runs inline on the caller's thread (after queued work), so
 // synchronous latency has no thread hand-off.
@@ -250,6 +283,12 @@ class ContextImpl final : public ExecutionContext {
   Status enqueue(std::span<const TensorView> inputs, std::span<TensorView> outputs,
                  std::function<void(Status)> done) override;
   Status execute_inline(std::span<const TensorView> inputs, std::span<TensorView> outputs);
+  Status enqueue_on_stream(std::span<const TensorView> inputs, std::span<TensorView> outputs,
+                           DeviceStream stream) override;
+  std::string describe() const override {
+    std::lock_guard<std::mutex> lk(run_mu_);
+    return exec_->describe();
+  }
   int64_t memory_bytes() const override {
     std::lock_guard<std::mutex> lk(run_mu_);
     return exec_->memory_bytes();
@@ -325,6 +364,7 @@ class EngineImpl final : public Engine, public std::enable_shared_from_this<Engi
   Result<std::unique_ptr<ExecutionContext>> create_context() const override {
     ExecutorOptions eo;
     eo.workspace_bytes = plan_.workspace_bytes;
+    eo.batch_buckets = batch_buckets(program_->graph, plan_.profiles);
     auto ex = backend_->create_executor(program_, eo);
     if (!ex) return ex.status().with_context("creating a " + plan_.backend + " context");
     return std::unique_ptr<ExecutionContext>(new ContextImpl(shared_from_this(), std::move(ex).value()));
@@ -356,6 +396,14 @@ Status ContextImpl::enqueue(std::span<const TensorView> inputs, std::span<Tensor
   }
   cv_.notify_one();
   return Status::ok();
+}
+
+Status ContextImpl::enqueue_on_stream(std::span<const TensorView> inputs, std::span<TensorView> outputs,
+                                      DeviceStream stream) {
+  TS_RETURN_IF_ERROR(validate(inputs, outputs));
+  wait_idle();  // after work queued by enqueue(): one order per context
+  std::lock_guard<std::mutex> lk(run_mu_);
+  return exec_->enqueue_on_stream(inputs, outputs, stream);
 }
 
 Status ContextImpl::execute_inline(std::span<const TensorView> inputs, std::span<TensorView> outputs) {

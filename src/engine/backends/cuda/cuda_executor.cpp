@@ -3,6 +3,8 @@
 #include "engine/backends/cuda/cuda_buffer_plan.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cstring>
 
 namespace ts::engine::cuda {
@@ -21,6 +23,13 @@ std::string dims_key(std::span<const TensorView> inputs) {
 
 Status invalid(const std::string& m) { return Status(StatusCode::kInvalidArgument, m); }
 
+// Bytes of the first `rows` rows of a tensor whose dims are `dims` (all of it when rows < 0).
+size_t row_bytes(const std::vector<int64_t>& dims, DType t, int64_t rows) {
+  std::vector<int64_t> d = dims;
+  if (rows >= 0 && !d.empty()) d[0] = std::min(d[0], rows);
+  return size_t(shape_numel(d)) * dtype_size(t);
+}
+
 }  // namespace
 
 CudaExecutor::CudaExecutor(std::shared_ptr<const Program> program, const ExecutorOptions& options)
@@ -34,17 +43,24 @@ Result<std::unique_ptr<CudaExecutor>> CudaExecutor::create(std::shared_ptr<const
 }
 
 CudaExecutor::~CudaExecutor() {
+  if (async_pending_) cudaEventSynchronize(done_ev_);
   if (stream_) cudaStreamSynchronize(stream_);
   drop_graphs();
   for (auto& b : in_stage_) if (b.p) cudaFreeHost(b.p);
   for (auto& b : out_stage_) if (b.p) cudaFreeHost(b.p);
   if (lt_) cublasLtDestroy(lt_);
+  for (cudaEvent_t e : {done_ev_, fork_ev_, join_ev_}) if (e) cudaEventDestroy(e);
   if (stream_) cudaStreamDestroy(stream_);
 }
 
 Status CudaExecutor::init() {
   const Graph& g = program_->graph;
   TS_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  TS_CUDA(cudaEventCreateWithFlags(&done_ev_, cudaEventDisableTiming));
+  TS_CUDA(cudaEventCreateWithFlags(&fork_ev_, cudaEventDisableTiming));
+  TS_CUDA(cudaEventCreateWithFlags(&join_ev_, cudaEventDisableTiming));
+  buckets_ = options_.batch_buckets;
+  std::sort(buckets_.begin(), buckets_.end());
   TS_CUBLAS(cublasLtCreate(&lt_));
   size_t ws = kLtWorkspaceBytes;
   if (options_.workspace_bytes > 0) ws = std::min(ws, size_t(options_.workspace_bytes) / 4);
@@ -90,9 +106,13 @@ Status CudaExecutor::init() {
   BufferPlan plan = plan_buffers(g, skip_);
   slot_of_ = std::move(plan.slot);
   pool_.resize(size_t(plan.slots));
+  is_input_.assign(g.values.size(), false);
+  for (ValueId id : g.inputs) is_input_[size_t(id)] = true;
   in_stage_.resize(g.inputs.size());
   direct_.resize(g.inputs.size());
   out_stage_.resize(g.outputs.size());
+  in_dev_.resize(g.inputs.size());
+  out_dev_.resize(g.outputs.size());
   out_dims_.resize(g.outputs.size());
   return Status::ok();
 }
@@ -103,6 +123,11 @@ void CudaExecutor::drop_graphs() {
 }
 
 Status CudaExecutor::sync() {
+  if (async_pending_) {
+    cudaError_t e = cudaEventSynchronize(done_ev_);
+    if (e != cudaSuccess) return cuda_error(e, "cudaEventSynchronize (work this engine queued on the caller's stream failed)");
+    async_pending_ = false;
+  }
   cudaError_t e = cudaStreamSynchronize(stream_);
   if (e != cudaSuccess) return cuda_error(e, "cudaStreamSynchronize (a kernel of this engine failed on the device)");
   return Status::ok();
@@ -117,11 +142,14 @@ Status CudaExecutor::ensure_pinned(PinnedBuffer& b, size_t bytes) {
   TS_RETURN_IF_ERROR(sync());
   const bool moved = b.p != nullptr;
   if (b.p) cudaFreeHost(b.p);
-  b.p = nullptr;
+  b.p = b.dev = nullptr;
   b.bytes = 0;
   size_t n = std::max<size_t>(256, (bytes + 255) & ~size_t(255));
-  TS_CUDA(cudaHostAlloc(&b.p, n, cudaHostAllocDefault));
+  // Mapped: the zero-copy graphs read and write it from the device; DMA copies work the same.
+  TS_CUDA(cudaHostAlloc(&b.p, n, cudaHostAllocMapped));
+  std::memset(b.p, 0, n);  // a bucket's padding rows read zeros until a real row lands there
   b.bytes = n;
+  TS_CUDA(cudaHostGetDevicePointer(&b.dev, b.p, 0));
   // Only a buffer that moved invalidates the graphs captured before: a first allocation is one
   // no graph can reference (graphs of large inputs copy them directly, without staging). Bumping
   // it anyway made the first small batch after a large one drop every large shape's graph, so
@@ -147,6 +175,8 @@ Status CudaExecutor::alloc(DevTensor& t, DType dtype, std::span<const int64_t> d
     TS_RETURN_IF_ERROR(sync());  // the old storage may still be read by queued work
     TS_RETURN_IF_ERROR(buf.ensure(need));
     ++generation_;
+    // A bucket's padding rows of an input are read: zeros until a real row lands there.
+    if (id < is_input_.size() && is_input_[id]) TS_CUDA(cudaMemsetAsync(buf.get(), 0, buf.bytes(), stream_));
   }
   t.data = buf.get();
   return Status::ok();
@@ -175,43 +205,160 @@ Result<void*> CudaExecutor::scratch(size_t bytes) {
   return b.get();
 }
 
+int64_t CudaExecutor::bucket_of(int64_t batch) const {
+  for (int64_t b : buckets_) {
+    if (b >= batch) return b;
+  }
+  return batch;
+}
+
+void CudaExecutor::pad_inputs(std::span<const TensorView> inputs) {
+  // Assigned in place: the dims vectors keep their capacity, so a warm run allocates nothing.
+  padded_.resize(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    padded_[i].dtype = inputs[i].dtype;
+    padded_[i].dims.assign(inputs[i].dims.begin(), inputs[i].dims.end());
+    padded_[i].data = inputs[i].data;
+  }
+  run_batch_ = run_bucket_ = -1;
+  if (buckets_.empty() || inputs.empty()) return;
+  for (const TensorView& t : inputs) {
+    if (t.dims.empty() || t.dims[0] != inputs[0].dims[0]) return;
+  }
+  run_batch_ = inputs[0].dims[0];
+  run_bucket_ = bucket_of(run_batch_);
+  for (TensorView& t : padded_) t.dims[0] = run_bucket_;
+}
+
+bool CudaExecutor::outputs_follow_batch(int64_t bucket) const {
+  for (const auto& d : out_dims_) {
+    if (d.empty() || d[0] != bucket) return false;
+  }
+  return true;
+}
+
 Status CudaExecutor::stage_inputs(std::span<const TensorView> inputs) {
   for (size_t i = 0; i < inputs.size(); ++i) {
-    size_t bytes = inputs[i].bytes();
+    const size_t bytes = padded_[i].bytes();
     direct_[i] = bytes >= kDirectCopyBytes;
     if (direct_[i]) continue;
     TS_RETURN_IF_ERROR(ensure_pinned(in_stage_[i], bytes));
-    if (bytes) std::memcpy(in_stage_[i].p, inputs[i].data, bytes);
+    const size_t n = inputs[i].bytes();  // the caller's rows; a bucket's padding rows stay
+    if (n) std::memcpy(in_stage_[i].p, inputs[i].data, n);
   }
   return Status::ok();
 }
 
-Status CudaExecutor::copy_direct_inputs(std::span<const TensorView> inputs) {
+Status CudaExecutor::copy_bytes(void* dst, const void* src, size_t bytes, bool kernel, cudaStream_t s) {
+  if (!bytes) return Status::ok();
+  if (!kernel) {
+    TS_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, s));
+    return Status::ok();
+  }
+  const uintptr_t a = reinterpret_cast<uintptr_t>(dst) | reinterpret_cast<uintptr_t>(src) | bytes;
+  const int eb = a % 8 == 0 ? 8 : a % 4 == 0 ? 4 : a % 2 == 0 ? 2 : 1;
+  StridedDims d;
+  d.rank = 1;
+  d.dims[0] = int64_t(bytes) / eb;
+  d.strides[0] = 1;
+  return launch_strided_copy(src, dst, d, eb, s);
+}
+
+Status CudaExecutor::check_memory(const void* p, const std::string& what, void** dev) const {
+  *dev = nullptr;
+  cudaPointerAttributes a{};
+  cudaError_t e = cudaPointerGetAttributes(&a, p);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    return invalid(what + ": not memory the GPU can reach (" + cudaGetErrorString(e) + ")");
+  }
+  if (a.type == cudaMemoryTypeUnregistered) {
+    return invalid(what + ": pageable host memory cannot be copied asynchronously; use Engine::allocate_host, " +
+                   "page-locked (cudaHostAlloc, cudaHostRegister) or device memory");
+  }
+  *dev = a.devicePointer;
+  return Status::ok();
+}
+
+Status CudaExecutor::copy_direct_inputs(std::span<const TensorView> inputs, Io io, cudaStream_t s) {
   const Graph& g = program_->graph;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!direct_[i]) continue;
     DevTensor& t = values_[size_t(g.inputs[i])];
-    TS_CUDA(cudaMemcpyAsync(t.data, inputs[i].data, inputs[i].bytes(), cudaMemcpyHostToDevice, stream_));
+    const void* src = inputs[i].data;
+    bool kernel = false;
+    if (io == Io::kMapped) {  // the copy kernel reads the caller's memory when it is page-locked
+      cudaPointerAttributes a{};
+      if (cudaPointerGetAttributes(&a, src) == cudaSuccess && a.type == cudaMemoryTypeHost && a.devicePointer) {
+        src = a.devicePointer;
+        kernel = true;
+      }
+      cudaGetLastError();
+    }
+    TS_RETURN_IF_ERROR(copy_bytes(t.data, src, inputs[i].bytes(), kernel, s));
   }
   return Status::ok();
 }
 
-Status CudaExecutor::enqueue_all(std::span<const TensorView> inputs, bool include_direct) {
+Status CudaExecutor::enqueue_all(std::span<const TensorView> inputs, Io io, bool include_direct) {
   const Graph& g = program_->graph;
+  const bool mapped = io == Io::kMapped;
   for (size_t i = 0; i < inputs.size(); ++i) {
     DevTensor& t = values_[size_t(g.inputs[i])];
-    TS_RETURN_IF_ERROR(alloc(t, inputs[i].dtype, inputs[i].dims));
-    if (!t.bytes()) continue;
-    if (!direct_[i]) TS_CUDA(cudaMemcpyAsync(t.data, in_stage_[i].p, t.bytes(), cudaMemcpyHostToDevice, stream_));
-    else if (include_direct) TS_CUDA(cudaMemcpyAsync(t.data, inputs[i].data, t.bytes(), cudaMemcpyHostToDevice, stream_));
+    TS_RETURN_IF_ERROR(alloc(t, padded_[i].dtype, padded_[i].dims));
+    if (!t.bytes() || io == Io::kKernelsOnly) continue;
+    if (!direct_[i]) {
+      TS_RETURN_IF_ERROR(copy_bytes(t.data, mapped ? in_stage_[i].dev : in_stage_[i].p, t.bytes(), mapped, stream_));
+    }
   }
+  if (include_direct && io != Io::kKernelsOnly) TS_RETURN_IF_ERROR(copy_direct_inputs(inputs, io, stream_));
   TS_RETURN_IF_ERROR(launch_nodes());
   for (size_t i = 0; i < g.outputs.size(); ++i) {
     const DevTensor& t = values_[size_t(g.outputs[i])];
-    TS_RETURN_IF_ERROR(ensure_pinned(out_stage_[i], t.bytes()));
-    if (t.bytes()) TS_CUDA(cudaMemcpyAsync(out_stage_[i].p, t.data, t.bytes(), cudaMemcpyDeviceToHost, stream_));
     out_dims_[i] = t.dims;
+    if (io == Io::kKernelsOnly) continue;
+    TS_RETURN_IF_ERROR(ensure_pinned(out_stage_[i], t.bytes()));
+    TS_RETURN_IF_ERROR(copy_bytes(mapped ? out_stage_[i].dev : out_stage_[i].p, t.data, t.bytes(), mapped, stream_));
   }
+  return Status::ok();
+}
+
+Status CudaExecutor::capture(Io io, std::span<const TensorView> inputs, cudaGraphExec_t* exec) {
+  *exec = nullptr;
+  TS_CUDA(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+  capturing_ = true;
+  realloc_in_capture_ = false;
+  Status s = enqueue_all(inputs, io, false);
+  cudaGraph_t graph = nullptr;
+  cudaError_t e = cudaStreamEndCapture(stream_, &graph);
+  capturing_ = false;
+  if (s && e == cudaSuccess && graph) e = cudaGraphInstantiate(exec, graph, 0);
+  if (graph) cudaGraphDestroy(graph);
+  if (s && e == cudaSuccess && *exec) return Status::ok();
+  if (*exec) cudaGraphExecDestroy(*exec);
+  *exec = nullptr;
+  cudaGetLastError();  // clear a capture error; the eager run that follows reports real ones
+  if (!s && !realloc_in_capture_) return s;
+  if (s && e != cudaSuccess) return cuda_error(e, "capturing a CUDA graph");
+  return Status::ok();
+}
+
+Status CudaExecutor::time_variants(const std::function<Status(int)>& launch, double* us0, double* us1) {
+  using clock = std::chrono::steady_clock;
+  constexpr int kWarm = 2, kRuns = 15;
+  std::vector<double> t[2];
+  for (int r = 0; r < kWarm + kRuns; ++r) {
+    for (int v = 0; v < 2; ++v) {
+      auto t0 = clock::now();
+      TS_RETURN_IF_ERROR(launch(v));
+      TS_RETURN_IF_ERROR(sync());
+      auto t1 = clock::now();
+      if (r >= kWarm) t[v].push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+    }
+  }
+  for (auto& v : t) std::sort(v.begin(), v.end());
+  *us0 = t[0][t[0].size() / 2];
+  *us1 = t[1][t[1].size() / 2];
   return Status::ok();
 }
 
@@ -220,11 +367,29 @@ Status CudaExecutor::run(std::span<const TensorView> inputs) {
   if (inputs.size() != g.inputs.size()) {
     return invalid("expected " + std::to_string(g.inputs.size()) + " inputs, got " + std::to_string(inputs.size()));
   }
+  // After an enqueue_on_stream: the device buffers are shared, so this run starts after it.
+  if (async_pending_) TS_CUDA(cudaStreamWaitEvent(stream_, done_ev_));
+  pad_inputs(inputs);
+  Status s = run_padded(inputs);
+  if (s && run_bucket_ != run_batch_ && !outputs_follow_batch(run_bucket_)) {
+    buckets_off_ = "an output's dim 0 is not the padded batch " + std::to_string(run_bucket_);
+    buckets_.clear();
+    drop_graphs();
+    seen_.clear();
+    pad_inputs(inputs);
+    return run_padded(inputs);
+  }
+  return s;
+}
+
+Status CudaExecutor::run_padded(std::span<const TensorView> inputs) {
+  const Graph& g = program_->graph;
   TS_RETURN_IF_ERROR(stage_inputs(inputs));
-  const std::string key = dims_key(inputs);
+  const std::string shape = dims_key(padded_);
+  const std::string key = shape + "run";
   auto it = graphs_.find(key);
   if (it != graphs_.end() && it->second.generation == generation_) {
-    TS_RETURN_IF_ERROR(copy_direct_inputs(inputs));
+    TS_RETURN_IF_ERROR(copy_direct_inputs(inputs, it->second.io, stream_));
     TS_CUDA(cudaGraphLaunch(it->second.exec, stream_));
     TS_RETURN_IF_ERROR(sync());
     out_dims_ = it->second.out_dims;
@@ -234,37 +399,58 @@ Status CudaExecutor::run(std::span<const TensorView> inputs) {
     cudaGraphExecDestroy(it->second.exec);
     graphs_.erase(it);
   }
-  if (seen_.count(key) && graphs_.size() < kMaxGraphs) {
-    capturing_ = true;
-    realloc_in_capture_ = false;
-    TS_CUDA(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
-    Status s = enqueue_all(inputs, false);
-    cudaGraph_t graph = nullptr;
-    cudaError_t e = cudaStreamEndCapture(stream_, &graph);
-    capturing_ = false;
-    cudaGraphExec_t exec = nullptr;
-    if (s && e == cudaSuccess && graph) e = cudaGraphInstantiate(&exec, graph, 0);
-    if (graph) cudaGraphDestroy(graph);
-    if (s && e == cudaSuccess && exec) {
-      GraphEntry entry{exec, generation_, out_dims_};
-      graphs_[key] = std::move(entry);
-      TS_RETURN_IF_ERROR(copy_direct_inputs(inputs));
-      TS_CUDA(cudaGraphLaunch(exec, stream_));
+  if (seen_.count(shape) && graphs_.size() < kMaxGraphs) {
+    cudaGraphExec_t copy_exec = nullptr, mapped_exec = nullptr;
+    TS_RETURN_IF_ERROR(capture(Io::kCopy, inputs, &copy_exec));
+    if (copy_exec) {
+      GraphEntry entry{copy_exec, generation_, Io::kCopy, out_dims_};
+      size_t io_bytes = 0;
+      bool device_outputs = true;
+      for (const TensorView& t : padded_) io_bytes += t.bytes();
+      for (ValueId id : g.outputs) {
+        io_bytes += values_[size_t(id)].bytes();
+        device_outputs = device_outputs && !values_[size_t(id)].on_host;
+      }
+      if (io_bytes <= kZeroCopyMaxBytes && device_outputs) {
+        Status cs = capture(Io::kMapped, inputs, &mapped_exec);
+        if (!cs) {
+          cudaGraphExecDestroy(copy_exec);
+          return cs;
+        }
+      }
+      IoChoice c;
+      if (mapped_exec) {
+        auto launch = [&](int v) -> Status {
+          TS_RETURN_IF_ERROR(copy_direct_inputs(inputs, v ? Io::kMapped : Io::kCopy, stream_));
+          TS_CUDA(cudaGraphLaunch(v ? mapped_exec : copy_exec, stream_));
+          return Status::ok();
+        };
+        Status ts = time_variants(launch, &c.copy_us, &c.mapped_us);
+        if (!ts) {
+          cudaGraphExecDestroy(copy_exec);
+          cudaGraphExecDestroy(mapped_exec);
+          return ts;
+        }
+        c.io = c.mapped_us < c.copy_us ? Io::kMapped : Io::kCopy;
+        cudaGraphExecDestroy(c.io == Io::kMapped ? copy_exec : mapped_exec);
+        entry.exec = c.io == Io::kMapped ? mapped_exec : copy_exec;
+        entry.io = c.io;
+      }
+      io_[key] = c;
+      graphs_[key] = entry;
+      TS_RETURN_IF_ERROR(copy_direct_inputs(inputs, entry.io, stream_));
+      TS_CUDA(cudaGraphLaunch(entry.exec, stream_));
       return sync();
     }
-    if (exec) cudaGraphExecDestroy(exec);
-    cudaGetLastError();  // clear a capture error; the eager run below reports real ones
-    if (!s && !realloc_in_capture_) return s;
-    if (s && e != cudaSuccess) return cuda_error(e, "capturing a CUDA graph");
   }
-  Status s = enqueue_all(inputs, true);
+  Status s = enqueue_all(inputs, Io::kCopy, true);
   if (!s) {
     Status drained = sync();
     (void)drained;
     return s;
   }
   TS_RETURN_IF_ERROR(sync());
-  seen_[key] = 1;
+  seen_[shape] = 1;
   return Status::ok();
 }
 
@@ -281,11 +467,183 @@ Status CudaExecutor::copy_outputs(std::span<TensorView> outputs) const {
                      dtype_name(t.dtype));
     }
     o.dims = out_dims_[i];
+    if (run_bucket_ >= 0 && !o.dims.empty()) o.dims[0] = run_batch_;  // trimmed to the caller's batch
     size_t bytes = size_t(shape_numel(o.dims)) * dtype_size(t.dtype);
     if (bytes && !o.data) return invalid("output " + g.value(g.outputs[i]).name + ": null data");
     if (bytes) std::memcpy(o.data, out_stage_[i].p, bytes);
   }
   return Status::ok();
+}
+
+Status CudaExecutor::enqueue_on_stream(std::span<const TensorView> inputs, std::span<TensorView> outputs,
+                                       DeviceStream stream) {
+  const Graph& g = program_->graph;
+  if (inputs.size() != g.inputs.size()) {
+    return invalid("expected " + std::to_string(g.inputs.size()) + " inputs, got " + std::to_string(inputs.size()));
+  }
+  if (outputs.size() != g.outputs.size()) {
+    return invalid("expected " + std::to_string(g.outputs.size()) + " outputs, got " + std::to_string(outputs.size()));
+  }
+  cudaStream_t s = static_cast<cudaStream_t>(stream.handle);
+  // Where the caller's memory is: device addresses the copy kernel may use (zero-copy), and a
+  // clear error for pageable memory, before anything is queued.
+  std::vector<void*>& in_dev = in_dev_;
+  std::vector<void*>& out_dev = out_dev_;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    in_dev[i] = nullptr;
+    if (!inputs[i].bytes()) continue;
+    TS_RETURN_IF_ERROR(check_memory(inputs[i].data, "input " + g.value(g.inputs[i]).name, &in_dev[i]));
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const Value& v = g.value(g.outputs[i]);
+    if (outputs[i].dtype != v.dtype) {
+      return invalid("output " + v.name + ": dtype " + dtype_name(outputs[i].dtype) + ", engine produces " + dtype_name(v.dtype));
+    }
+    if (!outputs[i].data) return invalid("output " + v.name + ": null data");
+    TS_RETURN_IF_ERROR(check_memory(outputs[i].data, "output " + v.name, &out_dev[i]));
+  }
+  pad_inputs(inputs);
+  const int64_t batch = run_batch_, bucket = run_bucket_;
+  bool bucket_mismatch = false;  // an eager run found an output that does not follow the batch
+  // Queues the copy-in, `exec` (null: the kernels, eagerly) and the copy-out on `on`.
+  auto launch = [&](cudaStream_t on, cudaGraphExec_t exec, Io io) -> Status {
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      DevTensor& t = values_[size_t(g.inputs[i])];
+      if (!exec) TS_RETURN_IF_ERROR(alloc(t, padded_[i].dtype, padded_[i].dims));
+      const bool k = io == Io::kMapped && in_dev[i];
+      TS_RETURN_IF_ERROR(copy_bytes(t.data, k ? in_dev[i] : inputs[i].data, inputs[i].bytes(), k, on));
+    }
+    if (exec) {
+      TS_CUDA(cudaGraphLaunch(exec, on));
+    } else {
+      TS_RETURN_IF_ERROR(enqueue_all(inputs, Io::kKernelsOnly, false));
+      if (bucket != batch && !outputs_follow_batch(bucket)) {
+        bucket_mismatch = true;
+        return Status(StatusCode::kInternal, "output dims do not follow the padded batch");
+      }
+    }
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      const DevTensor& t = values_[size_t(g.outputs[i])];
+      const bool k = io == Io::kMapped && out_dev[i];
+      const size_t bytes = row_bytes(out_dims_[i], t.dtype, bucket >= 0 ? batch : -1);
+      TS_RETURN_IF_ERROR(copy_bytes(k ? out_dev[i] : outputs[i].data, t.data, bytes, k, on));
+    }
+    return Status::ok();
+  };
+  if (async_pending_) TS_CUDA(cudaStreamWaitEvent(s, done_ev_));  // the previous call of this context
+  const std::string shape = dims_key(padded_);
+  const std::string key = shape + "enqueue_on_stream";
+  auto it = graphs_.find(key);
+  if (it != graphs_.end() && it->second.generation != generation_) {
+    cudaGraphExecDestroy(it->second.exec);
+    graphs_.erase(it);
+    it = graphs_.end();
+  }
+  if (it == graphs_.end() && seen_.count(shape) && graphs_.size() < kMaxGraphs) {
+    cudaGraphExec_t exec = nullptr;
+    TS_RETURN_IF_ERROR(capture(Io::kKernelsOnly, inputs, &exec));
+    if (exec) {
+      GraphEntry entry{exec, generation_, Io::kCopy, out_dims_};
+      size_t io_bytes = 0;
+      bool all_mapped = true;
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        io_bytes += padded_[i].bytes();
+        all_mapped = all_mapped && (in_dev[i] || !inputs[i].bytes());
+      }
+      for (size_t i = 0; i < outputs.size(); ++i) {
+        io_bytes += values_[size_t(g.outputs[i])].bytes();
+        all_mapped = all_mapped && out_dev[i];
+      }
+      IoChoice c;
+      if (io_bytes <= kZeroCopyMaxBytes && all_mapped) {
+        // Measured on the internal stream once the caller's queued work is done: copies vs the
+        // copy kernel on the caller's memory (it writes the caller's outputs, as the call will).
+        TS_CUDA(cudaEventRecord(fork_ev_, s));
+        TS_CUDA(cudaStreamWaitEvent(stream_, fork_ev_));
+        TS_RETURN_IF_ERROR(time_variants([&](int v) { return launch(stream_, exec, v ? Io::kMapped : Io::kCopy); },
+                                         &c.copy_us, &c.mapped_us));
+        c.io = c.mapped_us < c.copy_us ? Io::kMapped : Io::kCopy;
+        entry.io = c.io;
+      }
+      io_[key] = c;
+      it = graphs_.emplace(key, std::move(entry)).first;
+    }
+  }
+  if (it != graphs_.end()) {
+    out_dims_ = it->second.out_dims;
+    TS_RETURN_IF_ERROR(launch(s, it->second.exec, it->second.io));
+  } else {
+    // Eager, on the internal stream after the caller's queued work; the caller's stream waits
+    // for it. Allocation here may block until the device is idle.
+    TS_CUDA(cudaEventRecord(fork_ev_, s));
+    TS_CUDA(cudaStreamWaitEvent(stream_, fork_ev_));
+    Status ls = launch(stream_, nullptr, Io::kCopy);
+    if (!ls) {
+      Status drained = sync();
+      (void)drained;
+      if (bucket_mismatch) {
+        buckets_off_ = "an output's dim 0 is not the padded batch " + std::to_string(bucket);
+        buckets_.clear();
+        drop_graphs();
+        seen_.clear();
+        return enqueue_on_stream(inputs, outputs, stream);
+      }
+      return ls;
+    }
+    TS_CUDA(cudaEventRecord(join_ev_, stream_));
+    TS_CUDA(cudaStreamWaitEvent(s, join_ev_));
+    seen_[shape] = 1;
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    outputs[i].dims = out_dims_[i];
+    if (bucket >= 0 && !outputs[i].dims.empty()) outputs[i].dims[0] = batch;
+  }
+  TS_CUDA(cudaEventRecord(done_ev_, s));
+  async_pending_ = true;
+  return Status::ok();
+}
+
+std::string CudaExecutor::describe() const {
+  std::string o = "cuda context: ";
+  if (buckets_.empty()) {
+    o += "exact shapes (no batch buckets";
+    if (!buckets_off_.empty()) o.append(": ").append(buckets_off_);
+    o += ")";
+  } else {
+    o += "batch buckets";
+    for (size_t i = 0; i < buckets_.size(); ++i) o.append(i ? "," : " ").append(std::to_string(buckets_[i]));
+    o += " (a batch runs at the smallest bucket >= it, padding rows, outputs trimmed)";
+  }
+  o.append("; ").append(std::to_string(graphs_.size())).append(" CUDA graphs (at most ");
+  o.append(std::to_string(kMaxGraphs)).append(")\n");
+  char buf[160];
+  for (const auto& [key, c] : io_) {
+    // key: "d0,d1,...,;" per input, then the path ("run" or "enqueue_on_stream")
+    const size_t cut = key.rfind(';') + 1;
+    std::string dims = "[";
+    for (size_t i = 0; i < cut; ++i) {
+      const bool end_of_input = key[i] == ',' && i + 1 < cut && key[i + 1] == ';';
+      if (end_of_input) continue;
+      if (key[i] == ';') {
+        if (i + 1 < cut) dims += ';';
+        continue;
+      }
+      dims += key[i];
+    }
+    dims += "]";
+    const bool on_stream = key.compare(cut, std::string::npos, "run") != 0;
+    if (c.copy_us > 0 && !on_stream) {
+      std::snprintf(buf, sizeof buf, "zero-copy (mapped) %.1f us vs pinned copies %.1f us -> %s", c.mapped_us, c.copy_us,
+                    c.io == Io::kMapped ? "zero-copy" : "copies");
+    } else if (c.copy_us > 0) {
+      std::snprintf(buf, sizeof buf, "copy kernel on the caller's memory %.1f us vs cudaMemcpyAsync %.1f us -> %s",
+                    c.mapped_us, c.copy_us, c.io == Io::kMapped ? "copy kernel" : "cudaMemcpyAsync");
+    } else {
+      std::snprintf(buf, sizeof buf, "copies (zero-copy not tried: over %zu bytes or memory not mapped)", kZeroCopyMaxBytes);
+    }
+    o.append("  ").append(key, cut, std::string::npos).append(" ").append(dims).append(": ").append(buf).append("\n");
+  }
+  return o;
 }
 
 int64_t CudaExecutor::memory_bytes() const {

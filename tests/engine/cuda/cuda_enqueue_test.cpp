@@ -1,0 +1,251 @@
+// ExecutionContext::enqueue_on_stream (the caller's CUDA stream, device or page-locked host
+// memory) against the synchronous execute(), the errors a caller meets, and the executor's shape
+// buckets and zero-copy choice. Labelled `gpu`: without a device the GPU cases skip with the
+// reason; a CPU engine's enqueue_on_stream is checked everywhere.
+#include "cuda_test_util.h"
+
+#ifdef TICKSENTRY_HAVE_CUDA
+#include <cuda_runtime.h>
+#endif
+
+namespace ts::engine::testing {
+namespace {
+
+constexpr int64_t kIn = 16, kHidden = 32, kOut = 4, kMaxBatch = 64;
+
+// x [batch, 16] → Gemm + Tanh → Gemm → y [batch, 4], every dim 0 the symbol "batch" (so the
+// runtime gives the executor batch buckets 1, 2, 4, ..., 64).
+Graph mlp_graph() {
+  GraphBuilder b;
+  ValueId x = b.input("x", sym({"batch", ""}, {0, kIn}));
+  ValueId w1 = b.constant("w1", {kIn, kHidden}, random_vec(size_t(kIn * kHidden), 11, 0.3f));
+  ValueId b1 = b.constant("b1", {kHidden}, random_vec(size_t(kHidden), 12, 0.3f));
+  ValueId w2 = b.constant("w2", {kHidden, kOut}, random_vec(size_t(kHidden * kOut), 13, 0.3f));
+  ValueId h = b.value("h"), a = b.value("a"), y = b.value("y");
+  b.node("Gemm", {x, w1, b1}, {h});
+  b.node("Tanh", {h}, {a});
+  b.node("MatMul", {a, w2}, {y});
+  b.g.values[size_t(y)].shape = sym({"batch", ""}, {0, kOut});
+  b.g.values[size_t(y)].rank_known = true;
+  b.output(y);
+  return b.g;
+}
+
+Result<std::shared_ptr<Engine>> build_mlp(const std::string& backend, const Graph& g = mlp_graph()) {
+  BuildOptions o = options(backend);
+  OptimizationProfile p;
+  p.inputs["x"] = ShapeRange{{1, kIn}, {8, kIn}, {kMaxBatch, kIn}};
+  o.profiles = {p};
+  return build_graph(g, o);
+}
+
+std::vector<float> run_sync(ExecutionContext& ctx, HostTensor& x) {
+  std::vector<float> y(size_t(x.dims[0] * kOut) + 64, NAN);
+  std::vector<TensorView> in{x.view()}, out(1);
+  out[0].data = y.data();
+  Status s = ctx.execute(in, out);
+  EXPECT_TRUE(s) << s.to_string();
+  EXPECT_EQ(out[0].dims, (std::vector<int64_t>{x.dims[0], kOut}));
+  y.resize(size_t(shape_numel(out[0].dims)));
+  return y;
+}
+
+TEST(CudaEnqueue, CpuEngineSaysItHasNoDeviceStreams) {
+  auto e = build_mlp("cpu");
+  ASSERT_TRUE(e) << e.status().to_string();
+  auto ctx = e.value()->create_context();
+  ASSERT_TRUE(ctx);
+  HostTensor x = random_tensor({2, kIn}, 1, 1.0f);
+  std::vector<float> y(2 * kOut);
+  std::vector<TensorView> in{x.view()}, out(1);
+  out[0].data = y.data();
+  Status s = ctx.value()->enqueue_on_stream(in, out, DeviceStream{});
+  EXPECT_EQ(s.code(), StatusCode::kUnsupported);
+  EXPECT_NE(s.message().find("needs the cuda backend"), std::string::npos) << s.message();
+}
+
+#ifdef TICKSENTRY_HAVE_CUDA
+
+struct Stream {
+  cudaStream_t s = nullptr;
+  Stream() { EXPECT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess); }
+  ~Stream() { cudaStreamDestroy(s); }
+  DeviceStream handle() const { return DeviceStream{s}; }
+};
+
+struct DeviceMem {
+  void* p = nullptr;
+  explicit DeviceMem(size_t bytes) { EXPECT_EQ(cudaMalloc(&p, bytes), cudaSuccess); }
+  ~DeviceMem() { cudaFree(p); }
+};
+
+// Two contexts on two caller streams (one with page-locked host memory, one with device
+// memory), then one context alternating between both streams; each call's result equals
+// execute()'s at batches 1, 5 and 33, over the eager, capture and replay calls of each bucket.
+TEST(CudaEnqueue, TwoCallerStreamsMatchTheSyncApi) {
+  SKIP_WITHOUT_GPU();
+  auto eng = build_mlp("cuda");
+  ASSERT_TRUE(eng) << eng.status().to_string();
+  Engine& e = *eng.value();
+  auto sync_ctx = e.create_context();
+  auto ctx_a = e.create_context();
+  auto ctx_b = e.create_context();
+  auto ctx_c = e.create_context();
+  ASSERT_TRUE(sync_ctx && ctx_a && ctx_b && ctx_c);
+  Stream sa, sb;
+  const size_t max_in = size_t(kMaxBatch * kIn) * 4, max_out = size_t(kMaxBatch * kOut) * 4;
+  auto in_a = e.allocate_host(max_in), out_a = e.allocate_host(max_out);
+  auto in_c = e.allocate_host(max_in), out_c1 = e.allocate_host(max_out), out_c2 = e.allocate_host(max_out);
+  ASSERT_TRUE(in_a && out_a && in_c && out_c1 && out_c2);
+  DeviceMem in_b(max_in), out_b(max_out);
+  cudaEvent_t ev_a, ev_b;
+  ASSERT_EQ(cudaEventCreate(&ev_a), cudaSuccess);
+  ASSERT_EQ(cudaEventCreate(&ev_b), cudaSuccess);
+  uint32_t seed = 40;
+  for (int64_t b : {1, 5, 33}) {
+    for (int round = 0; round < 3; ++round) {
+      SCOPED_TRACE("batch " + std::to_string(b) + " call " + std::to_string(round + 1));
+      HostTensor x1 = random_tensor({b, kIn}, seed++, 1.5f), x2 = random_tensor({b, kIn}, seed++, 1.5f);
+      const std::vector<float> want1 = run_sync(*sync_ctx.value(), x1), want2 = run_sync(*sync_ctx.value(), x2);
+      const size_t in_bytes = x1.bytes.size(), out_n = size_t(b * kOut);
+      std::memcpy(in_a.get(), x1.bytes.data(), in_bytes);
+      ASSERT_EQ(cudaMemcpy(in_b.p, x2.bytes.data(), in_bytes, cudaMemcpyHostToDevice), cudaSuccess);
+      std::vector<TensorView> ia{TensorView{DType::kF32, {b, kIn}, in_a.get()}}, oa(1);
+      std::vector<TensorView> ib{TensorView{DType::kF32, {b, kIn}, in_b.p}}, ob(1);
+      oa[0].data = out_a.get();
+      ob[0].data = out_b.p;
+      Status s = ctx_a.value()->enqueue_on_stream(ia, oa, sa.handle());
+      ASSERT_TRUE(s) << s.to_string();
+      s = ctx_b.value()->enqueue_on_stream(ib, ob, sb.handle());
+      ASSERT_TRUE(s) << s.to_string();
+      EXPECT_EQ(oa[0].dims, (std::vector<int64_t>{b, kOut}));
+      EXPECT_EQ(ob[0].dims, (std::vector<int64_t>{b, kOut}));
+      ASSERT_EQ(cudaEventRecord(ev_a, sa.s), cudaSuccess);
+      ASSERT_EQ(cudaEventRecord(ev_b, sb.s), cudaSuccess);
+      ASSERT_EQ(cudaEventSynchronize(ev_a), cudaSuccess);
+      ASSERT_EQ(cudaEventSynchronize(ev_b), cudaSuccess);
+      std::vector<float> got_a(static_cast<float*>(out_a.get()), static_cast<float*>(out_a.get()) + out_n);
+      std::vector<float> got_b(out_n);
+      ASSERT_EQ(cudaMemcpy(got_b.data(), out_b.p, out_n * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+      EXPECT_EQ(compare(got_a, want1, 1e-6), "");
+      EXPECT_EQ(compare(got_b, want2, 1e-6), "");
+
+      // One context, both streams: the second call waits for the first on the device.
+      std::memcpy(in_c.get(), x1.bytes.data(), in_bytes);
+      std::vector<TensorView> ic{TensorView{DType::kF32, {b, kIn}, in_c.get()}}, oc1(1), oc2(1);
+      oc1[0].data = out_c1.get();
+      oc2[0].data = out_c2.get();
+      ASSERT_TRUE(ctx_c.value()->enqueue_on_stream(ic, oc1, sa.handle()));
+      ASSERT_TRUE(ctx_c.value()->enqueue_on_stream(std::vector<TensorView>{TensorView{DType::kF32, {b, kIn}, in_b.p}}, oc2,
+                                                   sb.handle()));
+      ASSERT_EQ(cudaStreamSynchronize(sb.s), cudaSuccess);  // sb's call waited for sa's
+      std::vector<float> c1(static_cast<float*>(out_c1.get()), static_cast<float*>(out_c1.get()) + out_n);
+      std::vector<float> c2(static_cast<float*>(out_c2.get()), static_cast<float*>(out_c2.get()) + out_n);
+      EXPECT_EQ(compare(c1, want1, 1e-6), "");
+      EXPECT_EQ(compare(c2, want2, 1e-6), "");
+      ASSERT_EQ(cudaStreamSynchronize(sa.s), cudaSuccess);
+    }
+  }
+  // A synchronous run after stream work on the same context sees its own inputs only.
+  HostTensor x = random_tensor({7, kIn}, 99, 1.0f);
+  EXPECT_EQ(compare(run_sync(*ctx_c.value(), x), run_sync(*sync_ctx.value(), x), 1e-6), "");
+  EXPECT_NE(ctx_a.value()->describe().find("enqueue_on_stream"), std::string::npos) << ctx_a.value()->describe();
+  cudaEventDestroy(ev_a);
+  cudaEventDestroy(ev_b);
+}
+
+TEST(CudaEnqueue, BadCallsAreStatusesAndQueueNothing) {
+  SKIP_WITHOUT_GPU();
+  auto eng = build_mlp("cuda");
+  ASSERT_TRUE(eng) << eng.status().to_string();
+  auto ctx = eng.value()->create_context();
+  ASSERT_TRUE(ctx);
+  Stream st;
+  auto in = eng.value()->allocate_host(size_t(128 * kIn) * 4), out = eng.value()->allocate_host(size_t(128 * kOut) * 4);
+  std::vector<TensorView> o(1);
+  o[0].data = out.get();
+  // Wrong feature count: the bindings say so.
+  Status s = ctx.value()->enqueue_on_stream(std::vector<TensorView>{TensorView{DType::kF32, {2, kIn + 1}, in.get()}}, o, st.handle());
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("does not match [batch,16]"), std::string::npos) << s.message();
+  // Beyond the profile.
+  s = ctx.value()->enqueue_on_stream(std::vector<TensorView>{TensorView{DType::kF32, {65, kIn}, in.get()}}, o, st.handle());
+  EXPECT_EQ(s.code(), StatusCode::kOutOfRange);
+  EXPECT_NE(s.message().find("outside profile 0"), std::string::npos) << s.message();
+  // Pageable host memory cannot be copied asynchronously.
+  std::vector<float> pageable(size_t(2 * kIn), 1.0f);
+  s = ctx.value()->enqueue_on_stream(std::vector<TensorView>{TensorView{DType::kF32, {2, kIn}, pageable.data()}}, o, st.handle());
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("input x: pageable host memory"), std::string::npos) << s.message();
+  // No output memory.
+  std::vector<TensorView> none(1);
+  s = ctx.value()->enqueue_on_stream(std::vector<TensorView>{TensorView{DType::kF32, {2, kIn}, in.get()}}, none, st.handle());
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("output y: null data"), std::string::npos) << s.message();
+  // The context still works after all of them.
+  HostTensor x = random_tensor({2, kIn}, 5, 1.0f);
+  std::memcpy(in.get(), x.bytes.data(), x.bytes.size());
+  ASSERT_TRUE(ctx.value()->enqueue_on_stream(std::vector<TensorView>{TensorView{DType::kF32, {2, kIn}, in.get()}}, o, st.handle()));
+  ASSERT_EQ(cudaStreamSynchronize(st.s), cudaSuccess);
+  auto ref = eng.value()->create_context();
+  std::vector<float> got(static_cast<float*>(out.get()), static_cast<float*>(out.get()) + 2 * kOut);
+  EXPECT_EQ(compare(got, run_sync(*ref.value(), x), 1e-6), "");
+}
+
+// Batches 3 and 4 share bucket 4's graph; the outputs are trimmed and match the CPU backend;
+// the zero-copy choice is measured and shown.
+TEST(CudaEnqueue, BatchesRunAtTheirBucketWithOneGraphAndAMeasuredCopyPath) {
+  SKIP_WITHOUT_GPU();
+  auto gpu = build_mlp("cuda");
+  auto cpu = build_mlp("cpu");
+  ASSERT_TRUE(gpu && cpu);
+  auto g = gpu.value()->create_context();
+  auto c = cpu.value()->create_context();
+  ASSERT_TRUE(g && c);
+  uint32_t seed = 70;
+  for (int64_t b : {3, 3, 4, 3, 4}) {
+    HostTensor x = random_tensor({b, kIn}, seed++, 1.5f);
+    EXPECT_EQ(compare(run_sync(*g.value(), x), run_sync(*c.value(), x), 1e-5), "") << "batch " << b;
+  }
+  const std::string d = g.value()->describe();
+  EXPECT_NE(d.find("batch buckets 1,2,4,8,16,32,64"), std::string::npos) << d;
+  EXPECT_NE(d.find("; 1 CUDA graphs"), std::string::npos) << d;  // batches 3 and 4: bucket 4's
+  EXPECT_NE(d.find("run [4,16]: zero-copy (mapped)"), std::string::npos) << d;
+}
+
+// An output whose dim 0 does not follow the batch (declared [batch,16], really [16,batch]):
+// the executor notices at the padded shape, turns bucketing off and returns the exact result.
+TEST(CudaEnqueue, BucketingTurnsItselfOffWhenAnOutputDoesNotFollowTheBatch) {
+  SKIP_WITHOUT_GPU();
+  GraphBuilder b;
+  ValueId x = b.input("x", sym({"batch", ""}, {0, kIn}));
+  ValueId y = b.value("y");
+  b.node("Transpose", {x}, {y}).attrs["perm"] = std::vector<int64_t>{1, 0};
+  b.g.values[size_t(y)].shape = sym({"batch", ""}, {0, kIn});
+  b.g.values[size_t(y)].rank_known = true;
+  b.output(y);
+  auto gpu = build_mlp("cuda", b.g);
+  ASSERT_TRUE(gpu) << gpu.status().to_string();
+  auto ctx = gpu.value()->create_context();
+  ASSERT_TRUE(ctx);
+  HostTensor in = random_tensor({3, kIn}, 3, 1.0f);
+  std::vector<float> yv(size_t(kMaxBatch * kIn), NAN);
+  std::vector<TensorView> iv{in.view()}, ov(1);
+  ov[0].data = yv.data();
+  for (int k = 0; k < 3; ++k) {
+    Status s = ctx.value()->execute(iv, ov);
+    ASSERT_TRUE(s) << s.to_string();
+    ASSERT_EQ(ov[0].dims, (std::vector<int64_t>{kIn, 3}));
+    for (int64_t r = 0; r < kIn; ++r) {
+      for (int64_t col = 0; col < 3; ++col) ASSERT_EQ(yv[size_t(r * 3 + col)], in.f()[col * kIn + r]);
+    }
+  }
+  EXPECT_NE(ctx.value()->describe().find("exact shapes (no batch buckets: an output's dim 0 is not the padded batch 4)"),
+            std::string::npos)
+      << ctx.value()->describe();
+}
+
+#endif  // TICKSENTRY_HAVE_CUDA
+
+}  // namespace
+}  // namespace ts::engine::testing
