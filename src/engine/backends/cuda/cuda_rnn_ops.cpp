@@ -208,7 +208,8 @@ class StackEnv final : public CudaRunEnv {
 
 // GRUStack (passes/fuse_rnn_stack.cpp): two GRU layers, layer 1's Y feeding layer 2 (inputs X,
 // W1, R1, B1, W2, R2, B2; outputs layer 2's Y, Y_h). Tactic "wave": both layers in one
-// wavefront launch (cuda_rnn_wave.cu) where rnn_wave_supported(), else as "layers:mma_x2";
+// wavefront launch (cuda_rnn_wave.cu) where rnn_wave_supported() and batch ≤ kRnnWaveMaxBatch,
+// else as "layers:mma_x2";
 // "layers:<t>": layer by layer with per-layer tactic t, as the graph ran before the fusion.
 class GruStackKernel final : public CudaKernel {
  public:
@@ -258,7 +259,9 @@ class GruStackKernel final : public CudaKernel {
     }
     const int64_t t_len = x->dims[0], b = x->dims[1];
     if (t_len > INT32_MAX || b > INT32_MAX) return bad_input("X is too large");
-    if (wave_ && frags_.get() && rnn_wave_supported(int(h_), int(i_), true)) return launch_wave(a, *x, t_len, b);
+    if (wave_ && frags_.get() && b <= kRnnWaveMaxBatch && rnn_wave_supported(int(h_), int(i_), true)) {
+      return launch_wave(a, *x, t_len, b);
+    }
     return launch_layers(a, *x, t_len, b);
   }
 

@@ -24,6 +24,11 @@ struct RnnWaveParams {
 
 // Batch rows per cluster (the mma's n = 8 columns).
 constexpr int kRnnWaveRows = 8;
+// Above this batch tactic "wave" runs its layers one by one ("layers:mma_x2"), so that a dynamic
+// profile timed at a small opt shape stays fast at large batches. PERF NOTE: H200, GRU-2x128 FP16,
+// T=60: the wavefront costs ~51 µs per wave of ~40 clusters (b256 53.6 µs, b1024 204, b4096 709)
+// against 313 / 520 µs for layers:mma_x2 at b1024 / b4096; the two meet near 2,500 rows.
+constexpr int kRnnWaveMaxBatch = 2048;
 
 // Hidden 64 or 128, input 1..64, GRU linear_before_reset = 1 in both layers (as PyTorch exports
 // it), FP16/BF16 weights; forward, no sequence_lens, zero initial states (checked by the caller).
