@@ -13,7 +13,9 @@
 // ≥ 200 runs. Host-to-host: input in host memory → probabilities in host memory.
 // Writes a JSON array of results (system "ticksentry"; p50/p99 nearest rank, µs;
 // throughput_per_s = batch / p50; device_memory_bytes = the context's device memory after the
-// runs + the engine's weights). A model the backend cannot build is reported and skipped.
+// runs + the engine's weights; "context": the context's describe() — its batch buckets and,
+// per bucket, the zero-copy vs pinned-copy times measured at capture and the path kept). A
+// model the backend cannot build is reported and skipped.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -210,8 +212,15 @@ int main(int argc, char** argv) {
         double p50 = percentile(us, 0.5), p99 = percentile(us, 0.99);
         int64_t mem = ctx.value()->memory_bytes() + eng.value()->weight_bytes();
         double tput = double(b) / (p50 * 1e-6);
+        const std::string context = ctx.value()->describe();
         std::printf("%-12s %-5s %6lld %10.1f %10.1f %14.0f %12.1f  %s\n", model.c_str(), prec.c_str(), (long long)b, p50,
                     p99, tput, double(mem) / (1 << 20), rnn_tactics.c_str());
+        {
+          std::istringstream lines(context);
+          for (std::string line; std::getline(lines, line);) {
+            if (line.rfind("  ", 0) == 0) std::printf("    %s\n", line.c_str() + 2);
+          }
+        }
         std::fflush(stdout);
         results.push_back({{"system", "ticksentry"},
                            {"case", {{"model", model}, {"precision", prec}, {"batch", b}, {"seq", a.seq}}},
@@ -223,6 +232,7 @@ int main(int argc, char** argv) {
                                         {"iterations", us.size()},
                                         {"build_s", build_s}}},
                            {"tactics", rnn_tactics},
+                           {"context", context},
                            {"int8_layers", int8_layers}});
       }
      }

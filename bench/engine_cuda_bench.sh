@@ -10,8 +10,9 @@
 # (transformer-2x64: 2 layers, d=64, 4 heads), F=32, T=60, batches 1,16,256,1024,4096, then
 # writes OUT_DIR/engine-cuda-h200-<date>.json (BENCHMARKS.md shape).
 # Environment: BENCH_MODELS (default gru-2x128,lstm-2x128,transformer-2x64), BENCH_BATCHES, BENCH_MIN_TIME_S,
-# TORCH_COMPILE_BATCHES (default "1,1024"; "" skips torch.compile), BENCH_TS_ARGS (more engine_cuda_bench flags,
-# e.g. "--timing-cache-dir DIR").
+# TORCH_COMPILE_BATCHES (default "1,1024"; "" skips torch.compile), TORCH_COMPILE_MODELS (default all three),
+# TORCH_COMPILE_ARGS (more torch_cuda_bench flags: --compile-mode, --compile-timeout-s, --compile-budget-s,
+# --compile-fallback-mode), BENCH_TS_ARGS (more engine_cuda_bench flags, e.g. "--timing-cache-dir DIR").
 set -euo pipefail
 bin=$1 models=$2 out=$3 commit=${4:-unknown}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -23,6 +24,7 @@ mkdir -p "$out"
   --min-time-s "$mint" ${BENCH_TS_ARGS:-} --out "$out/ticksentry.json"
 PYTHONUNBUFFERED=1 python3 "$here/peers/torch_cuda_bench.py" --models "$models" --only "$only" \
   --precisions fp32,fp16 --batches "$batches" --seq 60 --min-time-s "$mint" \
-  --compile-batches "${TORCH_COMPILE_BATCHES-1,1024}" --compile-precisions fp16 --out "$out/torch.json"
+  --compile-batches "${TORCH_COMPILE_BATCHES-1,1024}" --compile-precisions fp16 \
+  --compile-models "${TORCH_COMPILE_MODELS:-$only}" ${TORCH_COMPILE_ARGS:-} --out "$out/torch.json"
 python3 "$here/peers/torch_cuda_bench.py" --merge "$out/ticksentry.json" "$out/torch.json" \
   --results-dir "$out" --machine h200 --commit "$commit"

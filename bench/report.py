@@ -105,6 +105,8 @@ def cuda_tables():
         rows = {}
         for r in doc["results"]:
             c = r["case"]
+            if "metrics" not in r:  # a peer that failed or was skipped (its "error" says why)
+                continue
             rows.setdefault((c["model"], c["precision"], c["batch"]), {})[r["system"]] = r["metrics"]
         cell = lambda d: f"{d['p50_us']:,.0f}" if d else "–"
         for (model, prec, batch), by in sorted(rows.items()):

@@ -5,7 +5,9 @@ on the device machine, with its python3 and PyTorch 2.x).
     python3 bench/peers/torch_cuda_bench.py --models DIR --out FILE
         [--only gru-2x128,lstm-2x128] [--precisions fp32,fp16] [--batches 1,16,256,1024,4096]
         [--seq 60] [--min-time-s 1.0] [--compile-batches 1,1024] [--compile-precisions fp16]
-        [--compile-models gru-2x128]
+        [--compile-models gru-2x128,lstm-2x128,transformer-2x64] [--compile-mode max-autotune]
+        [--compile-timeout-s 90] [--compile-budget-s 240] [--compile-fallback-mode reduce-overhead]
+        [--compile-allow-rnn 1]
 
 DIR is what bench/peers/export_models.py wrote: <model>/weights.pt, the state_dict of the very
 module exported to <model>/model.onnx, so both systems run the same weights. Systems, all
@@ -14,8 +16,18 @@ host memory, one synchronous call per measurement):
   pytorch-eager      x.to(cuda, non_blocking) → model → .cpu()
   pytorch-cudagraph  copy into the captured static input, graph.replay(), .cpu()
                      (also device_p50_us: replay alone, device-resident, no copies)
-  torch-compile      torch.compile(mode="max-autotune") (only --compile-models at
-                     --compile-batches and --compile-precisions: each shape compiles for minutes)
+  torch-compile      torch.compile(mode=--compile-mode, dynamic=False) (only --compile-models at
+                     --compile-batches and --compile-precisions: each shape compiles anew). One
+                     compile (first 3 calls) is capped at --compile-timeout-s (SIGALRM); past it
+                     the case records the time it gave up at and tries --compile-fallback-mode
+                     ("" = none) under the same cap; all compiles together stop at
+                     --compile-budget-s (later cases record "skipped: compile budget"). Each
+                     result records the mode that ran, compile_s, dynamo's graph count and graph
+                     breaks, and the CUDA kernels one call launches (profiler; e.g. whether
+                     nn.GRU stays on cuDNN or becomes Triton kernels). With dynamo's default
+                     allow_rnn=False, nn.GRU/LSTM are not traced at all (0 graphs: the "compiled"
+                     model runs eager, H200 run of 2026-11-30 19:33); --compile-allow-rnn 1 (the
+                     default here) traces them. Timed after the manual CUDA graph is freed.
 FP16 runs model.half() on x.half(). device_memory_bytes = torch.cuda.max_memory_allocated
 over the case (weights + activations + graph pool). Percentiles nearest rank, throughput =
 batch / p50. Writes a JSON array of results.
@@ -72,11 +84,97 @@ def make_model(name):
     raise SystemExit(f"unknown model {name}")
 
 
+class CompileTimeout(Exception):
+    pass
+
+
+def kernels_of(fn):
+    """Names of the CUDA kernels one call of fn launches (torch.profiler), most frequent first."""
+    import collections
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    names = collections.Counter()
+    for ev in prof.events():
+        if ev.device_type == torch.autograd.DeviceType.CUDA:
+            names[ev.name[:90]] += 1
+    return [f"{n} x{c}" for n, c in names.most_common(12)]
+
+
+def compile_peer(args, model, pool, dtype, dev, case, results, spent):
+    """torch.compile at one shape, capped in time (module docstring). Returns (compiled, info)
+    or None after recording why in results."""
+    import signal
+    import torch
+
+    def fail(mode, why):
+        results.append({"system": "torch-compile", "case": case, "mode": mode, "error": why[:400]})
+        print(f"torch-compile {case['model']} {case['precision']} {case['batch']} ({mode}): {why}"[:300], file=sys.stderr, flush=True)
+
+    def on_alarm(signum, frame):
+        raise CompileTimeout()
+
+    modes = [args.compile_mode] + ([args.compile_fallback_mode] if args.compile_fallback_mode else [])
+    for mode in modes:
+        left = args.compile_budget_s - spent[0]
+        if left <= 5:
+            fail(mode, f"skipped: compile budget of {args.compile_budget_s:.0f} s spent")
+            return None
+        cap = int(min(args.compile_timeout_s, left))
+        torch._dynamo.reset()
+        # Dynamo leaves nn.GRU/nn.LSTM to eager unless allow_rnn is set (then it traces them and
+        # Inductor calls cuDNN's RNN from the compiled graph); the result records which ran.
+        torch._dynamo.config.allow_rnn = bool(args.compile_allow_rnn)
+        from torch._dynamo.utils import counters
+        counters.clear()
+        old = signal.signal(signal.SIGALRM, on_alarm)
+        signal.alarm(cap)
+        t0 = time.perf_counter()
+        try:
+            cm = torch.compile(model, mode=mode, dynamic=False)
+            with torch.inference_mode():
+                xx = pool[0].to(dev).to(dtype)
+                for _ in range(3):
+                    cm(xx)
+            torch.cuda.synchronize()
+            signal.alarm(0)
+            compile_s = time.perf_counter() - t0
+            spent[0] += compile_s
+        except CompileTimeout:
+            spent[0] += time.perf_counter() - t0
+            fail(mode, f"compile did not finish within {cap} s (stopped)")
+            continue
+        except Exception as e:  # noqa: BLE001 — a peer failing is a result, not a crash
+            signal.alarm(0)
+            spent[0] += time.perf_counter() - t0
+            fail(mode, f"{type(e).__name__}: {e}")
+            continue
+        finally:
+            signal.alarm(0)
+            signal.signal(signal.SIGALRM, old)
+        info = {"compile_s": compile_s, "mode": mode, "allow_rnn": bool(args.compile_allow_rnn),
+                "dynamo": {"unique_graphs": int(counters["stats"].get("unique_graphs", 0)),
+                           "graph_breaks": int(sum(counters["graph_break"].values()))}}
+        try:
+            with torch.inference_mode():
+                xx = pool[1].to(dev).to(dtype)
+                info["kernels"] = kernels_of(lambda: cm(xx))
+        except Exception as e:  # noqa: BLE001
+            info["kernels"] = [f"profiler failed: {type(e).__name__}: {e}"[:200]]
+        print(f"torch-compile {case['model']} {case['precision']} {case['batch']}: {mode} compiled in {compile_s:.1f} s, "
+              f"{info['dynamo']}, kernels {info['kernels'][:4]}", flush=True)
+        return cm, info
+    return None
+
+
 def bench(args):
     import torch
     torch.backends.cudnn.benchmark = True
     dev = torch.device("cuda")
     results = []
+    compile_spent = [0.0]  # seconds spent compiling, all cases
     print(f"{'system':18s} {'model':12s} {'prec':5s} {'batch':>6s} {'p50_us':>10s} {'p99_us':>10s} {'seq_per_s':>14s} {'dev_MiB':>9s}")
     for name in args.only.split(","):
         wpath = os.path.join(args.models, name, "weights.pt")
@@ -124,59 +222,62 @@ def bench(args):
                     return static_y.cpu()
                 systems.append(("pytorch-cudagraph", graphed, graph))
 
+                def measure(systems):
+                    for sysname, fn, extra in systems:
+                        torch.cuda.synchronize()
+                        torch.cuda.reset_peak_memory_stats()
+                        with torch.inference_mode():
+                            us = time_calls(fn, args.min_time_s)
+                        mem = torch.cuda.max_memory_allocated()
+                        p50, p99 = nearest_rank(us, 0.5), nearest_rank(us, 0.99)
+                        metrics = {"p50_us": p50, "p99_us": p99, "min_us": us[0], "throughput_per_s": b / (p50 * 1e-6),
+                                   "device_memory_bytes": mem, "iterations": len(us)}
+                        if sysname == "pytorch-cudagraph":
+                            # Device-resident: replay alone (no copies), timed with CUDA events.
+                            torch.cuda.synchronize()
+                            for _ in range(10):
+                                extra.replay()
+                            ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(50)]
+                            for e0, e1 in ev:
+                                e0.record()
+                                extra.replay()
+                                e1.record()
+                            torch.cuda.synchronize()
+                            dev_us = sorted(e0.elapsed_time(e1) * 1000 for e0, e1 in ev)
+                            metrics["device_p50_us"] = nearest_rank(dev_us, 0.5)
+                        extra_fields = {}
+                        if sysname == "torch-compile":
+                            metrics["compile_s"] = extra.pop("compile_s")
+                            extra_fields = extra
+                        results.append({"system": sysname, "case": {"model": name, "precision": prec, "batch": b, "seq": args.seq},
+                                        "metrics": metrics, **extra_fields})
+                        print(f"{sysname:18s} {name:12s} {prec:5s} {b:6d} {p50:10.1f} {p99:10.1f} {b / (p50 * 1e-6):14.0f} {mem / 2**20:9.1f}",
+                              flush=True)
+
+                measure(systems)
+                # torch.compile after the manual graph is gone: with the captured graph still alive
+                # (its private pool), timing max-autotune's CUDA-graph trees next to it ended in
+                # "unspecified launch failure" on the graph's replay (transformer fp16 b4096, H200).
+                systems.clear()
+                del graph, static_x, static_y, graphed
+                torch.cuda.synchronize()
+                torch.cuda.empty_cache()
                 compile_ok = (prec in args.compile_precisions.split(",") and name in args.compile_models.split(",") and
                               str(b) in args.compile_batches.split(","))
                 if compile_ok:
-                    try:
-                        t0 = time.perf_counter()
-                        cm = torch.compile(model, mode="max-autotune", dynamic=False)
-                        with torch.inference_mode():
-                            xx = pool[0].to(dev).to(dtype)
-                            for _ in range(3):
-                                cm(xx)
-                        torch.cuda.synchronize()
-                        compile_s = time.perf_counter() - t0
+                    case = {"model": name, "precision": prec, "batch": b, "seq": args.seq}
+                    got = compile_peer(args, model, pool, dtype, dev, case, results, compile_spent)
+                    if got:
+                        cm, info = got
 
-                        def compiled():
-                            with torch.inference_mode():
-                                x = next_x().to(dev, non_blocking=True).to(dtype)
-                                return cm(x).float().cpu()
-                        systems.append(("torch-compile", compiled, compile_s))
-                    except Exception as e:  # noqa: BLE001 — a peer failing is a result, not a crash
-                        results.append({"system": "torch-compile", "case": {"model": name, "precision": prec, "batch": b, "seq": args.seq},
-                                        "error": f"{type(e).__name__}: {e}"[:400]})
-                        print(f"torch-compile {name} {prec} {b}: {type(e).__name__}: {e}"[:300], file=sys.stderr)
-
-                for sysname, fn, extra in systems:
+                        def compiled(cm=cm):
+                            x = next_x().to(dev, non_blocking=True).to(dtype)
+                            return cm(x).float().cpu()
+                        measure([("torch-compile", compiled, info)])
+                        del cm, compiled
+                    torch._dynamo.reset()
                     torch.cuda.synchronize()
-                    torch.cuda.reset_peak_memory_stats()
-                    with torch.inference_mode():
-                        us = time_calls(fn, args.min_time_s)
-                    mem = torch.cuda.max_memory_allocated()
-                    p50, p99 = nearest_rank(us, 0.5), nearest_rank(us, 0.99)
-                    metrics = {"p50_us": p50, "p99_us": p99, "min_us": us[0], "throughput_per_s": b / (p50 * 1e-6),
-                               "device_memory_bytes": mem, "iterations": len(us)}
-                    if sysname == "pytorch-cudagraph":
-                        # Device-resident: replay alone (no copies), timed with CUDA events.
-                        torch.cuda.synchronize()
-                        for _ in range(10):
-                            extra.replay()
-                        ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(50)]
-                        for e0, e1 in ev:
-                            e0.record()
-                            extra.replay()
-                            e1.record()
-                        torch.cuda.synchronize()
-                        dev_us = sorted(e0.elapsed_time(e1) * 1000 for e0, e1 in ev)
-                        metrics["device_p50_us"] = nearest_rank(dev_us, 0.5)
-                    if sysname == "torch-compile":
-                        metrics["compile_s"] = extra
-                    results.append({"system": sysname, "case": {"model": name, "precision": prec, "batch": b, "seq": args.seq},
-                                    "metrics": metrics})
-                    print(f"{sysname:18s} {name:12s} {prec:5s} {b:6d} {p50:10.1f} {p99:10.1f} {b / (p50 * 1e-6):14.0f} {mem / 2**20:9.1f}",
-                          flush=True)
-                del graph, static_x, static_y
-                torch.cuda.empty_cache()
+                    torch.cuda.empty_cache()
                 with open(args.out, "w") as f:  # after every case: a stopped run keeps what it measured
                     json.dump(results, f, indent=2)
     with open(args.out, "w") as f:
@@ -256,7 +357,13 @@ def main():
     ap.add_argument("--min-time-s", type=float, default=1.0)
     ap.add_argument("--compile-batches", default="1,1024")
     ap.add_argument("--compile-precisions", default="fp16")
-    ap.add_argument("--compile-models", default="gru-2x128")
+    ap.add_argument("--compile-models", default="gru-2x128,lstm-2x128,transformer-2x64")
+    ap.add_argument("--compile-mode", default="max-autotune")
+    ap.add_argument("--compile-fallback-mode", default="reduce-overhead")
+    ap.add_argument("--compile-timeout-s", type=float, default=90.0)
+    ap.add_argument("--compile-budget-s", type=float, default=240.0)
+    ap.add_argument("--compile-allow-rnn", type=int, default=1,
+                    help="torch._dynamo.config.allow_rnn (1: trace nn.GRU/LSTM; 0: dynamo leaves them to eager)")
     ap.add_argument("--merge", nargs="+")
     ap.add_argument("--results-dir", default="bench/results")
     ap.add_argument("--machine", default="h200")
