@@ -8,6 +8,9 @@
 #include <fstream>
 #include <sstream>
 
+#include <libpq-fe.h>
+
+#include "audit/postgres_store.h"
 #include "delivery_audit_checks.h"
 #include "postgres_server.h"
 #include "run_bin.h"
@@ -44,6 +47,41 @@ TEST_F(DeliveryAuditPg, AnUnreachableServerAtStartIsAClearError) {
   ASSERT_FALSE(n.is_ok());
   EXPECT_NE(n.status().message().find("notify delivery audit"), std::string::npos) << n.status().message();
   EXPECT_NE(n.status().message().find("PQconnectdb"), std::string::npos) << n.status().message();
+}
+
+// A row the server refuses while connected (here: a CHECK constraint) costs its batch, counted as
+// dropped; the connection stays and later batches are written.
+TEST_F(DeliveryAuditPg, ABatchRefusedWhileConnectedIsDroppedAndCountedAndLaterBatchesAreWritten) {
+  auto dir = scratch_dir("notify_audit_pg_refused_rows");
+  auto outbox = notify::Outbox::open((dir / "outbox.db").string()).value();
+  DeliveryAuditOptions o;
+  o.flush_ms = 20;
+  auto opened = DeliveryAudit::open(postgres_delivery_audit(server().dsn()), *outbox, o);
+  ASSERT_TRUE(opened.is_ok()) << opened.status().to_string();
+  {
+    auto conn = pg_open(server().dsn(),
+                        "ALTER TABLE notify_deliveries DROP CONSTRAINT IF EXISTS no_refused; "
+                        "ALTER TABLE notify_deliveries ADD CONSTRAINT no_refused CHECK (receiver <> 'refused-rx')",
+                        "test");
+    ASSERT_TRUE(conn.is_ok()) << conn.status().to_string();
+    PQfinish(conn.value());
+  }
+  DeliveryAudit& audit = *opened.value();
+  audit.record(audit_row(audit.outbox_uid(), "refused-rx", 1, "pending", 0));
+  audit.record(audit_row(audit.outbox_uid(), "refused-ok", 2, "pending", 0));
+  audit.start();  // after both: they are one batch
+  ASSERT_TRUE(wait_for([&] { return audit.errors() == 1; }));
+  EXPECT_EQ(audit.dropped(), 2u) << "the whole batch";
+  EXPECT_TRUE(audit.connected());
+  audit.record(audit_row(audit.outbox_uid(), "refused-ok", 3, "delivered", 1));
+  audit.stop();
+  EXPECT_EQ(audit.errors(), 1u);
+  auto store = postgres_delivery_audit(server().dsn())();
+  ASSERT_TRUE(store.is_ok());
+  const auto rows = audit_rows(*store.value(), "refused-ok");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].notification_id, 3);
+  EXPECT_TRUE(audit_rows(*store.value(), "refused-rx").empty());
 }
 
 // End to end: `ticksentry replay` with [sinks] audit_backend = "postgres" and a [notify] webhook:
