@@ -39,17 +39,6 @@ Result<std::shared_ptr<Engine>> build_mlp(const std::string& backend, const Grap
   return build_graph(g, o);
 }
 
-std::vector<float> run_sync(ExecutionContext& ctx, HostTensor& x) {
-  std::vector<float> y(size_t(x.dims[0] * kOut) + 64, NAN);
-  std::vector<TensorView> in{x.view()}, out(1);
-  out[0].data = y.data();
-  Status s = ctx.execute(in, out);
-  EXPECT_TRUE(s) << s.to_string();
-  EXPECT_EQ(out[0].dims, (std::vector<int64_t>{x.dims[0], kOut}));
-  y.resize(size_t(shape_numel(out[0].dims)));
-  return y;
-}
-
 TEST(CudaEnqueue, CpuEngineSaysItHasNoDeviceStreams) {
   auto e = build_mlp("cpu");
   ASSERT_TRUE(e) << e.status().to_string();
@@ -65,6 +54,17 @@ TEST(CudaEnqueue, CpuEngineSaysItHasNoDeviceStreams) {
 }
 
 #ifdef TICKSENTRY_HAVE_CUDA
+
+std::vector<float> run_sync(ExecutionContext& ctx, HostTensor& x) {
+  std::vector<float> y(size_t(x.dims[0] * kOut) + 64, NAN);
+  std::vector<TensorView> in{x.view()}, out(1);
+  out[0].data = y.data();
+  Status s = ctx.execute(in, out);
+  EXPECT_TRUE(s) << s.to_string();
+  EXPECT_EQ(out[0].dims, (std::vector<int64_t>{x.dims[0], kOut}));
+  y.resize(size_t(shape_numel(out[0].dims)));
+  return y;
+}
 
 struct Stream {
   cudaStream_t s = nullptr;
