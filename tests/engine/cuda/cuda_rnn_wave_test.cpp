@@ -132,8 +132,11 @@ void check_stack(const std::string& name, const Graph& g, int64_t h, int64_t in,
   auto pl = deserialize_plan(plan.value());
   ASSERT_TRUE(pl) << pl.status().to_string();
   ASSERT_EQ(count_op(pl.value().graph, "GRUStack"), 1);
-  for (const Node& n : pl.value().graph.nodes)
-    if (n.op == "GRUStack") EXPECT_EQ(n.tactic, tactic == "wave" ? tactic : "layers:" + tactic);
+  for (const Node& n : pl.value().graph.nodes) {
+    if (n.op == "GRUStack") {
+      EXPECT_EQ(n.tactic, tactic == "wave" ? tactic : "layers:" + tactic);
+    }
+  }
   auto gpu_e = Engine::load(plan.value());
   ASSERT_TRUE(gpu_e) << gpu_e.status().to_string();
   uint32_t seed = 23;

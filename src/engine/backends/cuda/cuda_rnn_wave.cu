@@ -52,10 +52,14 @@ namespace cg = cooperative_groups;
 using namespace rnn_device;  // tanh_fast, sig_fast, pack2, mma16816
 
 constexpr int kRoles = 3;
-constexpr int kGxWords = 12;  // floats of layer 2's input projection per thread (3 gates × 4)
 
 // Input k tiles of layer 1: 2 up to 32 features, 4 up to 64.
 inline int wave_kx(int input) { return input <= 32 ? 2 : 4; }
+
+// The kernel's device-only pieces exist only where the kernel does (sm_90): no unused-function
+// warnings from the sm_80 and host passes.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+constexpr int kGxWords = 12;  // floats of layer 2's input projection per thread (3 gates × 4)
 
 // Hand-over between the CTAs (sm_90): st.async into the peer's shared memory completes bytes on
 // the peer's mbarrier (no fence on the producer's path); the consumer arms its barrier with the
@@ -97,6 +101,7 @@ __device__ __forceinline__ void st_async4(uint32_t peer, float a, float b, float
 
 // Ring depths: h1 slots (CTA 0 → 1) and g2 slots (CTA 1 → 2): how far a CTA may run ahead.
 constexpr int kD1 = 4, kD2 = 2;
+#endif
 
 template <int KT, int KX, typename T16>
 __global__ void __launch_bounds__(KT * 32, 1) rnn_wave_kernel(RnnWaveParams p) {
