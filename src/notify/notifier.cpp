@@ -97,6 +97,10 @@ void Notifier::stop() {
   const NotifierStats s = stats();
   spdlog::info("notify: {} alerts ({} silenced, {} inhibited), {} notifications, {} delivered, {} failed attempts, {} dead",
                s.alerts, s.silenced, s.inhibited, s.notifications, s.delivered, s.failed_attempts, s.dead);
+  if (s.audit_errors > 0 || s.audit_dropped > 0) {
+    spdlog::warn("notify: delivery audit: {} failed writes or connects; {} records dropped (the outbox keeps them; "
+                 "a catch-up records them)", s.audit_errors, s.audit_dropped);
+  }
 }
 
 void Notifier::process(const NotifyAlert& a, int64_t now_ns) {
