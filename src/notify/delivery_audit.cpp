@@ -113,6 +113,7 @@ size_t DeliveryAudit::queued() {
 
 void DeliveryAudit::drop(size_t n, const std::string& why) {
   dropped_.fetch_add(n, std::memory_order_relaxed);
+  logged_dropped_ += n;  // logged here, not again as "queue full"
   spdlog::error("notify: delivery audit: {} records not written: {}; the next start records them from the outbox", n,
                 why);
 }
