@@ -1,6 +1,7 @@
 #include "serve/serve_options.h"
 
 #include <algorithm>
+#include <climits>
 #include <filesystem>
 
 namespace ts::serve {
@@ -32,7 +33,7 @@ ServeOptions ServeOptions::from_config(const ConfigSection& s) {
   o.every_n = s.get("every_n", o.every_n);
   if (o.every_n < 1) bad("every_n must be >= 1");
   o.workers = s.get("workers", o.workers);
-  if (o.workers < 0 || o.workers > 16) bad("workers must be in 0..16 (0: 2 on cuda, 1 on cpu)");
+  if (o.workers < 0 || o.workers > 16) bad("workers must be in 0..16 (0: 4 on cuda, 1 on cpu)");
   o.cpu_threads = s.get("cpu_threads", o.cpu_threads);
   if (o.cpu_threads < 0 || o.cpu_threads > 1024) bad("cpu_threads must be in 0..1024 (0: every core)");
   o.deadline_us = s.get("deadline_us", o.deadline_us);
@@ -41,8 +42,11 @@ ServeOptions ServeOptions::from_config(const ConfigSection& s) {
   o.request_ring = size_t(s.get("request_ring", int64_t(o.request_ring)));
   o.batcher.max_batch = s.get("max_batch", o.batcher.max_batch);
   if (o.batcher.max_batch < 1) bad("max_batch must be >= 1");
-  o.batcher.max_delay_us = s.get("max_delay_us", o.batcher.max_delay_us);
-  if (o.batcher.max_delay_us < 0) bad("max_delay_us must be >= 0");
+  if (const int64_t d = s.get("max_delay_us", INT64_MIN); d != INT64_MIN) {  // absent: by backend (max_delay_auto)
+    if (d < 0) bad("max_delay_us must be >= 0");
+    o.batcher.max_delay_us = d;
+    o.max_delay_auto = false;
+  }
   o.batcher.max_queue = size_t(s.get("max_queue", int64_t(o.batcher.max_queue)));
   o.lossless = s.get("lossless", o.lossless);
   if (o.lossless != "auto" && o.lossless != "on" && o.lossless != "off") bad("lossless must be auto, on or off");

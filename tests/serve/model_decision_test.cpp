@@ -121,6 +121,18 @@ cooldown_s = 5
   EXPECT_DOUBLE_EQ(o.groups[1].cooldown_s, 5);
 }
 
+// max_delay_us left out is chosen with the backend (50 µs on cuda, 200 on cpu: app/model_wiring);
+// a value given is kept, a negative one refused.
+TEST(ServeOptions, MaxDelayIsTheBackendsUnlessGiven) {
+  EXPECT_TRUE(parse_model("[model]\n").max_delay_auto);
+  const auto o = parse_model("[model]\nmax_delay_us = 300\n");
+  EXPECT_FALSE(o.max_delay_auto);
+  EXPECT_EQ(o.batcher.max_delay_us, 300);
+  EXPECT_EQ(parse_model("[model]\nmax_delay_us = 0\n").batcher.max_delay_us, 0);
+  EXPECT_NE(config_error("[model]\nmax_delay_us = -1\n").find("max_delay_us must be >= 0"), std::string::npos);
+  EXPECT_NE(config_error("[model]\nworkers = 17\n").find("0: 4 on cuda, 1 on cpu"), std::string::npos);
+}
+
 TEST(ServeOptions, BadGroupsAreConfigErrorsNamingTheGroup) {
   EXPECT_NE(config_error("[model]\n[[model.groups]]\nname = \"a\"\nsymbols = [\"1*\"]\nthreshold = 1.5\n")
                 .find("[model.groups[0]] threshold must be in (0, 1]"),
