@@ -56,14 +56,8 @@ void check_mma(const std::string& name, const Graph& g, const std::vector<std::p
     for (const Node& n : g.nodes)
       if (n.op == "GRU" || n.op == "LSTM") h = n.attr_i("hidden_size", 0);
     if (g.inputs.size() > 1) ins.push_back(random_tensor({1, b, h}, seed++, 1.0f));
-    const size_t out_elems = size_t(t * b * h);
-    auto want = run(*cpu_e.value(), ins, out_elems);
-    ASSERT_TRUE(want) << want.status().to_string();
-    auto got = run(*gpu_e.value(), ins, out_elems);
-    ASSERT_TRUE(got) << got.status().to_string();
-    ASSERT_EQ(got.value().size(), want.value().size());
-    for (size_t i = 0; i < want.value().size(); ++i)
-      EXPECT_EQ(compare(got.value()[i], want.value()[i], tol.rel), "") << "output " << i << " at [T, B] = [" << t << ", " << b << "]";
+    expect_gpu_matches_cpu(*cpu_e.value(), *gpu_e.value(), ins, tol.rel,
+                           "at [T, B] = [" + std::to_string(t) + ", " + std::to_string(b) + "]", size_t(t * b * h));
   }
 }
 

@@ -103,6 +103,20 @@ inline Result<std::vector<std::vector<float>>> run(Engine& e, std::vector<HostTe
   return bufs;
 }
 
+// The CUDA engine's outputs against the CPU engine's on the same inputs, each within `rel`;
+// `where` names the case in a failure.
+inline void expect_gpu_matches_cpu(Engine& cpu, Engine& gpu, std::vector<HostTensor>& in, double rel, const std::string& where,
+                                   size_t out_elems = 1 << 22) {
+  auto want = run(cpu, in, out_elems);
+  ASSERT_TRUE(want) << want.status().to_string();
+  auto got = run(gpu, in, out_elems);
+  ASSERT_TRUE(got) << got.status().to_string();
+  ASSERT_EQ(got.value().size(), want.value().size());
+  for (size_t i = 0; i < want.value().size(); ++i) {
+    EXPECT_EQ(compare(got.value()[i], want.value()[i], rel), "") << "output " << i << " " << where;
+  }
+}
+
 // One graph, CPU vs CUDA on the same random inputs at several shapes.
 struct OpCase {
   std::string name;
@@ -124,14 +138,7 @@ inline void check_case(const OpCase& c, Tol tol, Precision p = Precision::kFP32,
   for (const auto& dims : c.runs) {
     std::vector<HostTensor> in;
     for (const auto& d : dims) in.push_back(random_tensor(d, seed++, 1.5f));
-    auto want = run(*cpu_e.value(), in);
-    ASSERT_TRUE(want) << want.status().to_string();
-    auto got = run(*gpu_e.value(), in);
-    ASSERT_TRUE(got) << got.status().to_string();
-    ASSERT_EQ(got.value().size(), want.value().size());
-    for (size_t i = 0; i < want.value().size(); ++i) {
-      EXPECT_EQ(compare(got.value()[i], want.value()[i], tol.rel), "") << "at input " << dstr(dims[0]);
-    }
+    expect_gpu_matches_cpu(*cpu_e.value(), *gpu_e.value(), in, tol.rel, "at input " + dstr(dims[0]));
   }
 }
 inline fs::path model_fixtures() {

@@ -178,6 +178,19 @@ const std::vector<std::string>& rnn_tactics() {
 Result<CudaKernelPtr> make_rnn(const Graph& g, const Node& n, bool lstm, CudaMath p, const std::string& tactic);
 Status check_rnn(const Graph& g, const Node& n, bool lstm);
 
+// A GRUStack's two layers as the GRU nodes they were fused from (X, W, R, B each; layer 2's X
+// is a placeholder: its input is layer 1's Y at run time).
+std::pair<Node, Node> gru_stack_layers(const Node& n) {
+  Node l1, l2;
+  l1.op = l2.op = "GRU";
+  l1.name = n.name + "/layer1";
+  l2.name = n.name + "/layer2";
+  l1.attrs = l2.attrs = n.attrs;
+  l1.inputs = {n.inputs[0], n.inputs[1], n.inputs[2], n.inputs[3]};
+  l2.inputs = {n.inputs[0], n.inputs[4], n.inputs[5], n.inputs[6]};
+  return {std::move(l1), std::move(l2)};
+}
+
 // The env a GRUStack hands its layers for "layers:<tactic>": layer 1's Y (the tensor `y1`)
 // lives at the front of the one scratch region, each layer's own scratch after it. The
 // region is requested at its full size first, so that no later request grows (moves) it while
@@ -224,13 +237,7 @@ class GruStackKernel final : public CudaKernel {
     const bool lbr = n.attr_i("linear_before_reset", 0) != 0;
     wave_ = tactic == "wave";
     const std::string per_layer = wave_ ? "mma_x2" : tactic.substr(tactic.find(':') + 1);
-    Node l1, l2;
-    l1.op = l2.op = "GRU";
-    l1.name = n.name + "/layer1";
-    l2.name = n.name + "/layer2";
-    l1.attrs = l2.attrs = n.attrs;
-    l1.inputs = {n.inputs[0], n.inputs[1], n.inputs[2], n.inputs[3]};
-    l2.inputs = {n.inputs[0], n.inputs[4], n.inputs[5], n.inputs[6]};
+    const auto [l1, l2] = gru_stack_layers(n);
     auto k1 = make_rnn(g, l1, false, p, per_layer);
     if (!k1) return k1.status();
     auto k2 = make_rnn(g, l2, false, p, per_layer);
@@ -327,13 +334,7 @@ Status check_gru_stack(const Graph& g, const Node& n) {
   for (size_t i : {size_t(1), size_t(2), size_t(4), size_t(5)}) {
     if (!const_f32(g, n.inputs[i])) return unsupported(n, "needs constant f32 weights (input " + std::to_string(i) + ")");
   }
-  Node l1, l2;
-  l1.op = l2.op = "GRU";
-  l1.name = n.name + "/layer1";
-  l2.name = n.name + "/layer2";
-  l1.attrs = l2.attrs = n.attrs;
-  l1.inputs = {n.inputs[0], n.inputs[1], n.inputs[2], n.inputs[3]};
-  l2.inputs = {n.inputs[0], n.inputs[4], n.inputs[5], n.inputs[6]};
+  const auto [l1, l2] = gru_stack_layers(n);
   TS_RETURN_IF_ERROR(check_rnn(g, l1, false));
   return check_rnn(g, l2, false);
 }
