@@ -105,14 +105,9 @@ class ExecutionContext {
   // The first calls at a new shape bucket run eagerly (and may block on allocation); graphs are
   // captured on an internal stream and launched on `stream` from then on.
   // A shape outside every profile, a wrong dtype or count, bad memory → error Status, nothing
-  // queued. kUnsupported on a backend without device streams (cpu).
+  // queued. kUnsupported on a backend without device streams (cpu: BackendExecutor's default).
   virtual Status enqueue_on_stream(std::span<const TensorView> inputs, std::span<TensorView> outputs,
-                                   DeviceStream stream) {
-    (void)inputs;
-    (void)outputs;
-    (void)stream;
-    return Status(StatusCode::kUnsupported, "this backend has no device streams: enqueue_on_stream needs the cuda backend");
-  }
+                                   DeviceStream stream) = 0;
   // What this context chose at run time, for inspection and logs: on the cuda backend each
   // shape bucket's CUDA graph and its input/output path (mapped zero-copy or pinned copies,
   // with the times measured at capture). "" when there is nothing to say.

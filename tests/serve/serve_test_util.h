@@ -73,6 +73,11 @@ class FaultyEngine : public engine::Engine {
       if (fail_.load()) return Status(StatusCode::kInternal, "injected failure: cudaErrorLaunchFailure (test)");
       return inner_->enqueue(in, out, std::move(done));
     }
+    Status enqueue_on_stream(std::span<const engine::TensorView> in, std::span<engine::TensorView> out,
+                             engine::DeviceStream stream) override {
+      if (fail_.load()) return Status(StatusCode::kInternal, "injected failure: cudaErrorLaunchFailure (test)");
+      return inner_->enqueue_on_stream(in, out, stream);
+    }
 
    private:
     std::unique_ptr<engine::ExecutionContext> inner_;

@@ -16,6 +16,16 @@
 namespace ts::engine::cuda {
 namespace {
 
+// X of a GRU/LSTM (or a GRUStack): f32 [seq, batch, input].
+Status check_rnn_x(const DevTensor* x, int64_t input) {
+  if (!x) return bad_input("missing X");
+  if (x->dtype != DType::kF32) return bad_input("X must be f32");
+  if (x->dims.size() != 3 || x->dims[2] != input) {
+    return bad_input("X " + dims_str(x->dims) + " must be [seq, batch, " + std::to_string(input) + "]");
+  }
+  return Status::ok();
+}
+
 class RnnKernel final : public CudaKernel {
  public:
   RnnKernel(bool lstm, bool lbr, int64_t hidden, int64_t input, int max_ks, bool rows1, bool regs, bool mma, bool mma_x,
@@ -77,11 +87,7 @@ class RnnKernel final : public CudaKernel {
 
   Status launch(const CudaArgs& a) const override {
     const DevTensor* x = a.input(0);
-    if (!x) return bad_input("missing X");
-    if (x->dtype != DType::kF32) return bad_input("X must be f32");
-    if (x->dims.size() != 3 || x->dims[2] != i_) {
-      return bad_input("X " + dims_str(x->dims) + " must be [seq, batch, " + std::to_string(i_) + "]");
-    }
+    TS_RETURN_IF_ERROR(check_rnn_x(x, i_));
     const int64_t t_len = x->dims[0], b = x->dims[1], h = h_, gh = (lstm_ ? 4 : 3) * h;
     if (t_len > INT32_MAX || b > INT32_MAX) return bad_input("X is too large");
     const DevTensor* lens = a.input(4);
@@ -259,11 +265,7 @@ class GruStackKernel final : public CudaKernel {
 
   Status launch(const CudaArgs& a) const override {
     const DevTensor* x = a.input(0);
-    if (!x) return bad_input("missing X");
-    if (x->dtype != DType::kF32) return bad_input("X must be f32");
-    if (x->dims.size() != 3 || x->dims[2] != i_) {
-      return bad_input("X " + dims_str(x->dims) + " must be [seq, batch, " + std::to_string(i_) + "]");
-    }
+    TS_RETURN_IF_ERROR(check_rnn_x(x, i_));
     const int64_t t_len = x->dims[0], b = x->dims[1];
     if (t_len > INT32_MAX || b > INT32_MAX) return bad_input("X is too large");
     if (wave_ && frags_.get() && b <= kRnnWaveMaxBatch && rnn_wave_supported(int(h_), int(i_), true)) {
