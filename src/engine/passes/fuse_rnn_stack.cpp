@@ -1,15 +1,16 @@
-// fuse_rnn_stack: two stacked GRU layers → one GRUStack node, for backends that run that op
-// (the CUDA backend's wavefront, cuda_rnn_wave.h). Run by the builder for FP16/BF16 plans once the
-// backend is known (FP32 plans keep their layers): the pattern is what PyTorch exports for
-// nn.GRU(num_layers=2),
+// fuse_rnn_stack: two stacked GRU layers → one GRUStack node, two stacked LSTM layers → one
+// LSTMStack node, for backends that run that op (the CUDA backend's wavefronts, cuda_rnn_wave.h
+// and cuda_lstm_wave.h). Run by the builder for FP16/BF16 plans once the backend is known (FP32
+// plans keep their layers): the pattern is what PyTorch exports for nn.GRU(num_layers=2) and
+// nn.LSTM(num_layers=2),
 //
-//   GRU₁(X) → Y₁ [T, 1, B, H] → Squeeze(axis 1) → GRU₂ → Y₂, Y_h₂
+//   GRU₁(X) → Y₁ [T, 1, B, H] → Squeeze(axis 1) → GRU₂ → Y₂, Y_h₂        (LSTM: … → Y₂, Y_h₂, Y_c₂)
 //
-// where Y₁ feeds nothing else, GRU₁'s Y_h is unused, both layers are forward with the same
-// attributes, no sequence_lens and no initial state (simplify_rnn drops PyTorch's zero ones).
-// GRUStack inputs: X, W₁, R₁, B₁, W₂, R₂, B₂; outputs: GRU₂'s. It takes GRU₂'s place (every
-// value it reads exists there) and GRU₁'s name; a tactic forced on both layers carries over
-// ("wave" as is, a per-layer tactic t as "layers:t").
+// where Y₁ feeds nothing else, layer 1's other outputs (Y_h, Y_c) are unused, both layers are
+// forward with the same attributes, no sequence_lens, no initial state (simplify_rnn drops
+// PyTorch's zero ones) and no LSTM peepholes. Stack inputs: X, W₁, R₁, B₁, W₂, R₂, B₂; outputs:
+// layer 2's. It takes layer 2's place (every value it reads exists there) and layer 1's name; a
+// tactic forced on both layers carries over ("wave" as is, a per-layer tactic t as "layers:t").
 #include <functional>
 
 #include "engine/passes/fuse_patterns.h"
@@ -41,10 +42,14 @@ bool squeezes_axis1(const Graph& g, const Node& sq) {
   return axes.size() == 1 && (axes[0] == 1 || axes[0] == -3);
 }
 
-bool plain_gru(const Graph& g, const Node& n) {
-  if (n.op != "GRU" || n.inputs.size() < 3 || n.outputs.empty()) return false;
+// The stacked node of each recurrent op.
+const char* stack_op(const std::string& op) { return op == "GRU" ? "GRUStack" : op == "LSTM" ? "LSTMStack" : nullptr; }
+
+bool plain_rnn(const Graph& g, const Node& n, const std::string& op) {
+  if (n.op != op || n.inputs.size() < 3 || n.outputs.empty()) return false;
   if (n.attr_s("direction", "forward") != "forward" || n.attr_i("layout", 0) != 0) return false;
   if (!absent(n, 4) || !absent(n, 5)) return false;  // sequence_lens, initial_h
+  if (op == "LSTM" && (!absent(n, 6) || !absent(n, 7))) return false;  // initial_c, peepholes
   for (size_t i : {size_t(1), size_t(2)})
     if (!g.value(n.inputs[i]).is_constant) return false;
   return absent(n, 3) || g.value(n.inputs[3]).is_constant;
@@ -59,16 +64,19 @@ int fuse_rnn_stack(Graph& g, PassLog& log, const std::function<bool(const Node&)
     const auto users = passes::consumers(g);
     for (size_t i2 = 0; i2 < g.nodes.size() && !again; ++i2) {
       const Node& n2 = g.nodes[i2];
-      if (!plain_gru(g, n2)) continue;
+      const char* fused_op = stack_op(n2.op);
+      if (!fused_op || !plain_rnn(g, n2, n2.op)) continue;
       const int is = producer(g, n2.inputs[0]);
       if (is < 0 || g.nodes[size_t(is)].op != "Squeeze") continue;
       const Node& sq = g.nodes[size_t(is)];
       if (!squeezes_axis1(g, sq) || users[size_t(sq.outputs[0])].size() != 1 || passes::is_graph_output(g, sq.outputs[0])) continue;
       const int i1 = producer(g, sq.inputs[0]);
-      if (i1 < 0 || !plain_gru(g, g.nodes[size_t(i1)])) continue;
+      if (i1 < 0 || !plain_rnn(g, g.nodes[size_t(i1)], n2.op)) continue;
       const Node& n1 = g.nodes[size_t(i1)];
       if (n1.outputs[0] != sq.inputs[0] || users[size_t(n1.outputs[0])].size() != 1 || passes::is_graph_output(g, n1.outputs[0])) continue;
-      if (n1.outputs.size() > 1 && used(g, users, n1.outputs[1])) continue;
+      bool states_used = false;  // Y_h (and an LSTM's Y_c) of layer 1
+      for (size_t o = 1; o < n1.outputs.size(); ++o) states_used = states_used || used(g, users, n1.outputs[o]);
+      if (states_used) continue;
       if (n1.attrs != n2.attrs) continue;
       std::string tactic;
       if (n1.tactic != n2.tactic) continue;
@@ -77,7 +85,7 @@ int fuse_rnn_stack(Graph& g, PassLog& log, const std::function<bool(const Node&)
 
       Node f;
       f.name = n1.name;
-      f.op = "GRUStack";
+      f.op = fused_op;
       auto in = [](const Node& n, size_t k) { return k < n.inputs.size() ? n.inputs[k] : kNoValue; };
       f.inputs = {n1.inputs[0], n1.inputs[1], n1.inputs[2], in(n1, 3), n2.inputs[1], n2.inputs[2], in(n2, 3)};
       f.outputs = n2.outputs;

@@ -29,8 +29,9 @@ Status select_layout(Graph& g, PassLog& log);
 Status run_passes(Graph& g, PassLog& log);
 
 // Not in run_passes: the builder runs it for FP16/BF16 plans once the backend is known. Two
-// stacked GRU layers (GRU → Squeeze → GRU, as PyTorch exports num_layers=2) → one GRUStack node
-// where `backend_runs` accepts it (fuse_rnn_stack.cpp). Returns the number of fusions.
+// stacked GRU layers (GRU → Squeeze → GRU, as PyTorch exports num_layers=2) → one GRUStack node,
+// two stacked LSTM layers → one LSTMStack node, where `backend_runs` accepts it
+// (fuse_rnn_stack.cpp). Returns the number of fusions.
 int fuse_rnn_stack(Graph& g, PassLog& log, const std::function<bool(const Node&)>& backend_runs);
 
 }  // namespace ts::engine

@@ -1,8 +1,9 @@
 #pragma once
-// Device helpers shared by the tensor-core recurrences (cuda_rnn_mma.cu, cuda_rnn_wave.cu):
-// fast gate activations, fp32 pairs packed as fp16/bf16 registers, and one mma.sync
-// m16n8k16 (row.col, fp32 accumulate) in the register layout of the PTX ISA's fragment
-// tables. Included only by .cu files of the CUDA backend.
+// Device helpers shared by the tensor-core recurrences (cuda_rnn_mma.cu, cuda_rnn_wave.cu,
+// cuda_lstm_wave.cu): fast gate activations, fp32 pairs packed as fp16/bf16 registers, and one
+// mma.sync m16n8k16 (row.col, fp32 accumulate) in the register layout of the PTX ISA's fragment
+// tables; the cluster hand-over primitives (rnn_cluster, sm_90). Included only by .cu files of
+// the CUDA backend.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -47,4 +48,67 @@ __device__ __forceinline__ void mma16816(float (&d)[4], const uint32_t (&a)[4], 
   }
 }
 
+// Host side: two floats as one packed fp16 / bf16 pair (lo in the low half), the order in which
+// the A fragments above are packed on the host.
+inline uint32_t pack_pair_host(float lo, float hi, bool bf16) {
+  uint16_t l, h;
+  if (bf16) {
+    __nv_bfloat16 a = __float2bfloat16_rn(lo), b = __float2bfloat16_rn(hi);
+    l = *reinterpret_cast<uint16_t*>(&a);
+    h = *reinterpret_cast<uint16_t*>(&b);
+  } else {
+    __half a = __float2half_rn(lo), b = __float2half_rn(hi);
+    l = *reinterpret_cast<uint16_t*>(&a);
+    h = *reinterpret_cast<uint16_t*>(&b);
+  }
+  return uint32_t(l) | (uint32_t(h) << 16);
+}
+
 }  // namespace ts::engine::cuda::rnn_device
+
+// Hand-over between the CTAs of a thread-block cluster (sm_90; the LSTM wavefront,
+// cuda_lstm_wave.cu): st.async into a peer's shared memory completes bytes on the peer's
+// mbarrier (no fence on the producer's path); the consumer arms its barrier with the bytes it
+// expects and waits on the phase parity; "slot free" goes back as a remote arrive. A namespace
+// of its own, not pulled in with rnn_device. Compiled only for sm_90 and later.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+namespace ts::engine::cuda::rnn_cluster {
+
+__device__ __forceinline__ uint32_t smem_addr(const void* p) { return uint32_t(__cvta_generic_to_shared(p)); }
+// The same shared-memory address in cluster CTA `rank`.
+__device__ __forceinline__ uint32_t peer_addr(uint32_t a, int rank) {
+  uint32_t r;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(a), "r"(rank));
+  return r;
+}
+__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_expect(uint32_t bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
+  uint32_t done = 0;
+  do {
+    asm volatile(
+        "{\n .reg .pred p;\n mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+__device__ __forceinline__ void mbar_arrive_peer(uint32_t peer_bar) {
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(peer_bar) : "memory");
+}
+__device__ __forceinline__ void st_async(uint32_t peer, uint32_t v, uint32_t peer_bar) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];\n" ::"r"(peer), "r"(v), "r"(peer_bar)
+               : "memory");
+}
+__device__ __forceinline__ void st_async4(uint32_t peer, float a, float b, float c, float d, uint32_t peer_bar) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], {%1, %2, %3, %4}, [%5];\n" ::"r"(peer), "f"(a),
+               "f"(b), "f"(c), "f"(d), "r"(peer_bar)
+               : "memory");
+}
+
+}  // namespace ts::engine::cuda::rnn_cluster
+#endif

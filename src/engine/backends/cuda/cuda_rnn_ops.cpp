@@ -8,6 +8,7 @@
 #include <cuda_fp16.h>
 
 #include "engine/backends/cuda/cuda_gemm.h"
+#include "engine/backends/cuda/cuda_lstm_wave.h"
 #include "engine/backends/cuda/cuda_ops.h"
 #include "engine/backends/cuda/cuda_rnn.h"
 #include "engine/backends/cuda/cuda_rnn_wave.h"
@@ -16,7 +17,7 @@
 namespace ts::engine::cuda {
 namespace {
 
-// X of a GRU/LSTM (or a GRUStack): f32 [seq, batch, input].
+// X of a GRU/LSTM (or a GRUStack/LSTMStack): f32 [seq, batch, input].
 Status check_rnn_x(const DevTensor* x, int64_t input) {
   if (!x) return bad_input("missing X");
   if (x->dtype != DType::kF32) return bad_input("X must be f32");
@@ -175,7 +176,8 @@ class RnnKernel final : public CudaKernel {
   bool r_bf16_ = false;
 };
 
-// The per-layer tactics, each also offered for both layers of a GRUStack as "layers:<tactic>".
+// The per-layer tactics, each also offered for both layers of a GRUStack/LSTMStack as
+// "layers:<tactic>".
 const std::vector<std::string>& rnn_tactics() {
   static const std::vector<std::string> t{"persistent_ks4", "persistent_ks8", "persistent_ks4_rows1",
                                           "persistent_ks8_rows1", "regs_b1", "mma", "mma_x", "mma_x2"};
@@ -184,11 +186,11 @@ const std::vector<std::string>& rnn_tactics() {
 Result<CudaKernelPtr> make_rnn(const Graph& g, const Node& n, bool lstm, CudaMath p, const std::string& tactic);
 Status check_rnn(const Graph& g, const Node& n, bool lstm);
 
-// A GRUStack's two layers as the GRU nodes they were fused from (X, W, R, B each; layer 2's X
-// is a placeholder: its input is layer 1's Y at run time).
-std::pair<Node, Node> gru_stack_layers(const Node& n) {
+// A GRUStack's (LSTMStack's) two layers as the GRU (LSTM) nodes they were fused from (X, W, R, B
+// each; layer 2's X is a placeholder: its input is layer 1's Y at run time).
+std::pair<Node, Node> rnn_stack_layers(const Node& n, bool lstm) {
   Node l1, l2;
-  l1.op = l2.op = "GRU";
+  l1.op = l2.op = lstm ? "LSTM" : "GRU";
   l1.name = n.name + "/layer1";
   l2.name = n.name + "/layer2";
   l1.attrs = l2.attrs = n.attrs;
@@ -197,8 +199,8 @@ std::pair<Node, Node> gru_stack_layers(const Node& n) {
   return {std::move(l1), std::move(l2)};
 }
 
-// The env a GRUStack hands its layers for "layers:<tactic>": layer 1's Y (the tensor `y1`)
-// lives at the front of the one scratch region, each layer's own scratch after it. The
+// The env a GRUStack/LSTMStack hands its layers for "layers:<tactic>": layer 1's Y (the tensor
+// `y1`) lives at the front of the one scratch region, each layer's own scratch after it. The
 // region is requested at its full size first, so that no later request grows (moves) it while
 // Y is in it.
 class StackEnv final : public CudaRunEnv {
@@ -225,13 +227,15 @@ class StackEnv final : public CudaRunEnv {
   size_t offset_;
 };
 
-// GRUStack (passes/fuse_rnn_stack.cpp): two GRU layers, layer 1's Y feeding layer 2 (inputs X,
-// W1, R1, B1, W2, R2, B2; outputs layer 2's Y, Y_h). Tactic "wave": both layers in one
-// wavefront launch (cuda_rnn_wave.cu) where rnn_wave_supported() and batch ≤ kRnnWaveMaxBatch,
-// else as "layers:mma_x2";
+// GRUStack / LSTMStack (passes/fuse_rnn_stack.cpp): two GRU (LSTM) layers, layer 1's Y feeding
+// layer 2 (inputs X, W1, R1, B1, W2, R2, B2; outputs layer 2's Y, Y_h (, Y_c)). Tactic "wave":
+// both layers in one wavefront launch (GRU: cuda_rnn_wave.cu where rnn_wave_supported() and
+// batch ≤ kRnnWaveMaxBatch; LSTM: cuda_lstm_wave.cu where lstm_wave_supported() and batch ≤
+// kLstmWaveMaxBatch), else as "layers:mma_x2";
 // "layers:<t>": layer by layer with per-layer tactic t, as the graph ran before the fusion.
-class GruStackKernel final : public CudaKernel {
+class RnnStackKernel final : public CudaKernel {
  public:
+  explicit RnnStackKernel(bool lstm) : lstm_(lstm) {}
   bool reads_input(size_t i) const override { return i == 0; }
   int64_t weight_bytes() const override {
     return int64_t(frags_.bytes() + bias_.bytes()) + l1_->weight_bytes() + l2_->weight_bytes();
@@ -243,15 +247,24 @@ class GruStackKernel final : public CudaKernel {
     const bool lbr = n.attr_i("linear_before_reset", 0) != 0;
     wave_ = tactic == "wave";
     const std::string per_layer = wave_ ? "mma_x2" : tactic.substr(tactic.find(':') + 1);
-    const auto [l1, l2] = gru_stack_layers(n);
-    auto k1 = make_rnn(g, l1, false, p, per_layer);
+    const auto [l1, l2] = rnn_stack_layers(n, lstm_);
+    auto k1 = make_rnn(g, l1, lstm_, p, per_layer);
     if (!k1) return k1.status();
-    auto k2 = make_rnn(g, l2, false, p, per_layer);
+    auto k2 = make_rnn(g, l2, lstm_, p, per_layer);
     if (!k2) return k2.status();
     l1_.reset(static_cast<CudaKernel*>(k1.value().release()));
     l2_.reset(static_cast<CudaKernel*>(k2.value().release()));
-    if (wave_ && cuda_math_16bit(p) && rnn_wave_shape_supported(int(h_), int(i_), lbr)) {
-      const bool bf16 = p == CudaMath::kBF16;
+    const bool bf16 = p == CudaMath::kBF16;
+    if (wave_ && lstm_ && cuda_math_16bit(p) && lstm_wave_shape_supported(int(h_), int(i_))) {
+      std::vector<uint32_t> f = lstm_wave_pack(g.value(n.inputs[1]).as<float>(), g.value(n.inputs[2]).as<float>(),
+                                               g.value(n.inputs[4]).as<float>(), g.value(n.inputs[5]).as<float>(),
+                                               int(h_), int(i_), bf16);
+      TS_RETURN_IF_ERROR(frags_.upload(f.data(), f.size() * sizeof(uint32_t)));
+      std::vector<float> b = lstm_wave_bias(rnn_bias(g, l1, 4, h_), rnn_bias(g, l2, 4, h_), int(h_));
+      TS_RETURN_IF_ERROR(bias_.upload(b.data(), b.size() * sizeof(float)));
+      bf16_ = bf16;
+    }
+    if (wave_ && !lstm_ && cuda_math_16bit(p) && rnn_wave_shape_supported(int(h_), int(i_), lbr)) {
       std::vector<uint32_t> f = rnn_wave_pack(g.value(n.inputs[1]).as<float>(), g.value(n.inputs[2]).as<float>(),
                                               g.value(n.inputs[4]).as<float>(), g.value(n.inputs[5]).as<float>(),
                                               int(h_), int(i_), bf16);
@@ -268,7 +281,10 @@ class GruStackKernel final : public CudaKernel {
     TS_RETURN_IF_ERROR(check_rnn_x(x, i_));
     const int64_t t_len = x->dims[0], b = x->dims[1];
     if (t_len > INT32_MAX || b > INT32_MAX) return bad_input("X is too large");
-    if (wave_ && frags_.get() && b <= kRnnWaveMaxBatch && rnn_wave_supported(int(h_), int(i_), true)) {
+    if (wave_ && frags_.get() && lstm_ && b <= kLstmWaveMaxBatch && lstm_wave_supported(int(h_), int(i_))) {
+      return launch_wave_lstm(a, *x, t_len, b);
+    }
+    if (wave_ && frags_.get() && !lstm_ && b <= kRnnWaveMaxBatch && rnn_wave_supported(int(h_), int(i_), true)) {
       return launch_wave(a, *x, t_len, b);
     }
     return launch_layers(a, *x, t_len, b);
@@ -300,9 +316,29 @@ class GruStackKernel final : public CudaKernel {
     return launch_rnn_wave(p, a.stream);
   }
 
+  Status launch_wave_lstm(const CudaArgs& a, const DevTensor& x, int64_t t_len, int64_t b) const {
+    LstmWaveParams p;
+    p.x = x.as<float>();
+    p.frags = frags_.as<uint32_t>();
+    p.bias = bias_.as<float>();
+    p.t_len = int(t_len);
+    p.batch = int(b);
+    p.hidden = int(h_);
+    p.input = int(i_);
+    p.bf16 = bf16_;
+    const int64_t yd[4] = {t_len, 1, b, h_}, sd[3] = {1, b, h_};
+    float** dst[3] = {&p.y, &p.yh, &p.yc};
+    for (size_t o = 0; o < 3 && o < a.out.size(); ++o) {
+      if (!a.out[o]) continue;
+      TS_RETURN_IF_ERROR(o == 0 ? a.env->alloc(*a.out[o], DType::kF32, yd) : a.env->alloc(*a.out[o], DType::kF32, sd));
+      *dst[o] = a.out[o]->as<float>();
+    }
+    return launch_lstm_wave(p, a.stream);
+  }
+
   Status launch_layers(const CudaArgs& a, const DevTensor& x, int64_t t_len, int64_t b) const {
     const size_t y1_bytes = (size_t(t_len * b * h_) * sizeof(float) + 255) & ~size_t(255);
-    const size_t gx_bytes = size_t(t_len * b * 3 * h_) * sizeof(float);
+    const size_t gx_bytes = size_t(t_len * b * (lstm_ ? 4 : 3) * h_) * sizeof(float);
     auto base = a.env->scratch(y1_bytes + gx_bytes);
     if (!base) return base.status();
     DevTensor y1;
@@ -325,24 +361,25 @@ class GruStackKernel final : public CudaKernel {
     return l2_->launch(a2);
   }
 
+  bool lstm_;
   int64_t h_ = 0, i_ = 0;
   bool wave_ = false, bf16_ = false;
   std::unique_ptr<CudaKernel> l1_, l2_;
   DeviceBuffer frags_, bias_;
 };
 
-Status check_gru_stack(const Graph& g, const Node& n) {
+Status check_rnn_stack(const Graph& g, const Node& n, bool lstm) {
   if (n.inputs.size() != 7 || n.outputs.empty()) return unsupported(n, "needs X, W1, R1, B1, W2, R2, B2 and Y");
   for (size_t i : {size_t(1), size_t(2), size_t(4), size_t(5)}) {
     if (!const_f32(g, n.inputs[i])) return unsupported(n, "needs constant f32 weights (input " + std::to_string(i) + ")");
   }
-  const auto [l1, l2] = gru_stack_layers(n);
-  TS_RETURN_IF_ERROR(check_rnn(g, l1, false));
-  return check_rnn(g, l2, false);
+  const auto [l1, l2] = rnn_stack_layers(n, lstm);
+  TS_RETURN_IF_ERROR(check_rnn(g, l1, lstm));
+  return check_rnn(g, l2, lstm);
 }
 
-Result<CudaKernelPtr> make_gru_stack(const Graph& g, const Node& n, CudaMath p, const std::string& tactic) {
-  auto k = std::make_unique<GruStackKernel>();
+Result<CudaKernelPtr> make_rnn_stack(const Graph& g, const Node& n, CudaMath p, const std::string& tactic, bool lstm) {
+  auto k = std::make_unique<RnnStackKernel>(lstm);
   TS_RETURN_IF_ERROR(k->init(g, n, p, tactic));
   return CudaKernelPtr(std::move(k));
 }
@@ -416,12 +453,16 @@ void add_rnn_ops(std::vector<CudaOpInfo>& ops) {
   ops.push_back({"LSTM", [](const Graph& g, const Node& n) { return check_rnn(g, n, true); },
                  [](const Graph& g, const Node& n, CudaMath p, const std::string& t) { return make_rnn(g, n, true, p, t); },
                  tactics});
-  // GRUStack: "layers:<t>" for every per-layer tactic t (the first is the default, as for one
-  // GRU), and "wave" (cuda_rnn_wave.h).
+  // GRUStack / LSTMStack: "layers:<t>" for every per-layer tactic t (the first is the default, as
+  // for one layer), and "wave" (cuda_rnn_wave.h, cuda_lstm_wave.h).
   std::vector<std::string> stack;
   for (const std::string& t : tactics) stack.push_back("layers:" + t);
   stack.push_back("wave");
-  ops.push_back({"GRUStack", check_gru_stack, make_gru_stack, stack});
+  for (const bool lstm : {false, true}) {
+    ops.push_back({lstm ? "LSTMStack" : "GRUStack", [lstm](const Graph& g, const Node& n) { return check_rnn_stack(g, n, lstm); },
+                   [lstm](const Graph& g, const Node& n, CudaMath p, const std::string& t) { return make_rnn_stack(g, n, p, t, lstm); },
+                   stack});
+  }
 }
 
 }  // namespace ts::engine::cuda

@@ -1,0 +1,49 @@
+#pragma once
+// Tactic "wave" of the LSTMStack node (two stacked LSTM layers, cuda_rnn_ops.cpp): both layers
+// in ONE launch as a wavefront over a thread-block cluster of four CTAs per 8 batch rows
+// (cuda_lstm_wave.cu), so that layer 2's step t runs beside layer 1's step t+1 and the critical
+// path is T + 3 steps instead of 2·T. The GRU's counterpart is cuda_rnn_wave.h.
+//
+// Needs a Hopper-class device (thread-block clusters and distributed shared memory, sm_90):
+// lstm_wave_supported() is false elsewhere and the caller runs the layers one by one instead.
+#include <cstdint>
+#include <vector>
+
+#include "engine/backends/cuda/cuda_common.h"
+
+namespace ts::engine::cuda {
+
+struct LstmWaveParams {
+  const float* x = nullptr;         // layer 1's input [T][B][input], fp32
+  const uint32_t* frags = nullptr;  // lstm_wave_pack()
+  const float* bias = nullptr;      // lstm_wave_bias(): [2 layers][4 gates][H]
+  float* y = nullptr;               // layer 2's Y [T][1][B][H] or null
+  float* yh = nullptr;              // layer 2's Y_h [1][B][H] or null
+  float* yc = nullptr;              // layer 2's Y_c [1][B][H] or null
+  int t_len = 0, batch = 0, hidden = 0, input = 0;
+  bool bf16 = false;                // weights in bf16 (else fp16)
+};
+
+// Batch rows per cluster (the mma's n = 8 columns).
+constexpr int kLstmWaveRows = 8;
+// Above this batch tactic "wave" runs its layers one by one ("layers:mma_x2"), as the GRU's
+// wavefront does (cuda_rnn_wave.h): the wavefront runs in waves of ~33 clusters (4 CTAs each on
+// 132 SMs), so its time grows by one wave per ~264 rows while the layer kernels fill the GPU.
+constexpr int kLstmWaveMaxBatch = 2048;
+
+// Hidden 64 or 128, input 1..64, FP16/BF16 weights; forward, default activations, no clip,
+// input_forget 0, no peepholes, no sequence_lens, zero initial states (checked by the caller).
+bool lstm_wave_shape_supported(int hidden, int input);
+// lstm_wave_shape_supported() and a device with clusters (compute capability ≥ 9.0).
+bool lstm_wave_supported(int hidden, int input);
+
+// W1 [4H][input], R1 [4H][H], W2 [4H][H], R2 [4H][H] (ONNX layout of one direction, gates i, o,
+// f, c) as the four CTAs' A fragments (fp16 or bf16 pairs, in the per-thread register order).
+std::vector<uint32_t> lstm_wave_pack(const float* w1, const float* r1, const float* w2, const float* r2, int hidden,
+                                     int input, bool bf16);
+// Each layer's B ([8H]: Wb then Rb, ONNX order) as one bias per gate (Wb + Rb): [2][4][H].
+std::vector<float> lstm_wave_bias(const std::vector<float>& b1, const std::vector<float>& b2, int hidden);
+
+Status launch_lstm_wave(const LstmWaveParams& p, cudaStream_t stream);
+
+}  // namespace ts::engine::cuda
