@@ -1,7 +1,7 @@
 #pragma once
-// Tactic "wave" of the GRUStack node (two stacked GRU layers, cuda_rnn_ops.cpp): both layers in
-// ONE launch as a wavefront (cuda_rnn_wave.cu), so that layer 2's step t runs beside layer 1's
-// step t+1 and the critical path is T + 2 steps instead of 2·T.
+// Tactic "wave" of the GRUStack node (two stacked GRU layers, cuda_rnn_ops.cpp):
+// both layers in ONE launch as a wavefront (cuda_rnn_wave.cu), so that layer 2's step t runs
+// beside layer 1's step t+1 and the critical path is T + 2 steps instead of 2·T.
 //
 // Needs a Hopper-class device (thread-block clusters and distributed shared memory, sm_90):
 // rnn_wave_supported() is false elsewhere and the caller runs the layers one by one instead.
@@ -13,17 +13,27 @@
 namespace ts::engine::cuda {
 
 struct RnnWaveParams {
-  const float* x = nullptr;         // layer 1's input [T][B][input], fp32
+  const float* x = nullptr;         // layer 1's input, fp32: [T][B][input], or [B][T][input] when x_batch_first
   const uint32_t* frags = nullptr;  // rnn_wave_pack()
   const float* bias = nullptr;      // rnn_wave_bias(): [3 roles][4][H]
   float* y = nullptr;               // layer 2's Y [T][1][B][H] or null
   float* yh = nullptr;              // layer 2's Y_h [1][B][H] or null
+  // Head (optional, head_w non-null): out[b][n] = act(Σ_u h2_T-1[b][u] · head_w[n][u] + head_b[n]),
+  // act = sigmoid when head_sigmoid, else identity; n < head_n ≤ kRnnWaveMaxHead.
+  const float* head_w = nullptr;    // [head_n][H] fp32
+  const float* head_b = nullptr;    // [head_n] or null
+  float* head_out = nullptr;        // [B][head_n]
+  int head_n = 0;
+  bool head_sigmoid = false;
+  bool x_batch_first = false;
   int t_len = 0, batch = 0, hidden = 0, input = 0;
   bool bf16 = false;                // weights in bf16 (else fp16)
 };
 
 // Batch rows per cluster (the mma's n = 8 columns).
 constexpr int kRnnWaveRows = 8;
+// Most head outputs per batch row the kernel computes (the GRUStack's fused Gemm).
+constexpr int kRnnWaveMaxHead = 16;
 // Above this batch tactic "wave" runs its layers one by one ("layers:mma_x2"), so that a dynamic
 // profile timed at a small opt shape stays fast at large batches. PERF NOTE: H200, GRU-2x128 FP16,
 // T=60: the wavefront costs ~51 µs per wave of ~40 clusters (b256 53.6 µs, b1024 204, b4096 709)
@@ -37,7 +47,8 @@ bool rnn_wave_shape_supported(int hidden, int input, bool lbr1);
 bool rnn_wave_supported(int hidden, int input, bool lbr1);
 
 // W1 [3H][input], R1 [3H][H], W2 [3H][H], R2 [3H][H] (ONNX layout of one direction, gates z, r,
-// h) as the three CTAs' A fragments (fp16 or bf16 pairs, in the per-thread register order).
+// h) as the three CTAs' A fragments (fp16 or bf16 pairs, in the per-thread register order; W1
+// travels in role 0's block and is read by CTA 1).
 std::vector<uint32_t> rnn_wave_pack(const float* w1, const float* r1, const float* w2, const float* r2, int hidden,
                                     int input, bool bf16);
 // Each layer's B ([6H]: Wb then Rb, ONNX order) as the per-role biases the kernel starts its
@@ -46,5 +57,11 @@ std::vector<uint32_t> rnn_wave_pack(const float* w1, const float* r1, const floa
 std::vector<float> rnn_wave_bias(const std::vector<float>& b1, const std::vector<float>& b2, int hidden);
 
 Status launch_rnn_wave(const RnnWaveParams& p, cudaStream_t stream);
+
+// The head on its own (where the wavefront does not run: the layers one by one): out[b][n] =
+// act(Σ_u h[b][u] · w[n][u] + bias[n]) for b < batch, n < outs; h [batch][hidden], w [outs][hidden],
+// bias [outs], all fp32 on the device.
+Status launch_rnn_head(const float* h, const float* w, const float* bias, float* out, int batch, int hidden, int outs,
+                       bool sigmoid, cudaStream_t stream);
 
 }  // namespace ts::engine::cuda
