@@ -12,6 +12,8 @@
 // layer 2's. It takes layer 2's place (every value it reads exists there) and layer 1's name; a
 // tactic forced on both layers carries over ("wave" as is, a per-layer tactic t as "layers:t").
 #include <functional>
+#include <string>
+#include <vector>
 
 #include "engine/passes/fuse_patterns.h"
 #include "engine/passes/pass_util.h"
@@ -53,6 +55,101 @@ bool plain_rnn(const Graph& g, const Node& n, const std::string& op) {
   for (size_t i : {size_t(1), size_t(2)})
     if (!g.value(n.inputs[i]).is_constant) return false;
   return absent(n, 3) || g.value(n.inputs[3]).is_constant;
+}
+
+// The one node that reads v (v not a graph output), or -1.
+int only_user(const Graph& g, const std::vector<std::vector<int>>& users, ValueId v) {
+  if (v == kNoValue || passes::is_graph_output(g, v) || users[size_t(v)].size() != 1) return -1;
+  return users[size_t(v)][0];
+}
+
+bool swaps_first_two_axes(const Node& n) {
+  return n.op == "Transpose" && n.attr_ints("perm") == std::vector<int64_t>{1, 0, 2};
+}
+
+// Gather of index -1 (a constant scalar) along `axis`.
+bool gathers_last(const Graph& g, const Node& n, int64_t axis) {
+  if (n.op != "Gather" || n.inputs.size() != 2 || n.attr_i("axis", 0) != axis) return false;
+  const Value& idx = g.value(n.inputs[1]);
+  if (!idx.is_constant || !idx.shape.empty()) return false;
+  const std::vector<int64_t> v = constant_as_i64(idx);
+  return v.size() == 1 && v[0] == -1;
+}
+
+// A GRUStack's input glue and head → the node (the CUDA wavefront reads X batch-first and
+// computes the head from the last step's h, cuda_rnn_wave.h), what PyTorch exports for
+// `rnn(x.transpose(0, 1))` … `sigmoid(head(y[:, -1]))` with batch_first=False layers:
+//
+//   X [B, T, F] → Transpose(1, 0, 2) → GRUStack → Y [T, 1, B, H] → Squeeze(axis 1)
+//     → Transpose(1, 0, 2) → Gather(axis 1, -1)  (or Gather(axis 0, -1) without the Transpose)
+//     → FusedGemm (activation none or sigmoid) → out [B, N]
+//
+// Each part is optional; every absorbed value feeds only the next node and is no graph output;
+// the head needs the stack's Y_h unused. The node gains attribute x_batch_first = 1, and for
+// the head inputs 7, 8 (the Gemm's W and bias), attributes head_trans_b and head_activation,
+// and the Gemm's output as its one output.
+int fuse_rnn_stack_io(Graph& g, PassLog& log, const std::function<bool(const Node&)>& backend_runs) {
+  int count = 0;
+  for (bool again = true; again;) {
+    again = false;
+    for (size_t i = 0; i < g.nodes.size() && !again; ++i) {
+      if (g.nodes[i].op != "GRUStack" || g.nodes[i].attr_i("x_batch_first", 0) != 0 || g.nodes[i].inputs.size() != 7) continue;
+      const auto users = passes::consumers(g);
+      Node f = g.nodes[i];
+      std::vector<int> absorbed;
+      const int it = producer(g, f.inputs[0]);
+      if (it >= 0 && swaps_first_two_axes(g.nodes[size_t(it)]) && only_user(g, users, f.inputs[0]) == int(i)) {
+        f.inputs[0] = g.nodes[size_t(it)].inputs[0];
+        f.attrs["x_batch_first"] = int64_t(1);
+        absorbed.push_back(it);
+      }
+      [&] {  // the head
+        if (f.outputs.size() > 1 && used(g, users, f.outputs[1])) return;
+        const int is = only_user(g, users, f.outputs[0]);
+        if (is < 0 || g.nodes[size_t(is)].op != "Squeeze" || !squeezes_axis1(g, g.nodes[size_t(is)])) return;
+        int ig = only_user(g, users, g.nodes[size_t(is)].outputs[0]);
+        std::vector<int> head{is};
+        if (ig >= 0 && swaps_first_two_axes(g.nodes[size_t(ig)])) {
+          head.push_back(ig);
+          ig = only_user(g, users, g.nodes[size_t(ig)].outputs[0]);
+          if (ig < 0 || !gathers_last(g, g.nodes[size_t(ig)], 1)) return;
+        } else if (ig < 0 || !gathers_last(g, g.nodes[size_t(ig)], 0)) {
+          return;
+        }
+        head.push_back(ig);
+        const int im = only_user(g, users, g.nodes[size_t(ig)].outputs[0]);
+        if (im < 0) return;
+        const Node& gm = g.nodes[size_t(im)];
+        const std::string act = gm.attr_s("activation", "none");
+        if (gm.op != "FusedGemm" || gm.inputs.size() < 2 || gm.inputs[0] != g.nodes[size_t(ig)].outputs[0] || gm.outputs.size() != 1 ||
+            (act != "none" && act != "sigmoid") || !g.value(gm.inputs[1]).is_constant ||
+            (gm.inputs.size() > 2 && gm.inputs[2] != kNoValue && !g.value(gm.inputs[2]).is_constant)) {
+          return;
+        }
+        head.push_back(im);
+        f.inputs.push_back(gm.inputs[1]);
+        f.inputs.push_back(gm.inputs.size() > 2 ? gm.inputs[2] : kNoValue);
+        f.attrs["head_trans_b"] = gm.attr_i("trans_b", 0);
+        f.attrs["head_activation"] = act;
+        f.outputs = gm.outputs;
+        absorbed.insert(absorbed.end(), head.begin(), head.end());
+      }();
+      if (absorbed.empty()) continue;
+      for (int k : absorbed) f.fused_from.push_back(g.nodes[size_t(k)].name);
+      if (!backend_runs(f)) continue;
+      log.lines.push_back(passes::fusion_line(f));
+      // The node takes the head's place when it has one (after every value it reads; its output's
+      // readers come later), else its own.
+      const size_t at = f.outputs[0] == g.nodes[i].outputs[0] ? i : size_t(absorbed.back());
+      for (int k : absorbed) g.nodes[size_t(k)].op.clear();
+      g.nodes[i].op.clear();
+      g.nodes[at] = std::move(f);
+      passes::erase_absorbed(g);
+      ++count;
+      again = true;
+    }
+  }
+  return count;
 }
 
 }  // namespace
@@ -102,6 +199,7 @@ int fuse_rnn_stack(Graph& g, PassLog& log, const std::function<bool(const Node&)
       again = true;
     }
   }
+  fuse_rnn_stack_io(g, log, backend_runs);
   return count;
 }
 

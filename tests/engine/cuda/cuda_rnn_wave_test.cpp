@@ -1,5 +1,6 @@
 // The stacked-GRU wavefront (GRUStack node, tactic "wave", cuda_rnn_wave.cu) against the CPU
-// backend, and the fusion that makes the node (passes/fuse_rnn_stack.cpp).
+// backend, and the fusions that make the node (passes/fuse_rnn_stack.cpp): the two layers, the
+// model's input Transpose and its head.
 //
 // The pass tests run everywhere; the kernel tests are labelled `gpu` with the rest of the CUDA
 // tests and skip with the reason where no CUDA device is present.
@@ -36,6 +37,53 @@ Graph stacked_gru(int64_t h, int64_t in, int lbr, uint32_t seed) {
   }
   b.output(y);
   b.output(yh);
+  return b.g;
+}
+
+// The shape of models/'s GRU classifiers: X [B, T, I] → Transpose → GRU → Squeeze → GRU → Squeeze
+// → Transpose → Gather(last step) → Gemm → Sigmoid → out [B, N], as PyTorch exports
+// `sigmoid(head(gru(x.transpose(0, 1))[0].transpose(0, 1)[:, -1]))`. `also_out` makes the
+// transposed Y a graph output too (then the head cannot be absorbed).
+Graph gru_with_io(int64_t h, int64_t in, int64_t outs, uint32_t seed, bool also_out = false) {
+  GraphBuilder b;
+  ValueId x = b.input("x", sym({"batch", "seq", ""}, {0, 0, in}));
+  const float sc = 1.0f / std::sqrt(float(h));
+  ValueId w1 = b.constant("W1", {1, 3 * h, in}, random_vec(size_t(3 * h * in), seed, sc));
+  ValueId r1 = b.constant("R1", {1, 3 * h, h}, random_vec(size_t(3 * h * h), seed + 1, sc));
+  ValueId b1 = b.constant("B1", {1, 6 * h}, random_vec(size_t(6 * h), seed + 2, sc));
+  ValueId w2 = b.constant("W2", {1, 3 * h, h}, random_vec(size_t(3 * h * h), seed + 3, sc));
+  ValueId r2 = b.constant("R2", {1, 3 * h, h}, random_vec(size_t(3 * h * h), seed + 4, sc));
+  ValueId b2 = b.constant("B2", {1, 6 * h}, random_vec(size_t(6 * h), seed + 5, sc));
+  ValueId hw = b.constant("HW", {outs, h}, random_vec(size_t(outs * h), seed + 6, 4.0f * sc));
+  ValueId hb = b.constant("HB", {outs}, random_vec(size_t(outs), seed + 7, sc));
+  ValueId axes = b.constant_i64("axes", {1});
+  Value last;  // Gather index -1, a scalar
+  last.name = "last";
+  last.dtype = DType::kI64;
+  last.rank_known = true;
+  last.is_constant = true;
+  last.data.resize(8);
+  const int64_t minus1 = -1;
+  std::memcpy(last.data.data(), &minus1, 8);
+  ValueId li = b.g.add_value(last);
+  ValueId xt = b.value("xt"), y1 = b.value("y1"), yh1 = b.value("yh1"), y1s = b.value("y1s"), y = b.value("y"), yh = b.value("yh");
+  ValueId ys = b.value("ys"), yt = b.value("yt"), hl = b.value("hl"), lg = b.value("logits"), out = b.value("out");
+  const std::vector<int64_t> perm{1, 0, 2};
+  b.node("Transpose", {x}, {xt}).attrs["perm"] = perm;
+  b.node("GRU", {xt, w1, r1, b1}, {y1, yh1});
+  b.node("Squeeze", {y1, axes}, {y1s});
+  b.node("GRU", {y1s, w2, r2, b2}, {y, yh});
+  for (Node* n : {&b.g.nodes[1], &b.g.nodes[3]}) {
+    n->attrs["hidden_size"] = h;
+    n->attrs["linear_before_reset"] = int64_t(1);
+  }
+  b.node("Squeeze", {y, axes}, {ys});
+  b.node("Transpose", {ys}, {yt}).attrs["perm"] = perm;
+  b.node("Gather", {yt, li}, {hl}).attrs["axis"] = int64_t(1);
+  b.node("Gemm", {hl, hw, hb}, {lg}).attrs["transB"] = int64_t(1);
+  b.node("Sigmoid", {lg}, {out});
+  b.output(out);
+  if (also_out) b.output(yt);
   return b.g;
 }
 
@@ -106,6 +154,44 @@ TEST(FuseRnnStack, LeavesLayersAloneWhenTheyCannotBeFused) {
   }
 }
 
+// The model's input Transpose and head (last step → Gemm → Sigmoid) go into the GRUStack node.
+TEST(FuseRnnStack, TakesInTheInputTransposeAndTheHead) {
+  Graph g = gru_with_io(64, 20, 1, 3);
+  PassLog log;
+  ASSERT_TRUE(run_passes(g, log));
+  EXPECT_EQ(fuse_rnn_stack(g, log, [](const Node&) { return true; }), 1);
+  ASSERT_EQ(g.nodes.size(), 1u) << "nodes left: " << g.nodes.size();
+  const Node& f = g.nodes[0];
+  EXPECT_EQ(f.op, "GRUStack");
+  ASSERT_EQ(f.inputs.size(), 9u);
+  EXPECT_EQ(g.value(f.inputs[0]).name, "x");
+  EXPECT_EQ(g.value(f.inputs[7]).name, "HW");
+  EXPECT_EQ(g.value(f.inputs[8]).name, "HB");
+  EXPECT_EQ(f.attr_i("x_batch_first", 0), 1);
+  EXPECT_EQ(f.attr_i("head_trans_b", 0), 1);
+  EXPECT_EQ(f.attr_s("head_activation", ""), "sigmoid");
+  ASSERT_EQ(f.outputs.size(), 1u);
+  EXPECT_EQ(g.value(f.outputs[0]).name, "out");
+  EXPECT_EQ(f.fused_from.size(), 8u);  // GRU, Squeeze, GRU, Transpose, Squeeze, Transpose, Gather, Gemm+Sigmoid
+}
+
+// Where the transposed Y is also a graph output the head stays (the input Transpose still goes).
+TEST(FuseRnnStack, KeepsTheHeadWhenItsValuesAreUsedElsewhere) {
+  Graph g = gru_with_io(64, 20, 1, 3, true);
+  PassLog log;
+  ASSERT_TRUE(run_passes(g, log));
+  EXPECT_EQ(fuse_rnn_stack(g, log, [](const Node&) { return true; }), 1);
+  EXPECT_EQ(count_op(g, "GRUStack"), 1);
+  EXPECT_EQ(count_op(g, "FusedGemm"), 1);
+  EXPECT_EQ(count_op(g, "Transpose"), 1);  // Y's, not X's
+  for (const Node& n : g.nodes) {
+    if (n.op != "GRUStack") continue;
+    EXPECT_EQ(n.inputs.size(), 7u);
+    EXPECT_EQ(n.attr_i("x_batch_first", 0), 1);
+    EXPECT_EQ(g.value(n.inputs[0]).name, "x");
+  }
+}
+
 // --- the kernel (H200) -------------------------------------------------------------------------
 
 BuildOptions wave_options(const std::string& backend, Precision p, int64_t in) {
@@ -160,6 +246,51 @@ TEST(CudaRnnWave, WavefrontMatchesCpu) {
   check_stack("GRU-2x64 I=20", stacked_gru(64, 20, 1, 211), 64, 20, {{60, 1}, {5, 2}, {120, 7}, {60, 64}, {120, 300}, {5, 2000}},
               kFp16, Precision::kFP16, "wave");
   check_stack("GRU-2x128 I=64", stacked_gru(128, 64, 1, 221), 128, 64, {{60, 1}, {120, 300}}, kFp16, Precision::kFP16, "wave");
+}
+
+// The node with the model's input Transpose and head absorbed (tactic wave forced) vs the CPU
+// backend on the unfused graph: the wavefront up to 2,048 rows, the layers one by one (a
+// transpose, the layers, the head kernel) above; one and three head outputs.
+void check_stack_io(const std::string& name, const Graph& g, int64_t in, const std::vector<std::pair<int64_t, int64_t>>& bt,
+                    Precision p) {
+  SCOPED_TRACE(name);
+  auto opts = [&](const std::string& backend, Precision pr) {
+    BuildOptions o = options(backend, pr);
+    OptimizationProfile prof;
+    prof.inputs["x"] = ShapeRange{{1, 1, in}, {8, 60, in}, {kMaxBatch, 120, in}};
+    o.profiles = {prof};
+    return o;
+  };
+  auto cpu_e = build_graph(g, opts("cpu", Precision::kFP32));
+  ASSERT_TRUE(cpu_e) << cpu_e.status().to_string();
+  Graph gg = g;
+  for (Node& n : gg.nodes)
+    if (n.op == "GRU") n.tactic = "wave";
+  BuildOptions go = opts("cuda", p);
+  go.time_tactics = false;
+  auto plan = build_from_graph(gg, PassLog{}, go);
+  ASSERT_TRUE(plan) << plan.status().to_string();
+  auto pl = deserialize_plan(plan.value());
+  ASSERT_TRUE(pl) << pl.status().to_string();
+  ASSERT_EQ(pl.value().graph.nodes.size(), 1u) << "the plan should be the one GRUStack node";
+  EXPECT_EQ(pl.value().graph.nodes[0].op, "GRUStack");
+  EXPECT_EQ(pl.value().graph.nodes[0].inputs.size(), 9u);
+  auto gpu_e = Engine::load(plan.value());
+  ASSERT_TRUE(gpu_e) << gpu_e.status().to_string();
+  uint32_t seed = 31;
+  for (auto [b, t] : bt) {
+    std::vector<HostTensor> ins{random_tensor({b, t, in}, seed++, 1.5f)};
+    expect_gpu_matches_cpu(*cpu_e.value(), *gpu_e.value(), ins, kFp16.rel,
+                           "at [B, T] = [" + std::to_string(b) + ", " + std::to_string(t) + "]");
+  }
+}
+
+TEST(CudaRnnWave, FusedInputTransposeAndHeadMatchCpu) {
+  SKIP_WITHOUT_GPU();
+  check_stack_io("GRU-2x128 I=32 head 1", gru_with_io(128, 32, 1, 251), 32, {{1, 60}, {7, 120}, {300, 60}, {2000, 5}, {4096, 5}},
+                 Precision::kFP16);
+  check_stack_io("GRU-2x64 I=20 head 3", gru_with_io(64, 20, 3, 261), 20, {{1, 60}, {37, 30}, {4096, 5}}, Precision::kFP16);
+  check_stack_io("GRU-2x128 I=32 head 1 bf16", gru_with_io(128, 32, 1, 251), 32, {{1, 60}, {300, 60}}, Precision::kBF16);
 }
 
 // Where the wavefront does not apply the node runs its layers one by one: linear_before_reset

@@ -238,7 +238,8 @@ class RnnStackKernel final : public CudaKernel {
   explicit RnnStackKernel(bool lstm) : lstm_(lstm) {}
   bool reads_input(size_t i) const override { return i == 0; }
   int64_t weight_bytes() const override {
-    return int64_t(frags_.bytes() + bias_.bytes()) + l1_->weight_bytes() + l2_->weight_bytes();
+    return int64_t(frags_.bytes() + bias_.bytes() + head_w_.bytes() + head_b_.bytes()) + l1_->weight_bytes() +
+           l2_->weight_bytes();
   }
 
   Status init(const Graph& g, const Node& n, CudaMath p, const std::string& tactic) {
@@ -273,13 +274,20 @@ class RnnStackKernel final : public CudaKernel {
       TS_RETURN_IF_ERROR(bias_.upload(b.data(), b.size() * sizeof(float)));
       bf16_ = bf16;
     }
-    return Status::ok();
+    return lstm_ ? Status::ok() : init_gru_io(g, n);
   }
 
   Status launch(const CudaArgs& a) const override {
     const DevTensor* x = a.input(0);
-    TS_RETURN_IF_ERROR(check_rnn_x(x, i_));
-    const int64_t t_len = x->dims[0], b = x->dims[1];
+    if (x_batch_first_) {
+      if (!x || x->dtype != DType::kF32 || x->dims.size() != 3 || x->dims[2] != i_) {
+        return bad_input("X " + (x ? dims_str(x->dims) : std::string("(missing)")) + " must be f32 [batch, seq, " +
+                         std::to_string(i_) + "]");
+      }
+    } else {
+      TS_RETURN_IF_ERROR(check_rnn_x(x, i_));
+    }
+    const int64_t t_len = x->dims[x_batch_first_ ? 1 : 0], b = x->dims[x_batch_first_ ? 0 : 1];
     if (t_len > INT32_MAX || b > INT32_MAX) return bad_input("X is too large");
     if (wave_ && frags_.get() && lstm_ && b <= kLstmWaveMaxBatch && lstm_wave_supported(int(h_), int(i_))) {
       return launch_wave_lstm(a, *x, t_len, b);
@@ -301,6 +309,17 @@ class RnnStackKernel final : public CudaKernel {
     p.hidden = int(h_);
     p.input = int(i_);
     p.bf16 = bf16_;
+    p.x_batch_first = x_batch_first_;
+    if (head_n_ > 0) {  // the node's one output is the head's
+      const int64_t od[2] = {b, head_n_};
+      TS_RETURN_IF_ERROR(a.env->alloc(*a.out[0], DType::kF32, od));
+      p.head_w = head_w_.as<float>();
+      p.head_b = head_b_.as<float>();
+      p.head_out = a.out[0]->as<float>();
+      p.head_n = int(head_n_);
+      p.head_sigmoid = head_sigmoid_;
+      return launch_rnn_wave(p, a.stream);
+    }
     DevTensor* y = a.out.size() > 0 ? a.out[0] : nullptr;
     DevTensor* yh = a.out.size() > 1 ? a.out[1] : nullptr;
     if (y) {
@@ -336,7 +355,29 @@ class RnnStackKernel final : public CudaKernel {
     return launch_lstm_wave(p, a.stream);
   }
 
-  Status launch_layers(const CudaArgs& a, const DevTensor& x, int64_t t_len, int64_t b) const {
+  Status launch_layers(const CudaArgs& a, const DevTensor& xin, int64_t t_len, int64_t b) const {
+    DevTensor xt;  // X as [seq, batch, input] when the node reads it batch-first (its Transpose absorbed)
+    if (x_batch_first_) {
+      auto buf = a.env->scratch(size_t(t_len * b * i_) * sizeof(float));
+      if (!buf) return buf.status();
+      xt.dtype = DType::kF32;
+      xt.dims = {t_len, b, i_};
+      xt.data = buf.value();
+      StridedDims d;
+      d.rank = 3;
+      d.dims[0] = t_len, d.dims[1] = b, d.dims[2] = i_;
+      d.strides[0] = i_, d.strides[1] = t_len * i_, d.strides[2] = 1;
+      TS_RETURN_IF_ERROR(launch_strided_copy(xin.data, xt.data, d, int(sizeof(float)), a.stream));
+    }
+    const DevTensor& x = x_batch_first_ ? xt : xin;
+    DevTensor yh;  // layer 2's last h for the head
+    if (head_n_ > 0) {
+      auto buf = a.env->scratch(size_t(b * h_) * sizeof(float));
+      if (!buf) return buf.status();
+      yh.dtype = DType::kF32;
+      yh.dims = {1, b, h_};
+      yh.data = buf.value();
+    }
     const size_t y1_bytes = (size_t(t_len * b * h_) * sizeof(float) + 255) & ~size_t(255);
     const size_t gx_bytes = size_t(t_len * b * (lstm_ ? 4 : 3) * h_) * sizeof(float);
     auto base = a.env->scratch(y1_bytes + gx_bytes);
@@ -357,8 +398,43 @@ class RnnStackKernel final : public CudaKernel {
     DevTensor* in2[1] = {&y1v};
     CudaArgs a2 = a1;
     a2.in = in2;
-    a2.out = a.out;
-    return l2_->launch(a2);
+    if (head_n_ == 0) {
+      a2.out = a.out;
+      return l2_->launch(a2);
+    }
+    DevTensor* out2[2] = {nullptr, &yh};
+    a2.out = out2;
+    StackEnv env2(a.env, &yh, yh.data, 0);  // Y_h in place; the layer's other scratch from the parent
+    a2.env = &env2;
+    TS_RETURN_IF_ERROR(l2_->launch(a2));
+    const int64_t od[2] = {b, head_n_};
+    TS_RETURN_IF_ERROR(a.env->alloc(*a.out[0], DType::kF32, od));
+    return launch_rnn_head(yh.as<float>(), head_w_.as<float>(), head_b_.as<float>(), a.out[0]->as<float>(), int(b), int(h_),
+                           int(head_n_), head_sigmoid_, a.stream);
+  }
+
+  // GRUStack only (passes/fuse_rnn_stack.cpp, fuse_rnn_stack_io): X read batch-first (attribute
+  // x_batch_first: the model's input Transpose absorbed) and the head (inputs 7, 8: the last step's
+  // h2 → Gemm → optional Sigmoid) computed by the node, whose one output is then the head's [B, N].
+  Status init_gru_io(const Graph& g, const Node& n) {
+    x_batch_first_ = n.attr_i("x_batch_first", 0) != 0;
+    if (n.inputs.size() <= 7 || n.inputs[7] == kNoValue) return Status::ok();
+    const Value& w = g.value(n.inputs[7]);
+    const auto d = w.const_dims();
+    const bool trans_b = n.attr_i("head_trans_b", 1) != 0;
+    head_n_ = trans_b ? d[0] : d[1];
+    std::vector<float> hw(size_t(head_n_ * h_)), hb(size_t(head_n_), 0.0f);
+    const float* src = w.as<float>();
+    for (int64_t j = 0; j < head_n_; ++j)
+      for (int64_t u = 0; u < h_; ++u) hw[size_t(j * h_ + u)] = trans_b ? src[j * h_ + u] : src[u * head_n_ + j];
+    if (n.inputs.size() > 8 && n.inputs[8] != kNoValue) {
+      const float* bsrc = g.value(n.inputs[8]).as<float>();
+      std::copy(bsrc, bsrc + head_n_, hb.begin());
+    }
+    TS_RETURN_IF_ERROR(head_w_.upload(hw.data(), hw.size() * sizeof(float)));
+    TS_RETURN_IF_ERROR(head_b_.upload(hb.data(), hb.size() * sizeof(float)));
+    head_sigmoid_ = n.attr_s("head_activation", "none") == "sigmoid";
+    return Status::ok();
   }
 
   bool lstm_;
@@ -366,10 +442,36 @@ class RnnStackKernel final : public CudaKernel {
   bool wave_ = false, bf16_ = false;
   std::unique_ptr<CudaKernel> l1_, l2_;
   DeviceBuffer frags_, bias_;
+  bool x_batch_first_ = false, head_sigmoid_ = false;  // GRUStack's absorbed input Transpose and head
+  int64_t head_n_ = 0;
+  DeviceBuffer head_w_, head_b_;  // [head_n][H], [head_n]
 };
 
+// A GRUStack's head (inputs 7, 8; fuse_rnn_stack_io): W constant f32 [N, H] (head_trans_b 1, as
+// Gemm transB / PyTorch Linear store it) or [H, N], N ≤ kRnnWaveMaxHead; bias absent or N
+// constants; activation none or sigmoid; one output.
+Status check_gru_stack_head(const Graph& g, const Node& n) {
+  if (!const_f32(g, n.inputs[7])) return unsupported(n, "needs a constant f32 head weight (input 7)");
+  const auto d = g.value(n.inputs[7]).const_dims();
+  const int64_t h = n.attr_i("hidden_size", 0), trans_b = n.attr_i("head_trans_b", 1);
+  if (d.size() != 2 || d[trans_b ? 1 : 0] != h) return unsupported(n, "has a head weight " + dims_str(d) + " that does not match hidden_size");
+  const int64_t outs = d[trans_b ? 0 : 1];
+  if (outs < 1 || outs > kRnnWaveMaxHead) {
+    return unsupported(n, "has " + std::to_string(outs) + " head outputs (1.." + std::to_string(kRnnWaveMaxHead) + " supported)");
+  }
+  if (n.inputs[8] != kNoValue && (!const_f32(g, n.inputs[8]) || shape_numel(g.value(n.inputs[8]).const_dims()) != outs)) {
+    return unsupported(n, "needs a constant f32 head bias of " + std::to_string(outs) + " elements (input 8)");
+  }
+  const std::string act = n.attr_s("head_activation", "none");
+  if (act != "none" && act != "sigmoid") return unsupported(n, "head activation " + act + " (none or sigmoid supported)");
+  if (n.outputs.size() != 1) return unsupported(n, "with a head has one output");
+  return Status::ok();
+}
+
 Status check_rnn_stack(const Graph& g, const Node& n, bool lstm) {
-  if (n.inputs.size() != 7 || n.outputs.empty()) return unsupported(n, "needs X, W1, R1, B1, W2, R2, B2 and Y");
+  const bool head = !lstm && n.inputs.size() == 9;
+  if ((n.inputs.size() != 7 && !head) || n.outputs.empty()) return unsupported(n, "needs X, W1, R1, B1, W2, R2, B2 and Y");
+  if (head) TS_RETURN_IF_ERROR(check_gru_stack_head(g, n));
   for (size_t i : {size_t(1), size_t(2), size_t(4), size_t(5)}) {
     if (!const_f32(g, n.inputs[i])) return unsupported(n, "needs constant f32 weights (input " + std::to_string(i) + ")");
   }
