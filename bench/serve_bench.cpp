@@ -4,12 +4,15 @@
 //
 //   serve_bench MODEL.onnx|.plan [--backend cpu|cuda] [--precision fp32|fp16] [--shards N]
 //               [--workers N] [--seconds S] [--symbols N] [--rows T] [--start-rate R] [--step F]
-//               [--max-batch N] [--max-delay-us U] [--modes batch1,dynamic] [--out DIR]
+//               [--max-batch N] [--max-delay-us U] [--modes batch1,dynamic] [--swaps N]
+//               [--warm-up-pause-us U] [--out DIR]
 //
 // Load: open loop. Each shard thread submits windows of random symbols (real-looking random
 // features, never zeros) at its share of the offered rate and polls its results; rates step up
 // ×1.5 until P99 exceeds 1 ms or requests are dropped. Reported per mode: the highest offered
 // rate that met the bound, with its achieved rate, P50/P99/P999 and the mean batch.
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -37,6 +40,8 @@ struct Args {
   int max_batch = 256;      // dynamic mode's batcher max_batch (and the engine profile's max)
   int max_delay_us = 200;
   std::string modes = "batch1,dynamic";
+  int swaps = 1;              // hot swaps measured after the dynamic search
+  int warm_up_pause_us = ServeOptions{}.warm_up_pause_us;
 };
 
 struct StepResult {
@@ -52,13 +57,23 @@ Result<std::shared_ptr<engine::Engine>> open_engine(const Args& a) {
                                      /*time_tactics=*/true);
 }
 
+// What a swap run records besides the step: latencies of requests enqueued inside [from, to)
+// (the swap window) and outside it, and per-bin P99 over the run (a timeline of the swap).
+struct SwapWatch {
+  int64_t from_ns = 0, to_ns = 0, t0_ns = 0;
+  int64_t bin_ns = 5'000'000;
+  LatencyHistogram during, outside;
+  std::vector<std::vector<uint32_t>> bins_us;  // bin → latencies (µs) of requests enqueued in it
+};
+
 // Offers `rate` requests/s for `seconds`, split over the shards; returns what the shards saw.
 StepResult run_step(ModelServer& server, const Args& a, double rate, double seconds,
-                    std::vector<FeatureWindow>& windows, LatencyHistogram* out_hist = nullptr,
-                    int64_t hist_from_ns = 0, int64_t hist_to_ns = INT64_MAX) {
+                    std::vector<FeatureWindow>& windows, SwapWatch* watch = nullptr) {
   const int shards = server.shards();
   std::vector<StepResult> per(static_cast<size_t>(shards));
-  std::vector<LatencyHistogram> hists(static_cast<size_t>(shards)), window_hists(static_cast<size_t>(shards));
+  std::vector<LatencyHistogram> hists(static_cast<size_t>(shards)), during(static_cast<size_t>(shards)),
+      outside(static_cast<size_t>(shards));
+  std::vector<std::vector<std::vector<uint32_t>>> bins(static_cast<size_t>(shards));
   std::vector<std::thread> threads;
   const int64_t start = mono_ns() + 1'000'000;
   const int64_t stop = start + int64_t(seconds * 1e9);
@@ -77,8 +92,16 @@ StepResult run_step(ModelServer& server, const Args& a, double rate, double seco
         ++r.ok;
         const int64_t now = mono_ns();
         hists[size_t(s)].record(now - res.request.enqueue_ns);
-        if (res.request.enqueue_ns >= hist_from_ns && res.request.enqueue_ns < hist_to_ns) {
-          window_hists[size_t(s)].record(now - res.request.enqueue_ns);
+        if (watch) {
+          const int64_t lat = now - res.request.enqueue_ns;
+          const bool in = res.request.enqueue_ns >= watch->from_ns && res.request.enqueue_ns < watch->to_ns;
+          (in ? during : outside)[size_t(s)].record(lat);
+          const int64_t bin = (res.request.enqueue_ns - watch->t0_ns) / watch->bin_ns;
+          auto& b = bins[size_t(s)];
+          if (bin >= 0 && bin < 100'000) {
+            if (size_t(bin) >= b.size()) b.resize(size_t(bin) + 1);
+            b[size_t(bin)].push_back(uint32_t(lat / 1000));
+          }
         }
       };
       for (;;) {
@@ -111,7 +134,13 @@ StepResult run_step(ModelServer& server, const Args& a, double rate, double seco
     total.ok += per[size_t(s)].ok;
     total.dropped += per[size_t(s)].dropped;
     h.merge(hists[size_t(s)]);
-    if (out_hist) out_hist->merge(window_hists[size_t(s)]);
+    if (watch) {
+      watch->during.merge(during[size_t(s)]);
+      watch->outside.merge(outside[size_t(s)]);
+      auto& b = bins[size_t(s)];
+      if (b.size() > watch->bins_us.size()) watch->bins_us.resize(b.size());
+      for (size_t k = 0; k < b.size(); ++k) watch->bins_us[k].insert(watch->bins_us[k].end(), b[k].begin(), b[k].end());
+    }
   }
   total.offered = rate;
   total.achieved = double(total.ok) / seconds;
@@ -146,11 +175,14 @@ int main(int argc, char** argv) {
     else if (k == "--max-batch") a.max_batch = std::stoi(next());
     else if (k == "--max-delay-us") a.max_delay_us = std::stoi(next());
     else if (k == "--modes") a.modes = next();
+    else if (k == "--swaps") a.swaps = std::stoi(next());
+    else if (k == "--warm-up-pause-us") a.warm_up_pause_us = std::stoi(next());
     else if (k == "--out") a.out = next();
     else if (k == "--help" || k == "-h") {
       std::printf("usage: serve_bench MODEL.onnx|.plan [--backend cpu|cuda] [--precision fp32|fp16] [--shards N]\n"
                   "  [--workers N] [--seconds S] [--symbols N] [--rows T] [--start-rate R] [--step F]\n"
-                  "  [--max-batch N] [--max-delay-us U] [--modes batch1,dynamic] [--out DIR]\n");
+                  "  [--max-batch N] [--max-delay-us U] [--modes batch1,dynamic] [--swaps N]\n"
+                  "  [--warm-up-pause-us U] [--out DIR]\n");
       return 0;
     }
     else if (a.model.empty()) a.model = k;
@@ -200,6 +232,7 @@ int main(int argc, char** argv) {
     o.request_ring = 8192;
     o.batcher.max_batch = std::string(mode) == "batch1" ? 1 : a.max_batch;
     o.batcher.max_delay_us = a.max_delay_us;
+    o.warm_up_pause_us = a.warm_up_pause_us;
     // Capacity is measured with every request scored: latest-wins would drop a symbol's older
     // window whenever the random symbols repeat, which is load shedding, not throughput.
     o.batcher.latest_wins = false;
@@ -246,34 +279,65 @@ int main(int argc, char** argv) {
     std::printf("%-10s sustained with P99 <= 1 ms: %.0f requests/s (P99 %.1f us)\n", mode, best.achieved, best.p99_us);
     if (std::string(mode) == "dynamic") {
       best_dynamic = best.achieved;
-      // Hot swap under load at half the sustained rate: swap once in the middle of a 2 s run.
+      // Hot swap under load at half the sustained rate: swap once in the middle of each 2 s run,
+      // to the other engine and back. "During" = requests enqueued from 0.1 s before the swap
+      // call to 0.4 s after it; "normal" = the rest of the run.
       const double rate = std::max(1000.0, best.offered / 2);
-      LatencyHistogram during;
-      int64_t swap_ns = 0, contexts_ns = 0, warm_up_ns = 0;
-      std::thread swapper([&] {
-        std::this_thread::sleep_for(std::chrono::milliseconds(1000));
-        auto rep = server.swap({"bench", 2, eng2});
-        if (rep) {
-          swap_ns = rep.value().total_ns;
-          contexts_ns = rep.value().contexts_ns;
-          warm_up_ns = rep.value().warm_up_ns;
+      for (int k = 0; k < a.swaps; ++k) {
+        SwapWatch watch;
+        SwapReport rep;
+        const uint64_t failed0 = server.failed_batches();
+        int64_t call_ns = 0;
+        bool swapped = false;
+        watch.t0_ns = mono_ns();
+        watch.from_ns = watch.t0_ns + 900'000'000;
+        watch.to_ns = watch.t0_ns + 1'400'000'000;
+        std::thread swapper([&] {
+          std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+          call_ns = mono_ns() - watch.t0_ns;
+          auto r = server.swap({"bench", uint32_t(2 + k), k % 2 == 0 ? eng2 : eng});
+          if (r) {
+            rep = r.value();
+            swapped = true;
+          } else {
+            std::fprintf(stderr, "serve_bench: swap failed: %s\n", r.status().to_string().c_str());
+          }
+        });
+        StepResult run = run_step(server, a, rate, 2.0, windows, &watch);
+        swapper.join();
+        const double during_p99 = double(watch.during.quantile_ns(0.99)) / 1e3;
+        const double normal_p99 = double(watch.outside.quantile_ns(0.99)) / 1e3;
+        std::printf("hot swap %d: %.2f ms promote → serving (contexts %.2f ms, warm-up %.2f ms; old released %.2f ms "
+                    "later); P99 %.1f us in the 0.5 s around it vs %.1f us outside it (%.2fx; %.1f us over the run); "
+                    "%llu dropped\n",
+                    k, double(rep.total_ns) / 1e6, double(rep.contexts_ns) / 1e6, double(rep.warm_up_ns) / 1e6,
+                    double(rep.retired_ns) / 1e6, during_p99, normal_p99, during_p99 / std::max(1.0, normal_p99),
+                    run.p99_us, (unsigned long long)run.dropped);
+        // Timeline: per 5 ms bin of enqueue time from 0.1 s before the swap call to 0.2 s after.
+        nlohmann::json timeline = nlohmann::json::array();
+        for (size_t b = 0; b < watch.bins_us.size(); ++b) {
+          const double t_ms = double(int64_t(b) * watch.bin_ns) / 1e6;
+          if (t_ms < double(call_ns) / 1e6 - 100 || t_ms > double(call_ns) / 1e6 + 200) continue;
+          auto& v = watch.bins_us[b];
+          if (v.empty()) continue;
+          std::sort(v.begin(), v.end());
+          timeline.push_back({{"t_ms", t_ms}, {"n", v.size()}, {"p50_us", v[v.size() / 2]},
+                              {"p99_us", v[std::min(v.size() - 1, v.size() * 99 / 100)]}, {"max_us", v.back()}});
         }
-      });
-      const int64_t t0 = mono_ns();
-      StepResult normal_and_swap = run_step(server, a, rate, 2.0, windows, &during, t0 + 900'000'000, t0 + 1'400'000'000);
-      swapper.join();
-      const double during_p99 = double(during.quantile_ns(0.99)) / 1e3;
-      std::printf("hot swap: %.2f ms promote → serving (contexts %.2f ms, warm-up %.2f ms); P99 %.1f us in the 0.5 s "
-                  "around it vs %.1f us over the run; %llu dropped\n",
-                  double(swap_ns) / 1e6, double(contexts_ns) / 1e6, double(warm_up_ns) / 1e6, during_p99,
-                  normal_and_swap.p99_us, (unsigned long long)normal_and_swap.dropped);
-      results.push_back({{"system", "ticksentry"},
-                         {"case", {{"model", a.model}, {"backend", server.backend()}, {"mode", "hot_swap"},
-                                   {"offered_per_s", rate}}},
-                         {"metrics", {{"swap_ms", double(swap_ns) / 1e6}, {"contexts_ms", double(contexts_ns) / 1e6},
-                                      {"warm_up_ms", double(warm_up_ns) / 1e6}, {"p99_during_swap_us", during_p99},
-                                      {"p99_run_us", normal_and_swap.p99_us}, {"dropped", normal_and_swap.dropped},
-                                      {"failed", 0}}}});
+        results.push_back({{"system", "ticksentry"},
+                           {"case", {{"model", a.model}, {"backend", server.backend()}, {"mode", "hot_swap"},
+                                     {"offered_per_s", rate}, {"workers", a.workers}, {"max_batch", a.max_batch},
+                                     {"max_delay_us", a.max_delay_us}, {"warm_up_pause_us", a.warm_up_pause_us},
+                                     {"swap", k}}},
+                           {"metrics", {{"swap_ms", double(rep.total_ns) / 1e6}, {"contexts_ms", double(rep.contexts_ns) / 1e6},
+                                        {"warm_up_ms", double(rep.warm_up_ns) / 1e6},
+                                        {"retired_ms", double(rep.retired_ns) / 1e6}, {"swap_call_ms", double(call_ns) / 1e6},
+                                        {"p99_during_swap_us", during_p99}, {"p99_normal_us", normal_p99},
+                                        {"p99_ratio", during_p99 / std::max(1.0, normal_p99)},
+                                        {"p99_run_us", run.p99_us}, {"dropped", run.dropped}, {"swapped", swapped},
+                                        {"failed_batches", server.failed_batches() - failed0}}},
+                           {"timeline", timeline}});
+      }
     }
     server.stop();
     // Where the workers' time per batch went over the whole mode (all steps).

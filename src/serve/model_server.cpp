@@ -1,6 +1,7 @@
 #include "serve/model_server.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <random>
 #include <thread>
@@ -147,6 +148,8 @@ Result<std::shared_ptr<ModelServer::Served>> ModelServer::prepare(ModelHandle h,
       sizes = bucket_sizes(max_batch);
       std::reverse(sizes.begin(), sizes.end());
     }
+    const bool live = !workers_.empty();  // a swap or shadow: serving goes on beside the warm-up
+    const auto pause = std::chrono::microseconds(live ? opts_.warm_up_pause_us : 0);
     std::vector<Status> results(s->contexts.size());
     std::vector<std::thread> threads;
     for (size_t c = 0; c < s->contexts.size(); ++c) {
@@ -162,6 +165,7 @@ Result<std::shared_ptr<ModelServer::Served>> ModelServer::prepare(ModelHandle h,
               results[c] = st;
               return;
             }
+            if (pause.count() > 0) std::this_thread::sleep_for(pause);
           }
         }
       });
@@ -260,15 +264,35 @@ Result<SwapReport> ModelServer::swap(ModelHandle next) {
   rep.prepare_ns = mono_ns() - t0;
   rep.contexts_ns = p.value()->contexts_ns;
   rep.warm_up_ns = p.value()->warm_up_ns;
-  prod_.store(std::move(p).value());
+  std::shared_ptr<Served> old = prod_.exchange(std::move(p).value());
   consecutive_failures_.store(0);
   swaps_.fetch_add(1);
-  rep.total_ns = mono_ns() - t0;
+  const int64_t published = mono_ns();
+  rep.total_ns = published - t0;
   auto now = prod_.load();
   spdlog::info("model server: now serving {} v{} on {} (prepared in {:.1f} ms: {} contexts {:.1f} ms, warm-up {:.1f} ms)",
                now->handle.name, now->handle.version, now->backend, double(rep.prepare_ns) / 1e6, now->contexts.size(),
                double(rep.contexts_ns) / 1e6, double(rep.warm_up_ns) / 1e6);
+  now.reset();
+  retire(std::move(old));
+  rep.retired_ns = mono_ns() - published;
   return rep;
+}
+
+void ModelServer::retire(std::shared_ptr<Served> old) {
+  // The old version is released here, on the swapping thread, once its last batch is done.
+  // PERF NOTE: left to the last holder, its contexts' teardown (device frees, graphs, streams,
+  // library handles: milliseconds) ran on a worker thread after that worker's batch, taking it
+  // out of service mid-swap. Batches in flight finish on it first (a worker holds a reference
+  // from dispatch to the end of its batch; no new reference can appear once it is unpublished).
+  if (!old || old == fallback_) return;  // the CPU fallback stays, for later failures
+  const int64_t give_up = mono_ns() + 10'000'000'000;
+  while (old && old.use_count() > 1 && mono_ns() < give_up) std::this_thread::sleep_for(std::chrono::microseconds(100));
+  if (old && old.use_count() > 1) {
+    spdlog::warn("model server: {} v{} still running a batch after 10 s; its last batch releases it",
+                 old->handle.name, old->handle.version);
+  }
+  old.reset();
 }
 
 Status ModelServer::set_shadow(ModelHandle shadow) {

@@ -52,6 +52,7 @@ struct SwapReport {
   int64_t contexts_ns = 0;  //   of which creating the contexts (one per worker, side by side)
   int64_t warm_up_ns = 0;   //   and warming them up (every bucket; graphs captured on cuda)
   int64_t total_ns = 0;     // swap() call to the new version published
+  int64_t retired_ns = 0;   // published to the old version's contexts released (off the workers)
 };
 
 // A failed batch, as captured for the failure store (src/audit/failure_store.h).
@@ -93,7 +94,8 @@ class ModelServer {
   int shards() const { return int(ports_.size()); }
 
   // Replaces the serving version (see the header comment). An engine whose bindings do not fit
-  // is refused with the reason and the current version keeps serving.
+  // is refused with the reason and the current version keeps serving. Returns once the old
+  // version's batches in flight are done and its contexts are released (on this thread).
   Result<SwapReport> swap(ModelHandle next);
 
   // Shadow version: runs on the same batches after the serving version (its results come back
@@ -133,6 +135,7 @@ class ModelServer {
   struct Served;
   struct Worker;
   Result<std::shared_ptr<Served>> prepare(ModelHandle h, bool warm_up);
+  void retire(std::shared_ptr<Served> old);  // waits for its last batch, then releases it here
   void scheduler_loop();
   void worker_loop(Worker& w);
   void post(const InferenceRequest& r, ResultCode code, int ring);

@@ -52,6 +52,8 @@ ServeOptions ServeOptions::from_config(const ConfigSection& s) {
   if (o.lossless != "auto" && o.lossless != "on" && o.lossless != "off") bad("lossless must be auto, on or off");
   o.pad_batches = s.get("pad_batches", o.pad_batches);
   if (o.pad_batches != "auto" && o.pad_batches != "on" && o.pad_batches != "off") bad("pad_batches must be auto, on or off");
+  o.warm_up_pause_us = s.get("warm_up_pause_us", o.warm_up_pause_us);
+  if (o.warm_up_pause_us < 0 || o.warm_up_pause_us > 100'000) bad("warm_up_pause_us must be in 0..100000");
   o.cpu_fallback = s.get("cpu_fallback", o.cpu_fallback);
   o.switch_to_cpu_after = s.get("switch_to_cpu_after", o.switch_to_cpu_after);
   o.threshold = s.get("threshold", o.threshold);

@@ -133,6 +133,13 @@ TEST(ServeOptions, MaxDelayIsTheBackendsUnlessGiven) {
   EXPECT_NE(config_error("[model]\nworkers = 17\n").find("0: 4 on cuda, 1 on cpu"), std::string::npos);
 }
 
+TEST(ServeOptions, WarmUpPauseHasADefaultAndABoundedRange) {
+  EXPECT_EQ(parse_model("[model]\n").warm_up_pause_us, 500);
+  EXPECT_EQ(parse_model("[model]\nwarm_up_pause_us = 0\n").warm_up_pause_us, 0);
+  EXPECT_NE(config_error("[model]\nwarm_up_pause_us = -5\n").find("warm_up_pause_us must be in 0..100000"),
+            std::string::npos);
+}
+
 TEST(ServeOptions, BadGroupsAreConfigErrorsNamingTheGroup) {
   EXPECT_NE(config_error("[model]\n[[model.groups]]\nname = \"a\"\nsymbols = [\"1*\"]\nthreshold = 1.5\n")
                 .find("[model.groups[0]] threshold must be in (0, 1]"),
