@@ -156,6 +156,22 @@ Result<std::vector<uint8_t>> build_from_graph(Graph graph, const PassLog& log, c
     fuse_rnn_stack(graph, stack_log, [&](const Node& n) { return be->check_supported(graph, n).is_ok(); });
     plan.pass_log.insert(plan.pass_log.end(), stack_log.lines.begin(), stack_log.lines.end());
   }
+  // Whole Transformer encoder layers → TransformerEncoderLayer where the backend runs it (the
+  // CUDA fused layer), for FP16 plans only (passes/fuse_encoder.cpp). max_seq: the largest dim 1
+  // any profile allows any rank-3 input (the backend's limit on T is checked against it).
+  if (options.precision == Precision::kFP16) {
+    int64_t max_seq = 0;
+    for (const auto& prof : plan.profiles)
+      for (const auto& [name, r] : prof.inputs)
+        if (r.max.size() == 3) max_seq = std::max(max_seq, r.max[1]);
+    for (ValueId id : graph.inputs) {
+      const Value& v = graph.value(id);
+      if (v.shape.size() == 3 && v.shape[1].is_known()) max_seq = std::max(max_seq, v.shape[1].value);
+    }
+    PassLog enc_log;
+    fuse_encoder(graph, enc_log, [&](const Node& n) { return be->check_supported(graph, n).is_ok(); }, max_seq);
+    plan.pass_log.insert(plan.pass_log.end(), enc_log.lines.begin(), enc_log.lines.end());
+  }
 
   // Inputs at profile 0's opt shape (static inputs at their own shape), random values.
   std::vector<std::vector<uint8_t>> buffers;

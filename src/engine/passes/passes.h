@@ -34,4 +34,12 @@ Status run_passes(Graph& g, PassLog& log);
 // (fuse_rnn_stack.cpp). Returns the number of fusions.
 int fuse_rnn_stack(Graph& g, PassLog& log, const std::function<bool(const Node&)>& backend_runs);
 
+// Not in run_passes: the builder runs it for FP16 plans once the backend is known. A whole
+// nn.TransformerEncoderLayer (post-norm, as PyTorch exports it; with the input projection before
+// it where there is one) → one TransformerEncoderLayer node where `backend_runs` accepts it; the
+// region's glue is proved on the CPU backend against the layer's definition first
+// (fuse_encoder.cpp). max_seq: the longest sequence the plan's profiles allow, recorded on the
+// node for the backend's check. Returns the number of fusions.
+int fuse_encoder(Graph& g, PassLog& log, const std::function<bool(const Node&)>& backend_runs, int64_t max_seq);
+
 }  // namespace ts::engine

@@ -5,6 +5,7 @@
 // the executor uploads.
 #include <algorithm>
 
+#include "engine/backends/cuda/cuda_encoder.h"
 #include "engine/backends/cuda/cuda_layers.h"
 #include "engine/backends/cuda/cuda_ops.h"
 
@@ -148,6 +149,7 @@ Status run_conv(const ConvAttrs& at, const CudaArgs& a) {
 }  // namespace
 
 void add_layer_ops(std::vector<CudaOpInfo>& ops) {
+  add_encoder_ops(ops);
   ops.push_back({"LayerNormalization",
                  [](const Graph&, const Node& n) {
                    int64_t stash = n.attr_i("stash_type", 1);

@@ -1,0 +1,211 @@
+// TransformerEncoderLayer nodes (passes/fuse_encoder.cpp) on the device: the weights packed
+// once as fp16 [N][K] and the biases / LayerNorm parameters as fp32 when the kernel is made; one
+// launch of cuda_encoder.cu's fused layer per node. FP16 plans only (the builder runs the pass
+// for those alone; a hand-made FP32 plan with the node is refused with the reason).
+#include <cuda_fp16.h>
+
+#include "engine/backends/cuda/cuda_encoder.h"
+#include "engine/backends/cuda/cuda_ops.h"
+
+namespace ts::engine::cuda {
+namespace {
+
+// Inputs: X, W_in, b_in, W_out, b_out, ln1 s, ln1 b, W1, b1, W2, b2, ln2 s, ln2 b[, W_pre, b_pre].
+enum EncIn : size_t { kX = 0, kWIn, kBIn, kWOut, kBOut, kS1, kC1, kW1, kB1, kW2, kB2, kS2, kC2, kWPre, kBPre, kInCount };
+
+struct Weight {
+  std::vector<float> nk;  // [n][k]
+  int64_t n = 0, k = 0;
+};
+
+bool const_matrix(const Graph& g, const Node& node, size_t i, const char* trans_attr, Weight* w) {
+  if (i >= node.inputs.size() || !is_const(g, node.inputs[i]) || !const_f32(g, node.inputs[i])) return false;
+  auto d = g.value(node.inputs[i]).const_dims();
+  if (d.size() != 2) return false;
+  const bool tb = node.attr_i(trans_attr, 0) != 0;
+  w->n = tb ? d[0] : d[1];
+  w->k = tb ? d[1] : d[0];
+  const float* p = const_f32(g, node.inputs[i]);
+  w->nk.assign(size_t(w->n * w->k), 0.f);
+  for (int64_t r = 0; r < w->n; ++r)
+    for (int64_t c = 0; c < w->k; ++c) w->nk[size_t(r * w->k + c)] = tb ? p[r * w->k + c] : p[c * w->n + r];
+  return true;
+}
+
+// A constant f32 vector of `len` (absent → `fill`); false when present and not that.
+bool const_vec(const Graph& g, const Node& node, size_t i, int64_t len, float fill, std::vector<float>* out) {
+  if (i >= node.inputs.size() || node.inputs[i] == kNoValue) {
+    out->assign(size_t(len), fill);
+    return true;
+  }
+  const float* p = const_f32(g, node.inputs[i]);
+  if (!p || g.value(node.inputs[i]).numel() != len) return false;
+  out->assign(p, p + len);
+  return true;
+}
+
+struct EncoderWeights {
+  Weight in, out, ff1, ff2, pre;
+  std::vector<float> b_in, b_out, s1, c1, b1, b2, s2, c2, b_pre;
+  bool has_pre = false;
+};
+
+Status read_weights(const Graph& g, const Node& n, EncoderWeights* w) {
+  if (n.inputs.size() != kWPre && n.inputs.size() != kInCount) return unsupported(n, "needs 13 or 15 inputs");
+  if (!const_matrix(g, n, kWIn, "trans_b_in", &w->in) || !const_matrix(g, n, kWOut, "trans_b_out", &w->out) ||
+      !const_matrix(g, n, kW1, "trans_b_ff1", &w->ff1) || !const_matrix(g, n, kW2, "trans_b_ff2", &w->ff2)) {
+    return unsupported(n, "needs constant f32 2-D weights");
+  }
+  const int64_t d = kEncoderDModel;
+  if (w->in.n != 3 * d || w->in.k != d || w->out.n != d || w->out.k != d || w->ff1.k != d || w->ff2.n != d ||
+      w->ff2.k != w->ff1.n) {
+    return unsupported(n, "has d_model " + std::to_string(w->in.k) + " (the cuda fused encoder layer runs d_model " +
+                              std::to_string(d) + ")");
+  }
+  const int64_t ff = w->ff1.n;
+  if (!const_vec(g, n, kBIn, 3 * d, 0.f, &w->b_in) || !const_vec(g, n, kBOut, d, 0.f, &w->b_out) ||
+      !const_vec(g, n, kS1, d, 1.f, &w->s1) || !const_vec(g, n, kC1, d, 0.f, &w->c1) || !const_vec(g, n, kB1, ff, 0.f, &w->b1) ||
+      !const_vec(g, n, kB2, d, 0.f, &w->b2) || !const_vec(g, n, kS2, d, 1.f, &w->s2) || !const_vec(g, n, kC2, d, 0.f, &w->c2)) {
+    return unsupported(n, "needs constant f32 biases and LayerNorm parameters of d_model (or FF) values");
+  }
+  w->has_pre = n.inputs.size() == kInCount;
+  if (w->has_pre) {
+    if (!const_matrix(g, n, kWPre, "trans_b_pre", &w->pre) || w->pre.n != d) return unsupported(n, "has an input projection that is not [64, K]");
+    if (!const_vec(g, n, kBPre, d, 0.f, &w->b_pre)) return unsupported(n, "has an input projection bias that is not 64 values");
+  }
+  Status s = encoder_check(1, ff, w->has_pre ? w->pre.k : 0);
+  if (!s) return unsupported(n, s.message());
+  return Status::ok();
+}
+
+Status check_encoder(const Graph& g, const Node& n) {
+  const int64_t heads = n.attr_i("heads", 0);
+  if (heads * kEncoderHeadDim != kEncoderDModel) {
+    return unsupported(n, "has " + std::to_string(heads) + " heads (the cuda fused encoder layer runs head dim " +
+                              std::to_string(kEncoderHeadDim) + ")");
+  }
+  const std::string act = n.attr_s("activation", "");
+  if (act != "relu" && act != "gelu") return unsupported(n, "activation '" + act + "' is not relu or gelu");
+  const int64_t max_seq = n.attr_i("max_seq", -1);
+  if (max_seq < 1 || max_seq > kEncoderMaxSeq) {
+    return unsupported(n, "allows sequences up to " + std::to_string(max_seq) + " (the cuda fused encoder layer runs 1.." +
+                              std::to_string(kEncoderMaxSeq) + ")");
+  }
+  EncoderWeights w;
+  return read_weights(g, n, &w);
+}
+
+class EncoderKernel final : public CudaKernel {
+ public:
+  bool reads_input(size_t i) const override { return i == kX; }
+  int64_t weight_bytes() const override {
+    return int64_t(w16_.bytes() + f32_.bytes());
+  }
+
+  Status init(const Graph& g, const Node& n) {
+    EncoderWeights w;
+    TS_RETURN_IF_ERROR(read_weights(g, n, &w));
+    ff_ = int(w.ff1.n);
+    pre_k_ = w.has_pre ? int(w.pre.k) : 0;
+    scale_ = n.attr_f("scale", 1.f);
+    eps1_ = n.attr_f("epsilon1", 1e-5f);
+    eps2_ = n.attr_f("epsilon2", 1e-5f);
+    gelu_ = n.attr_s("activation", "relu") == "gelu";
+    // fp16 weights back to back: in, out, ff1, ff2, pre (each a multiple of 8 halves: 16-byte aligned).
+    std::vector<__half> h;
+    auto put = [&h](const Weight& m) {
+      const size_t at = h.size();
+      for (float v : m.nk) h.push_back(__float2half_rn(v));
+      return at;
+    };
+    off_in_ = put(w.in);
+    off_out_ = put(w.out);
+    off_ff1_ = put(w.ff1);
+    off_ff2_ = put(w.ff2);
+    off_pre_ = w.has_pre ? put(w.pre) : 0;
+    std::vector<float> f;
+    auto putf = [&f](const std::vector<float>& v) {
+      const size_t at = f.size();
+      f.insert(f.end(), v.begin(), v.end());
+      while (f.size() % 4) f.push_back(0.f);  // 16-byte aligned: the kernel reads float2
+      return at;
+    };
+    o_bin_ = putf(w.b_in);
+    o_bout_ = putf(w.b_out);
+    o_s1_ = putf(w.s1);
+    o_c1_ = putf(w.c1);
+    o_b1_ = putf(w.b1);
+    o_b2_ = putf(w.b2);
+    o_s2_ = putf(w.s2);
+    o_c2_ = putf(w.c2);
+    o_bpre_ = w.has_pre ? putf(w.b_pre) : 0;
+    TS_RETURN_IF_ERROR(w16_.upload(h.data(), h.size() * sizeof(__half)));
+    return f32_.upload(f.data(), f.size() * sizeof(float));
+  }
+
+  Status launch(const CudaArgs& a) const override {
+    const DevTensor* x = a.input(kX);
+    TS_RETURN_IF_ERROR(need_device(x, "X"));
+    if (x->dtype != DType::kF32) return bad_input("X must be f32, got " + std::string(dtype_name(x->dtype)));
+    const int64_t k = pre_k_ ? pre_k_ : kEncoderDModel;
+    if (x->dims.size() != 3 || x->dims[2] != k) {
+      return bad_input("X " + dims_str(x->dims) + " must be [batch, seq, " + std::to_string(k) + "]");
+    }
+    EncoderParams p;
+    p.batch = int(x->dims[0]);
+    p.t_len = int(x->dims[1]);
+    p.ff = ff_;
+    p.pre_k = pre_k_;
+    p.x = x->as<float>();
+    const __half* w = w16_.as<__half>();
+    const float* f = f32_.as<float>();
+    p.w_in = w + off_in_;
+    p.w_out = w + off_out_;
+    p.w_ff1 = w + off_ff1_;
+    p.w_ff2 = w + off_ff2_;
+    p.w_pre = pre_k_ ? w + off_pre_ : nullptr;
+    p.b_in = f + o_bin_;
+    p.b_out = f + o_bout_;
+    p.ln1_s = f + o_s1_;
+    p.ln1_b = f + o_c1_;
+    p.b_ff1 = f + o_b1_;
+    p.b_ff2 = f + o_b2_;
+    p.ln2_s = f + o_s2_;
+    p.ln2_b = f + o_c2_;
+    p.b_pre = pre_k_ ? f + o_bpre_ : nullptr;
+    p.eps1 = eps1_;
+    p.eps2 = eps2_;
+    p.scale = scale_;
+    p.gelu = gelu_;
+    TS_RETURN_IF_ERROR(encoder_check(p.t_len, p.ff, p.pre_k));
+    DevTensor& y = *a.out[0];
+    TS_RETURN_IF_ERROR(a.env->alloc(y, DType::kF32, std::vector<int64_t>{x->dims[0], x->dims[1], kEncoderDModel}));
+    p.y = y.as<float>();
+    return launch_encoder_layer(p, a.stream);
+  }
+
+ private:
+  DeviceBuffer w16_, f32_;
+  size_t off_in_ = 0, off_out_ = 0, off_ff1_ = 0, off_ff2_ = 0, off_pre_ = 0;
+  size_t o_bin_ = 0, o_bout_ = 0, o_s1_ = 0, o_c1_ = 0, o_b1_ = 0, o_b2_ = 0, o_s2_ = 0, o_c2_ = 0, o_bpre_ = 0;
+  int ff_ = 0, pre_k_ = 0;
+  float scale_ = 1.f, eps1_ = 1e-5f, eps2_ = 1e-5f;
+  bool gelu_ = false;
+};
+
+}  // namespace
+
+void add_encoder_ops(std::vector<CudaOpInfo>& ops) {
+  ops.push_back({"TransformerEncoderLayer", check_encoder,
+                 [](const Graph& g, const Node& n, CudaMath m, const std::string&) -> Result<CudaKernelPtr> {
+                   if (m != CudaMath::kFP16) {
+                     return unsupported(n, "runs in FP16 only on the cuda backend (build the plan with FP16, or keep the layers)");
+                   }
+                   auto k = std::make_unique<EncoderKernel>();
+                   TS_RETURN_IF_ERROR(k->init(g, n));
+                   return CudaKernelPtr(std::move(k));
+                 },
+                 {"fused"}});
+}
+
+}  // namespace ts::engine::cuda

@@ -1,0 +1,470 @@
+// fuse_encoder: one PyTorch nn.TransformerEncoderLayer (post-norm, batch_first, as torch.onnx
+// exports it, after fuse()) → one TransformerEncoderLayer node, where `backend_runs` accepts it
+// (the CUDA backend's fused layer, cuda_encoder.h). Run by the builder for FP16 plans once the
+// backend is known; other plans keep their layers.
+//
+// A layer is found from its compute nodes, working back from a LayerNormalization (LN₂):
+//
+//   LN₂(Add₂(LN₁, FusedGemm ff2(FusedGemm ff1 [relu | gelu](LN₁))))
+//   LN₁ = LN₁(Add₁(X, …out_proj(…FusedAttention(…in_proj(…X)…)…)))
+//
+// X is the input of Add₁ whose other side leads back to X through a FusedAttention. The region
+// is every node on a path from X to LN₂'s output Y. Besides its 9 compute nodes (4 FusedGemm
+// with constant weights, the FusedAttention, 2 Adds, 2 LayerNormalizations) it may hold only
+// data movement (Transpose, Reshape, Slice, Squeeze, Unsqueeze, Flatten, Identity) and int64
+// shape arithmetic (Shape, Gather, Concat, Cast, Add/Sub/Mul/Div of int64, Constant); no value
+// inside may be read outside it. What the glue does (which columns are q, k and v, how heads are
+// split and merged) is then proved by running it: the region on the CPU backend against the
+// layer's definition computed here, at two shapes, for each head count that divides d_model; a
+// region that matches none is kept as it is. A FusedGemm without activation producing X and
+// read only by the layer (the model's input projection) is folded in as well (inputs 13, 14).
+//
+// TransformerEncoderLayer inputs: X [B, T, K], W_in, b_in, W_out, b_out, ln1 scale, ln1 bias,
+// W1, b1, W2, b2, ln2 scale, ln2 bias[, W_pre, b_pre] (weights as their FusedGemm had them;
+// trans_b_* attributes say which are [N, K]); attrs heads, scale, epsilon1, epsilon2,
+// activation, trans_b_{in,out,ff1,ff2,pre}, max_seq (the builder's largest profile seq, for the
+// backend's check). Output: Y [B, T, D].
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <random>
+#include <set>
+#include <string>
+
+#include "engine/builder.h"
+#include "engine/engine.h"
+#include "engine/passes/fuse_patterns.h"
+#include "engine/passes/pass_util.h"
+
+namespace ts::engine {
+namespace {
+
+int producer(const Graph& g, ValueId v) {
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (ValueId o : g.nodes[i].outputs)
+      if (o == v) return int(i);
+  return -1;
+}
+
+bool is_const(const Graph& g, ValueId v) { return v != kNoValue && g.value(v).is_constant; }
+
+// W of a FusedGemm as [N][K] row-major, and N, K; false unless W is a constant f32 matrix.
+bool gemm_weights(const Graph& g, const Node& n, std::vector<float>* w_nk, int64_t* nn, int64_t* kk) {
+  if (n.inputs.size() < 2 || !is_const(g, n.inputs[1]) || g.value(n.inputs[1]).dtype != DType::kF32) return false;
+  auto d = g.value(n.inputs[1]).const_dims();
+  if (d.size() != 2) return false;
+  const bool tb = n.attr_i("trans_b", 0) != 0;
+  *nn = tb ? d[0] : d[1];
+  *kk = tb ? d[1] : d[0];
+  const float* w = g.value(n.inputs[1]).as<float>();
+  w_nk->assign(size_t(*nn * *kk), 0.f);
+  for (int64_t r = 0; r < *nn; ++r)
+    for (int64_t c = 0; c < *kk; ++c) (*w_nk)[size_t(r * *kk + c)] = tb ? w[r * *kk + c] : w[c * *nn + r];
+  return true;
+}
+
+// A constant f32 vector of `len` values (absent → `fill`); false if present but not that.
+bool vec_or(const Graph& g, const Node& n, size_t i, int64_t len, float fill, std::vector<float>* out) {
+  if (i >= n.inputs.size() || n.inputs[i] == kNoValue) {
+    out->assign(size_t(len), fill);
+    return true;
+  }
+  const Value& v = g.value(n.inputs[i]);
+  if (!v.is_constant || v.dtype != DType::kF32 || v.numel() != len) return false;
+  out->assign(v.as<float>(), v.as<float>() + len);
+  return true;
+}
+
+// The layer's parameters, as the host reference and the fused node see them.
+struct Layer {
+  int64_t d = 0, ff = 0, pre_k = 0;  // pre_k 0: no input projection
+  std::vector<float> w_pre, b_pre, w_in, b_in, w_out, b_out, s1, c1, w1, b1, w2, b2, s2, c2;
+  float scale = 1.f, eps1 = 1e-5f, eps2 = 1e-5f;
+  bool gelu = false;
+};
+
+// y[r][n] = Σ_k x[r][k] · w[n][k] + b[n]
+void linear(const std::vector<double>& x, int64_t rows, int64_t k, const std::vector<float>& w, const std::vector<float>& b,
+            int64_t n, std::vector<double>* y) {
+  y->assign(size_t(rows * n), 0.0);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < n; ++j) {
+      double s = b[size_t(j)];
+      for (int64_t i = 0; i < k; ++i) s += x[size_t(r * k + i)] * w[size_t(j * k + i)];
+      (*y)[size_t(r * n + j)] = s;
+    }
+}
+
+void layer_norm(std::vector<double>* x, int64_t rows, int64_t d, const std::vector<float>& s, const std::vector<float>& b,
+                float eps) {
+  for (int64_t r = 0; r < rows; ++r) {
+    double* p = x->data() + r * d;
+    double mean = 0, var = 0;
+    for (int64_t i = 0; i < d; ++i) mean += p[i];
+    mean /= double(d);
+    for (int64_t i = 0; i < d; ++i) var += (p[i] - mean) * (p[i] - mean);
+    const double inv = 1.0 / std::sqrt(var / double(d) + eps);
+    for (int64_t i = 0; i < d; ++i) p[i] = (p[i] - mean) * inv * s[size_t(i)] + b[size_t(i)];
+  }
+}
+
+// The layer's definition on one sequence x [t][k_in].
+std::vector<double> reference(const Layer& L, int64_t heads, const float* xin, int64_t t) {
+  const int64_t d = L.d, dh = d / heads;
+  std::vector<double> x(xin, xin + t * (L.pre_k ? L.pre_k : d)), tmp;
+  if (L.pre_k) {
+    linear(x, t, L.pre_k, L.w_pre, L.b_pre, d, &tmp);
+    x = tmp;
+  }
+  std::vector<double> qkv, o(size_t(t * d), 0.0), a, f1, f2;
+  linear(x, t, d, L.w_in, L.b_in, 3 * d, &qkv);
+  std::vector<double> p(static_cast<size_t>(t));
+  for (int64_t h = 0; h < heads; ++h)
+    for (int64_t i = 0; i < t; ++i) {
+      double m = -1e300, sum = 0;
+      for (int64_t j = 0; j < t; ++j) {
+        double s = 0;
+        for (int64_t e = 0; e < dh; ++e) s += qkv[size_t(i * 3 * d + h * dh + e)] * qkv[size_t(j * 3 * d + d + h * dh + e)];
+        p[size_t(j)] = s * L.scale;
+        m = std::max(m, p[size_t(j)]);
+      }
+      for (int64_t j = 0; j < t; ++j) sum += (p[size_t(j)] = std::exp(p[size_t(j)] - m));
+      for (int64_t e = 0; e < dh; ++e) {
+        double acc = 0;
+        for (int64_t j = 0; j < t; ++j) acc += p[size_t(j)] * qkv[size_t(j * 3 * d + 2 * d + h * dh + e)];
+        o[size_t(i * d + h * dh + e)] = acc / sum;
+      }
+    }
+  linear(o, t, d, L.w_out, L.b_out, d, &a);
+  for (size_t i = 0; i < a.size(); ++i) a[i] += x[i];
+  layer_norm(&a, t, d, L.s1, L.c1, L.eps1);
+  linear(a, t, d, L.w1, L.b1, L.ff, &f1);
+  for (double& v : f1) v = L.gelu ? 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0))) : std::max(v, 0.0);
+  linear(f1, t, L.ff, L.w2, L.b2, d, &f2);
+  for (size_t i = 0; i < f2.size(); ++i) f2[i] += a[i];
+  layer_norm(&f2, t, d, L.s2, L.c2, L.eps2);
+  return f2;
+}
+
+// Runs `region` (nodes of g, in order) on the CPU backend, x → y, at [b, t, k].
+Result<std::vector<float>> run_region(const Graph& g, const std::vector<int>& region, ValueId x, ValueId y,
+                                      const std::vector<float>& xin, int64_t b, int64_t t, int64_t k) {
+  Graph s;
+  s.values = g.values;
+  s.opset = g.opset;
+  s.producer = g.producer;
+  for (int i : region) s.nodes.push_back(g.nodes[size_t(i)]);
+  for (Node& n : s.nodes) n.tactic.clear();
+  s.inputs = {x};
+  s.outputs = {y};
+  BuildOptions o;
+  o.backend = "cpu";
+  o.time_tactics = false;
+  OptimizationProfile prof;
+  prof.inputs[g.value(x).name] = ShapeRange{{b, t, k}, {b, t, k}, {b, t, k}};
+  o.profiles = {prof};
+  auto plan = build_from_graph(std::move(s), PassLog{}, o);
+  if (!plan) return plan.status();
+  auto e = Engine::load(plan.value());
+  if (!e) return e.status();
+  auto ctx = e.value()->create_context();
+  if (!ctx) return ctx.status();
+  TensorView in;
+  in.dims = {b, t, k};
+  in.data = const_cast<float*>(xin.data());
+  std::vector<float> out(size_t(b * t * 1024));
+  TensorView ov;
+  ov.data = out.data();
+  std::vector<TensorView> ins{in}, outs{ov};
+  TS_RETURN_IF_ERROR(ctx.value()->execute(ins, outs));
+  if (outs[0].dims.size() != 3 || outs[0].dims[0] != b || outs[0].dims[1] != t) {
+    return Status(StatusCode::kInvalidArgument, "the region's output is not [batch, seq, d]");
+  }
+  out.resize(size_t(shape_numel(outs[0].dims)));
+  return out;
+}
+
+// The head count for which the region computes the layer (at two shapes), or 0.
+int64_t prove(const Graph& g, const std::vector<int>& region, ValueId x, ValueId y, const Layer& L) {
+  const int64_t k = L.pre_k ? L.pre_k : L.d;
+  std::vector<int64_t> ok_heads;
+  for (int64_t h = 1; h <= L.d; ++h)
+    if (L.d % h == 0) ok_heads.push_back(h);
+  const std::pair<int64_t, int64_t> shapes[2] = {{2, 5}, {3, 7}};
+  std::mt19937 rng(11);
+  std::normal_distribution<float> nd(0.f, 1.f);
+  for (auto [b, t] : shapes) {
+    std::vector<float> xin(size_t(b * t * k));
+    for (float& v : xin) v = nd(rng);
+    auto got = run_region(g, region, x, y, xin, b, t, k);
+    if (!got || got.value().size() != size_t(b * t * L.d)) return 0;
+    std::vector<int64_t> still;
+    for (int64_t h : ok_heads) {
+      double num = 0, den = 0;
+      for (int64_t s = 0; s < b; ++s) {
+        auto want = reference(L, h, xin.data() + s * t * k, t);
+        for (int64_t i = 0; i < t * L.d; ++i) {
+          const double d = double(got.value()[size_t(s * t * L.d + i)]) - want[size_t(i)];
+          num += d * d;
+          den += want[size_t(i)] * want[size_t(i)];
+        }
+      }
+      if (std::sqrt(num) <= 1e-4 * std::sqrt(den)) still.push_back(h);
+    }
+    ok_heads = still;
+    if (ok_heads.empty()) return 0;
+  }
+  return ok_heads.size() == 1 ? ok_heads[0] : 0;
+}
+
+bool glue_op(const Graph& g, const Node& n) {
+  static const std::set<std::string> moves{"Transpose", "Reshape", "Slice", "Squeeze", "Unsqueeze", "Flatten", "Identity",
+                                           "Shape", "Gather", "Concat", "Cast", "Constant"};
+  if (moves.count(n.op)) return true;
+  if (n.op == "Add" || n.op == "Sub" || n.op == "Mul" || n.op == "Div") {
+    for (ValueId o : n.outputs)
+      if (g.value(o).dtype != DType::kI64) return false;
+    return true;
+  }
+  return false;
+}
+
+// Backward closure of `from` stopping at x and constants: node indices (sorted), or false if
+// it reaches a graph input or a value nothing in the graph makes.
+bool closure(const Graph& g, ValueId from, ValueId x, std::vector<int>* nodes) {
+  std::set<int> seen;
+  std::vector<ValueId> stack{from};
+  std::set<ValueId> visited;
+  while (!stack.empty()) {
+    ValueId v = stack.back();
+    stack.pop_back();
+    if (v == kNoValue || v == x || is_const(g, v) || !visited.insert(v).second) continue;
+    const int p = producer(g, v);
+    if (p < 0) return false;
+    if (seen.insert(p).second)
+      for (ValueId i : g.nodes[size_t(p)].inputs) stack.push_back(i);
+  }
+  nodes->assign(seen.begin(), seen.end());
+  return true;
+}
+
+const Node* only_op(const Graph& g, const std::vector<int>& region, const std::string& op, int* idx = nullptr) {
+  const Node* f = nullptr;
+  for (int i : region)
+    if (g.nodes[size_t(i)].op == op) {
+      if (f) return nullptr;
+      f = &g.nodes[size_t(i)];
+      if (idx) *idx = i;
+    }
+  return f;
+}
+
+// Tries the layer ending at LayerNormalization node `i2`; on success rewrites g and returns true.
+bool try_layer(Graph& g, size_t i2, PassLog& log, const std::function<bool(const Node&)>& backend_runs, int64_t max_seq) {
+  const Node& ln2 = g.nodes[i2];
+  if (ln2.outputs.empty()) return false;
+  const ValueId y = ln2.outputs[0];
+  const int ia2 = producer(g, ln2.inputs[0]);
+  if (ia2 < 0 || g.nodes[size_t(ia2)].op != "Add") return false;
+  // Add₂'s inputs: LN₁'s output and ff2's.
+  int iln1 = -1;
+  for (ValueId v : g.nodes[size_t(ia2)].inputs) {
+    const int p = producer(g, v);
+    if (p >= 0 && g.nodes[size_t(p)].op == "LayerNormalization") iln1 = p;
+  }
+  if (iln1 < 0) return false;
+  const int ia1 = producer(g, g.nodes[size_t(iln1)].inputs[0]);
+  if (ia1 < 0 || g.nodes[size_t(ia1)].op != "Add") return false;
+  ValueId x = kNoValue;
+  std::vector<int> region;
+  for (int side = 0; side < 2 && x == kNoValue; ++side) {
+    const ValueId cand = g.nodes[size_t(ia1)].inputs[size_t(side)];
+    const ValueId other = g.nodes[size_t(ia1)].inputs[size_t(1 - side)];
+    if (is_const(g, cand)) continue;
+    std::vector<int> branch;
+    if (!closure(g, other, cand, &branch)) continue;
+    bool attn = false;
+    for (int b : branch) attn = attn || g.nodes[size_t(b)].op == "FusedAttention";
+    if (attn && closure(g, y, cand, &region)) x = cand;
+  }
+  if (x == kNoValue) return false;
+  const Value& xv = g.value(x);
+  if (!xv.rank_known || xv.shape.size() != 3 || xv.dtype != DType::kF32) return false;
+
+  // The compute nodes: exactly these, everything else glue.
+  int n_gemm = 0, n_add = 0, n_ln = 0, n_attn = 0;
+  for (int i : region) {
+    const Node& n = g.nodes[size_t(i)];
+    if (n.op == "FusedGemm") ++n_gemm;
+    else if (n.op == "Add" && g.value(n.outputs[0]).dtype == DType::kF32) ++n_add;
+    else if (n.op == "LayerNormalization") ++n_ln;
+    else if (n.op == "FusedAttention") ++n_attn;
+    else if (!glue_op(g, n)) return false;
+  }
+  if (n_gemm != 4 || n_add != 2 || n_ln != 2 || n_attn != 1) return false;
+  // Nothing inside is read outside (or is a graph output), but Y.
+  const auto users = passes::consumers(g);
+  std::set<int> in_region(region.begin(), region.end());
+  for (int i : region)
+    for (ValueId o : g.nodes[size_t(i)].outputs) {
+      if (o == kNoValue || o == y) continue;
+      if (passes::is_graph_output(g, o)) return false;
+      for (int u : users[size_t(o)])
+        if (!in_region.count(u)) return false;
+    }
+
+  // Roles of the GEMMs: ff1 has the activation, ff2 reads ff1, in_proj has N = 3·out_proj's N.
+  Layer L;
+  const Node *g_in = nullptr, *g_out = nullptr, *g_ff1 = nullptr, *g_ff2 = nullptr;
+  for (int i : region) {
+    const Node& n = g.nodes[size_t(i)];
+    if (n.op != "FusedGemm") continue;
+    const std::string act = n.attr_s("activation", "none");
+    if (act != "none") {
+      if (g_ff1 || (act != "relu" && act != "gelu")) return false;
+      g_ff1 = &n;
+      L.gelu = act == "gelu";
+    }
+  }
+  if (!g_ff1) return false;
+  for (int i : region) {
+    const Node& n = g.nodes[size_t(i)];
+    if (n.op != "FusedGemm" || &n == g_ff1) continue;
+    if (n.inputs[0] == g_ff1->outputs[0]) g_ff2 = &n;
+  }
+  if (!g_ff2) return false;
+  int64_t nn = 0, kk = 0, n2 = 0, k2 = 0;
+  for (int i : region) {
+    const Node& n = g.nodes[size_t(i)];
+    if (n.op != "FusedGemm" || &n == g_ff1 || &n == g_ff2) continue;
+    std::vector<float> w;
+    if (!gemm_weights(g, n, &w, &nn, &kk)) return false;
+    if (nn == 3 * kk) {
+      if (g_in) return false;
+      g_in = &n;
+      L.w_in = std::move(w);
+      L.d = kk;
+    } else {
+      if (g_out) return false;
+      g_out = &n;
+      L.w_out = std::move(w);
+    }
+  }
+  if (!g_in || !g_out || L.d <= 0) return false;
+  if (!gemm_weights(g, *g_out, &L.w_out, &nn, &kk) || nn != L.d || kk != L.d) return false;
+  if (!gemm_weights(g, *g_ff1, &L.w1, &nn, &kk) || kk != L.d) return false;
+  L.ff = nn;
+  if (!gemm_weights(g, *g_ff2, &L.w2, &n2, &k2) || n2 != L.d || k2 != L.ff) return false;
+  if (!vec_or(g, *g_in, 2, 3 * L.d, 0.f, &L.b_in) || !vec_or(g, *g_out, 2, L.d, 0.f, &L.b_out) ||
+      !vec_or(g, *g_ff1, 2, L.ff, 0.f, &L.b1) || !vec_or(g, *g_ff2, 2, L.d, 0.f, &L.b2))
+    return false;
+  const Node& ln1 = g.nodes[size_t(iln1)];
+  for (const Node* ln : {&ln1, &ln2}) {
+    const int64_t ax = ln->attr_i("axis", -1);
+    if (ax != -1 && ax != 2) return false;
+    for (size_t o = 1; o < ln->outputs.size(); ++o)
+      if (ln->outputs[o] != kNoValue && (!users[size_t(ln->outputs[o])].empty() || passes::is_graph_output(g, ln->outputs[o])))
+        return false;
+  }
+  if (!vec_or(g, ln1, 1, L.d, 1.f, &L.s1) || !vec_or(g, ln1, 2, L.d, 0.f, &L.c1) || !vec_or(g, ln2, 1, L.d, 1.f, &L.s2) ||
+      !vec_or(g, ln2, 2, L.d, 0.f, &L.c2))
+    return false;
+  L.eps1 = ln1.attr_f("epsilon", 1e-5f);
+  L.eps2 = ln2.attr_f("epsilon", 1e-5f);
+  const Node* attn = only_op(g, region, "FusedAttention");
+  if (!attn) return false;
+  L.scale = attn->attr_f("scale", 1.f);
+
+  // The input projection: a FusedGemm without activation making X, read only by the layer.
+  int ipre = producer(g, x);
+  ValueId xin = x;
+  if (ipre >= 0) {
+    const Node& pre = g.nodes[size_t(ipre)];
+    std::vector<float> w;
+    int64_t pn = 0, pk = 0;
+    bool only_layer = !passes::is_graph_output(g, x);
+    for (int u : users[size_t(x)]) only_layer = only_layer && in_region.count(u);
+    if (pre.op == "FusedGemm" && pre.attr_s("activation", "none") == "none" && only_layer && gemm_weights(g, pre, &w, &pn, &pk) &&
+        pn == L.d && !is_const(g, pre.inputs[0]) && vec_or(g, pre, 2, L.d, 0.f, &L.b_pre)) {
+      const Value& pin = g.value(pre.inputs[0]);
+      if (pin.rank_known && pin.shape.size() == 3 && pin.dtype == DType::kF32) {
+        L.w_pre = std::move(w);
+        L.pre_k = pk;
+      }
+    }
+  }
+  std::vector<int> probe_region = region;
+  if (L.pre_k) {
+    probe_region.push_back(ipre);
+    std::sort(probe_region.begin(), probe_region.end());
+    xin = g.nodes[size_t(ipre)].inputs[0];
+  }
+  int64_t heads = prove(g, probe_region, xin, y, L);
+  if (heads == 0 && L.pre_k) {  // try without the projection
+    L.pre_k = 0;
+    xin = x;
+    probe_region = region;
+    heads = prove(g, region, x, y, L);
+  }
+  if (heads == 0) {
+    log.lines.push_back("fuse_encoder: kept the layers ending at " + ln2.name + ": the region does not compute the encoder layer");
+    return false;
+  }
+  Node f;
+  f.name = ln2.name + "/encoder";
+  f.op = "TransformerEncoderLayer";
+  auto in2 = [](const Node& n) { return n.inputs.size() > 2 ? n.inputs[2] : kNoValue; };
+  auto ln_in = [](const Node& n, size_t i) { return n.inputs.size() > i ? n.inputs[i] : kNoValue; };
+  f.inputs = {xin,           g_in->inputs[1],  in2(*g_in),  g_out->inputs[1], in2(*g_out), ln_in(ln1, 1), ln_in(ln1, 2),
+              g_ff1->inputs[1], in2(*g_ff1), g_ff2->inputs[1], in2(*g_ff2), ln_in(ln2, 1), ln_in(ln2, 2)};
+  f.attrs["trans_b_in"] = g_in->attr_i("trans_b", 0);
+  f.attrs["trans_b_out"] = g_out->attr_i("trans_b", 0);
+  f.attrs["trans_b_ff1"] = g_ff1->attr_i("trans_b", 0);
+  f.attrs["trans_b_ff2"] = g_ff2->attr_i("trans_b", 0);
+  if (L.pre_k) {
+    const Node& pre = g.nodes[size_t(ipre)];
+    f.inputs.push_back(pre.inputs[1]);
+    f.inputs.push_back(in2(pre));
+    f.attrs["trans_b_pre"] = pre.attr_i("trans_b", 0);
+  }
+  f.outputs = {y};
+  f.attrs["heads"] = heads;
+  f.attrs["scale"] = L.scale;
+  f.attrs["epsilon1"] = L.eps1;
+  f.attrs["epsilon2"] = L.eps2;
+  f.attrs["activation"] = std::string(L.gelu ? "gelu" : "relu");
+  f.attrs["max_seq"] = max_seq;
+  for (int i : probe_region) f.fused_from.push_back(g.nodes[size_t(i)].name);
+  if (!backend_runs(f)) {
+    log.lines.push_back("fuse_encoder: kept the layers ending at " + ln2.name + ": the backend does not run the fused layer (" +
+                        std::to_string(heads) + " heads, d " + std::to_string(L.d) + ", FF " + std::to_string(L.ff) +
+                        ", seq up to " + std::to_string(max_seq) + ")");
+    return false;
+  }
+  log.lines.push_back(passes::fusion_line(f));
+  for (int i : probe_region)
+    if (size_t(i) != i2) g.nodes[size_t(i)].op.clear();
+  g.nodes[i2] = std::move(f);
+  passes::erase_absorbed(g);
+  return true;
+}
+
+}  // namespace
+
+int fuse_encoder(Graph& g, PassLog& log, const std::function<bool(const Node&)>& backend_runs, int64_t max_seq) {
+  int count = 0;
+  std::set<std::string> tried;
+  for (bool again = true; again;) {
+    again = false;
+    for (size_t i = 0; i < g.nodes.size() && !again; ++i) {
+      if (g.nodes[i].op != "LayerNormalization" || !tried.insert(g.nodes[i].name).second) continue;
+      if (try_layer(g, i, log, backend_runs, max_seq)) {
+        ++count;
+        again = true;
+      }
+    }
+  }
+  return count;
+}
+
+}  // namespace ts::engine
