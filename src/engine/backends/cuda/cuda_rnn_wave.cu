@@ -1,35 +1,36 @@
 // Tactic "wave": two stacked GRU layers in one launch, as a wavefront over a thread-block
 // cluster of three CTAs per 8 batch rows (Hopper, sm_90):
 //
-//   CTA 0: layer 1         h1_t = cell(gx1_t + R1·h1_{t-1})         → h1_t into CTA 1's smem
-//   CTA 1: the input sides gx1_t = W1·x_t + b1 (ahead of time)       → gx1_t into CTA 0's smem
-//                          g2_t  = W2·h1_t + b2                      → g2_t into CTA 2's smem
-//   CTA 2: layer 2         h2_t = cell(g2_t + R2·h2_{t-1})          → Y, Y_h, the head
+//   CTA 0: layer 1        h1_t  = cell(W1·x_t + R1·h1_{t-1})      → h1_t into CTA 1's smem
+//   CTA 1: layer 2's input g2_t  = W2·h1_t + biases                → g2_t into CTA 2's smem
+//   CTA 2: layer 2        h2_t  = cell(g2_t + R2·h2_{t-1})        → Y, Y_h, the head
 //
 // Each CTA runs its own loop; they meet only through rings in shared memory: CTA 0 st.async's
-// h1_t into CTA 1's ring (depth 4), CTA 1 st.async's gx1 into CTA 0's ring and g2_t into CTA 2's
-// ring (depth 2 each), each store completing bytes on the consumer's mbarrier, and a consumer
-// hands a slot back with one remote mbarrier arrive. So the two recurrent CTAs (0 and 2) run
-// the same loop — the h-side mma on their own h, the cell, one __syncthreads — and everything
-// that does not depend on their own previous step (both input projections, the x loads) is in
-// CTA 1, off the recurrences' critical paths. Each CTA keeps its matrices in registers for all
-// T steps (A fragments of mma.sync m16n8k16: weight rows are the m dimension, the 8 batch rows
-// of the cluster the n dimension, so batch 1 costs what batch 8 costs); h travels fp16/bf16 in
-// the B-fragment order (see below); the fp32 state and the gate math stay in the registers of
-// the thread that owns the cell. A recurrent CTA waits for its next ring slot and loads it
-// before the step's barrier, so after the barrier only h is loaded.
+// h1_t into CTA 1's ring (depth 4), CTA 1 st.async's g2_t into CTA 2's ring (depth 2), each
+// store completing bytes on the consumer's mbarrier, and a consumer hands a slot back with one
+// remote mbarrier arrive. So a CTA's step is its own work plus one __syncthreads (CTA 0 and 2:
+// their h for the next step), no cluster-wide barrier: the critical path is T steps of the
+// slowest CTA plus the two hand-overs, instead of the 2·T steps of two launches, and layer 2's
+// input projection (a second matrix–vector product per step) is off its recurrence's path. Each
+// CTA keeps its matrix in registers for all T steps (A fragments of mma.sync m16n8k16: weight
+// rows are the m dimension, the 8 batch rows of the cluster the n dimension, so batch 1 costs
+// what batch 8 costs); h travels fp16/bf16 in the B-fragment order (see below); the fp32 state
+// and the gate math stay in the registers of the thread that owns the cell.
 //
-// PERF NOTE: synchronisation (H200, GRU-2x128 FP16 batch 1, T = 30/60/120, kernel alone).
+// PERF NOTE: synchronisation (H200, GRU-2x128 FP16 batch 1, T = 30/60/120, this kernel alone,
+// CUDA-graph replays; .devcarry driver, 2026-11-30).
 //  - Lockstep, one barrier.cluster per step: 1.09-1.19 µs per step.
-//  - Decoupled CTAs through rings (x-side in CTA 0, cluster-scope acquire waits and release
-//    arrives): 0.744 µs per step. ncu: CTA 1 and 2 spin on their full barriers (12-15 polls per
-//    step), so CTA 0 set the pace; its acquire.cluster waits compile to an L1 invalidation
-//    (CCTL.IVALL, the top stall), the release.cluster arrives to MEMBAR.ALL.GPU.
-//  - CTA-scope waits and arrives (as CUTLASS's cluster barriers): 0.665 µs per step.
-//  - Measured and dropped: tanh.approx.f16x2 for two cells per MUFU (0.692 vs 0.665: MUFU is
-//    not the limit); 16 warps with a warp pair splitting the k tiles and swapping partial sums
-//    through shared memory (1.30 µs per step: the pair barrier and the exchange cost more than
-//    the shorter mma chains save).
+//  - Decoupled CTAs through rings, cluster-scope acquire waits and release arrives: 0.744 µs
+//    per step. ncu: CTA 1 and 2 spin on their full barriers (12-15 polls per step), so CTA 0
+//    sets the pace; its acquire.cluster waits compile to an L1 invalidation (CCTL.IVALL, the
+//    top stall), the release.cluster arrives to MEMBAR.ALL.GPU.
+//  - CTA-scope waits and arrives (rnn_cluster::mbar_wait_cta, as CUTLASS's cluster barriers):
+//    0.665 µs per step, ≈ 5 µs fixed (this version, with x read through a stepped pointer).
+//  - Measured and dropped: tanh.approx.f16x2 for two cells per MUFU (0.692: MUFU is not the
+//    limit); 16 warps, a warp pair splitting the k tiles and swapping partial sums through
+//    shared memory (1.30: the pair barrier and the exchange cost more than the shorter mma
+//    chains save); W1·x_t computed ahead by CTA 1 into a ring of CTA 0 (1.29: CTA 0 then waits
+//    on CTA 1, which waits on CTA 2's ring, so the three run in lockstep).
 //
 // Layout. H/16 warps per CTA; warp w owns units 16w..16w+15 and all three gates' rows of them
 // (three m16 tiles), so a thread holds z, r and both halves of n for its 4 cells (units
@@ -40,7 +41,7 @@
 // words: conflict-free). The weights are packed in the same order on the host, each lane's A
 // fragment as one 16-byte word.
 //
-// PERF NOTE: registers. CTA 1 holds W2 (12·H/16 words) and W1 (12·ceil(I/16) words) per thread,
+// PERF NOTE: registers. CTA 0 holds R1 (12·H/16 words) and W1 (12·ceil(I/16) words) per thread,
 // ~120 of its registers at H = 128, I = 32; one CTA per SM. 8 batch rows per cluster: batch
 // ≤ 8·44 runs in one wave on the 132 SMs of an H200; larger batches run in waves (the builder
 // times this tactic against the layer-by-layer ones).
@@ -79,9 +80,9 @@ using rnn_cluster::smem_addr;
 using rnn_cluster::st_async;
 using rnn_cluster::st_async4;
 
-// Ring depths: h1 slots (CTA 0 → 1), gx1 slots (CTA 1 → 0), g2 slots (CTA 1 → 2).
-constexpr int kD1 = 4, kDX = 2, kD2 = 2;
-constexpr int kGxF = 12;  // floats of a gate input per thread and slot (3 gates × 4 cells)
+// Ring depths: h1 slots (CTA 0 → 1) and g2 slots (CTA 1 → 2): how far a CTA may run ahead.
+constexpr int kD1 = 4, kD2 = 2;
+constexpr int kGxF = 12;  // floats of layer 2's input projection per thread and slot (3 gates × 4 cells)
 #endif
 
 template <int KT, int KX, typename T16>
@@ -89,18 +90,12 @@ __global__ void __launch_bounds__(KT * 32, 1) rnn_wave_kernel(RnnWaveParams p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   constexpr int kLS = 2 * KT + 4;  // words per (column, tig) slot of h, padded
   constexpr int H = KT * 16;
-  // Shared memory at role-independent offsets (peers address each other's regions with mapa):
-  // region A: h double buffer (CTA 0, 2) or the h1 ring (CTA 1); region G: the gate-input
-  // ring of a recurrent CTA (gx1 in CTA 0, g2 in CTA 2), reused by the head after the loop.
-  constexpr int kWordsA = kD1 * 32 * kLS;
-  constexpr int kSlotG = KT * 32 * kGxF;  // floats
-  static_assert(kDX == kD2, "CTA 0 and 2 share the ring layout");
-  static_assert(kD2 * kSlotG >= kRnnWaveRows * H, "the head's scratch must fit the ring");
-  __shared__ __align__(16) uint32_t sm[kWordsA + kD2 * kSlotG];
-  __shared__ __align__(8) uint64_t full1[kD1], empty1[kD1], full2[kD2], empty2[kD2], fullx[kDX], emptyx[kDX];
-  uint32_t* const h1r = sm;  // CTA 1
-  float* const ring = reinterpret_cast<float*>(sm + kWordsA);
-
+  constexpr int kSlotG = KT * 32 * kGxF;  // floats per g2 slot
+  static_assert(kD2 * kSlotG >= kRnnWaveRows * H, "the head's scratch must fit the g2 ring");
+  __shared__ __align__(16) uint32_t hb[2][32 * kLS];     // CTA 0, 2: own h, double-buffered
+  __shared__ __align__(16) uint32_t h1r[kD1][32 * kLS];  // CTA 1: h1 ring
+  __shared__ __align__(16) float gxb[kD2][kSlotG];       // CTA 2: g2 ring (after the loop: the head's h2)
+  __shared__ __align__(8) uint64_t full1[kD1], empty1[kD1], full2[kD2], empty2[kD2];
   cg::cluster_group cluster = cg::this_cluster();
   const int role = int(cluster.block_rank());
   const int warp = int(threadIdx.x) >> 5, lane = int(threadIdx.x) & 31, grp = lane >> 2, tig = lane & 3;
@@ -111,13 +106,13 @@ __global__ void __launch_bounds__(KT * 32, 1) rnn_wave_kernel(RnnWaveParams p) {
   const int bx = b0 + grp;                      // batch row of this thread's B column (x)
 
   uint32_t ah[3][KT][4];  // h-side A fragments: R1 (CTA 0), W2 (CTA 1), R2 (CTA 2)
-  uint32_t ax[3][KX][4];  // W1 (CTA 1)
+  uint32_t ax[3][KX][4];  // W1 (CTA 0)
   {
-    constexpr int kJ0 = 3 * KT + 3 * KX, kJ = 3 * KT;  // A fragments per lane: role 0's block (R1, W1), the others
+    constexpr int kJ0 = 3 * KT + 3 * KX, kJ = 3 * KT;  // A fragments per lane: role 0 (R1, W1), roles 1 and 2
     const size_t blk0 = size_t(KT) * 32 * kJ0, blk = size_t(KT) * 32 * kJ;
-    const uint4* frags = reinterpret_cast<const uint4*>(p.frags);
-    const uint4* f = frags + (role == 0 ? 0 : role == 1 ? blk0 : blk0 + blk) + size_t(warp) * (role == 0 ? kJ0 : kJ) * 32 + lane;
-    const uint4* fx = frags + size_t(warp) * kJ0 * 32 + lane + 3 * KT * 32;  // W1, in role 0's block
+    const int nj = role == 0 ? kJ0 : kJ;
+    const uint4* f = reinterpret_cast<const uint4*>(p.frags) + (role == 0 ? 0 : role == 1 ? blk0 : blk0 + blk) +
+                     size_t(warp) * nj * 32 + lane;
 #pragma unroll
     for (int g = 0; g < 3; ++g)
 #pragma unroll
@@ -129,17 +124,16 @@ __global__ void __launch_bounds__(KT * 32, 1) rnn_wave_kernel(RnnWaveParams p) {
     for (int g = 0; g < 3; ++g)
 #pragma unroll
       for (int k = 0; k < KX; ++k) {
-        const uint4 v = role == 1 ? __ldg(fx + (g * KX + k) * 32) : make_uint4(0, 0, 0, 0);
+        const uint4 v = role == 0 ? __ldg(f + (3 * KT + g * KX + k) * 32) : make_uint4(0, 0, 0, 0);
         ax[g][k][0] = v.x, ax[g][k][1] = v.y, ax[g][k][2] = v.z, ax[g][k][3] = v.w;
       }
   }
-  // Biases (rnn_wave_bias): CTA 1 starts gx1 from role 0's z, r, x-side n and g2 from role 1's;
-  // CTA 0 and 2 start the h-side n from their own.
-  auto bias_of = [&](int r, int j, int u) { return __ldg(p.bias + (size_t(r) * 4 + j) * H + u); };
-  const float bh0 = bias_of(role, 3, u0), bh1 = bias_of(role, 3, u1);
+  const float* bias = p.bias + size_t(role) * 4 * H;
+  const float bz0 = bias[u0], bz1 = bias[u1], br0 = bias[H + u0], br1 = bias[H + u1];
+  const float bn0 = bias[2 * H + u0], bn1 = bias[2 * H + u1], bh0 = bias[3 * H + u0], bh1 = bias[3 * H + u1];
 
-  for (int i = int(threadIdx.x); i < 2 * 32 * kLS; i += int(blockDim.x)) sm[i] = 0u;
-  constexpr uint32_t kBytes1 = KT * 32 * 8, kBytesG = KT * 32 * kGxF * 4;  // per slot
+  for (int i = int(threadIdx.x); i < 2 * 32 * kLS; i += int(blockDim.x)) (&hb[0][0])[i] = 0u;
+  constexpr uint32_t kBytes1 = KT * 32 * 8, kBytes2 = KT * 32 * kGxF * 4;  // per slot
   if (threadIdx.x == 0) {
     for (int i = 0; i < kD1; ++i) {
       mbar_init(smem_addr(&full1[i]), 1);
@@ -148,24 +142,61 @@ __global__ void __launch_bounds__(KT * 32, 1) rnn_wave_kernel(RnnWaveParams p) {
     for (int i = 0; i < kD2; ++i) {
       mbar_init(smem_addr(&full2[i]), 1);
       mbar_init(smem_addr(&empty2[i]), 1);
-      mbar_init(smem_addr(&fullx[i]), 1);
-      mbar_init(smem_addr(&emptyx[i]), 1);
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     if (role == 1)
       for (int i = 0; i < kD1 && i < T; ++i) mbar_expect(smem_addr(&full1[i]), kBytes1);
-    if (role != 1)  // CTA 0: gx1 slots, CTA 2: g2 slots
-      for (int i = 0; i < kD2 && i < T; ++i) mbar_expect(smem_addr(role == 0 ? &fullx[i] : &full2[i]), kBytesG);
+    if (role == 2)
+      for (int i = 0; i < kD2 && i < T; ++i) mbar_expect(smem_addr(&full2[i]), kBytes2);
   }
-  // Peer addresses: CTA 0 → CTA 1's h1 ring, full1 and emptyx; CTA 1 → CTA 0's ring, fullx and
-  // empty1, CTA 2's ring and full2; CTA 2 → CTA 1's empty2.
-  const uint32_t h1r_peer = peer_addr(smem_addr(h1r), 1), full1_peer = peer_addr(smem_addr(&full1[0]), 1);
-  const uint32_t ring0_peer = peer_addr(smem_addr(ring), 0), fullx_peer = peer_addr(smem_addr(&fullx[0]), 0);
-  const uint32_t ring2_peer = peer_addr(smem_addr(ring), 2), full2_peer = peer_addr(smem_addr(&full2[0]), 2);
-  const uint32_t empty1_peer = peer_addr(smem_addr(&empty1[0]), 0), emptyx_peer = peer_addr(smem_addr(&emptyx[0]), 1);
-  const uint32_t empty2_peer = peer_addr(smem_addr(&empty2[0]), 1);
+  // Peer addresses: CTA 0 → CTA 1's h1 ring and full1; CTA 1 → CTA 2's g2 ring and full2, CTA
+  // 0's empty1; CTA 2 → CTA 1's empty2.
+  const uint32_t h1r_peer = peer_addr(smem_addr(&h1r[0][0]), 1), full1_peer = peer_addr(smem_addr(&full1[0]), 1);
+  const uint32_t gx_peer = peer_addr(smem_addr(&gxb[0][0]), 2), full2_peer = peer_addr(smem_addr(&full2[0]), 2);
+  const uint32_t empty1_peer = peer_addr(smem_addr(&empty1[0]), 0), empty2_peer = peer_addr(smem_addr(&empty2[0]), 1);
   cluster.sync();  // barriers initialised, buffers zeroed, every CTA running before any remote access
 
+  // Where this thread's packed h words go: column 2·tig and 2·tig+1, k tile = warp.
+  const int hw0 = ((2 * tig) * 4 + (grp & 3)) * kLS + warp * 2 + (grp >> 2);
+  const int hw1 = hw0 + 4 * kLS;
+
+  // x_t for this thread's B column, k = 16·kx + 2·tig + {0, 1, 8, 9}: a pointer that steps by one
+  // time step ([T][B][I] or, batch-first, [B][T][I]) and a mask of the elements that exist.
+  const float* xq = p.x + (p.x_batch_first ? size_t(bx) * T : size_t(bx)) * I + 2 * tig;
+  const size_t x_step = p.x_batch_first ? size_t(I) : size_t(B) * I;
+  uint32_t x_ok = 0;
+#pragma unroll
+  for (int kx = 0; kx < KX; ++kx)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int k = 16 * kx + 2 * tig + (e & 1) + (e & 2 ? 8 : 0);
+      if (bx < B && k < I) x_ok |= 1u << (kx * 4 + e);
+    }
+  float xr[KX][4];
+  auto load_x = [&](int t) {
+    const float* xp = xq + size_t(t) * x_step;
+#pragma unroll
+    for (int kx = 0; kx < KX; ++kx)
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        xr[kx][e] = (x_ok >> (kx * 4 + e)) & 1u ? __ldg(xp + 16 * kx + (e & 1) + (e & 2 ? 8 : 0)) : 0.0f;
+  };
+  float az[4], ar[4], an[4];  // CTA 0: z, r and x-side n of the next step (biases + W1·x)
+  auto x_part = [&]() {
+    az[0] = az[1] = bz0;
+    az[2] = az[3] = bz1;
+    ar[0] = ar[1] = br0;
+    ar[2] = ar[3] = br1;
+    an[0] = an[1] = bn0;
+    an[2] = an[3] = bn1;
+#pragma unroll
+    for (int kx = 0; kx < KX; ++kx) {
+      const uint32_t x0 = pack2<T16>(xr[kx][0], xr[kx][1]), x1 = pack2<T16>(xr[kx][2], xr[kx][3]);
+      mma16816<T16>(az, ax[0][kx], x0, x1);
+      mma16816<T16>(ar, ax[1][kx], x0, x1);
+      mma16816<T16>(an, ax[2][kx], x0, x1);
+    }
+  };
   // g_i += M_i · h for the three gate tiles; two accumulator chains per gate (even/odd k tiles).
   auto h_side = [&](const uint32_t* hrow, float (&g0)[4], float (&g1)[4], float (&g2)[4]) {
     uint32_t bf[2 * KT];
@@ -192,62 +223,47 @@ __global__ void __launch_bounds__(KT * 32, 1) rnn_wave_kernel(RnnWaveParams p) {
       g2[i] += e2[i];
     }
   };
-  const int my_g = (warp * 32 + lane) * kGxF;  // this thread's floats in a ring slot
+  float hs[4] = {0, 0, 0, 0};  // fp32 state of the 4 cells (CTA 0: h1, CTA 2: h2)
+  auto cell = [&](const float (&z)[4], const float (&r)[4], const float (&nx)[4], const float (&nh)[4]) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const float zz = sig_fast(z[i]), rr = sig_fast(r[i]);
+      const float n = tanh_fast(nx[i] + rr * nh[i]);
+      hs[i] = n + zz * (hs[i] - n);
+    }
+  };
 
-  if (role == 1) {  // the input sides: gx1 ahead of time into CTA 0's ring, g2_t into CTA 2's ring
-    const float bz0 = bias_of(0, 0, u0), bz1 = bias_of(0, 0, u1), br0 = bias_of(0, 1, u0), br1 = bias_of(0, 1, u1);
-    const float bn0 = bias_of(0, 2, u0), bn1 = bias_of(0, 2, u1);
-    const float cz0 = bias_of(1, 0, u0), cz1 = bias_of(1, 0, u1), cr0 = bias_of(1, 1, u0), cr1 = bias_of(1, 1, u1);
-    const float cn0 = bias_of(1, 2, u0), cn1 = bias_of(1, 2, u1);
-    // x_t for this thread's B column, k = 16·kx + 2·tig + {0, 1, 8, 9}: a pointer that steps by
-    // one time step and a mask of the elements that exist (batch row < B, k < I).
-    const float* xq = p.x + (p.x_batch_first ? size_t(bx) * T : size_t(bx)) * I + 2 * tig;
-    const size_t x_step = p.x_batch_first ? size_t(I) : size_t(B) * I;
-    uint32_t x_ok = 0;
-#pragma unroll
-    for (int kx = 0; kx < KX; ++kx)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int k = 16 * kx + 2 * tig + (e & 1) + (e & 2 ? 8 : 0);
-        if (bx < B && k < I) x_ok |= 1u << (kx * 4 + e);
-      }
-    float xr[KX][4];
-    auto load_x = [&](int t) {
-      const float* xp = xq + size_t(t) * x_step;
-#pragma unroll
-      for (int kx = 0; kx < KX; ++kx)
-#pragma unroll
-        for (int e = 0; e < 4; ++e)
-          xr[kx][e] = (x_ok >> (kx * 4 + e)) & 1u ? __ldg(xp + 16 * kx + (e & 1) + (e & 2 ? 8 : 0)) : 0.0f;
-    };
-    // gx1_t from the x in registers into CTA 0's slot; then the x of step t + 1 is loaded.
-    auto send_x = [&](int t) {
-      float z[4] = {bz0, bz0, bz1, bz1}, r[4] = {br0, br0, br1, br1}, n[4] = {bn0, bn0, bn1, bn1};
-#pragma unroll
-      for (int kx = 0; kx < KX; ++kx) {
-        const uint32_t x0 = pack2<T16>(xr[kx][0], xr[kx][1]), x1 = pack2<T16>(xr[kx][2], xr[kx][3]);
-        mma16816<T16>(z, ax[0][kx], x0, x1);
-        mma16816<T16>(r, ax[1][kx], x0, x1);
-        mma16816<T16>(n, ax[2][kx], x0, x1);
-      }
-      if (t + 1 < T) load_x(t + 1);
-      const int slot = t % kDX;
-      if (t >= kDX) mbar_wait_cta(smem_addr(&emptyx[slot]), uint32_t((t / kDX - 1) & 1));  // CTA 0 done with it
-      const uint32_t dst = ring0_peer + uint32_t(slot * kSlotG + my_g) * 4, bar = fullx_peer + uint32_t(slot) * 8;
-      st_async4(dst, z[0], z[1], z[2], z[3], bar);
-      st_async4(dst + 16, r[0], r[1], r[2], r[3], bar);
-      st_async4(dst + 32, n[0], n[1], n[2], n[3], bar);
-    };
+  if (role == 0) {  // layer 1: its own recurrence; h1_t into CTA 1's ring
     load_x(0);
-    for (int t = 0; t < kDX && t < T; ++t) send_x(t);
+    x_part();
+    if (T > 1) load_x(1);
+    for (int s = 0; s < T; ++s) {
+      const int slot = s % kD1;
+      float nh[4] = {bh0, bh0, bh1, bh1};
+      h_side(hb[(s + 1) & 1], az, ar, nh);
+      cell(az, ar, an, nh);
+      const uint32_t w0 = pack2<T16>(hs[0], hs[2]), w1 = pack2<T16>(hs[1], hs[3]);
+      hb[s & 1][hw0] = w0;
+      hb[s & 1][hw1] = w1;
+      if (s >= kD1) mbar_wait_cta(smem_addr(&empty1[slot]), uint32_t((s / kD1 - 1) & 1));  // CTA 1 done with it
+      const uint32_t dst = h1r_peer + uint32_t(slot * 32 * kLS) * 4, bar = full1_peer + uint32_t(slot) * 8;
+      st_async(dst + uint32_t(hw0) * 4, w0, bar);
+      st_async(dst + uint32_t(hw1) * 4, w1, bar);
+      if (s + 1 < T) {
+        x_part();
+        if (s + 2 < T) load_x(s + 2);
+      }
+      __syncthreads();
+    }
+  } else if (role == 1) {  // layer 2's input projection: h1_t from the ring → g2_t into CTA 2's ring
     for (int t = 0; t < T; ++t) {
-      if (t + kDX < T) send_x(t + kDX);  // before waiting for h1_t: this is where CTA 1 has slack
       const int slot = t % kD1, slot2 = t % kD2;
       mbar_wait_cta(smem_addr(&full1[slot]), uint32_t((t / kD1) & 1));
-      float z[4] = {cz0, cz0, cz1, cz1}, r[4] = {cr0, cr0, cr1, cr1}, n[4] = {cn0, cn0, cn1, cn1};
-      h_side(h1r + slot * 32 * kLS, z, r, n);
+      float z[4] = {bz0, bz0, bz1, bz1}, r[4] = {br0, br0, br1, br1}, n[4] = {bn0, bn0, bn1, bn1};
+      h_side(h1r[slot], z, r, n);
       if (t >= kD2) mbar_wait_cta(smem_addr(&empty2[slot2]), uint32_t((t / kD2 - 1) & 1));
-      const uint32_t dst = ring2_peer + uint32_t(slot2 * kSlotG + my_g) * 4, bar = full2_peer + uint32_t(slot2) * 8;
+      const uint32_t dst = gx_peer + uint32_t(slot2 * kSlotG + (warp * 32 + lane) * kGxF) * 4,
+                     bar = full2_peer + uint32_t(slot2) * 8;
       st_async4(dst, z[0], z[1], z[2], z[3], bar);
       st_async4(dst + 16, r[0], r[1], r[2], r[3], bar);
       st_async4(dst + 32, n[0], n[1], n[2], n[3], bar);
@@ -257,56 +273,20 @@ __global__ void __launch_bounds__(KT * 32, 1) rnn_wave_kernel(RnnWaveParams p) {
         mbar_arrive_peer_cta(empty1_peer + uint32_t(slot) * 8);
       }
     }
-  } else {  // CTA 0 (layer 1) and CTA 2 (layer 2): a recurrence on the gate inputs from the ring
-    const bool l1 = role == 0;
-    uint64_t* const rfull = l1 ? fullx : full2;
-    const uint32_t rempty_peer = l1 ? emptyx_peer : empty2_peer;
-    uint32_t* const hb0 = sm;             // h written at even steps
-    uint32_t* const hb1 = sm + 32 * kLS;  // odd
-    // Where this thread's packed h words go: column 2·tig and 2·tig+1, k tile = warp.
-    const int hw0 = ((2 * tig) * 4 + (grp & 3)) * kLS + warp * 2 + (grp >> 2);
-    const int hw1 = hw0 + 4 * kLS;
-    float z[4], r[4], n[4];  // the gate inputs of the next step, from the ring
-    auto take = [&](int t) {
-      const int slot = t % kD2;
-      mbar_wait_cta(smem_addr(&rfull[slot]), uint32_t((t / kD2) & 1));
-      const float4* src = reinterpret_cast<const float4*>(ring + slot * kSlotG + my_g);
-      const float4 v0 = src[0], v1 = src[1], v2 = src[2];
-      z[0] = v0.x, z[1] = v0.y, z[2] = v0.z, z[3] = v0.w;
-      r[0] = v1.x, r[1] = v1.y, r[2] = v1.z, r[3] = v1.w;
-      n[0] = v2.x, n[1] = v2.y, n[2] = v2.z, n[3] = v2.w;
-    };
-    // After the barrier that follows take(t): the slot goes back to CTA 1.
-    auto give_back = [&](int t) {
-      if (threadIdx.x != 0 || t + kD2 >= T) return;
-      const int slot = t % kD2;
-      mbar_expect(smem_addr(&rfull[slot]), kBytesG);
-      mbar_arrive_peer_cta(rempty_peer + uint32_t(slot) * 8);
-    };
-    float hs[4] = {0, 0, 0, 0};  // fp32 state of the 4 cells
-    take(0);
-    __syncthreads();
-    give_back(0);
+  } else {  // layer 2: its own recurrence on g2_t from the ring
     for (int t = 0; t < T; ++t) {
+      const int slot2 = t % kD2;
+      mbar_wait_cta(smem_addr(&full2[slot2]), uint32_t((t / kD2) & 1));
+      const float4* src = reinterpret_cast<const float4*>(&gxb[slot2][(warp * 32 + lane) * kGxF]);
+      const float4 v0 = src[0], v1 = src[1], v2 = src[2];
+      float z[4] = {v0.x, v0.y, v0.z, v0.w}, r[4] = {v1.x, v1.y, v1.z, v1.w};
+      const float n[4] = {v2.x, v2.y, v2.z, v2.w};
       float nh[4] = {bh0, bh0, bh1, bh1};
-      h_side((t & 1) ? hb0 : hb1, z, r, nh);
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const float zz = sig_fast(z[i]), rr = sig_fast(r[i]);
-        const float nn = tanh_fast(n[i] + rr * nh[i]);
-        hs[i] = nn + zz * (hs[i] - nn);
-      }
-      const uint32_t w0 = pack2<T16>(hs[0], hs[2]), w1 = pack2<T16>(hs[1], hs[3]);
-      uint32_t* hb = (t & 1) ? hb1 : hb0;
-      hb[hw0] = w0;
-      hb[hw1] = w1;
-      if (l1) {  // h1_t into CTA 1's ring
-        const int slot = t % kD1;
-        if (t >= kD1) mbar_wait_cta(smem_addr(&empty1[slot]), uint32_t((t / kD1 - 1) & 1));  // CTA 1 done with it
-        const uint32_t dst = h1r_peer + uint32_t(slot * 32 * kLS) * 4, bar = full1_peer + uint32_t(slot) * 8;
-        st_async(dst + uint32_t(hw0) * 4, w0, bar);
-        st_async(dst + uint32_t(hw1) * 4, w1, bar);
-      } else if (p.y) {
+      h_side(hb[(t + 1) & 1], z, r, nh);
+      cell(z, r, n, nh);
+      hb[t & 1][hw0] = pack2<T16>(hs[0], hs[2]);
+      hb[t & 1][hw1] = pack2<T16>(hs[1], hs[3]);
+      if (p.y) {
         float* y = p.y + size_t(t) * B * H;
         if (bc0 < B) {
           y[size_t(bc0) * H + u0] = hs[0];
@@ -317,32 +297,35 @@ __global__ void __launch_bounds__(KT * 32, 1) rnn_wave_kernel(RnnWaveParams p) {
           y[size_t(bc1) * H + u1] = hs[3];
         }
       }
-      if (t + 1 < T) take(t + 1);
-      __syncthreads();  // h_t complete; every warp has read the ring slot of t + 1
-      if (t + 1 < T) give_back(t + 1);
-    }
-    if (!l1) {  // Y_h and the head, from the fp32 state
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const int u = i & 2 ? u1 : u0, b = i & 1 ? bc1 : bc0;
-        if (b < B) {
-          if (p.yh) p.yh[size_t(b) * H + u] = hs[i];
-          if (p.head_w) ring[(b - b0) * H + u] = hs[i];  // the ring is free: every slot was consumed
-        }
+      __syncthreads();  // h2_t complete; every warp has read the g2 slot
+      if (threadIdx.x == 0) {
+        if (t + kD2 < T) mbar_expect(smem_addr(&full2[slot2]), kBytes2);
+        mbar_arrive_peer_cta(empty2_peer + uint32_t(slot2) * 8);
       }
-      if (p.head_w) {
-        __syncthreads();
-        const int cols = min(kRnnWaveRows, B - b0), outs = cols * p.head_n;
-        for (int o = warp; o < outs; o += KT) {
-          const int c = o / p.head_n, j = o % p.head_n;
-          float acc = 0.0f;
-          for (int u = lane; u < H; u += 32) acc = fmaf(ring[c * H + u], __ldg(p.head_w + size_t(j) * H + u), acc);
+    }
+    // Y_h and the head, from the fp32 state. The g2 ring is free: CTA 1 sent every step and
+    // every slot was consumed before the loop's last barrier.
+    float* const hlast = &gxb[0][0];
 #pragma unroll
-          for (int off = 16; off > 0; off >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, off);
-          if (lane == 0) {
-            acc += p.head_b ? __ldg(p.head_b + j) : 0.0f;
-            p.head_out[size_t(b0 + c) * p.head_n + j] = p.head_sigmoid ? 1.0f / (1.0f + __expf(-acc)) : acc;
-          }
+    for (int i = 0; i < 4; ++i) {
+      const int u = i & 2 ? u1 : u0, b = i & 1 ? bc1 : bc0;
+      if (b < B) {
+        if (p.yh) p.yh[size_t(b) * H + u] = hs[i];
+        if (p.head_w) hlast[(b - b0) * H + u] = hs[i];
+      }
+    }
+    if (p.head_w) {
+      __syncthreads();
+      const int cols = min(kRnnWaveRows, B - b0), outs = cols * p.head_n;
+      for (int o = warp; o < outs; o += KT) {
+        const int c = o / p.head_n, j = o % p.head_n;
+        float acc = 0.0f;
+        for (int u = lane; u < H; u += 32) acc = fmaf(hlast[c * H + u], __ldg(p.head_w + size_t(j) * H + u), acc);
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, off);
+        if (lane == 0) {
+          acc += p.head_b ? __ldg(p.head_b + j) : 0.0f;
+          p.head_out[size_t(b0 + c) * p.head_n + j] = p.head_sigmoid ? 1.0f / (1.0f + __expf(-acc)) : acc;
         }
       }
     }
