@@ -263,12 +263,16 @@ void check_stack_io(const std::string& name, const Graph& g, int64_t in, const s
   };
   auto cpu_e = build_graph(g, opts("cpu", Precision::kFP32));
   ASSERT_TRUE(cpu_e) << cpu_e.status().to_string();
+  // As an ONNX build does: the passes first (Gemm + Sigmoid → FusedGemm, which the head fusion
+  // looks for), then the build.
   Graph gg = g;
+  PassLog log;
+  ASSERT_TRUE(run_passes(gg, log));
   for (Node& n : gg.nodes)
     if (n.op == "GRU") n.tactic = "wave";
   BuildOptions go = opts("cuda", p);
   go.time_tactics = false;
-  auto plan = build_from_graph(gg, PassLog{}, go);
+  auto plan = build_from_graph(gg, log, go);
   ASSERT_TRUE(plan) << plan.status().to_string();
   auto pl = deserialize_plan(plan.value());
   ASSERT_TRUE(pl) << pl.status().to_string();
