@@ -163,17 +163,18 @@ void check_stack(const std::string& name, const Graph& g, int64_t h, int64_t in,
   }
 }
 
-// Batch 1, 2, 7 (one partial 8-row cluster), 64, 300 (partial last cluster), 2000 (more
-// clusters than fit the GPU at once), 4096 (above kLstmWaveMaxBatch: the layers one by one); T 5,
-// 60, 120; H 128 (input 32, the models' size; input 64) and 64 (input 20: a partly empty k
-// tile); FP16 and BF16.
+// Batch 1, 2, 7 (one partial 8-row cluster), 64, 300 (partial last cluster), 1200 (150
+// clusters: several waves of them), 2000 and 4096 (above kLstmWaveMaxBatch: the layers one by
+// one); T 5, 60, 120; H 128 (input 32, the models' size; input 64) and 64 (input 20: a partly
+// empty k tile); FP16 and BF16.
 TEST(CudaLstmWave, WavefrontMatchesCpu) {
   SKIP_WITHOUT_GPU();
-  const std::vector<std::pair<int64_t, int64_t>> tb{{60, 1}, {5, 2}, {120, 7}, {60, 64}, {120, 300}, {5, 2000}, {60, 2000}, {5, 4096}};
+  const std::vector<std::pair<int64_t, int64_t>> tb{{60, 1},     {5, 2},     {120, 7}, {60, 64}, {120, 300},
+                                                    {5, 1200},   {60, 1200}, {5, 2000}, {5, 4096}};
   check_stack("LSTM-2x128 I=32", stacked_lstm(128, 32, 301), 128, 32, tb, kFp16, Precision::kFP16, "wave");
   check_stack("LSTM-2x128 I=32", stacked_lstm(128, 32, 301), 128, 32, {{60, 1}, {120, 7}, {60, 300}}, kBf16, Precision::kBF16,
               "wave");
-  check_stack("LSTM-2x64 I=20", stacked_lstm(64, 20, 311), 64, 20, {{60, 1}, {5, 2}, {120, 7}, {60, 64}, {120, 300}, {5, 2000}},
+  check_stack("LSTM-2x64 I=20", stacked_lstm(64, 20, 311), 64, 20, {{60, 1}, {5, 2}, {120, 7}, {60, 64}, {120, 300}, {5, 1200}},
               kFp16, Precision::kFP16, "wave");
   check_stack("LSTM-2x64 I=20", stacked_lstm(64, 20, 311), 64, 20, {{60, 1}, {120, 300}}, kBf16, Precision::kBF16, "wave");
   check_stack("LSTM-2x128 I=64", stacked_lstm(128, 64, 321), 128, 64, {{60, 1}, {120, 300}}, kFp16, Precision::kFP16, "wave");

@@ -27,9 +27,14 @@ struct LstmWaveParams {
 // Batch rows per cluster (the mma's n = 8 columns).
 constexpr int kLstmWaveRows = 8;
 // Above this batch tactic "wave" runs its layers one by one ("layers:mma_x2"), as the GRU's
-// wavefront does (cuda_rnn_wave.h): the wavefront runs in waves of ~33 clusters (4 CTAs each on
-// 132 SMs), so its time grows by one wave per ~264 rows while the layer kernels fill the GPU.
-constexpr int kLstmWaveMaxBatch = 2048;
+// wavefront does (cuda_rnn_wave.h): the wavefront runs in waves of clusters (4 CTAs each; fewer
+// than 32 fit the H200 at once: 256 rows take two waves), so its time grows by ~70 µs per ~200
+// rows while the layer kernels fill the GPU. PERF NOTE: H200, LSTM-2x128 FP16, T=60, LSTMStack
+// node time wave vs layers:mma_x2: b1024 350 vs 427 µs, b1280 417 vs 441, b1536 487 vs 456,
+// b2048 627 vs 485 (bench/results/lstm-wave-tactic-times-h200-20261130-2254.txt). The executor's
+// batch buckets are powers of two, so in the models' plans this sends 1024-row buckets to the
+// wavefront and 2048-row ones to the layers.
+constexpr int kLstmWaveMaxBatch = 1280;
 
 // Hidden 64 or 128, input 1..64, FP16/BF16 weights; forward, default activations, no clip,
 // input_forget 0, no peepholes, no sequence_lens, zero initial states (checked by the caller).
