@@ -23,9 +23,11 @@
 // W1, b1, W2, b2, ln2 scale, ln2 bias[, W_pre, b_pre] (weights as their FusedGemm had them;
 // trans_b_* attributes say which are [N, K]); attrs heads, scale, epsilon1, epsilon2,
 // activation, trans_b_{in,out,ff1,ff2,pre}, max_seq (the builder's largest profile seq, for the
-// backend's check). Output: Y [B, T, D].
+// backend's check). Output: Y [B, T, D] — or, where the model's head follows the last layer
+// (fold_head below), the head's [B, N].
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <random>
 #include <set>
@@ -259,6 +261,43 @@ const Node* only_op(const Graph& g, const std::vector<int>& region, const std::s
   return f;
 }
 
+// The classifier head after the last layer: Y → Gather(axis 1, index −1) → FusedGemm (N ≤ 16,
+// activation none or sigmoid), each value read only by the next. Folded into `f` (inputs 15, 16:
+// W_head, b_head; 13, 14 absent when there is no input projection; attrs head_trans_b,
+// head_activation; the FusedGemm's output becomes the node's [B, N]) so that the kernel runs the
+// rest of the layer for the last row only. `absorbed` gets the two nodes' indices. Experiment
+// switch: TS_ENCODER_NO_HEAD=1 leaves the head alone.
+bool fold_head(const Graph& g, const std::vector<std::vector<int>>& users, Node* f, std::vector<int>* absorbed) {
+  if (const char* e = std::getenv("TS_ENCODER_NO_HEAD"); e && std::string(e) == "1") return false;
+  const ValueId y = f->outputs[0];
+  if (passes::is_graph_output(g, y) || users[size_t(y)].size() != 1) return false;
+  const int iga = users[size_t(y)][0];
+  const Node& ga = g.nodes[size_t(iga)];
+  if (ga.op != "Gather" || ga.inputs.size() != 2 || ga.inputs[0] != y || ga.attr_i("axis", 0) != 1) return false;
+  const Value& idx = g.value(ga.inputs[1]);
+  if (!idx.is_constant || idx.const_dims().size() != 0 || idx.dtype != DType::kI64 || constant_as_i64(idx)[0] != -1) return false;
+  const ValueId h = ga.outputs[0];
+  if (passes::is_graph_output(g, h) || users[size_t(h)].size() != 1) return false;
+  const int igm = users[size_t(h)][0];
+  const Node& gm = g.nodes[size_t(igm)];
+  if (gm.op != "FusedGemm" || gm.inputs[0] != h) return false;
+  const std::string act = gm.attr_s("activation", "none");
+  if (act != "none" && act != "sigmoid") return false;
+  std::vector<float> w, b;
+  int64_t n = 0, k = 0;
+  if (!gemm_weights(g, gm, &w, &n, &k) || k != 64 || n < 1 || n > 16 || !vec_or(g, gm, 2, n, 0.f, &b)) return false;
+  while (f->inputs.size() < 15) f->inputs.push_back(kNoValue);
+  f->inputs.push_back(gm.inputs[1]);
+  f->inputs.push_back(gm.inputs.size() > 2 ? gm.inputs[2] : kNoValue);
+  f->attrs["head_trans_b"] = gm.attr_i("trans_b", 0);
+  f->attrs["head_activation"] = act;
+  f->outputs = gm.outputs;
+  f->fused_from.push_back(ga.name);
+  f->fused_from.push_back(gm.name);
+  *absorbed = {iga, igm};
+  return true;
+}
+
 // Tries the layer ending at LayerNormalization node `i2`; on success rewrites g and returns true.
 bool try_layer(Graph& g, size_t i2, PassLog& log, const std::function<bool(const Node&)>& backend_runs, int64_t max_seq) {
   const Node& ln2 = g.nodes[i2];
@@ -441,9 +480,15 @@ bool try_layer(Graph& g, size_t i2, PassLog& log, const std::function<bool(const
                         ", seq up to " + std::to_string(max_seq) + ")");
     return false;
   }
-  log.lines.push_back(passes::fusion_line(f));
   for (int i : probe_region)
     if (size_t(i) != i2) g.nodes[size_t(i)].op.clear();
+  Node tail = f;
+  std::vector<int> head_nodes;
+  if (fold_head(g, users, &tail, &head_nodes) && backend_runs(tail)) {
+    f = std::move(tail);
+    for (int i : head_nodes) g.nodes[size_t(i)].op.clear();
+  }
+  log.lines.push_back(passes::fusion_line(f));
   g.nodes[i2] = std::move(f);
   passes::erase_absorbed(g);
   return true;

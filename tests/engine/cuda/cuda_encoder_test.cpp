@@ -46,7 +46,7 @@ bool has_line(const PassLog& log, const std::string& part) {
 
 class FuseEncoder : public ::testing::TestWithParam<const char*> {};
 
-TEST_P(FuseEncoder, EachExportedLayerBecomesOneNodeWithTheInputProjectionFolded) {
+TEST_P(FuseEncoder, EachExportedLayerBecomesOneNodeWithTheInputProjectionAndHeadFolded) {
   FIXTURE_OR_SKIP(g, GetParam());
   const size_t before = g->nodes.size();
   PassLog log;
@@ -62,8 +62,17 @@ TEST_P(FuseEncoder, EachExportedLayerBecomesOneNodeWithTheInputProjectionFolded)
   // Layer 0 reads the model input x through its folded input projection; layer 1 reads layer 0.
   ASSERT_EQ(layers[0]->inputs.size(), 15u);
   EXPECT_EQ(g->value(layers[0]->inputs[0]).name, "x");
-  ASSERT_EQ(layers[1]->inputs.size(), 13u);
+  // Layer 1 ends the model: the head (last step → Linear → Sigmoid) is its inputs 15, 16 and
+  // its output is the model's.
+  ASSERT_EQ(layers[1]->inputs.size(), 17u);
   EXPECT_EQ(layers[1]->inputs[0], layers[0]->outputs[0]);
+  EXPECT_EQ(layers[1]->inputs[13], kNoValue);
+  EXPECT_EQ(layers[1]->attr_s("head_activation", ""), "sigmoid");
+  ASSERT_EQ(g->outputs.size(), 1u);
+  EXPECT_EQ(layers[1]->outputs[0], g->outputs[0]);
+  EXPECT_EQ(count_op(*g, "FusedGemm"), 0);
+  EXPECT_EQ(count_op(*g, "Gather"), 0);
+  EXPECT_EQ(g->nodes.size(), 2u);
   const std::string act = std::string(GetParam()).find("gelu") != std::string::npos ? "gelu" : "relu";
   for (const Node* l : layers) {
     EXPECT_EQ(l->attr_i("heads", 0), 4);

@@ -25,9 +25,10 @@ constexpr int kEncoderHeadDim = 16;
 constexpr int kEncoderMaxFF = 256;
 constexpr int kEncoderMaxPreK = 64;
 constexpr int kEncoderMaxSeq = 128;
+constexpr int kEncoderMaxHead = 16;
 
-// Device pointers; weights are fp16 [N][K] (PyTorch's Linear layout), biases and LayerNorm
-// parameters fp32.
+// Device pointers; weights fp16 in mma fragment order (encoder_pack_weight() of the [N][K]
+// matrix, PyTorch's Linear layout), biases and LayerNorm parameters fp32.
 struct EncoderParams {
   const float* x = nullptr;     // [batch][t_len][pre_k when w_pre, else 64]
   float* y = nullptr;           // [batch][t_len][64]
@@ -48,8 +49,21 @@ struct EncoderParams {
   const float* ln2_b = nullptr;   // [64]
   float eps1 = 1e-5f, eps2 = 1e-5f;
   float scale = 0.25f;          // softmax(scale · q·kᵀ)
+  // The model's head after the layer (optional, head_w non-null): only the last row's output
+  // is computed, and head_out[b][n] = act(Σ_c y[b][T-1][c] · head_w[n][c] + head_b[n]), act =
+  // sigmoid when head_sigmoid; y is then not written.
+  const float* head_w = nullptr;  // [head_n][64] fp32
+  const float* head_b = nullptr;  // [head_n] or null
+  float* head_out = nullptr;      // [batch][head_n]
+  int head_n = 0;
+  bool head_sigmoid = false;
   bool gelu = false;            // FF activation: erf GELU, else ReLU
 };
+
+// W [n][k] (row-major fp32; n and k multiples of 16) as the kernel reads it: for k step ks,
+// n-tile pair np and lane l, the 4 words (b0, b1 of n-tile 2·np, then of 2·np + 1) of an
+// m16n8k16 B fragment at ((ks·n/16 + np)·32 + l)·4.
+std::vector<__half> encoder_pack_weight(const float* w_nk, int n, int k);
 
 // Checks the shape limits above (pre_k 0: no input projection); kInvalidArgument naming the one
 // that is over.

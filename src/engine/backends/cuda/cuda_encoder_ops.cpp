@@ -10,8 +10,9 @@
 namespace ts::engine::cuda {
 namespace {
 
-// Inputs: X, W_in, b_in, W_out, b_out, ln1 s, ln1 b, W1, b1, W2, b2, ln2 s, ln2 b[, W_pre, b_pre].
-enum EncIn : size_t { kX = 0, kWIn, kBIn, kWOut, kBOut, kS1, kC1, kW1, kB1, kW2, kB2, kS2, kC2, kWPre, kBPre, kInCount };
+// Inputs: X, W_in, b_in, W_out, b_out, ln1 s, ln1 b, W1, b1, W2, b2, ln2 s, ln2 b[, W_pre, b_pre
+// (absent: no input projection)[, W_head, b_head]].
+enum EncIn : size_t { kX = 0, kWIn, kBIn, kWOut, kBOut, kS1, kC1, kW1, kB1, kW2, kB2, kS2, kC2, kWPre, kBPre, kWHead, kBHead, kInCount };
 
 struct Weight {
   std::vector<float> nk;  // [n][k]
@@ -45,13 +46,15 @@ bool const_vec(const Graph& g, const Node& node, size_t i, int64_t len, float fi
 }
 
 struct EncoderWeights {
-  Weight in, out, ff1, ff2, pre;
-  std::vector<float> b_in, b_out, s1, c1, b1, b2, s2, c2, b_pre;
-  bool has_pre = false;
+  Weight in, out, ff1, ff2, pre, head;
+  std::vector<float> b_in, b_out, s1, c1, b1, b2, s2, c2, b_pre, b_head;
+  bool has_pre = false, has_head = false;
 };
 
 Status read_weights(const Graph& g, const Node& n, EncoderWeights* w) {
-  if (n.inputs.size() != kWPre && n.inputs.size() != kInCount) return unsupported(n, "needs 13 or 15 inputs");
+  if (n.inputs.size() != kWPre && n.inputs.size() != kWHead && n.inputs.size() != kInCount) {
+    return unsupported(n, "needs 13, 15 or 17 inputs");
+  }
   if (!const_matrix(g, n, kWIn, "trans_b_in", &w->in) || !const_matrix(g, n, kWOut, "trans_b_out", &w->out) ||
       !const_matrix(g, n, kW1, "trans_b_ff1", &w->ff1) || !const_matrix(g, n, kW2, "trans_b_ff2", &w->ff2)) {
     return unsupported(n, "needs constant f32 2-D weights");
@@ -68,7 +71,16 @@ Status read_weights(const Graph& g, const Node& n, EncoderWeights* w) {
       !const_vec(g, n, kB2, d, 0.f, &w->b2) || !const_vec(g, n, kS2, d, 1.f, &w->s2) || !const_vec(g, n, kC2, d, 0.f, &w->c2)) {
     return unsupported(n, "needs constant f32 biases and LayerNorm parameters of d_model (or FF) values");
   }
-  w->has_pre = n.inputs.size() == kInCount;
+  w->has_pre = n.inputs.size() > kWPre && n.inputs[kWPre] != kNoValue;
+  w->has_head = n.inputs.size() == kInCount;
+  if (w->has_head) {
+    if (!const_matrix(g, n, kWHead, "head_trans_b", &w->head) || w->head.k != d || w->head.n < 1 || w->head.n > kEncoderMaxHead) {
+      return unsupported(n, "has a head that is not [N <= " + std::to_string(kEncoderMaxHead) + ", 64]");
+    }
+    if (!const_vec(g, n, kBHead, w->head.n, 0.f, &w->b_head)) return unsupported(n, "has a head bias that is not N values");
+    const std::string act = n.attr_s("head_activation", "none");
+    if (act != "none" && act != "sigmoid") return unsupported(n, "has head activation '" + act + "' (none or sigmoid)");
+  }
   if (w->has_pre) {
     if (!const_matrix(g, n, kWPre, "trans_b_pre", &w->pre) || w->pre.n != d) return unsupported(n, "has an input projection that is not [64, K]");
     if (!const_vec(g, n, kBPre, d, 0.f, &w->b_pre)) return unsupported(n, "has an input projection bias that is not 64 values");
@@ -111,11 +123,15 @@ class EncoderKernel final : public CudaKernel {
     eps1_ = n.attr_f("epsilon1", 1e-5f);
     eps2_ = n.attr_f("epsilon2", 1e-5f);
     gelu_ = n.attr_s("activation", "relu") == "gelu";
-    // fp16 weights back to back: in, out, ff1, ff2, pre (each a multiple of 8 halves: 16-byte aligned).
+    head_n_ = w.has_head ? int(w.head.n) : 0;
+    head_sigmoid_ = n.attr_s("head_activation", "none") == "sigmoid";
+    // fp16 weights in fragment order back to back: in, out, ff1, ff2, pre (each a multiple of
+    // 256 halves: 16-byte aligned for the kernel's uint4 loads).
     std::vector<__half> h;
     auto put = [&h](const Weight& m) {
       const size_t at = h.size();
-      for (float v : m.nk) h.push_back(__float2half_rn(v));
+      const std::vector<__half> packed = encoder_pack_weight(m.nk.data(), int(m.n), int(m.k));
+      h.insert(h.end(), packed.begin(), packed.end());
       return at;
     };
     off_in_ = put(w.in);
@@ -139,6 +155,8 @@ class EncoderKernel final : public CudaKernel {
     o_s2_ = putf(w.s2);
     o_c2_ = putf(w.c2);
     o_bpre_ = w.has_pre ? putf(w.b_pre) : 0;
+    o_whead_ = w.has_head ? putf(w.head.nk) : 0;
+    o_bhead_ = w.has_head ? putf(w.b_head) : 0;
     TS_RETURN_IF_ERROR(w16_.upload(h.data(), h.size() * sizeof(__half)));
     return f32_.upload(f.data(), f.size() * sizeof(float));
   }
@@ -179,8 +197,17 @@ class EncoderKernel final : public CudaKernel {
     p.gelu = gelu_;
     TS_RETURN_IF_ERROR(encoder_check(p.t_len, p.ff, p.pre_k));
     DevTensor& y = *a.out[0];
-    TS_RETURN_IF_ERROR(a.env->alloc(y, DType::kF32, std::vector<int64_t>{x->dims[0], x->dims[1], kEncoderDModel}));
-    p.y = y.as<float>();
+    if (head_n_) {
+      TS_RETURN_IF_ERROR(a.env->alloc(y, DType::kF32, std::vector<int64_t>{x->dims[0], head_n_}));
+      p.head_w = f + o_whead_;
+      p.head_b = f + o_bhead_;
+      p.head_n = head_n_;
+      p.head_sigmoid = head_sigmoid_;
+      p.head_out = y.as<float>();
+    } else {
+      TS_RETURN_IF_ERROR(a.env->alloc(y, DType::kF32, std::vector<int64_t>{x->dims[0], x->dims[1], kEncoderDModel}));
+      p.y = y.as<float>();
+    }
     return launch_encoder_layer(p, a.stream);
   }
 
@@ -188,7 +215,9 @@ class EncoderKernel final : public CudaKernel {
   DeviceBuffer w16_, f32_;
   size_t off_in_ = 0, off_out_ = 0, off_ff1_ = 0, off_ff2_ = 0, off_pre_ = 0;
   size_t o_bin_ = 0, o_bout_ = 0, o_s1_ = 0, o_c1_ = 0, o_b1_ = 0, o_b2_ = 0, o_s2_ = 0, o_c2_ = 0, o_bpre_ = 0;
-  int ff_ = 0, pre_k_ = 0;
+  size_t o_whead_ = 0, o_bhead_ = 0;
+  int ff_ = 0, pre_k_ = 0, head_n_ = 0;
+  bool head_sigmoid_ = false;
   float scale_ = 1.f, eps1_ = 1e-5f, eps2_ = 1e-5f;
   bool gelu_ = false;
 };
