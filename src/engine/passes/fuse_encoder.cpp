@@ -449,31 +449,43 @@ bool try_layer(Graph& g, size_t i2, PassLog& log, const std::function<bool(const
     log.lines.push_back("fuse_encoder: kept the layers ending at " + ln2.name + ": the region does not compute the encoder layer");
     return false;
   }
-  Node f;
-  f.name = ln2.name + "/encoder";
-  f.op = "TransformerEncoderLayer";
-  auto in2 = [](const Node& n) { return n.inputs.size() > 2 ? n.inputs[2] : kNoValue; };
-  auto ln_in = [](const Node& n, size_t i) { return n.inputs.size() > i ? n.inputs[i] : kNoValue; };
-  f.inputs = {xin,           g_in->inputs[1],  in2(*g_in),  g_out->inputs[1], in2(*g_out), ln_in(ln1, 1), ln_in(ln1, 2),
-              g_ff1->inputs[1], in2(*g_ff1), g_ff2->inputs[1], in2(*g_ff2), ln_in(ln2, 1), ln_in(ln2, 2)};
-  f.attrs["trans_b_in"] = g_in->attr_i("trans_b", 0);
-  f.attrs["trans_b_out"] = g_out->attr_i("trans_b", 0);
-  f.attrs["trans_b_ff1"] = g_ff1->attr_i("trans_b", 0);
-  f.attrs["trans_b_ff2"] = g_ff2->attr_i("trans_b", 0);
-  if (L.pre_k) {
-    const Node& pre = g.nodes[size_t(ipre)];
-    f.inputs.push_back(pre.inputs[1]);
-    f.inputs.push_back(in2(pre));
-    f.attrs["trans_b_pre"] = pre.attr_i("trans_b", 0);
+  auto make_node = [&](int64_t h) {
+    Node f;
+    f.name = ln2.name + "/encoder";
+    f.op = "TransformerEncoderLayer";
+    auto in2 = [](const Node& n) { return n.inputs.size() > 2 ? n.inputs[2] : kNoValue; };
+    auto ln_in = [](const Node& n, size_t i) { return n.inputs.size() > i ? n.inputs[i] : kNoValue; };
+    f.inputs = {xin,           g_in->inputs[1],  in2(*g_in),  g_out->inputs[1], in2(*g_out), ln_in(ln1, 1), ln_in(ln1, 2),
+                g_ff1->inputs[1], in2(*g_ff1), g_ff2->inputs[1], in2(*g_ff2), ln_in(ln2, 1), ln_in(ln2, 2)};
+    f.attrs["trans_b_in"] = g_in->attr_i("trans_b", 0);
+    f.attrs["trans_b_out"] = g_out->attr_i("trans_b", 0);
+    f.attrs["trans_b_ff1"] = g_ff1->attr_i("trans_b", 0);
+    f.attrs["trans_b_ff2"] = g_ff2->attr_i("trans_b", 0);
+    if (L.pre_k) {
+      const Node& pre = g.nodes[size_t(ipre)];
+      f.inputs.push_back(pre.inputs[1]);
+      f.inputs.push_back(in2(pre));
+      f.attrs["trans_b_pre"] = pre.attr_i("trans_b", 0);
+    }
+    f.outputs = {y};
+    f.attrs["heads"] = h;
+    f.attrs["scale"] = L.scale;
+    f.attrs["epsilon1"] = L.eps1;
+    f.attrs["epsilon2"] = L.eps2;
+    f.attrs["activation"] = std::string(L.gelu ? "gelu" : "relu");
+    f.attrs["max_seq"] = max_seq;
+    for (int i : probe_region) f.fused_from.push_back(g.nodes[size_t(i)].name);
+    return f;
+  };
+  Node f = make_node(heads);
+  if (!backend_runs(f) && L.pre_k) {
+    // The backend may refuse the input projection alone (its K): the layer without it, proved
+    // again on its own.
+    L.pre_k = 0;
+    xin = x;
+    probe_region = region;
+    if (prove(g, region, x, y, L) == heads) f = make_node(heads);
   }
-  f.outputs = {y};
-  f.attrs["heads"] = heads;
-  f.attrs["scale"] = L.scale;
-  f.attrs["epsilon1"] = L.eps1;
-  f.attrs["epsilon2"] = L.eps2;
-  f.attrs["activation"] = std::string(L.gelu ? "gelu" : "relu");
-  f.attrs["max_seq"] = max_seq;
-  for (int i : probe_region) f.fused_from.push_back(g.nodes[size_t(i)].name);
   if (!backend_runs(f)) {
     log.lines.push_back("fuse_encoder: kept the layers ending at " + ln2.name + ": the backend does not run the fused layer (" +
                         std::to_string(heads) + " heads, d " + std::to_string(L.d) + ", FF " + std::to_string(L.ff) +

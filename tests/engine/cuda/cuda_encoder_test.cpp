@@ -36,6 +36,12 @@ std::optional<Graph> passed(const std::string& name) {
 
 const auto kRunsIt = [](const Node&) { return true; };
 
+Node* first_op(Graph& g, const std::string& op) {
+  for (Node& n : g.nodes)
+    if (n.op == op) return &n;
+  return nullptr;
+}
+
 bool has_line(const PassLog& log, const std::string& part) {
   for (const auto& l : log.lines)
     if (l.find(part) != std::string::npos) return true;
@@ -94,13 +100,23 @@ TEST_P(FuseEncoder, KeepsTheLayersWhereTheBackendDoesNotRunTheFusedNode) {
   EXPECT_TRUE(has_line(log, "the backend does not run the fused layer")) << "the plan's log says why";
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, FuseEncoder, ::testing::Values("transformer_relu", "transformer_gelu"));
-
-Node* first_op(Graph& g, const std::string& op) {
-  for (Node& n : g.nodes)
-    if (n.op == op) return &n;
-  return nullptr;
+TEST_P(FuseEncoder, KeepsOnlyTheInputProjectionWhereTheBackendRefusesIt) {
+  FIXTURE_OR_SKIP(g, GetParam());
+  PassLog log;
+  // A backend that runs the layer but not a folded input projection (input 13).
+  auto no_pre = [](const Node& n) { return n.inputs.size() <= 13 || n.inputs[13] == kNoValue; };
+  EXPECT_EQ(fuse_encoder(*g, log, no_pre, 120), 2);
+  EXPECT_EQ(count_op(*g, "TransformerEncoderLayer"), 2);
+  EXPECT_EQ(count_op(*g, "FusedGemm"), 1) << "the projection stays a FusedGemm";
+  const Node* l0 = first_op(*g, "TransformerEncoderLayer");
+  ASSERT_NE(l0, nullptr);
+  ASSERT_EQ(l0->inputs.size(), 13u);
+  const Node* proj = first_op(*g, "FusedGemm");
+  ASSERT_NE(proj, nullptr);
+  EXPECT_EQ(l0->inputs[0], proj->outputs[0]);
 }
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, FuseEncoder, ::testing::Values("transformer_relu", "transformer_gelu"));
 
 TEST(FuseEncoderReads, TheAttentionScaleOffTheGraph) {
   FIXTURE_OR_SKIP(g, "transformer_relu");
