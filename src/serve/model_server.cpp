@@ -190,6 +190,14 @@ Status ModelServer::start(ModelHandle prod, std::shared_ptr<engine::Engine> cpu_
   }
   auto p = prepare(prod, /*warm_up=*/true);
   if (!p) return p.status();
+  if (p.value()->backend == "cuda") {
+    // A second set of contexts, warmed up and released: its device and staging memory stays in
+    // the backend's block cache (engine/backends/cuda/cuda_block_cache.h), so the first hot swap
+    // takes memory from there like every later one, instead of calling cudaMalloc / cudaHostAlloc
+    // beside live serving (H200: P99 around a first swap 2.2x the run's, later swaps 1.1-1.5x).
+    auto spare = prepare(prod, /*warm_up=*/true);
+    if (!spare) spdlog::warn("model server: reserving a swap's memory: {}", spare.status().to_string());
+  }
   if (cpu_fallback && opts_.cpu_fallback) {
     auto f = prepare(ModelHandle{prod.name, prod.version, cpu_fallback}, /*warm_up=*/true);
     if (!f) return f.status().with_context("CPU fallback");
@@ -286,11 +294,11 @@ void ModelServer::retire(std::shared_ptr<Served> old) {
   // out of service mid-swap. Batches in flight finish on it first (a worker holds a reference
   // from dispatch to the end of its batch; no new reference can appear once it is unpublished).
   if (!old || old == fallback_) return;  // the CPU fallback stays, for later failures
-  const int64_t give_up = mono_ns() + 10'000'000'000;
-  while (old && old.use_count() > 1 && mono_ns() < give_up) std::this_thread::sleep_for(std::chrono::microseconds(100));
-  if (old && old.use_count() > 1) {
-    spdlog::warn("model server: {} v{} still running a batch after 10 s; its last batch releases it",
-                 old->handle.name, old->handle.version);
+  const int64_t give_up = mono_ns() + 1'000'000'000;
+  while (old.use_count() > 1 && mono_ns() < give_up) std::this_thread::sleep_for(std::chrono::microseconds(100));
+  if (const long holders = old.use_count() - 1; holders > 0) {
+    spdlog::warn("model server: {} v{} still held by {} after 1 s; the last holder releases it", old->handle.name,
+                 old->handle.version, holders);
   }
   old.reset();
 }

@@ -8,6 +8,10 @@
 // reason ("no CUDA device: ..."); the no-device behaviour itself is tested there instead.
 #include "cuda_test_util.h"
 
+#ifdef TICKSENTRY_HAVE_CUDA
+#include "engine/backends/cuda/cuda_block_cache.h"
+#endif
+
 namespace ts::engine::testing {
 namespace {
 
@@ -101,6 +105,34 @@ TEST(CudaOps, FusedGemmEveryActivationMatchesCpu) {
   }
   check_case(gemm_case("relu", true, false, 128, 4), kFp32);
 }
+
+#ifdef TICKSENTRY_HAVE_CUDA
+// A destroyed context's device and staging memory goes to the block cache, and the next context
+// of the same shapes takes it instead of allocating (a hot swap then allocates and frees nothing,
+// cuda_block_cache.h); the results do not change.
+TEST(CudaBackend, ADestroyedContextsMemoryIsTakenByTheNextContext) {
+  SKIP_WITHOUT_GPU();
+  using cuda::BlockKind;
+  OpCase c = gemm_case("relu", true, true, 48, 20);
+  auto cpu_e = build_graph(c.g, options("cpu"));
+  auto gpu_e = build_graph(c.g, options("cuda"));
+  ASSERT_TRUE(cpu_e && gpu_e) << (cpu_e ? gpu_e.status() : cpu_e.status()).to_string();
+  std::vector<HostTensor> in = {random_tensor({7, 48}, 11, 1.f)};
+  const auto dev0 = cuda::block_cache_stats(BlockKind::kDevice);
+  const auto host0 = cuda::block_cache_stats(BlockKind::kMappedHost);
+  expect_gpu_matches_cpu(*cpu_e.value(), *gpu_e.value(), in, 1e-5, "first context");  // made, run, destroyed
+  const auto dev1 = cuda::block_cache_stats(BlockKind::kDevice);
+  const auto host1 = cuda::block_cache_stats(BlockKind::kMappedHost);
+  EXPECT_GT(dev1.gives, dev0.gives) << "the destroyed context's device buffers are cached";
+  EXPECT_GT(host1.gives, host0.gives) << "and its page-locked staging";
+  EXPECT_GT(dev1.cached_bytes, 0u);
+  expect_gpu_matches_cpu(*cpu_e.value(), *gpu_e.value(), in, 1e-5, "second context");
+  const auto dev2 = cuda::block_cache_stats(BlockKind::kDevice);
+  const auto host2 = cuda::block_cache_stats(BlockKind::kMappedHost);
+  EXPECT_GT(dev2.takes, dev1.takes) << "the next context takes cached device buffers";
+  EXPECT_GT(host2.takes, host1.takes) << "and cached staging";
+}
+#endif
 
 TEST(CudaOps, GemmAndMatMulWithConstantWeights) {
   SKIP_WITHOUT_GPU();

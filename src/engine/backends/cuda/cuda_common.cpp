@@ -1,5 +1,7 @@
 #include "engine/backends/cuda/cuda_common.h"
 
+#include "engine/backends/cuda/cuda_block_cache.h"
+
 namespace ts::engine::cuda {
 
 Status cuda_error(cudaError_t e, const char* call) {
@@ -19,13 +21,20 @@ Status DeviceBuffer::ensure(size_t bytes, bool* moved) {
   size_t n = (bytes + 255) & ~size_t(255);
   if (n == 0) n = 256;
   void* p = nullptr;
-  cudaError_t e = cudaMalloc(&p, n);
-  if (e != cudaSuccess) {
-    cudaGetLastError();  // clear the sticky-free allocation error
-    return Status(StatusCode::kOutOfRange, "cudaMalloc of " + std::to_string(n) + " bytes failed: " + cudaGetErrorString(e));
+  size_t got = n;
+  if (!block_cache_take(BlockKind::kDevice, n, &p, &got)) {
+    cudaError_t e = cudaMalloc(&p, n);
+    if (e == cudaErrorMemoryAllocation && block_cache_trim(BlockKind::kDevice) > 0) {
+      cudaGetLastError();
+      e = cudaMalloc(&p, n);  // once more, with the cached blocks freed
+    }
+    if (e != cudaSuccess) {
+      cudaGetLastError();  // clear the sticky-free allocation error
+      return Status(StatusCode::kOutOfRange, "cudaMalloc of " + std::to_string(n) + " bytes failed: " + cudaGetErrorString(e));
+    }
   }
   p_ = p;
-  bytes_ = n;
+  bytes_ = got;
   if (moved) *moved = true;
   return Status::ok();
 }
@@ -38,6 +47,12 @@ Status DeviceBuffer::upload(const void* host, size_t bytes) {
 
 void DeviceBuffer::reset() {
   if (p_) cudaFree(p_);
+  p_ = nullptr;
+  bytes_ = 0;
+}
+
+void DeviceBuffer::release_to_cache() {
+  block_cache_give(BlockKind::kDevice, p_, bytes_);
   p_ = nullptr;
   bytes_ = 0;
 }

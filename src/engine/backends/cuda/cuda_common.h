@@ -48,6 +48,9 @@ class DeviceBuffer {
   // Allocates and copies `bytes` from host memory (weights).
   Status upload(const void* host, size_t bytes);
   void reset();
+  // Gives the memory to the process's block cache (cuda_block_cache.h) instead of cudaFree: only
+  // for memory no queued work can touch any more (its streams synchronized).
+  void release_to_cache();
   void* get() const { return p_; }
   size_t bytes() const { return bytes_; }
   template <typename T> T* as() const { return static_cast<T*>(p_); }

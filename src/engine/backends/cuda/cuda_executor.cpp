@@ -1,5 +1,6 @@
 #include "engine/backends/cuda/cuda_executor.h"
 
+#include "engine/backends/cuda/cuda_block_cache.h"
 #include "engine/backends/cuda/cuda_buffer_plan.h"
 
 #include <algorithm>
@@ -27,10 +28,12 @@ Status invalid(const std::string& m) { return Status(StatusCode::kInvalidArgumen
 
 // PERF NOTE: a bucket's zero-copy measurement costs 2 x 10 graph launch + synchronize (~2.5 ms for
 // GRU-2x128 at 124 us each). A server warms up several contexts of every engine it loads, and a
-// hot swap's time includes that warm-up, so the execute() path's choice is measured by the first
-// context of a Program and reused by its other contexts (same device, same graphs). The one piece
-// of state shared between executors: guarded by its mutex; an entry whose Program is gone is
-// never read (weak_ptr), so a new Program at a reused address measures afresh.
+// hot swap's time includes that warm-up (the measurement's launches also compete with the serving
+// batches), so a choice is measured once per device and bucket IO signature — the bucket's input
+// shapes and the bytes it moves each way — and reused by every context, of this Program or a later
+// one (a new version of a model moves the same bytes). Mapped reads and DMA copies differ in how
+// the bytes travel, which the signature fixes. The one piece of state shared between executors:
+// guarded by its mutex, bounded (cleared when full).
 struct SharedIoChoice {
   int io = 0;
   double copy_us = 0, mapped_us = 0;
@@ -38,26 +41,22 @@ struct SharedIoChoice {
 
 class IoChoiceCache {
  public:
-  bool find(const std::shared_ptr<const Program>& p, const std::string& key, SharedIoChoice* out) {
+  bool find(const std::string& signature, SharedIoChoice* out) {
     std::lock_guard<std::mutex> lk(mu_);
-    auto it = m_.find({p.get(), key});
+    auto it = m_.find(signature);
     if (it == m_.end()) return false;
-    if (it->second.first.lock() != p) {
-      m_.erase(it);
-      return false;
-    }
-    *out = it->second.second;
+    *out = it->second;
     return true;
   }
-  void put(const std::shared_ptr<const Program>& p, const std::string& key, const SharedIoChoice& c) {
+  void put(const std::string& signature, const SharedIoChoice& c) {
     std::lock_guard<std::mutex> lk(mu_);
-    for (auto it = m_.begin(); it != m_.end();) it = it->second.first.expired() ? m_.erase(it) : std::next(it);
-    m_[{p.get(), key}] = {p, c};
+    if (m_.size() >= 4096) m_.clear();
+    m_[signature] = c;
   }
 
  private:
   std::mutex mu_;
-  std::map<std::pair<const Program*, std::string>, std::pair<std::weak_ptr<const Program>, SharedIoChoice>> m_;
+  std::map<std::string, SharedIoChoice> m_;
 };
 
 IoChoiceCache& io_choice_cache() {
@@ -88,8 +87,14 @@ CudaExecutor::~CudaExecutor() {
   if (async_pending_) cudaEventSynchronize(done_ev_);
   if (stream_) cudaStreamSynchronize(stream_);
   drop_graphs();
-  for (auto& b : in_stage_) if (b.p) cudaFreeHost(b.p);
-  for (auto& b : out_stage_) if (b.p) cudaFreeHost(b.p);
+  // The stream is idle: this context's memory goes to the block cache for the next context (a
+  // hot swap's next version) instead of cudaFree / cudaFreeHost, which stall every stream.
+  for (auto& b : in_stage_) block_cache_give(BlockKind::kMappedHost, b.p, b.bytes);
+  for (auto& b : out_stage_) block_cache_give(BlockKind::kMappedHost, b.p, b.bytes);
+  for (auto& v : values_) v.storage.release_to_cache();
+  for (auto* bufs : {&pool_, &constants_, &scratch_slots_})
+    for (auto& b : *bufs) b.release_to_cache();
+  lt_workspace_.release_to_cache();
   if (lt_) cublasLtDestroy(lt_);
   for (cudaEvent_t e : {done_ev_, fork_ev_, join_ev_}) if (e) cudaEventDestroy(e);
   if (stream_) cudaStreamDestroy(stream_);
@@ -183,12 +188,12 @@ Status CudaExecutor::ensure_pinned(PinnedBuffer& b, size_t bytes) {
   }
   TS_RETURN_IF_ERROR(sync());
   const bool moved = b.p != nullptr;
-  if (b.p) cudaFreeHost(b.p);
+  block_cache_give(BlockKind::kMappedHost, b.p, b.bytes);  // idle after sync()
   b.p = b.dev = nullptr;
   b.bytes = 0;
   size_t n = std::max<size_t>(256, (bytes + 255) & ~size_t(255));
   // Mapped: the zero-copy graphs read and write it from the device; DMA copies work the same.
-  TS_CUDA(cudaHostAlloc(&b.p, n, cudaHostAllocMapped));
+  if (!block_cache_take(BlockKind::kMappedHost, n, &b.p, &n)) TS_CUDA(cudaHostAlloc(&b.p, n, cudaHostAllocMapped));
   std::memset(b.p, 0, n);  // a bucket's padding rows read zeros until a real row lands there
   b.bytes = n;
   TS_CUDA(cudaHostGetDevicePointer(&b.dev, b.p, 0));
@@ -446,15 +451,20 @@ Status CudaExecutor::run_padded(std::span<const TensorView> inputs) {
     TS_RETURN_IF_ERROR(capture(Io::kCopy, inputs, &copy_exec));
     if (copy_exec) {
       GraphEntry entry{copy_exec, generation_, Io::kCopy, out_dims_};
-      size_t io_bytes = 0;
+      size_t in_bytes = 0, out_bytes = 0;
       bool device_outputs = true;
-      for (const TensorView& t : padded_) io_bytes += t.bytes();
+      for (const TensorView& t : padded_) in_bytes += t.bytes();
       for (ValueId id : g.outputs) {
-        io_bytes += values_[size_t(id)].bytes();
+        out_bytes += values_[size_t(id)].bytes();
         device_outputs = device_outputs && !values_[size_t(id)].on_host;
       }
+      const size_t io_bytes = in_bytes + out_bytes;
+      int device = 0;
+      cudaGetDevice(&device);
+      const std::string signature =
+          std::to_string(device) + "|" + key + "|" + std::to_string(in_bytes) + "|" + std::to_string(out_bytes);
       SharedIoChoice known;
-      const bool have_known = io_choice_cache().find(program_, key, &known);
+      const bool have_known = io_choice_cache().find(signature, &known);
       if (io_bytes <= kZeroCopyMaxBytes && device_outputs && (!have_known || known.io == int(Io::kMapped))) {
         Status cs = capture(Io::kMapped, inputs, &mapped_exec);
         if (!cs) {
@@ -463,7 +473,7 @@ Status CudaExecutor::run_padded(std::span<const TensorView> inputs) {
         }
       }
       IoChoice c;
-      if (have_known) {  // another context of this Program measured it
+      if (have_known) {  // another context measured this signature
         c.io = Io(known.io);
         c.copy_us = known.copy_us;
         c.mapped_us = known.mapped_us;
@@ -482,7 +492,7 @@ Status CudaExecutor::run_padded(std::span<const TensorView> inputs) {
             return ts;
           }
           c.io = c.mapped_us < c.copy_us ? Io::kMapped : Io::kCopy;
-          io_choice_cache().put(program_, key, SharedIoChoice{int(c.io), c.copy_us, c.mapped_us});
+          io_choice_cache().put(signature, SharedIoChoice{int(c.io), c.copy_us, c.mapped_us});
         }
         cudaGraphExecDestroy(c.io == Io::kMapped ? copy_exec : mapped_exec);
         entry.exec = c.io == Io::kMapped ? mapped_exec : copy_exec;
