@@ -125,7 +125,8 @@ class CudaBackend final : public Backend {
   // In an INT8 plan each GEMM says what calibration chose and why ("int8 (rel err ...)",
   // "fp16 (fallback: rel err ... > ...)"), and recurrences run in FP16.
   std::string layer_precision(const Program& program, size_t i, Precision plan) const override {
-    static const char* const kAtPlan[] = {"FusedGemm", "Gemm", "MatMul", "GRU", "LSTM", "GRUStack", "LSTMStack"};
+    static const char* const kAtPlan[] = {"FusedGemm", "Gemm", "MatMul", "GRU", "LSTM", "GRUStack", "LSTMStack",
+                                          "TransformerEncoderLayer"};
     if (i < program.graph.nodes.size()) {
       const Node& node = program.graph.nodes[i];
       const std::string& op = node.op;
