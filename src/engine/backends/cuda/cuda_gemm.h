@@ -24,6 +24,8 @@ class LtGemm {
   int64_t n() const { return n_; }
   int64_t weight_bytes() const { return int64_t(w_.bytes() + bias_.bytes()); }
   // y[m,n] = act(x[m,k] · W + bias) on a.stream; uses a.lt, its workspace, and scratch (fp16).
+  // The scratch run() requests for m rows: X cast to fp16/bf16 in those precisions, else none.
+  size_t scratch_bytes(int64_t m) const { return cuda_math_16bit(math_) ? size_t(m * k_) * 2 : 0; }
   Status run(const CudaArgs& a, const float* x, int64_t m, float* y) const;
 
  private:

@@ -17,6 +17,9 @@
 namespace ts::engine::cuda {
 namespace {
 
+// `bytes` rounded up to the 256-byte alignment of a scratch request.
+size_t scratch_round(size_t bytes) { return (bytes + 255) & ~size_t(255); }
+
 // X of a GRU/LSTM (or a GRUStack/LSTMStack): f32 [seq, batch, input].
 Status check_rnn_x(const DevTensor* x, int64_t input) {
   if (!x) return bad_input("missing X");
@@ -108,26 +111,11 @@ class RnnKernel final : public CudaKernel {
     TS_RETURN_IF_ERROR(state_ok(h0, "initial_h"));
     TS_RETURN_IF_ERROR(state_ok(c0, "initial_c"));
 
-    RnnStepParams p;
-    p.r = r_.get();
-    p.r_half = r_half_;
-    p.r_bf16 = r_bf16_;
-    p.rbh = lbr_ ? rbh_.as<float>() : nullptr;
-    p.peep = peep_.get() ? peep_.as<float>() : nullptr;
+    RnnStepParams p = params(t_len, b);
     p.h0 = h0 ? h0->as<float>() : nullptr;
     p.c0 = c0 ? c0->as<float>() : nullptr;
     p.lens = lens ? lens->data : nullptr;
     p.lens_i64 = lens && lens->dtype == DType::kI64;
-    p.t_len = int(t_len);
-    p.batch = int(b);
-    p.hidden = int(h);
-    p.lstm = lstm_;
-    p.lbr = lbr_;
-    p.max_ks = max_ks_;
-    p.rows1 = rows1_;
-    p.regs = regs_;
-    p.mma = mma_;
-    p.r_mma = r_mma_.get();
     DevTensor* y = a.out.size() > 0 ? a.out[0] : nullptr;
     DevTensor* yh = a.out.size() > 1 ? a.out[1] : nullptr;
     DevTensor* yc = lstm_ && a.out.size() > 2 ? a.out[2] : nullptr;
@@ -145,17 +133,7 @@ class RnnKernel final : public CudaKernel {
       TS_RETURN_IF_ERROR(a.env->alloc(*yc, DType::kF32, sd));
       p.yc = yc->as<float>();
     }
-    if (mma_x_ && rnn_regs_preferred(p)) {
-      p.regs = true;  // small batch: the regs_b1 kernel (cuda_rnn.h)
-    } else if (mma_x_) {
-      p.x = x->as<float>();
-      p.w_mma = w_mma_.get();
-      p.in_bias = in_bias_.get() ? in_bias_.as<float>() : nullptr;
-      p.input = int(i_);
-      p.mma_unroll = mma_unroll_;
-      if (rnn_mma_fused_supported(p)) return launch_rnn_mma(p, a.stream);
-      p.x = nullptr;
-    }
+    if (fuse_projection(p, x->as<float>())) return launch_rnn_mma(p, a.stream);
     auto gx = a.env->scratch(size_t(t_len * b * gh) * sizeof(float));
     if (!gx) return gx.status();
     float* gxp = static_cast<float*>(gx.value());
@@ -165,7 +143,57 @@ class RnnKernel final : public CudaKernel {
     return launch_rnn_recurrence(p, a.stream);
   }
 
+  // The scratch launch() requests for X [t_len, b, I] at `x` (only its alignment matters; nullptr
+  // for any 256-byte aligned address), each request rounded up to 256 bytes: none where the input projection runs inside the recurrence kernel; else the gates
+  // x·Wᵀ + b of all steps (fp32 [t_len·b, G·H]) and, in FP16/BF16, X cast for that GEMM.
+  size_t scratch_bytes(const float* x, int64_t t_len, int64_t b) const {
+    RnnStepParams p = params(t_len, b);
+    if (fuse_projection(p, x)) return 0;
+    const int64_t m = t_len * b;
+    return scratch_round(size_t(m * (lstm_ ? 4 : 3) * h_) * sizeof(float)) + scratch_round(proj_->scratch_bytes(m));
+  }
+
  private:
+  // What decides the kernel, for X [t_len, b, I] (launch() adds the tensors).
+  RnnStepParams params(int64_t t_len, int64_t b) const {
+    RnnStepParams p;
+    p.r = r_.get();
+    p.r_half = r_half_;
+    p.r_bf16 = r_bf16_;
+    p.rbh = lbr_ ? rbh_.as<float>() : nullptr;
+    p.peep = peep_.get() ? peep_.as<float>() : nullptr;
+    p.t_len = int(t_len);
+    p.batch = int(b);
+    p.hidden = int(h_);
+    p.lstm = lstm_;
+    p.lbr = lbr_;
+    p.max_ks = max_ks_;
+    p.rows1 = rows1_;
+    p.regs = regs_;
+    p.mma = mma_;
+    p.r_mma = r_mma_.get();
+    return p;
+  }
+
+  // Tactics "mma_x"/"mma_x2": true where the input projection runs inside the mma kernel on X at
+  // `x` (p set for launch_rnn_mma); at small batch p is switched to the regs_b1 kernel
+  // (cuda_rnn.h). False: the projection is a GEMM into scratch first.
+  bool fuse_projection(RnnStepParams& p, const float* x) const {
+    if (!mma_x_) return false;
+    if (rnn_regs_preferred(p)) {
+      p.regs = true;
+      return false;
+    }
+    p.x = x;
+    p.w_mma = w_mma_.get();
+    p.in_bias = in_bias_.get() ? in_bias_.as<float>() : nullptr;
+    p.input = int(i_);
+    p.mma_unroll = mma_unroll_;
+    if (rnn_mma_fused_supported(p)) return true;
+    p.x = nullptr;
+    return false;
+  }
+
   bool lstm_, lbr_;
   int64_t h_, i_;
   int max_ks_;
@@ -199,32 +227,44 @@ std::pair<Node, Node> rnn_stack_layers(const Node& n, bool lstm) {
   return {std::move(l1), std::move(l2)};
 }
 
-// The env a GRUStack/LSTMStack hands its layers for "layers:<tactic>": layer 1's Y (the tensor
-// `y1`) lives at the front of the one scratch region, each layer's own scratch after it. The
-// region is requested at its full size first, so that no later request grows (moves) it while
-// Y is in it.
+// The env a GRUStack/LSTMStack hands one of its layers for "layers:<tactic>": the tensor `placed`
+// (layer 1's Y, or layer 2's Y_h for the head) lives at `placed_at`, the layer's own scratch
+// requests are handed out one after the other from `region` (the stack's one scratch slot,
+// requested at its full size before the layers run, so that no request moves it); other tensors
+// come from the parent. PERF NOTE (memory): each request used to take a new parent slot the size
+// of layer 1's Y plus the request, and the region was sized for the gates of all steps whether
+// a layer used them or not (a fused mma_x layer does not). H200, batch 4096, T=60, FP16, the
+// context plus weights: GRU-2x128 576 -> 218 MiB, LSTM-2x128 1,760 -> 1,006 MiB, P50 within 1%
+// (bench/results/engine-cuda-h200-20261130-2334-mem.json).
 class StackEnv final : public CudaRunEnv {
  public:
-  StackEnv(CudaRunEnv* parent, const DevTensor* y1, void* base, size_t offset)
-      : parent_(parent), y1_(y1), base_(base), offset_(offset) {}
+  StackEnv(CudaRunEnv* parent, const DevTensor* placed, void* placed_at, void* region, size_t region_bytes)
+      : parent_(parent), placed_(placed), placed_at_(placed_at), region_(static_cast<uint8_t*>(region)),
+        region_bytes_(region_bytes) {}
   Status alloc(DevTensor& t, DType dtype, std::span<const int64_t> dims) override {
-    if (&t != y1_) return parent_->alloc(t, dtype, dims);
+    if (&t != placed_) return parent_->alloc(t, dtype, dims);
     t.dtype = dtype;
     t.dims.assign(dims.begin(), dims.end());
-    t.data = base_;
+    t.data = placed_at_;
     return Status::ok();
   }
   Result<void*> scratch(size_t bytes) override {
-    auto r = parent_->scratch(offset_ + bytes);
-    if (!r) return r.status();
-    return static_cast<void*>(static_cast<uint8_t*>(r.value()) + offset_);
+    const size_t at = used_;
+    used_ += scratch_round(bytes);
+    if (used_ > region_bytes_) {
+      return Status(StatusCode::kInternal, "rnn stack layer scratch: " + std::to_string(used_) + " bytes requested, " +
+                                               std::to_string(region_bytes_) + " reserved");
+    }
+    return static_cast<void*>(region_ + at);
   }
 
  private:
   CudaRunEnv* parent_;
-  const DevTensor* y1_;
-  void* base_;
-  size_t offset_;
+  const DevTensor* placed_;
+  void* placed_at_;
+  uint8_t* region_;
+  size_t region_bytes_;
+  size_t used_ = 0;
 };
 
 // GRUStack / LSTMStack (passes/fuse_rnn_stack.cpp): two GRU (LSTM) layers, layer 1's Y feeding
@@ -253,8 +293,8 @@ class RnnStackKernel final : public CudaKernel {
     if (!k1) return k1.status();
     auto k2 = make_rnn(g, l2, lstm_, p, per_layer);
     if (!k2) return k2.status();
-    l1_.reset(static_cast<CudaKernel*>(k1.value().release()));
-    l2_.reset(static_cast<CudaKernel*>(k2.value().release()));
+    l1_.reset(static_cast<RnnKernel*>(k1.value().release()));  // make_rnn makes an RnnKernel
+    l2_.reset(static_cast<RnnKernel*>(k2.value().release()));
     const bool bf16 = p == CudaMath::kBF16;
     if (wave_ && lstm_ && cuda_math_16bit(p) && lstm_wave_shape_supported(int(h_), int(i_))) {
       std::vector<uint32_t> f = lstm_wave_pack(g.value(n.inputs[1]).as<float>(), g.value(n.inputs[2]).as<float>(),
@@ -378,12 +418,15 @@ class RnnStackKernel final : public CudaKernel {
       yh.dims = {1, b, h_};
       yh.data = buf.value();
     }
-    const size_t y1_bytes = (size_t(t_len * b * h_) * sizeof(float) + 255) & ~size_t(255);
-    const size_t gx_bytes = size_t(t_len * b * (lstm_ ? 4 : 3) * h_) * sizeof(float);
-    auto base = a.env->scratch(y1_bytes + gx_bytes);
+    // One scratch slot: layer 1's Y, then the scratch of whichever layer runs (layer 2 reads Y).
+    const size_t y1_bytes = scratch_round(size_t(t_len * b * h_) * sizeof(float));
+    // Layer 2's X (layer 1's Y) is at the slot's start, 256-byte aligned: nullptr stands for it.
+    const size_t layer_bytes = std::max(l1_->scratch_bytes(x.as<float>(), t_len, b), l2_->scratch_bytes(nullptr, t_len, b));
+    auto base = a.env->scratch(y1_bytes + layer_bytes);
     if (!base) return base.status();
+    uint8_t* region = static_cast<uint8_t*>(base.value()) + y1_bytes;
     DevTensor y1;
-    StackEnv env(a.env, &y1, base.value(), y1_bytes);
+    StackEnv env(a.env, &y1, base.value(), region, layer_bytes);
     CudaArgs a1 = a;
     a1.env = &env;
     DevTensor* in1[1] = {const_cast<DevTensor*>(&x)};
@@ -398,14 +441,16 @@ class RnnStackKernel final : public CudaKernel {
     DevTensor* in2[1] = {&y1v};
     CudaArgs a2 = a1;
     a2.in = in2;
+    // Layer 2's scratch from the region's start again (layer 1's is done with); with the head, its
+    // Y_h in place.
+    StackEnv env2(a.env, head_n_ > 0 ? &yh : nullptr, yh.data, region, layer_bytes);
+    a2.env = &env2;
     if (head_n_ == 0) {
       a2.out = a.out;
       return l2_->launch(a2);
     }
     DevTensor* out2[2] = {nullptr, &yh};
     a2.out = out2;
-    StackEnv env2(a.env, &yh, yh.data, 0);  // Y_h in place; the layer's other scratch from the parent
-    a2.env = &env2;
     TS_RETURN_IF_ERROR(l2_->launch(a2));
     const int64_t od[2] = {b, head_n_};
     TS_RETURN_IF_ERROR(a.env->alloc(*a.out[0], DType::kF32, od));
@@ -440,7 +485,7 @@ class RnnStackKernel final : public CudaKernel {
   bool lstm_;
   int64_t h_ = 0, i_ = 0;
   bool wave_ = false, bf16_ = false;
-  std::unique_ptr<CudaKernel> l1_, l2_;
+  std::unique_ptr<RnnKernel> l1_, l2_;
   DeviceBuffer frags_, bias_;
   bool x_batch_first_ = false, head_sigmoid_ = false;  // GRUStack's absorbed input Transpose and head
   int64_t head_n_ = 0;
