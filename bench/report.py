@@ -97,13 +97,13 @@ def cuda_tables():
     for path, doc in cuda_runs():
         machine = doc["machine"]["name"]
         m = doc["machine"]
-        out.append(f"Inference engine, CUDA, `{machine}` ({m.get('gpu', '')}, torch {m.get('torch', '')}), commit "
+        out.append(f"Inference engine, CUDA, `{machine}` ({m.get('gpu', '')}{', torch ' + m['torch'] if m.get('torch') else ', no PyTorch peers'}), commit "
                    f"`{doc['commit']}`, {doc['date']} — `{os.path.relpath(path, ROOT)}`. Host-to-host p50 µs "
                    f"(pinned host input → probabilities in host memory); ratio = best PyTorch p50 / ticksentry p50 "
                    f"(> 1: ticksentry faster).\n")
         out.append("| model | precision | batch | ticksentry p50 / p99 | pytorch eager | pytorch CUDA graphs | torch.compile "
-                   "| ticksentry seq/s | vs best PyTorch |")
-        out.append("|---|---|---|---|---|---|---|---|---|")
+                   "| ticksentry seq/s | vs best PyTorch | device MiB: ticksentry / PyTorch CUDA graphs |")
+        out.append("|---|---|---|---|---|---|---|---|---|---|")
         rows = {}
         for r in doc["results"]:
             c = r["case"]
@@ -117,8 +117,10 @@ def cuda_tables():
             ratio = f"{min(peers) / ts_['p50_us']:.2f}×" if ts_ and peers else "–"
             tput = f"{ts_['throughput_per_s'] / 1e6:.3f} M" if ts_ and "throughput_per_s" in ts_ else "–"
             p99 = f" / {ts_['p99_us']:,.0f}" if ts_ and "p99_us" in ts_ else ""
+            mib = lambda d: f"{d['device_memory_bytes'] / 2**20:,.0f}" if d and "device_memory_bytes" in d else "–"
+            mem = f"{mib(ts_)} / {mib(by.get('pytorch-cudagraph'))}"
             out.append(f"| {model} | {prec} | {batch} | {cell(ts_)}{p99} | {cell(by.get('pytorch-eager'))} | "
-                       f"{cell(by.get('pytorch-cudagraph'))} | {cell(by.get('torch-compile'))} | {tput} | {ratio} |")
+                       f"{cell(by.get('pytorch-cudagraph'))} | {cell(by.get('torch-compile'))} | {tput} | {ratio} | {mem} |")
         out.append("")
     return "\n".join(out)
 
