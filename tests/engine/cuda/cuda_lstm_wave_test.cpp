@@ -3,26 +3,18 @@
 //
 // The pass tests run everywhere; the kernel tests are labelled `gpu` with the rest of the CUDA
 // tests and skip with the reason where no CUDA device is present.
-#include "cuda_test_util.h"
 #include "engine/passes/passes.h"
+#include "rnn_stack_test_util.h"
 
 namespace ts::engine::testing {
 namespace {
-
-constexpr int64_t kMaxBatch = 4096;
 
 // X [T, B, I] → LSTM₁ → Squeeze(axis 1) → LSTM₂ → Y, Y_h, Y_c, as PyTorch exports
 // nn.LSTM(num_layers=2); `peepholes`: layer 2 with P (PyTorch never exports them).
 Graph stacked_lstm(int64_t h, int64_t in, uint32_t seed, bool peepholes = false) {
   GraphBuilder b;
   ValueId x = b.input("x", sym({"seq", "batch", ""}, {0, 0, in}));
-  const float sc = 1.0f / std::sqrt(float(h));
-  ValueId w1 = b.constant("W1", {1, 4 * h, in}, random_vec(size_t(4 * h * in), seed, sc));
-  ValueId r1 = b.constant("R1", {1, 4 * h, h}, random_vec(size_t(4 * h * h), seed + 1, sc));
-  ValueId b1 = b.constant("B1", {1, 8 * h}, random_vec(size_t(8 * h), seed + 2, sc));
-  ValueId w2 = b.constant("W2", {1, 4 * h, h}, random_vec(size_t(4 * h * h), seed + 3, sc));
-  ValueId r2 = b.constant("R2", {1, 4 * h, h}, random_vec(size_t(4 * h * h), seed + 4, sc));
-  ValueId b2 = b.constant("B2", {1, 8 * h}, random_vec(size_t(8 * h), seed + 5, sc));
+  const auto [w1, r1, b1, w2, r2, b2] = stack_weights(b, 4, h, in, seed);
   ValueId axes = b.constant_i64("axes", {1});
   ValueId y1 = b.value("y1"), yh1 = b.value("yh1"), yc1 = b.value("yc1"), y1s = b.value("y1s");
   ValueId y = b.value("y"), yh = b.value("yh"), yc = b.value("yc");
@@ -42,12 +34,6 @@ Graph stacked_lstm(int64_t h, int64_t in, uint32_t seed, bool peepholes = false)
   b.output(yh);
   b.output(yc);
   return b.g;
-}
-
-int count_op(const Graph& g, const std::string& op) {
-  int c = 0;
-  for (const Node& n : g.nodes) c += n.op == op;
-  return c;
 }
 
 int fuse(Graph& g) {
@@ -123,44 +109,10 @@ TEST(FuseLstmStack, LeavesLayersAloneWhenTheyCannotBeFused) {
 
 // --- the kernel (H200) -------------------------------------------------------------------------
 
-BuildOptions wave_options(const std::string& backend, Precision p, int64_t in) {
-  BuildOptions o = options(backend, p);
-  OptimizationProfile prof;
-  prof.inputs["x"] = ShapeRange{{1, 1, in}, {60, 8, in}, {120, kMaxBatch, in}};
-  o.profiles = {prof};
-  return o;
-}
-
-// CUDA with `tactic` forced on both layers (fused into LSTMStack) vs CPU FP32 (Y, Y_h, Y_c), at
-// each [T, B].
-void check_stack(const std::string& name, const Graph& g, int64_t h, int64_t in, const std::vector<std::pair<int64_t, int64_t>>& tb,
-                 Tol tol, Precision p, const std::string& tactic) {
-  SCOPED_TRACE(name + " " + tol.name + " tactic " + tactic);
-  auto cpu_e = build_graph(g, wave_options("cpu", Precision::kFP32, in));
-  ASSERT_TRUE(cpu_e) << cpu_e.status().to_string();
-  Graph gg = g;
-  for (Node& n : gg.nodes)
-    if (n.op == "LSTM") n.tactic = tactic;
-  BuildOptions go = wave_options("cuda", p, in);
-  go.time_tactics = false;
-  auto plan = build_from_graph(gg, PassLog{}, go);
-  ASSERT_TRUE(plan) << plan.status().to_string();
-  auto pl = deserialize_plan(plan.value());
-  ASSERT_TRUE(pl) << pl.status().to_string();
-  ASSERT_EQ(count_op(pl.value().graph, "LSTMStack"), 1);
-  for (const Node& n : pl.value().graph.nodes) {
-    if (n.op == "LSTMStack") {
-      EXPECT_EQ(n.tactic, tactic == "wave" ? tactic : "layers:" + tactic);
-    }
-  }
-  auto gpu_e = Engine::load(plan.value());
-  ASSERT_TRUE(gpu_e) << gpu_e.status().to_string();
-  uint32_t seed = 29;
-  for (auto [t, b] : tb) {
-    std::vector<HostTensor> ins{random_tensor({t, b, in}, seed++, 1.5f)};
-    expect_gpu_matches_cpu(*cpu_e.value(), *gpu_e.value(), ins, tol.rel,
-                           "at [T, B] = [" + std::to_string(t) + ", " + std::to_string(b) + "]", size_t(t * b * h));
-  }
+// The stack of two LSTM layers with `tactic` forced, against the CPU backend (rnn_stack_test_util.h).
+void check_lstm_stack(const std::string& name, const Graph& g, int64_t h, int64_t in, const std::vector<std::pair<int64_t, int64_t>>& tb,
+                      Tol tol, Precision p, const std::string& tactic) {
+  check_stack(name, g, "LSTM", "LSTMStack", h, in, tb, tol, p, tactic, 29);
 }
 
 // Batch 1, 2, 7 (one partial 8-row cluster), 64, 300 (partial last cluster), 1200 (150
@@ -171,13 +123,13 @@ TEST(CudaLstmWave, WavefrontMatchesCpu) {
   SKIP_WITHOUT_GPU();
   const std::vector<std::pair<int64_t, int64_t>> tb{{60, 1},     {5, 2},     {120, 7}, {60, 64}, {120, 300},
                                                     {5, 1200},   {60, 1200}, {5, 2000}, {5, 4096}};
-  check_stack("LSTM-2x128 I=32", stacked_lstm(128, 32, 301), 128, 32, tb, kFp16, Precision::kFP16, "wave");
-  check_stack("LSTM-2x128 I=32", stacked_lstm(128, 32, 301), 128, 32, {{60, 1}, {120, 7}, {60, 300}}, kBf16, Precision::kBF16,
+  check_lstm_stack("LSTM-2x128 I=32", stacked_lstm(128, 32, 301), 128, 32, tb, kFp16, Precision::kFP16, "wave");
+  check_lstm_stack("LSTM-2x128 I=32", stacked_lstm(128, 32, 301), 128, 32, {{60, 1}, {120, 7}, {60, 300}}, kBf16, Precision::kBF16,
               "wave");
-  check_stack("LSTM-2x64 I=20", stacked_lstm(64, 20, 311), 64, 20, {{60, 1}, {5, 2}, {120, 7}, {60, 64}, {120, 300}, {5, 1200}},
+  check_lstm_stack("LSTM-2x64 I=20", stacked_lstm(64, 20, 311), 64, 20, {{60, 1}, {5, 2}, {120, 7}, {60, 64}, {120, 300}, {5, 1200}},
               kFp16, Precision::kFP16, "wave");
-  check_stack("LSTM-2x64 I=20", stacked_lstm(64, 20, 311), 64, 20, {{60, 1}, {120, 300}}, kBf16, Precision::kBF16, "wave");
-  check_stack("LSTM-2x128 I=64", stacked_lstm(128, 64, 321), 128, 64, {{60, 1}, {120, 300}}, kFp16, Precision::kFP16, "wave");
+  check_lstm_stack("LSTM-2x64 I=20", stacked_lstm(64, 20, 311), 64, 20, {{60, 1}, {120, 300}}, kBf16, Precision::kBF16, "wave");
+  check_lstm_stack("LSTM-2x128 I=64", stacked_lstm(128, 64, 321), 128, 64, {{60, 1}, {120, 300}}, kFp16, Precision::kFP16, "wave");
 }
 
 // Where the wavefront does not apply the node runs its layers one by one: hidden 96 (no
@@ -186,9 +138,9 @@ TEST(CudaLstmWave, WavefrontMatchesCpu) {
 TEST(CudaLstmWave, LayerByLayerTacticsAndFallbackMatchCpu) {
   SKIP_WITHOUT_GPU();
   const std::vector<std::pair<int64_t, int64_t>> tb{{60, 1}, {120, 7}, {60, 300}};
-  check_stack("LSTM-2x96", stacked_lstm(96, 32, 331), 96, 32, tb, kFp16, Precision::kFP16, "wave");
-  check_stack("LSTM-2x128", stacked_lstm(128, 32, 301), 128, 32, tb, kFp16, Precision::kFP16, "mma_x2");
-  check_stack("LSTM-2x128", stacked_lstm(128, 32, 301), 128, 32, tb, kFp16, Precision::kFP16, "persistent_ks4");
+  check_lstm_stack("LSTM-2x96", stacked_lstm(96, 32, 331), 96, 32, tb, kFp16, Precision::kFP16, "wave");
+  check_lstm_stack("LSTM-2x128", stacked_lstm(128, 32, 301), 128, 32, tb, kFp16, Precision::kFP16, "mma_x2");
+  check_lstm_stack("LSTM-2x128", stacked_lstm(128, 32, 301), 128, 32, tb, kFp16, Precision::kFP16, "persistent_ks4");
 }
 
 // The builder times "wave" against the per-layer tactics and records its choice; FP32 plans keep

@@ -4,25 +4,17 @@
 //
 // The pass tests run everywhere; the kernel tests are labelled `gpu` with the rest of the CUDA
 // tests and skip with the reason where no CUDA device is present.
-#include "cuda_test_util.h"
 #include "engine/passes/passes.h"
+#include "rnn_stack_test_util.h"
 
 namespace ts::engine::testing {
 namespace {
-
-constexpr int64_t kMaxBatch = 4096;
 
 // X [T, B, I] → GRU₁ → Squeeze(axis 1) → GRU₂ → Y, Y_h, as PyTorch exports nn.GRU(num_layers=2).
 Graph stacked_gru(int64_t h, int64_t in, int lbr, uint32_t seed) {
   GraphBuilder b;
   ValueId x = b.input("x", sym({"seq", "batch", ""}, {0, 0, in}));
-  const float sc = 1.0f / std::sqrt(float(h));
-  ValueId w1 = b.constant("W1", {1, 3 * h, in}, random_vec(size_t(3 * h * in), seed, sc));
-  ValueId r1 = b.constant("R1", {1, 3 * h, h}, random_vec(size_t(3 * h * h), seed + 1, sc));
-  ValueId b1 = b.constant("B1", {1, 6 * h}, random_vec(size_t(6 * h), seed + 2, sc));
-  ValueId w2 = b.constant("W2", {1, 3 * h, h}, random_vec(size_t(3 * h * h), seed + 3, sc));
-  ValueId r2 = b.constant("R2", {1, 3 * h, h}, random_vec(size_t(3 * h * h), seed + 4, sc));
-  ValueId b2 = b.constant("B2", {1, 6 * h}, random_vec(size_t(6 * h), seed + 5, sc));
+  const auto [w1, r1, b1, w2, r2, b2] = stack_weights(b, 3, h, in, seed);
   ValueId axes = b.constant_i64("axes", {1});
   ValueId y1 = b.value("y1"), yh1 = b.value("yh1"), y1s = b.value("y1s"), y = b.value("y"), yh = b.value("yh");
   Node& l1 = b.node("GRU", {x, w1, r1, b1}, {y1, yh1});
@@ -47,13 +39,8 @@ Graph stacked_gru(int64_t h, int64_t in, int lbr, uint32_t seed) {
 Graph gru_with_io(int64_t h, int64_t in, int64_t outs, uint32_t seed, bool also_out = false) {
   GraphBuilder b;
   ValueId x = b.input("x", sym({"batch", "seq", ""}, {0, 0, in}));
+  const auto [w1, r1, b1, w2, r2, b2] = stack_weights(b, 3, h, in, seed);
   const float sc = 1.0f / std::sqrt(float(h));
-  ValueId w1 = b.constant("W1", {1, 3 * h, in}, random_vec(size_t(3 * h * in), seed, sc));
-  ValueId r1 = b.constant("R1", {1, 3 * h, h}, random_vec(size_t(3 * h * h), seed + 1, sc));
-  ValueId b1 = b.constant("B1", {1, 6 * h}, random_vec(size_t(6 * h), seed + 2, sc));
-  ValueId w2 = b.constant("W2", {1, 3 * h, h}, random_vec(size_t(3 * h * h), seed + 3, sc));
-  ValueId r2 = b.constant("R2", {1, 3 * h, h}, random_vec(size_t(3 * h * h), seed + 4, sc));
-  ValueId b2 = b.constant("B2", {1, 6 * h}, random_vec(size_t(6 * h), seed + 5, sc));
   ValueId hw = b.constant("HW", {outs, h}, random_vec(size_t(outs * h), seed + 6, 4.0f * sc));
   ValueId hb = b.constant("HB", {outs}, random_vec(size_t(outs), seed + 7, sc));
   ValueId axes = b.constant_i64("axes", {1});
@@ -85,12 +72,6 @@ Graph gru_with_io(int64_t h, int64_t in, int64_t outs, uint32_t seed, bool also_
   b.output(out);
   if (also_out) b.output(yt);
   return b.g;
-}
-
-int count_op(const Graph& g, const std::string& op) {
-  int c = 0;
-  for (const Node& n : g.nodes) c += n.op == op;
-  return c;
 }
 
 // --- the pass (no device) ---------------------------------------------------------------------
@@ -194,43 +175,10 @@ TEST(FuseRnnStack, KeepsTheHeadWhenItsValuesAreUsedElsewhere) {
 
 // --- the kernel (H200) -------------------------------------------------------------------------
 
-BuildOptions wave_options(const std::string& backend, Precision p, int64_t in) {
-  BuildOptions o = options(backend, p);
-  OptimizationProfile prof;
-  prof.inputs["x"] = ShapeRange{{1, 1, in}, {60, 8, in}, {120, kMaxBatch, in}};
-  o.profiles = {prof};
-  return o;
-}
-
-// CUDA with `tactic` forced on both layers (fused into GRUStack) vs CPU FP32, at each [T, B].
-void check_stack(const std::string& name, const Graph& g, int64_t h, int64_t in, const std::vector<std::pair<int64_t, int64_t>>& tb,
-                 Tol tol, Precision p, const std::string& tactic) {
-  SCOPED_TRACE(name + " " + tol.name + " tactic " + tactic);
-  auto cpu_e = build_graph(g, wave_options("cpu", Precision::kFP32, in));
-  ASSERT_TRUE(cpu_e) << cpu_e.status().to_string();
-  Graph gg = g;
-  for (Node& n : gg.nodes)
-    if (n.op == "GRU") n.tactic = tactic;
-  BuildOptions go = wave_options("cuda", p, in);
-  go.time_tactics = false;
-  auto plan = build_from_graph(gg, PassLog{}, go);
-  ASSERT_TRUE(plan) << plan.status().to_string();
-  auto pl = deserialize_plan(plan.value());
-  ASSERT_TRUE(pl) << pl.status().to_string();
-  ASSERT_EQ(count_op(pl.value().graph, "GRUStack"), 1);
-  for (const Node& n : pl.value().graph.nodes) {
-    if (n.op == "GRUStack") {
-      EXPECT_EQ(n.tactic, tactic == "wave" ? tactic : "layers:" + tactic);
-    }
-  }
-  auto gpu_e = Engine::load(plan.value());
-  ASSERT_TRUE(gpu_e) << gpu_e.status().to_string();
-  uint32_t seed = 23;
-  for (auto [t, b] : tb) {
-    std::vector<HostTensor> ins{random_tensor({t, b, in}, seed++, 1.5f)};
-    expect_gpu_matches_cpu(*cpu_e.value(), *gpu_e.value(), ins, tol.rel,
-                           "at [T, B] = [" + std::to_string(t) + ", " + std::to_string(b) + "]", size_t(t * b * h));
-  }
+// The stack of two GRU layers with `tactic` forced, against the CPU backend (rnn_stack_test_util.h).
+void check_gru_stack(const std::string& name, const Graph& g, int64_t h, int64_t in, const std::vector<std::pair<int64_t, int64_t>>& tb,
+                     Tol tol, Precision p, const std::string& tactic) {
+  check_stack(name, g, "GRU", "GRUStack", h, in, tb, tol, p, tactic, 23);
 }
 
 // Batch 1, 2, 7 (one partial 8-row cluster), 64, 300 (partial last cluster), 2000 (more
@@ -240,12 +188,12 @@ void check_stack(const std::string& name, const Graph& g, int64_t h, int64_t in,
 TEST(CudaRnnWave, WavefrontMatchesCpu) {
   SKIP_WITHOUT_GPU();
   const std::vector<std::pair<int64_t, int64_t>> tb{{60, 1}, {5, 2}, {120, 7}, {60, 64}, {120, 300}, {5, 2000}, {60, 2000}, {5, 4096}};
-  check_stack("GRU-2x128 I=32", stacked_gru(128, 32, 1, 201), 128, 32, tb, kFp16, Precision::kFP16, "wave");
-  check_stack("GRU-2x128 I=32", stacked_gru(128, 32, 1, 201), 128, 32, {{60, 1}, {120, 7}, {60, 300}}, kBf16,
+  check_gru_stack("GRU-2x128 I=32", stacked_gru(128, 32, 1, 201), 128, 32, tb, kFp16, Precision::kFP16, "wave");
+  check_gru_stack("GRU-2x128 I=32", stacked_gru(128, 32, 1, 201), 128, 32, {{60, 1}, {120, 7}, {60, 300}}, kBf16,
               Precision::kBF16, "wave");
-  check_stack("GRU-2x64 I=20", stacked_gru(64, 20, 1, 211), 64, 20, {{60, 1}, {5, 2}, {120, 7}, {60, 64}, {120, 300}, {5, 2000}},
+  check_gru_stack("GRU-2x64 I=20", stacked_gru(64, 20, 1, 211), 64, 20, {{60, 1}, {5, 2}, {120, 7}, {60, 64}, {120, 300}, {5, 2000}},
               kFp16, Precision::kFP16, "wave");
-  check_stack("GRU-2x128 I=64", stacked_gru(128, 64, 1, 221), 128, 64, {{60, 1}, {120, 300}}, kFp16, Precision::kFP16, "wave");
+  check_gru_stack("GRU-2x128 I=64", stacked_gru(128, 64, 1, 221), 128, 64, {{60, 1}, {120, 300}}, kFp16, Precision::kFP16, "wave");
 }
 
 // The node with the model's input Transpose and head absorbed (tactic wave forced) vs the CPU
@@ -257,7 +205,7 @@ void check_stack_io(const std::string& name, const Graph& g, int64_t in, const s
   auto opts = [&](const std::string& backend, Precision pr) {
     BuildOptions o = options(backend, pr);
     OptimizationProfile prof;
-    prof.inputs["x"] = ShapeRange{{1, 1, in}, {8, 60, in}, {kMaxBatch, 120, in}};
+    prof.inputs["x"] = ShapeRange{{1, 1, in}, {8, 60, in}, {kStackMaxBatch, 120, in}};
     o.profiles = {prof};
     return o;
   };
@@ -302,9 +250,9 @@ TEST(CudaRnnWave, FusedInputTransposeAndHeadMatchCpu) {
 TEST(CudaRnnWave, LayerByLayerTacticsAndFallbackMatchCpu) {
   SKIP_WITHOUT_GPU();
   const std::vector<std::pair<int64_t, int64_t>> tb{{60, 1}, {120, 7}, {60, 300}};
-  check_stack("GRU-2x128 lbr=0", stacked_gru(128, 32, 0, 231), 128, 32, tb, kFp16, Precision::kFP16, "wave");
-  check_stack("GRU-2x128", stacked_gru(128, 32, 1, 201), 128, 32, tb, kFp16, Precision::kFP16, "mma_x2");
-  check_stack("GRU-2x128", stacked_gru(128, 32, 1, 201), 128, 32, tb, kFp16, Precision::kFP16, "persistent_ks4");
+  check_gru_stack("GRU-2x128 lbr=0", stacked_gru(128, 32, 0, 231), 128, 32, tb, kFp16, Precision::kFP16, "wave");
+  check_gru_stack("GRU-2x128", stacked_gru(128, 32, 1, 201), 128, 32, tb, kFp16, Precision::kFP16, "mma_x2");
+  check_gru_stack("GRU-2x128", stacked_gru(128, 32, 1, 201), 128, 32, tb, kFp16, Precision::kFP16, "persistent_ks4");
 }
 
 // The builder times "wave" against the per-layer tactics and records its choice; FP32 plans keep

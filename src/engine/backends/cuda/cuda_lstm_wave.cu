@@ -294,19 +294,8 @@ __global__ void __launch_bounds__(KT * 32, 1) lstm_wave_kernel(LstmWaveParams p)
 
 template <int KT, int KX, typename T16>
 Status launch_typed(const LstmWaveParams& p, cudaStream_t stream) {
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(unsigned(kRoles * ((p.batch + kLstmWaveRows - 1) / kLstmWaveRows)));
-  cfg.blockDim = dim3(KT * 32);
-  cfg.dynamicSmemBytes = 0;
-  cfg.stream = stream;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = kRoles;
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = 1;
-  cfg.attrs = attr;
-  cfg.numAttrs = 1;
-  TS_CUDA(cudaLaunchKernelEx(&cfg, lstm_wave_kernel<KT, KX, T16>, p));
+  const unsigned clusters = unsigned((p.batch + kLstmWaveRows - 1) / kLstmWaveRows);
+  TS_CUDA(rnn_device::launch_clustered(lstm_wave_kernel<KT, KX, T16>, kRoles * clusters, KT * 32, kRoles, stream, p));
   return Status::ok();
 }
 

@@ -5,6 +5,7 @@
 // tables; the cluster hand-over primitives (rnn_cluster, sm_90). Included only by .cu files of
 // the CUDA backend.
 #include <cuda_bf16.h>
+#include <cuda_runtime.h>
 #include <cuda_fp16.h>
 
 #include <cstdint>
@@ -62,6 +63,26 @@ inline uint32_t pack_pair_host(float lo, float hi, bool bf16) {
     h = *reinterpret_cast<uint16_t*>(&b);
   }
   return uint32_t(l) | (uint32_t(h) << 16);
+}
+
+// Launches kernel(p) as `grid` CTAs of `threads` threads in thread-block clusters of `cluster`
+// CTAs along x (the wavefronts: one cluster per group of batch rows, one CTA per role).
+template <typename Params>
+inline cudaError_t launch_clustered(void (*kernel)(Params), unsigned grid, unsigned threads, unsigned cluster,
+                                    cudaStream_t stream, const Params& p) {
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(grid);
+  cfg.blockDim = dim3(threads);
+  cfg.dynamicSmemBytes = 0;
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = cluster;
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  return cudaLaunchKernelEx(&cfg, kernel, p);
 }
 
 }  // namespace ts::engine::cuda::rnn_device

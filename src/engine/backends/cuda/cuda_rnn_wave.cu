@@ -353,19 +353,8 @@ __global__ void rnn_head_kernel(const float* h, const float* w, const float* bia
 
 template <int KT, int KX, typename T16>
 Status launch_typed(const RnnWaveParams& p, cudaStream_t stream) {
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(unsigned(kRoles * ((p.batch + kRnnWaveRows - 1) / kRnnWaveRows)));
-  cfg.blockDim = dim3(KT * 32);
-  cfg.dynamicSmemBytes = 0;
-  cfg.stream = stream;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = kRoles;
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = 1;
-  cfg.attrs = attr;
-  cfg.numAttrs = 1;
-  TS_CUDA(cudaLaunchKernelEx(&cfg, rnn_wave_kernel<KT, KX, T16>, p));
+  const unsigned clusters = unsigned((p.batch + kRnnWaveRows - 1) / kRnnWaveRows);
+  TS_CUDA(rnn_device::launch_clustered(rnn_wave_kernel<KT, KX, T16>, kRoles * clusters, KT * 32, kRoles, stream, p));
   return Status::ok();
 }
 

@@ -1,0 +1,75 @@
+// What the stacked-RNN wavefront tests (cuda_rnn_wave_test.cpp: GRUStack, cuda_lstm_wave_test.cpp:
+// LSTMStack) share: the two layers' random weights, the profile their plans use, and the check of
+// a forced tactic on the fused node against the CPU backend.
+#pragma once
+
+#include "cuda_test_util.h"
+
+namespace ts::engine::testing {
+
+inline constexpr int64_t kStackMaxBatch = 4096;
+
+// W1 [1, G·h, in], R1, B1 [1, 2·G·h], W2 [1, G·h, h], R2, B2 for G gates (3: GRU, 4: LSTM), scaled
+// by 1/√h like PyTorch's init; seeds seed..seed+5.
+struct StackWeights {
+  ValueId w1, r1, b1, w2, r2, b2;
+};
+inline StackWeights stack_weights(GraphBuilder& b, int64_t gates, int64_t h, int64_t in, uint32_t seed) {
+  const float sc = 1.0f / std::sqrt(float(h));
+  const int64_t gh = gates * h;
+  return {b.constant("W1", {1, gh, in}, random_vec(size_t(gh * in), seed, sc)),
+          b.constant("R1", {1, gh, h}, random_vec(size_t(gh * h), seed + 1, sc)),
+          b.constant("B1", {1, 2 * gh}, random_vec(size_t(2 * gh), seed + 2, sc)),
+          b.constant("W2", {1, gh, h}, random_vec(size_t(gh * h), seed + 3, sc)),
+          b.constant("R2", {1, gh, h}, random_vec(size_t(gh * h), seed + 4, sc)),
+          b.constant("B2", {1, 2 * gh}, random_vec(size_t(2 * gh), seed + 5, sc))};
+}
+
+inline int count_op(const Graph& g, const std::string& op) {
+  int c = 0;
+  for (const Node& n : g.nodes) c += n.op == op;
+  return c;
+}
+
+// Input x [T, B, in]: T 1..120 (opt 60), B 1..kStackMaxBatch (opt 8).
+inline BuildOptions wave_options(const std::string& backend, Precision p, int64_t in) {
+  BuildOptions o = options(backend, p);
+  OptimizationProfile prof;
+  prof.inputs["x"] = ShapeRange{{1, 1, in}, {60, 8, in}, {120, kStackMaxBatch, in}};
+  o.profiles = {prof};
+  return o;
+}
+
+// CUDA with `tactic` forced on both `layer_op` layers (fused into one `stack_op` node, whose
+// recorded tactic is checked) vs CPU FP32 on every output, at each [T, B].
+inline void check_stack(const std::string& name, const Graph& g, const std::string& layer_op, const std::string& stack_op,
+                        int64_t h, int64_t in, const std::vector<std::pair<int64_t, int64_t>>& tb, Tol tol, Precision p,
+                        const std::string& tactic, uint32_t seed) {
+  SCOPED_TRACE(name + " " + tol.name + " tactic " + tactic);
+  auto cpu_e = build_graph(g, wave_options("cpu", Precision::kFP32, in));
+  ASSERT_TRUE(cpu_e) << cpu_e.status().to_string();
+  Graph gg = g;
+  for (Node& n : gg.nodes)
+    if (n.op == layer_op) n.tactic = tactic;
+  BuildOptions go = wave_options("cuda", p, in);
+  go.time_tactics = false;
+  auto plan = build_from_graph(gg, PassLog{}, go);
+  ASSERT_TRUE(plan) << plan.status().to_string();
+  auto pl = deserialize_plan(plan.value());
+  ASSERT_TRUE(pl) << pl.status().to_string();
+  ASSERT_EQ(count_op(pl.value().graph, stack_op), 1);
+  for (const Node& n : pl.value().graph.nodes) {
+    if (n.op == stack_op) {
+      EXPECT_EQ(n.tactic, tactic == "wave" ? tactic : "layers:" + tactic);
+    }
+  }
+  auto gpu_e = Engine::load(plan.value());
+  ASSERT_TRUE(gpu_e) << gpu_e.status().to_string();
+  for (auto [t, b] : tb) {
+    std::vector<HostTensor> ins{random_tensor({t, b, in}, seed++, 1.5f)};
+    expect_gpu_matches_cpu(*cpu_e.value(), *gpu_e.value(), ins, tol.rel,
+                           "at [T, B] = [" + std::to_string(t) + ", " + std::to_string(b) + "]", size_t(t * b * h));
+  }
+}
+
+}  // namespace ts::engine::testing
