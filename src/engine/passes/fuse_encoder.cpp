@@ -27,7 +27,6 @@
 // (fold_head below), the head's [B, N].
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <functional>
 #include <random>
 #include <set>
@@ -265,10 +264,8 @@ const Node* only_op(const Graph& g, const std::vector<int>& region, const std::s
 // activation none or sigmoid), each value read only by the next. Folded into `f` (inputs 15, 16:
 // W_head, b_head; 13, 14 absent when there is no input projection; attrs head_trans_b,
 // head_activation; the FusedGemm's output becomes the node's [B, N]) so that the kernel runs the
-// rest of the layer for the last row only. `absorbed` gets the two nodes' indices. Experiment
-// switch: TS_ENCODER_NO_HEAD=1 leaves the head alone.
+// rest of the layer for the last row only. `absorbed` gets the two nodes' indices.
 bool fold_head(const Graph& g, const std::vector<std::vector<int>>& users, Node* f, std::vector<int>* absorbed) {
-  if (const char* e = std::getenv("TS_ENCODER_NO_HEAD"); e && std::string(e) == "1") return false;
   const ValueId y = f->outputs[0];
   if (passes::is_graph_output(g, y) || users[size_t(y)].size() != 1) return false;
   const int iga = users[size_t(y)][0];
