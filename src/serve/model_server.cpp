@@ -307,13 +307,13 @@ Status ModelServer::set_shadow(ModelHandle shadow) {
   std::lock_guard<std::mutex> lock(swap_mu_);
   if (!started_.load() || stopping_.load()) return Status(StatusCode::kInvalidArgument, "model server: not running");
   if (!shadow.engine) {
-    shadow_.store(nullptr);
+    retire(shadow_.exchange(nullptr));
     return Status::ok();
   }
   auto p = prepare(std::move(shadow), /*warm_up=*/true);
   if (!p) return p.status().with_context("shadow");
   spdlog::info("model server: shadow {} v{} on {}", p.value()->handle.name, p.value()->handle.version, p.value()->backend);
-  shadow_.store(std::move(p).value());
+  retire(shadow_.exchange(std::move(p).value()));  // the old shadow, if any, like a swapped-out version
   return Status::ok();
 }
 

@@ -321,6 +321,11 @@ TEST(ModelServer, ShadowScoresTheSameBatchesAfterTheServingVersion) {
   while (d.shadow < d.ok && mono_ns() < give_up) {
     server.port(0).poll([&](const InferenceResult& r, const float*) { d.shadow += r.shadow; });
   }
+  std::weak_ptr<engine::Engine> v2_alive = v2;
+  v2.reset();
+  ASSERT_TRUE(server.set_shadow({"m", 2, nullptr}).is_ok());
+  EXPECT_TRUE(v2_alive.expired()) << "a removed shadow is released by set_shadow(), not by a worker";
+  EXPECT_EQ(server.shadow_version(), 0u);
   server.stop();
   EXPECT_EQ(d.wrong, 0u);
   EXPECT_EQ(d.failed, 0u);
