@@ -76,24 +76,28 @@ bool gathers_last(const Graph& g, const Node& n, int64_t axis) {
   return v.size() == 1 && v[0] == -1;
 }
 
-// A GRUStack's input glue and head → the node (the CUDA wavefront reads X batch-first and
-// computes the head from the last step's h, cuda_rnn_wave.h), what PyTorch exports for
-// `rnn(x.transpose(0, 1))` … `sigmoid(head(y[:, -1]))` with batch_first=False layers:
+// A GRUStack's (LSTMStack's) input glue and head → the node (the CUDA wavefronts read X
+// batch-first and compute the head from the last step's h, cuda_rnn_wave.h, cuda_lstm_wave.h),
+// what PyTorch exports for `rnn(x.transpose(0, 1))` … `sigmoid(head(y[:, -1]))` with
+// batch_first=False layers:
 //
 //   X [B, T, F] → Transpose(1, 0, 2) → GRUStack → Y [T, 1, B, H] → Squeeze(axis 1)
 //     → Transpose(1, 0, 2) → Gather(axis 1, -1)  (or Gather(axis 0, -1) without the Transpose)
 //     → FusedGemm (activation none or sigmoid) → out [B, N]
 //
 // Each part is optional; every absorbed value feeds only the next node and is no graph output;
-// the head needs the stack's Y_h unused. The node gains attribute x_batch_first = 1, and for
-// the head inputs 7, 8 (the Gemm's W and bias), attributes head_trans_b and head_activation,
-// and the Gemm's output as its one output.
+// the head needs the stack's Y_h (and an LSTMStack's Y_c) unused. The node gains attribute
+// x_batch_first = 1, and for the head inputs 7, 8 (the Gemm's W and bias), attributes
+// head_trans_b and head_activation, and the Gemm's output as its one output.
 int fuse_rnn_stack_io(Graph& g, PassLog& log, const std::function<bool(const Node&)>& backend_runs) {
   int count = 0;
   for (bool again = true; again;) {
     again = false;
     for (size_t i = 0; i < g.nodes.size() && !again; ++i) {
-      if (g.nodes[i].op != "GRUStack" || g.nodes[i].attr_i("x_batch_first", 0) != 0 || g.nodes[i].inputs.size() != 7) continue;
+      const std::string& op = g.nodes[i].op;
+      if ((op != "GRUStack" && op != "LSTMStack") || g.nodes[i].attr_i("x_batch_first", 0) != 0 || g.nodes[i].inputs.size() != 7) {
+        continue;
+      }
       const auto users = passes::consumers(g);
       Node f = g.nodes[i];
       std::vector<int> absorbed;
@@ -104,7 +108,8 @@ int fuse_rnn_stack_io(Graph& g, PassLog& log, const std::function<bool(const Nod
         absorbed.push_back(it);
       }
       [&] {  // the head
-        if (f.outputs.size() > 1 && used(g, users, f.outputs[1])) return;
+        for (size_t o = 1; o < f.outputs.size(); ++o)
+          if (used(g, users, f.outputs[o])) return;  // Y_h (, Y_c)
         const int is = only_user(g, users, f.outputs[0]);
         if (is < 0 || g.nodes[size_t(is)].op != "Squeeze" || !squeezes_axis1(g, g.nodes[size_t(is)])) return;
         int ig = only_user(g, users, g.nodes[size_t(is)].outputs[0]);

@@ -36,6 +36,47 @@ Graph stacked_lstm(int64_t h, int64_t in, uint32_t seed, bool peepholes = false)
   return b.g;
 }
 
+// The shape of models/'s LSTM classifier: X [B, T, I] → Transpose → LSTM → Squeeze → LSTM →
+// Squeeze → Transpose → Gather(last step) → Gemm → Sigmoid → out [B, N], as PyTorch exports
+// `sigmoid(head(lstm(x.transpose(0, 1))[0].transpose(0, 1)[:, -1]))`. `also_out` makes the
+// transposed Y a graph output too, `yc_out` layer 2's Y_c (either way the head cannot be absorbed).
+Graph lstm_with_io(int64_t h, int64_t in, int64_t outs, uint32_t seed, bool also_out = false, bool yc_out = false) {
+  GraphBuilder b;
+  ValueId x = b.input("x", sym({"batch", "seq", ""}, {0, 0, in}));
+  const auto [w1, r1, b1, w2, r2, b2] = stack_weights(b, 4, h, in, seed);
+  const float sc = 1.0f / std::sqrt(float(h));
+  ValueId hw = b.constant("HW", {outs, h}, random_vec(size_t(outs * h), seed + 6, 4.0f * sc));
+  ValueId hb = b.constant("HB", {outs}, random_vec(size_t(outs), seed + 7, sc));
+  ValueId axes = b.constant_i64("axes", {1});
+  Value last;  // Gather index -1, a scalar
+  last.name = "last";
+  last.dtype = DType::kI64;
+  last.rank_known = true;
+  last.is_constant = true;
+  last.data.resize(8);
+  const int64_t minus1 = -1;
+  std::memcpy(last.data.data(), &minus1, 8);
+  ValueId li = b.g.add_value(last);
+  ValueId xt = b.value("xt"), y1 = b.value("y1"), yh1 = b.value("yh1"), yc1 = b.value("yc1"), y1s = b.value("y1s");
+  ValueId y = b.value("y"), yh = b.value("yh"), yc = b.value("yc");
+  ValueId ys = b.value("ys"), yt = b.value("yt"), hl = b.value("hl"), lg = b.value("logits"), out = b.value("out");
+  const std::vector<int64_t> perm{1, 0, 2};
+  b.node("Transpose", {x}, {xt}).attrs["perm"] = perm;
+  b.node("LSTM", {xt, w1, r1, b1}, {y1, yh1, yc1});
+  b.node("Squeeze", {y1, axes}, {y1s});
+  b.node("LSTM", {y1s, w2, r2, b2}, {y, yh, yc});
+  for (Node* n : {&b.g.nodes[1], &b.g.nodes[3]}) n->attrs["hidden_size"] = h;
+  b.node("Squeeze", {y, axes}, {ys});
+  b.node("Transpose", {ys}, {yt}).attrs["perm"] = perm;
+  b.node("Gather", {yt, li}, {hl}).attrs["axis"] = int64_t(1);
+  b.node("Gemm", {hl, hw, hb}, {lg}).attrs["transB"] = int64_t(1);
+  b.node("Sigmoid", {lg}, {out});
+  b.output(out);
+  if (also_out) b.output(yt);
+  if (yc_out) b.output(yc);
+  return b.g;
+}
+
 int fuse(Graph& g) {
   PassLog log;
   return fuse_rnn_stack(g, log, [](const Node&) { return true; });
@@ -107,6 +148,49 @@ TEST(FuseLstmStack, LeavesLayersAloneWhenTheyCannotBeFused) {
   }
 }
 
+// The model's input Transpose and head (last step → Gemm → Sigmoid) go into the LSTMStack node.
+TEST(FuseLstmStack, TakesInTheInputTransposeAndTheHead) {
+  Graph g = lstm_with_io(64, 20, 1, 3);
+  PassLog log;
+  ASSERT_TRUE(run_passes(g, log));
+  EXPECT_EQ(fuse_rnn_stack(g, log, [](const Node&) { return true; }), 1);
+  ASSERT_EQ(g.nodes.size(), 1u) << "nodes left: " << g.nodes.size();
+  const Node& f = g.nodes[0];
+  EXPECT_EQ(f.op, "LSTMStack");
+  ASSERT_EQ(f.inputs.size(), 9u);
+  EXPECT_EQ(g.value(f.inputs[0]).name, "x");
+  EXPECT_EQ(g.value(f.inputs[7]).name, "HW");
+  EXPECT_EQ(g.value(f.inputs[8]).name, "HB");
+  EXPECT_EQ(f.attr_i("x_batch_first", 0), 1);
+  EXPECT_EQ(f.attr_i("head_trans_b", 0), 1);
+  EXPECT_EQ(f.attr_s("head_activation", ""), "sigmoid");
+  ASSERT_EQ(f.outputs.size(), 1u);
+  EXPECT_EQ(g.value(f.outputs[0]).name, "out");
+  EXPECT_EQ(f.fused_from.size(), 8u);  // LSTM, Squeeze, LSTM, Transpose, Squeeze, Transpose, Gather, Gemm+Sigmoid
+}
+
+// Where the transposed Y, or layer 2's Y_c, is also a graph output the head stays (the input
+// Transpose still goes).
+TEST(FuseLstmStack, KeepsTheHeadWhenItsValuesAreUsedElsewhere) {
+  for (const bool yc_out : {false, true}) {
+    SCOPED_TRACE(yc_out ? "Y_c is a graph output" : "the transposed Y is a graph output");
+    Graph g = lstm_with_io(64, 20, 1, 3, !yc_out, yc_out);
+    PassLog log;
+    ASSERT_TRUE(run_passes(g, log));
+    EXPECT_EQ(fuse_rnn_stack(g, log, [](const Node&) { return true; }), 1);
+    EXPECT_EQ(count_op(g, "LSTMStack"), 1);
+    EXPECT_EQ(count_op(g, "FusedGemm"), 1);
+    EXPECT_EQ(count_op(g, "Transpose"), 1);  // Y's, not X's
+    for (const Node& n : g.nodes) {
+      if (n.op != "LSTMStack") continue;
+      EXPECT_EQ(n.inputs.size(), 7u);
+      EXPECT_EQ(n.outputs.size(), 3u);
+      EXPECT_EQ(n.attr_i("x_batch_first", 0), 1);
+      EXPECT_EQ(g.value(n.inputs[0]).name, "x");
+    }
+  }
+}
+
 // --- the kernel (H200) -------------------------------------------------------------------------
 
 // The stack of two LSTM layers with `tactic` forced, against the CPU backend (rnn_stack_test_util.h).
@@ -132,6 +216,63 @@ TEST(CudaLstmWave, WavefrontMatchesCpu) {
   check_lstm_stack("LSTM-2x128 I=64", stacked_lstm(128, 64, 321), 128, 64, {{60, 1}, {120, 300}}, kFp16, Precision::kFP16, "wave");
 }
 
+// The node with the model's input Transpose and head absorbed (`tactic` forced) vs the CPU
+// backend on the unfused graph: with "wave" the wavefront up to kLstmWaveMaxBatch rows, the
+// layers one by one above (a transpose, the layers, the head kernel; in time chunks where all
+// steps' intermediates exceed 128 MiB: 4096 × 57 steps runs 6 chunks of 10 and 7 steps).
+void check_lstm_io(const std::string& name, const Graph& g, int64_t in, const std::vector<std::pair<int64_t, int64_t>>& bt,
+                   Precision p, Tol tol, const std::string& tactic = "wave") {
+  SCOPED_TRACE(name + " " + tol.name + " tactic " + tactic);
+  auto opts = [&](const std::string& backend, Precision pr) {
+    BuildOptions o = options(backend, pr);
+    OptimizationProfile prof;
+    prof.inputs["x"] = ShapeRange{{1, 1, in}, {8, 60, in}, {kStackMaxBatch, 120, in}};
+    o.profiles = {prof};
+    return o;
+  };
+  auto cpu_e = build_graph(g, opts("cpu", Precision::kFP32));
+  ASSERT_TRUE(cpu_e) << cpu_e.status().to_string();
+  // As an ONNX build does: the passes first (Gemm + Sigmoid → FusedGemm, which the head fusion
+  // looks for), then the build.
+  Graph gg = g;
+  PassLog log;
+  ASSERT_TRUE(run_passes(gg, log));
+  for (Node& n : gg.nodes)
+    if (n.op == "LSTM") n.tactic = tactic;
+  BuildOptions go = opts("cuda", p);
+  go.time_tactics = false;
+  auto plan = build_from_graph(gg, log, go);
+  ASSERT_TRUE(plan) << plan.status().to_string();
+  auto pl = deserialize_plan(plan.value());
+  ASSERT_TRUE(pl) << pl.status().to_string();
+  ASSERT_EQ(pl.value().graph.nodes.size(), 1u) << "the plan should be the one LSTMStack node";
+  EXPECT_EQ(pl.value().graph.nodes[0].op, "LSTMStack");
+  EXPECT_EQ(pl.value().graph.nodes[0].inputs.size(), 9u);
+  auto gpu_e = Engine::load(plan.value());
+  ASSERT_TRUE(gpu_e) << gpu_e.status().to_string();
+  uint32_t seed = 41;
+  for (auto [b, t] : bt) {
+    std::vector<HostTensor> ins{random_tensor({b, t, in}, seed++, 1.5f)};
+    expect_gpu_matches_cpu(*cpu_e.value(), *gpu_e.value(), ins, tol.rel,
+                           "at [B, T] = [" + std::to_string(b) + ", " + std::to_string(t) + "]");
+  }
+}
+
+TEST(CudaLstmWave, FusedInputTransposeAndHeadMatchCpu) {
+  SKIP_WITHOUT_GPU();
+  check_lstm_io("LSTM-2x128 I=32 head 1", lstm_with_io(128, 32, 1, 451), 32,
+                {{1, 60}, {7, 120}, {300, 60}, {1200, 5}, {2000, 5}, {4096, 5}, {4096, 57}}, Precision::kFP16, kFp16);
+  check_lstm_io("LSTM-2x64 I=20 head 3", lstm_with_io(64, 20, 3, 461), 20, {{1, 60}, {37, 30}, {4096, 5}, {2000, 60}},
+                Precision::kFP16, kFp16);
+  check_lstm_io("LSTM-2x128 I=32 head 1", lstm_with_io(128, 32, 1, 451), 32, {{1, 60}, {300, 60}, {4096, 57}}, Precision::kBF16,
+                kBf16);
+  // Forced per-layer tactics: the layers (and their time chunks) at every batch.
+  check_lstm_io("LSTM-2x128 I=32 head 3", lstm_with_io(128, 32, 3, 471), 32, {{1, 60}, {300, 60}, {4096, 57}}, Precision::kFP16,
+                kFp16, "mma_x2");
+  check_lstm_io("LSTM-2x128 I=32 head 3", lstm_with_io(128, 32, 3, 471), 32, {{7, 60}, {2000, 60}}, Precision::kFP16, kFp16,
+                "persistent_ks4");
+}
+
 // Where the wavefront does not apply the node runs its layers one by one: hidden 96 (no
 // wavefront shape), and tactic "layers:<t>" (layer 1's Y in the scratch region, layer 2's
 // projection after it).
@@ -139,6 +280,9 @@ TEST(CudaLstmWave, LayerByLayerTacticsAndFallbackMatchCpu) {
   SKIP_WITHOUT_GPU();
   const std::vector<std::pair<int64_t, int64_t>> tb{{60, 1}, {120, 7}, {60, 300}};
   check_lstm_stack("LSTM-2x96", stacked_lstm(96, 32, 331), 96, 32, tb, kFp16, Precision::kFP16, "wave");
+  // Above kLstmWaveMaxBatch in time chunks (33 × 4096 rows: 3 chunks of 11 steps): Y written in
+  // place chunk by chunk, Y_h and Y_c from the last.
+  check_lstm_stack("LSTM-2x128 chunks", stacked_lstm(128, 32, 301), 128, 32, {{33, 4096}}, kFp16, Precision::kFP16, "wave");
   check_lstm_stack("LSTM-2x128", stacked_lstm(128, 32, 301), 128, 32, tb, kFp16, Precision::kFP16, "mma_x2");
   check_lstm_stack("LSTM-2x128", stacked_lstm(128, 32, 301), 128, 32, tb, kFp16, Precision::kFP16, "persistent_ks4");
 }

@@ -5,7 +5,11 @@
 //   CTA 0: layer 1's input   g1_t = W1·x_t + b1                    → g1_t into CTA 1's smem
 //   CTA 1: layer 1           h1_t = cell(g1_t + R1·h1_{t-1}, c1)   → h1_t into CTA 2's smem
 //   CTA 2: layer 2's input   g2_t = W2·h1_t + b2                   → g2_t into CTA 3's smem
-//   CTA 3: layer 2           h2_t = cell(g2_t + R2·h2_{t-1}, c2)   → Y, Y_h, Y_c
+//   CTA 3: layer 2           h2_t = cell(g2_t + R2·h2_{t-1}, c2)   → Y, Y_h, Y_c, the head
+//
+// CTA 0 reads X as [T][B][F] or, with the model's input Transpose absorbed (x_batch_first),
+// [B][T][F]; with the model's head absorbed CTA 3 computes it from the last h2 (as the GRU's
+// CTA 2 does) and the node's one output is [B, N].
 //
 // Why four, not the GRU's three: an LSTM-128 matrix of 4 gates is 4·128·128 fp16 = 128 registers
 // per thread as mma A fragments (8 warps); the GRU's CTA 0 holds R1 and W1 together (96 + 24),
@@ -31,10 +35,12 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "engine/backends/cuda/cuda_lstm_wave.h"
 #include "engine/backends/cuda/cuda_rnn_mma_device.cuh"
+#include "engine/backends/cuda/cuda_rnn_wave.h"  // kRnnWaveMaxHead
 
 namespace ts::engine::cuda {
 namespace {
@@ -64,9 +70,10 @@ struct WaveSmem {
   static constexpr int kSlotH = 32 * kLS;
   static constexpr int kSlotG = KT * 32 * kGateWords;
   static constexpr int kRing = kDG * kSlotG > kDH * kSlotH ? kDG * kSlotG : kDH * kSlotH;
-  uint32_t ring[kRing];
+  uint32_t ring[kRing];  // after the loop, CTA 3's holds the last h of its 8 rows for the head
   uint32_t hb[2][kSlotH];
   uint64_t full[4], empty[4];
+  static_assert(kRing >= kLstmWaveRows * KT * 16, "the head's h must fit the ring");
 };
 #endif
 
@@ -184,16 +191,26 @@ __global__ void __launch_bounds__(KT * 32, 1) lstm_wave_kernel(LstmWaveParams p)
     float bl[kGates][2];
     load_bias(bl, 0);
     const int bx = b0 + grp, I = p.input;  // batch row of this thread's B column
-    float xr[KX][4];                       // x_t: k = 16·kx + 2·tig + {0, 1, 8, 9}
+    // x_t for this thread's B column, k = 16·kx + 2·tig + {0, 1, 8, 9}: a pointer that steps by
+    // one time step ([T][B][I] or, batch-first, [B][T][I]) and a mask of the elements that exist.
+    const float* xq = p.x + (p.x_batch_first ? size_t(bx) * T : size_t(bx)) * I + 2 * tig;
+    const size_t x_step = p.x_batch_first ? size_t(I) : size_t(B) * I;
+    uint32_t x_ok = 0;
+#pragma unroll
+    for (int kx = 0; kx < KX; ++kx)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int k = 16 * kx + 2 * tig + (e & 1) + (e & 2 ? 8 : 0);
+        if (bx < B && k < I) x_ok |= 1u << (kx * 4 + e);
+      }
+    float xr[KX][4];
     auto load_x = [&](int t) {
-      const float* xp = p.x + (size_t(t) * B + bx) * I;
+      const float* xp = xq + size_t(t) * x_step;
 #pragma unroll
       for (int kx = 0; kx < KX; ++kx)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int k = 16 * kx + 2 * tig + (e & 1) + (e & 2 ? 8 : 0);
-          xr[kx][e] = (bx < B && k < I) ? __ldg(xp + k) : 0.0f;
-        }
+        for (int e = 0; e < 4; ++e)
+          xr[kx][e] = (x_ok >> (kx * 4 + e)) & 1u ? __ldg(xp + 16 * kx + (e & 1) + (e & 2 ? 8 : 0)) : 0.0f;
     };
     load_x(0);
     for (int t = 0; t < T; ++t) {
@@ -284,6 +301,29 @@ __global__ void __launch_bounds__(KT * 32, 1) lstm_wave_kernel(LstmWaveParams p)
       };
       store_state(p.yh, hs);
       store_state(p.yc, cs);
+      if (p.head_w) {
+        // The head from the fp32 h of the last step, through the gate ring: CTA 2 sent every
+        // step and every slot was consumed before the loop's last barrier.
+        float* const hlast = reinterpret_cast<float*>(&sm.ring[0]);
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const int u = i & 2 ? u1 : u0, b = i & 1 ? bc1 : bc0;
+          if (b < B) hlast[(b - b0) * H + u] = hs[i];
+        }
+        __syncthreads();
+        const int cols = min(kLstmWaveRows, B - b0), outs = cols * p.head_n;
+        for (int o = warp; o < outs; o += kW) {
+          const int c = o / p.head_n, j = o % p.head_n;
+          float acc = 0.0f;
+          for (int u = lane; u < H; u += 32) acc = fmaf(hlast[c * H + u], __ldg(p.head_w + size_t(j) * H + u), acc);
+#pragma unroll
+          for (int off = 16; off > 0; off >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, off);
+          if (lane == 0) {
+            acc += p.head_b ? __ldg(p.head_b + j) : 0.0f;
+            p.head_out[size_t(b0 + c) * p.head_n + j] = p.head_sigmoid ? 1.0f / (1.0f + __expf(-acc)) : acc;
+          }
+        }
+      }
     }
   }
   cluster.sync();  // no CTA leaves while a peer may still signal into its shared memory
@@ -363,6 +403,10 @@ std::vector<float> lstm_wave_bias(const std::vector<float>& b1, const std::vecto
 Status launch_lstm_wave(const LstmWaveParams& p, cudaStream_t stream) {
   if (!lstm_wave_supported(p.hidden, p.input)) {
     return Status(StatusCode::kUnsupported, "lstm wave: needs a device with clusters (sm_90) and hidden 64/128, input <= 64");
+  }
+  if (p.head_w && (p.head_n < 1 || p.head_n > kRnnWaveMaxHead || !p.head_out)) {
+    return Status(StatusCode::kInvalidArgument, "lstm wave: the head needs 1.." + std::to_string(kRnnWaveMaxHead) +
+                                                    " outputs and an output buffer, got " + std::to_string(p.head_n));
   }
   if (p.t_len < 1 || p.batch < 1) return Status::ok();
   return p.bf16 ? launch_h<__nv_bfloat16>(p, stream) : launch_h<__half>(p, stream);

@@ -14,12 +14,21 @@
 namespace ts::engine::cuda {
 
 struct LstmWaveParams {
-  const float* x = nullptr;         // layer 1's input [T][B][input], fp32
+  const float* x = nullptr;         // layer 1's input, fp32: [T][B][input], or [B][T][input] when x_batch_first
   const uint32_t* frags = nullptr;  // lstm_wave_pack()
   const float* bias = nullptr;      // lstm_wave_bias(): [2 layers][4 gates][H]
   float* y = nullptr;               // layer 2's Y [T][1][B][H] or null
   float* yh = nullptr;              // layer 2's Y_h [1][B][H] or null
   float* yc = nullptr;              // layer 2's Y_c [1][B][H] or null
+  // Head (optional, head_w non-null), as the GRU wavefront's (cuda_rnn_wave.h): out[b][n] =
+  // act(Σ_u h2_T-1[b][u] · head_w[n][u] + head_b[n]), act = sigmoid when head_sigmoid, else
+  // identity; n < head_n ≤ kRnnWaveMaxHead.
+  const float* head_w = nullptr;    // [head_n][H] fp32
+  const float* head_b = nullptr;    // [head_n] or null
+  float* head_out = nullptr;        // [B][head_n]
+  int head_n = 0;
+  bool head_sigmoid = false;
+  bool x_batch_first = false;
   int t_len = 0, batch = 0, hidden = 0, input = 0;
   bool bf16 = false;                // weights in bf16 (else fp16)
 };

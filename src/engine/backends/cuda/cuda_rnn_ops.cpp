@@ -239,14 +239,22 @@ std::pair<Node, Node> rnn_stack_layers(const Node& n, bool lstm) {
 class StackEnv final : public CudaRunEnv {
  public:
   StackEnv(CudaRunEnv* parent, const DevTensor* placed, void* placed_at, void* region, size_t region_bytes)
-      : parent_(parent), placed_(placed), placed_at_(placed_at), region_(static_cast<uint8_t*>(region)),
-        region_bytes_(region_bytes) {}
+      : parent_(parent), region_(static_cast<uint8_t*>(region)), region_bytes_(region_bytes) {
+    place(placed, placed_at);
+  }
+  // One more tensor placed at `at` (the LSTM's time chunks: layer 1's Y and both layers' states).
+  void place(const DevTensor* t, void* at) {
+    if (t && placed_n_ < kMaxPlaced) placed_[placed_n_++] = {t, at};
+  }
   Status alloc(DevTensor& t, DType dtype, std::span<const int64_t> dims) override {
-    if (&t != placed_) return parent_->alloc(t, dtype, dims);
-    t.dtype = dtype;
-    t.dims.assign(dims.begin(), dims.end());
-    t.data = placed_at_;
-    return Status::ok();
+    for (size_t i = 0; i < placed_n_; ++i) {
+      if (&t != placed_[i].first) continue;
+      t.dtype = dtype;
+      t.dims.assign(dims.begin(), dims.end());
+      t.data = placed_[i].second;
+      return Status::ok();
+    }
+    return parent_->alloc(t, dtype, dims);
   }
   Result<void*> scratch(size_t bytes) override {
     const size_t at = used_;
@@ -259,9 +267,10 @@ class StackEnv final : public CudaRunEnv {
   }
 
  private:
+  static constexpr size_t kMaxPlaced = 4;
   CudaRunEnv* parent_;
-  const DevTensor* placed_;
-  void* placed_at_;
+  std::pair<const DevTensor*, void*> placed_[kMaxPlaced] = {};
+  size_t placed_n_ = 0;
   uint8_t* region_;
   size_t region_bytes_;
   size_t used_ = 0;
@@ -314,7 +323,7 @@ class RnnStackKernel final : public CudaKernel {
       TS_RETURN_IF_ERROR(bias_.upload(b.data(), b.size() * sizeof(float)));
       bf16_ = bf16;
     }
-    return lstm_ ? Status::ok() : init_gru_io(g, n);
+    return init_stack_io(g, n);
   }
 
   Status launch(const CudaArgs& a) const override {
@@ -385,6 +394,17 @@ class RnnStackKernel final : public CudaKernel {
     p.hidden = int(h_);
     p.input = int(i_);
     p.bf16 = bf16_;
+    p.x_batch_first = x_batch_first_;
+    if (head_n_ > 0) {  // the node's one output is the head's
+      const int64_t od[2] = {b, head_n_};
+      TS_RETURN_IF_ERROR(a.env->alloc(*a.out[0], DType::kF32, od));
+      p.head_w = head_w_.as<float>();
+      p.head_b = head_b_.as<float>();
+      p.head_out = a.out[0]->as<float>();
+      p.head_n = int(head_n_);
+      p.head_sigmoid = head_sigmoid_;
+      return launch_lstm_wave(p, a.stream);
+    }
     const int64_t yd[4] = {t_len, 1, b, h_}, sd[3] = {1, b, h_};
     float** dst[3] = {&p.y, &p.yh, &p.yc};
     for (size_t o = 0; o < 3 && o < a.out.size(); ++o) {
@@ -396,6 +416,10 @@ class RnnStackKernel final : public CudaKernel {
   }
 
   Status launch_layers(const CudaArgs& a, const DevTensor& xin, int64_t t_len, int64_t b) const {
+    if (lstm_) {
+      const int64_t tc = chunk_steps(xin.as<float>(), t_len, b);
+      if (tc < t_len) return launch_layers_chunked(a, xin, t_len, b, tc);
+    }
     DevTensor xt;  // X as [seq, batch, input] when the node reads it batch-first (its Transpose absorbed)
     if (x_batch_first_) {
       auto buf = a.env->scratch(size_t(t_len * b * i_) * sizeof(float));
@@ -458,10 +482,122 @@ class RnnStackKernel final : public CudaKernel {
                            int(head_n_), head_sigmoid_, a.stream);
   }
 
-  // GRUStack only (passes/fuse_rnn_stack.cpp, fuse_rnn_stack_io): X read batch-first (attribute
-  // x_batch_first: the model's input Transpose absorbed) and the head (inputs 7, 8: the last step's
-  // h2 → Gemm → optional Sigmoid) computed by the node, whose one output is then the head's [B, N].
-  Status init_gru_io(const Graph& g, const Node& n) {
+  // PERF NOTE (memory): the LSTM stack's layer-by-layer path (above kLstmWaveMaxBatch) runs in
+  // time chunks when the intermediates of all T steps would exceed this: layer 2's input
+  // projection (the gates of every step, fp32 [T·B, 4H]: its W does not fit the mma kernel next
+  // to R) alone was 480 MiB at batch 4096, T=60, and layer 1's Y 120 MiB more.
+  static constexpr size_t kLstmChunkBytes = size_t(128) << 20;
+
+  // Steps per time chunk of the LSTM's layer-by-layer path for X at `x` (t_len · b rows): t_len
+  // (one chunk) unless the per-step scratch of all steps — layer 1's Y, X transposed, the larger
+  // of the two layers' own scratch — exceeds kLstmChunkBytes; then equal chunks below it.
+  int64_t chunk_steps(const float* x, int64_t t_len, int64_t b) const {
+    const size_t per_step = size_t(b * h_) * sizeof(float) + (x_batch_first_ ? size_t(b * i_) * sizeof(float) : 0) +
+                            std::max(l1_->scratch_bytes(x_batch_first_ ? nullptr : x, 1, b), l2_->scratch_bytes(nullptr, 1, b));
+    const size_t total = per_step * size_t(t_len);
+    if (total <= kLstmChunkBytes) return t_len;
+    const int64_t chunks = int64_t((total + kLstmChunkBytes - 1) / kLstmChunkBytes);
+    return std::max<int64_t>(1, (t_len + chunks - 1) / chunks);
+  }
+
+  // The layers one by one in time chunks of tc steps (LSTM): per chunk X's steps (transposed
+  // into scratch when batch-first), layer 1 from its state after the previous chunk, then layer
+  // 2 on that chunk's Y; the states ping-pong between two buffers per layer. Layer 2's Y (when
+  // the node has it) is written in place, its last state to Y_h / Y_c or the head.
+  Status launch_layers_chunked(const CudaArgs& a, const DevTensor& xin, int64_t t_len, int64_t b, int64_t tc) const {
+    const size_t xc_bytes = x_batch_first_ ? scratch_round(size_t(tc * b * i_) * sizeof(float)) : 0;
+    const size_t y1_bytes = scratch_round(size_t(tc * b * h_) * sizeof(float));
+    const size_t st_bytes = scratch_round(size_t(b * h_) * sizeof(float));
+    // Every chunk's X is as aligned as the first (tc·B·I floats apart, or the same buffer).
+    const size_t layer_bytes =
+        std::max(l1_->scratch_bytes(x_batch_first_ ? nullptr : xin.as<float>(), tc, b), l2_->scratch_bytes(nullptr, tc, b));
+    auto base = a.env->scratch(xc_bytes + y1_bytes + 8 * st_bytes + layer_bytes);
+    if (!base) return base.status();
+    uint8_t* at = static_cast<uint8_t*>(base.value());
+    void* xc = at;
+    void* y1_at = at + xc_bytes;
+    uint8_t* st0 = at + xc_bytes + y1_bytes;
+    auto state = [&](int layer, int c_state, int buf) { return static_cast<void*>(st0 + size_t((layer * 2 + c_state) * 2 + buf) * st_bytes); };
+    uint8_t* region = st0 + 8 * st_bytes;
+
+    // The node's outputs: the head's [B, N], or layer 2's Y, Y_h, Y_c (each optional).
+    DevTensor* y_out = head_n_ == 0 && a.out.size() > 0 ? a.out[0] : nullptr;
+    DevTensor* yh_out = head_n_ == 0 && a.out.size() > 1 ? a.out[1] : nullptr;
+    DevTensor* yc_out = head_n_ == 0 && a.out.size() > 2 ? a.out[2] : nullptr;
+    const int64_t yd[4] = {t_len, 1, b, h_}, sd[3] = {1, b, h_};
+    if (y_out) TS_RETURN_IF_ERROR(a.env->alloc(*y_out, DType::kF32, yd));
+    if (yh_out) TS_RETURN_IF_ERROR(a.env->alloc(*yh_out, DType::kF32, sd));
+    if (yc_out) TS_RETURN_IF_ERROR(a.env->alloc(*yc_out, DType::kF32, sd));
+
+    auto state_tensor = [&](void* data) {
+      DevTensor t;
+      t.dtype = DType::kF32;
+      t.dims = {1, b, h_};
+      t.data = data;
+      return t;
+    };
+    for (int64_t t0 = 0, c = 0; t0 < t_len; t0 += tc, ++c) {
+      const int64_t tl = std::min(tc, t_len - t0);
+      const int cur = int(c & 1), prev = cur ^ 1;
+      const bool last = t0 + tl == t_len;
+      DevTensor xct;  // this chunk's X as [tl, B, I]
+      xct.dtype = DType::kF32;
+      xct.dims = {tl, b, i_};
+      if (x_batch_first_) {
+        StridedDims d;
+        d.rank = 3;
+        d.dims[0] = tl, d.dims[1] = b, d.dims[2] = i_;
+        d.strides[0] = i_, d.strides[1] = t_len * i_, d.strides[2] = 1;
+        TS_RETURN_IF_ERROR(launch_strided_copy(xin.as<float>() + t0 * i_, xc, d, int(sizeof(float)), a.stream));
+        xct.data = xc;
+      } else {
+        xct.data = xin.as<float>() + t0 * b * i_;
+      }
+      DevTensor h1p = state_tensor(state(0, 0, prev)), c1p = state_tensor(state(0, 1, prev));
+      DevTensor h2p = state_tensor(state(1, 0, prev)), c2p = state_tensor(state(1, 1, prev));
+      DevTensor y1, h1n, c1n;
+      StackEnv env1(a.env, &y1, y1_at, region, layer_bytes);
+      env1.place(&h1n, state(0, 0, cur));
+      env1.place(&c1n, state(0, 1, cur));
+      DevTensor* in1[7] = {&xct, nullptr, nullptr, nullptr, nullptr, c > 0 ? &h1p : nullptr, c > 0 ? &c1p : nullptr};
+      DevTensor* out1[3] = {&y1, last ? nullptr : &h1n, last ? nullptr : &c1n};
+      CudaArgs a1 = a;
+      a1.env = &env1;
+      a1.in = in1;
+      a1.out = out1;
+      TS_RETURN_IF_ERROR(l1_->launch(a1));
+
+      DevTensor y1v;  // [tl, B, H]: layer 1's Y without its direction axis
+      y1v.dtype = DType::kF32;
+      y1v.dims = {tl, b, h_};
+      y1v.data = y1.data;
+      DevTensor y2, h2n, c2n;
+      StackEnv env2(a.env, y_out ? &y2 : nullptr, y_out ? static_cast<void*>(y_out->as<float>() + t0 * b * h_) : nullptr, region,
+                    layer_bytes);
+      env2.place(&h2n, last && yh_out ? yh_out->data : state(1, 0, cur));
+      env2.place(&c2n, last && yc_out ? yc_out->data : state(1, 1, cur));
+      DevTensor* in2[7] = {&y1v, nullptr, nullptr, nullptr, nullptr, c > 0 ? &h2p : nullptr, c > 0 ? &c2p : nullptr};
+      const bool want_c = !last || yc_out;
+      DevTensor* out2[3] = {y_out ? &y2 : nullptr, &h2n, want_c ? &c2n : nullptr};
+      CudaArgs a2 = a;
+      a2.env = &env2;
+      a2.in = in2;
+      a2.out = out2;
+      TS_RETURN_IF_ERROR(l2_->launch(a2));
+      if (last && head_n_ > 0) {
+        const int64_t od[2] = {b, head_n_};
+        TS_RETURN_IF_ERROR(a.env->alloc(*a.out[0], DType::kF32, od));
+        return launch_rnn_head(h2n.as<float>(), head_w_.as<float>(), head_b_.as<float>(), a.out[0]->as<float>(), int(b), int(h_),
+                               int(head_n_), head_sigmoid_, a.stream);
+      }
+    }
+    return Status::ok();
+  }
+
+  // passes/fuse_rnn_stack.cpp, fuse_rnn_stack_io: X read batch-first (attribute x_batch_first:
+  // the model's input Transpose absorbed) and the head (inputs 7, 8: the last step's h2 → Gemm →
+  // optional Sigmoid) computed by the node, whose one output is then the head's [B, N].
+  Status init_stack_io(const Graph& g, const Node& n) {
     x_batch_first_ = n.attr_i("x_batch_first", 0) != 0;
     if (n.inputs.size() <= 7 || n.inputs[7] == kNoValue) return Status::ok();
     const Value& w = g.value(n.inputs[7]);
@@ -487,15 +623,15 @@ class RnnStackKernel final : public CudaKernel {
   bool wave_ = false, bf16_ = false;
   std::unique_ptr<RnnKernel> l1_, l2_;
   DeviceBuffer frags_, bias_;
-  bool x_batch_first_ = false, head_sigmoid_ = false;  // GRUStack's absorbed input Transpose and head
+  bool x_batch_first_ = false, head_sigmoid_ = false;  // the absorbed input Transpose and head
   int64_t head_n_ = 0;
   DeviceBuffer head_w_, head_b_;  // [head_n][H], [head_n]
 };
 
-// A GRUStack's head (inputs 7, 8; fuse_rnn_stack_io): W constant f32 [N, H] (head_trans_b 1, as
-// Gemm transB / PyTorch Linear store it) or [H, N], N ≤ kRnnWaveMaxHead; bias absent or N
-// constants; activation none or sigmoid; one output.
-Status check_gru_stack_head(const Graph& g, const Node& n) {
+// A GRUStack's or LSTMStack's head (inputs 7, 8; fuse_rnn_stack_io): W constant f32 [N, H]
+// (head_trans_b 1, as Gemm transB / PyTorch Linear store it) or [H, N], N ≤ kRnnWaveMaxHead; bias
+// absent or N constants; activation none or sigmoid; one output.
+Status check_stack_head(const Graph& g, const Node& n) {
   if (!const_f32(g, n.inputs[7])) return unsupported(n, "needs a constant f32 head weight (input 7)");
   const auto d = g.value(n.inputs[7]).const_dims();
   const int64_t h = n.attr_i("hidden_size", 0), trans_b = n.attr_i("head_trans_b", 1);
@@ -514,9 +650,9 @@ Status check_gru_stack_head(const Graph& g, const Node& n) {
 }
 
 Status check_rnn_stack(const Graph& g, const Node& n, bool lstm) {
-  const bool head = !lstm && n.inputs.size() == 9;
+  const bool head = n.inputs.size() == 9;
   if ((n.inputs.size() != 7 && !head) || n.outputs.empty()) return unsupported(n, "needs X, W1, R1, B1, W2, R2, B2 and Y");
-  if (head) TS_RETURN_IF_ERROR(check_gru_stack_head(g, n));
+  if (head) TS_RETURN_IF_ERROR(check_stack_head(g, n));
   for (size_t i : {size_t(1), size_t(2), size_t(4), size_t(5)}) {
     if (!const_f32(g, n.inputs[i])) return unsupported(n, "needs constant f32 weights (input " + std::to_string(i) + ")");
   }
