@@ -121,17 +121,21 @@ __global__ void __launch_bounds__(KT * 32, 1) lstm_wave_kernel(LstmWaveParams p)
   };
   // Inbound slot t: wait until its bytes are in; after the CTA's closing __syncthreads, re-arm
   // it for step t + depth and hand it back to the producer.
-  auto wait_in = [&](int t, int depth) { mbar_wait(smem_addr(&sm.full[t % depth]), uint32_t((t / depth) & 1)); };
+  // CTA-scope waits and remote arrives (rnn_cluster::mbar_wait_cta): the bytes a peer's st.async
+  // completed on a barrier are visible once its phase flips; the cluster-scope acquire / release
+  // forms cost an L1 invalidation per wait and a MEMBAR.ALL.GPU per arrive (the GRU's PERF NOTE,
+  // cuda_rnn_wave.cu).
+  auto wait_in = [&](int t, int depth) { mbar_wait_cta(smem_addr(&sm.full[t % depth]), uint32_t((t / depth) & 1)); };
   auto release_in = [&](int t, int depth, uint32_t bytes) {
     if (threadIdx.x == 0) {
       const int slot = t % depth;
       if (t + depth < T) mbar_expect(smem_addr(&sm.full[slot]), bytes);
-      mbar_arrive_peer(empty_up + uint32_t(slot) * 8);
+      mbar_arrive_peer_cta(empty_up + uint32_t(slot) * 8);
     }
   };
   // Outbound slot t: wait until the consumer has handed it back (from step `depth` on).
   auto wait_out = [&](int t, int depth) {
-    if (t >= depth) mbar_wait(smem_addr(&sm.empty[t % depth]), uint32_t((t / depth - 1) & 1));
+    if (t >= depth) mbar_wait_cta(smem_addr(&sm.empty[t % depth]), uint32_t((t / depth - 1) & 1));
   };
   // Gate pre-activations of step t into the next CTA's gate ring (roles 0 and 2).
   auto send_gates = [&](int t, const float (&acc)[kGates][4]) {
