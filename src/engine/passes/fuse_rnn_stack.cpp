@@ -10,7 +10,8 @@
 // forward with the same attributes, no sequence_lens, no initial state (simplify_rnn drops
 // PyTorch's zero ones) and no LSTM peepholes. Stack inputs: X, W₁, R₁, B₁, W₂, R₂, B₂; outputs:
 // layer 2's. It takes layer 2's place (every value it reads exists there) and layer 1's name; a
-// tactic forced on both layers carries over ("wave" as is, a per-layer tactic t as "layers:t").
+// tactic forced on both layers carries over (a stack tactic "wave…" as is, a per-layer tactic t as
+// "layers:t").
 #include <functional>
 #include <string>
 #include <vector>
@@ -182,7 +183,7 @@ int fuse_rnn_stack(Graph& g, PassLog& log, const std::function<bool(const Node&)
       if (n1.attrs != n2.attrs) continue;
       std::string tactic;
       if (n1.tactic != n2.tactic) continue;
-      if (n1.tactic == "wave") tactic = "wave";
+      if (n1.tactic.rfind("wave", 0) == 0) tactic = n1.tactic;  // a stack tactic ("wave", "wave3")
       else if (!n1.tactic.empty()) tactic = "layers:" + n1.tactic;
 
       Node f;

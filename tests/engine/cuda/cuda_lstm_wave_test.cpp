@@ -145,6 +145,10 @@ TEST(FuseLstmStack, LeavesLayersAloneWhenTheyCannotBeFused) {
     w.nodes[0].tactic = w.nodes[2].tactic = "wave";
     ASSERT_EQ(fuse(w), 1);
     EXPECT_EQ(w.nodes[0].tactic, "wave");
+    Graph w3 = stacked_lstm(64, 20, 3);
+    w3.nodes[0].tactic = w3.nodes[2].tactic = "wave3";
+    ASSERT_EQ(fuse(w3), 1);
+    EXPECT_EQ(w3.nodes[0].tactic, "wave3");
   }
 }
 
@@ -216,6 +220,20 @@ TEST(CudaLstmWave, WavefrontMatchesCpu) {
   check_lstm_stack("LSTM-2x128 I=64", stacked_lstm(128, 64, 321), 128, 64, {{60, 1}, {120, 300}}, kFp16, Precision::kFP16, "wave");
 }
 
+// Tactic "wave3": three CTAs per cluster (layer 1 with its own input projection, W1 in shared
+// memory) at the same shapes; input 64 has no such layout and runs the four-CTA one.
+TEST(CudaLstmWave, ThreeCtaWavefrontMatchesCpu) {
+  SKIP_WITHOUT_GPU();
+  const std::vector<std::pair<int64_t, int64_t>> tb{{60, 1}, {5, 2}, {120, 7}, {60, 64}, {120, 300}, {5, 1200}, {60, 1200}, {5, 2000}};
+  check_lstm_stack("LSTM-2x128 I=32", stacked_lstm(128, 32, 301), 128, 32, tb, kFp16, Precision::kFP16, "wave3");
+  check_lstm_stack("LSTM-2x128 I=32", stacked_lstm(128, 32, 301), 128, 32, {{60, 1}, {120, 7}, {60, 300}}, kBf16, Precision::kBF16,
+                   "wave3");
+  check_lstm_stack("LSTM-2x64 I=20", stacked_lstm(64, 20, 311), 64, 20, {{60, 1}, {5, 2}, {120, 7}, {120, 300}, {5, 1200}}, kFp16,
+                   Precision::kFP16, "wave3");
+  check_lstm_stack("LSTM-2x64 I=20", stacked_lstm(64, 20, 311), 64, 20, {{60, 1}, {120, 300}}, kBf16, Precision::kBF16, "wave3");
+  check_lstm_stack("LSTM-2x128 I=64", stacked_lstm(128, 64, 321), 128, 64, {{60, 1}, {120, 300}}, kFp16, Precision::kFP16, "wave3");
+}
+
 // The node with the model's input Transpose and head absorbed (`tactic` forced) vs the CPU
 // backend on the unfused graph: with "wave" the wavefront up to kLstmWaveMaxBatch rows, the
 // layers one by one above (a transpose, the layers, the head kernel; in time chunks where all
@@ -266,6 +284,9 @@ TEST(CudaLstmWave, FusedInputTransposeAndHeadMatchCpu) {
                 Precision::kFP16, kFp16);
   check_lstm_io("LSTM-2x128 I=32 head 1", lstm_with_io(128, 32, 1, 451), 32, {{1, 60}, {300, 60}, {4096, 57}}, Precision::kBF16,
                 kBf16);
+  check_lstm_io("LSTM-2x128 I=32 head 1", lstm_with_io(128, 32, 1, 451), 32, {{1, 60}, {7, 120}, {300, 60}, {1200, 5}, {2000, 5}},
+                Precision::kFP16, kFp16, "wave3");
+  check_lstm_io("LSTM-2x64 I=20 head 3", lstm_with_io(64, 20, 3, 461), 20, {{1, 60}, {37, 30}}, Precision::kBF16, kBf16, "wave3");
   // Forced per-layer tactics: the layers (and their time chunks) at every batch.
   check_lstm_io("LSTM-2x128 I=32 head 3", lstm_with_io(128, 32, 3, 471), 32, {{1, 60}, {300, 60}, {4096, 57}}, Precision::kFP16,
                 kFp16, "mma_x2");

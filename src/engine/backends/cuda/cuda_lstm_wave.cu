@@ -48,7 +48,6 @@ namespace {
 namespace cg = cooperative_groups;
 using namespace rnn_device;  // tanh_fast, sig_fast, pack2, mma16816, pack_pair_host
 
-constexpr int kRoles = 4;
 constexpr int kGates = 4;
 
 // Input k tiles of layer 1: 2 up to 32 features, 4 up to 64.
@@ -77,15 +76,22 @@ struct WaveSmem {
 };
 #endif
 
-template <int KT, int KX, typename T16>
+// kRoles CTAs per cluster: 4 (tactic "wave") or 3 (tactic "wave3": CTA 0 is layer 1 with its
+// own input projection, W1's A fragments in its otherwise unused inbound ring; CTAs 1 and 2 the
+// 4-CTA layout's CTAs 2 and 3). `lrole` below is a CTA's role in the 4-CTA layout.
+template <int KT, int KX, typename T16, int kRoles>
 __global__ void __launch_bounds__(KT * 32, 1) lstm_wave_kernel(LstmWaveParams p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   using S = WaveSmem<KT>;
   constexpr int kW = KT, H = KT * 16, kLS = S::kLS;
   constexpr uint32_t kBytesG = kW * 32 * kGateWords * 4, kBytesH = kW * 32 * 8;  // per slot
+  static_assert(kRoles == 4 || (kRoles == 3 && sizeof(S::ring) >= size_t(kW) * kGates * KX * 32 * 16),
+                "wave3: W1's fragments must fit layer 1's ring");
   __shared__ __align__(16) S sm;
   cg::cluster_group cluster = cg::this_cluster();
   const int role = int(cluster.block_rank());
+  const int lrole = kRoles == 4 ? role : role + 1;
+  const bool own_x = kRoles == 3 && role == 0;  // layer 1 computing W1·x_t itself
   const int warp = int(threadIdx.x) >> 5, lane = int(threadIdx.x) & 31, grp = lane >> 2, tig = lane & 3;
   const int B = p.batch, T = p.t_len;
   const int b0 = int(blockIdx.x / kRoles) * kLstmWaveRows;
@@ -99,19 +105,27 @@ __global__ void __launch_bounds__(KT * 32, 1) lstm_wave_kernel(LstmWaveParams p)
       mbar_init(smem_addr(&sm.empty[i]), 1);
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    const int depth = role == 2 ? kDH : kDG;
+    const int depth = lrole == 2 ? kDH : kDG;
     if (role > 0)
-      for (int i = 0; i < depth && i < T; ++i) mbar_expect(smem_addr(&sm.full[i]), role == 2 ? kBytesH : kBytesG);
+      for (int i = 0; i < depth && i < T; ++i) mbar_expect(smem_addr(&sm.full[i]), lrole == 2 ? kBytesH : kBytesG);
+  }
+  uint4* const w1s = reinterpret_cast<uint4*>(&sm.ring[0]);  // wave3 CTA 0: W1 [warp][gate][kx][lane]
+  if (own_x) {
+    for (int idx = int(threadIdx.x); idx < kW * kGates * KX * 32; idx += int(blockDim.x)) {
+      const int ln = idx % 32, j = idx / 32, w = j / (kGates * KX), gk = j % (kGates * KX);
+      const uint32_t* f = p.frags + size_t(w) * kGates * 4 * KX * 32 + ln;
+      w1s[idx] = make_uint4(f[(gk * 4) * 32], f[(gk * 4 + 1) * 32], f[(gk * 4 + 2) * 32], f[(gk * 4 + 3) * 32]);
+    }
   }
   const int down = role + 1 < kRoles ? role + 1 : role, up = role > 0 ? role - 1 : role;
   const uint32_t ring_down = peer_addr(smem_addr(&sm.ring[0]), down), full_down = peer_addr(smem_addr(&sm.full[0]), down);
   const uint32_t empty_up = peer_addr(smem_addr(&sm.empty[0]), up);
-  cluster.sync();  // barriers initialised, h zeroed, every CTA running before any remote access
+  cluster.sync();  // barriers initialised, h zeroed (W1 staged), every CTA running before any remote access
 
-  // This CTA's matrix (role 0: W1 with K = KX; roles 1-3: R1, W2, R2 with K = KT) into registers.
+  // This CTA's matrix (lrole 0: W1 with K = KX; lroles 1-3: R1, W2, R2 with K = KT) into registers.
   auto load_frags = [&](auto& a, int k_tiles) {
     const size_t blk0 = size_t(kW) * 32 * kGates * 4 * KX, blk = size_t(kW) * 32 * kGates * 4 * KT;
-    const uint32_t* f = p.frags + (role == 0 ? 0 : blk0 + size_t(role - 1) * blk) + size_t(warp) * kGates * 4 * k_tiles * 32 + lane;
+    const uint32_t* f = p.frags + (lrole == 0 ? 0 : blk0 + size_t(lrole - 1) * blk) + size_t(warp) * kGates * 4 * k_tiles * 32 + lane;
 #pragma unroll
     for (int g = 0; g < kGates; ++g)
 #pragma unroll
@@ -189,33 +203,35 @@ __global__ void __launch_bounds__(KT * 32, 1) lstm_wave_kernel(LstmWaveParams p)
     }
   };
 
-  if (role == 0) {  // layer 1's input projection, straight from X
+  // Layer 1's input (lrole 0, or wave3's CTA 0): x_t for this thread's B column, k = 16·kx +
+  // 2·tig + {0, 1, 8, 9}: a pointer that steps by one time step ([T][B][I] or, batch-first,
+  // [B][T][I]) and a mask of the elements that exist.
+  const int bx = b0 + grp, I = p.input;  // batch row of this thread's B column
+  const float* xq = p.x + (p.x_batch_first ? size_t(bx) * T : size_t(bx)) * I + 2 * tig;
+  const size_t x_step = p.x_batch_first ? size_t(I) : size_t(B) * I;
+  uint32_t x_ok = 0;
+#pragma unroll
+  for (int kx = 0; kx < KX; ++kx)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int k = 16 * kx + 2 * tig + (e & 1) + (e & 2 ? 8 : 0);
+      if (bx < B && k < I) x_ok |= 1u << (kx * 4 + e);
+    }
+  float xr[KX][4];
+  auto load_x = [&](int t) {
+    const float* xp = xq + size_t(t) * x_step;
+#pragma unroll
+    for (int kx = 0; kx < KX; ++kx)
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        xr[kx][e] = (x_ok >> (kx * 4 + e)) & 1u ? __ldg(xp + 16 * kx + (e & 1) + (e & 2 ? 8 : 0)) : 0.0f;
+  };
+
+  if (lrole == 0) {  // layer 1's input projection, straight from X
     uint32_t ax[kGates][KX][4];
     load_frags(ax, KX);
     float bl[kGates][2];
     load_bias(bl, 0);
-    const int bx = b0 + grp, I = p.input;  // batch row of this thread's B column
-    // x_t for this thread's B column, k = 16·kx + 2·tig + {0, 1, 8, 9}: a pointer that steps by
-    // one time step ([T][B][I] or, batch-first, [B][T][I]) and a mask of the elements that exist.
-    const float* xq = p.x + (p.x_batch_first ? size_t(bx) * T : size_t(bx)) * I + 2 * tig;
-    const size_t x_step = p.x_batch_first ? size_t(I) : size_t(B) * I;
-    uint32_t x_ok = 0;
-#pragma unroll
-    for (int kx = 0; kx < KX; ++kx)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int k = 16 * kx + 2 * tig + (e & 1) + (e & 2 ? 8 : 0);
-        if (bx < B && k < I) x_ok |= 1u << (kx * 4 + e);
-      }
-    float xr[KX][4];
-    auto load_x = [&](int t) {
-      const float* xp = xq + size_t(t) * x_step;
-#pragma unroll
-      for (int kx = 0; kx < KX; ++kx)
-#pragma unroll
-        for (int e = 0; e < 4; ++e)
-          xr[kx][e] = (x_ok >> (kx * 4 + e)) & 1u ? __ldg(xp + 16 * kx + (e & 1) + (e & 2 ? 8 : 0)) : 0.0f;
-    };
     load_x(0);
     for (int t = 0; t < T; ++t) {
       float acc[kGates][4];
@@ -229,7 +245,7 @@ __global__ void __launch_bounds__(KT * 32, 1) lstm_wave_kernel(LstmWaveParams p)
       if (t + 1 < T) load_x(t + 1);  // in flight while this step's gates go out
       send_gates(t, acc);
     }
-  } else if (role == 2) {  // layer 2's input projection: h1_t from the ring → g2_t into CTA 3's ring
+  } else if (lrole == 2) {  // layer 2's input projection: h1_t from the ring → g2_t into layer 2's ring
     uint32_t a[kGates][KT][4];
     load_frags(a, KT);
     float bl[kGates][2];
@@ -243,23 +259,51 @@ __global__ void __launch_bounds__(KT * 32, 1) lstm_wave_kernel(LstmWaveParams p)
       __syncthreads();  // every warp has read the h1 slot
       release_in(t, kDH, kBytesH);
     }
-  } else {  // roles 1 and 3: a recurrence on the gate slots of its ring
+  } else {  // lroles 1 and 3: a recurrence on the gate slots of its ring (wave3's CTA 0: on its own W1·x_t)
     uint32_t a[kGates][KT][4];
     load_frags(a, KT);
     float hs[4] = {0, 0, 0, 0}, cs[4] = {0, 0, 0, 0};  // fp32 h and c of the 4 cells
     // Where this thread's packed h words go: column 2·tig and 2·tig+1, k tile = warp.
     const int hw0 = ((2 * tig) * 4 + (grp & 3)) * kLS + warp * 2 + (grp >> 2), hw1 = hw0 + 4 * kLS;
-    for (int t = 0; t < T; ++t) {
-      wait_in(t, kDG);
-      const float4* src = reinterpret_cast<const float4*>(&sm.ring[(t % kDG) * S::kSlotG + (warp * 32 + lane) * kGateWords]);
-      float acc[kGates][4];
+    float xacc[kGates][4];  // wave3 CTA 0: b1 + W1·x of the next step, computed after h1 went out
+    float bl[kGates][2];
+    auto x_part = [&]() {
+      start_acc(xacc, bl);
 #pragma unroll
-      for (int g = 0; g < kGates; ++g) {
-        const float4 v = src[g];
-        acc[g][0] = v.x;
-        acc[g][1] = v.y;
-        acc[g][2] = v.z;
-        acc[g][3] = v.w;
+      for (int kx = 0; kx < KX; ++kx) {
+        const uint32_t x0 = pack2<T16>(xr[kx][0], xr[kx][1]), x1 = pack2<T16>(xr[kx][2], xr[kx][3]);
+#pragma unroll
+        for (int g = 0; g < kGates; ++g) {
+          const uint4 v = w1s[((warp * kGates + g) * KX + kx) * 32 + lane];
+          const uint32_t af[4] = {v.x, v.y, v.z, v.w};
+          mma16816<T16>(xacc[g], af, x0, x1);
+        }
+      }
+    };
+    if (own_x) {
+      load_bias(bl, 0);
+      load_x(0);
+      x_part();
+      if (T > 1) load_x(1);
+    }
+    for (int t = 0; t < T; ++t) {
+      float acc[kGates][4];
+      if (own_x) {
+#pragma unroll
+        for (int g = 0; g < kGates; ++g)
+#pragma unroll
+          for (int i = 0; i < 4; ++i) acc[g][i] = xacc[g][i];
+      } else {
+        wait_in(t, kDG);
+        const float4* src = reinterpret_cast<const float4*>(&sm.ring[(t % kDG) * S::kSlotG + (warp * 32 + lane) * kGateWords]);
+#pragma unroll
+        for (int g = 0; g < kGates; ++g) {
+          const float4 v = src[g];
+          acc[g][0] = v.x;
+          acc[g][1] = v.y;
+          acc[g][2] = v.z;
+          acc[g][3] = v.w;
+        }
       }
       h_side(sm.hb[(t + 1) & 1], a, acc);
 #pragma unroll
@@ -271,7 +315,7 @@ __global__ void __launch_bounds__(KT * 32, 1) lstm_wave_kernel(LstmWaveParams p)
       const uint32_t w0 = pack2<T16>(hs[0], hs[2]), w1 = pack2<T16>(hs[1], hs[3]);
       sm.hb[t & 1][hw0] = w0;
       sm.hb[t & 1][hw1] = w1;
-      if (role == 1) {  // h1_t into CTA 2's ring
+      if (lrole == 1) {  // h1_t into layer 2's input CTA's ring
         wait_out(t, kDH);
         const int slot = t % kDH;
         const uint32_t dst = ring_down + uint32_t(slot * S::kSlotH) * 4, bar = full_down + uint32_t(slot) * 8;
@@ -288,10 +332,14 @@ __global__ void __launch_bounds__(KT * 32, 1) lstm_wave_kernel(LstmWaveParams p)
           y[size_t(bc1) * H + u1] = hs[3];
         }
       }
+      if (own_x && t + 1 < T) {  // the next step's input side, off the hand-over's path
+        x_part();
+        if (t + 2 < T) load_x(t + 2);
+      }
       __syncthreads();  // h_t complete; every warp has read the gate slot
-      release_in(t, kDG, kBytesG);
+      if (!own_x) release_in(t, kDG, kBytesG);
     }
-    if (role == 3) {
+    if (lrole == 3) {
       auto store_state = [&](float* out, const float (&v)[4]) {
         if (!out) return;
         if (bc0 < B) {
@@ -336,18 +384,19 @@ __global__ void __launch_bounds__(KT * 32, 1) lstm_wave_kernel(LstmWaveParams p)
 #endif
 }
 
-template <int KT, int KX, typename T16>
+template <int KT, int KX, typename T16, int kRoles>
 Status launch_typed(const LstmWaveParams& p, cudaStream_t stream) {
   const unsigned clusters = unsigned((p.batch + kLstmWaveRows - 1) / kLstmWaveRows);
-  TS_CUDA(rnn_device::launch_clustered(lstm_wave_kernel<KT, KX, T16>, kRoles * clusters, KT * 32, kRoles, stream, p));
+  TS_CUDA(rnn_device::launch_clustered(lstm_wave_kernel<KT, KX, T16, kRoles>, kRoles * clusters, KT * 32, kRoles, stream, p));
   return Status::ok();
 }
 
 template <typename T16>
 Status launch_h(const LstmWaveParams& p, cudaStream_t s) {
   const bool kx2 = wave_kx(p.input) == 2;
-  if (p.hidden == 64) return kx2 ? launch_typed<4, 2, T16>(p, s) : launch_typed<4, 4, T16>(p, s);
-  return kx2 ? launch_typed<8, 2, T16>(p, s) : launch_typed<8, 4, T16>(p, s);
+  if (p.three_ctas && kx2) return p.hidden == 64 ? launch_typed<4, 2, T16, 3>(p, s) : launch_typed<8, 2, T16, 3>(p, s);
+  if (p.hidden == 64) return kx2 ? launch_typed<4, 2, T16, 4>(p, s) : launch_typed<4, 4, T16, 4>(p, s);
+  return kx2 ? launch_typed<8, 2, T16, 4>(p, s) : launch_typed<8, 4, T16, 4>(p, s);
 }
 
 }  // namespace
@@ -355,6 +404,8 @@ Status launch_h(const LstmWaveParams& p, cudaStream_t s) {
 bool lstm_wave_shape_supported(int hidden, int input) {
   return (hidden == 64 || hidden == 128) && input >= 1 && input <= 64;
 }
+
+bool lstm_wave3_shape_supported(int hidden, int input) { return lstm_wave_shape_supported(hidden, input) && input <= 32; }
 
 bool lstm_wave_supported(int hidden, int input) {
   static const bool clusters = [] {

@@ -29,6 +29,7 @@ struct LstmWaveParams {
   int head_n = 0;
   bool head_sigmoid = false;
   bool x_batch_first = false;
+  bool three_ctas = false;          // tactic "wave3" where lstm_wave3_shape_supported() (else four CTAs)
   int t_len = 0, batch = 0, hidden = 0, input = 0;
   bool bf16 = false;                // weights in bf16 (else fp16)
 };
@@ -44,6 +45,12 @@ constexpr int kLstmWaveRows = 8;
 // batch buckets are powers of two, so in the models' plans this sends 1024-row buckets to the
 // wavefront and 2048-row ones to the layers.
 constexpr int kLstmWaveMaxBatch = 1280;
+
+// Tactic "wave3": a cluster of three CTAs per 8 batch rows instead of four — layer 1's CTA
+// computes W1·x_t itself, W1's A fragments in its shared memory (the inbound gate ring it no
+// longer has), so ~44 clusters fit the H200 at once instead of fewer than 32 (352 rows in one
+// wave instead of 248). Input 1..32 (W1 must fit that ring); the launch is as "wave".
+bool lstm_wave3_shape_supported(int hidden, int input);
 
 // Hidden 64 or 128, input 1..64, FP16/BF16 weights; forward, default activations, no clip,
 // input_forget 0, no peepholes, no sequence_lens, zero initial states (checked by the caller).
