@@ -97,7 +97,8 @@ struct ExecutorOptions {
   // input and output has the same symbolic dim 0, the models' "batch"): a run's batch is rounded
   // up to the smallest bucket ≥ it (padding rows, outputs trimmed), so a device backend replays
   // one CUDA graph per bucket instead of capturing every batch size. Ascending; empty = exact
-  // shapes (the builder's timing executors). Backends without graphs may ignore it.
+  // shapes. The builder's timing executor gets the same buckets. Backends without graphs may
+  // ignore it.
   std::vector<int64_t> batch_buckets;
 };
 

@@ -214,6 +214,11 @@ Result<std::vector<uint8_t>> build_from_graph(Graph graph, const PassLog& log, c
   if (!program) return program.status().with_context("building");
   ExecutorOptions eo;
   eo.workspace_bytes = options.workspace_bytes;
+  // The runtime's shape buckets: a backend that rounds the batch up to its bucket (cuda) runs
+  // the opt batch at that bucket, so its tactics are timed at the shape they will run at (a
+  // 1,280-row opt batch runs 2,048 rows; timed at 1,280 the LSTM stack chose a tactic that lost
+  // at 2,048).
+  eo.batch_buckets = batch_buckets(graph, plan.profiles);
   auto exr = be->create_executor(program.value(), eo);
   if (!exr) return exr.status().with_context("building");
   BackendExecutor& ex = *exr.value();

@@ -226,16 +226,6 @@ int64_t Executor::memory_bytes() const {
   return b;
 }
 
-namespace {
-
-class EngineImpl;
-
-// Shape buckets for the executor (ExecutorOptions::batch_buckets): powers of two below the
-// largest batch every profile allows, and that batch itself (ModelServer pads to the same
-// sizes) — only when dim 0 of every input and every output is one and the same symbol (the
-// models' "batch": rows are independent there, so padding rows change no real row's result).
-// Capped at the smallest profile maximum so that a padded shape stays inside the profile that
-// accepted the real one.
 std::vector<int64_t> batch_buckets(const Graph& g, const std::vector<OptimizationProfile>& profiles) {
   if (g.inputs.empty() || profiles.empty()) return {};
   std::string symbol;
@@ -261,6 +251,10 @@ std::vector<int64_t> batch_buckets(const Graph& g, const std::vector<Optimizatio
   b.push_back(cap);
   return b;
 }
+
+namespace {
+
+class EngineImpl;
 
 // One per thread/stream. enqueue() validates at once, then a worker thread runs the job and
 // calls done(status). execute() runs inline on the caller's thread (after queued work), so

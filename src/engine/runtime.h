@@ -22,6 +22,15 @@ Status validate_graph(const Graph& g);
 Status check_inputs(const Graph& g, const std::vector<OptimizationProfile>& profiles,
                     std::span<const TensorView> inputs);
 
+// Shape buckets for the executor (ExecutorOptions::batch_buckets): powers of two below the
+// largest batch every profile allows, and that batch itself (ModelServer pads to the same
+// sizes) — only when dim 0 of every input and every output is one and the same symbol (the
+// models' "batch": rows are independent there, so padding rows change no real row's result).
+// Capped at the smallest profile maximum so that a padded shape stays inside the profile that
+// accepted the real one. Empty otherwise. The builder times tactics with the same buckets, so
+// a node is timed at the shape it will run at.
+std::vector<int64_t> batch_buckets(const Graph& g, const std::vector<OptimizationProfile>& profiles);
+
 // The host executor (every backend's default BackendExecutor): runs a Program's kernels on
 // host RtTensors: one RtTensor per value (intermediates own storage that only grows, so a
 // repeated shape allocates nothing), one scratch region, per-kernel state. Single-threaded:

@@ -9,6 +9,7 @@
 #include "engine/builder.h"
 #include "engine/device_share.h"
 #include "engine/plan.h"
+#include "engine/runtime.h"
 #include "graph_builder.h"
 #include "test_data.h"
 
@@ -186,6 +187,26 @@ TEST(EngineRuntime, AsyncEnqueueCallsDoneOnceWithResults) {
     expect_close(ys[size_t(i)].data(), want.data(), 5 * 24, 1e-5f, 1e-7f, "async job");
     EXPECT_EQ(outs[size_t(i)][0].dims, (std::vector<int64_t>{5, 24}));
   }
+}
+
+// The executor's shape buckets (and the builder's timing executor's): powers of two up to the
+// smallest profile maximum, only where every input and output has the same symbolic dim 0.
+TEST(EngineRuntime, BatchBucketsFollowTheSmallestProfileMaxAndNeedOneBatchSymbol) {
+  Graph g = mlp_graph();
+  for (ValueId id : g.outputs) {
+    g.value(id).shape = Shape{Dim::sym("batch"), Dim::known(24)};
+    g.value(id).rank_known = true;
+  }
+  OptimizationProfile a, b;
+  a.inputs["x"] = ShapeRange{{1, 16}, {8, 16}, {3000, 16}};
+  b.inputs["x"] = ShapeRange{{1, 16}, {8, 16}, {1000, 16}};
+  EXPECT_EQ(batch_buckets(g, {a}), (std::vector<int64_t>{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 3000}));
+  EXPECT_EQ(batch_buckets(g, {a, b}), (std::vector<int64_t>{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1000}));
+  Graph other = g;
+  other.value(other.outputs[0]).shape = Shape{Dim::sym("rows"), Dim::known(24)};
+  EXPECT_TRUE(batch_buckets(other, {a}).empty()) << "an output on another symbol must turn the buckets off";
+  Graph unknown = mlp_graph();  // outputs without inferred shapes
+  EXPECT_TRUE(batch_buckets(unknown, {a}).empty());
 }
 
 TEST(EngineBuilder, UnsupportedOpNamesNodeAndOp) {

@@ -307,6 +307,30 @@ TEST(CudaOps, WorkspaceLimitIsHonouredWithAClearError) {
   EXPECT_NE(r.status().message().find("over the workspace limit of 2097152 bytes"), std::string::npos) << r.status().message();
 }
 
+// The builder times tactics at the shape the executor will run: the opt batch rounded up to its
+// shape bucket (300 → 512 rows), not the opt batch itself.
+TEST(CudaBackend, TacticsAreTimedAtTheOptBatchsBucket) {
+  SKIP_WITHOUT_GPU();
+  const fs::path onnx = model_fixtures() / "gru_1x32" / "model.onnx";
+  if (!fs::exists(onnx)) GTEST_SKIP() << onnx << " is missing (run the engine_fixtures test or set TS_ENGINE_FIXTURES)";
+  OptimizationProfile prof;
+  prof.inputs["x"] = ShapeRange{{1, 30, 32}, {300, 60, 32}, {4096, 120, 32}};
+  BuildOptions go = options("cuda");
+  go.profiles = {prof};
+  auto plan = build(read_bytes(onnx), go);
+  ASSERT_TRUE(plan) << plan.status().to_string();
+  auto pl = deserialize_plan(plan.value());
+  ASSERT_TRUE(pl) << pl.status().to_string();
+  int lines = 0;
+  for (const std::string& l : pl.value().pass_log) {
+    if (l.rfind("tactic: ", 0) != 0) continue;
+    ++lines;
+    EXPECT_NE(l.find("512"), std::string::npos) << "not timed at the opt batch's bucket: " << l;
+    EXPECT_EQ(l.find("300"), std::string::npos) << "timed at the opt batch itself: " << l;
+  }
+  EXPECT_GT(lines, 0) << "no timed node in the plan's pass log";
+}
+
 // --- whole models (fixtures from models/fixtures.py) ---
 
 class CudaModels : public ::testing::TestWithParam<std::string> {};
