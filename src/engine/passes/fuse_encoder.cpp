@@ -282,7 +282,8 @@ bool fold_head(const Graph& g, const std::vector<std::vector<int>>& users, Node*
   if (act != "none" && act != "sigmoid") return false;
   std::vector<float> w, b;
   int64_t n = 0, k = 0;
-  if (!gemm_weights(g, gm, &w, &n, &k) || k != 64 || n < 1 || n > 16 || !vec_or(g, gm, 2, n, 0.f, &b)) return false;
+  // K must be the layer's d_model (its output's last dim): the backend checks it with the rest.
+  if (!gemm_weights(g, gm, &w, &n, &k) || n < 1 || n > 16 || !vec_or(g, gm, 2, n, 0.f, &b)) return false;
   while (f->inputs.size() < 15) f->inputs.push_back(kNoValue);
   f->inputs.push_back(gm.inputs[1]);
   f->inputs.push_back(gm.inputs.size() > 2 ? gm.inputs[2] : kNoValue);

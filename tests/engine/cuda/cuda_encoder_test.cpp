@@ -5,6 +5,7 @@
 // The pass tests run everywhere (no device); the kernel tests are labelled `gpu` with the rest
 // of the CUDA tests and skip with the reason where no CUDA device is present.
 #include "cuda_test_util.h"
+#include "engine/backends/cuda/cuda_encoder.h"
 #include "engine/onnx_import.h"
 #include "engine/passes/passes.h"
 
@@ -41,6 +42,7 @@ Node* first_op(Graph& g, const std::string& op) {
     if (n.op == op) return &n;
   return nullptr;
 }
+const Node* first_op(const Graph& g, const std::string& op) { return first_op(const_cast<Graph&>(g), op); }
 
 bool has_line(const PassLog& log, const std::string& part) {
   for (const auto& l : log.lines)
@@ -169,6 +171,193 @@ TEST(FuseEncoderRefuses, AnIntermediateValueReadOutsideTheLayer) {
   EXPECT_NE(first_op(*g, "FusedAttention"), nullptr);
 }
 
+// --- shapes beyond the fixtures: one post-norm layer written in ONNX ops, as PyTorch exports it ---
+
+// x [batch, seq, k] → [MatMul Wpre + b] → in_proj → q, k, v Slices → heads (Reshape, Transpose)
+// → MatMul, Mul(scale), Softmax, MatMul → merge → out_proj → Add, LayerNormalization → FF
+// (MatMul, Add, Relu, MatMul, Add) → Add, LayerNormalization [→ Gather(axis 1, -1) → MatMul, Add,
+// Sigmoid]. k == d and !pre: no input projection.
+struct LayerSpec {
+  int64_t d, heads, ff, k;
+  bool pre, head;
+};
+std::string spec_name(const LayerSpec& s) {
+  return "d" + std::to_string(s.d) + "_h" + std::to_string(s.heads) + "_ff" + std::to_string(s.ff) + "_k" +
+         std::to_string(s.k) + (s.pre ? "_pre" : "") + (s.head ? "_head" : "");
+}
+
+Graph encoder_graph(const LayerSpec& s, uint32_t seed) {
+  GraphBuilder b;
+  const int64_t d = s.d, hd = d / s.heads;
+  auto mat = [&](const std::string& n, int64_t k, int64_t m) {
+    return b.constant(n, {k, m}, random_vec(size_t(k * m), seed++, 1.0f / std::sqrt(float(k))));
+  };
+  auto vec = [&](const std::string& n, int64_t m, float base, float sc) {
+    std::vector<float> v = random_vec(size_t(m), seed++, sc);
+    for (float& e : v) e += base;
+    return b.constant(n, {m}, v);
+  };
+  auto linear = [&](ValueId x, const std::string& n, int64_t k, int64_t m) {
+    ValueId mm = b.value(n + "_mm"), y = b.value(n);
+    b.node("MatMul", {x, mat(n + ".w", k, m)}, {mm});
+    b.node("Add", {mm, vec(n + ".b", m, 0.f, 0.2f)}, {y});
+    return y;
+  };
+  auto layer_norm = [&](ValueId x, const std::string& n) {
+    ValueId y = b.value(n);
+    Node& ln = b.node("LayerNormalization", {x, vec(n + ".s", d, 1.f, 0.2f), vec(n + ".c", d, 0.f, 0.2f)}, {y});
+    ln.attrs["axis"] = int64_t(-1);
+    ln.attrs["epsilon"] = 1e-5f;
+    return y;
+  };
+  auto transpose = [&](ValueId x, const std::string& n, std::vector<int64_t> perm) {
+    ValueId y = b.value(n);
+    b.node("Transpose", {x}, {y}).attrs["perm"] = perm;
+    return y;
+  };
+  auto reshape = [&](ValueId x, const std::string& n, std::vector<int64_t> shape) {
+    ValueId y = b.value(n);
+    b.node("Reshape", {x, b.constant_i64(n + ".shape", shape)}, {y});
+    return y;
+  };
+  ValueId x = b.input("x", sym({"batch", "seq", ""}, {0, 0, s.k}));
+  ValueId h = s.pre ? linear(x, "proj", s.k, d) : x;
+  ValueId qkv = linear(h, "in_proj", d, 3 * d);
+  auto slice = [&](const std::string& n, int64_t from) {
+    ValueId y = b.value(n);
+    b.node("Slice", {qkv, b.constant_i64(n + ".st", {from}), b.constant_i64(n + ".en", {from + d}), b.constant_i64(n + ".ax", {2})}, {y});
+    return reshape(y, n + "4", {0, 0, s.heads, hd});
+  };
+  ValueId q = transpose(slice("q", 0), "qt", {0, 2, 1, 3});
+  ValueId kt = transpose(slice("k", d), "kt", {0, 2, 3, 1});
+  ValueId v = transpose(slice("v", 2 * d), "vt", {0, 2, 1, 3});
+  ValueId sc = b.value("scores"), scs = b.value("scaled"), pr = b.value("probs"), o = b.value("attn");
+  b.node("MatMul", {q, kt}, {sc});
+  b.node("Mul", {sc, b.constant("scale", {}, {1.0f / std::sqrt(float(hd))})}, {scs});
+  b.node("Softmax", {scs}, {pr}).attrs["axis"] = int64_t(-1);
+  b.node("MatMul", {pr, v}, {o});
+  ValueId merged = reshape(transpose(o, "ot", {0, 2, 1, 3}), "merged", {0, 0, d});
+  ValueId a = linear(merged, "out_proj", d, d);
+  ValueId r1 = b.value("res1");
+  b.node("Add", {h, a}, {r1});
+  ValueId l1 = layer_norm(r1, "norm1");
+  ValueId f1 = b.value("ff1_act");
+  b.node("Relu", {linear(l1, "ff1", d, s.ff)}, {f1});
+  ValueId f2 = linear(f1, "ff2", s.ff, d);
+  ValueId r2 = b.value("res2");
+  b.node("Add", {l1, f2}, {r2});
+  ValueId y = layer_norm(r2, "norm2");
+  if (s.head) {
+    Value idx;
+    idx.name = "last";
+    idx.dtype = DType::kI64;
+    idx.rank_known = true;
+    idx.is_constant = true;
+    idx.data.resize(8);
+    const int64_t last = -1;
+    std::memcpy(idx.data.data(), &last, 8);
+    ValueId gi = b.g.add_value(idx), gy = b.value("last_step"), prob = b.value("prob");
+    b.node("Gather", {y, gi}, {gy}).attrs["axis"] = int64_t(1);
+    b.node("Sigmoid", {linear(gy, "head", d, 1)}, {prob});
+    y = prob;
+  }
+  b.output(y);
+  return std::move(b.g);
+}
+
+// The spec's graph after run_passes(), as the builder hands it on.
+Graph passed_spec(const LayerSpec& s) {
+  Graph g = encoder_graph(s, 900);
+  PassLog log;
+  Status st = run_passes(g, log);
+  EXPECT_TRUE(st) << st.to_string();
+  return g;
+}
+
+// Shapes of the CUDA kernel: d_model 32 (the shipped default model's: 4 heads of 8, input K 20),
+// 64 and 128, head dims 8, 16, 32 and 64, FF up to 256, with and without the projection and head.
+const LayerSpec kSpecs[] = {
+    {32, 4, 64, 20, true, true},   {32, 1, 128, 32, false, false}, {64, 8, 128, 32, true, true},
+    {64, 2, 256, 64, false, false}, {128, 4, 256, 48, true, true},  {128, 2, 128, 128, false, true},
+};
+
+class FuseEncoderShapes : public ::testing::TestWithParam<LayerSpec> {};
+
+TEST_P(FuseEncoderShapes, FindsTheLayerAndItsHeadCount) {
+  const LayerSpec s = GetParam();
+  Graph g = passed_spec(s);
+  PassLog log;
+  ASSERT_EQ(fuse_encoder(g, log, kRunsIt, 120), 1) << spec_name(s);
+  const Node* l = first_op(g, "TransformerEncoderLayer");
+  ASSERT_NE(l, nullptr);
+  EXPECT_EQ(l->attr_i("heads", 0), s.heads);
+  EXPECT_NEAR(l->attr_f("scale", 0.f), 1.0 / std::sqrt(double(s.d / s.heads)), 1e-6);
+  EXPECT_EQ(l->inputs.size(), s.head ? 17u : s.pre ? 15u : 13u) << "projection and head folded in";
+  EXPECT_EQ(g.nodes.size(), 1u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Specs, FuseEncoderShapes, ::testing::ValuesIn(kSpecs),
+                         [](const auto& i) { return spec_name(i.param); });
+
+TEST(CudaEncoderCheck, RefusesShapesTheKernelDoesNotRunWithTheReason) {
+  if (!cuda()) GTEST_SKIP() << "this build has no cuda backend";
+  auto msg = [](int64_t d, int64_t heads, int64_t t, int64_t ff, int64_t k) {
+    Status s = cuda::encoder_check(d, heads, t, ff, k);
+    return s ? std::string() : s.message();
+  };
+  EXPECT_EQ(msg(32, 4, 120, 64, 20), "");
+  EXPECT_EQ(msg(128, 4, 128, 256, 64), "");
+  EXPECT_NE(msg(48, 4, 60, 128, 0).find("d_model 48"), std::string::npos);
+  EXPECT_NE(msg(32, 8, 60, 64, 0).find("multiple of 8"), std::string::npos) << "head dim 4";
+  EXPECT_NE(msg(64, 3, 60, 128, 0).find("multiple of 8"), std::string::npos);
+  EXPECT_NE(msg(64, 4, 129, 128, 0).find("sequence length 129"), std::string::npos);
+  EXPECT_NE(msg(64, 4, 60, 100, 0).find("feed-forward size 100"), std::string::npos);
+  EXPECT_NE(msg(64, 4, 60, 128, 65).find("input projection K 65"), std::string::npos);
+  EXPECT_NE(msg(128, 4, 120, 512, 0).find("shared memory"), std::string::npos) << "d 128, FF 512 at T 120";
+  EXPECT_EQ(cuda::encoder_warps(16, 8), 8);
+  EXPECT_EQ(cuda::encoder_warps(4096, 16), 16);
+}
+
+// models/default.onnx: where the test binary finds it (TS_DEFAULT_MODEL, the working directory's
+// models/, the source tree).
+fs::path default_model() {
+  if (const char* d = std::getenv("TS_DEFAULT_MODEL")) return d;
+  if (fs::exists("models/default.onnx")) return "models/default.onnx";
+  return fs::path(TICKSENTRY_SOURCE_DIR) / "models" / "default.onnx";
+}
+
+// The shipped default model (Normalize → Linear(20→32) → 1 encoder layer of d 32, 4 heads, FF 64
+// → last step → Linear(1) → Sigmoid) kept its layers before: the backend ran d_model 64 only and
+// an input projection with K a multiple of 16. The cuda backend's check now takes it whole.
+TEST(FuseEncoder, TheDefaultModelsLayerIsOneNodeWithItsProjectionAndHead) {
+  if (!cuda()) GTEST_SKIP() << "this build has no cuda backend";
+  const fs::path onnx = default_model();
+  if (!fs::exists(onnx)) GTEST_SKIP() << onnx << " is missing";
+  auto g = import_onnx_file(onnx.string());
+  ASSERT_TRUE(g) << g.status().to_string();
+  PassLog log;
+  ASSERT_TRUE(run_passes(g.value(), log));
+  Graph& gr = g.value();
+  EXPECT_EQ(fuse_encoder(gr, log, [&](const Node& n) { return cuda()->check_supported(gr, n).is_ok(); }, 120), 1);
+  const Node* l = first_op(gr, "TransformerEncoderLayer");
+  ASSERT_NE(l, nullptr);
+  EXPECT_EQ(l->attr_i("heads", 0), 4);
+  EXPECT_EQ(l->inputs.size(), 17u) << "input projection (K 20) and head folded in";
+  EXPECT_EQ(l->attr_s("head_activation", ""), "sigmoid");
+  EXPECT_EQ(count_op(gr, "FusedAttention"), 0);
+  EXPECT_EQ(count_op(gr, "FusedGemm"), 0);
+}
+
+TEST(FuseEncoderRefuses, AHeadDimTheKernelDoesNotRunAndSaysWhy) {
+  if (!cuda()) GTEST_SKIP() << "this build has no cuda backend";
+  Graph g = passed_spec({32, 8, 64, 32, false, false});  // 8 heads of 4
+  PassLog log;
+  const Graph before = g;
+  EXPECT_EQ(fuse_encoder(g, log, [&](const Node& n) { return cuda()->check_supported(g, n).is_ok(); }, 120), 0);
+  EXPECT_EQ(g.nodes.size(), before.nodes.size());
+  EXPECT_TRUE(has_line(log, "8 heads, d 32")) << "the plan's log says which layer was kept and why";
+}
+
 // --- the kernel (gpu) -------------------------------------------------------------------------
 
 // The fixture built for CPU (FP32, the reference) and CUDA FP16 with profile batch 1..1024, seq
@@ -208,7 +397,7 @@ TEST_P(CudaEncoder, Fp16FusedLayersMatchCpuAtEveryBatchAndSeq) {
   auto e = build_pair(GetParam());
   ASSERT_TRUE(e);
   uint32_t seed = 500;
-  for (int64_t b : {1, 7, 64, 1024}) {
+  for (int64_t b : {1, 7, 16, 64, 1024}) {
     for (int64_t t : {30, 60, 120}) {
       std::vector<HostTensor> in{random_tensor({b, t, 32}, seed++, 2.0f)};
       expect_gpu_matches_cpu(*e->cpu, *e->gpu, in, kFp16.rel, "batch " + std::to_string(b) + " seq " + std::to_string(t));
@@ -226,6 +415,78 @@ TEST_P(CudaEncoder, AProfileLongerThanTheKernelKeepsTheLayers) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, CudaEncoder, ::testing::Values("transformer_relu", "transformer_gelu"));
+
+// Every spec: CPU (FP32, unfused) against the CUDA FP16 plan, whose graph is the one fused node,
+// at batch 1, 7, 16, 64 (16 warps per CTA) and 1024 (8 warps) × T 30, 60, 120.
+class CudaEncoderShapes : public ::testing::TestWithParam<LayerSpec> {};
+
+TEST_P(CudaEncoderShapes, Fp16FusedLayerMatchesCpu) {
+  SKIP_WITHOUT_GPU();
+  const LayerSpec s = GetParam();
+  Graph g = passed_spec(s);
+  OptimizationProfile prof;
+  prof.inputs["x"] = ShapeRange{{1, 30, s.k}, {16, 60, s.k}, {1024, 120, s.k}};
+  BuildOptions co = options("cpu");
+  co.profiles = {prof};
+  BuildOptions go = options("cuda", Precision::kFP16);
+  go.profiles = {prof};
+  auto cp = build_from_graph(g, PassLog{}, co);
+  auto gp = build_from_graph(g, PassLog{}, go);
+  ASSERT_TRUE(cp && gp) << (gp ? cp.status().to_string() : gp.status().to_string());
+  auto plan = deserialize_plan(gp.value());
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(count_op(plan.value().graph, "TransformerEncoderLayer"), 1);
+  EXPECT_EQ(plan.value().graph.nodes.size(), 1u) << "projection and head folded into the layer";
+  auto ce = Engine::load(cp.value());
+  auto ge = Engine::load(gp.value());
+  ASSERT_TRUE(ce && ge);
+  uint32_t seed = 700;
+  for (int64_t b : {1, 7, 16, 64, 1024}) {
+    for (int64_t t : {30, 60, 120}) {
+      std::vector<HostTensor> in{random_tensor({b, t, s.k}, seed++, 2.0f)};
+      expect_gpu_matches_cpu(*ce.value(), *ge.value(), in, kFp16.rel,
+                             spec_name(s) + " batch " + std::to_string(b) + " seq " + std::to_string(t));
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Specs, CudaEncoderShapes, ::testing::ValuesIn(kSpecs),
+                         [](const auto& i) { return spec_name(i.param); });
+
+// The shipped default model (models/default.onnx: Normalize → Linear(20→32) → 1 encoder layer
+// of d 32, 4 heads, FF 64 → last step → Linear(1) → Sigmoid): its FP16 plan runs the layer as
+// the fused node, the input projection (K 20) and head folded in.
+TEST(CudaEncoderDefaultModel, IsFusedAndMatchesCpu) {
+  SKIP_WITHOUT_GPU();
+  const fs::path onnx = default_model();
+  if (!fs::exists(onnx)) GTEST_SKIP() << onnx << " is missing";
+  auto bytes = read_bytes(onnx);
+  OptimizationProfile prof;
+  prof.inputs["x"] = ShapeRange{{1, 30, 20}, {16, 60, 20}, {1024, 120, 20}};
+  BuildOptions co = options("cpu");
+  co.profiles = {prof};
+  BuildOptions go = options("cuda", Precision::kFP16);
+  go.profiles = {prof};
+  auto cp = build(bytes, co);
+  auto gp = build(bytes, go);
+  ASSERT_TRUE(cp && gp) << (gp ? cp.status().to_string() : gp.status().to_string());
+  auto plan = deserialize_plan(gp.value());
+  ASSERT_TRUE(plan);
+  const Node* l = first_op(plan.value().graph, "TransformerEncoderLayer");
+  ASSERT_NE(l, nullptr) << "the default model's layer is fused";
+  EXPECT_EQ(l->attr_i("heads", 0), 4);
+  EXPECT_EQ(l->inputs.size(), 17u) << "input projection (K 20) and head folded in";
+  auto ce = Engine::load(cp.value());
+  auto ge = Engine::load(gp.value());
+  ASSERT_TRUE(ce && ge);
+  uint32_t seed = 800;
+  for (int64_t b : {1, 7, 16, 64, 1024}) {
+    for (int64_t t : {30, 60, 120}) {
+      std::vector<HostTensor> in{random_tensor({b, t, 20}, seed++, 2.0f)};
+      expect_gpu_matches_cpu(*ce.value(), *ge.value(), in, kFp16.rel, "batch " + std::to_string(b) + " seq " + std::to_string(t));
+    }
+  }
+}
 
 }  // namespace
 }  // namespace ts::engine::testing

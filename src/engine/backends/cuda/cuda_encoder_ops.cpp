@@ -52,6 +52,7 @@ struct EncoderWeights {
 };
 
 Status read_weights(const Graph& g, const Node& n, EncoderWeights* w) {
+  const int64_t heads = n.attr_i("heads", 0);
   if (n.inputs.size() != kWPre && n.inputs.size() != kWHead && n.inputs.size() != kInCount) {
     return unsupported(n, "needs 13, 15 or 17 inputs");
   }
@@ -59,11 +60,9 @@ Status read_weights(const Graph& g, const Node& n, EncoderWeights* w) {
       !const_matrix(g, n, kW1, "trans_b_ff1", &w->ff1) || !const_matrix(g, n, kW2, "trans_b_ff2", &w->ff2)) {
     return unsupported(n, "needs constant f32 2-D weights");
   }
-  const int64_t d = kEncoderDModel;
-  if (w->in.n != 3 * d || w->in.k != d || w->out.n != d || w->out.k != d || w->ff1.k != d || w->ff2.n != d ||
-      w->ff2.k != w->ff1.n) {
-    return unsupported(n, "has d_model " + std::to_string(w->in.k) + " (the cuda fused encoder layer runs d_model " +
-                              std::to_string(d) + ")");
+  const int64_t d = w->in.k;
+  if (w->in.n != 3 * d || w->out.n != d || w->out.k != d || w->ff1.k != d || w->ff2.n != d || w->ff2.k != w->ff1.n) {
+    return unsupported(n, "has weights that are not one encoder layer's ([3D, D], [D, D], [FF, D], [D, FF])");
   }
   const int64_t ff = w->ff1.n;
   if (!const_vec(g, n, kBIn, 3 * d, 0.f, &w->b_in) || !const_vec(g, n, kBOut, d, 0.f, &w->b_out) ||
@@ -75,27 +74,24 @@ Status read_weights(const Graph& g, const Node& n, EncoderWeights* w) {
   w->has_head = n.inputs.size() == kInCount;
   if (w->has_head) {
     if (!const_matrix(g, n, kWHead, "head_trans_b", &w->head) || w->head.k != d || w->head.n < 1 || w->head.n > kEncoderMaxHead) {
-      return unsupported(n, "has a head that is not [N <= " + std::to_string(kEncoderMaxHead) + ", 64]");
+      return unsupported(n, "has a head that is not [N <= " + std::to_string(kEncoderMaxHead) + ", " + std::to_string(d) + "]");
     }
     if (!const_vec(g, n, kBHead, w->head.n, 0.f, &w->b_head)) return unsupported(n, "has a head bias that is not N values");
     const std::string act = n.attr_s("head_activation", "none");
     if (act != "none" && act != "sigmoid") return unsupported(n, "has head activation '" + act + "' (none or sigmoid)");
   }
   if (w->has_pre) {
-    if (!const_matrix(g, n, kWPre, "trans_b_pre", &w->pre) || w->pre.n != d) return unsupported(n, "has an input projection that is not [64, K]");
-    if (!const_vec(g, n, kBPre, d, 0.f, &w->b_pre)) return unsupported(n, "has an input projection bias that is not 64 values");
+    if (!const_matrix(g, n, kWPre, "trans_b_pre", &w->pre) || w->pre.n != d) {
+      return unsupported(n, "has an input projection that is not [" + std::to_string(d) + ", K]");
+    }
+    if (!const_vec(g, n, kBPre, d, 0.f, &w->b_pre)) return unsupported(n, "has an input projection bias that is not D values");
   }
-  Status s = encoder_check(1, ff, w->has_pre ? w->pre.k : 0);
+  Status s = encoder_check(d, heads, n.attr_i("max_seq", 1), ff, w->has_pre ? w->pre.k : 0);
   if (!s) return unsupported(n, s.message());
   return Status::ok();
 }
 
 Status check_encoder(const Graph& g, const Node& n) {
-  const int64_t heads = n.attr_i("heads", 0);
-  if (heads * kEncoderHeadDim != kEncoderDModel) {
-    return unsupported(n, "has " + std::to_string(heads) + " heads (the cuda fused encoder layer runs head dim " +
-                              std::to_string(kEncoderHeadDim) + ")");
-  }
   const std::string act = n.attr_s("activation", "");
   if (act != "relu" && act != "gelu") return unsupported(n, "activation '" + act + "' is not relu or gelu");
   const int64_t max_seq = n.attr_i("max_seq", -1);
@@ -118,6 +114,8 @@ class EncoderKernel final : public CudaKernel {
     EncoderWeights w;
     TS_RETURN_IF_ERROR(read_weights(g, n, &w));
     ff_ = int(w.ff1.n);
+    d_ = int(w.in.k);
+    head_dim_ = d_ / int(n.attr_i("heads", 1));
     pre_k_ = w.has_pre ? int(w.pre.k) : 0;
     scale_ = n.attr_f("scale", 1.f);
     eps1_ = n.attr_f("epsilon1", 1e-5f);
@@ -138,7 +136,11 @@ class EncoderKernel final : public CudaKernel {
     off_out_ = put(w.out);
     off_ff1_ = put(w.ff1);
     off_ff2_ = put(w.ff2);
-    off_pre_ = w.has_pre ? put(w.pre) : 0;
+    if (w.has_pre) {  // K zero-padded to a multiple of 16 (the kernel stages x with zero columns)
+      off_pre_ = h.size();
+      const std::vector<__half> packed = encoder_pack_weight(w.pre.nk.data(), int(w.pre.n), int(w.pre.k), int((w.pre.k + 15) / 16 * 16));
+      h.insert(h.end(), packed.begin(), packed.end());
+    }
     std::vector<float> f;
     auto putf = [&f](const std::vector<float>& v) {
       const size_t at = f.size();
@@ -165,7 +167,7 @@ class EncoderKernel final : public CudaKernel {
     const DevTensor* x = a.input(kX);
     TS_RETURN_IF_ERROR(need_device(x, "X"));
     if (x->dtype != DType::kF32) return bad_input("X must be f32, got " + std::string(dtype_name(x->dtype)));
-    const int64_t k = pre_k_ ? pre_k_ : kEncoderDModel;
+    const int64_t k = pre_k_ ? pre_k_ : d_;
     if (x->dims.size() != 3 || x->dims[2] != k) {
       return bad_input("X " + dims_str(x->dims) + " must be [batch, seq, " + std::to_string(k) + "]");
     }
@@ -174,6 +176,8 @@ class EncoderKernel final : public CudaKernel {
     p.t_len = int(x->dims[1]);
     p.ff = ff_;
     p.pre_k = pre_k_;
+    p.d_model = d_;
+    p.head_dim = head_dim_;
     p.x = x->as<float>();
     const __half* w = w16_.as<__half>();
     const float* f = f32_.as<float>();
@@ -195,7 +199,7 @@ class EncoderKernel final : public CudaKernel {
     p.eps2 = eps2_;
     p.scale = scale_;
     p.gelu = gelu_;
-    TS_RETURN_IF_ERROR(encoder_check(p.t_len, p.ff, p.pre_k));
+    TS_RETURN_IF_ERROR(encoder_check(d_, d_ / head_dim_, p.t_len, p.ff, p.pre_k));
     DevTensor& y = *a.out[0];
     if (head_n_) {
       TS_RETURN_IF_ERROR(a.env->alloc(y, DType::kF32, std::vector<int64_t>{x->dims[0], head_n_}));
@@ -205,7 +209,7 @@ class EncoderKernel final : public CudaKernel {
       p.head_sigmoid = head_sigmoid_;
       p.head_out = y.as<float>();
     } else {
-      TS_RETURN_IF_ERROR(a.env->alloc(y, DType::kF32, std::vector<int64_t>{x->dims[0], x->dims[1], kEncoderDModel}));
+      TS_RETURN_IF_ERROR(a.env->alloc(y, DType::kF32, std::vector<int64_t>{x->dims[0], x->dims[1], d_}));
       p.y = y.as<float>();
     }
     return launch_encoder_layer(p, a.stream);
@@ -216,7 +220,7 @@ class EncoderKernel final : public CudaKernel {
   size_t off_in_ = 0, off_out_ = 0, off_ff1_ = 0, off_ff2_ = 0, off_pre_ = 0;
   size_t o_bin_ = 0, o_bout_ = 0, o_s1_ = 0, o_c1_ = 0, o_b1_ = 0, o_b2_ = 0, o_s2_ = 0, o_c2_ = 0, o_bpre_ = 0;
   size_t o_whead_ = 0, o_bhead_ = 0;
-  int ff_ = 0, pre_k_ = 0, head_n_ = 0;
+  int ff_ = 0, pre_k_ = 0, head_n_ = 0, d_ = 64, head_dim_ = 16;
   bool head_sigmoid_ = false;
   float scale_ = 1.f, eps1_ = 1e-5f, eps2_ = 1e-5f;
   bool gelu_ = false;
