@@ -6,6 +6,8 @@
 
 #ifdef TICKSENTRY_HAVE_CUDA
 #include <cuda_runtime.h>
+
+#include "engine/backends/cuda/cuda_executor.h"
 #endif
 
 namespace ts::engine::testing {
@@ -243,6 +245,206 @@ TEST(CudaEnqueue, BucketingTurnsItselfOffWhenAnOutputDoesNotFollowTheBatch) {
   EXPECT_NE(ctx.value()->describe().find("exact shapes (no batch buckets: an output's dim 0 is not the padded batch 4)"),
             std::string::npos)
       << ctx.value()->describe();
+}
+
+// --- pipelined copy and compute (large buckets) ------------------------------------------------
+
+// Contexts created while one of these lives get `chunks` (cuda_executor.h's test hook).
+struct ForcedChunks {
+  explicit ForcedChunks(int chunks) { cuda::set_pipeline_chunks_for_testing(chunks); }
+  ~ForcedChunks() { cuda::set_pipeline_chunks_for_testing(0); }
+};
+
+constexpr int64_t kPipeSeq = 30, kPipeFeatures = 32, kPipeMaxBatch = 4096;
+
+// A models/fixtures.py model built for the CPU and (FP16) the CUDA backend, batch 1..4096 at
+// T = 30; the CUDA plan keeps its default tactics (the chunk sizes pick theirs at run time).
+struct PipeModel {
+  std::shared_ptr<Engine> cpu, gpu;
+};
+Result<PipeModel> build_pipe_model(const std::string& name) {
+  auto bytes = read_bytes(model_fixtures() / name / "model.onnx");
+  OptimizationProfile prof;
+  prof.inputs["x"] = ShapeRange{{1, kPipeSeq, kPipeFeatures}, {1024, kPipeSeq, kPipeFeatures}, {kPipeMaxBatch, kPipeSeq, kPipeFeatures}};
+  BuildOptions co = options("cpu");
+  co.profiles = {prof};
+  BuildOptions go = options("cuda", Precision::kFP16);
+  go.profiles = {prof};
+  go.time_tactics = false;
+  auto cp = build(bytes, co);
+  if (!cp) return cp.status();
+  auto gp = build(bytes, go);
+  if (!gp) return gp.status();
+  auto ce = Engine::load(cp.value());
+  if (!ce) return ce.status();
+  auto ge = Engine::load(gp.value());
+  if (!ge) return ge.status();
+  return PipeModel{ce.value(), ge.value()};
+}
+
+// execute() into a NaN-poisoned buffer larger than the result: the dims are trimmed to the
+// caller's batch and nothing past its rows is written (a pad row never leaks out).
+std::vector<float> run_rows(ExecutionContext& ctx, TensorView x, size_t out_cap, std::vector<int64_t>* dims = nullptr) {
+  std::vector<float> y(out_cap, NAN);
+  std::vector<TensorView> in{x}, out(1);
+  out[0].data = y.data();
+  Status s = ctx.execute(in, out);
+  EXPECT_TRUE(s) << s.to_string();
+  if (!s) return {};
+  EXPECT_FALSE(out[0].dims.empty());
+  if (out[0].dims.empty()) return {};
+  EXPECT_EQ(out[0].dims[0], x.dims[0]);
+  const size_t n = size_t(shape_numel(out[0].dims));
+  for (size_t i = n; i < out_cap; ++i) {
+    if (!std::isnan(y[i])) {
+      ADD_FAILURE() << "element " << i << " past the caller's " << x.dims[0] << " rows was written";
+      break;
+    }
+  }
+  if (dims) *dims = out[0].dims;
+  y.resize(n);
+  return y;
+}
+
+class CudaPipeline : public ::testing::TestWithParam<const char*> {};
+
+// The pipelined path forced to 4 chunks against the plain path (the same FP16 plan, pipelining
+// off) and the CPU backend, at batches that are and are not multiples of 4 × chunk (4096, 3000 in
+// bucket 4096, 1025 in bucket 2048), over each bucket's eager, capture and replay calls, the
+// caller's input alternating between two page-locked buffers (the graph's copy nodes re-pointed)
+// and once in pageable memory (the plain graph runs); enqueue_on_stream agrees with execute().
+TEST_P(CudaPipeline, ForcedChunksMatchThePlainPathAndTheCpu) {
+  SKIP_WITHOUT_GPU();
+  const std::string name = GetParam();
+  if (!fs::exists(model_fixtures() / name / "model.onnx")) {
+    GTEST_SKIP() << name << " is missing (run the engine_fixtures test or set TS_ENGINE_FIXTURES)";
+  }
+  auto m = build_pipe_model(name);
+  ASSERT_TRUE(m) << m.status().to_string();
+  auto cpu = m.value().cpu->create_context();
+  std::unique_ptr<ExecutionContext> piped, plain;
+  {
+    ForcedChunks k4(4);
+    auto c = m.value().gpu->create_context();
+    ASSERT_TRUE(c) << c.status().to_string();
+    piped = std::move(c).value();
+  }
+  {
+    ForcedChunks off(1);
+    auto c = m.value().gpu->create_context();
+    ASSERT_TRUE(c) << c.status().to_string();
+    plain = std::move(c).value();
+  }
+  ASSERT_TRUE(cpu);
+  const size_t max_in = size_t(kPipeMaxBatch * kPipeSeq * kPipeFeatures) * 4;
+  auto pin_a = m.value().gpu->allocate_host(max_in), pin_b = m.value().gpu->allocate_host(max_in);
+  ASSERT_TRUE(pin_a && pin_b);
+  const size_t out_cap = size_t(kPipeMaxBatch * kPipeSeq * 4) + 64;  // gru_2x128: [batch, seq, 4]
+  uint32_t seed = 500;
+  struct Step {
+    int64_t batch;
+    bool cpu;  // also against the CPU backend (costly at 4096 on the host)
+  };
+  for (Step st : {Step{4096, false}, Step{3000, true}, Step{1025, true}, Step{4096, false}}) {
+    for (int call = 0; call < 3; ++call) {
+      SCOPED_TRACE(name + " batch " + std::to_string(st.batch) + " call " + std::to_string(call + 1));
+      HostTensor x = random_tensor({st.batch, kPipeSeq, kPipeFeatures}, seed++, 2.0f);
+      void* pin = call % 2 ? pin_b.get() : pin_a.get();
+      std::memcpy(pin, x.bytes.data(), x.bytes.size());
+      TensorView xv{DType::kF32, x.dims, pin};
+      std::vector<int64_t> dims_piped, dims_plain;
+      const std::vector<float> got = run_rows(*piped, xv, out_cap, &dims_piped);
+      const std::vector<float> want = run_rows(*plain, xv, out_cap, &dims_plain);
+      EXPECT_EQ(dims_piped, dims_plain);
+      EXPECT_EQ(compare(got, want, kFp16.rel), "") << "pipelined vs plain";
+      if (st.cpu && call == 2) {
+        const std::vector<float> ref = run_rows(*cpu.value(), x.view(), out_cap);
+        EXPECT_EQ(compare(got, ref, kFp16.rel), "") << "pipelined vs cpu";
+      }
+    }
+  }
+  const std::string d = piped->describe();
+  EXPECT_NE(d.find("run [4096,30,32]: copies"), std::string::npos) << d;
+  EXPECT_NE(d.find("pipelined in 4 chunks (forced)"), std::string::npos) << d;
+  EXPECT_EQ(plain->describe().find("pipelined"), std::string::npos) << plain->describe();
+
+  // Pageable memory at a pipelined bucket: the plain graph copies it; then page-locked again.
+  HostTensor x = random_tensor({3000, kPipeSeq, kPipeFeatures}, 900, 2.0f);
+  const std::vector<float> want = run_rows(*plain, x.view(), out_cap);
+  EXPECT_EQ(compare(run_rows(*piped, x.view(), out_cap), want, kFp16.rel), "") << "pageable input";
+  std::memcpy(pin_a.get(), x.bytes.data(), x.bytes.size());
+  EXPECT_EQ(compare(run_rows(*piped, TensorView{DType::kF32, x.dims, pin_a.get()}, out_cap), want, kFp16.rel), "")
+      << "page-locked after pageable";
+
+  // enqueue_on_stream on the same context (its own graph of the bucket's kernels) agrees.
+  Stream st;
+  auto out_pin = m.value().gpu->allocate_host(out_cap * 4);
+  ASSERT_TRUE(out_pin);
+  std::vector<TensorView> in{TensorView{DType::kF32, x.dims, pin_a.get()}}, out(1);
+  for (int call = 0; call < 3; ++call) {
+    out[0].data = out_pin.get();
+    Status s = piped->enqueue_on_stream(in, out, st.handle());
+    ASSERT_TRUE(s) << s.to_string();
+    ASSERT_EQ(cudaStreamSynchronize(st.s), cudaSuccess);
+    const float* o = static_cast<const float*>(out_pin.get());
+    EXPECT_EQ(compare(std::vector<float>(o, o + want.size()), want, kFp16.rel), "") << "enqueue_on_stream call " << call + 1;
+  }
+
+  // A bad input at a pipelined bucket is still a Status, and the context still works.
+  HostTensor bad = random_tensor({3000, kPipeSeq, kPipeFeatures + 1}, 901, 1.0f);
+  std::vector<float> y(out_cap);
+  std::vector<TensorView> bi{bad.view()}, bo(1);
+  bo[0].data = y.data();
+  Status s = piped->execute(bi, bo);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.to_string();
+  EXPECT_EQ(compare(run_rows(*piped, TensorView{DType::kF32, x.dims, pin_a.get()}, out_cap), want, kFp16.rel), "")
+      << "after a bad call";
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, CudaPipeline, ::testing::Values("gru_2x128", "lstm_2x128", "transformer_relu"),
+                         [](const ::testing::TestParamInfo<const char*>& i) { return std::string(i.param); });
+
+// x [batch, 120, 20] → Tanh → y, batch 1..4096 (FP32). Measured choice (no hook): a serving-sized
+// bucket (256 rows, 2.5 MB of input) is never pipelined; bucket 4096 (39 MB) is timed with it.
+TEST(CudaPipelineChoice, ServingBucketsNeverPipelineLargeOnesAreMeasured) {
+  SKIP_WITHOUT_GPU();
+  GraphBuilder b;
+  ValueId x = b.input("x", sym({"batch", "", ""}, {0, 120, 20}));
+  ValueId y = b.value("y");
+  b.node("Tanh", {x}, {y});
+  b.g.values[size_t(y)].shape = sym({"batch", "", ""}, {0, 120, 20});
+  b.g.values[size_t(y)].rank_known = true;
+  b.output(y);
+  BuildOptions o = options("cuda");
+  OptimizationProfile p;
+  p.inputs["x"] = ShapeRange{{1, 120, 20}, {256, 120, 20}, {4096, 120, 20}};
+  o.profiles = {p};
+  auto eng = build_graph(b.g, o);
+  ASSERT_TRUE(eng) << eng.status().to_string();
+  auto ctx = eng.value()->create_context();
+  ASSERT_TRUE(ctx);
+  const int64_t row = 120 * 20;
+  auto pin = eng.value()->allocate_host(size_t(4096 * row) * 4);
+  ASSERT_TRUE(pin);
+  for (int64_t batch : {256, 200, 4096, 3001}) {
+    for (int call = 0; call < 3; ++call) {
+      SCOPED_TRACE("batch " + std::to_string(batch) + " call " + std::to_string(call + 1));
+      HostTensor xt = random_tensor({batch, 120, 20}, uint32_t(batch * 7 + call), 3.0f);
+      std::memcpy(pin.get(), xt.bytes.data(), xt.bytes.size());
+      std::vector<float> want(size_t(batch * row));
+      for (size_t i = 0; i < want.size(); ++i) want[i] = std::tanh(xt.f()[i]);
+      EXPECT_EQ(compare(run_rows(*ctx.value(), TensorView{DType::kF32, xt.dims, pin.get()}, size_t(4096 * row)), want, kFp32.rel), "");
+    }
+    if (batch == 200) {
+      const std::string d = ctx.value()->describe();
+      EXPECT_NE(d.find("run [256,120,20]"), std::string::npos) << d;
+      EXPECT_EQ(d.find("pipelin"), std::string::npos) << "a serving-sized bucket took the pipelined path:\n" << d;
+    }
+  }
+  const std::string d = ctx.value()->describe();
+  EXPECT_NE(d.find("run [4096,120,20]: copies"), std::string::npos) << d;
+  EXPECT_NE(d.find("pipelin"), std::string::npos) << "bucket 4096 was not measured with the pipelined path:\n" << d;
+  EXPECT_NE(d.find(" plain "), std::string::npos) << d;
 }
 
 #endif  // TICKSENTRY_HAVE_CUDA

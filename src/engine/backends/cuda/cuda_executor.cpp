@@ -4,6 +4,7 @@
 #include "engine/backends/cuda/cuda_buffer_plan.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -37,6 +38,8 @@ Status invalid(const std::string& m) { return Status(StatusCode::kInvalidArgumen
 struct SharedIoChoice {
   int io = 0;
   double copy_us = 0, mapped_us = 0;
+  int chunks = 0;  // pipelining choice (signature "pipe|..."): K, 1 = plain; 0 = not measured
+  std::vector<std::pair<int, double>> chunk_us;
 };
 
 class IoChoiceCache {
@@ -71,7 +74,34 @@ size_t row_bytes(const std::vector<int64_t>& dims, DType t, int64_t rows) {
   return size_t(shape_numel(d)) * dtype_size(t);
 }
 
+std::atomic<int> g_forced_chunks{0};  // set_pipeline_chunks_for_testing
+
+// Pipelined path: what chunk k (of `rows` rows) copies of an input whose rows are `rb` bytes,
+// for a caller batch of `batch` rows: its caller rows, or for a chunk wholly past them one row
+// (the caller's first: finite values into a padding row) since a graph copy node cannot be empty.
+struct ChunkCopy {
+  size_t dst_off, src_off, bytes;
+};
+ChunkCopy chunk_copy(int64_t batch, int64_t rows, int k, size_t rb) {
+  const int64_t first = int64_t(k) * rows;
+  const int64_t n = std::clamp<int64_t>(batch - first, 0, rows);
+  if (n > 0) return {size_t(first) * rb, size_t(first) * rb, size_t(n) * rb};
+  return {size_t(first) * rb, 0, rb};
+}
+
+// True when `p` is page-locked host memory (what a graph copy node may read).
+bool page_locked_host(const void* p) {
+  cudaPointerAttributes a{};
+  if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return a.type == cudaMemoryTypeHost;
+}
+
 }  // namespace
+
+void set_pipeline_chunks_for_testing(int chunks) { g_forced_chunks.store(chunks); }
 
 CudaExecutor::CudaExecutor(std::shared_ptr<const Program> program, const ExecutorOptions& options)
     : program_(std::move(program)), options_(options) {}
@@ -97,6 +127,8 @@ CudaExecutor::~CudaExecutor() {
   lt_workspace_.release_to_cache();
   if (lt_) cublasLtDestroy(lt_);
   for (cudaEvent_t e : {done_ev_, fork_ev_, join_ev_}) if (e) cudaEventDestroy(e);
+  for (cudaEvent_t e : chunk_ev_) if (e) cudaEventDestroy(e);
+  if (copy_stream_) cudaStreamDestroy(copy_stream_);
   if (stream_) cudaStreamDestroy(stream_);
 }
 
@@ -108,6 +140,7 @@ Status CudaExecutor::init() {
   TS_CUDA(cudaEventCreateWithFlags(&join_ev_, cudaEventDisableTiming));
   buckets_ = options_.batch_buckets;
   std::sort(buckets_.begin(), buckets_.end());
+  forced_chunks_ = g_forced_chunks.load();
   TS_CUBLAS(cublasLtCreate(&lt_));
   size_t ws = kLtWorkspaceBytes;
   if (options_.workspace_bytes > 0) ws = std::min(ws, size_t(options_.workspace_bytes) / 4);
@@ -164,8 +197,20 @@ Status CudaExecutor::init() {
   return Status::ok();
 }
 
+void CudaExecutor::destroy_pipe(PipeGraph& p) {
+  if (p.exec) cudaGraphExecDestroy(p.exec);
+  if (p.graph) cudaGraphDestroy(p.graph);
+  p = PipeGraph{};
+}
+
+void CudaExecutor::destroy_entry(GraphEntry& e) {
+  if (e.exec) cudaGraphExecDestroy(e.exec);
+  e.exec = nullptr;
+  destroy_pipe(e.pipe);
+}
+
 void CudaExecutor::drop_graphs() {
-  for (auto& [k, e] : graphs_) if (e.exec) cudaGraphExecDestroy(e.exec);
+  for (auto& [k, e] : graphs_) destroy_entry(e);
   graphs_.clear();
 }
 
@@ -391,21 +436,31 @@ Status CudaExecutor::capture(Io io, std::span<const TensorView> inputs, cudaGrap
 }
 
 Status CudaExecutor::time_variants(const std::function<Status(int)>& launch, double* us0, double* us1) {
+  std::vector<double> us;
+  TS_RETURN_IF_ERROR(time_variants(launch, 2, &us));
+  *us0 = us[0];
+  *us1 = us[1];
+  return Status::ok();
+}
+
+Status CudaExecutor::time_variants(const std::function<Status(int)>& launch, int n, std::vector<double>* us) {
   using clock = std::chrono::steady_clock;
   constexpr int kWarm = 1, kRuns = 9;
-  std::vector<double> t[2];
+  std::vector<std::vector<double>> t(static_cast<size_t>(n));
   for (int r = 0; r < kWarm + kRuns; ++r) {
-    for (int v = 0; v < 2; ++v) {
+    for (int v = 0; v < n; ++v) {
       auto t0 = clock::now();
       TS_RETURN_IF_ERROR(launch(v));
       TS_RETURN_IF_ERROR(sync());
       auto t1 = clock::now();
-      if (r >= kWarm) t[v].push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+      if (r >= kWarm) t[size_t(v)].push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
     }
   }
-  for (auto& v : t) std::sort(v.begin(), v.end());
-  *us0 = t[0][t[0].size() / 2];
-  *us1 = t[1][t[1].size() / 2];
+  us->clear();
+  for (auto& v : t) {
+    std::sort(v.begin(), v.end());
+    us->push_back(v[v.size() / 2]);
+  }
   return Status::ok();
 }
 
@@ -436,17 +491,56 @@ Status CudaExecutor::run_padded(std::span<const TensorView> inputs) {
   const std::string key = shape + "run";
   auto it = graphs_.find(key);
   if (it != graphs_.end() && it->second.generation == generation_) {
-    TS_RETURN_IF_ERROR(copy_direct_inputs(inputs, it->second.io, stream_));
-    TS_CUDA(cudaGraphLaunch(it->second.exec, stream_));
+    bool piped = false;
+    if (it->second.pipe.exec) TS_RETURN_IF_ERROR(point_pipeline(it->second.pipe, inputs, &piped));
+    if (piped) {
+      TS_CUDA(cudaGraphLaunch(it->second.pipe.exec, stream_));
+    } else {
+      TS_RETURN_IF_ERROR(copy_direct_inputs(inputs, it->second.io, stream_));
+      TS_CUDA(cudaGraphLaunch(it->second.exec, stream_));
+    }
     TS_RETURN_IF_ERROR(sync());
     out_dims_ = it->second.out_dims;
     return Status::ok();
   }
   if (it != graphs_.end()) {
-    cudaGraphExecDestroy(it->second.exec);
+    destroy_entry(it->second);
     graphs_.erase(it);
   }
   if (seen_.count(shape) && graphs_.size() < kMaxGraphs) {
+    // Pipelining (large buckets): an eager run gives the bucket's outputs (their bytes sign
+    // the cached choice), then an eager run of each K left makes its allocations, so the
+    // captures that follow allocate nothing.
+    std::vector<int> ks = pipeline_candidates(inputs);
+    std::string pipe_signature;
+    SharedIoChoice pipe_known;
+    bool have_pipe_known = false;
+    if (!ks.empty()) {
+      Status es = enqueue_all(inputs, Io::kCopy, true);
+      if (!es) {
+        Status drained = sync();
+        (void)drained;
+        return es;
+      }
+      TS_RETURN_IF_ERROR(sync());
+      if (!outputs_follow_batch(run_bucket_)) {
+        ks.clear();
+      } else {
+        size_t in_b = 0, out_b = 0;
+        for (const TensorView& t : padded_) in_b += t.bytes();
+        for (size_t i = 0; i < g.outputs.size(); ++i) out_b += row_bytes(out_dims_[i], values_[size_t(g.outputs[i])].dtype, -1);
+        int device = 0;
+        cudaGetDevice(&device);
+        pipe_signature = "pipe|" + std::to_string(device) + "|" + key + "|" + std::to_string(in_b) + "|" + std::to_string(out_b);
+        if (forced_chunks_ == 0 && io_choice_cache().find(pipe_signature, &pipe_known) && pipe_known.chunks > 0) {
+          have_pipe_known = true;  // another context measured this signature: build only its choice
+          std::vector<int> keep;
+          for (int k : ks) if (k == pipe_known.chunks) keep.push_back(k);
+          ks = keep;
+        }
+        TS_RETURN_IF_ERROR(warm_pipelines(inputs, &ks));
+      }
+    }
     cudaGraphExec_t copy_exec = nullptr, mapped_exec = nullptr;
     TS_RETURN_IF_ERROR(capture(Io::kCopy, inputs, &copy_exec));
     if (copy_exec) {
@@ -465,7 +559,7 @@ Status CudaExecutor::run_padded(std::span<const TensorView> inputs) {
           std::to_string(device) + "|" + key + "|" + std::to_string(in_bytes) + "|" + std::to_string(out_bytes);
       SharedIoChoice known;
       const bool have_known = io_choice_cache().find(signature, &known);
-      if (io_bytes <= kZeroCopyMaxBytes && device_outputs && (!have_known || known.io == int(Io::kMapped))) {
+      if (io_bytes <= kZeroCopyMaxBytes && device_outputs && ks.empty() && (!have_known || known.io == int(Io::kMapped))) {
         Status cs = capture(Io::kMapped, inputs, &mapped_exec);
         if (!cs) {
           cudaGraphExecDestroy(copy_exec);
@@ -499,10 +593,32 @@ Status CudaExecutor::run_padded(std::span<const TensorView> inputs) {
         entry.io = c.io;
       }
       c.io = entry.io;  // what runs (copies when the zero-copy graph could not be captured)
+      if (!ks.empty()) {
+        const bool time_them = forced_chunks_ == 0 && !have_pipe_known;
+        Status ps = choose_pipeline(inputs, ks, copy_exec, time_them, &entry, &c);
+        if (!ps) {
+          destroy_entry(entry);
+          return ps;
+        }
+        if (time_them && !c.chunk_us.empty()) {
+          SharedIoChoice sc;
+          sc.chunks = c.chunks;
+          sc.chunk_us = c.chunk_us;
+          io_choice_cache().put(pipe_signature, sc);
+        }
+      }
+      if (have_pipe_known) {
+        c.chunks = entry.pipe.exec ? entry.pipe.chunks : 1;
+        c.chunk_us = pipe_known.chunk_us;
+      }
       io_[key] = c;
       graphs_[key] = entry;
-      TS_RETURN_IF_ERROR(copy_direct_inputs(inputs, entry.io, stream_));
-      TS_CUDA(cudaGraphLaunch(entry.exec, stream_));
+      if (entry.pipe.exec) {  // its copy nodes read this call's inputs
+        TS_CUDA(cudaGraphLaunch(entry.pipe.exec, stream_));
+      } else {
+        TS_RETURN_IF_ERROR(copy_direct_inputs(inputs, entry.io, stream_));
+        TS_CUDA(cudaGraphLaunch(entry.exec, stream_));
+      }
       return sync();
     }
   }
@@ -514,6 +630,306 @@ Status CudaExecutor::run_padded(std::span<const TensorView> inputs) {
   }
   TS_RETURN_IF_ERROR(sync());
   seen_[shape] = 1;
+  return Status::ok();
+}
+
+// --- pipelined copy and compute (cuda_executor.h, PERF NOTE) --------------------------------
+
+std::vector<int> CudaExecutor::pipeline_candidates(std::span<const TensorView> inputs) const {
+  std::vector<int> ks;
+  if (forced_chunks_ == 1 || buckets_.empty() || run_bucket_ < 1 || run_batch_ < 1 || padded_.empty()) return ks;
+  size_t in_bytes = 0;
+  for (const TensorView& t : padded_) in_bytes += t.bytes();
+  if (forced_chunks_ == 0 && in_bytes < kPipelineMinBytes) return ks;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    // The graph's copy nodes read the caller's large inputs: page-locked host memory only
+    // (device memory has no PCIe copy to hide).
+    if (direct_[i] && inputs[i].bytes() && !page_locked_host(inputs[i].data)) return ks;
+  }
+  for (int k = 2; k <= kMaxPipelineChunks; k *= 2) {
+    if (forced_chunks_ > 1 && k != forced_chunks_) continue;
+    if (run_bucket_ % k != 0) continue;
+    const int64_t rows = run_bucket_ / k;
+    bool aligned = true;  // every chunk's input rows start 256-byte aligned, as a tensor's would
+    for (const TensorView& t : padded_) aligned = aligned && row_bytes(t.dims, t.dtype, rows) % 256 == 0;
+    if (aligned) ks.push_back(k);
+  }
+  return ks;
+}
+
+Status CudaExecutor::ensure_pipe_streams() {
+  if (copy_stream_) return Status::ok();
+  chunk_ev_.assign(size_t(kMaxPipelineChunks) + 1, nullptr);
+  for (cudaEvent_t& e : chunk_ev_) TS_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  TS_CUDA(cudaStreamCreateWithFlags(&copy_stream_, cudaStreamNonBlocking));
+  return Status::ok();
+}
+
+Status CudaExecutor::enqueue_pipeline(std::span<const TensorView> inputs, int chunks) {
+  const Graph& g = program_->graph;
+  TS_RETURN_IF_ERROR(ensure_pipe_streams());
+  const int64_t rows = run_bucket_ / chunks;
+  const std::vector<std::vector<int64_t>> bucket_out = out_dims_;  // the bucket's, from its plain run
+  std::vector<char*> base(inputs.size());
+  std::vector<size_t> rb(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    DevTensor& t = values_[size_t(g.inputs[i])];
+    TS_RETURN_IF_ERROR(alloc(t, padded_[i].dtype, padded_[i].dims));
+    base[i] = static_cast<char*>(t.data);
+    rb[i] = row_bytes(padded_[i].dims, padded_[i].dtype, 1);
+  }
+  for (size_t o = 0; o < g.outputs.size(); ++o) {
+    TS_RETURN_IF_ERROR(ensure_pinned(out_stage_[o], row_bytes(bucket_out[o], values_[size_t(g.outputs[o])].dtype, -1)));
+  }
+  // Copies: chunk after chunk on the copy stream, an event after each.
+  TS_CUDA(cudaEventRecord(chunk_ev_[0], stream_));
+  TS_CUDA(cudaStreamWaitEvent(copy_stream_, chunk_ev_[0]));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!direct_[i]) TS_RETURN_IF_ERROR(copy_bytes(base[i], in_stage_[i].p, padded_[i].bytes(), false, copy_stream_));
+  }
+  for (int k = 0; k < chunks; ++k) {
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (!direct_[i] || !rb[i]) continue;
+      const ChunkCopy c = chunk_copy(run_batch_, rows, k, rb[i]);
+      TS_RETURN_IF_ERROR(copy_bytes(base[i] + c.dst_off, static_cast<const char*>(inputs[i].data) + c.src_off, c.bytes,
+                                    false, copy_stream_));
+    }
+    TS_CUDA(cudaEventRecord(chunk_ev_[size_t(k) + 1], copy_stream_));
+  }
+  // Kernels: chunk k on its rows of the inputs once they landed, its output rows to staging.
+  Status s;
+  for (int k = 0; k < chunks && s; ++k) {
+    cudaError_t e = cudaStreamWaitEvent(stream_, chunk_ev_[size_t(k) + 1]);
+    if (e != cudaSuccess) {
+      s = cuda_error(e, "cudaStreamWaitEvent");
+      break;
+    }
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      DevTensor& t = values_[size_t(g.inputs[i])];
+      t.dims[0] = rows;
+      t.data = base[i] + size_t(k) * size_t(rows) * rb[i];
+    }
+    s = launch_nodes();
+    for (size_t o = 0; o < g.outputs.size() && s; ++o) {
+      const DevTensor& t = values_[size_t(g.outputs[o])];
+      if (t.dims.empty() || t.dims[0] != rows) {
+        s = Status(StatusCode::kUnsupported, "output " + g.value(g.outputs[o]).name + " does not follow the chunk's batch");
+        break;
+      }
+      const size_t orb = row_bytes(t.dims, t.dtype, 1);
+      s = copy_bytes(static_cast<char*>(out_stage_[o].p) + size_t(k) * size_t(rows) * orb, t.data, size_t(rows) * orb, false,
+                     stream_);
+    }
+  }
+  // Join the copy stream whatever happened (a capture must end joined; eager copies must be
+  // done before the inputs are reused), and put the inputs back at the bucket.
+  cudaError_t je = cudaStreamWaitEvent(stream_, chunk_ev_[size_t(chunks)]);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    DevTensor& t = values_[size_t(g.inputs[i])];
+    t.dims = padded_[i].dims;
+    t.data = base[i];
+  }
+  out_dims_ = bucket_out;
+  if (s && je != cudaSuccess) s = cuda_error(je, "cudaStreamWaitEvent");
+  return s;
+}
+
+Status CudaExecutor::warm_pipelines(std::span<const TensorView> inputs, std::vector<int>* ks) {
+  std::vector<int> ok;
+  for (int k : *ks) {
+    Status s = enqueue_pipeline(inputs, k);
+    Status synced = sync();
+    // This K's outputs do not follow its chunks, or its tactics need more scratch than the
+    // workspace limit leaves: the plain graph does without it.
+    if (!s && (s.code() == StatusCode::kUnsupported || s.code() == StatusCode::kOutOfRange)) continue;
+    TS_RETURN_IF_ERROR(s);
+    TS_RETURN_IF_ERROR(synced);
+    ok.push_back(k);
+  }
+  *ks = ok;
+  return Status::ok();
+}
+
+Status CudaExecutor::capture_pipeline(std::span<const TensorView> inputs, int chunks, PipeGraph* p) {
+  const Graph& g = program_->graph;
+  *p = PipeGraph{};
+  TS_RETURN_IF_ERROR(ensure_pipe_streams());
+  TS_CUDA(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+  capturing_ = true;
+  realloc_in_capture_ = false;
+  Status s = enqueue_pipeline(inputs, chunks);
+  cudaGraph_t graph = nullptr;
+  cudaError_t e = cudaStreamEndCapture(stream_, &graph);
+  capturing_ = false;
+  cudaGraphExec_t exec = nullptr;
+  if (s && e == cudaSuccess && graph) e = cudaGraphInstantiate(&exec, graph, 0);
+  if (!s || e != cudaSuccess || !exec) {
+    if (exec) cudaGraphExecDestroy(exec);
+    if (graph) cudaGraphDestroy(graph);
+    cudaGetLastError();
+    if (!s && !realloc_in_capture_ && s.code() != StatusCode::kUnsupported) return s;
+    if (s && e != cudaSuccess) return cuda_error(e, "capturing a pipelined CUDA graph");
+    return Status::ok();  // no graph: this K is not used
+  }
+  p->chunks = chunks;
+  p->graph = graph;
+  p->exec = exec;
+  p->batch = run_batch_;
+  p->src.assign(inputs.size(), nullptr);
+  for (size_t i = 0; i < inputs.size(); ++i) p->src[i] = inputs[i].data;
+  // The copy node of each (direct input, chunk), found by its destination (fixed: the input
+  // tensor's rows), so a later call can re-point its source. Without them the graph runs only
+  // for this call's addresses and batch.
+  size_t n = 0;
+  std::vector<cudaGraphNode_t> nodes;
+  if (cudaGraphGetNodes(graph, nullptr, &n) == cudaSuccess && n) {
+    nodes.resize(n);
+    if (cudaGraphGetNodes(graph, nodes.data(), &n) != cudaSuccess) nodes.clear();
+  }
+  cudaGetLastError();
+  const int64_t rows = run_bucket_ / chunks;
+  std::vector<cudaGraphNode_t> found(inputs.size() * size_t(chunks), nullptr);
+  size_t want = 0, got = 0;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!direct_[i] || !inputs[i].bytes()) continue;
+    const char* base = static_cast<const char*>(values_[size_t(g.inputs[i])].data);
+    const size_t rb = row_bytes(padded_[i].dims, padded_[i].dtype, 1);
+    for (int k = 0; k < chunks; ++k) {
+      ++want;
+      const char* dst = base + size_t(k) * size_t(rows) * rb;
+      for (cudaGraphNode_t node : nodes) {
+        cudaGraphNodeType type{};
+        if (cudaGraphNodeGetType(node, &type) != cudaSuccess || type != cudaGraphNodeTypeMemcpy) continue;
+        cudaMemcpy3DParms prm{};
+        if (cudaGraphMemcpyNodeGetParams(node, &prm) != cudaSuccess) continue;
+        const char* at = static_cast<const char*>(prm.dstPtr.ptr) + prm.dstPos.x +
+                         (prm.dstPos.y + prm.dstPos.z * prm.dstPtr.ysize) * prm.dstPtr.pitch;
+        if (at == dst) {
+          found[i * size_t(chunks) + size_t(k)] = node;
+          ++got;
+          break;
+        }
+      }
+    }
+  }
+  cudaGetLastError();
+  if (got == want) p->in_nodes = std::move(found);
+  return Status::ok();
+}
+
+Status CudaExecutor::point_pipeline(PipeGraph& p, std::span<const TensorView> inputs, bool* usable) {
+  const Graph& g = program_->graph;
+  *usable = false;
+  if (run_batch_ < 1) return Status::ok();
+  bool same = p.batch == run_batch_;
+  for (size_t i = 0; i < inputs.size() && same; ++i) same = !direct_[i] || p.src[i] == inputs[i].data;
+  if (same) {
+    *usable = true;
+    return Status::ok();
+  }
+  if (p.in_nodes.empty()) return Status::ok();  // a graph for its capture's addresses only
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (direct_[i] && inputs[i].bytes() && !page_locked_host(inputs[i].data)) return Status::ok();
+  }
+  const int64_t rows = run_bucket_ / p.chunks;
+  p.batch = -1;  // until every node points at this call's rows
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!direct_[i] || !inputs[i].bytes()) continue;
+    char* base = static_cast<char*>(values_[size_t(g.inputs[i])].data);
+    const size_t rb = row_bytes(padded_[i].dims, padded_[i].dtype, 1);
+    for (int k = 0; k < p.chunks; ++k) {
+      const ChunkCopy c = chunk_copy(run_batch_, rows, k, rb);
+      cudaError_t e = cudaGraphExecMemcpyNodeSetParams1D(p.exec, p.in_nodes[i * size_t(p.chunks) + size_t(k)], base + c.dst_off,
+                                                         static_cast<const char*>(inputs[i].data) + c.src_off, c.bytes,
+                                                         cudaMemcpyDefault);
+      if (e != cudaSuccess) {  // the plain graph runs this call
+        cudaGetLastError();
+        return Status::ok();
+      }
+    }
+    p.src[i] = inputs[i].data;
+  }
+  p.batch = run_batch_;
+  *usable = true;
+  return Status::ok();
+}
+
+Status CudaExecutor::choose_pipeline(std::span<const TensorView> inputs, const std::vector<int>& ks, cudaGraphExec_t plain,
+                                     bool time_them, GraphEntry* entry, IoChoice* c) {
+  std::vector<PipeGraph> pg;
+  const uint64_t generation = generation_;
+  Status s;
+  for (int k : ks) {
+    PipeGraph p;
+    s = capture_pipeline(inputs, k, &p);
+    if (!s) break;
+    if (p.exec) pg.push_back(std::move(p));
+  }
+  auto drop_all = [&] {
+    for (PipeGraph& p : pg) destroy_pipe(p);
+  };
+  if (!s || generation != generation_) {  // an error, or a capture reallocated: plain graph
+    drop_all();
+    return s;
+  }
+  // Only graphs whose copy nodes can follow the caller's address and batch are kept.
+  for (PipeGraph& p : pg) {
+    bool usable = false;
+    p.batch = -1;
+    Status ps = p.in_nodes.empty() ? Status::ok() : point_pipeline(p, inputs, &usable);
+    if (!ps) {
+      drop_all();
+      return ps;
+    }
+    if (!usable) destroy_pipe(p);
+  }
+  pg.erase(std::remove_if(pg.begin(), pg.end(), [](const PipeGraph& p) { return !p.exec; }), pg.end());
+  if (pg.empty()) return Status::ok();
+  size_t best = 0;  // index into pg; pg.size() = the plain graph
+  if (time_them) {
+    std::vector<double> us;
+    auto launch = [&](int v) -> Status {
+      if (v == 0) {
+        TS_RETURN_IF_ERROR(copy_direct_inputs(inputs, Io::kCopy, stream_));
+        TS_CUDA(cudaGraphLaunch(plain, stream_));
+      } else {
+        // Re-pointed as if the caller's address changed (the engine benchmark rotates 4
+        // buffers; a server its staging): the measurement includes the node updates.
+        PipeGraph& p = pg[size_t(v) - 1];
+        bool usable = false;
+        p.batch = -1;
+        TS_RETURN_IF_ERROR(point_pipeline(p, inputs, &usable));
+        TS_CUDA(cudaGraphLaunch(usable ? p.exec : plain, stream_));
+      }
+      return Status::ok();
+    };
+    Status ts = time_variants(launch, int(pg.size()) + 1, &us);
+    if (!ts) {
+      drop_all();
+      return ts;
+    }
+    c->chunk_us.clear();
+    c->chunk_us.emplace_back(1, us[0]);
+    best = pg.size();
+    double best_us = us[0];
+    for (size_t j = 0; j < pg.size(); ++j) {
+      c->chunk_us.emplace_back(pg[j].chunks, us[j + 1]);
+      if (us[j + 1] < best_us) {
+        best_us = us[j + 1];
+        best = j;
+      }
+    }
+  }
+  c->chunks = best < pg.size() ? pg[best].chunks : 1;
+  c->chunks_forced = forced_chunks_ > 1;
+  for (size_t j = 0; j < pg.size(); ++j) {
+    if (j == best) {
+      entry->pipe = std::move(pg[j]);
+      pg[j] = PipeGraph{};
+    } else {
+      destroy_pipe(pg[j]);
+    }
+  }
   return Status::ok();
 }
 
@@ -598,7 +1014,7 @@ Status CudaExecutor::enqueue_on_stream(std::span<const TensorView> inputs, std::
   const std::string key = shape + "enqueue_on_stream";
   auto it = graphs_.find(key);
   if (it != graphs_.end() && it->second.generation != generation_) {
-    cudaGraphExecDestroy(it->second.exec);
+    destroy_entry(it->second);
     graphs_.erase(it);
     it = graphs_.end();
   }
@@ -704,7 +1120,21 @@ std::string CudaExecutor::describe() const {
     } else {
       std::snprintf(buf, sizeof buf, "copies (zero-copy not tried: over %zu bytes or memory not mapped)", kZeroCopyMaxBytes);
     }
-    o.append("  ").append(key, cut, std::string::npos).append(" ").append(dims).append(": ").append(buf).append("\n");
+    o.append("  ").append(key, cut, std::string::npos).append(" ").append(dims).append(": ").append(buf);
+    if (!on_stream && c.chunks > 1) {
+      std::snprintf(buf, sizeof buf, "; pipelined in %d chunks%s", c.chunks,
+                    c.chunks_forced ? " (forced)" : " (copy-in of chunk k+1 under chunk k's kernels)");
+      o.append(buf);
+    }
+    if (!on_stream && !c.chunk_us.empty()) {
+      o.append(c.chunks > 1 ? ", measured" : "; pipelining measured, plain kept");
+      for (const auto& [k, us] : c.chunk_us) {
+        std::snprintf(buf, sizeof buf, " %s%.1f us", k == 1 ? "plain " : "", us);
+        if (k > 1) std::snprintf(buf, sizeof buf, " %d chunks %.1f us", k, us);
+        o.append(buf);
+      }
+    }
+    o.append("\n");
   }
   return o;
 }

@@ -33,6 +33,21 @@
 // outputs are copied out; an event recorded after it orders the next call of this context
 // (any stream, or the synchronous run()) after it.
 //
+// Pipelined copy and compute (PERF NOTE): a bucket whose inputs are kPipelineMinBytes or more
+// (batch 4096 × 60 × 32 fp32 is 31.5 MB, ≈ 600 µs of pinned PCIe copy on the H200, about half
+// of a GRU-2x128 run) can run as K chunks of bucket/K rows in ONE graph: chunk k+1's H2D copy,
+// on a second internal stream, fills its rows of the input tensor while chunk k's kernels run
+// on rows already there (the chunk's kernels read the input at a row offset: no extra copy),
+// then each chunk's output rows are copied into the pinned output staging. Total ≈ max(copy,
+// compute) + one chunk instead of copy + compute. The capture times the plain graph against
+// K = 2, 4, 8, 16 (median launch + synchronize, like zero-copy) and keeps the fastest, cached
+// by device and IO signature; chunked kernels can be slower than one big launch (another
+// tactic at the smaller batch), which is why K is measured. Used when every input and output follows
+// the batch (buckets on) and the caller's large inputs are page-locked (the graph's copy nodes
+// read them; a call with other memory runs the plain graph); the copy nodes are re-pointed
+// (cudaGraphExecMemcpyNodeSetParams1D) only when the caller's address or batch changes. Rows
+// past the caller's batch keep earlier (finite) rows, as the plain path's padding does.
+//
 // Memory: memory_bytes() is the device memory this context holds (intermediates, scratch,
 // cuBLASLt workspace), weights excluded (they belong to the Program). Intermediates whose
 // lifetimes do not overlap share grow-only buffers (cuda_buffer_plan.h). Scratch plus the
@@ -41,6 +56,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/backends/cuda/cuda_common.h"
@@ -70,6 +86,10 @@ class CudaExecutor final : public BackendExecutor, private CudaRunEnv {
   static constexpr size_t kDirectCopyBytes = size_t(256) << 10;
   // Buckets whose inputs plus outputs are at most this are timed with zero-copy at capture.
   static constexpr size_t kZeroCopyMaxBytes = size_t(1) << 20;
+  // Buckets whose inputs are at least this are timed with the pipelined path at capture
+  // (serving's buckets, ≤ 256 rows × 120 steps × 20 features = 2.5 MB, never are).
+  static constexpr size_t kPipelineMinBytes = size_t(4) << 20;
+  static constexpr int kMaxPipelineChunks = 16;
 
  private:
   // How a graph moves data: DMA copies (pinned staging, direct caller memory), the copy kernel
@@ -78,7 +98,27 @@ class CudaExecutor final : public BackendExecutor, private CudaRunEnv {
   struct IoChoice {  // per bucket and path, what the capture measured
     Io io = Io::kCopy;
     double copy_us = 0, mapped_us = 0;  // median launch + synchronize; 0 = not measured
+    int chunks = 1;                     // pipelined path: K (1 = plain graph)
+    bool chunks_forced = false;         // set_pipeline_chunks_for_testing
+    std::vector<std::pair<int, double>> chunk_us;  // K → median µs (K = 1: plain); empty = not timed
   };
+  // A pipelined graph of one bucket (see the PERF NOTE above).
+  struct PipeGraph {
+    int chunks = 0;                   // K; 0 = none
+    cudaGraph_t graph = nullptr;      // kept: its copy nodes are re-pointed per caller address
+    cudaGraphExec_t exec = nullptr;
+    std::vector<cudaGraphNode_t> in_nodes;  // [input * K + k]; null for staged inputs
+    std::vector<const void*> src;     // caller addresses the nodes read now
+    int64_t batch = -1;               // caller batch the nodes copy now (−1: re-point)
+  };
+  struct GraphEntry {
+    cudaGraphExec_t exec = nullptr;
+    uint64_t generation = 0;
+    Io io = Io::kCopy;
+    std::vector<std::vector<int64_t>> out_dims;  // at the padded batch
+    PipeGraph pipe;                              // run(): the pipelined graph, when chosen
+  };
+  void destroy_entry(GraphEntry& e);
 
   CudaExecutor(std::shared_ptr<const Program> program, const ExecutorOptions& options);
   Status init();
@@ -102,12 +142,29 @@ class CudaExecutor final : public BackendExecutor, private CudaRunEnv {
   // Captures enqueue_all(padded_, io) on the internal stream; null exec when a reallocation
   // interrupted it (the caller then runs eagerly).
   Status capture(Io io, std::span<const TensorView> inputs, cudaGraphExec_t* exec);
-  // Median µs of `launch` + synchronize, interleaving two variants (zero-copy choice).
+  // Median µs of `launch` + synchronize, interleaving two variants (zero-copy choice), or n
+  // (pipelining choice).
   Status time_variants(const std::function<Status(int)>& launch, double* us0, double* us1);
+  Status time_variants(const std::function<Status(int)>& launch, int n, std::vector<double>* us);
   // Where caller memory is: *dev its device address (null if the device cannot read it directly);
   // pageable host memory → kInvalidArgument.
   Status check_memory(const void* p, const std::string& what, void** dev) const;
   Status run_padded(std::span<const TensorView> inputs);
+  // Pipelined path: the K worth trying for this run's bucket (empty: none); the eager runs that
+  // make every chunk size's allocations before capture (drops K whose outputs do not follow);
+  // queueing the chunks (eager or under capture); capturing one K; re-pointing its copy nodes
+  // at the caller's inputs (false in *usable: run the plain graph this call).
+  std::vector<int> pipeline_candidates(std::span<const TensorView> inputs) const;
+  Status warm_pipelines(std::span<const TensorView> inputs, std::vector<int>* ks);
+  Status enqueue_pipeline(std::span<const TensorView> inputs, int chunks);
+  Status capture_pipeline(std::span<const TensorView> inputs, int chunks, PipeGraph* p);
+  // Captures each K of `ks`, keeps the one to run in entry->pipe (the fastest against `plain`
+  // when `time_them`, else the first captured) and records the choice in *c.
+  Status choose_pipeline(std::span<const TensorView> inputs, const std::vector<int>& ks, cudaGraphExec_t plain,
+                         bool time_them, GraphEntry* entry, IoChoice* c);
+  Status point_pipeline(PipeGraph& p, std::span<const TensorView> inputs, bool* usable);
+  Status ensure_pipe_streams();
+  static void destroy_pipe(PipeGraph& p);
 
   // CudaRunEnv
   Status alloc(DevTensor& t, DType dtype, std::span<const int64_t> dims) override;
@@ -120,18 +177,15 @@ class CudaExecutor final : public BackendExecutor, private CudaRunEnv {
   };
   Status ensure_pinned(PinnedBuffer& b, size_t bytes);
 
-  struct GraphEntry {
-    cudaGraphExec_t exec = nullptr;
-    uint64_t generation = 0;
-    Io io = Io::kCopy;
-    std::vector<std::vector<int64_t>> out_dims;  // at the padded batch
-  };
 
   std::shared_ptr<const Program> program_;
   ExecutorOptions options_;
   cudaStream_t stream_ = nullptr;               // internal: eager runs, captures, run()
   cudaEvent_t done_ev_ = nullptr;               // after the last enqueue_on_stream
   cudaEvent_t fork_ev_ = nullptr, join_ev_ = nullptr;
+  cudaStream_t copy_stream_ = nullptr;          // pipelined path: the chunks' H2D copies
+  std::vector<cudaEvent_t> chunk_ev_;           // pipelined path: [0] fork, [1 + k] chunk k copied
+  int forced_chunks_ = 0;                       // set_pipeline_chunks_for_testing at creation
   bool async_pending_ = false;                  // done_ev_ recorded since the last sync()
   cublasLtHandle_t lt_ = nullptr;
   DeviceBuffer lt_workspace_;
@@ -159,5 +213,10 @@ class CudaExecutor final : public BackendExecutor, private CudaRunEnv {
   bool capturing_ = false;
   bool realloc_in_capture_ = false;
 };
+
+// Test hook: the pipelined path's chunk count for contexts created after the call. 0 (the
+// default): measured at capture for buckets of kPipelineMinBytes or more; 1: never pipelined;
+// 2, 4, 8 or 16: always that K where the bucket allows it, whatever its size (no timing).
+void set_pipeline_chunks_for_testing(int chunks);
 
 }  // namespace ts::engine::cuda
