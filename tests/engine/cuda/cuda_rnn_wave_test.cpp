@@ -245,6 +245,73 @@ TEST(CudaRnnWave, FusedInputTransposeAndHeadMatchCpu) {
   check_stack_io("GRU-2x128 I=32 head 1 bf16", gru_with_io(128, 32, 1, 251), 32, {{1, 60}, {300, 60}}, Precision::kBF16);
 }
 
+// Tactic "wave_split" (each recurrence and layer 2's input side over two CTAs of a 6-CTA
+// cluster, up to kRnnWaveSplitMaxBatch rows; the 3-CTA wavefront above, the layers above
+// kRnnWaveMaxBatch) forced on the fused node vs the CPU backend on the unfused graph. The pass
+// carries only "wave" from the layers, so the test fuses (and, with `passes`, runs the graph
+// passes first, as an ONNX build does: the head is absorbed) and sets the node's tactic itself.
+void check_split(const std::string& name, const Graph& g, bool batch_first, int64_t in, bool passes,
+                 const std::vector<std::pair<int64_t, int64_t>>& tb, Tol tol, Precision p) {
+  SCOPED_TRACE(name + " " + tol.name);
+  auto opts = [&](const std::string& backend, Precision pr) {
+    BuildOptions o = options(backend, pr);
+    OptimizationProfile prof;
+    prof.inputs["x"] = batch_first ? ShapeRange{{1, 1, in}, {8, 60, in}, {kStackMaxBatch, 120, in}}
+                                   : ShapeRange{{1, 1, in}, {60, 8, in}, {120, kStackMaxBatch, in}};
+    o.profiles = {prof};
+    return o;
+  };
+  auto cpu_e = build_graph(g, opts("cpu", Precision::kFP32));
+  ASSERT_TRUE(cpu_e) << cpu_e.status().to_string();
+  Graph gg = g;
+  PassLog log;
+  if (passes) {
+    ASSERT_TRUE(run_passes(gg, log));
+  }
+  ASSERT_EQ(fuse_rnn_stack(gg, log, [](const Node&) { return true; }), 1);
+  for (Node& n : gg.nodes)
+    if (n.op == "GRUStack") n.tactic = "wave_split";
+  BuildOptions go = opts("cuda", p);
+  go.time_tactics = false;
+  auto plan = build_from_graph(gg, log, go);
+  ASSERT_TRUE(plan) << plan.status().to_string();
+  auto pl = deserialize_plan(plan.value());
+  ASSERT_TRUE(pl) << pl.status().to_string();
+  ASSERT_EQ(count_op(pl.value().graph, "GRUStack"), 1);
+  for (const Node& n : pl.value().graph.nodes) {
+    if (n.op == "GRUStack") {
+      EXPECT_EQ(n.tactic, "wave_split");
+    }
+  }
+  auto gpu_e = Engine::load(plan.value());
+  ASSERT_TRUE(gpu_e) << gpu_e.status().to_string();
+  uint32_t seed = 41;
+  for (auto [t, b] : tb) {
+    std::vector<HostTensor> ins{random_tensor(batch_first ? std::vector<int64_t>{b, t, in} : std::vector<int64_t>{t, b, in}, seed++, 1.5f)};
+    expect_gpu_matches_cpu(*cpu_e.value(), *gpu_e.value(), ins, tol.rel,
+                           "at [T, B] = [" + std::to_string(t) + ", " + std::to_string(b) + "]", size_t(t * b * 128));
+  }
+}
+
+// Batch 1, 7 (a partial cluster), 64, 176 (the split's last batch), 300 and 2000 (the 3-CTA
+// wavefront), 4096 (the layers); T 1, 2, 5, 60, 120; Y and Y_h, and the fused head; FP16 and
+// BF16; hidden 64 (runs as "wave") and input 64 (four k tiles of x).
+TEST(CudaRnnWave, SplitWavefrontMatchesCpu) {
+  SKIP_WITHOUT_GPU();
+  const std::vector<std::pair<int64_t, int64_t>> tb{{60, 1}, {1, 1}, {2, 3}, {5, 7}, {120, 7}, {60, 64}, {120, 176},
+                                                    {120, 300}, {5, 2000}, {60, 2000}, {5, 4096}};
+  check_split("GRU-2x128 I=32", stacked_gru(128, 32, 1, 201), false, 32, false, tb, kFp16, Precision::kFP16);
+  check_split("GRU-2x128 I=32", stacked_gru(128, 32, 1, 201), false, 32, false, {{60, 1}, {120, 7}, {60, 300}}, kBf16,
+              Precision::kBF16);
+  check_split("GRU-2x128 I=64", stacked_gru(128, 64, 1, 221), false, 64, false, {{60, 1}, {120, 9}}, kFp16, Precision::kFP16);
+  check_split("GRU-2x64 I=20", stacked_gru(64, 20, 1, 211), false, 20, false, {{60, 1}, {5, 7}}, kFp16, Precision::kFP16);
+  // [T, B] of a batch-first input [B, T, I]; the head of 1 and of 3 outputs.
+  check_split("GRU-2x128 I=32 head 1", gru_with_io(128, 32, 1, 251), true, 32, true,
+              {{60, 1}, {120, 7}, {5, 1}, {60, 176}, {60, 300}, {5, 2000}, {5, 4096}}, kFp16, Precision::kFP16);
+  check_split("GRU-2x128 I=32 head 3 bf16", gru_with_io(128, 32, 3, 261), true, 32, true, {{60, 1}, {30, 37}}, kBf16,
+              Precision::kBF16);
+}
+
 // Where the wavefront does not apply the node runs its layers one by one: linear_before_reset
 // = 0, and tactic "layers:<t>" (layer 1's Y in the scratch region, layer 2's projection after it).
 TEST(CudaRnnWave, LayerByLayerTacticsAndFallbackMatchCpu) {

@@ -17,6 +17,13 @@
 // what batch 8 costs); h travels fp16/bf16 in the B-fragment order (see below); the fp32 state
 // and the gate math stay in the registers of the thread that owns the cell.
 //
+// Tactic "wave_split" (hidden 128, up to kRnnWaveSplitMaxBatch rows): the same with NS = 2 CTAs
+// per role, a 6-CTA cluster of 4-warp CTAs. Each layer-1 / layer-2 CTA owns 64 hidden units
+// (half the mma per step) and st.async's its words of h_t to its partner every step, completing
+// on the partner's mbarrier (xch, double-buffered like h); each input-side CTA computes W2·h1_t
+// for its 64 units from the whole h1_t (both layer-1 CTAs send to both) for the layer-2 CTA of
+// the same units. The step is then the half-size product, the cell and one DSMEM hand-over.
+//
 // PERF NOTE: synchronisation (H200, GRU-2x128 FP16 batch 1, T = 30/60/120, this kernel alone,
 // CUDA-graph replays; .devcarry driver, 2026-11-30).
 //  - Lockstep, one barrier.cluster per step: 1.09-1.19 µs per step.
@@ -31,14 +38,24 @@
 //    shared memory (1.30: the pair barrier and the exchange cost more than the shorter mma
 //    chains save); W1·x_t computed ahead by CTA 1 into a ring of CTA 0 (1.29: CTA 0 then waits
 //    on CTA 1, which waits on CTA 2's ring, so the three run in lockstep).
+//  - gru2, 2026-12-01 (kernel alone, b1, head on): split over 6 CTAs 0.511 µs per step (3-CTA
+//    0.652 in the same run); + the next step's W1·x among this step's mma (XI) 0.484 (3-CTA:
+//    no change, 0.654); four accumulator chains per gate instead of two: no gain (0.516 split,
+//    0.652 3-CTA; dropped). ncu of the split kernel (warp-state samples, layer-1 CTAs): 21 % of
+//    the loop waiting for the partner's half of h, 11 % computing x addresses (a 64-bit
+//    multiply per step: now a stepped offset), 36 % the mma and the cell; the input side and
+//    layer 2 wait on their full barriers (layer 1 sets the pace). Hence the k-tile-major h
+//    layout (a warp's st.async covers 4 sectors instead of 16) and h1_t into the input side's
+//    ring after the step's barrier (RA), so that no ring traffic queues ahead of a partner's h.
 //
 // Layout. H/16 warps per CTA; warp w owns units 16w..16w+15 and all three gates' rows of them
 // (three m16 tiles), so a thread holds z, r and both halves of n for its 4 cells (units
 // 16w+g, 16w+g+8; batch columns 2·tig, 2·tig+1): no exchange inside the CTA for the cell.
 // k order within each 16-wide k tile of h: mma positions (2q, 2q+1) hold units (q, q+8), so
 // the owner of units (q, q+8) writes ONE packed 32-bit word per column, and a consumer thread
-// reads its whole B operand (2 words per k tile) as contiguous 16-byte loads (row padded by 4
-// words: conflict-free). The weights are packed in the same order on the host, each lane's A
+// reads its whole B operand (2 words per k tile) with one 8-byte load per k tile from a
+// k-tile-major buffer ([k tile][column·4 + q & 3][q >> 2]: conflict-free; the row-major layout
+// with padded rows and 16-byte loads remains as the KTM = false variant). The weights are packed in the same order on the host, each lane's A
 // fragment as one 16-byte word.
 //
 // PERF NOTE: registers. CTA 0 holds R1 (12·H/16 words) and W1 (12·ceil(I/16) words) per thread,
@@ -52,6 +69,7 @@
 #include <climits>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "engine/backends/cuda/cuda_rnn_mma_device.cuh"
@@ -80,39 +98,65 @@ using rnn_cluster::smem_addr;
 using rnn_cluster::st_async;
 using rnn_cluster::st_async4;
 
+// Waits for two barrier phases, both polls in flight at once (one round trip when both are done).
+__device__ __forceinline__ void mbar_wait2_cta(uint32_t bar_a, uint32_t par_a, uint32_t bar_b, uint32_t par_b) {
+  uint32_t done = 0;
+  do {
+    asm volatile(
+        "{\n .reg .pred pa, pb;\n mbarrier.try_wait.parity.shared::cta.b64 pa, [%1], %2;\n"
+        " mbarrier.try_wait.parity.shared::cta.b64 pb, [%3], %4;\n and.pred pa, pa, pb;\n selp.u32 %0, 1, 0, pa;\n}\n"
+        : "=r"(done)
+        : "r"(bar_a), "r"(par_a), "r"(bar_b), "r"(par_b)
+        : "memory");
+  } while (!done);
+}
+
 // Ring depths: h1 slots (CTA 0 → 1) and g2 slots (CTA 1 → 2): how far a CTA may run ahead.
 constexpr int kD1 = 4, kD2 = 2;
 constexpr int kGxF = 12;  // floats of layer 2's input projection per thread and slot (3 gates × 4 cells)
 #endif
 
-template <int KT, int KX, typename T16>
-__global__ void __launch_bounds__(KT * 32, 1) rnn_wave_kernel(RnnWaveParams p) {
+// NS CTAs per recurrence: 1 (tactic "wave": 3 CTAs of KT warps per cluster) or 2 (tactic
+// "wave_split": 6 CTAs of KT/2 warps; each layer's recurrence and layer 2's input projection
+// split by hidden units, the halves of h swapped through distributed shared memory every step).
+// XI: the next step's input projection W1·x_{t+1} issued among this step's h-side mma (instead
+// of after the cell). KTM: h in shared memory k-tile-major (each warp's words of h in one 256-byte
+// block, so that a warp's st.async of h to a peer covers 4 sectors instead of 16; else row-major
+// with padded rows). RA: h1_t into the input side's ring after the step's barrier (after every
+// warp's hand-over to the partner) instead of right after the cell.
+template <int KT, int KX, typename T16, int NS, bool XI, bool KTM, bool RA>
+__global__ void __launch_bounds__(KT / NS * 32, 1) rnn_wave_kernel(RnnWaveParams p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  constexpr int kLS = 2 * KT + 4;  // words per (column, tig) slot of h, padded
+  constexpr int NW = KT / NS;      // warps per CTA
+  constexpr int kLS = 2 * KT + 4;  // row-major layout: words per (column, tig) row of h, padded
+  constexpr int kHW = KTM ? KT * 64 : 32 * kLS;  // words per h buffer
   constexpr int H = KT * 16;
-  constexpr int kSlotG = KT * 32 * kGxF;  // floats per g2 slot
+  constexpr int kSlotG = NW * 32 * kGxF;  // floats per g2 slot
   static_assert(kD2 * kSlotG >= kRnnWaveRows * H, "the head's scratch must fit the g2 ring");
-  __shared__ __align__(16) uint32_t hb[2][32 * kLS];     // CTA 0, 2: own h, double-buffered
-  __shared__ __align__(16) uint32_t h1r[kD1][32 * kLS];  // CTA 1: h1 ring
-  __shared__ __align__(16) float gxb[kD2][kSlotG];       // CTA 2: g2 ring (after the loop: the head's h2)
-  __shared__ __align__(8) uint64_t full1[kD1], empty1[kD1], full2[kD2], empty2[kD2];
+  static_assert(NS == 1 || NS == 2, "one or two CTAs per recurrence");
+  __shared__ __align__(16) uint32_t hb[2][kHW];     // layer 1 and 2: h, double-buffered
+  __shared__ __align__(16) uint32_t h1r[kD1][kHW];  // layer 2's input side: h1 ring
+  __shared__ __align__(16) float gxb[kD2][kSlotG];       // layer 2: g2 ring (after the loop: the head's h2)
+  __shared__ __align__(8) uint64_t full1[kD1], empty1[kD1], full2[kD2], empty2[kD2], xch[2];
   cg::cluster_group cluster = cg::this_cluster();
-  const int role = int(cluster.block_rank());
+  const int rank = int(cluster.block_rank());
+  const int role = rank / NS, part = rank % NS;  // role 0: layer 1, 1: layer 2's input side, 2: layer 2
   const int warp = int(threadIdx.x) >> 5, lane = int(threadIdx.x) & 31, grp = lane >> 2, tig = lane & 3;
+  const int gw = part * NW + warp;  // this warp's 16 hidden units: the k tile its h words fill
   const int B = p.batch, T = p.t_len, I = p.input;
-  const int b0 = int(blockIdx.x / kRoles) * kRnnWaveRows;
-  const int u0 = warp * 16 + grp, u1 = u0 + 8;
+  const int b0 = int(blockIdx.x / (kRoles * NS)) * kRnnWaveRows;
+  const int u0 = gw * 16 + grp, u1 = u0 + 8;
   const int bc0 = b0 + 2 * tig, bc1 = bc0 + 1;  // batch rows of this thread's accumulator columns
   const int bx = b0 + grp;                      // batch row of this thread's B column (x)
 
-  uint32_t ah[3][KT][4];  // h-side A fragments: R1 (CTA 0), W2 (CTA 1), R2 (CTA 2)
-  uint32_t ax[3][KX][4];  // W1 (CTA 0)
+  uint32_t ah[3][KT][4];  // h-side A fragments: R1 (layer 1), W2 (layer 2's input side), R2 (layer 2)
+  uint32_t ax[3][KX][4];  // W1 (layer 1)
   {
     constexpr int kJ0 = 3 * KT + 3 * KX, kJ = 3 * KT;  // A fragments per lane: role 0 (R1, W1), roles 1 and 2
     const size_t blk0 = size_t(KT) * 32 * kJ0, blk = size_t(KT) * 32 * kJ;
     const int nj = role == 0 ? kJ0 : kJ;
     const uint4* f = reinterpret_cast<const uint4*>(p.frags) + (role == 0 ? 0 : role == 1 ? blk0 : blk0 + blk) +
-                     size_t(warp) * nj * 32 + lane;
+                     size_t(gw) * nj * 32 + lane;
 #pragma unroll
     for (int g = 0; g < 3; ++g)
 #pragma unroll
@@ -132,33 +176,49 @@ __global__ void __launch_bounds__(KT * 32, 1) rnn_wave_kernel(RnnWaveParams p) {
   const float bz0 = bias[u0], bz1 = bias[u1], br0 = bias[H + u0], br1 = bias[H + u1];
   const float bn0 = bias[2 * H + u0], bn1 = bias[2 * H + u1], bh0 = bias[3 * H + u0], bh1 = bias[3 * H + u1];
 
-  for (int i = int(threadIdx.x); i < 2 * 32 * kLS; i += int(blockDim.x)) (&hb[0][0])[i] = 0u;
-  constexpr uint32_t kBytes1 = KT * 32 * 8, kBytes2 = KT * 32 * kGxF * 4;  // per slot
+  for (int i = int(threadIdx.x); i < 2 * kHW; i += int(blockDim.x)) (&hb[0][0])[i] = 0u;
+  // Bytes per slot: a whole h (both halves when split), a g2 slot, the partner's half of h.
+  constexpr uint32_t kBytes1 = KT * 32 * 8, kBytes2 = NW * 32 * kGxF * 4, kBytesX = NW * 32 * 8;
   if (threadIdx.x == 0) {
     for (int i = 0; i < kD1; ++i) {
       mbar_init(smem_addr(&full1[i]), 1);
-      mbar_init(smem_addr(&empty1[i]), 1);
+      mbar_init(smem_addr(&empty1[i]), NS);  // every input-side CTA hands the slot back
     }
     for (int i = 0; i < kD2; ++i) {
       mbar_init(smem_addr(&full2[i]), 1);
       mbar_init(smem_addr(&empty2[i]), 1);
     }
+    for (int i = 0; i < 2; ++i) mbar_init(smem_addr(&xch[i]), 1);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     if (role == 1)
       for (int i = 0; i < kD1 && i < T; ++i) mbar_expect(smem_addr(&full1[i]), kBytes1);
     if (role == 2)
       for (int i = 0; i < kD2 && i < T; ++i) mbar_expect(smem_addr(&full2[i]), kBytes2);
+    if (NS > 1 && role != 1)  // the partner's h_j for j < T - 1 lands on xch[j & 1]
+      for (int i = 0; i < 2 && i < T - 1; ++i) mbar_expect(smem_addr(&xch[i]), kBytesX);
   }
-  // Peer addresses: CTA 0 → CTA 1's h1 ring and full1; CTA 1 → CTA 2's g2 ring and full2, CTA
-  // 0's empty1; CTA 2 → CTA 1's empty2.
-  const uint32_t h1r_peer = peer_addr(smem_addr(&h1r[0][0]), 1), full1_peer = peer_addr(smem_addr(&full1[0]), 1);
-  const uint32_t gx_peer = peer_addr(smem_addr(&gxb[0][0]), 2), full2_peer = peer_addr(smem_addr(&full2[0]), 2);
-  const uint32_t empty1_peer = peer_addr(smem_addr(&empty1[0]), 0), empty2_peer = peer_addr(smem_addr(&empty2[0]), 1);
+  // Peer addresses (rank = role·NS + part): layer 1 → each input-side CTA's h1 ring and full1;
+  // input side q → layer-2 CTA q's g2 ring and full2, each layer-1 CTA's empty1; layer 2 → its
+  // input side's empty2; layers 1 and 2 when split → the partner's h buffers and xch.
+  uint32_t h1r_peer[NS], full1_peer[NS], empty1_peer[NS];
+#pragma unroll
+  for (int q = 0; q < NS; ++q) {
+    h1r_peer[q] = peer_addr(smem_addr(&h1r[0][0]), NS + q);
+    full1_peer[q] = peer_addr(smem_addr(&full1[0]), NS + q);
+    empty1_peer[q] = peer_addr(smem_addr(&empty1[0]), q);
+  }
+  const uint32_t gx_peer = peer_addr(smem_addr(&gxb[0][0]), 2 * NS + part),
+                 full2_peer = peer_addr(smem_addr(&full2[0]), 2 * NS + part);
+  const uint32_t empty2_peer = peer_addr(smem_addr(&empty2[0]), NS + part);
+  const int mate = role * NS + (NS - 1 - part);  // the partner CTA of a split recurrence
+  const uint32_t hb_mate = peer_addr(smem_addr(&hb[0][0]), mate), xch_mate = peer_addr(smem_addr(&xch[0]), mate);
   cluster.sync();  // barriers initialised, buffers zeroed, every CTA running before any remote access
 
-  // Where this thread's packed h words go: column 2·tig and 2·tig+1, k tile = warp.
-  const int hw0 = ((2 * tig) * 4 + (grp & 3)) * kLS + warp * 2 + (grp >> 2);
-  const int hw1 = hw0 + 4 * kLS;
+  // Where this thread's packed h words go: column 2·tig and 2·tig+1, k tile = gw; row (column c,
+  // q & 3) holds word q >> 2 of mma positions (2q, 2q+1), q = the unit within the tile mod 8.
+  const int hw0 = KTM ? gw * 64 + ((2 * tig) * 4 + (grp & 3)) * 2 + (grp >> 2)
+                      : ((2 * tig) * 4 + (grp & 3)) * kLS + gw * 2 + (grp >> 2);
+  const int hw1 = hw0 + (KTM ? 8 : 4 * kLS);
 
   // x_t for this thread's B column, k = 16·kx + 2·tig + {0, 1, 8, 9}: a pointer that steps by one
   // time step ([T][B][I] or, batch-first, [B][T][I]) and a mask of the elements that exist.
@@ -172,23 +232,28 @@ __global__ void __launch_bounds__(KT * 32, 1) rnn_wave_kernel(RnnWaveParams p) {
       const int k = 16 * kx + 2 * tig + (e & 1) + (e & 2 ? 8 : 0);
       if (bx < B && k < I) x_ok |= 1u << (kx * 4 + e);
     }
-  float xr[KX][4];
-  auto load_x = [&](int t) {
-    const float* xp = xq + size_t(t) * x_step;
+  float xr[KX][4] = {};
+  size_t xo = 0;  // element offset of the next x_t to load: stepped, no per-step 64-bit multiply
+  auto load_x = [&]() {
+    const float* xp = xq + xo;
+    xo += x_step;
 #pragma unroll
     for (int kx = 0; kx < KX; ++kx)
 #pragma unroll
       for (int e = 0; e < 4; ++e)
         xr[kx][e] = (x_ok >> (kx * 4 + e)) & 1u ? __ldg(xp + 16 * kx + (e & 1) + (e & 2 ? 8 : 0)) : 0.0f;
   };
-  float az[4], ar[4], an[4];  // CTA 0: z, r and x-side n of the next step (biases + W1·x)
+  float az[4], ar[4], an[4];  // layer 1: z, r and x-side n of the step (biases + W1·x)
+  auto x_init = [&](float (&z)[4], float (&r)[4], float (&n)[4]) {
+    z[0] = z[1] = bz0;
+    z[2] = z[3] = bz1;
+    r[0] = r[1] = br0;
+    r[2] = r[3] = br1;
+    n[0] = n[1] = bn0;
+    n[2] = n[3] = bn1;
+  };
   auto x_part = [&]() {
-    az[0] = az[1] = bz0;
-    az[2] = az[3] = bz1;
-    ar[0] = ar[1] = br0;
-    ar[2] = ar[3] = br1;
-    an[0] = an[1] = bn0;
-    an[2] = an[3] = bn1;
+    x_init(az, ar, an);
 #pragma unroll
     for (int kx = 0; kx < KX; ++kx) {
       const uint32_t x0 = pack2<T16>(xr[kx][0], xr[kx][1]), x1 = pack2<T16>(xr[kx][2], xr[kx][3]);
@@ -197,14 +262,27 @@ __global__ void __launch_bounds__(KT * 32, 1) rnn_wave_kernel(RnnWaveParams p) {
       mma16816<T16>(an, ax[2][kx], x0, x1);
     }
   };
-  // g_i += M_i · h for the three gate tiles; two accumulator chains per gate (even/odd k tiles).
-  auto h_side = [&](const uint32_t* hrow, float (&g0)[4], float (&g1)[4], float (&g2)[4]) {
+  // g_i += M_i · h for the three gate tiles, two accumulator chains per gate (even/odd k tiles).
+  // With with_x (XI, layer 1) also the next step's x side into xz, xrr, xn: one k tile of x
+  // after each pair of h tiles, so that those mma fill the h chains' latency.
+  uint32_t xb[KX][2];
+  float xz[4], xrr[4], xn[4];
+  auto h_side = [&](const uint32_t* hrow, float (&g0)[4], float (&g1)[4], float (&g2)[4], auto with_x) {
+    constexpr bool kX = decltype(with_x)::value;
     uint32_t bf[2 * KT];
-    const uint4* h4 = reinterpret_cast<const uint4*>(hrow + (grp * 4 + tig) * kLS);
+    if constexpr (KTM) {
 #pragma unroll
-    for (int q = 0; q < KT / 2; ++q) {
-      const uint4 v = h4[q];
-      bf[4 * q] = v.x, bf[4 * q + 1] = v.y, bf[4 * q + 2] = v.z, bf[4 * q + 3] = v.w;
+      for (int k = 0; k < KT; ++k) {
+        const uint2 v = *reinterpret_cast<const uint2*>(hrow + k * 64 + (grp * 4 + tig) * 2);
+        bf[2 * k] = v.x, bf[2 * k + 1] = v.y;
+      }
+    } else {
+      const uint4* h4 = reinterpret_cast<const uint4*>(hrow + (grp * 4 + tig) * kLS);
+#pragma unroll
+      for (int q = 0; q < KT / 2; ++q) {
+        const uint4 v = h4[q];
+        bf[4 * q] = v.x, bf[4 * q + 1] = v.y, bf[4 * q + 2] = v.z, bf[4 * q + 3] = v.w;
+      }
     }
     float e0[4] = {0, 0, 0, 0}, e1[4] = {0, 0, 0, 0}, e2[4] = {0, 0, 0, 0};
 #pragma unroll
@@ -215,6 +293,21 @@ __global__ void __launch_bounds__(KT * 32, 1) rnn_wave_kernel(RnnWaveParams p) {
       mma16816<T16>(e0, ah[0][k + 1], bf[2 * k + 2], bf[2 * k + 3]);
       mma16816<T16>(e1, ah[1][k + 1], bf[2 * k + 2], bf[2 * k + 3]);
       mma16816<T16>(e2, ah[2][k + 1], bf[2 * k + 2], bf[2 * k + 3]);
+      if constexpr (kX) {
+        if (k / 2 < KX) {
+          mma16816<T16>(xz, ax[0][k / 2], xb[k / 2][0], xb[k / 2][1]);
+          mma16816<T16>(xrr, ax[1][k / 2], xb[k / 2][0], xb[k / 2][1]);
+          mma16816<T16>(xn, ax[2][k / 2], xb[k / 2][0], xb[k / 2][1]);
+        }
+      }
+    }
+    if constexpr (kX) {
+#pragma unroll
+      for (int kx = KT / 2; kx < KX; ++kx) {
+        mma16816<T16>(xz, ax[0][kx], xb[kx][0], xb[kx][1]);
+        mma16816<T16>(xrr, ax[1][kx], xb[kx][0], xb[kx][1]);
+        mma16816<T16>(xn, ax[2][kx], xb[kx][0], xb[kx][1]);
+      }
     }
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
@@ -223,7 +316,8 @@ __global__ void __launch_bounds__(KT * 32, 1) rnn_wave_kernel(RnnWaveParams p) {
       g2[i] += e2[i];
     }
   };
-  float hs[4] = {0, 0, 0, 0};  // fp32 state of the 4 cells (CTA 0: h1, CTA 2: h2)
+  using NoX = std::integral_constant<bool, false>;
+  float hs[4] = {0, 0, 0, 0};  // fp32 state of the 4 cells (layer 1: h1, layer 2: h2)
   auto cell = [&](const float (&z)[4], const float (&r)[4], const float (&nx)[4], const float (&nh)[4]) {
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
@@ -232,35 +326,78 @@ __global__ void __launch_bounds__(KT * 32, 1) rnn_wave_kernel(RnnWaveParams p) {
       hs[i] = n + zz * (hs[i] - n);
     }
   };
+  // Split recurrence: wait for the partner's half of h_{s-1} (xch[(s-1) & 1]) and re-arm that
+  // barrier for h_{s+1}; send this CTA's words of h_s to the partner (not the last step's: no one
+  // reads it).
+  auto mate_wait = [&](int s) {
+    if constexpr (NS > 1) {
+      if (s > 0) {
+        const int j = s - 1;
+        mbar_wait_cta(smem_addr(&xch[j & 1]), uint32_t((j >> 1) & 1));
+        if (threadIdx.x == 0 && j + 2 < T - 1) mbar_expect(smem_addr(&xch[j & 1]), kBytesX);
+      }
+    }
+  };
+  auto mate_send = [&](int s, uint32_t w0, uint32_t w1) {
+    if constexpr (NS > 1) {
+      if (s < T - 1) {
+        const uint32_t dst = hb_mate + uint32_t((s & 1) * kHW) * 4, bar = xch_mate + uint32_t(s & 1) * 8;
+        st_async(dst + uint32_t(hw0) * 4, w0, bar);
+        st_async(dst + uint32_t(hw1) * 4, w1, bar);
+      }
+    } else {
+      (void)s, (void)w0, (void)w1;
+    }
+  };
 
-  if (role == 0) {  // layer 1: its own recurrence; h1_t into CTA 1's ring
-    load_x(0);
+  if (role == 0) {  // layer 1: its own recurrence; h1_t into the input side's ring
+    load_x();
     x_part();
-    if (T > 1) load_x(1);
+    if (T > 1) load_x();
     for (int s = 0; s < T; ++s) {
       const int slot = s % kD1;
+      mate_wait(s);
       float nh[4] = {bh0, bh0, bh1, bh1};
-      h_side(hb[(s + 1) & 1], az, ar, nh);
+      if constexpr (XI) {
+#pragma unroll
+        for (int kx = 0; kx < KX; ++kx) xb[kx][0] = pack2<T16>(xr[kx][0], xr[kx][1]), xb[kx][1] = pack2<T16>(xr[kx][2], xr[kx][3]);
+        if (s + 2 < T) load_x();
+        x_init(xz, xrr, xn);
+        h_side(hb[(s + 1) & 1], az, ar, nh, std::integral_constant<bool, true>{});
+      } else {
+        h_side(hb[(s + 1) & 1], az, ar, nh, NoX{});
+      }
       cell(az, ar, an, nh);
       const uint32_t w0 = pack2<T16>(hs[0], hs[2]), w1 = pack2<T16>(hs[1], hs[3]);
       hb[s & 1][hw0] = w0;
       hb[s & 1][hw1] = w1;
-      if (s >= kD1) mbar_wait_cta(smem_addr(&empty1[slot]), uint32_t((s / kD1 - 1) & 1));  // CTA 1 done with it
-      const uint32_t dst = h1r_peer + uint32_t(slot * 32 * kLS) * 4, bar = full1_peer + uint32_t(slot) * 8;
-      st_async(dst + uint32_t(hw0) * 4, w0, bar);
-      st_async(dst + uint32_t(hw1) * 4, w1, bar);
-      if (s + 1 < T) {
+      mate_send(s, w0, w1);
+      auto ring_send = [&]() {
+        if (s >= kD1) mbar_wait_cta(smem_addr(&empty1[slot]), uint32_t((s / kD1 - 1) & 1));  // the input side is done with it
+#pragma unroll
+        for (int q = 0; q < NS; ++q) {
+          const uint32_t dst = h1r_peer[q] + uint32_t(slot * kHW) * 4, bar = full1_peer[q] + uint32_t(slot) * 8;
+          st_async(dst + uint32_t(hw0) * 4, w0, bar);
+          st_async(dst + uint32_t(hw1) * 4, w1, bar);
+        }
+      };
+      if constexpr (!RA) ring_send();
+      if constexpr (XI) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) az[i] = xz[i], ar[i] = xrr[i], an[i] = xn[i];
+      } else if (s + 1 < T) {
         x_part();
-        if (s + 2 < T) load_x(s + 2);
+        if (s + 2 < T) load_x();
       }
       __syncthreads();
+      if constexpr (RA) ring_send();
     }
-  } else if (role == 1) {  // layer 2's input projection: h1_t from the ring → g2_t into CTA 2's ring
+  } else if (role == 1) {  // layer 2's input projection: h1_t from the ring → g2_t into layer 2's ring
     for (int t = 0; t < T; ++t) {
       const int slot = t % kD1, slot2 = t % kD2;
       mbar_wait_cta(smem_addr(&full1[slot]), uint32_t((t / kD1) & 1));
       float z[4] = {bz0, bz0, bz1, bz1}, r[4] = {br0, br0, br1, br1}, n[4] = {bn0, bn0, bn1, bn1};
-      h_side(h1r[slot], z, r, n);
+      h_side(h1r[slot], z, r, n, NoX{});
       if (t >= kD2) mbar_wait_cta(smem_addr(&empty2[slot2]), uint32_t((t / kD2 - 1) & 1));
       const uint32_t dst = gx_peer + uint32_t(slot2 * kSlotG + (warp * 32 + lane) * kGxF) * 4,
                      bar = full2_peer + uint32_t(slot2) * 8;
@@ -270,22 +407,35 @@ __global__ void __launch_bounds__(KT * 32, 1) rnn_wave_kernel(RnnWaveParams p) {
       __syncthreads();  // every warp has read the h1 slot
       if (threadIdx.x == 0) {
         if (t + kD1 < T) mbar_expect(smem_addr(&full1[slot]), kBytes1);
-        mbar_arrive_peer_cta(empty1_peer + uint32_t(slot) * 8);
+#pragma unroll
+        for (int q = 0; q < NS; ++q) mbar_arrive_peer_cta(empty1_peer[q] + uint32_t(slot) * 8);
       }
     }
   } else {  // layer 2: its own recurrence on g2_t from the ring
     for (int t = 0; t < T; ++t) {
       const int slot2 = t % kD2;
-      mbar_wait_cta(smem_addr(&full2[slot2]), uint32_t((t / kD2) & 1));
+      if constexpr (NS > 1) {
+        if (t > 0) {  // g2_t and the partner's half of h2_{t-1}: both polls in flight at once
+          const int j = t - 1;
+          mbar_wait2_cta(smem_addr(&full2[slot2]), uint32_t((t / kD2) & 1), smem_addr(&xch[j & 1]), uint32_t((j >> 1) & 1));
+          if (threadIdx.x == 0 && j + 2 < T - 1) mbar_expect(smem_addr(&xch[j & 1]), kBytesX);
+        } else {
+          mbar_wait_cta(smem_addr(&full2[slot2]), 0u);
+        }
+      } else {
+        mbar_wait_cta(smem_addr(&full2[slot2]), uint32_t((t / kD2) & 1));
+      }
       const float4* src = reinterpret_cast<const float4*>(&gxb[slot2][(warp * 32 + lane) * kGxF]);
       const float4 v0 = src[0], v1 = src[1], v2 = src[2];
       float z[4] = {v0.x, v0.y, v0.z, v0.w}, r[4] = {v1.x, v1.y, v1.z, v1.w};
       const float n[4] = {v2.x, v2.y, v2.z, v2.w};
       float nh[4] = {bh0, bh0, bh1, bh1};
-      h_side(hb[(t + 1) & 1], z, r, nh);
+      h_side(hb[(t + 1) & 1], z, r, nh, NoX{});
       cell(z, r, n, nh);
-      hb[t & 1][hw0] = pack2<T16>(hs[0], hs[2]);
-      hb[t & 1][hw1] = pack2<T16>(hs[1], hs[3]);
+      const uint32_t w0 = pack2<T16>(hs[0], hs[2]), w1 = pack2<T16>(hs[1], hs[3]);
+      hb[t & 1][hw0] = w0;
+      hb[t & 1][hw1] = w1;
+      mate_send(t, w0, w1);
       if (p.y) {
         float* y = p.y + size_t(t) * B * H;
         if (bc0 < B) {
@@ -303,9 +453,13 @@ __global__ void __launch_bounds__(KT * 32, 1) rnn_wave_kernel(RnnWaveParams p) {
         mbar_arrive_peer_cta(empty2_peer + uint32_t(slot2) * 8);
       }
     }
-    // Y_h and the head, from the fp32 state. The g2 ring is free: CTA 1 sent every step and
-    // every slot was consumed before the loop's last barrier.
-    float* const hlast = &gxb[0][0];
+  }
+  // Y_h and the head, from layer 2's fp32 state. The head's h2 goes to the g2 ring of layer 2's
+  // first CTA: free once its loop is done (every slot consumed before its last barrier), which a
+  // split stack knows only after a cluster barrier.
+  if constexpr (NS > 1) cluster.sync();
+  if (role == 2) {
+    float* const hlast = NS > 1 ? cluster.map_shared_rank(&gxb[0][0], 2 * NS) : &gxb[0][0];
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
       const int u = i & 2 ? u1 : u0, b = i & 1 ? bc1 : bc0;
@@ -314,23 +468,28 @@ __global__ void __launch_bounds__(KT * 32, 1) rnn_wave_kernel(RnnWaveParams p) {
         if (p.head_w) hlast[(b - b0) * H + u] = hs[i];
       }
     }
-    if (p.head_w) {
-      __syncthreads();
-      const int cols = min(kRnnWaveRows, B - b0), outs = cols * p.head_n;
-      for (int o = warp; o < outs; o += KT) {
-        const int c = o / p.head_n, j = o % p.head_n;
-        float acc = 0.0f;
-        for (int u = lane; u < H; u += 32) acc = fmaf(hlast[c * H + u], __ldg(p.head_w + size_t(j) * H + u), acc);
+  }
+  if constexpr (NS > 1) {
+    if (p.head_w) cluster.sync();
+  } else if (role == 2 && p.head_w) {
+    __syncthreads();
+  }
+  if (role == 2 && part == 0 && p.head_w) {
+    const float* const hlast = &gxb[0][0];
+    const int cols = min(kRnnWaveRows, B - b0), outs = cols * p.head_n;
+    for (int o = warp; o < outs; o += NW) {
+      const int c = o / p.head_n, j = o % p.head_n;
+      float acc = 0.0f;
+      for (int u = lane; u < H; u += 32) acc = fmaf(hlast[c * H + u], __ldg(p.head_w + size_t(j) * H + u), acc);
 #pragma unroll
-        for (int off = 16; off > 0; off >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, off);
-        if (lane == 0) {
-          acc += p.head_b ? __ldg(p.head_b + j) : 0.0f;
-          p.head_out[size_t(b0 + c) * p.head_n + j] = p.head_sigmoid ? 1.0f / (1.0f + __expf(-acc)) : acc;
-        }
+      for (int off = 16; off > 0; off >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, off);
+      if (lane == 0) {
+        acc += p.head_b ? __ldg(p.head_b + j) : 0.0f;
+        p.head_out[size_t(b0 + c) * p.head_n + j] = p.head_sigmoid ? 1.0f / (1.0f + __expf(-acc)) : acc;
       }
     }
   }
-  cluster.sync();  // no CTA leaves while a peer may still signal into its shared memory
+  if constexpr (NS == 1) cluster.sync();  // no CTA leaves while a peer may still signal into its shared memory
 #else
   (void)p;  // no clusters before sm_90: rnn_wave_supported() is false there
 #endif
@@ -351,18 +510,25 @@ __global__ void rnn_head_kernel(const float* h, const float* w, const float* bia
   }
 }
 
-template <int KT, int KX, typename T16>
+template <int KT, int KX, typename T16, int NS, bool XI, bool KTM, bool RA>
 Status launch_typed(const RnnWaveParams& p, cudaStream_t stream) {
   const unsigned clusters = unsigned((p.batch + kRnnWaveRows - 1) / kRnnWaveRows);
-  TS_CUDA(rnn_device::launch_clustered(rnn_wave_kernel<KT, KX, T16>, kRoles * clusters, KT * 32, kRoles, stream, p));
+  TS_CUDA(rnn_device::launch_clustered(rnn_wave_kernel<KT, KX, T16, NS, XI, KTM, RA>, kRoles * NS * clusters, KT / NS * 32,
+                                       kRoles * NS, stream, p));
   return Status::ok();
 }
+
+// The production kernels: "wave" and, at hidden 128, "wave_split" up to kRnnWaveSplitMaxBatch.
+constexpr bool kXI = true, kKTM = true, kRA = true;
 
 template <typename T16>
 Status launch_h(const RnnWaveParams& p, cudaStream_t s) {
   const bool kx2 = wave_kx(p.input) == 2;
-  if (p.hidden == 64) return kx2 ? launch_typed<4, 2, T16>(p, s) : launch_typed<4, 4, T16>(p, s);
-  return kx2 ? launch_typed<8, 2, T16>(p, s) : launch_typed<8, 4, T16>(p, s);
+  if (p.hidden == 64) return kx2 ? launch_typed<4, 2, T16, 1, kXI, kKTM, kRA>(p, s) : launch_typed<4, 4, T16, 1, kXI, kKTM, kRA>(p, s);
+  if (p.split && p.batch <= kRnnWaveSplitMaxBatch) {
+    return kx2 ? launch_typed<8, 2, T16, 2, kXI, kKTM, kRA>(p, s) : launch_typed<8, 4, T16, 2, kXI, kKTM, kRA>(p, s);
+  }
+  return kx2 ? launch_typed<8, 2, T16, 1, kXI, kKTM, kRA>(p, s) : launch_typed<8, 4, T16, 1, kXI, kKTM, kRA>(p, s);
 }
 
 }  // namespace
@@ -445,6 +611,24 @@ Status launch_rnn_wave(const RnnWaveParams& p, cudaStream_t stream) {
   if (p.t_len < 1 || p.batch < 1) return Status::ok();
   return p.bf16 ? launch_h<__nv_bfloat16>(p, stream) : launch_h<__half>(p, stream);
 }
+
+#ifdef TS_RNN_WAVE_VARIANTS
+// Experiment builds only (the scratch driver): variant bits 1 = XI, 4 = split, 8 = KTM, 16 = RA;
+// hidden 128, input <= 32, fp16.
+Status launch_rnn_wave_variant(const RnnWaveParams& p, int v, cudaStream_t s) {
+  using T = __half;
+  switch (v) {
+    case 0: return launch_typed<8, 2, T, 1, false, false, false>(p, s);
+    case 1: return launch_typed<8, 2, T, 1, true, false, false>(p, s);
+    case 25: return launch_typed<8, 2, T, 1, true, true, true>(p, s);
+    case 5: return launch_typed<8, 2, T, 2, true, false, false>(p, s);
+    case 13: return launch_typed<8, 2, T, 2, true, true, false>(p, s);
+    case 21: return launch_typed<8, 2, T, 2, true, false, true>(p, s);
+    case 29: return launch_typed<8, 2, T, 2, true, true, true>(p, s);
+    default: return Status(StatusCode::kInvalidArgument, "no such variant");
+  }
+}
+#endif
 
 Status launch_rnn_head(const float* h, const float* w, const float* bias, float* out, int batch, int hidden, int outs,
                        bool sigmoid, cudaStream_t stream) {

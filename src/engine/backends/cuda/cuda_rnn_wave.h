@@ -1,7 +1,9 @@
 #pragma once
-// Tactic "wave" of the GRUStack node (two stacked GRU layers, cuda_rnn_ops.cpp):
+// Tactics "wave" and "wave_split" of the GRUStack node (two stacked GRU layers, cuda_rnn_ops.cpp):
 // both layers in ONE launch as a wavefront (cuda_rnn_wave.cu), so that layer 2's step t runs
-// beside layer 1's step t+1 and the critical path is T + 2 steps instead of 2·T.
+// beside layer 1's step t+1 and the critical path is T + 2 steps instead of 2·T; "wave_split"
+// runs each recurrence over two CTAs (half the mma per step, h swapped between them every step)
+// for small batches.
 //
 // Needs a Hopper-class device (thread-block clusters and distributed shared memory, sm_90):
 // rnn_wave_supported() is false elsewhere and the caller runs the layers one by one instead.
@@ -28,6 +30,9 @@ struct RnnWaveParams {
   bool x_batch_first = false;
   int t_len = 0, batch = 0, hidden = 0, input = 0;
   bool bf16 = false;                // weights in bf16 (else fp16)
+  // Tactic "wave_split": at hidden 128 and batch <= kRnnWaveSplitMaxBatch, each recurrence (and
+  // layer 2's input projection) over two CTAs of a 6-CTA cluster; elsewhere as "wave".
+  bool split = false;
 };
 
 // Batch rows per cluster (the mma's n = 8 columns).
@@ -39,6 +44,10 @@ constexpr int kRnnWaveMaxHead = 16;
 // T=60: the wavefront costs ~51 µs per wave of ~40 clusters (b256 53.6 µs, b1024 204, b4096 709)
 // against 313 / 520 µs for layers:mma_x2 at b1024 / b4096; the two meet near 2,500 rows.
 constexpr int kRnnWaveMaxBatch = 2048;
+// Most batch rows tactic "wave_split" runs split; above it, the 3-CTA wavefront. PERF NOTE: H200,
+// GRU-2x128 FP16, T=60, kernel alone (gru2, 2026-12-01): split vs 3-CTA 34.0 / 44.7 µs at b1,
+// 36.3 / 45.1 at b64, 61.7 / 45.2 at b176 (22 clusters of 6 CTAs: not one per SM any more).
+constexpr int kRnnWaveSplitMaxBatch = 64;
 
 // Hidden 64 or 128, input 1..64, GRU linear_before_reset = 1 in both layers (as PyTorch exports
 // it), FP16/BF16 weights; forward, no sequence_lens, zero initial states (checked by the caller).
