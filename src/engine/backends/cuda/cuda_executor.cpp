@@ -103,6 +103,20 @@ bool page_locked_host(const void* p) {
 
 void set_pipeline_chunks_for_testing(int chunks) { g_forced_chunks.store(chunks); }
 
+std::string CudaExecutor::model_fingerprint() const {
+  // Every node's op and tactic and every constant's dims: the same for versions of one model
+  // (weights differ, kernels do not), different for another architecture or tactic choice.
+  const Graph& g = program_->graph;
+  std::string f;
+  for (const Node& n : g.nodes) f.append(n.op).append("/").append(n.tactic).append(";");
+  for (const Value& v : g.values) {
+    if (!v.is_constant) continue;
+    for (int64_t d : v.const_dims()) f.append(std::to_string(d)).append(",");
+    f.append(";");
+  }
+  return std::to_string(g.nodes.size()) + ":" + std::to_string(std::hash<std::string>{}(f));
+}
+
 CudaExecutor::CudaExecutor(std::shared_ptr<const Program> program, const ExecutorOptions& options)
     : program_(std::move(program)), options_(options) {}
 
@@ -531,7 +545,11 @@ Status CudaExecutor::run_padded(std::span<const TensorView> inputs) {
         for (size_t i = 0; i < g.outputs.size(); ++i) out_b += row_bytes(out_dims_[i], values_[size_t(g.outputs[i])].dtype, -1);
         int device = 0;
         cudaGetDevice(&device);
-        pipe_signature = "pipe|" + std::to_string(device) + "|" + key + "|" + std::to_string(in_b) + "|" + std::to_string(out_b);
+        // Unlike the zero-copy choice (how bytes travel), this one depends on the kernels: the
+        // signature names the model's architecture and tactics too (two models with the same
+        // input and output shapes shared one choice in the first H200 run).
+        pipe_signature = "pipe|" + std::to_string(device) + "|" + key + "|" + std::to_string(in_b) + "|" +
+                         std::to_string(out_b) + "|" + model_fingerprint();
         if (forced_chunks_ == 0 && io_choice_cache().find(pipe_signature, &pipe_known) && pipe_known.chunks > 0) {
           have_pipe_known = true;  // another context measured this signature: build only its choice
           std::vector<int> keep;

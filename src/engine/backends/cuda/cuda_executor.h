@@ -40,7 +40,7 @@
 // on rows already there (the chunk's kernels read the input at a row offset: no extra copy),
 // then each chunk's output rows are copied into the pinned output staging. Total ≈ max(copy,
 // compute) + one chunk instead of copy + compute. The capture times the plain graph against
-// K = 2, 4, 8, 16 (median launch + synchronize, like zero-copy) and keeps the fastest, cached
+// K = 2, 4, 8 (median launch + synchronize, like zero-copy) and keeps the fastest, cached
 // by device and IO signature; chunked kernels can be slower than one big launch (another
 // tactic at the smaller batch), which is why K is measured. Used when every input and output follows
 // the batch (buckets on) and the caller's large inputs are page-locked (the graph's copy nodes
@@ -89,7 +89,7 @@ class CudaExecutor final : public BackendExecutor, private CudaRunEnv {
   // Buckets whose inputs are at least this are timed with the pipelined path at capture
   // (serving's buckets, ≤ 256 rows × 120 steps × 20 features = 2.5 MB, never are).
   static constexpr size_t kPipelineMinBytes = size_t(4) << 20;
-  static constexpr int kMaxPipelineChunks = 16;
+  static constexpr int kMaxPipelineChunks = 8;
 
  private:
   // How a graph moves data: DMA copies (pinned staging, direct caller memory), the copy kernel
@@ -164,6 +164,9 @@ class CudaExecutor final : public BackendExecutor, private CudaRunEnv {
                          bool time_them, GraphEntry* entry, IoChoice* c);
   Status point_pipeline(PipeGraph& p, std::span<const TensorView> inputs, bool* usable);
   Status ensure_pipe_streams();
+  // Names the model's architecture and tactics (ops, tactics, constant dims), for the cached
+  // pipelining choice: another model with the same IO shapes must measure its own.
+  std::string model_fingerprint() const;
   static void destroy_pipe(PipeGraph& p);
 
   // CudaRunEnv
@@ -216,7 +219,7 @@ class CudaExecutor final : public BackendExecutor, private CudaRunEnv {
 
 // Test hook: the pipelined path's chunk count for contexts created after the call. 0 (the
 // default): measured at capture for buckets of kPipelineMinBytes or more; 1: never pipelined;
-// 2, 4, 8 or 16: always that K where the bucket allows it, whatever its size (no timing).
+// 2, 4 or 8: always that K where the bucket allows it, whatever its size (no timing).
 void set_pipeline_chunks_for_testing(int chunks);
 
 }  // namespace ts::engine::cuda
