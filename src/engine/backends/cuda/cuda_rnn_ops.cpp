@@ -493,8 +493,13 @@ class RnnStackKernel final : public CudaKernel {
   // PERF NOTE (memory): the LSTM stack's layer-by-layer path (above kLstmWaveMaxBatch) runs in
   // time chunks when the intermediates of all T steps would exceed this: layer 2's input
   // projection (the gates of every step, fp32 [T·B, 4H]: its W does not fit the mma kernel next
-  // to R) alone was 480 MiB at batch 4096, T=60, and layer 1's Y 120 MiB more.
-  static constexpr size_t kLstmChunkBytes = size_t(128) << 20;
+  // to R) alone was 480 MiB at batch 4096, T=60, and layer 1's Y 120 MiB more. Each chunk
+  // boundary costs ~25-40 µs (five more launches; the recurrences reload their weights). H200,
+  // LSTM-2x128 FP16, batch 4096, T=60 (bench/results/engine-cuda-h200-20261201-0145-lstm2*.json,
+  // …-0157-lstm2*.json), node time / host-to-host P50 / device memory: no chunks 835 µs /
+  // 1,415 µs / 755 MiB; 6 chunks (128 MiB) 1,002 / 1,563 / 194; 4 chunks (this, 192 MiB) 954 /
+  // 1,522 / 263 (PyTorch CUDA graphs 1,586 µs, 270 MiB).
+  static constexpr size_t kLstmChunkBytes = size_t(192) << 20;
 
   // Steps per time chunk of the LSTM's layer-by-layer path for X at `x` (t_len · b rows): t_len
   // (one chunk) unless the per-step scratch of all steps — layer 1's Y, X transposed, the larger
