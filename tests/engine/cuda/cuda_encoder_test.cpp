@@ -314,8 +314,11 @@ TEST(CudaEncoderCheck, RefusesShapesTheKernelDoesNotRunWithTheReason) {
   EXPECT_NE(msg(64, 4, 60, 100, 0).find("feed-forward size 100"), std::string::npos);
   EXPECT_NE(msg(64, 4, 60, 128, 65).find("input projection K 65"), std::string::npos);
   EXPECT_NE(msg(128, 4, 120, 512, 0).find("shared memory"), std::string::npos) << "d 128, FF 512 at T 120";
-  EXPECT_EQ(cuda::encoder_warps(16, 8), 8);
-  EXPECT_EQ(cuda::encoder_warps(4096, 16), 16);
+  EXPECT_EQ(cuda::encoder_warps(16, 64, 60, 8), 8);
+  EXPECT_EQ(cuda::encoder_warps(4096, 64, 60, 16), 16);
+  EXPECT_EQ(cuda::encoder_max_warps(64, 60), 32);
+  EXPECT_EQ(cuda::encoder_max_warps(64, 120), 16) << "TP 128 holds 128 registers per thread";
+  EXPECT_EQ(cuda::encoder_max_warps(32, 60), 16);
 }
 
 // models/default.onnx: where the test binary finds it (TS_DEFAULT_MODEL, the working directory's
@@ -445,13 +448,31 @@ TEST_P(CudaEncoderShapes, Fp16FusedLayerMatchesCpu) {
     for (int64_t t : {30, 60, 120}) {
       std::vector<HostTensor> in{random_tensor({b, t, s.k}, seed++, 2.0f)};
       expect_gpu_matches_cpu(*ce.value(), *ge.value(), in, kFp16.rel,
-                             spec_name(s) + " batch " + std::to_string(b) + " seq " + std::to_string(t));
+                             spec_name(s) + " batch " + std::to_string(b) + " seq " + std::to_string(t),
+                             size_t(b * t * s.d));  // Y [b, t, d] without a head
     }
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Specs, CudaEncoderShapes, ::testing::ValuesIn(kSpecs),
                          [](const auto& i) { return spec_name(i.param); });
+
+// Per feature (mean, 2σ) of the default model's training inputs, from its Normalize constants
+// (σ 0 where the feature had no variance); empty when they are not found.
+std::vector<std::pair<float, float>> default_model_input_range(const fs::path& onnx) {
+  std::vector<std::pair<float, float>> range;
+  auto g = import_onnx_file(onnx.string());
+  if (!g) return range;
+  ValueId mean = g.value().find_value("norm.mean"), inv = g.value().find_value("norm.inv_std");
+  if (mean == kNoValue || inv == kNoValue) return range;
+  const Value& m = g.value().value(mean);
+  const Value& is = g.value().value(inv);
+  for (int64_t f = 0; f < m.numel() && f < is.numel(); ++f) {
+    const float i = is.as<float>()[f];
+    range.emplace_back(m.as<float>()[f], i > 0 && i < 1e5f ? 2.0f / i : 0.0f);
+  }
+  return range;
+}
 
 // The shipped default model (models/default.onnx: Normalize → Linear(20→32) → 1 encoder layer
 // of d 32, 4 heads, FF 64 → last step → Linear(1) → Sigmoid): its FP16 plan runs the layer as
@@ -479,10 +500,17 @@ TEST(CudaEncoderDefaultModel, IsFusedAndMatchesCpu) {
   auto ce = Engine::load(cp.value());
   auto ge = Engine::load(gp.value());
   ASSERT_TRUE(ce && ge);
+  // Inputs in the range the model was trained on (its Normalize inverted, as CudaDefaultModel
+  // does): features with zero training variance stay at their mean, since random values there
+  // become ±1e6 after normalization, past FP16's range (in any FP16 engine).
+  const std::vector<std::pair<float, float>> range = default_model_input_range(onnx);
+  ASSERT_EQ(range.size(), 20u) << "norm.mean / norm.inv_std not found";
   uint32_t seed = 800;
   for (int64_t b : {1, 7, 16, 64, 1024}) {
     for (int64_t t : {30, 60, 120}) {
-      std::vector<HostTensor> in{random_tensor({b, t, 20}, seed++, 2.0f)};
+      std::vector<HostTensor> in{random_tensor({b, t, 20}, seed++, 1.0f)};
+      float* v = in[0].f();
+      for (int64_t i = 0; i < b * t * 20; ++i) v[i] = range[size_t(i % 20)].first + range[size_t(i % 20)].second * v[i];
       expect_gpu_matches_cpu(*ce.value(), *ge.value(), in, kFp16.rel, "batch " + std::to_string(b) + " seq " + std::to_string(t));
     }
   }

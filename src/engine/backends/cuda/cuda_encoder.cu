@@ -20,9 +20,12 @@
 //
 // PERF NOTE: one CTA per sequence keeps every intermediate on chip; at batch 1 the layer is
 // one CTA's latency (no inter-CTA sync), at large batch 4 CTAs (TP = 64, 8 warps) share an SM.
-// Where every CTA has an SM to itself (batch ≤ the SM count) the 16-warp variant deals the same
-// items to twice the warps: in_proj 3 → 2 rounds, attention 2 → 1, FF1 2 → 1, LayerNorm 8 → 4
-// rows per warp at T 60, so one sequence's latency through the layer is shorter.
+// Where every CTA has an SM to itself (batch ≤ the SM count) the same items go to more warps
+// (24 at D 64/128 with T ≤ 64, else 16): at T 60, D 64, in_proj 3 → 1 round, attention 2 → 1,
+// FF1 2 → 1, LayerNorm 8 → 3 rows per warp, so one sequence's latency through the layer is
+// shorter. H200, both layers of transformer-2x64 alone (CUDA-graph replays): 8 warps 31.4 µs,
+// 16 warps 26.1 µs at batch 1 (before the staging loop took float2 pairs again); batch 16
+// within 0.6 µs of batch 1.
 #include <cuda_fp16.h>
 
 #include <algorithm>
@@ -186,10 +189,11 @@ __device__ __forceinline__ void layer_norm_rows(int W, float* xf, __half* xh, co
   }
 }
 
-// W = blockDim.x / 32 warps (8 or 16: a run-time value, so both variants are one kernel). The
-// register cap is 64 (TP ≤ 64: 4 CTAs of 8 warps per SM) but at D 32, where 64 spilled 250 bytes.
+// W = blockDim.x / 32 warps (a run-time value, so the variants are one kernel; up to
+// encoder_max_warps(D, TP)). The register cap is 64 (TP ≤ 64: 4 CTAs of 8 warps per SM, or one
+// of 32) but at D 32, where 64 spilled 250 bytes, and TP 128 (128 registers, 16 warps at most).
 template <int D, int TP>
-__global__ void __launch_bounds__(512, TP <= 64 && D > 32 ? 2 : 1) encoder_layer_kernel(EncoderParams p) {
+__global__ void __launch_bounds__(TP <= 64 && D > 32 ? 1024 : 512, 1) encoder_layer_kernel(EncoderParams p) {
   const int W = int(blockDim.x >> 5), kThreads = int(blockDim.x);
   constexpr int kLdX = D + 8;  // row stride (elements) of xf, xh, q, k
   constexpr int kLdV = TP + 8;
@@ -213,9 +217,19 @@ __global__ void __launch_bounds__(512, TP <= 64 && D > 32 ? 2 : 1) encoder_layer
   if (p.w_pre) {
     const int K = p.pre_k, KP = (K + 15) / 16 * 16, ldh = KP + 8;
     const float* x = p.x + seq * size_t(T) * K;
-    for (int i = tid; i < TP * KP; i += kThreads) {
-      const int r = i / KP, col = i % KP;
-      hb[r * ldh + col] = __float2half_rn(r < T && col < K ? __ldg(x + r * K + col) : 0.f);
+    if (K % 2 == 0) {  // pairs: col < K implies col + 1 < K, and x + r·K + col is 8-byte aligned
+#pragma unroll 4
+      for (int i = tid; i < TP * KP / 2; i += kThreads) {
+        const int r = (2 * i) / KP, col = (2 * i) % KP;
+        const float2 v = r < T && col < K ? __ldg(reinterpret_cast<const float2*>(x + r * K + col)) : make_float2(0.f, 0.f);
+        sts32(hb + r * ldh + col, v.x, v.y);
+      }
+    } else {
+#pragma unroll 4
+      for (int i = tid; i < TP * KP; i += kThreads) {
+        const int r = i / KP, col = i % KP;
+        hb[r * ldh + col] = __float2half_rn(r < T && col < K ? __ldg(x + r * K + col) : 0.f);
+      }
     }
     __syncthreads();
     const auto pre_out = [&](int r, int n, float v0, float v1) {
@@ -309,16 +323,28 @@ __global__ void __launch_bounds__(512, TP <= 64 && D > 32 ? 2 : 1) encoder_layer
       l1 += __shfl_xor_sync(0xffffffffu, l1, o);
     }
     const float i0 = 1.f / l0, i1 = 1.f / l1;
-    for (int jn = 0; jn < hd / 8; ++jn) {
-      float o_acc[4] = {0.f, 0.f, 0.f, 0.f};
+    // Two 8-column n-tiles at a time (two independent mma chains), one for an odd count.
+    for (int jn = 0; jn < hd / 8; jn += 2) {
+      const int nt = jn + 1 < hd / 8 ? 2 : 1;
+      float o_acc[2][4] = {{0.f, 0.f, 0.f, 0.f}, {0.f, 0.f, 0.f, 0.f}};
 #pragma unroll
       for (int kk = 0; kk < TP / 16; ++kk) {
-        const __half* vp = vt + (col0 + 8 * jn + g) * kLdV + 16 * kk + 2 * c;
-        mma16816(o_acc, ap[kk], lds32(vp), lds32(vp + 8));
+#pragma unroll
+        for (int u = 0; u < 2; ++u) {
+          if (u < nt) {
+            const __half* vp = vt + (col0 + 8 * (jn + u) + g) * kLdV + 16 * kk + 2 * c;
+            mma16816(o_acc[u], ap[kk], lds32(vp), lds32(vp + 8));
+          }
+        }
       }
-      const int n = col0 + 8 * jn + 2 * c;
-      sts32(xh + (r0 + g) * kLdX + n, o_acc[0] * i0, o_acc[1] * i0);
-      sts32(xh + (r0 + g + 8) * kLdX + n, o_acc[2] * i1, o_acc[3] * i1);
+#pragma unroll
+      for (int u = 0; u < 2; ++u) {
+        if (u < nt) {
+          const int n = col0 + 8 * (jn + u) + 2 * c;
+          sts32(xh + (r0 + g) * kLdX + n, o_acc[u][0] * i0, o_acc[u][1] * i0);
+          sts32(xh + (r0 + g + 8) * kLdX + n, o_acc[u][2] * i1, o_acc[u][3] * i1);
+        }
+      }
     }
   }
   __syncthreads();
@@ -426,10 +452,14 @@ size_t encoder_smem_bytes(int d, int tp, int ff, int pre_k) {
   return xf + xh + std::max(attn, std::max(hidden, stage));
 }
 
-int encoder_warps(int batch, int warps) {
-  if (warps == 8 || warps == 16) return warps;
+int encoder_max_warps(int d, int t_len) { return seq_tile(t_len) <= 64 && d > 32 ? 32 : 16; }
+
+int encoder_warps(int batch, int d, int t_len, int warps) {
+  const int most = encoder_max_warps(d, t_len);
+  if (warps >= 8 && warps <= most && warps % 8 == 0) return warps;
   const int sms = sm_count();
-  return sms > 0 && batch <= sms ? 16 : 8;
+  if (sms <= 0 || batch > sms) return 8;
+  return most == 32 ? 24 : 16;  // 24 warps: in_proj's 24 items (D 64) in one round
 }
 
 std::vector<__half> encoder_pack_weight(const float* w_nk, int n, int k, int k_pad) {
@@ -483,7 +513,11 @@ Status launch_encoder_layer(const EncoderParams& p, cudaStream_t stream) {
   if (p.w_pre && p.pre_k < 1) return Status(StatusCode::kInvalidArgument, "fused encoder layer: input projection K 0");
   if (p.batch < 0) return Status(StatusCode::kInvalidArgument, "fused encoder layer: negative batch");
   if (p.batch == 0) return Status::ok();
-  const int w = encoder_warps(p.batch, p.warps);
+  if (p.warps && (p.warps % 8 || p.warps < 8 || p.warps > encoder_max_warps(p.d_model, p.t_len))) {
+    return Status(StatusCode::kInvalidArgument, "fused encoder layer: " + std::to_string(p.warps) + " warps per CTA (8.." +
+                                                    std::to_string(encoder_max_warps(p.d_model, p.t_len)) + ", a multiple of 8)");
+  }
+  const int w = encoder_warps(p.batch, p.d_model, p.t_len, p.warps);
   switch (p.d_model) {
     case 32: return launch_d<32>(w, p, stream);
     case 64: return launch_d<64>(w, p, stream);

@@ -12,7 +12,7 @@
 // Shapes it runs: d_model 32, 64 or 128, any head count whose head dim is a multiple of 8, FF a
 // multiple of 32 up to 512, a folded input projection with any K up to 64 (zero-padded to a
 // multiple of 16), T ≤ kEncoderMaxSeq, within kEncoderMaxSmemBytes of shared memory.
-// Two variants: 8 warps per CTA (up to 4 CTAs per SM) and 16 warps (one sequence's latency is
+// Variants by warps per CTA: 8 (up to 4 CTAs per SM) and 16/24 (one sequence's latency is
 // shorter; chosen where batch ≤ the SM count).
 #include <cuda_fp16.h>
 
@@ -36,7 +36,7 @@ struct EncoderParams {
   float* y = nullptr;           // [batch][t_len][D]
   int batch = 0, t_len = 0, ff = 0, pre_k = 0;
   int d_model = 64, head_dim = 16;  // D; heads = D / head_dim
-  int warps = 0;                // 8 or 16 warps per CTA; 0: encoder_warps() chooses by batch
+  int warps = 0;                // warps per CTA (8, 16, 24, 32); 0: encoder_warps() chooses by batch
   const __half* w_pre = nullptr;  // [D][pre_k padded to 16] or null
   const float* b_pre = nullptr;   // [D] or null
   const __half* w_in = nullptr;   // [3D][D]: q, k, v rows
@@ -75,9 +75,12 @@ Status encoder_check(int64_t d_model, int64_t heads, int64_t t_len, int64_t ff, 
 // Bytes of dynamic shared memory for d_model d, TP rows (T rounded up to 32/64/128), FF ff and
 // input projection K pre_k (0: none).
 size_t encoder_smem_bytes(int d, int tp, int ff, int pre_k);
-// The warps per CTA a launch at `batch` uses: `warps` when 8 or 16, else 16 where batch ≤ the
-// device's SM count (each CTA has an SM to itself) and 8 above.
-int encoder_warps(int batch, int warps = 0);
+// The most warps per CTA a launch may use: 32 where T ≤ 64 and d_model > 32, else 16.
+int encoder_max_warps(int d, int t_len);
+// The warps per CTA a launch at `batch` uses: `warps` when a valid forced count (a multiple of 8
+// up to encoder_max_warps), else 8 above the device's SM count and, where each CTA has an SM to
+// itself, 24 (when 32 are allowed) or 16.
+int encoder_warps(int batch, int d, int t_len, int warps = 0);
 Status launch_encoder_layer(const EncoderParams& p, cudaStream_t stream);
 
 // The op table entry (cuda_encoder_ops.cpp), added by add_layer_ops().
