@@ -123,8 +123,10 @@ constexpr int kGxF = 12;  // floats of layer 2's input projection per thread and
 // of after the cell). KTM: h in shared memory k-tile-major (each warp's words of h in one 256-byte
 // block, so that a warp's st.async of h to a peer covers 4 sectors instead of 16; else row-major
 // with padded rows). RA: h1_t into the input side's ring after the step's barrier (after every
-// warp's hand-over to the partner) instead of right after the cell.
-template <int KT, int KX, typename T16, int NS, bool XI, bool KTM, bool RA>
+// warp's hand-over to the partner) instead of right after the cell. OV (split, KTM): a layer
+// CTA multiplies its own half of h_{t-1} (local after its barrier) while the partner's half is
+// in flight, and waits for that half only before the other half of the k tiles.
+template <int KT, int KX, typename T16, int NS, bool XI, bool KTM, bool RA, bool OV>
 __global__ void __launch_bounds__(KT / NS * 32, 1) rnn_wave_kernel(RnnWaveParams p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   constexpr int NW = KT / NS;      // warps per CTA
@@ -134,6 +136,7 @@ __global__ void __launch_bounds__(KT / NS * 32, 1) rnn_wave_kernel(RnnWaveParams
   constexpr int kSlotG = NW * 32 * kGxF;  // floats per g2 slot
   static_assert(kD2 * kSlotG >= kRnnWaveRows * H, "the head's scratch must fit the g2 ring");
   static_assert(NS == 1 || NS == 2, "one or two CTAs per recurrence");
+  static_assert(!OV || (KTM && NS == 2), "the overlap needs the k-tile-major layout and a split stack");
   __shared__ __align__(16) uint32_t hb[2][kHW];     // layer 1 and 2: h, double-buffered
   __shared__ __align__(16) uint32_t h1r[kD1][kHW];  // layer 2's input side: h1 ring
   __shared__ __align__(16) float gxb[kD2][kSlotG];       // layer 2: g2 ring (after the loop: the head's h2)
@@ -149,6 +152,9 @@ __global__ void __launch_bounds__(KT / NS * 32, 1) rnn_wave_kernel(RnnWaveParams
   const int bc0 = b0 + 2 * tig, bc1 = bc0 + 1;  // batch rows of this thread's accumulator columns
   const int bx = b0 + grp;                      // batch row of this thread's B column (x)
 
+  // Register position k of the h-side fragments holds k tile (k + krot) mod KT: a split layer
+  // CTA keeps its own units' tiles first (OV multiplies those before the partner's arrive).
+  const int krot = OV && role != 1 ? part * NW : 0;
   uint32_t ah[3][KT][4];  // h-side A fragments: R1 (layer 1), W2 (layer 2's input side), R2 (layer 2)
   uint32_t ax[3][KX][4];  // W1 (layer 1)
   {
@@ -161,7 +167,7 @@ __global__ void __launch_bounds__(KT / NS * 32, 1) rnn_wave_kernel(RnnWaveParams
     for (int g = 0; g < 3; ++g)
 #pragma unroll
       for (int k = 0; k < KT; ++k) {
-        const uint4 v = __ldg(f + (g * KT + k) * 32);
+        const uint4 v = __ldg(f + (g * KT + ((k + krot) & (KT - 1))) * 32);
         ah[g][k][0] = v.x, ah[g][k][1] = v.y, ah[g][k][2] = v.z, ah[g][k][3] = v.w;
       }
 #pragma unroll
@@ -262,31 +268,38 @@ __global__ void __launch_bounds__(KT / NS * 32, 1) rnn_wave_kernel(RnnWaveParams
       mma16816<T16>(an, ax[2][kx], x0, x1);
     }
   };
-  // g_i += M_i · h for the three gate tiles, two accumulator chains per gate (even/odd k tiles).
-  // With with_x (XI, layer 1) also the next step's x side into xz, xrr, xn: one k tile of x
-  // after each pair of h tiles, so that those mma fill the h chains' latency.
+  // g_i += M_i · h for the three gate tiles, two accumulator chains per gate (even/odd register
+  // positions): h_load fetches the B words of positions [P0, P1), h_mma multiplies them. With
+  // with_x (XI, layer 1) also the next step's x side into xz, xrr, xn: one k tile of x after each
+  // pair of h tiles, so that those mma fill the h chains' latency.
   uint32_t xb[KX][2];
   float xz[4], xrr[4], xn[4];
-  auto h_side = [&](const uint32_t* hrow, float (&g0)[4], float (&g1)[4], float (&g2)[4], auto with_x) {
-    constexpr bool kX = decltype(with_x)::value;
-    uint32_t bf[2 * KT];
+  uint32_t bf[2 * KT];
+  const int own_off = krot * 64, mate_off = ((krot + NW) & (KT - 1)) * 64;  // KTM: words
+  auto h_load = [&](const uint32_t* hrow, auto p0c, auto p1c) {
+    constexpr int P0 = decltype(p0c)::value, P1 = decltype(p1c)::value;
     if constexpr (KTM) {
+      const uint32_t* base = hrow + (grp * 4 + tig) * 2;
 #pragma unroll
-      for (int k = 0; k < KT; ++k) {
-        const uint2 v = *reinterpret_cast<const uint2*>(hrow + k * 64 + (grp * 4 + tig) * 2);
+      for (int k = P0; k < P1; ++k) {
+        const uint2 v = *reinterpret_cast<const uint2*>(base + (k < NW ? own_off + k * 64 : mate_off + (k - NW) * 64));
         bf[2 * k] = v.x, bf[2 * k + 1] = v.y;
       }
     } else {
       const uint4* h4 = reinterpret_cast<const uint4*>(hrow + (grp * 4 + tig) * kLS);
 #pragma unroll
-      for (int q = 0; q < KT / 2; ++q) {
+      for (int q = P0 / 2; q < P1 / 2; ++q) {
         const uint4 v = h4[q];
         bf[4 * q] = v.x, bf[4 * q + 1] = v.y, bf[4 * q + 2] = v.z, bf[4 * q + 3] = v.w;
       }
     }
-    float e0[4] = {0, 0, 0, 0}, e1[4] = {0, 0, 0, 0}, e2[4] = {0, 0, 0, 0};
+  };
+  auto h_mma = [&](auto p0c, auto p1c, float (&g0)[4], float (&g1)[4], float (&g2)[4], float (&e0)[4], float (&e1)[4],
+                   float (&e2)[4], auto with_x) {
+    constexpr int P0 = decltype(p0c)::value, P1 = decltype(p1c)::value;
+    constexpr bool kX = decltype(with_x)::value;
 #pragma unroll
-    for (int k = 0; k < KT; k += 2) {
+    for (int k = P0; k < P1; k += 2) {
       mma16816<T16>(g0, ah[0][k], bf[2 * k], bf[2 * k + 1]);
       mma16816<T16>(g1, ah[1][k], bf[2 * k], bf[2 * k + 1]);
       mma16816<T16>(g2, ah[2][k], bf[2 * k], bf[2 * k + 1]);
@@ -294,27 +307,36 @@ __global__ void __launch_bounds__(KT / NS * 32, 1) rnn_wave_kernel(RnnWaveParams
       mma16816<T16>(e1, ah[1][k + 1], bf[2 * k + 2], bf[2 * k + 3]);
       mma16816<T16>(e2, ah[2][k + 1], bf[2 * k + 2], bf[2 * k + 3]);
       if constexpr (kX) {
-        if (k / 2 < KX) {
-          mma16816<T16>(xz, ax[0][k / 2], xb[k / 2][0], xb[k / 2][1]);
-          mma16816<T16>(xrr, ax[1][k / 2], xb[k / 2][0], xb[k / 2][1]);
-          mma16816<T16>(xn, ax[2][k / 2], xb[k / 2][0], xb[k / 2][1]);
+        if ((k - P0) / 2 < KX) {
+          const int kx = (k - P0) / 2;
+          mma16816<T16>(xz, ax[0][kx], xb[kx][0], xb[kx][1]);
+          mma16816<T16>(xrr, ax[1][kx], xb[kx][0], xb[kx][1]);
+          mma16816<T16>(xn, ax[2][kx], xb[kx][0], xb[kx][1]);
         }
       }
     }
     if constexpr (kX) {
 #pragma unroll
-      for (int kx = KT / 2; kx < KX; ++kx) {
+      for (int kx = (P1 - P0) / 2; kx < KX; ++kx) {
         mma16816<T16>(xz, ax[0][kx], xb[kx][0], xb[kx][1]);
         mma16816<T16>(xrr, ax[1][kx], xb[kx][0], xb[kx][1]);
         mma16816<T16>(xn, ax[2][kx], xb[kx][0], xb[kx][1]);
       }
     }
+  };
+  auto add_to = [](float (&g)[4], const float (&e)[4]) {
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      g0[i] += e0[i];
-      g1[i] += e1[i];
-      g2[i] += e2[i];
-    }
+    for (int i = 0; i < 4; ++i) g[i] += e[i];
+  };
+  using P_0 = std::integral_constant<int, 0>;
+  using P_NW = std::integral_constant<int, NW>;
+  using P_KT = std::integral_constant<int, KT>;
+  // The whole product in one go (no overlap): g_i += M_i · h.
+  auto h_side = [&](const uint32_t* hrow, float (&g0)[4], float (&g1)[4], float (&g2)[4], auto with_x) {
+    float e0[4] = {0, 0, 0, 0}, e1[4] = {0, 0, 0, 0}, e2[4] = {0, 0, 0, 0};
+    h_load(hrow, P_0{}, P_KT{});
+    h_mma(P_0{}, P_KT{}, g0, g1, g2, e0, e1, e2, with_x);
+    add_to(g0, e0), add_to(g1, e1), add_to(g2, e2);
   };
   using NoX = std::integral_constant<bool, false>;
   float hs[4] = {0, 0, 0, 0};  // fp32 state of the 4 cells (layer 1: h1, layer 2: h2)
@@ -356,16 +378,26 @@ __global__ void __launch_bounds__(KT / NS * 32, 1) rnn_wave_kernel(RnnWaveParams
     if (T > 1) load_x();
     for (int s = 0; s < T; ++s) {
       const int slot = s % kD1;
-      mate_wait(s);
+      const uint32_t* hprev = hb[(s + 1) & 1];
       float nh[4] = {bh0, bh0, bh1, bh1};
       if constexpr (XI) {
 #pragma unroll
         for (int kx = 0; kx < KX; ++kx) xb[kx][0] = pack2<T16>(xr[kx][0], xr[kx][1]), xb[kx][1] = pack2<T16>(xr[kx][2], xr[kx][3]);
         if (s + 2 < T) load_x();
         x_init(xz, xrr, xn);
-        h_side(hb[(s + 1) & 1], az, ar, nh, std::integral_constant<bool, true>{});
+      }
+      using WX = std::integral_constant<bool, XI>;
+      if constexpr (OV) {  // own half of h1_{s-1} (local), then the partner's once it is here
+        float e0[4] = {0, 0, 0, 0}, e1[4] = {0, 0, 0, 0}, e2[4] = {0, 0, 0, 0};
+        h_load(hprev, P_0{}, P_NW{});
+        h_mma(P_0{}, P_NW{}, az, ar, nh, e0, e1, e2, WX{});
+        mate_wait(s);
+        h_load(hprev, P_NW{}, P_KT{});
+        h_mma(P_NW{}, P_KT{}, az, ar, nh, e0, e1, e2, NoX{});
+        add_to(az, e0), add_to(ar, e1), add_to(nh, e2);
       } else {
-        h_side(hb[(s + 1) & 1], az, ar, nh, NoX{});
+        mate_wait(s);
+        h_side(hprev, az, ar, nh, WX{});
       }
       cell(az, ar, an, nh);
       const uint32_t w0 = pack2<T16>(hs[0], hs[2]), w1 = pack2<T16>(hs[1], hs[3]);
@@ -414,6 +446,14 @@ __global__ void __launch_bounds__(KT / NS * 32, 1) rnn_wave_kernel(RnnWaveParams
   } else {  // layer 2: its own recurrence on g2_t from the ring
     for (int t = 0; t < T; ++t) {
       const int slot2 = t % kD2;
+      const uint32_t* hprev = hb[(t + 1) & 1];
+      // OV: this CTA's half of h2_{t-1} (local) before g2_t and the partner's half are waited for.
+      [[maybe_unused]] float fz[4] = {0, 0, 0, 0}, fr[4] = {0, 0, 0, 0}, fn[4] = {0, 0, 0, 0};
+      [[maybe_unused]] float e0[4] = {0, 0, 0, 0}, e1[4] = {0, 0, 0, 0}, e2[4] = {0, 0, 0, 0};
+      if constexpr (OV) {
+        h_load(hprev, P_0{}, P_NW{});
+        h_mma(P_0{}, P_NW{}, fz, fr, fn, e0, e1, e2, NoX{});
+      }
       if constexpr (NS > 1) {
         if (t > 0) {  // g2_t and the partner's half of h2_{t-1}: both polls in flight at once
           const int j = t - 1;
@@ -430,7 +470,14 @@ __global__ void __launch_bounds__(KT / NS * 32, 1) rnn_wave_kernel(RnnWaveParams
       float z[4] = {v0.x, v0.y, v0.z, v0.w}, r[4] = {v1.x, v1.y, v1.z, v1.w};
       const float n[4] = {v2.x, v2.y, v2.z, v2.w};
       float nh[4] = {bh0, bh0, bh1, bh1};
-      h_side(hb[(t + 1) & 1], z, r, nh, NoX{});
+      if constexpr (OV) {
+        h_load(hprev, P_NW{}, P_KT{});
+        h_mma(P_NW{}, P_KT{}, z, r, nh, e0, e1, e2, NoX{});
+        add_to(z, fz), add_to(r, fr), add_to(nh, fn);
+        add_to(z, e0), add_to(r, e1), add_to(nh, e2);
+      } else {
+        h_side(hprev, z, r, nh, NoX{});
+      }
       cell(z, r, n, nh);
       const uint32_t w0 = pack2<T16>(hs[0], hs[2]), w1 = pack2<T16>(hs[1], hs[3]);
       hb[t & 1][hw0] = w0;
@@ -510,23 +557,23 @@ __global__ void rnn_head_kernel(const float* h, const float* w, const float* bia
   }
 }
 
-template <int KT, int KX, typename T16, int NS, bool XI, bool KTM, bool RA>
+template <int KT, int KX, typename T16, int NS, bool XI, bool KTM, bool RA, bool OV = false>
 Status launch_typed(const RnnWaveParams& p, cudaStream_t stream) {
   const unsigned clusters = unsigned((p.batch + kRnnWaveRows - 1) / kRnnWaveRows);
-  TS_CUDA(rnn_device::launch_clustered(rnn_wave_kernel<KT, KX, T16, NS, XI, KTM, RA>, kRoles * NS * clusters, KT / NS * 32,
+  TS_CUDA(rnn_device::launch_clustered(rnn_wave_kernel<KT, KX, T16, NS, XI, KTM, RA, OV>, kRoles * NS * clusters, KT / NS * 32,
                                        kRoles * NS, stream, p));
   return Status::ok();
 }
 
 // The production kernels: "wave" and, at hidden 128, "wave_split" up to kRnnWaveSplitMaxBatch.
-constexpr bool kXI = true, kKTM = true, kRA = true;
+constexpr bool kXI = true, kKTM = true, kRA = true, kOV = true;
 
 template <typename T16>
 Status launch_h(const RnnWaveParams& p, cudaStream_t s) {
   const bool kx2 = wave_kx(p.input) == 2;
   if (p.hidden == 64) return kx2 ? launch_typed<4, 2, T16, 1, kXI, kKTM, kRA>(p, s) : launch_typed<4, 4, T16, 1, kXI, kKTM, kRA>(p, s);
   if (p.split && p.batch <= kRnnWaveSplitMaxBatch) {
-    return kx2 ? launch_typed<8, 2, T16, 2, kXI, kKTM, kRA>(p, s) : launch_typed<8, 4, T16, 2, kXI, kKTM, kRA>(p, s);
+    return kx2 ? launch_typed<8, 2, T16, 2, kXI, kKTM, kRA, kOV>(p, s) : launch_typed<8, 4, T16, 2, kXI, kKTM, kRA, kOV>(p, s);
   }
   return kx2 ? launch_typed<8, 2, T16, 1, kXI, kKTM, kRA>(p, s) : launch_typed<8, 4, T16, 1, kXI, kKTM, kRA>(p, s);
 }
@@ -613,7 +660,7 @@ Status launch_rnn_wave(const RnnWaveParams& p, cudaStream_t stream) {
 }
 
 #ifdef TS_RNN_WAVE_VARIANTS
-// Experiment builds only (the scratch driver): variant bits 1 = XI, 4 = split, 8 = KTM, 16 = RA;
+// Experiment builds only (the scratch driver): variant bits 1 = XI, 4 = split, 8 = KTM, 16 = RA, 32 = OV;
 // hidden 128, input <= 32, fp16.
 Status launch_rnn_wave_variant(const RnnWaveParams& p, int v, cudaStream_t s) {
   using T = __half;
@@ -625,6 +672,8 @@ Status launch_rnn_wave_variant(const RnnWaveParams& p, int v, cudaStream_t s) {
     case 13: return launch_typed<8, 2, T, 2, true, true, false>(p, s);
     case 21: return launch_typed<8, 2, T, 2, true, false, true>(p, s);
     case 29: return launch_typed<8, 2, T, 2, true, true, true>(p, s);
+    case 61: return launch_typed<8, 2, T, 2, true, true, true, true>(p, s);
+    case 45: return launch_typed<8, 2, T, 2, true, true, false, true>(p, s);
     default: return Status(StatusCode::kInvalidArgument, "no such variant");
   }
 }
