@@ -44,9 +44,16 @@
 //    0.652 3-CTA; dropped). ncu of the split kernel (warp-state samples, layer-1 CTAs): 21 % of
 //    the loop waiting for the partner's half of h, 11 % computing x addresses (a 64-bit
 //    multiply per step: now a stepped offset), 36 % the mma and the cell; the input side and
-//    layer 2 wait on their full barriers (layer 1 sets the pace). Hence the k-tile-major h
-//    layout (a warp's st.async covers 4 sectors instead of 16) and h1_t into the input side's
-//    ring after the step's barrier (RA), so that no ring traffic queues ahead of a partner's h.
+//    layer 2 wait on their full barriers (layer 1 sets the pace). Second call (same driver,
+//    all variants with the stepped x offset; bench/results/rnn-wave-gru2-h200-20261201-0207.txt):
+//    split + XI 0.547 (0.484 in the first call: not explained; the combined poll in layer 2 and
+//    the stepped offset came in between, not separated); + k-tile-major h (KTM: a warp's
+//    st.async of h covers 4 sectors instead of 16) 0.419; + h1_t into the input side's ring
+//    after the step's barrier (RA) 0.424; + the own half of h multiplied while the partner's is
+//    in flight (OV) 0.437 (the partner wait fell from 21 % to 5 % of layer 1's samples, but the
+//    step did not shorten); 3-CTA with XI, KTM, RA 0.644. The production kernel is the one the
+//    gpu tests ran (XI, KTM, RA, OV); KTM alone measured 0.018 µs per step faster: to switch
+//    once it has run the tests.
 //
 // Layout. H/16 warps per CTA; warp w owns units 16w..16w+15 and all three gates' rows of them
 // (three m16 tiles), so a thread holds z, r and both halves of n for its 4 cells (units
@@ -566,6 +573,8 @@ Status launch_typed(const RnnWaveParams& p, cudaStream_t stream) {
 }
 
 // The production kernels: "wave" and, at hidden 128, "wave_split" up to kRnnWaveSplitMaxBatch.
+// (The combination the H200 gpu tests ran, 2026-12-01; kRA = kOV = false measured 0.419 against
+// 0.437 µs per step in the driver and is the next one to test.)
 constexpr bool kXI = true, kKTM = true, kRA = true, kOV = true;
 
 template <typename T16>
