@@ -298,7 +298,7 @@ void check_split(const std::string& name, const Graph& g, bool batch_first, int6
 // BF16; hidden 64 (runs as "wave") and input 64 (four k tiles of x).
 TEST(CudaRnnWave, SplitWavefrontMatchesCpu) {
   SKIP_WITHOUT_GPU();
-  const std::vector<std::pair<int64_t, int64_t>> tb{{60, 1}, {1, 1}, {2, 3}, {5, 7}, {120, 7}, {60, 64}, {120, 176},
+  const std::vector<std::pair<int64_t, int64_t>> tb{{60, 1}, {1, 1}, {2, 3}, {5, 7}, {120, 7}, {60, 64}, {60, 100}, {60, 128}, {120, 176},
                                                     {120, 300}, {5, 2000}, {60, 2000}, {5, 4096}};
   check_split("GRU-2x128 I=32", stacked_gru(128, 32, 1, 201), false, 32, false, tb, kFp16, Precision::kFP16);
   check_split("GRU-2x128 I=32", stacked_gru(128, 32, 1, 201), false, 32, false, {{60, 1}, {120, 7}, {60, 300}}, kBf16,

@@ -573,9 +573,10 @@ Status launch_typed(const RnnWaveParams& p, cudaStream_t stream) {
 }
 
 // The production kernels: "wave" and, at hidden 128, "wave_split" up to kRnnWaveSplitMaxBatch.
-// (The combination the H200 gpu tests ran, 2026-12-01; kRA = kOV = false measured 0.419 against
-// 0.437 µs per step in the driver and is the next one to test.)
-constexpr bool kXI = true, kKTM = true, kRA = true, kOV = true;
+// kRA = kOV = false: the ring sends before the step's barrier and no overlap of the partner's
+// half of h (0.419 against 0.437 µs per step in gru2's driver; engine b1 T=60 host-to-host P50
+// 41.5 against 42.1 µs with both true, H200 2026-12-01 02:29, where the gpu tests passed with it).
+constexpr bool kXI = true, kKTM = true, kRA = false, kOV = false;
 
 template <typename T16>
 Status launch_h(const RnnWaveParams& p, cudaStream_t s) {
