@@ -32,6 +32,8 @@ nlohmann::json machine_info() {
 }
 
 std::string git_commit() {
+  // Set where the source tree's git is not the built commit (binaries carried to a GPU machine).
+  if (const char* env = std::getenv("TICKSENTRY_COMMIT"); env && *env) return env;
   std::string c = run_cmd("git -C " TICKSENTRY_SOURCE_DIR " rev-parse --short HEAD 2>/dev/null");
   std::string dirty = run_cmd("git -C " TICKSENTRY_SOURCE_DIR " status --porcelain --untracked-files=no 2>/dev/null | head -1");
   return c.empty() ? "unknown" : (dirty.empty() ? c : c + "-dirty");

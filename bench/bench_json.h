@@ -9,6 +9,8 @@ namespace ts::bench {
 
 // machine: "cpu2" for the 2-core development machine (override with TICKSENTRY_MACHINE).
 nlohmann::json machine_info();
+// The source tree's short HEAD (+ "-dirty"), or TICKSENTRY_COMMIT where set (a GPU machine runs
+// carried binaries next to a copy of the tree whose git is not the built commit).
 std::string git_commit();
 std::string utc_now_iso();
 // Writes {"benchmark", "date", "commit", "machine", "results"} to dir/<benchmark>-<machine>-<date>.json

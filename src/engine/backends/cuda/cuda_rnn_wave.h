@@ -47,10 +47,12 @@ constexpr int kRnnWaveMaxBatch = 2048;
 // Most batch rows tactic "wave_split" runs split; above it, the 3-CTA wavefront. PERF NOTE: H200,
 // GRU-2x128 FP16, T=60, kernel alone (gru2, 2026-12-01): split vs 3-CTA 34.0 / 44.7 µs at b1,
 // 36.3 / 45.1 at b64, 61.7 / 45.2 at b176 (22 clusters of 6 CTAs: not one per SM any more);
-// with the k-tile-major h (second call) 32.8 / 44.7 at b64 and 33.2 / 44.9 at b128. Engine,
-// host-to-host P50 (lead's call, 2026-12-01 02:29, same binary at 64 vs 128): b128 80.0 (3-CTA)
-// → 67.0 µs (split); the gpu tests ran the split at 100 and 128 rows.
-constexpr int kRnnWaveSplitMaxBatch = 128;
+// with the k-tile-major h (second call) 32.8 / 44.7 at b64 and 33.2 / 44.9 at b128. A single
+// stream gains up to 128 (engine b128 host-to-host P50 80.0 → 67.0 µs, lead's call 2026-12-01
+// 02:29), but the split takes twice the SMs per row, and serving runs several workers' batches
+// at once: at the serving defaults (4 workers, max batch 256) the sustained rate with P99 ≤ 1 ms
+// fell from 2,644,973 (64) to 2,300,000 requests/s (128), so 64 it is.
+constexpr int kRnnWaveSplitMaxBatch = 64;
 
 // Hidden 64 or 128, input 1..64, GRU linear_before_reset = 1 in both layers (as PyTorch exports
 // it), FP16/BF16 weights; forward, no sequence_lens, zero initial states (checked by the caller).
