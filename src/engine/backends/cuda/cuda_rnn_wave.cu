@@ -49,11 +49,11 @@
 //    split + XI 0.547 (0.484 in the first call: not explained; the combined poll in layer 2 and
 //    the stepped offset came in between, not separated); + k-tile-major h (KTM: a warp's
 //    st.async of h covers 4 sectors instead of 16) 0.419; + h1_t into the input side's ring
-//    after the step's barrier (RA) 0.424; + the own half of h multiplied while the partner's is
-//    in flight (OV) 0.437 (the partner wait fell from 21 % to 5 % of layer 1's samples, but the
-//    step did not shorten); 3-CTA with XI, KTM, RA 0.644. The production kernel is the one the
-//    gpu tests ran (XI, KTM, RA, OV); KTM alone measured 0.018 µs per step faster: to switch
-//    once it has run the tests.
+//    after the step's barrier 0.424; + the own half of h multiplied while the partner's is in
+//    flight 0.437 (the partner wait fell from 21 % to 5 % of layer 1's samples, but the step did
+//    not shorten); 3-CTA with XI, KTM and the late ring send 0.644. Kept: XI and KTM (engine b1
+//    41.5 vs 42.1 µs host-to-host against the late send + overlap, lead's call 2026-12-01 02:29);
+//    the late send, the overlap and the driver's variant entry point were removed after it.
 //
 // Layout. H/16 warps per CTA; warp w owns units 16w..16w+15 and all three gates' rows of them
 // (three m16 tiles), so a thread holds z, r and both halves of n for its 4 cells (units
@@ -129,11 +129,8 @@ constexpr int kGxF = 12;  // floats of layer 2's input projection per thread and
 // XI: the next step's input projection W1·x_{t+1} issued among this step's h-side mma (instead
 // of after the cell). KTM: h in shared memory k-tile-major (each warp's words of h in one 256-byte
 // block, so that a warp's st.async of h to a peer covers 4 sectors instead of 16; else row-major
-// with padded rows). RA: h1_t into the input side's ring after the step's barrier (after every
-// warp's hand-over to the partner) instead of right after the cell. OV (split, KTM): a layer
-// CTA multiplies its own half of h_{t-1} (local after its barrier) while the partner's half is
-// in flight, and waits for that half only before the other half of the k tiles.
-template <int KT, int KX, typename T16, int NS, bool XI, bool KTM, bool RA, bool OV>
+// with padded rows).
+template <int KT, int KX, typename T16, int NS, bool XI, bool KTM>
 __global__ void __launch_bounds__(KT / NS * 32, 1) rnn_wave_kernel(RnnWaveParams p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   constexpr int NW = KT / NS;      // warps per CTA
@@ -143,7 +140,6 @@ __global__ void __launch_bounds__(KT / NS * 32, 1) rnn_wave_kernel(RnnWaveParams
   constexpr int kSlotG = NW * 32 * kGxF;  // floats per g2 slot
   static_assert(kD2 * kSlotG >= kRnnWaveRows * H, "the head's scratch must fit the g2 ring");
   static_assert(NS == 1 || NS == 2, "one or two CTAs per recurrence");
-  static_assert(!OV || (KTM && NS == 2), "the overlap needs the k-tile-major layout and a split stack");
   __shared__ __align__(16) uint32_t hb[2][kHW];     // layer 1 and 2: h, double-buffered
   __shared__ __align__(16) uint32_t h1r[kD1][kHW];  // layer 2's input side: h1 ring
   __shared__ __align__(16) float gxb[kD2][kSlotG];       // layer 2: g2 ring (after the loop: the head's h2)
@@ -159,9 +155,6 @@ __global__ void __launch_bounds__(KT / NS * 32, 1) rnn_wave_kernel(RnnWaveParams
   const int bc0 = b0 + 2 * tig, bc1 = bc0 + 1;  // batch rows of this thread's accumulator columns
   const int bx = b0 + grp;                      // batch row of this thread's B column (x)
 
-  // Register position k of the h-side fragments holds k tile (k + krot) mod KT: a split layer
-  // CTA keeps its own units' tiles first (OV multiplies those before the partner's arrive).
-  const int krot = OV && role != 1 ? part * NW : 0;
   uint32_t ah[3][KT][4];  // h-side A fragments: R1 (layer 1), W2 (layer 2's input side), R2 (layer 2)
   uint32_t ax[3][KX][4];  // W1 (layer 1)
   {
@@ -174,7 +167,7 @@ __global__ void __launch_bounds__(KT / NS * 32, 1) rnn_wave_kernel(RnnWaveParams
     for (int g = 0; g < 3; ++g)
 #pragma unroll
       for (int k = 0; k < KT; ++k) {
-        const uint4 v = __ldg(f + (g * KT + ((k + krot) & (KT - 1))) * 32);
+        const uint4 v = __ldg(f + (g * KT + k) * 32);
         ah[g][k][0] = v.x, ah[g][k][1] = v.y, ah[g][k][2] = v.z, ah[g][k][3] = v.w;
       }
 #pragma unroll
@@ -282,14 +275,13 @@ __global__ void __launch_bounds__(KT / NS * 32, 1) rnn_wave_kernel(RnnWaveParams
   uint32_t xb[KX][2];
   float xz[4], xrr[4], xn[4];
   uint32_t bf[2 * KT];
-  const int own_off = krot * 64, mate_off = ((krot + NW) & (KT - 1)) * 64;  // KTM: words
   auto h_load = [&](const uint32_t* hrow, auto p0c, auto p1c) {
     constexpr int P0 = decltype(p0c)::value, P1 = decltype(p1c)::value;
     if constexpr (KTM) {
       const uint32_t* base = hrow + (grp * 4 + tig) * 2;
 #pragma unroll
       for (int k = P0; k < P1; ++k) {
-        const uint2 v = *reinterpret_cast<const uint2*>(base + (k < NW ? own_off + k * 64 : mate_off + (k - NW) * 64));
+        const uint2 v = *reinterpret_cast<const uint2*>(base + k * 64);
         bf[2 * k] = v.x, bf[2 * k + 1] = v.y;
       }
     } else {
@@ -336,7 +328,6 @@ __global__ void __launch_bounds__(KT / NS * 32, 1) rnn_wave_kernel(RnnWaveParams
     for (int i = 0; i < 4; ++i) g[i] += e[i];
   };
   using P_0 = std::integral_constant<int, 0>;
-  using P_NW = std::integral_constant<int, NW>;
   using P_KT = std::integral_constant<int, KT>;
   // The whole product in one go (no overlap): g_i += M_i · h.
   auto h_side = [&](const uint32_t* hrow, float (&g0)[4], float (&g1)[4], float (&g2)[4], auto with_x) {
@@ -394,33 +385,20 @@ __global__ void __launch_bounds__(KT / NS * 32, 1) rnn_wave_kernel(RnnWaveParams
         x_init(xz, xrr, xn);
       }
       using WX = std::integral_constant<bool, XI>;
-      if constexpr (OV) {  // own half of h1_{s-1} (local), then the partner's once it is here
-        float e0[4] = {0, 0, 0, 0}, e1[4] = {0, 0, 0, 0}, e2[4] = {0, 0, 0, 0};
-        h_load(hprev, P_0{}, P_NW{});
-        h_mma(P_0{}, P_NW{}, az, ar, nh, e0, e1, e2, WX{});
-        mate_wait(s);
-        h_load(hprev, P_NW{}, P_KT{});
-        h_mma(P_NW{}, P_KT{}, az, ar, nh, e0, e1, e2, NoX{});
-        add_to(az, e0), add_to(ar, e1), add_to(nh, e2);
-      } else {
-        mate_wait(s);
-        h_side(hprev, az, ar, nh, WX{});
-      }
+      mate_wait(s);
+      h_side(hprev, az, ar, nh, WX{});
       cell(az, ar, an, nh);
       const uint32_t w0 = pack2<T16>(hs[0], hs[2]), w1 = pack2<T16>(hs[1], hs[3]);
       hb[s & 1][hw0] = w0;
       hb[s & 1][hw1] = w1;
       mate_send(s, w0, w1);
-      auto ring_send = [&]() {
-        if (s >= kD1) mbar_wait_cta(smem_addr(&empty1[slot]), uint32_t((s / kD1 - 1) & 1));  // the input side is done with it
+      if (s >= kD1) mbar_wait_cta(smem_addr(&empty1[slot]), uint32_t((s / kD1 - 1) & 1));  // the input side is done with it
 #pragma unroll
-        for (int q = 0; q < NS; ++q) {
-          const uint32_t dst = h1r_peer[q] + uint32_t(slot * kHW) * 4, bar = full1_peer[q] + uint32_t(slot) * 8;
-          st_async(dst + uint32_t(hw0) * 4, w0, bar);
-          st_async(dst + uint32_t(hw1) * 4, w1, bar);
-        }
-      };
-      if constexpr (!RA) ring_send();
+      for (int q = 0; q < NS; ++q) {
+        const uint32_t dst = h1r_peer[q] + uint32_t(slot * kHW) * 4, bar = full1_peer[q] + uint32_t(slot) * 8;
+        st_async(dst + uint32_t(hw0) * 4, w0, bar);
+        st_async(dst + uint32_t(hw1) * 4, w1, bar);
+      }
       if constexpr (XI) {
 #pragma unroll
         for (int i = 0; i < 4; ++i) az[i] = xz[i], ar[i] = xrr[i], an[i] = xn[i];
@@ -429,7 +407,6 @@ __global__ void __launch_bounds__(KT / NS * 32, 1) rnn_wave_kernel(RnnWaveParams
         if (s + 2 < T) load_x();
       }
       __syncthreads();
-      if constexpr (RA) ring_send();
     }
   } else if (role == 1) {  // layer 2's input projection: h1_t from the ring → g2_t into layer 2's ring
     for (int t = 0; t < T; ++t) {
@@ -454,13 +431,6 @@ __global__ void __launch_bounds__(KT / NS * 32, 1) rnn_wave_kernel(RnnWaveParams
     for (int t = 0; t < T; ++t) {
       const int slot2 = t % kD2;
       const uint32_t* hprev = hb[(t + 1) & 1];
-      // OV: this CTA's half of h2_{t-1} (local) before g2_t and the partner's half are waited for.
-      [[maybe_unused]] float fz[4] = {0, 0, 0, 0}, fr[4] = {0, 0, 0, 0}, fn[4] = {0, 0, 0, 0};
-      [[maybe_unused]] float e0[4] = {0, 0, 0, 0}, e1[4] = {0, 0, 0, 0}, e2[4] = {0, 0, 0, 0};
-      if constexpr (OV) {
-        h_load(hprev, P_0{}, P_NW{});
-        h_mma(P_0{}, P_NW{}, fz, fr, fn, e0, e1, e2, NoX{});
-      }
       if constexpr (NS > 1) {
         if (t > 0) {  // g2_t and the partner's half of h2_{t-1}: both polls in flight at once
           const int j = t - 1;
@@ -477,14 +447,7 @@ __global__ void __launch_bounds__(KT / NS * 32, 1) rnn_wave_kernel(RnnWaveParams
       float z[4] = {v0.x, v0.y, v0.z, v0.w}, r[4] = {v1.x, v1.y, v1.z, v1.w};
       const float n[4] = {v2.x, v2.y, v2.z, v2.w};
       float nh[4] = {bh0, bh0, bh1, bh1};
-      if constexpr (OV) {
-        h_load(hprev, P_NW{}, P_KT{});
-        h_mma(P_NW{}, P_KT{}, z, r, nh, e0, e1, e2, NoX{});
-        add_to(z, fz), add_to(r, fr), add_to(nh, fn);
-        add_to(z, e0), add_to(r, e1), add_to(nh, e2);
-      } else {
-        h_side(hprev, z, r, nh, NoX{});
-      }
+      h_side(hprev, z, r, nh, NoX{});
       cell(z, r, n, nh);
       const uint32_t w0 = pack2<T16>(hs[0], hs[2]), w1 = pack2<T16>(hs[1], hs[3]);
       hb[t & 1][hw0] = w0;
@@ -564,28 +527,25 @@ __global__ void rnn_head_kernel(const float* h, const float* w, const float* bia
   }
 }
 
-template <int KT, int KX, typename T16, int NS, bool XI, bool KTM, bool RA, bool OV = false>
+template <int KT, int KX, typename T16, int NS, bool XI, bool KTM>
 Status launch_typed(const RnnWaveParams& p, cudaStream_t stream) {
   const unsigned clusters = unsigned((p.batch + kRnnWaveRows - 1) / kRnnWaveRows);
-  TS_CUDA(rnn_device::launch_clustered(rnn_wave_kernel<KT, KX, T16, NS, XI, KTM, RA, OV>, kRoles * NS * clusters, KT / NS * 32,
+  TS_CUDA(rnn_device::launch_clustered(rnn_wave_kernel<KT, KX, T16, NS, XI, KTM>, kRoles * NS * clusters, KT / NS * 32,
                                        kRoles * NS, stream, p));
   return Status::ok();
 }
 
 // The production kernels: "wave" and, at hidden 128, "wave_split" up to kRnnWaveSplitMaxBatch.
-// kRA = kOV = false: the ring sends before the step's barrier and no overlap of the partner's
-// half of h (0.419 against 0.437 µs per step in gru2's driver; engine b1 T=60 host-to-host P50
-// 41.5 against 42.1 µs with both true, H200 2026-12-01 02:29, where the gpu tests passed with it).
-constexpr bool kXI = true, kKTM = true, kRA = false, kOV = false;
+constexpr bool kXI = true, kKTM = true;
 
 template <typename T16>
 Status launch_h(const RnnWaveParams& p, cudaStream_t s) {
   const bool kx2 = wave_kx(p.input) == 2;
-  if (p.hidden == 64) return kx2 ? launch_typed<4, 2, T16, 1, kXI, kKTM, kRA>(p, s) : launch_typed<4, 4, T16, 1, kXI, kKTM, kRA>(p, s);
+  if (p.hidden == 64) return kx2 ? launch_typed<4, 2, T16, 1, kXI, kKTM>(p, s) : launch_typed<4, 4, T16, 1, kXI, kKTM>(p, s);
   if (p.split && p.batch <= kRnnWaveSplitMaxBatch) {
-    return kx2 ? launch_typed<8, 2, T16, 2, kXI, kKTM, kRA, kOV>(p, s) : launch_typed<8, 4, T16, 2, kXI, kKTM, kRA, kOV>(p, s);
+    return kx2 ? launch_typed<8, 2, T16, 2, kXI, kKTM>(p, s) : launch_typed<8, 4, T16, 2, kXI, kKTM>(p, s);
   }
-  return kx2 ? launch_typed<8, 2, T16, 1, kXI, kKTM, kRA>(p, s) : launch_typed<8, 4, T16, 1, kXI, kKTM, kRA>(p, s);
+  return kx2 ? launch_typed<8, 2, T16, 1, kXI, kKTM>(p, s) : launch_typed<8, 4, T16, 1, kXI, kKTM>(p, s);
 }
 
 }  // namespace
@@ -668,26 +628,6 @@ Status launch_rnn_wave(const RnnWaveParams& p, cudaStream_t stream) {
   if (p.t_len < 1 || p.batch < 1) return Status::ok();
   return p.bf16 ? launch_h<__nv_bfloat16>(p, stream) : launch_h<__half>(p, stream);
 }
-
-#ifdef TS_RNN_WAVE_VARIANTS
-// Experiment builds only (the scratch driver): variant bits 1 = XI, 4 = split, 8 = KTM, 16 = RA, 32 = OV;
-// hidden 128, input <= 32, fp16.
-Status launch_rnn_wave_variant(const RnnWaveParams& p, int v, cudaStream_t s) {
-  using T = __half;
-  switch (v) {
-    case 0: return launch_typed<8, 2, T, 1, false, false, false>(p, s);
-    case 1: return launch_typed<8, 2, T, 1, true, false, false>(p, s);
-    case 25: return launch_typed<8, 2, T, 1, true, true, true>(p, s);
-    case 5: return launch_typed<8, 2, T, 2, true, false, false>(p, s);
-    case 13: return launch_typed<8, 2, T, 2, true, true, false>(p, s);
-    case 21: return launch_typed<8, 2, T, 2, true, false, true>(p, s);
-    case 29: return launch_typed<8, 2, T, 2, true, true, true>(p, s);
-    case 61: return launch_typed<8, 2, T, 2, true, true, true, true>(p, s);
-    case 45: return launch_typed<8, 2, T, 2, true, true, false, true>(p, s);
-    default: return Status(StatusCode::kInvalidArgument, "no such variant");
-  }
-}
-#endif
 
 Status launch_rnn_head(const float* h, const float* w, const float* bias, float* out, int batch, int hidden, int outs,
                        bool sigmoid, cudaStream_t stream) {
