@@ -101,9 +101,15 @@ def cuda_tables():
                    f"`{doc['commit']}`, {doc['date']} — `{os.path.relpath(path, ROOT)}`. Host-to-host p50 µs "
                    f"(pinned host input → probabilities in host memory); ratio = best PyTorch p50 / ticksentry p50 "
                    f"(> 1: ticksentry faster).\n")
+        has_dev = any("device_p50_us" in r.get("metrics", {}) for r in doc["results"] if r["system"] == "ticksentry")
+        if has_dev:
+            out.append("Device-resident p50 µs (input and output in device memory, no PCIe: ticksentry's "
+                       "enqueue_on_stream vs PyTorch's CUDA-graph replay, both timed with CUDA events) and its ratio "
+                       "in the last column.\n")
         out.append("| model | precision | batch | ticksentry p50 / p99 | pytorch eager | pytorch CUDA graphs | torch.compile "
-                   "| ticksentry seq/s | vs best PyTorch | device MiB: ticksentry / PyTorch CUDA graphs |")
-        out.append("|---|---|---|---|---|---|---|---|---|---|")
+                   "| ticksentry seq/s | vs best PyTorch | device MiB: ticksentry / PyTorch CUDA graphs |"
+                   + (" device-resident: ticksentry / PyTorch graph (ratio) |" if has_dev else ""))
+        out.append("|---|---|---|---|---|---|---|---|---|---|" + ("---|" if has_dev else ""))
         rows = {}
         for r in doc["results"]:
             c = r["case"]
@@ -119,8 +125,17 @@ def cuda_tables():
             p99 = f" / {ts_['p99_us']:,.0f}" if ts_ and "p99_us" in ts_ else ""
             mib = lambda d: f"{d['device_memory_bytes'] / 2**20:,.0f}" if d and "device_memory_bytes" in d else "–"
             mem = f"{mib(ts_)} / {mib(by.get('pytorch-cudagraph'))}"
+            dev = ""
+            if has_dev:
+                g = by.get("pytorch-cudagraph") or {}
+                if ts_ and "device_p50_us" in ts_ and "device_p50_us" in g:
+                    dev = (f" {ts_['device_p50_us']:,.1f} / {g['device_p50_us']:,.1f} "
+                           f"({g['device_p50_us'] / ts_['device_p50_us']:.2f}×) |")
+                else:
+                    dev = " – |"
             out.append(f"| {model} | {prec} | {batch} | {cell(ts_)}{p99} | {cell(by.get('pytorch-eager'))} | "
-                       f"{cell(by.get('pytorch-cudagraph'))} | {cell(by.get('torch-compile'))} | {tput} | {ratio} | {mem} |")
+                       f"{cell(by.get('pytorch-cudagraph'))} | {cell(by.get('torch-compile'))} | {tput} | {ratio} | {mem} |"
+                       + dev)
         out.append("")
     return "\n".join(out)
 
