@@ -11,8 +11,10 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include "audit/audit_store.h"
 #include "notify/outbox.h"
@@ -42,11 +44,16 @@ pid_t spawn(const std::vector<std::string>& args, const std::filesystem::path& d
   return pid;
 }
 
+// The ids of the complete lines: the replay is still writing the file, so the text after the
+// last newline may be half a line (one that can even end in a nested object's '}').
 std::set<uint64_t> jsonl_ids(const std::filesystem::path& path) {
   std::set<uint64_t> out;
-  std::ifstream f(path);
-  for (std::string line; std::getline(f, line);) {
-    if (!line.empty() && line.back() == '}') out.insert(nlohmann::json::parse(line)["id"].get<uint64_t>());
+  std::ifstream f(path, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  text.resize(text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1);
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.empty()) out.insert(nlohmann::json::parse(line)["id"].get<uint64_t>());
   }
   return out;
 }
