@@ -7,6 +7,13 @@
 #include "engine/passes/passes.h"
 #include "rnn_stack_test_util.h"
 
+#ifdef TICKSENTRY_HAVE_CUDA
+#include <cuda_runtime.h>
+
+#include "engine/backends/cuda/cuda_executor.h"
+#include "engine/backends/cuda/cuda_launch.h"
+#endif
+
 namespace ts::engine::testing {
 namespace {
 
@@ -342,6 +349,172 @@ TEST(CudaRnnWave, BuilderTimesTheStackAndFp32KeepsTheLayers) {
   EXPECT_EQ(count_op(p32.value().graph, "GRUStack"), 0);
   EXPECT_EQ(count_op(p32.value().graph, "GRU"), 2);
 }
+
+#ifdef TICKSENTRY_HAVE_CUDA
+
+// Where run()'s zero-copy copy-in reads (host logic, runs everywhere): the caller's page-locked
+// rows when their device address and size suit the copy kernel's element size, never more bytes
+// than the caller's (a bucket's padding rows lie past the caller's buffer); else the staging's
+// whole bucket, with the caller's rows memcpy'd there first.
+TEST(CudaZeroCopy, CopyInReadsTheCallersRowsOrTheWholeStaging) {
+  alignas(16) static char caller[4096], staging[8192];
+  using cuda::copy_in_source;
+  cuda::CopyInSource s = copy_in_source(caller, 3 * 1920, 8, staging, 4 * 1920);  // batch 3 in bucket 4
+  EXPECT_EQ(s.src, caller);
+  EXPECT_EQ(s.bytes, 3u * 1920);
+  EXPECT_FALSE(s.staged);
+  s = copy_in_source(nullptr, 3 * 1920, 8, staging, 4 * 1920);  // pageable: no device address
+  EXPECT_EQ(s.src, staging);
+  EXPECT_EQ(s.bytes, 4u * 1920);
+  EXPECT_TRUE(s.staged);
+  s = copy_in_source(caller + 4, 1920, 8, staging, 1920);  // not 8-byte aligned for an 8-byte copy kernel
+  EXPECT_EQ(s.src, staging);
+  EXPECT_TRUE(s.staged);
+  s = copy_in_source(caller + 4, 1920, 4, staging, 1920);  // but fine for a 4-byte one
+  EXPECT_EQ(s.src, caller + 4);
+  EXPECT_FALSE(s.staged);
+  s = copy_in_source(caller, 12, 8, staging, 16);  // 12 bytes are not whole 8-byte elements
+  EXPECT_EQ(s.src, staging);
+  EXPECT_EQ(s.bytes, 16u);
+  s = copy_in_source(caller, 32, 8, staging, 16);  // more than the bucket: never
+  EXPECT_EQ(s.src, staging);
+  s = copy_in_source(caller, 0, 8, staging, 16);  // nothing to read
+  EXPECT_TRUE(s.staged);
+}
+
+// Programmatic dependent launch under stream capture only right after one kernel node (a
+// programmatic graph edge joins two kernels); eagerly always, on sm_90.
+TEST(CudaZeroCopy, ProgrammaticLaunchOnlyAfterAKernelNodeInACapture) {
+  SKIP_WITHOUT_GPU();
+  int dev = 0, major = 0;
+  ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev), cudaSuccess);
+  if (major < 9) GTEST_SKIP() << "programmatic dependent launch needs sm_90";
+  const char* env = std::getenv("TS_CUDA_PDL");
+  if (env && std::string(env) == "0") GTEST_SKIP() << "TS_CUDA_PDL=0 turns it off";
+  cudaStream_t s = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  void* a = nullptr;
+  ASSERT_EQ(cudaMalloc(&a, 4096), cudaSuccess);
+  EXPECT_TRUE(cuda::programmatic_launch_ok(s)) << "eager";
+  ASSERT_EQ(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+  const bool first = cuda::programmatic_launch_ok(s);  // no node before it
+  cudaMemsetAsync(a, 0, 2048, s);
+  const bool after_memset = cuda::programmatic_launch_ok(s);
+  cuda::StridedDims d;
+  d.rank = 1;
+  d.dims[0] = 256;
+  d.strides[0] = 1;
+  const Status ls = cuda::launch_strided_copy(a, static_cast<char*>(a) + 2048, d, 8, s);
+  const bool after_kernel = cuda::programmatic_launch_ok(s);
+  const Status dep = cuda::launch_strided_copy_dependent(static_cast<char*>(a) + 2048, a, d, 8, s);
+  cudaGraph_t g = nullptr;
+  ASSERT_EQ(cudaStreamEndCapture(s, &g), cudaSuccess);
+  EXPECT_TRUE(ls) << ls.to_string();
+  EXPECT_TRUE(dep) << dep.to_string();
+  EXPECT_FALSE(first);
+  EXPECT_FALSE(after_memset);
+  EXPECT_TRUE(after_kernel);
+  cudaGraphExec_t x = nullptr;
+  EXPECT_EQ(cudaGraphInstantiate(&x, g, 0), cudaSuccess) << "a captured programmatic edge instantiates";
+  if (x) {
+    EXPECT_EQ(cudaGraphLaunch(x, s), cudaSuccess);
+    EXPECT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+    cudaGraphExecDestroy(x);
+  }
+  cudaGraphDestroy(g);
+  cudaFree(a);
+  cudaStreamDestroy(s);
+}
+
+// execute() on the models' GRU-2x128 shape (batch-first x [B, 60, 32], head 1, FP16, wave_split)
+// with the caller's input in page-locked memory (Engine::allocate_host: the zero-copy graph's
+// copy-in reads it directly, re-pointed per call), in pageable memory (memcpy into the staging),
+// the same page-locked buffer twice with new rows, and another one, over each bucket's eager,
+// capture and replay calls at batches 1, 3 (bucket 4: the copy-in reads 3 rows, the padding row
+// keeps what the tensor held) and 64. Every call matches the CPU backend and, exactly, a second
+// context that only ever sees pageable memory (the staging path); nothing past the caller's rows
+// of the output is written.
+TEST(CudaZeroCopy, PinnedCallerInputsMatchTheCpuAndTheStagingPath) {
+  SKIP_WITHOUT_GPU();
+  constexpr int64_t kT = 60, kIn = 32, kMax = 64;
+  const Graph g = gru_with_io(128, kIn, 1, 251);
+  auto opts = [&](const std::string& backend, Precision pr) {
+    BuildOptions o = options(backend, pr);
+    OptimizationProfile prof;
+    prof.inputs["x"] = ShapeRange{{1, kT, kIn}, {1, kT, kIn}, {kMax, kT, kIn}};
+    o.profiles = {prof};
+    return o;
+  };
+  auto cpu_e = build_graph(g, opts("cpu", Precision::kFP32));
+  ASSERT_TRUE(cpu_e) << cpu_e.status().to_string();
+  Graph gg = g;
+  PassLog log;
+  ASSERT_TRUE(run_passes(gg, log));
+  ASSERT_EQ(fuse_rnn_stack(gg, log, [](const Node&) { return true; }), 1);
+  for (Node& n : gg.nodes)
+    if (n.op == "GRUStack") n.tactic = "wave_split";
+  BuildOptions go = opts("cuda", Precision::kFP16);
+  go.time_tactics = false;
+  auto plan = build_from_graph(gg, log, go);
+  ASSERT_TRUE(plan) << plan.status().to_string();
+  auto gpu_e = Engine::load(plan.value());
+  ASSERT_TRUE(gpu_e) << gpu_e.status().to_string();
+  auto ctx = gpu_e.value()->create_context();
+  auto staged = gpu_e.value()->create_context();
+  auto cpu = cpu_e.value()->create_context();
+  ASSERT_TRUE(ctx && staged && cpu);
+  const size_t in_bytes = size_t(kMax * kT * kIn) * 4;
+  auto pin_a = gpu_e.value()->allocate_host(in_bytes), pin_b = gpu_e.value()->allocate_host(in_bytes);
+  ASSERT_TRUE(pin_a && pin_b);
+  auto run_into = [](ExecutionContext& c, const TensorView& x, int64_t batch) {
+    std::vector<float> y(size_t(kMax) + 16, NAN);
+    std::vector<TensorView> in{x}, out(1);
+    out[0].data = y.data();
+    Status s = c.execute(in, out);
+    EXPECT_TRUE(s) << s.to_string();
+    EXPECT_EQ(out[0].dims, (std::vector<int64_t>{batch, 1}));
+    for (size_t i = size_t(batch); i < y.size(); ++i) {
+      if (!std::isnan(y[i])) {
+        ADD_FAILURE() << "output element " << i << " past the caller's " << batch << " rows was written";
+        break;
+      }
+    }
+    y.resize(size_t(batch));
+    return y;
+  };
+  enum class Mem { kPinA, kPinB, kPageable };
+  uint32_t seed = 700;
+  for (int64_t batch : {1, 3, 64}) {
+    int call = 0;
+    for (Mem m : {Mem::kPinA, Mem::kPinA, Mem::kPinB, Mem::kPageable, Mem::kPinA, Mem::kPinB, Mem::kPinB}) {
+      SCOPED_TRACE("batch " + std::to_string(batch) + " call " + std::to_string(++call));
+      HostTensor x = random_tensor({batch, kT, kIn}, seed++, 1.5f);
+      TensorView xv = x.view();
+      if (m != Mem::kPageable) {
+        void* pin = m == Mem::kPinA ? pin_a.get() : pin_b.get();
+        std::memcpy(pin, x.bytes.data(), x.bytes.size());
+        xv.data = pin;
+      }
+      const std::vector<float> got = run_into(*ctx.value(), xv, batch);
+      const std::vector<float> want_gpu = run_into(*staged.value(), x.view(), batch);
+      const std::vector<float> want_cpu = run_into(*cpu.value(), x.view(), batch);
+      EXPECT_EQ(compare(got, want_gpu, 1e-6), "") << "against the staging path";
+      EXPECT_EQ(compare(got, want_cpu, kFp16.rel), "") << "against the cpu backend";
+    }
+  }
+  // Where the bucket chose zero-copy (measured at capture; it won every bucket <= 64 on the
+  // H200), its copy-in reads the caller's page-locked input directly.
+  const std::string d = ctx.value()->describe();
+  for (const char* bucket : {"run [1,60,32]: zero-copy", "run [4,60,32]: zero-copy", "run [64,60,32]: zero-copy"}) {
+    const size_t at = d.find(bucket);
+    if (at == std::string::npos) continue;
+    const std::string line = d.substr(at, d.find('\n', at) - at);
+    EXPECT_NE(line.find("copy-in reads page-locked caller inputs directly (1 re-pointable)"), std::string::npos) << line;
+  }
+}
+
+#endif  // TICKSENTRY_HAVE_CUDA
 
 }  // namespace
 }  // namespace ts::engine::testing

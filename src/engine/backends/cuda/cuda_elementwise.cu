@@ -3,7 +3,10 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include "engine/backends/cuda/cuda_common.h"
+#include <cstdlib>
+#include <string>
+
+#include "engine/backends/cuda/cuda_launch.h"
 
 namespace ts::engine::cuda {
 namespace {
@@ -61,9 +64,18 @@ __global__ void strided_copy_kernel(const T* __restrict__ in, T* __restrict__ ou
 }
 
 // 32-bit indices: kCopyUnroll elements per thread, all loads issued before the stores.
+// On sm_90 (PERF NOTE, programmatic dependent launch): launched after another kernel as a
+// dependent (launch_strided_copy_dependent: the zero-copy copy-out), it waits for that kernel
+// before reading; and it lets a dependent launched after it start at once (the GRU wavefront
+// after the zero-copy copy-in loads its weights into registers meanwhile and waits for the copy
+// before reading x). Both instructions are no-ops when no dependency was set up.
 constexpr int kCopyUnroll = 4;
 template <typename T>
 __global__ void strided_copy_kernel32(const T* __restrict__ in, T* __restrict__ out, StridedDims d, int32_t n) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+#endif
   const int32_t base = blockIdx.x * (blockDim.x * kCopyUnroll) + threadIdx.x;
   T v[kCopyUnroll];
 #pragma unroll
@@ -87,11 +99,25 @@ __global__ void strided_copy_kernel32(const T* __restrict__ in, T* __restrict__ 
 }
 
 template <typename T>
-void strided_copy_as(const void* in, void* out, const StridedDims& d, int64_t n, cudaStream_t stream) {
+void strided_copy_as(const void* in, void* out, const StridedDims& d, int64_t n, cudaStream_t stream,
+                     bool programmatic = false) {
   int64_t extent = 0;  // the largest |input offset|
   for (int i = 0; i < d.rank; ++i) extent += (d.dims[i] - 1) * (d.strides[i] < 0 ? -d.strides[i] : d.strides[i]);
   if (n < (int64_t(1) << 31) && extent < (int64_t(1) << 31)) {
     const int64_t blocks = (n + kThreads * kCopyUnroll - 1) / (kThreads * kCopyUnroll);
+    if (programmatic) {
+      cudaLaunchConfig_t cfg = {};
+      cfg.gridDim = dim3(unsigned(blocks));
+      cfg.blockDim = dim3(kThreads);
+      cfg.stream = stream;
+      cudaLaunchAttribute attr[1];
+      attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+      attr[0].val.programmaticStreamSerializationAllowed = 1;
+      cfg.attrs = attr;
+      cfg.numAttrs = 1;
+      cudaLaunchKernelEx(&cfg, strided_copy_kernel32<T>, static_cast<const T*>(in), static_cast<T*>(out), d, int32_t(n));
+      return;
+    }
     strided_copy_kernel32<T><<<unsigned(blocks), kThreads, 0, stream>>>(static_cast<const T*>(in), static_cast<T*>(out), d, int32_t(n));
   } else {
     strided_copy_kernel<T, int64_t><<<blocks_for(n), kThreads, 0, stream>>>(static_cast<const T*>(in), static_cast<T*>(out), d, n);
@@ -209,7 +235,10 @@ Status launch_cast_f32_bf16(const float* in, void* out_bf16, int64_t n, cudaStre
 // (a quarter of the index math, vector loads): 4.7 ms, ncu 113 µs per 63 MB copy (~1.1 TB/s).
 // Then 4 elements per thread with the loads issued before the stores, for latency hiding: 3.5 ms
 // together with the attention and LayerNorm changes of the same commit (not separated).
-Status launch_strided_copy(const void* in, void* out, const StridedDims& d, int elem_bytes, cudaStream_t stream) {
+namespace {
+
+Status strided_copy(const void* in, void* out, const StridedDims& d, int elem_bytes, cudaStream_t stream,
+                    bool programmatic) {
   int64_t n = 1;
   for (int i = 0; i < d.rank; ++i) n *= d.dims[i];
   if (n == 0) return Status::ok();
@@ -223,20 +252,69 @@ Status launch_strided_copy(const void* in, void* out, const StridedDims& d, int 
     }
     v.dims[d.rank - 1] = d.dims[d.rank - 1] / 4;
     if (ok) {
-      strided_copy_as<uint4>(in, out, v, n / 4, stream);
+      strided_copy_as<uint4>(in, out, v, n / 4, stream, programmatic);
       TS_CUDA_LAUNCHED("strided copy");
       return Status::ok();
     }
   }
   switch (elem_bytes) {
-    case 1: strided_copy_as<uint8_t>(in, out, d, n, stream); break;
-    case 2: strided_copy_as<uint16_t>(in, out, d, n, stream); break;
-    case 4: strided_copy_as<uint32_t>(in, out, d, n, stream); break;
-    case 8: strided_copy_as<uint64_t>(in, out, d, n, stream); break;
+    case 1: strided_copy_as<uint8_t>(in, out, d, n, stream, programmatic); break;
+    case 2: strided_copy_as<uint16_t>(in, out, d, n, stream, programmatic); break;
+    case 4: strided_copy_as<uint32_t>(in, out, d, n, stream, programmatic); break;
+    case 8: strided_copy_as<uint64_t>(in, out, d, n, stream, programmatic); break;
     default: return Status(StatusCode::kUnsupported, "strided copy of " + std::to_string(elem_bytes) + "-byte elements");
   }
   TS_CUDA_LAUNCHED("strided copy");
   return Status::ok();
+}
+
+}  // namespace
+
+Status launch_strided_copy(const void* in, void* out, const StridedDims& d, int elem_bytes, cudaStream_t stream) {
+  return strided_copy(in, out, d, elem_bytes, stream, false);
+}
+
+Status launch_strided_copy_dependent(const void* in, void* out, const StridedDims& d, int elem_bytes,
+                                     cudaStream_t stream) {
+  return strided_copy(in, out, d, elem_bytes, stream, programmatic_launch_ok(stream));
+}
+
+int strided_copy_kernel_elem_bytes(const void* func) {
+  if (!func) return 0;
+  if (func == reinterpret_cast<const void*>(strided_copy_kernel32<uint8_t>)) return 1;
+  if (func == reinterpret_cast<const void*>(strided_copy_kernel32<uint16_t>)) return 2;
+  if (func == reinterpret_cast<const void*>(strided_copy_kernel32<uint32_t>)) return 4;
+  if (func == reinterpret_cast<const void*>(strided_copy_kernel32<uint64_t>)) return 8;
+  if (func == reinterpret_cast<const void*>(strided_copy_kernel32<uint4>)) return 16;
+  return 0;
+}
+
+bool programmatic_launch_ok(cudaStream_t stream) {
+  static const bool enabled = [] {
+    const char* env = std::getenv("TS_CUDA_PDL");
+    if (env && std::string(env) == "0") return false;
+    int dev = 0, major = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) {
+      cudaGetLastError();
+      return false;
+    }
+    return major >= 9;
+  }();
+  if (!enabled) return false;
+  cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+  const cudaGraphNode_t* deps = nullptr;
+  size_t n = 0;
+  if (cudaStreamGetCaptureInfo(stream, &st, nullptr, nullptr, &deps, nullptr, &n) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  if (st != cudaStreamCaptureStatusActive) return st == cudaStreamCaptureStatusNone;
+  cudaGraphNodeType type = cudaGraphNodeTypeEmpty;
+  if (n != 1 || !deps || cudaGraphNodeGetType(deps[0], &type) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return type == cudaGraphNodeTypeKernel;
 }
 
 Status launch_unary(const float* in, float* out, int64_t n, CudaUnary op, cudaStream_t stream) {

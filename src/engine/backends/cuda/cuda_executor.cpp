@@ -2,11 +2,13 @@
 
 #include "engine/backends/cuda/cuda_block_cache.h"
 #include "engine/backends/cuda/cuda_buffer_plan.h"
+#include "engine/backends/cuda/cuda_launch.h"
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iterator>
 #include <mutex>
@@ -102,6 +104,16 @@ bool page_locked_host(const void* p) {
 }  // namespace
 
 void set_pipeline_chunks_for_testing(int chunks) { g_forced_chunks.store(chunks); }
+
+CopyInSource copy_in_source(const void* caller_dev, size_t caller_bytes, int elem_bytes, const void* staging_dev,
+                            size_t bucket_bytes) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(caller_dev);
+  const size_t eb = size_t(elem_bytes > 0 ? elem_bytes : 1);
+  if (caller_dev && caller_bytes && caller_bytes <= bucket_bytes && a % eb == 0 && caller_bytes % eb == 0) {
+    return CopyInSource{caller_dev, caller_bytes, false};
+  }
+  return CopyInSource{staging_dev, bucket_bytes, true};
+}
 
 std::string CudaExecutor::model_fingerprint() const {
   // Every node's op and tactic and every constant's dims: the same for versions of one model
@@ -220,6 +232,9 @@ void CudaExecutor::destroy_pipe(PipeGraph& p) {
 void CudaExecutor::destroy_entry(GraphEntry& e) {
   if (e.exec) cudaGraphExecDestroy(e.exec);
   e.exec = nullptr;
+  if (e.copy_in_graph) cudaGraphDestroy(e.copy_in_graph);
+  e.copy_in_graph = nullptr;
+  e.copy_in.clear();
   destroy_pipe(e.pipe);
 }
 
@@ -343,19 +358,104 @@ bool CudaExecutor::outputs_follow_batch(int64_t bucket) const {
   return true;
 }
 
-Status CudaExecutor::stage_inputs(std::span<const TensorView> inputs) {
+Status CudaExecutor::stage_inputs(std::span<const TensorView> inputs, const std::vector<bool>* staged) {
   for (size_t i = 0; i < inputs.size(); ++i) {
     const size_t bytes = padded_[i].bytes();
     direct_[i] = bytes >= kDirectCopyBytes;
     if (direct_[i]) continue;
     TS_RETURN_IF_ERROR(ensure_pinned(in_stage_[i], bytes));
+    if (staged && !(*staged)[i]) continue;  // the zero-copy graph's copy-in reads the caller's rows
     const size_t n = inputs[i].bytes();  // the caller's rows; a bucket's padding rows stay
     if (n) std::memcpy(in_stage_[i].p, inputs[i].data, n);
   }
   return Status::ok();
 }
 
-Status CudaExecutor::copy_bytes(void* dst, const void* src, size_t bytes, bool kernel, cudaStream_t s) {
+void CudaExecutor::find_copy_in(cudaGraph_t graph, GraphEntry* e) const {
+  const Graph& g = program_->graph;
+  e->copy_in.assign(g.inputs.size(), CopyInNode{});
+  size_t n = 0;
+  if (cudaGraphGetNodes(graph, nullptr, &n) != cudaSuccess || n == 0) {
+    cudaGetLastError();
+    e->copy_in.clear();
+    return;
+  }
+  std::vector<cudaGraphNode_t> nodes(n);
+  if (cudaGraphGetNodes(graph, nodes.data(), &n) != cudaSuccess) n = 0;
+  bool any = false;
+  for (size_t k = 0; k < n; ++k) {
+    cudaGraphNodeType type = cudaGraphNodeTypeEmpty;
+    if (cudaGraphNodeGetType(nodes[k], &type) != cudaSuccess || type != cudaGraphNodeTypeKernel) continue;
+    cudaKernelNodeParams kp{};
+    if (cudaGraphKernelNodeGetParams(nodes[k], &kp) != cudaSuccess || !kp.kernelParams) continue;
+    const int eb = strided_copy_kernel_elem_bytes(kp.func);
+    if (!eb) continue;
+    const void* src = *static_cast<void* const*>(kp.kernelParams[0]);
+    void* dst = *static_cast<void* const*>(kp.kernelParams[1]);
+    for (size_t i = 0; i < g.inputs.size(); ++i) {
+      if (direct_[i] || !in_stage_[i].dev || src != in_stage_[i].dev || dst != values_[size_t(g.inputs[i])].data) continue;
+      CopyInNode& c = e->copy_in[i];
+      c.node = nodes[k];
+      c.params = kp;
+      c.params.kernelParams = nullptr;
+      c.params.extra = nullptr;
+      c.dst = dst;
+      c.elem_bytes = eb;
+      c.src = src;
+      c.bytes = padded_[i].bytes();
+      any = true;
+    }
+  }
+  cudaGetLastError();
+  if (!any) e->copy_in.clear();
+}
+
+Status CudaExecutor::point_copy_in(GraphEntry& e, std::span<const TensorView> inputs) {
+  // TS_CUDA_ZC_DIRECT=0: always memcpy into the staging (the measurement's baseline).
+  static const bool enabled = [] {
+    const char* v = std::getenv("TS_CUDA_ZC_DIRECT");
+    return !(v && std::string(v) == "0");
+  }();
+  staged_.assign(inputs.size(), true);
+  for (size_t i = 0; i < inputs.size() && i < e.copy_in.size(); ++i) {
+    CopyInNode& c = e.copy_in[i];
+    if (!c.node) continue;
+    const size_t n = inputs[i].bytes();  // the caller's rows; a bucket's padding rows keep what the tensor holds
+    const void* caller_dev = nullptr;
+    if (enabled && n) {
+      // Asked every call (a cached answer could outlive the caller's buffer): page-locked host
+      // memory has a device address the copy kernel can read over the bus.
+      cudaPointerAttributes a{};
+      if (cudaPointerGetAttributes(&a, inputs[i].data) == cudaSuccess) {
+        if (a.type == cudaMemoryTypeHost) caller_dev = a.devicePointer;
+      } else {
+        cudaGetLastError();
+      }
+    }
+    const CopyInSource from = copy_in_source(caller_dev, n, c.elem_bytes, in_stage_[i].dev, padded_[i].bytes());
+    staged_[i] = from.staged;
+    const void* want = from.src;
+    const size_t bytes = from.bytes;
+    if (want == c.src && bytes == c.bytes) continue;
+    const void* in = want;
+    void* out = c.dst;
+    StridedDims d;
+    d.rank = 1;
+    d.dims[0] = int64_t(bytes) / c.elem_bytes;
+    d.strides[0] = 1;
+    int32_t count = int32_t(d.dims[0]);
+    void* args[4] = {&in, &out, &d, &count};
+    cudaKernelNodeParams kp = c.params;
+    kp.kernelParams = args;
+    kp.extra = nullptr;
+    TS_CUDA(cudaGraphExecKernelNodeSetParams(e.exec, c.node, &kp));
+    c.src = want;
+    c.bytes = bytes;
+  }
+  return Status::ok();
+}
+
+Status CudaExecutor::copy_bytes(void* dst, const void* src, size_t bytes, bool kernel, cudaStream_t s, bool dependent) {
   if (!bytes) return Status::ok();
   if (!kernel) {
     TS_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, s));
@@ -367,7 +467,7 @@ Status CudaExecutor::copy_bytes(void* dst, const void* src, size_t bytes, bool k
   d.rank = 1;
   d.dims[0] = int64_t(bytes) / eb;
   d.strides[0] = 1;
-  return launch_strided_copy(src, dst, d, eb, s);
+  return dependent ? launch_strided_copy_dependent(src, dst, d, eb, s) : launch_strided_copy(src, dst, d, eb, s);
 }
 
 Status CudaExecutor::check_memory(const void* p, const std::string& what, void** dev) const {
@@ -424,12 +524,13 @@ Status CudaExecutor::enqueue_all(std::span<const TensorView> inputs, Io io, bool
     out_dims_[i] = t.dims;
     if (io == Io::kKernelsOnly) continue;
     TS_RETURN_IF_ERROR(ensure_pinned(out_stage_[i], t.bytes()));
-    TS_RETURN_IF_ERROR(copy_bytes(mapped ? out_stage_[i].dev : out_stage_[i].p, t.data, t.bytes(), mapped, stream_));
+    TS_RETURN_IF_ERROR(copy_bytes(mapped ? out_stage_[i].dev : out_stage_[i].p, t.data, t.bytes(), mapped, stream_,
+                                  /*dependent=*/i == 0));
   }
   return Status::ok();
 }
 
-Status CudaExecutor::capture(Io io, std::span<const TensorView> inputs, cudaGraphExec_t* exec) {
+Status CudaExecutor::capture(Io io, std::span<const TensorView> inputs, cudaGraphExec_t* exec, GraphEntry* keep) {
   *exec = nullptr;
   TS_CUDA(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
   capturing_ = true;
@@ -439,6 +540,13 @@ Status CudaExecutor::capture(Io io, std::span<const TensorView> inputs, cudaGrap
   cudaError_t e = cudaStreamEndCapture(stream_, &graph);
   capturing_ = false;
   if (s && e == cudaSuccess && graph) e = cudaGraphInstantiate(exec, graph, 0);
+  if (s && e == cudaSuccess && *exec && keep && io == Io::kMapped) {
+    find_copy_in(graph, keep);
+    if (!keep->copy_in.empty()) {
+      keep->copy_in_graph = graph;  // its nodes name the copy-in in cudaGraphExecKernelNodeSetParams
+      graph = nullptr;
+    }
+  }
   if (graph) cudaGraphDestroy(graph);
   if (s && e == cudaSuccess && *exec) return Status::ok();
   if (*exec) cudaGraphExecDestroy(*exec);
@@ -500,10 +608,17 @@ Status CudaExecutor::run(std::span<const TensorView> inputs) {
 
 Status CudaExecutor::run_padded(std::span<const TensorView> inputs) {
   const Graph& g = program_->graph;
-  TS_RETURN_IF_ERROR(stage_inputs(inputs));
   const std::string shape = dims_key(padded_);
   const std::string key = shape + "run";
   auto it = graphs_.find(key);
+  if (it != graphs_.end() && it->second.generation == generation_ && !it->second.copy_in.empty()) {
+    for (size_t i = 0; i < inputs.size(); ++i) direct_[i] = padded_[i].bytes() >= kDirectCopyBytes;
+    TS_RETURN_IF_ERROR(point_copy_in(it->second, inputs));
+    TS_RETURN_IF_ERROR(stage_inputs(inputs, &staged_));
+    if (it->second.generation != generation_) TS_RETURN_IF_ERROR(stage_inputs(inputs));  // staging moved
+  } else {
+    TS_RETURN_IF_ERROR(stage_inputs(inputs));
+  }
   if (it != graphs_.end() && it->second.generation == generation_) {
     bool piped = false;
     if (it->second.pipe.exec) TS_RETURN_IF_ERROR(point_pipeline(it->second.pipe, inputs, &piped));
@@ -577,8 +692,9 @@ Status CudaExecutor::run_padded(std::span<const TensorView> inputs) {
           std::to_string(device) + "|" + key + "|" + std::to_string(in_bytes) + "|" + std::to_string(out_bytes);
       SharedIoChoice known;
       const bool have_known = io_choice_cache().find(signature, &known);
+      GraphEntry zc;  // the zero-copy graph's copy-in nodes (capture), moved into entry when it runs
       if (io_bytes <= kZeroCopyMaxBytes && device_outputs && ks.empty() && (!have_known || known.io == int(Io::kMapped))) {
-        Status cs = capture(Io::kMapped, inputs, &mapped_exec);
+        Status cs = capture(Io::kMapped, inputs, &mapped_exec, &zc);
         if (!cs) {
           cudaGraphExecDestroy(copy_exec);
           return cs;
@@ -601,6 +717,7 @@ Status CudaExecutor::run_padded(std::span<const TensorView> inputs) {
           if (!ts) {
             cudaGraphExecDestroy(copy_exec);
             cudaGraphExecDestroy(mapped_exec);
+            destroy_entry(zc);
             return ts;
           }
           c.io = c.mapped_us < c.copy_us ? Io::kMapped : Io::kCopy;
@@ -609,7 +726,14 @@ Status CudaExecutor::run_padded(std::span<const TensorView> inputs) {
         cudaGraphExecDestroy(c.io == Io::kMapped ? copy_exec : mapped_exec);
         entry.exec = c.io == Io::kMapped ? mapped_exec : copy_exec;
         entry.io = c.io;
+        if (c.io == Io::kMapped) {
+          entry.copy_in_graph = zc.copy_in_graph;
+          entry.copy_in = std::move(zc.copy_in);
+          zc.copy_in_graph = nullptr;
+        }
       }
+      destroy_entry(zc);  // its exec is null: the graph of copy-in nodes the choice did not keep
+      for (const CopyInNode& n : entry.copy_in) c.copy_in_nodes += n.node ? 1 : 0;
       c.io = entry.io;  // what runs (copies when the zero-copy graph could not be captured)
       if (!ks.empty()) {
         const bool time_them = forced_chunks_ == 0 && !have_pipe_known;
@@ -1139,6 +1263,10 @@ std::string CudaExecutor::describe() const {
       std::snprintf(buf, sizeof buf, "copies (zero-copy not tried: over %zu bytes or memory not mapped)", kZeroCopyMaxBytes);
     }
     o.append("  ").append(key, cut, std::string::npos).append(" ").append(dims).append(": ").append(buf);
+    if (!on_stream && c.io == Io::kMapped && c.copy_in_nodes > 0) {
+      std::snprintf(buf, sizeof buf, "; copy-in reads page-locked caller inputs directly (%d re-pointable)", c.copy_in_nodes);
+      o.append(buf);
+    }
     if (!on_stream && c.chunks > 1) {
       std::snprintf(buf, sizeof buf, "; pipelined in %d chunks%s", c.chunks,
                     c.chunks_forced ? " (forced)" : " (copy-in of chunk k+1 under chunk k's kernels)");

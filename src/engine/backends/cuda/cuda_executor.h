@@ -104,6 +104,7 @@ class CudaExecutor final : public BackendExecutor, private CudaRunEnv {
     int chunks = 1;                     // pipelined path: K (1 = plain graph)
     bool chunks_forced = false;         // set_pipeline_chunks_for_testing
     std::vector<std::pair<int, double>> chunk_us;  // K → median µs (K = 1: plain); empty = not timed
+    int copy_in_nodes = 0;              // zero-copy run(): inputs whose copy-in reads page-locked caller memory
   };
   // A pipelined graph of one bucket (see the PERF NOTE above).
   struct PipeGraph {
@@ -114,12 +115,26 @@ class CudaExecutor final : public BackendExecutor, private CudaRunEnv {
     std::vector<const void*> src;     // caller addresses the nodes read now
     int64_t batch = -1;               // caller batch the nodes copy now (−1: re-point)
   };
+  // run()'s zero-copy graph (Io::kMapped): each staged input's copy-in kernel node. A call whose
+  // input is page-locked re-points it at the caller's rows (cudaGraphExecKernelNodeSetParams, only
+  // when the address or batch changed) instead of memcpy'ing them into the mapped staging, and a
+  // call with pageable memory points it back at the staging (point_copy_in).
+  struct CopyInNode {
+    cudaGraphNode_t node = nullptr;  // null: this input is always staged
+    cudaKernelNodeParams params{};   // as captured (function, grid, block); its kernelParams not kept
+    void* dst = nullptr;             // the device input tensor
+    int elem_bytes = 0;              // the copy kernel's element size
+    const void* src = nullptr;       // what the node reads now (at capture: the staging)
+    size_t bytes = 0;                // and how many bytes
+  };
   struct GraphEntry {
     cudaGraphExec_t exec = nullptr;
     uint64_t generation = 0;
     Io io = Io::kCopy;
     std::vector<std::vector<int64_t>> out_dims;  // at the padded batch
     PipeGraph pipe;                              // run(): the pipelined graph, when chosen
+    cudaGraph_t copy_in_graph = nullptr;         // kept while copy_in's nodes are used
+    std::vector<CopyInNode> copy_in;             // per input (Io::kMapped); empty: always staged
   };
   void destroy_entry(GraphEntry& e);
 
@@ -135,16 +150,26 @@ class CudaExecutor final : public BackendExecutor, private CudaRunEnv {
   // the output copies into staging, as `io` says (eager or under capture).
   Status enqueue_all(std::span<const TensorView> inputs, Io io, bool include_direct);
   Status copy_direct_inputs(std::span<const TensorView> inputs, Io io, cudaStream_t s);
-  // Queues a device copy of `bytes`: cudaMemcpyAsync, or the copy kernel (mapped memory).
-  Status copy_bytes(void* dst, const void* src, size_t bytes, bool kernel, cudaStream_t s);
+  // Queues a device copy of `bytes`: cudaMemcpyAsync, or the copy kernel (mapped memory); with
+  // `dependent` the copy kernel is a programmatic dependent launch of the kernel before it
+  // (launch_strided_copy_dependent: the copy-out after the last kernel).
+  Status copy_bytes(void* dst, const void* src, size_t bytes, bool kernel, cudaStream_t s, bool dependent = false);
   Status launch_nodes();      // every kernel in order on the stream
   Status unshare_buffers();   // before timing a node: own storage for every value, recomputed
-  Status stage_inputs(std::span<const TensorView> inputs);
+  // Copies the caller's rows of each small input into the staging, except where `staged` (when
+  // given) is false: the zero-copy graph's copy-in reads the caller's memory then.
+  Status stage_inputs(std::span<const TensorView> inputs, const std::vector<bool>* staged = nullptr);
+  // Re-points the copy-in nodes of `e` (a zero-copy graph) at the caller's page-locked inputs, or
+  // at the staging; staged_[i] says which inputs still need their staging memcpy.
+  Status point_copy_in(GraphEntry& e, std::span<const TensorView> inputs);
+  // After a zero-copy capture: finds each staged input's copy-in kernel node in `graph`.
+  void find_copy_in(cudaGraph_t graph, GraphEntry* e) const;
   Status sync();              // the internal stream and any caller-stream work of this context
   void drop_graphs();
   // Captures enqueue_all(padded_, io) on the internal stream; null exec when a reallocation
   // interrupted it (the caller then runs eagerly).
-  Status capture(Io io, std::span<const TensorView> inputs, cudaGraphExec_t* exec);
+  // With `keep` (and io kMapped): the graph is kept in *keep and its copy-in nodes recorded.
+  Status capture(Io io, std::span<const TensorView> inputs, cudaGraphExec_t* exec, GraphEntry* keep = nullptr);
   // Median µs of `launch` + synchronize, interleaving two variants (zero-copy choice), or n
   // (pipelining choice).
   Status time_variants(const std::function<Status(int)>& launch, double* us0, double* us1);
@@ -206,6 +231,7 @@ class CudaExecutor final : public BackendExecutor, private CudaRunEnv {
   size_t scratch_next_ = 0;                     // slot index within the current kernel
   std::vector<PinnedBuffer> in_stage_, out_stage_;
   std::vector<bool> direct_;                    // per input: copied from caller memory
+  std::vector<bool> staged_;                    // per input: this run memcpy's it into the staging
   std::vector<TensorView> padded_;              // this run's inputs at the bucket's batch
   std::vector<void*> in_dev_, out_dev_;         // enqueue_on_stream: caller memory's device addresses
   int64_t run_batch_ = -1, run_bucket_ = -1;    // this run's batch and bucket (−1: no batch dim)
@@ -219,6 +245,19 @@ class CudaExecutor final : public BackendExecutor, private CudaRunEnv {
   bool capturing_ = false;
   bool realloc_in_capture_ = false;
 };
+
+// Where run()'s zero-copy copy-in of one input reads in a call (point_copy_in): the caller's
+// memory when the device can read it (caller_dev, from cudaPointerGetAttributes of page-locked
+// host memory; null for pageable memory) at the copy kernel's alignment — then only the caller's
+// caller_bytes, never a bucket's padding rows past its buffer — else the staging's whole bucket
+// (staged: the caller's rows are memcpy'd there first).
+struct CopyInSource {
+  const void* src = nullptr;
+  size_t bytes = 0;
+  bool staged = true;
+};
+CopyInSource copy_in_source(const void* caller_dev, size_t caller_bytes, int elem_bytes, const void* staging_dev,
+                            size_t bucket_bytes);
 
 // Test hook: the pipelined path's chunk count for contexts created after the call. 0 (the
 // default): measured at capture for buckets of kPipelineMinBytes or more; 1: never pipelined;

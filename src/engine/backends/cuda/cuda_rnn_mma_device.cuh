@@ -67,21 +67,27 @@ inline uint32_t pack_pair_host(float lo, float hi, bool bf16) {
 
 // Launches kernel(p) as `grid` CTAs of `threads` threads in thread-block clusters of `cluster`
 // CTAs along x (the wavefronts: one cluster per group of batch rows, one CTA per role).
+// programmatic: a programmatic dependent launch (cudaLaunchAttributeProgrammaticStreamSerialization):
+// the kernel may start while the previous kernel in the stream still runs, once that kernel has
+// executed griddepcontrol.launch_dependents in every CTA; it must execute griddepcontrol.wait
+// before it reads anything that kernel wrote and before its first global write.
 template <typename Params>
 inline cudaError_t launch_clustered(void (*kernel)(Params), unsigned grid, unsigned threads, unsigned cluster,
-                                    cudaStream_t stream, const Params& p) {
+                                    cudaStream_t stream, const Params& p, bool programmatic = false) {
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = dim3(grid);
   cfg.blockDim = dim3(threads);
   cfg.dynamicSmemBytes = 0;
   cfg.stream = stream;
-  cudaLaunchAttribute attr[1];
+  cudaLaunchAttribute attr[2];
   attr[0].id = cudaLaunchAttributeClusterDimension;
   attr[0].val.clusterDim.x = cluster;
   attr[0].val.clusterDim.y = 1;
   attr[0].val.clusterDim.z = 1;
+  attr[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[1].val.programmaticStreamSerializationAllowed = 1;
   cfg.attrs = attr;
-  cfg.numAttrs = 1;
+  cfg.numAttrs = programmatic ? 2 : 1;
   return cudaLaunchKernelEx(&cfg, kernel, p);
 }
 

@@ -79,6 +79,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "engine/backends/cuda/cuda_launch.h"
 #include "engine/backends/cuda/cuda_rnn_mma_device.cuh"
 #include "engine/backends/cuda/cuda_rnn_wave.h"
 
@@ -218,6 +219,11 @@ __global__ void __launch_bounds__(KT / NS * 32, 1) rnn_wave_kernel(RnnWaveParams
   const uint32_t empty2_peer = peer_addr(smem_addr(&empty2[0]), NS + part);
   const int mate = role * NS + (NS - 1 - part);  // the partner CTA of a split recurrence
   const uint32_t hb_mate = peer_addr(smem_addr(&hb[0][0]), mate), xch_mate = peer_addr(smem_addr(&xch[0]), mate);
+  // Launched as a programmatic dependent (launch_typed, programmatic_launch_ok): up to here only
+  // constants (the weights, the biases) were read and only this CTA's shared memory written; x,
+  // which the kernel before (the zero-copy copy-in) writes, and every global write come after
+  // the wait. A no-op when the launch was not programmatic.
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");
   cluster.sync();  // barriers initialised, buffers zeroed, every CTA running before any remote access
 
   // Where this thread's packed h words go: column 2·tig and 2·tig+1, k tile = gw; row (column c,
@@ -471,6 +477,9 @@ __global__ void __launch_bounds__(KT / NS * 32, 1) rnn_wave_kernel(RnnWaveParams
       }
     }
   }
+  // The time loop is done: a programmatic dependent launched after this kernel (the zero-copy
+  // copy-out) may be scheduled now, under this tail; it waits for the whole grid before reading.
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
   // Y_h and the head, from layer 2's fp32 state. The head's h2 goes to the g2 ring of layer 2's
   // first CTA: free once its loop is done (every slot consumed before its last barrier), which a
   // split stack knows only after a cluster barrier.
@@ -531,7 +540,7 @@ template <int KT, int KX, typename T16, int NS, bool XI, bool KTM>
 Status launch_typed(const RnnWaveParams& p, cudaStream_t stream) {
   const unsigned clusters = unsigned((p.batch + kRnnWaveRows - 1) / kRnnWaveRows);
   TS_CUDA(rnn_device::launch_clustered(rnn_wave_kernel<KT, KX, T16, NS, XI, KTM>, kRoles * NS * clusters, KT / NS * 32,
-                                       kRoles * NS, stream, p));
+                                       kRoles * NS, stream, p, programmatic_launch_ok(stream)));
   return Status::ok();
 }
 
