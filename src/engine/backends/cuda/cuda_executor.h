@@ -53,8 +53,14 @@
 //
 // Memory: memory_bytes() is the device memory this context holds (intermediates, scratch,
 // cuBLASLt workspace), weights excluded (they belong to the Program). Intermediates whose
-// lifetimes do not overlap share grow-only buffers (cuda_buffer_plan.h). Scratch plus the
-// cuBLASLt workspace stay within ExecutorOptions::workspace_bytes.
+// lifetimes do not overlap share grow-only buffers (cuda_buffer_plan.h), re-chosen by the sizes
+// seen after a shape's first (eager) run when that needs less (replan_buffers). A bucket that
+// pipelines keeps only what its chunks need (shrink_to_pipeline): its plain graph is dropped, a
+// call the pipelined graph cannot take (pageable input) runs the chunks eagerly, and
+// enqueue_on_stream at that bucket (a kernels-only graph of the whole bucket) grows the buffers
+// back until the next run() shrinks them. H200, batch 4096, T=60, context + weights: LSTM-2x128
+// FP16 417 -> 243 MiB, Transformer FP32 1,016 -> 287 (bench/results/mem-h200-20261201-0447-*).
+// Scratch plus the cuBLASLt workspace stay within ExecutorOptions::workspace_bytes.
 #include <functional>
 #include <map>
 #include <memory>
