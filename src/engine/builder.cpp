@@ -149,9 +149,11 @@ Result<std::vector<uint8_t>> build_from_graph(Graph graph, const PassLog& log, c
     for (const auto& [name, th] : table.value().thresholds) plan.activation_scales[name] = int8_scale(th);
   }
 
-  // Stacked GRU layers → GRUStack where the backend runs it (the CUDA wavefront), for FP16/BF16
-  // plans only: FP32 plans keep the per-layer path (passes/fuse_rnn_stack.cpp).
-  if (options.precision == Precision::kFP16 || options.precision == Precision::kBF16) {
+  // Stacked GRU (LSTM) layers → GRUStack (LSTMStack) where the backend runs it (the CUDA
+  // wavefronts), for FP32, FP16 and BF16 plans (passes/fuse_rnn_stack.cpp); INT8 plans keep the
+  // per-layer path.
+  if (options.precision == Precision::kFP32 || options.precision == Precision::kFP16 ||
+      options.precision == Precision::kBF16) {
     PassLog stack_log;
     fuse_rnn_stack(graph, stack_log, [&](const Node& n) { return be->check_supported(graph, n).is_ok(); });
     plan.pass_log.insert(plan.pass_log.end(), stack_log.lines.begin(), stack_log.lines.end());

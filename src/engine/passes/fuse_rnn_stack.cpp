@@ -1,7 +1,8 @@
 // fuse_rnn_stack: two stacked GRU layers → one GRUStack node, two stacked LSTM layers → one
-// LSTMStack node, for backends that run that op (the CUDA backend's wavefronts, cuda_rnn_wave.h
-// and cuda_lstm_wave.h). Run by the builder for FP16/BF16 plans once the backend is known (FP32
-// plans keep their layers): the pattern is what PyTorch exports for nn.GRU(num_layers=2) and
+// LSTMStack node, for backends that run that op (the CUDA backend's wavefronts, cuda_rnn_wave.h,
+// cuda_lstm_wave.h and, in FP32, cuda_rnn_wave_f32.h). Run by the builder for FP32/FP16/BF16 plans
+// once the backend is known (INT8 plans keep their layers; the CPU backend has no such op, so its
+// plans keep them too): the pattern is what PyTorch exports for nn.GRU(num_layers=2) and
 // nn.LSTM(num_layers=2),
 //
 //   GRU₁(X) → Y₁ [T, 1, B, H] → Squeeze(axis 1) → GRU₂ → Y₂, Y_h₂        (LSTM: … → Y₂, Y_h₂, Y_c₂)

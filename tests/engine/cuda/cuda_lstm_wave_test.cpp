@@ -308,9 +308,9 @@ TEST(CudaLstmWave, LayerByLayerTacticsAndFallbackMatchCpu) {
   check_lstm_stack("LSTM-2x128", stacked_lstm(128, 32, 301), 128, 32, tb, kFp16, Precision::kFP16, "persistent_ks4");
 }
 
-// The builder times "wave" against the per-layer tactics and records its choice; FP32 plans keep
-// the two LSTM nodes.
-TEST(CudaLstmWave, BuilderTimesTheStackAndFp32KeepsTheLayers) {
+// The builder times "wave" against the per-layer tactics and records its choice; FP32 plans fuse
+// the stack too (its FP32 wavefront: cuda_rnn_wave_f32_test.cpp).
+TEST(CudaLstmWave, BuilderTimesTheStackAndFp32FusesItToo) {
   SKIP_WITHOUT_GPU();
   Graph g = stacked_lstm(128, 32, 301);
   auto fp16 = build_from_graph(g, PassLog{}, wave_options("cuda", Precision::kFP16, 32));
@@ -329,8 +329,8 @@ TEST(CudaLstmWave, BuilderTimesTheStackAndFp32KeepsTheLayers) {
   ASSERT_TRUE(fp32) << fp32.status().to_string();
   auto p32 = deserialize_plan(fp32.value());
   ASSERT_TRUE(p32);
-  EXPECT_EQ(count_op(p32.value().graph, "LSTMStack"), 0);
-  EXPECT_EQ(count_op(p32.value().graph, "LSTM"), 2);
+  EXPECT_EQ(count_op(p32.value().graph, "LSTMStack"), 1);
+  EXPECT_EQ(count_op(p32.value().graph, "LSTM"), 0);
 }
 
 }  // namespace

@@ -329,9 +329,9 @@ TEST(CudaRnnWave, LayerByLayerTacticsAndFallbackMatchCpu) {
   check_gru_stack("GRU-2x128", stacked_gru(128, 32, 1, 201), 128, 32, tb, kFp16, Precision::kFP16, "persistent_ks4");
 }
 
-// The builder times "wave" against the per-layer tactics and records its choice; FP32 plans keep
-// the two GRU nodes.
-TEST(CudaRnnWave, BuilderTimesTheStackAndFp32KeepsTheLayers) {
+// The builder times "wave" against the per-layer tactics and records its choice; FP32 plans fuse
+// the stack too (its FP32 wavefront: cuda_rnn_wave_f32_test.cpp).
+TEST(CudaRnnWave, BuilderTimesTheStackAndFp32FusesItToo) {
   SKIP_WITHOUT_GPU();
   Graph g = stacked_gru(128, 32, 1, 201);
   auto fp16 = build_from_graph(g, PassLog{}, wave_options("cuda", Precision::kFP16, 32));
@@ -346,8 +346,8 @@ TEST(CudaRnnWave, BuilderTimesTheStackAndFp32KeepsTheLayers) {
   ASSERT_TRUE(fp32) << fp32.status().to_string();
   auto p32 = deserialize_plan(fp32.value());
   ASSERT_TRUE(p32);
-  EXPECT_EQ(count_op(p32.value().graph, "GRUStack"), 0);
-  EXPECT_EQ(count_op(p32.value().graph, "GRU"), 2);
+  EXPECT_EQ(count_op(p32.value().graph, "GRUStack"), 1);
+  EXPECT_EQ(count_op(p32.value().graph, "GRU"), 0);
 }
 
 #ifdef TICKSENTRY_HAVE_CUDA

@@ -1,0 +1,194 @@
+// The FP32 stacked-RNN wavefront (tactic "wave" of GRUStack / LSTMStack in FP32 plans,
+// cuda_rnn_wave_f32.cu) against the CPU backend within the FP32 contract (≤ 1e-5 relative), and
+// the FP32 builds that now fuse the two layers.
+//
+// The CPU-plan case runs everywhere; the kernel tests are labelled `gpu` with the rest of the
+// CUDA tests and skip with the reason where no CUDA device is present.
+#include <cstring>
+
+#include "engine/passes/passes.h"
+#include "rnn_stack_test_util.h"
+
+namespace ts::engine::testing {
+namespace {
+
+// X [T, B, I] → op₁ → Squeeze(axis 1) → op₂ → Y, Y_h (, Y_c), as PyTorch exports
+// nn.GRU / nn.LSTM(num_layers=2) (GRU: linear_before_reset 1).
+Graph stacked(const std::string& op, int64_t h, int64_t in, uint32_t seed) {
+  const bool lstm = op == "LSTM";
+  GraphBuilder b;
+  ValueId x = b.input("x", sym({"seq", "batch", ""}, {0, 0, in}));
+  const auto [w1, r1, b1, w2, r2, b2] = stack_weights(b, lstm ? 4 : 3, h, in, seed);
+  ValueId axes = b.constant_i64("axes", {1});
+  ValueId y1 = b.value("y1"), yh1 = b.value("yh1"), yc1 = b.value("yc1"), y1s = b.value("y1s");
+  ValueId y = b.value("y"), yh = b.value("yh"), yc = b.value("yc");
+  std::vector<ValueId> o1{y1, yh1}, o2{y, yh};
+  if (lstm) {
+    o1.push_back(yc1);
+    o2.push_back(yc);
+  }
+  b.node(op, {x, w1, r1, b1}, o1);
+  b.node("Squeeze", {y1, axes}, {y1s});
+  b.node(op, {y1s, w2, r2, b2}, o2);
+  for (Node* n : {&b.g.nodes[0], &b.g.nodes[2]}) {
+    n->attrs["hidden_size"] = h;
+    if (!lstm) n->attrs["linear_before_reset"] = int64_t(1);
+  }
+  for (ValueId v : o2) b.output(v);
+  return b.g;
+}
+
+// The models' classifier shape: X [B, T, I] → Transpose → op → Squeeze → op → Squeeze →
+// Transpose → Gather(last step) → Gemm → Sigmoid → out [B, N].
+Graph with_io(const std::string& op, int64_t h, int64_t in, int64_t outs, uint32_t seed) {
+  const bool lstm = op == "LSTM";
+  GraphBuilder b;
+  ValueId x = b.input("x", sym({"batch", "seq", ""}, {0, 0, in}));
+  const auto [w1, r1, b1, w2, r2, b2] = stack_weights(b, lstm ? 4 : 3, h, in, seed);
+  const float sc = 1.0f / std::sqrt(float(h));
+  ValueId hw = b.constant("HW", {outs, h}, random_vec(size_t(outs * h), seed + 6, 4.0f * sc));
+  ValueId hb = b.constant("HB", {outs}, random_vec(size_t(outs), seed + 7, sc));
+  ValueId axes = b.constant_i64("axes", {1});
+  Value last;  // Gather index -1, a scalar
+  last.name = "last";
+  last.dtype = DType::kI64;
+  last.rank_known = true;
+  last.is_constant = true;
+  last.data.resize(8);
+  const int64_t minus1 = -1;
+  std::memcpy(last.data.data(), &minus1, 8);
+  ValueId li = b.g.add_value(last);
+  ValueId xt = b.value("xt"), y1 = b.value("y1"), yh1 = b.value("yh1"), yc1 = b.value("yc1"), y1s = b.value("y1s");
+  ValueId y = b.value("y"), yh = b.value("yh"), yc = b.value("yc");
+  ValueId ys = b.value("ys"), yt = b.value("yt"), hl = b.value("hl"), lg = b.value("logits"), out = b.value("out");
+  std::vector<ValueId> o1{y1, yh1}, o2{y, yh};
+  if (lstm) {
+    o1.push_back(yc1);
+    o2.push_back(yc);
+  }
+  const std::vector<int64_t> perm{1, 0, 2};
+  b.node("Transpose", {x}, {xt}).attrs["perm"] = perm;
+  b.node(op, {xt, w1, r1, b1}, o1);
+  b.node("Squeeze", {y1, axes}, {y1s});
+  b.node(op, {y1s, w2, r2, b2}, o2);
+  for (Node* n : {&b.g.nodes[1], &b.g.nodes[3]}) {
+    n->attrs["hidden_size"] = h;
+    if (!lstm) n->attrs["linear_before_reset"] = int64_t(1);
+  }
+  b.node("Squeeze", {y, axes}, {ys});
+  b.node("Transpose", {ys}, {yt}).attrs["perm"] = perm;
+  b.node("Gather", {yt, li}, {hl}).attrs["axis"] = int64_t(1);
+  b.node("Gemm", {hl, hw, hb}, {lg}).attrs["transB"] = int64_t(1);
+  b.node("Sigmoid", {lg}, {out});
+  b.output(out);
+  return b.g;
+}
+
+// [T, B]: the alerting batches (1, 16: one row per cluster), odd shapes (a partial 4-row cluster
+// from 17 rows up), 256 (kRnnWaveF32MaxBatch: 64 clusters, several waves) and 300 (above it: the
+// layers one by one).
+const std::vector<std::pair<int64_t, int64_t>> kShapes{{60, 1},  {1, 1},   {2, 3},   {5, 7},   {120, 7},
+                                                       {60, 16}, {30, 17}, {60, 64}, {60, 256}, {5, 300}};
+
+TEST(CudaRnnWaveF32, GruWavefrontMatchesCpu) {
+  SKIP_WITHOUT_GPU();
+  check_stack("GRU-2x128 I=32", stacked("GRU", 128, 32, 501), "GRU", "GRUStack", 128, 32, kShapes, kFp32, Precision::kFP32,
+              "wave", 61);
+  check_stack("GRU-2x128 I=64", stacked("GRU", 128, 64, 511), "GRU", "GRUStack", 128, 64, {{60, 1}, {120, 17}}, kFp32,
+              Precision::kFP32, "wave", 71);
+}
+
+TEST(CudaRnnWaveF32, LstmWavefrontMatchesCpu) {
+  SKIP_WITHOUT_GPU();
+  check_stack("LSTM-2x128 I=32", stacked("LSTM", 128, 32, 521), "LSTM", "LSTMStack", 128, 32, kShapes, kFp32, Precision::kFP32,
+              "wave", 81);
+  check_stack("LSTM-2x128 I=20", stacked("LSTM", 128, 20, 531), "LSTM", "LSTMStack", 128, 20, {{60, 1}, {120, 17}}, kFp32,
+              Precision::kFP32, "wave", 91);
+}
+
+// Hidden 64 has no FP32 wavefront shape: "wave" runs the layers one by one, still within FP32.
+TEST(CudaRnnWaveF32, OtherShapesRunTheLayers) {
+  SKIP_WITHOUT_GPU();
+  check_stack("GRU-2x64", stacked("GRU", 64, 20, 541), "GRU", "GRUStack", 64, 20, {{60, 1}, {30, 7}}, kFp32, Precision::kFP32,
+              "wave", 101);
+  check_stack("LSTM-2x64", stacked("LSTM", 64, 20, 551), "LSTM", "LSTMStack", 64, 20, {{60, 1}, {30, 7}}, kFp32,
+              Precision::kFP32, "wave", 111);
+}
+
+// The node with the model's input Transpose (X read batch-first) and head absorbed, "wave" forced
+// in an FP32 plan, vs the CPU backend on the unfused graph; the plan is the one stack node.
+void check_io(const std::string& op, int64_t h, int64_t in, int64_t outs, const std::vector<std::pair<int64_t, int64_t>>& bt) {
+  SCOPED_TRACE(op + " with the input Transpose and a head of " + std::to_string(outs));
+  const Graph g = with_io(op, h, in, outs, 601);
+  auto opts = [&](const std::string& backend) {
+    BuildOptions o = options(backend, Precision::kFP32);
+    OptimizationProfile prof;
+    prof.inputs["x"] = ShapeRange{{1, 1, in}, {8, 60, in}, {kStackMaxBatch, 120, in}};
+    o.profiles = {prof};
+    return o;
+  };
+  auto cpu_e = build_graph(g, opts("cpu"));
+  ASSERT_TRUE(cpu_e) << cpu_e.status().to_string();
+  Graph gg = g;
+  PassLog log;
+  ASSERT_TRUE(run_passes(gg, log));
+  for (Node& n : gg.nodes)
+    if (n.op == op) n.tactic = "wave";
+  BuildOptions go = opts("cuda");
+  go.time_tactics = false;
+  auto plan = build_from_graph(gg, log, go);
+  ASSERT_TRUE(plan) << plan.status().to_string();
+  auto pl = deserialize_plan(plan.value());
+  ASSERT_TRUE(pl) << pl.status().to_string();
+  ASSERT_EQ(pl.value().graph.nodes.size(), 1u) << "the FP32 plan should be the one stack node";
+  EXPECT_EQ(pl.value().graph.nodes[0].op, op + "Stack");
+  EXPECT_EQ(pl.value().graph.nodes[0].tactic, "wave");
+  auto gpu_e = Engine::load(plan.value());
+  ASSERT_TRUE(gpu_e) << gpu_e.status().to_string();
+  uint32_t seed = 121;
+  for (auto [b, t] : bt) {
+    std::vector<HostTensor> ins{random_tensor({b, t, in}, seed++, 1.5f)};
+    expect_gpu_matches_cpu(*cpu_e.value(), *gpu_e.value(), ins, kFp32.rel,
+                           "at [B, T] = [" + std::to_string(b) + ", " + std::to_string(t) + "]");
+  }
+}
+
+TEST(CudaRnnWaveF32, FusedInputTransposeAndHeadMatchCpu) {
+  SKIP_WITHOUT_GPU();
+  check_io("GRU", 128, 32, 1, {{1, 60}, {16, 60}, {7, 120}, {100, 30}, {300, 5}});
+  check_io("LSTM", 128, 32, 3, {{1, 60}, {16, 60}, {7, 120}, {100, 30}, {300, 5}});
+}
+
+// An FP32 CUDA build fuses the stack and times "wave" against the layers; an FP32 CPU build keeps
+// the two layers (the CPU backend has no stack op).
+TEST(CudaRnnWaveF32, BuilderFusesFp32StacksAndTimesTheWave) {
+  SKIP_WITHOUT_GPU();
+  for (const std::string op : {"GRU", "LSTM"}) {
+    auto plan = build_from_graph(stacked(op, 128, 32, 501), PassLog{}, wave_options("cuda", Precision::kFP32, 32));
+    ASSERT_TRUE(plan) << plan.status().to_string();
+    auto p = deserialize_plan(plan.value());
+    ASSERT_TRUE(p);
+    EXPECT_EQ(count_op(p.value().graph, op + "Stack"), 1);
+    bool timed = false;
+    for (const std::string& l : p.value().pass_log) {
+      if (l.find("(" + op + "Stack) →") == std::string::npos) continue;
+      timed = true;
+      std::printf("builder (fp32): %s\n", l.c_str());
+    }
+    EXPECT_TRUE(timed) << "no tactic line for the " << op << "Stack node in the plan's pass log";
+  }
+}
+
+TEST(FuseRnnStackF32, CpuPlansKeepTheLayers) {
+  for (const std::string op : {"GRU", "LSTM"}) {
+    auto plan = build_from_graph(stacked(op, 64, 20, 3), PassLog{}, wave_options("cpu", Precision::kFP32, 20));
+    ASSERT_TRUE(plan) << plan.status().to_string();
+    auto p = deserialize_plan(plan.value());
+    ASSERT_TRUE(p) << p.status().to_string();
+    EXPECT_EQ(count_op(p.value().graph, op + "Stack"), 0);
+    EXPECT_EQ(count_op(p.value().graph, op), 2);
+  }
+}
+
+}  // namespace
+}  // namespace ts::engine::testing
