@@ -29,8 +29,15 @@ host memory, one synchronous call per measurement):
                      model runs eager, H200 run of 2026-11-30 19:33); --compile-allow-rnn 1 (the
                      default here) traces them. Timed after the manual CUDA graph is freed.
 FP16 runs model.half() on x.half(). device_memory_bytes = torch.cuda.max_memory_allocated
-over the case (weights + activations + graph pool). Percentiles nearest rank, throughput =
-batch / p50. Writes a JSON array of results.
+over the case's timed calls (peak of live tensors: the model's weights in this precision, the
+CUDA graph's static input/output and whatever its private pool holds live, the call's
+activations, cuDNN's RNN workspace; not the caching allocator's free blocks, not the CUDA
+context). Before each case everything earlier cases left is released (gc.collect(),
+torch.cuda.empty_cache()), so no case counts another's tensors: until 2026-12-01 a compiled
+model of the previous batch stayed referenced and was counted (LSTM-2x128 FP16 b4096: 750 MiB
+in a run with torch.compile cases, 270 alone); "memory_at_start_bytes" records what was live
+when the peak was reset (the weights, and for eager the captured graph's static tensors).
+Percentiles nearest rank, throughput = batch / p50. Writes a JSON array of results.
 
     python3 bench/peers/torch_cuda_bench.py --merge TICKSENTRY.json TORCH.json --results-dir DIR
         [--machine h200] [--commit abc123]
@@ -39,6 +46,7 @@ merges both arrays into DIR/engine-cuda-<machine>-<yyyymmdd>.json (BENCHMARKS.md
 """
 import argparse
 import datetime
+import gc
 import json
 import os
 import platform
@@ -189,6 +197,9 @@ def bench(args):
             base.load_state_dict(torch.load(wpath, map_location="cpu"))
             model = base.to(dev).to(dtype).eval()
             for b in [int(x) for x in args.batches.split(",")]:
+                gc.collect()  # earlier cases' graphs, compiled models and tensors: not this case's memory
+                torch.cuda.synchronize()
+                torch.cuda.empty_cache()
                 g = torch.Generator().manual_seed(b)
                 pool = [torch.randn(b, args.seq, 32, generator=g).pin_memory() for _ in range(4)]
                 it = [0]
@@ -224,14 +235,17 @@ def bench(args):
 
                 def measure(systems):
                     for sysname, fn, extra in systems:
+                        gc.collect()
                         torch.cuda.synchronize()
+                        torch.cuda.empty_cache()
                         torch.cuda.reset_peak_memory_stats()
+                        mem0 = torch.cuda.memory_allocated()
                         with torch.inference_mode():
                             us = time_calls(fn, args.min_time_s)
                         mem = torch.cuda.max_memory_allocated()
                         p50, p99 = nearest_rank(us, 0.5), nearest_rank(us, 0.99)
                         metrics = {"p50_us": p50, "p99_us": p99, "min_us": us[0], "throughput_per_s": b / (p50 * 1e-6),
-                                   "device_memory_bytes": mem, "iterations": len(us)}
+                                   "device_memory_bytes": mem, "memory_at_start_bytes": mem0, "iterations": len(us)}
                         if sysname == "pytorch-cudagraph":
                             # Device-resident: replay alone (no copies), timed with CUDA events.
                             torch.cuda.synchronize()
@@ -275,6 +289,7 @@ def bench(args):
                             return cm(x).float().cpu()
                         measure([("torch-compile", compiled, info)])
                         del cm, compiled
+                    del got  # holds the compiled model (and its CUDA-graph pool) until released
                     torch._dynamo.reset()
                     torch.cuda.synchronize()
                     torch.cuda.empty_cache()

@@ -38,6 +38,48 @@ TEST(CudaBufferPlan, ReusesDeadSlotsAndKeepsAliasedValuesAlive) {
   EXPECT_LE(p.slots, 4) << "f should reuse a slot freed at node 4";
 }
 
+// Once sizes are known, slots are chosen by size: the node-order plan puts a large value into a
+// slot a small one freed (the GRU FP32 model's pattern: transposed X, layer 1's Y, a small slice,
+// layer 2's Y, its transpose), so its slots add up to more than the live set; by size, each
+// large value shares with a large one whose life does not overlap, and the total is the peak.
+TEST(CudaBufferPlan, SlotsBySizeHoldThePeakLiveSetAndNeverShareOverlappingLives) {
+  GraphBuilder b;
+  ValueId x = b.input("x", known({4, 8}));
+  ValueId xt = b.value("xt"), y1 = b.value("y1"), s = b.value("s"), y2 = b.value("y2"), y2t = b.value("y2t"),
+          out = b.value("out");
+  b.node("Relu", {x}, {xt});        // 0: xt (1 MiB)
+  b.node("Relu", {xt}, {y1});       // 1: y1 (4 MiB); xt dies
+  b.node("Relu", {x}, {s});         // 2: s (4 KiB), into xt's freed slot
+  b.node("Add", {y1, s}, {y2});     // 3: y2 (4 MiB); y1 and s die
+  b.node("Relu", {y2}, {y2t});      // 4: y2t (4 MiB); y2 dies
+  b.node("Relu", {y2t}, {out});     // 5: graph output
+  b.output(out);
+  std::vector<bool> skip(b.g.nodes.size(), false);
+  const cuda::BufferPlan p = cuda::plan_buffers(b.g, skip);
+  constexpr size_t kMiB = size_t(1) << 20;
+  std::vector<size_t> bytes(b.g.values.size(), 0);
+  bytes[size_t(xt)] = kMiB;
+  bytes[size_t(y1)] = bytes[size_t(y2)] = bytes[size_t(y2t)] = 4 * kMiB;
+  bytes[size_t(s)] = 4096;
+  const cuda::BufferPlan q = cuda::plan_buffers_by_size(p, bytes);
+  ASSERT_EQ(q.slot.size(), p.slot.size());
+  for (size_t v = 0; v < p.slot.size(); ++v) EXPECT_EQ(q.slot[v] >= 0, p.slot[v] >= 0) << "value " << v;
+  // Peak live set: y1, s and y2 at node 3.
+  EXPECT_EQ(cuda::plan_buffers_bytes(q, bytes), 8 * kMiB + 4096);
+  EXPECT_GE(cuda::plan_buffers_bytes(p, bytes), cuda::plan_buffers_bytes(q, bytes));
+  for (size_t a = 0; a < q.slot.size(); ++a) {
+    for (size_t c = a + 1; c < q.slot.size(); ++c) {
+      if (q.slot[a] < 0 || q.slot[a] != q.slot[c]) continue;
+      const bool overlap = q.live[a].first <= q.live[c].second && q.live[c].first <= q.live[a].second;
+      EXPECT_FALSE(overlap) << "values " << a << " and " << c << " share slot " << q.slot[a] << " while both live";
+    }
+  }
+  // Unknown sizes (0: never ran) still get a slot of their own lifetime rules.
+  const cuda::BufferPlan z = cuda::plan_buffers_by_size(p, std::vector<size_t>(b.g.values.size(), 0));
+  EXPECT_NE(z.slot[size_t(y1)], z.slot[size_t(y2)]);
+  EXPECT_NE(z.slot[size_t(s)], z.slot[size_t(y2)]);
+}
+
 }  // namespace
 }  // namespace ts::engine::testing
 #endif

@@ -7,6 +7,7 @@
 #ifdef TICKSENTRY_HAVE_CUDA
 #include <cuda_runtime.h>
 
+#include "engine/backends/cuda/cuda_block_cache.h"
 #include "engine/backends/cuda/cuda_executor.h"
 #endif
 
@@ -321,6 +322,7 @@ TEST_P(CudaPipeline, ForcedChunksMatchThePlainPathAndTheCpu) {
   }
   auto m = build_pipe_model(name);
   ASSERT_TRUE(m) << m.status().to_string();
+  cuda::block_cache_trim(cuda::BlockKind::kDevice);  // memory compared below: no cached blocks up to 2× a request
   auto cpu = m.value().cpu->create_context();
   std::unique_ptr<ExecutionContext> piped, plain;
   {
@@ -367,8 +369,13 @@ TEST_P(CudaPipeline, ForcedChunksMatchThePlainPathAndTheCpu) {
   EXPECT_NE(d.find("run [4096,30,32]: copies"), std::string::npos) << d;
   EXPECT_NE(d.find("pipelined in 4 chunks (forced)"), std::string::npos) << d;
   EXPECT_EQ(plain->describe().find("pipelined"), std::string::npos) << plain->describe();
+  // Memory: once K is chosen the context keeps only what a chunk needs (shrink_to_pipeline):
+  // no more than the plain context's whole bucket (chunk-sized intermediates and scratch).
+  EXPECT_NE(d.find("bucket 4096 kept its chunks' buffers only"), std::string::npos) << d;
+  EXPECT_LE(piped->memory_bytes(), plain->memory_bytes()) << d << plain->describe();
 
-  // Pageable memory at a pipelined bucket: the plain graph copies it; then page-locked again.
+  // Pageable memory at a pipelined bucket: the same chunks run eagerly (the pipelined graph's
+  // copy nodes cannot read it, and a shrunk bucket keeps no plain graph); then page-locked again.
   HostTensor x = random_tensor({3000, kPipeSeq, kPipeFeatures}, 900, 2.0f);
   const std::vector<float> want = run_rows(*plain, x.view(), out_cap);
   EXPECT_EQ(compare(run_rows(*piped, x.view(), out_cap), want, kFp16.rel), "") << "pageable input";

@@ -45,6 +45,7 @@ BufferPlan plan_buffers(const Graph& g, const std::vector<bool>& skip) {
   std::vector<std::vector<ValueId>> release_at(nn);
   BufferPlan p;
   p.slot.assign(nv, -1);
+  p.live.assign(nv, {-1, -1});
   std::vector<int> free_slots;
   for (size_t i = 0; i < nn; ++i) {
     if (!runs(i)) continue;
@@ -60,12 +61,56 @@ BufferPlan plan_buffers(const Graph& g, const std::vector<bool>& skip) {
           s = p.slots++;
         }
         p.slot[size_t(o)] = s;
+        p.live[size_t(o)] = {int64_t(i), std::max<int64_t>(int64_t(i), last[size_t(o)])};
         release_at[size_t(last[size_t(o)])].push_back(o);
       }
     }
     for (ValueId r : release_at[i]) free_slots.push_back(p.slot[size_t(r)]);
   }
   return p;
+}
+
+BufferPlan plan_buffers_by_size(const BufferPlan& p, const std::vector<size_t>& bytes) {
+  BufferPlan q;
+  q.slot.assign(p.slot.size(), -1);
+  q.live = p.live;
+  std::vector<size_t> order;
+  for (size_t v = 0; v < p.slot.size(); ++v) {
+    if (p.slot[v] >= 0) order.push_back(v);
+  }
+  auto size_of = [&](size_t v) { return v < bytes.size() ? bytes[v] : size_t(0); };
+  // Largest first; equal sizes in node order, so the result does not depend on the sort.
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return size_of(a) > size_of(b); });
+  std::vector<size_t> slot_size;                                   // its first (largest) value's bytes
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> slot_live;  // lifetimes placed in it
+  for (size_t v : order) {
+    const auto [first, last] = p.live[v];
+    int best = -1;
+    for (size_t s = 0; s < slot_size.size(); ++s) {
+      bool free = true;
+      for (const auto& [f, l] : slot_live[s]) free = free && (last < f || l < first);
+      if (free && (best < 0 || slot_size[s] < slot_size[size_t(best)])) best = int(s);
+    }
+    if (best < 0) {
+      best = int(slot_size.size());
+      slot_size.push_back(size_of(v));
+      slot_live.emplace_back();
+    }
+    q.slot[v] = best;
+    slot_live[size_t(best)].push_back({first, last});
+  }
+  q.slots = int(slot_size.size());
+  return q;
+}
+
+size_t plan_buffers_bytes(const BufferPlan& p, const std::vector<size_t>& bytes) {
+  std::vector<size_t> need(size_t(p.slots), 0);
+  for (size_t v = 0; v < p.slot.size() && v < bytes.size(); ++v) {
+    if (p.slot[v] >= 0) need[size_t(p.slot[v])] = std::max(need[size_t(p.slot[v])], bytes[v]);
+  }
+  size_t total = 0;
+  for (size_t b : need) total += b;
+  return total;
 }
 
 }  // namespace ts::engine::cuda

@@ -209,9 +209,10 @@ Status CudaExecutor::init() {
   for (ValueId id : g.outputs) {
     if (g.value(id).is_constant) TS_RETURN_IF_ERROR(upload_constant(id));
   }
-  BufferPlan plan = plan_buffers(g, skip_);
-  slot_of_ = std::move(plan.slot);
-  pool_.resize(size_t(plan.slots));
+  plan_ = plan_buffers(g, skip_);
+  slot_of_ = plan_.slot;
+  pool_.resize(size_t(plan_.slots));
+  value_bytes_.assign(g.values.size(), 0);
   is_input_.assign(g.values.size(), false);
   for (ValueId id : g.inputs) is_input_[size_t(id)] = true;
   in_stage_.resize(g.inputs.size());
@@ -287,6 +288,7 @@ Status CudaExecutor::alloc(DevTensor& t, DType dtype, std::span<const int64_t> d
   const size_t id = size_t(&t - values_.data());
   const int slot = id < slot_of_.size() ? slot_of_[id] : -1;
   DeviceBuffer& buf = slot >= 0 ? pool_[size_t(slot)] : t.storage;
+  if (slot >= 0 && id < value_bytes_.size()) value_bytes_[id] = std::max(value_bytes_[id], need);
   t.on_host = false;
   if (need > buf.bytes() || !buf.get()) {
     if (capturing_) {
@@ -624,9 +626,19 @@ Status CudaExecutor::run_padded(std::span<const TensorView> inputs) {
     if (it->second.pipe.exec) TS_RETURN_IF_ERROR(point_pipeline(it->second.pipe, inputs, &piped));
     if (piped) {
       TS_CUDA(cudaGraphLaunch(it->second.pipe.exec, stream_));
-    } else {
+    } else if (it->second.exec) {
       TS_RETURN_IF_ERROR(copy_direct_inputs(inputs, it->second.io, stream_));
       TS_CUDA(cudaGraphLaunch(it->second.exec, stream_));
+    } else {
+      // A bucket shrunk to its chunks (shrink_to_pipeline) keeps no plain graph: a call its
+      // pipelined graph cannot take (pageable input) runs the same chunks eagerly.
+      out_dims_ = it->second.out_dims;  // enqueue_pipeline sizes the output staging from the bucket's
+      Status es = enqueue_pipeline(inputs, it->second.pipe.chunks);
+      if (!es) {
+        Status drained = sync();
+        (void)drained;
+        return es;
+      }
     }
     TS_RETURN_IF_ERROR(sync());
     out_dims_ = it->second.out_dims;
@@ -753,8 +765,11 @@ Status CudaExecutor::run_padded(std::span<const TensorView> inputs) {
         c.chunks = entry.pipe.exec ? entry.pipe.chunks : 1;
         c.chunk_us = pipe_known.chunk_us;
       }
+      const bool shrunk = entry.pipe.exec != nullptr;
+      if (shrunk) TS_RETURN_IF_ERROR(shrink_to_pipeline(inputs, &entry));
       io_[key] = c;
       graphs_[key] = entry;
+      if (shrunk) return sync();  // shrink_to_pipeline ran this call's chunks
       if (entry.pipe.exec) {  // its copy nodes read this call's inputs
         TS_CUDA(cudaGraphLaunch(entry.pipe.exec, stream_));
       } else {
@@ -772,6 +787,36 @@ Status CudaExecutor::run_padded(std::span<const TensorView> inputs) {
   }
   TS_RETURN_IF_ERROR(sync());
   seen_[shape] = 1;
+  return replan_buffers();
+}
+
+// --- memory (cuda_buffer_plan.h) --------------------------------------------------------------
+
+Status CudaExecutor::release_buffers() {
+  TS_RETURN_IF_ERROR(sync());
+  drop_graphs();
+  // cudaFree, not the block cache: the point is to give the memory back.
+  for (DeviceBuffer& b : pool_) b.reset();
+  for (DeviceBuffer& b : scratch_slots_) b.reset();
+  ++generation_;
+  return Status::ok();
+}
+
+Status CudaExecutor::replan_buffers() {
+  if (pool_.empty() || plan_.slots == 0) return Status::ok();  // unshared (builder timing) or nothing pooled
+  size_t held = 0;
+  for (const DeviceBuffer& b : pool_) held += b.bytes();
+  BufferPlan by_size = plan_buffers_by_size(plan_, value_bytes_);
+  const size_t need = plan_buffers_bytes(by_size, value_bytes_);
+  // Only for a real gain (≥ 1 MiB and ≥ 1/16 of what is held): each change frees the pool and
+  // drops the graphs, which the next runs re-capture.
+  if (need + (size_t(1) << 20) > held || need + held / 16 > held) return Status::ok();
+  TS_RETURN_IF_ERROR(release_buffers());
+  replanned_from_ = held;
+  replanned_to_ = need;
+  slot_of_ = by_size.slot;
+  pool_.clear();
+  pool_.resize(size_t(by_size.slots));
   return Status::ok();
 }
 
@@ -993,6 +1038,38 @@ Status CudaExecutor::point_pipeline(PipeGraph& p, std::span<const TensorView> in
   }
   p.batch = run_batch_;
   *usable = true;
+  return Status::ok();
+}
+
+Status CudaExecutor::shrink_to_pipeline(std::span<const TensorView> inputs, GraphEntry* entry) {
+  const int chunks = entry->pipe.chunks;
+  size_t before = 0;
+  for (const DeviceBuffer& b : pool_) before += b.bytes();
+  for (const DeviceBuffer& b : scratch_slots_) before += b.bytes();
+  destroy_entry(*entry);  // both graphs point at the buffers about to be freed
+  out_dims_ = entry->out_dims;  // the bucket's (enqueue_pipeline sizes the output staging from them)
+  TS_RETURN_IF_ERROR(release_buffers());
+  // This call's chunks, eagerly: their allocations (chunk-sized), and this call's outputs.
+  Status s = enqueue_pipeline(inputs, chunks);
+  Status synced = sync();
+  TS_RETURN_IF_ERROR(s);
+  TS_RETURN_IF_ERROR(synced);
+  entry->pipe.chunks = chunks;  // the eager fallback's K, should no graph be captured below
+  PipeGraph p;
+  TS_RETURN_IF_ERROR(capture_pipeline(inputs, chunks, &p));
+  if (p.exec && p.in_nodes.empty()) destroy_pipe(p);  // usable for this call's addresses only
+  if (p.exec) {
+    p.batch = run_batch_;  // its copy nodes read this call's inputs (not launched: already ran)
+    entry->pipe = std::move(p);
+  }
+  entry->exec = nullptr;
+  entry->generation = generation_;
+  size_t after = 0;
+  for (const DeviceBuffer& b : pool_) after += b.bytes();
+  for (const DeviceBuffer& b : scratch_slots_) after += b.bytes();
+  shrunk_bucket_ = run_bucket_;
+  shrunk_from_ = before;
+  shrunk_to_ = after;
   return Status::ok();
 }
 
@@ -1282,6 +1359,30 @@ std::string CudaExecutor::describe() const {
     }
     o.append("\n");
   }
+  // Where memory_bytes() goes (MiB).
+  auto mib = [](size_t b) { return double(b) / double(1 << 20); };
+  size_t pool = 0, scratch = 0, own = 0, consts = 0;
+  for (const DeviceBuffer& p : pool_) pool += p.bytes();
+  for (const DeviceBuffer& p : scratch_slots_) scratch += p.bytes();
+  for (const DevTensor& t : values_) own += t.storage.bytes();
+  for (const DeviceBuffer& c : constants_) consts += c.bytes();
+  std::snprintf(buf, sizeof buf, "  memory %.1f MiB: intermediates %.1f in %zu shared buffers, scratch %.1f in %zu, ",
+                mib(pool + scratch + own + consts + lt_workspace_.bytes()), mib(pool), pool_.size(), mib(scratch),
+                scratch_slots_.size());
+  o.append(buf);
+  std::snprintf(buf, sizeof buf, "own storage %.1f (inputs, outputs), constants %.1f, cuBLASLt workspace %.1f", mib(own),
+                mib(consts), mib(lt_workspace_.bytes()));
+  o.append(buf);
+  if (replanned_from_ > 0) {
+    std::snprintf(buf, sizeof buf, "; buffers chosen by size: %.1f -> %.1f", mib(replanned_from_), mib(replanned_to_));
+    o.append(buf);
+  }
+  if (shrunk_bucket_ > 0) {
+    std::snprintf(buf, sizeof buf, "; bucket %lld kept its chunks' buffers only: %.1f -> %.1f", (long long)shrunk_bucket_,
+                  mib(shrunk_from_), mib(shrunk_to_));
+    o.append(buf);
+  }
+  o.append("\n");
   return o;
 }
 

@@ -53,8 +53,14 @@
 //
 // Memory: memory_bytes() is the device memory this context holds (intermediates, scratch,
 // cuBLASLt workspace), weights excluded (they belong to the Program). Intermediates whose
-// lifetimes do not overlap share grow-only buffers (cuda_buffer_plan.h). Scratch plus the
-// cuBLASLt workspace stay within ExecutorOptions::workspace_bytes.
+// lifetimes do not overlap share grow-only buffers (cuda_buffer_plan.h), re-chosen by the sizes
+// seen after a shape's first (eager) run when that needs less (replan_buffers). A bucket that
+// pipelines keeps only what its chunks need (shrink_to_pipeline): its plain graph is dropped, a
+// call the pipelined graph cannot take (pageable input) runs the chunks eagerly, and
+// enqueue_on_stream at that bucket (a kernels-only graph of the whole bucket) grows the buffers
+// back until the next run() shrinks them. H200, batch 4096, T=60, context + weights: LSTM-2x128
+// FP16 417 -> 243 MiB, Transformer FP32 1,016 -> 287 (bench/results/mem-h200-20261201-0447-*).
+// Scratch plus the cuBLASLt workspace stay within ExecutorOptions::workspace_bytes.
 #include <functional>
 #include <map>
 #include <memory>
@@ -62,6 +68,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/backends/cuda/cuda_buffer_plan.h"
 #include "engine/backends/cuda/cuda_common.h"
 
 namespace ts::engine::cuda {
@@ -156,6 +163,12 @@ class CudaExecutor final : public BackendExecutor, private CudaRunEnv {
   Status copy_bytes(void* dst, const void* src, size_t bytes, bool kernel, cudaStream_t s, bool dependent = false);
   Status launch_nodes();      // every kernel in order on the stream
   Status unshare_buffers();   // before timing a node: own storage for every value, recomputed
+  // After an eager run: when the values' sizes seen so far fit slots chosen by size
+  // (plan_buffers_by_size) in less than the pool holds, frees the pool and takes that plan (the
+  // next run allocates it). Memory, not time: a warm-up step, never on a replay.
+  Status replan_buffers();
+  // Frees the pool and scratch (synchronized; graphs dropped): the next run allocates what it needs.
+  Status release_buffers();
   // Copies the caller's rows of each small input into the staging, except where `staged` (when
   // given) is false: the zero-copy graph's copy-in reads the caller's memory then.
   Status stage_inputs(std::span<const TensorView> inputs, const std::vector<bool>* staged = nullptr);
@@ -191,6 +204,10 @@ class CudaExecutor final : public BackendExecutor, private CudaRunEnv {
   Status choose_pipeline(std::span<const TensorView> inputs, const std::vector<int>& ks, cudaGraphExec_t plain,
                          bool time_them, GraphEntry* entry, IoChoice* c);
   Status point_pipeline(PipeGraph& p, std::span<const TensorView> inputs, bool* usable);
+  // Once K > 1 is chosen for a bucket: frees the whole-bucket buffers and the plain graph, runs
+  // this call's chunks eagerly (their allocations: chunk-sized) and captures the pipelined graph
+  // again; a call that graph cannot take runs the chunks eagerly (see the PERF NOTE).
+  Status shrink_to_pipeline(std::span<const TensorView> inputs, GraphEntry* entry);
   Status ensure_pipe_streams();
   // Names the model's architecture and tactics (ops, tactics, constant dims), for the cached
   // pipelining choice: another model with the same IO shapes must measure its own.
@@ -222,6 +239,11 @@ class CudaExecutor final : public BackendExecutor, private CudaRunEnv {
   DeviceBuffer lt_workspace_;
   std::vector<DevTensor> values_;
   std::vector<int> slot_of_;                    // per value: index into pool_, or −1 (own storage)
+  BufferPlan plan_;                             // node-order plan: lifetimes, the first slots
+  std::vector<size_t> value_bytes_;             // per value with a slot: the most it took so far
+  size_t replanned_from_ = 0, replanned_to_ = 0;  // pool bytes before/after the last replan_buffers()
+  int64_t shrunk_bucket_ = -1;                  // last bucket whose buffers shrank to its chunks
+  size_t shrunk_from_ = 0, shrunk_to_ = 0;      // its pool + scratch bytes before/after
   std::vector<bool> is_input_;                  // per value: a graph input (zeroed when allocated)
   std::vector<DeviceBuffer> pool_;              // shared intermediate buffers
   std::vector<DeviceBuffer> constants_;        // uploaded constants kernels read, by value

@@ -31,6 +31,55 @@ Status check_rnn_x(const DevTensor* x, int64_t input) {
   return Status::ok();
 }
 
+// The env a GRUStack/LSTMStack hands one of its layers for "layers:<tactic>": the tensor `placed`
+// (layer 1's Y, or layer 2's Y_h for the head) lives at `placed_at`, the layer's own scratch
+// requests are handed out one after the other from `region` (the stack's one scratch slot,
+// requested at its full size before the layers run, so that no request moves it); other tensors
+// come from the parent. PERF NOTE (memory): each request used to take a new parent slot the size
+// of layer 1's Y plus the request, and the region was sized for the gates of all steps whether
+// a layer used them or not (a fused mma_x layer does not). H200, batch 4096, T=60, FP16, the
+// context plus weights: GRU-2x128 576 -> 218 MiB, LSTM-2x128 1,760 -> 1,006 MiB, P50 within 1%
+// (bench/results/engine-cuda-h200-20261130-2334-mem.json).
+class StackEnv final : public CudaRunEnv {
+ public:
+  StackEnv(CudaRunEnv* parent, const DevTensor* placed, void* placed_at, void* region, size_t region_bytes)
+      : parent_(parent), region_(static_cast<uint8_t*>(region)), region_bytes_(region_bytes) {
+    place(placed, placed_at);
+  }
+  // One more tensor placed at `at` (the LSTM's time chunks: layer 1's Y and both layers' states).
+  void place(const DevTensor* t, void* at) {
+    if (t && placed_n_ < kMaxPlaced) placed_[placed_n_++] = {t, at};
+  }
+  Status alloc(DevTensor& t, DType dtype, std::span<const int64_t> dims) override {
+    for (size_t i = 0; i < placed_n_; ++i) {
+      if (&t != placed_[i].first) continue;
+      t.dtype = dtype;
+      t.dims.assign(dims.begin(), dims.end());
+      t.data = placed_[i].second;
+      return Status::ok();
+    }
+    return parent_->alloc(t, dtype, dims);
+  }
+  Result<void*> scratch(size_t bytes) override {
+    const size_t at = used_;
+    used_ += scratch_round(bytes);
+    if (used_ > region_bytes_) {
+      return Status(StatusCode::kInternal, "rnn stack layer scratch: " + std::to_string(used_) + " bytes requested, " +
+                                               std::to_string(region_bytes_) + " reserved");
+    }
+    return static_cast<void*>(region_ + at);
+  }
+
+ private:
+  static constexpr size_t kMaxPlaced = 4;
+  CudaRunEnv* parent_;
+  std::pair<const DevTensor*, void*> placed_[kMaxPlaced] = {};
+  size_t placed_n_ = 0;
+  uint8_t* region_;
+  size_t region_bytes_;
+  size_t used_ = 0;
+};
+
 class RnnKernel final : public CudaKernel {
  public:
   RnnKernel(bool lstm, bool lbr, int64_t hidden, int64_t input, int max_ks, bool rows1, bool regs, bool mma, bool mma_x,
@@ -135,6 +184,10 @@ class RnnKernel final : public CudaKernel {
       p.yc = yc->as<float>();
     }
     if (fuse_projection(p, x->as<float>())) return launch_rnn_mma(p, a.stream);
+    // sequence_lens: the kernels compare each row's length with their own step index, so the
+    // steps run in one launch.
+    const int64_t tc = lens ? t_len : gate_steps(t_len, b);
+    if (tc < t_len) return launch_gate_chunks(a, p, x->as<float>(), t_len, b, tc);
     auto gx = a.env->scratch(size_t(t_len * b * gh) * sizeof(float));
     if (!gx) return gx.status();
     float* gxp = static_cast<float*>(gx.value());
@@ -147,14 +200,75 @@ class RnnKernel final : public CudaKernel {
   // The scratch launch() requests for X [t_len, b, I] at `x` (only its alignment matters; nullptr
   // for any 256-byte aligned address), each request rounded up to 256 bytes: none where the input projection runs inside the recurrence kernel; else the gates
   // x·Wᵀ + b of all steps (fp32 [t_len·b, G·H]) and, in FP16/BF16, X cast for that GEMM.
+  // Above gate_chunk_bytes the steps run in time chunks (launch_gate_chunks; no sequence_lens
+  // assumed: a GRUStack/LSTMStack's layers have none).
   size_t scratch_bytes(const float* x, int64_t t_len, int64_t b) const {
     RnnStepParams p = params(t_len, b);
     if (fuse_projection(p, x)) return 0;
-    const int64_t m = t_len * b;
-    return scratch_round(size_t(m * (lstm_ ? 4 : 3) * h_) * sizeof(float)) + scratch_round(proj_->scratch_bytes(m));
+    const int64_t tc = gate_steps(t_len, b);
+    const int64_t m = tc * b;
+    const size_t chunk_states = tc < t_len ? 4 * scratch_round(size_t(b * h_) * sizeof(float)) : 0;
+    return scratch_round(size_t(m * (lstm_ ? 4 : 3) * h_) * sizeof(float)) + scratch_round(proj_->scratch_bytes(m)) + chunk_states;
+  }
+
+  // PERF NOTE (memory): the gates x·Wᵀ + b of all T steps (fp32 [T·B, G·H]) are the largest
+  // thing a layer holds where the projection is a GEMM (FP32 plans; LSTM layer 2 in FP16): 377
+  // MB for a GRU layer and 503 MB for an LSTM layer at batch 4096, T=60, against PyTorch's 285 /
+  // 605 MiB for the whole FP32 model. Above this the steps run in equal time chunks: per chunk
+  // one GEMM into the same scratch, then the recurrence from the state the previous chunk left
+  // (ping-pong state buffers), Y written at the chunk's steps. Each boundary costs one more GEMM
+  // and recurrence launch (the recurrence reloads R): a few µs against an FP32 layer's ≈ 3.5 ms
+  // at that batch. An LSTMStack sets its own (larger) budget: it chunks its layers itself
+  // (kLstmChunkBytes) and a second level of chunks would only cost launches.
+  static constexpr size_t kGateChunkBytes = size_t(64) << 20;
+  void set_gate_chunk_bytes(size_t bytes) { gate_chunk_bytes_ = bytes; }
+
+  // Steps per chunk for X [t_len, b, ·]: t_len unless the gates of all steps exceed
+  // gate_chunk_bytes_, then equal chunks under it (at least one step).
+  int64_t gate_steps(int64_t t_len, int64_t b) const {
+    const size_t per_step = size_t(b * (lstm_ ? 4 : 3) * h_) * sizeof(float);
+    const size_t total = per_step * size_t(t_len);
+    if (total <= gate_chunk_bytes_ || t_len <= 1) return t_len;
+    const int64_t chunks = int64_t((total + gate_chunk_bytes_ - 1) / gate_chunk_bytes_);
+    return std::max<int64_t>(1, (t_len + chunks - 1) / chunks);
   }
 
  private:
+  // The steps in chunks of tc (see kGateChunkBytes); p as launch() set it for all t_len steps
+  // (its tensors, and the kernel fuse_projection() chose).
+  Status launch_gate_chunks(const CudaArgs& a, const RnnStepParams& p, const float* x, int64_t t_len, int64_t b,
+                            int64_t tc) const {
+    const int64_t gh = (lstm_ ? 4 : 3) * h_;
+    const size_t gx_bytes = scratch_round(size_t(tc * b * gh) * sizeof(float));
+    const size_t proj_bytes = scratch_round(proj_->scratch_bytes(tc * b));
+    const size_t st_bytes = scratch_round(size_t(b * h_) * sizeof(float));
+    auto base = a.env->scratch(gx_bytes + proj_bytes + 4 * st_bytes);  // one request: see StackEnv
+    if (!base) return base.status();
+    uint8_t* at = static_cast<uint8_t*>(base.value());
+    float* gxp = reinterpret_cast<float*>(at);
+    uint8_t* proj_region = at + gx_bytes;
+    auto state = [&](int c_state, int buf) { return reinterpret_cast<float*>(at + gx_bytes + proj_bytes + size_t(c_state * 2 + buf) * st_bytes); };
+    for (int64_t t0 = 0, c = 0; t0 < t_len; t0 += tc, ++c) {
+      const int64_t tl = std::min(tc, t_len - t0);
+      const int cur = int(c & 1), prev = cur ^ 1;
+      const bool last = t0 + tl == t_len;
+      StackEnv env(a.env, nullptr, nullptr, proj_region, proj_bytes);
+      CudaArgs ac = a;
+      ac.env = &env;
+      TS_RETURN_IF_ERROR(proj_->run(ac, x + t0 * b * i_, tl * b, gxp));
+      RnnStepParams q = p;
+      q.gx = gxp;
+      q.t_len = int(tl);
+      q.y = p.y ? p.y + t0 * b * h_ : nullptr;
+      q.h0 = c == 0 ? p.h0 : state(0, prev);
+      q.c0 = c == 0 ? p.c0 : (lstm_ ? state(1, prev) : nullptr);
+      q.yh = last ? p.yh : state(0, cur);
+      q.yc = last ? p.yc : (lstm_ ? state(1, cur) : nullptr);
+      TS_RETURN_IF_ERROR(launch_rnn_recurrence(q, a.stream));
+    }
+    return Status::ok();
+  }
+
   // What decides the kernel, for X [t_len, b, I] (launch() adds the tensors).
   RnnStepParams params(int64_t t_len, int64_t b) const {
     RnnStepParams p;
@@ -203,6 +317,7 @@ class RnnKernel final : public CudaKernel {
   DeviceBuffer r_, r_mma_, w_mma_, in_bias_, rbh_, peep_;
   bool r_half_ = false;
   bool r_bf16_ = false;
+  size_t gate_chunk_bytes_ = kGateChunkBytes;
 };
 
 // The per-layer tactics, each also offered for both layers of a GRUStack/LSTMStack as
@@ -227,55 +342,6 @@ std::pair<Node, Node> rnn_stack_layers(const Node& n, bool lstm) {
   l2.inputs = {n.inputs[0], n.inputs[4], n.inputs[5], n.inputs[6]};
   return {std::move(l1), std::move(l2)};
 }
-
-// The env a GRUStack/LSTMStack hands one of its layers for "layers:<tactic>": the tensor `placed`
-// (layer 1's Y, or layer 2's Y_h for the head) lives at `placed_at`, the layer's own scratch
-// requests are handed out one after the other from `region` (the stack's one scratch slot,
-// requested at its full size before the layers run, so that no request moves it); other tensors
-// come from the parent. PERF NOTE (memory): each request used to take a new parent slot the size
-// of layer 1's Y plus the request, and the region was sized for the gates of all steps whether
-// a layer used them or not (a fused mma_x layer does not). H200, batch 4096, T=60, FP16, the
-// context plus weights: GRU-2x128 576 -> 218 MiB, LSTM-2x128 1,760 -> 1,006 MiB, P50 within 1%
-// (bench/results/engine-cuda-h200-20261130-2334-mem.json).
-class StackEnv final : public CudaRunEnv {
- public:
-  StackEnv(CudaRunEnv* parent, const DevTensor* placed, void* placed_at, void* region, size_t region_bytes)
-      : parent_(parent), region_(static_cast<uint8_t*>(region)), region_bytes_(region_bytes) {
-    place(placed, placed_at);
-  }
-  // One more tensor placed at `at` (the LSTM's time chunks: layer 1's Y and both layers' states).
-  void place(const DevTensor* t, void* at) {
-    if (t && placed_n_ < kMaxPlaced) placed_[placed_n_++] = {t, at};
-  }
-  Status alloc(DevTensor& t, DType dtype, std::span<const int64_t> dims) override {
-    for (size_t i = 0; i < placed_n_; ++i) {
-      if (&t != placed_[i].first) continue;
-      t.dtype = dtype;
-      t.dims.assign(dims.begin(), dims.end());
-      t.data = placed_[i].second;
-      return Status::ok();
-    }
-    return parent_->alloc(t, dtype, dims);
-  }
-  Result<void*> scratch(size_t bytes) override {
-    const size_t at = used_;
-    used_ += scratch_round(bytes);
-    if (used_ > region_bytes_) {
-      return Status(StatusCode::kInternal, "rnn stack layer scratch: " + std::to_string(used_) + " bytes requested, " +
-                                               std::to_string(region_bytes_) + " reserved");
-    }
-    return static_cast<void*>(region_ + at);
-  }
-
- private:
-  static constexpr size_t kMaxPlaced = 4;
-  CudaRunEnv* parent_;
-  std::pair<const DevTensor*, void*> placed_[kMaxPlaced] = {};
-  size_t placed_n_ = 0;
-  uint8_t* region_;
-  size_t region_bytes_;
-  size_t used_ = 0;
-};
 
 // GRUStack / LSTMStack (passes/fuse_rnn_stack.cpp): two GRU (LSTM) layers, layer 1's Y feeding
 // layer 2 (inputs X, W1, R1, B1, W2, R2, B2; outputs layer 2's Y, Y_h (, Y_c)). Tactic "wave":
@@ -311,6 +377,10 @@ class RnnStackKernel final : public CudaKernel {
     if (!k2) return k2.status();
     l1_.reset(static_cast<RnnKernel*>(k1.value().release()));  // make_rnn makes an RnnKernel
     l2_.reset(static_cast<RnnKernel*>(k2.value().release()));
+    if (lstm_) {  // the stack chunks its layers' steps itself (launch_layers_chunked)
+      l1_->set_gate_chunk_bytes(kLstmChunkBytes);
+      l2_->set_gate_chunk_bytes(kLstmChunkBytes);
+    }
     const bool bf16 = p == CudaMath::kBF16;
     if (wave_ && lstm_ && cuda_math_16bit(p) && lstm_wave_shape_supported(int(h_), int(i_))) {
       std::vector<uint32_t> f = lstm_wave_pack(g.value(n.inputs[1]).as<float>(), g.value(n.inputs[2]).as<float>(),
@@ -492,13 +562,27 @@ class RnnStackKernel final : public CudaKernel {
       const int64_t tc = chunk_steps(xin.as<float>(), t_len, b);
       if (tc < t_len) return launch_layers_chunked(a, xin, t_len, b, tc);
     }
+    // ONE scratch request: X transposed, the head's Y_h, layer 1's Y, then the region the layers'
+    // own scratch comes from. PERF NOTE (memory): as three requests these were the executor's
+    // scratch slots 0-2, while the time-chunked path (larger batches) makes one request, slot 0:
+    // a context that ran both (the pipelined path's 4,096-row bucket in 2,048-row chunks
+    // (chunked) and 1,024/512-row chunks (not)) held both sizes, 423 MiB instead of 263 for
+    // LSTM-2x128 FP16 (bench/results/engine-cuda-h200-20261201-0229-final.json).
+    const size_t xt_bytes = x_batch_first_ ? scratch_round(size_t(t_len * b * i_) * sizeof(float)) : 0;
+    const size_t yh_bytes = head_n_ > 0 ? scratch_round(size_t(b * h_) * sizeof(float)) : 0;
+    const size_t y1_bytes = scratch_round(size_t(t_len * b * h_) * sizeof(float));
+    // Layer 2's X (layer 1's Y) is 256-byte aligned in the slot: nullptr stands for it; layer 1's
+    // X is the transposed copy (aligned too) or the input.
+    const size_t layer_bytes = std::max(l1_->scratch_bytes(x_batch_first_ ? nullptr : xin.as<float>(), t_len, b),
+                                        l2_->scratch_bytes(nullptr, t_len, b));
+    auto whole = a.env->scratch(xt_bytes + yh_bytes + y1_bytes + layer_bytes);
+    if (!whole) return whole.status();
+    uint8_t* at = static_cast<uint8_t*>(whole.value());
     DevTensor xt;  // X as [seq, batch, input] when the node reads it batch-first (its Transpose absorbed)
     if (x_batch_first_) {
-      auto buf = a.env->scratch(size_t(t_len * b * i_) * sizeof(float));
-      if (!buf) return buf.status();
       xt.dtype = DType::kF32;
       xt.dims = {t_len, b, i_};
-      xt.data = buf.value();
+      xt.data = at;
       StridedDims d;
       d.rank = 3;
       d.dims[0] = t_len, d.dims[1] = b, d.dims[2] = i_;
@@ -508,21 +592,15 @@ class RnnStackKernel final : public CudaKernel {
     const DevTensor& x = x_batch_first_ ? xt : xin;
     DevTensor yh;  // layer 2's last h for the head
     if (head_n_ > 0) {
-      auto buf = a.env->scratch(size_t(b * h_) * sizeof(float));
-      if (!buf) return buf.status();
       yh.dtype = DType::kF32;
       yh.dims = {1, b, h_};
-      yh.data = buf.value();
+      yh.data = at + xt_bytes;
     }
-    // One scratch slot: layer 1's Y, then the scratch of whichever layer runs (layer 2 reads Y).
-    const size_t y1_bytes = scratch_round(size_t(t_len * b * h_) * sizeof(float));
-    // Layer 2's X (layer 1's Y) is at the slot's start, 256-byte aligned: nullptr stands for it.
-    const size_t layer_bytes = std::max(l1_->scratch_bytes(x.as<float>(), t_len, b), l2_->scratch_bytes(nullptr, t_len, b));
-    auto base = a.env->scratch(y1_bytes + layer_bytes);
-    if (!base) return base.status();
-    uint8_t* region = static_cast<uint8_t*>(base.value()) + y1_bytes;
+    // Layer 1's Y, then the scratch of whichever layer runs (layer 2 reads Y).
+    void* y1_at = at + xt_bytes + yh_bytes;
+    uint8_t* region = at + xt_bytes + yh_bytes + y1_bytes;
     DevTensor y1;
-    StackEnv env(a.env, &y1, base.value(), region, layer_bytes);
+    StackEnv env(a.env, &y1, y1_at, region, layer_bytes);
     CudaArgs a1 = a;
     a1.env = &env;
     DevTensor* in1[1] = {const_cast<DevTensor*>(&x)};

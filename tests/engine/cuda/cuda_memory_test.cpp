@@ -1,0 +1,95 @@
+// Device memory at large batches (issue 5: "device memory no more than PyTorch's"): a GRU/LSTM
+// layer whose input projection is a GEMM keeps the gates of at most kGateChunkBytes of steps
+// (time chunks, cuda_rnn_ops.cpp), and the results do not change; a context's intermediates are
+// re-planned by size after a run (cuda_buffer_plan.h; the host-side algorithm is tested in
+// cuda_buffer_plan_test.cpp, which runs everywhere). The pipelined path's memory is checked in
+// cuda_enqueue_test.cpp (CudaPipeline). Labelled `gpu`: skips without a device.
+#include "cuda_test_util.h"
+
+#ifdef TICKSENTRY_HAVE_CUDA
+#include "engine/backends/cuda/cuda_block_cache.h"
+#endif
+
+namespace ts::engine::testing {
+namespace {
+
+constexpr int64_t kMiB = int64_t(1) << 20;
+
+// One context: runs `in` twice (eager, then captured) and returns its memory_bytes() growth over
+// what it held before its first run (the cuBLASLt workspace), with the outputs of the last run.
+int64_t run_and_measure(Engine& e, std::vector<HostTensor>& in, std::vector<std::vector<float>>* outs) {
+  auto ctx = e.create_context();
+  EXPECT_TRUE(ctx) << ctx.status().to_string();
+  if (!ctx) return -1;
+  const int64_t before = ctx.value()->memory_bytes();
+  std::vector<TensorView> iv;
+  for (auto& t : in) iv.push_back(t.view());
+  outs->assign(e.outputs().size(), std::vector<float>(size_t(1) << 24, NAN));
+  std::vector<TensorView> ov(e.outputs().size());
+  for (int call = 0; call < 2; ++call) {
+    for (size_t i = 0; i < ov.size(); ++i) ov[i].data = (*outs)[i].data();
+    Status s = ctx.value()->execute(iv, ov);
+    EXPECT_TRUE(s) << s.to_string();
+    if (!s) return -1;
+  }
+  for (size_t i = 0; i < ov.size(); ++i) (*outs)[i].resize(size_t(shape_numel(ov[i].dims)));
+  return ctx.value()->memory_bytes() - before;
+}
+
+// GRU (linear_before_reset 1) and LSTM, H=128, input 32, from an initial h, outputs Y, Y_h (,
+// Y_c). At batch 1024 × T=60 the gates of all steps (fp32 [T·B, G·H]) are 90 / 120 MiB, over
+// the 64 MiB a layer keeps: 2 time chunks; T=45: 67.5 / 90 MiB, 2 uneven chunks (23 + 22 steps);
+// 300 × 60 (GRU 52.7 MiB) runs in one, the LSTM (70.3 MiB) in 2. Batches within the default
+// test profile (≤ 1024 rows). FP32 plans (the persistent kernels) and FP16 with tactic "mma" (the
+// GEMM, then the tensor-core recurrence from the chunk's state), against the CPU backend.
+TEST(CudaMemory, RecurrenceGatesInTimeChunksMatchCpuAndTakeLessMemory) {
+  SKIP_WITHOUT_GPU();
+  const std::vector<std::vector<std::vector<int64_t>>> runs{
+      {{60, 1024, 32}, {1, 1024, 128}}, {{45, 1024, 32}, {1, 1024, 128}}, {{60, 300, 32}, {1, 300, 128}}};
+  for (bool lstm : {false, true}) {
+    const Graph g = rnn_graph(lstm, 128, 32, 1, false, true, 61);
+    auto cpu_e = build_graph(g, options("cpu"));
+    ASSERT_TRUE(cpu_e) << cpu_e.status().to_string();
+    Graph mma = g;
+    for (Node& n : mma.nodes)
+      if (n.op == "GRU" || n.op == "LSTM") n.tactic = "mma";
+    BuildOptions o32 = options("cuda"), o16 = options("cuda", Precision::kFP16);
+    o16.time_tactics = false;
+    auto e32 = build_graph(g, o32);
+    auto e16 = build_graph(mma, o16);
+    ASSERT_TRUE(e32 && e16) << (e32 ? e16.status() : e32.status()).to_string();
+    uint32_t seed = 70;
+    for (const auto& dims : runs) {
+      std::vector<HostTensor> in;
+      for (const auto& d : dims) in.push_back(random_tensor(d, seed++, 1.5f));
+      const std::string where = std::string(lstm ? "LSTM" : "GRU") + " at " + dstr(dims[0]);
+      auto want = run(*cpu_e.value(), in, size_t(1) << 24);
+      ASSERT_TRUE(want) << want.status().to_string();
+      for (auto [e, tol] : {std::pair{e32.value().get(), kFp32}, std::pair{e16.value().get(), kFp16}}) {
+#ifdef TICKSENTRY_HAVE_CUDA
+        cuda::block_cache_trim(cuda::BlockKind::kDevice);  // a cached block can be up to 2× a request
+#endif
+        std::vector<std::vector<float>> got;
+        const int64_t grew = run_and_measure(*e, in, &got);
+        ASSERT_EQ(got.size(), want.value().size()) << where;
+        for (size_t i = 0; i < got.size(); ++i) {
+          EXPECT_EQ(compare(got[i], want.value()[i], tol.rel), "") << where << " " << tol.name << " output " << i;
+        }
+        // What a run holds besides the layer's scratch: X, Y, Y_h (, Y_c) in their own storage.
+        const int64_t t = dims[0][0], b = dims[0][1], gates = t * b * (lstm ? 4 : 3) * 128 * 4;
+        const int64_t io = t * b * 32 * 4 + t * b * 128 * 4 + (lstm ? 2 : 1) * b * 128 * 4;
+        const int64_t cast = tol.rel == kFp16.rel ? t * b * 32 * 2 : 0;  // X in fp16 for the GEMM
+        if (gates > 64 * kMiB) {
+          EXPECT_LE(grew, io + 64 * kMiB + cast + 4 * b * 128 * 4 + 4 * kMiB)
+              << where << " " << tol.name << ": the gates of all steps would be " << gates / kMiB << " MiB";
+          EXPECT_LT(grew, io + gates) << where << " " << tol.name;
+        } else {
+          EXPECT_LE(grew, io + gates + cast + 4 * kMiB) << where << " " << tol.name;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ts::engine::testing
