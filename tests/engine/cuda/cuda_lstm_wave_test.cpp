@@ -1,5 +1,6 @@
-// The stacked-LSTM wavefront (LSTMStack node, tactic "wave", cuda_lstm_wave.cu) against the CPU
-// backend, and the fusion that makes the node (passes/fuse_rnn_stack.cpp, shared with GRUStack).
+// The stacked-LSTM wavefront (LSTMStack node, tactics "wave", "wave3" and "wave_split",
+// cuda_lstm_wave.cu) against the CPU backend, and the fusion that makes the node
+// (passes/fuse_rnn_stack.cpp, shared with GRUStack).
 //
 // The pass tests run everywhere; the kernel tests are labelled `gpu` with the rest of the CUDA
 // tests and skip with the reason where no CUDA device is present.
@@ -149,6 +150,10 @@ TEST(FuseLstmStack, LeavesLayersAloneWhenTheyCannotBeFused) {
     w3.nodes[0].tactic = w3.nodes[2].tactic = "wave3";
     ASSERT_EQ(fuse(w3), 1);
     EXPECT_EQ(w3.nodes[0].tactic, "wave3");
+    Graph ws = stacked_lstm(64, 20, 3);
+    ws.nodes[0].tactic = ws.nodes[2].tactic = "wave_split";
+    ASSERT_EQ(fuse(ws), 1);
+    EXPECT_EQ(ws.nodes[0].tactic, "wave_split");
   }
 }
 
@@ -292,6 +297,30 @@ TEST(CudaLstmWave, FusedInputTransposeAndHeadMatchCpu) {
                 kFp16, "mma_x2");
   check_lstm_io("LSTM-2x128 I=32 head 3", lstm_with_io(128, 32, 3, 471), 32, {{7, 60}, {2000, 60}}, Precision::kFP16, kFp16,
                 "persistent_ks4");
+}
+
+// Tactic "wave_split": each role over two CTAs of an 8-CTA cluster up to kLstmWaveSplitMaxBatch
+// (64) rows, the halves of h swapped every step. [T, B] = [1, 1] and [2, 3] (the first steps'
+// hand-overs), [5, 7] (a partial cluster), [120, 7], [60, 64] (the split's last batch) and every
+// batch from 1 to 64 at T = 3 (each partial cluster; batch 1 takes the one-column cell); above
+// 64 rows the three-CTA wavefront (65, 300), above kLstmWaveMaxBatch the layers (2000); Y, Y_h
+// and Y_c; FP16 and BF16; input 64 (four k tiles of x); hidden 64 runs as "wave".
+TEST(CudaLstmWave, SplitWavefrontMatchesCpu) {
+  SKIP_WITHOUT_GPU();
+  std::vector<std::pair<int64_t, int64_t>> tb{{60, 1}, {1, 1}, {2, 3}, {5, 7}, {120, 7}, {60, 64}, {60, 65}, {120, 300}, {5, 2000}};
+  for (int64_t b = 1; b <= 64; ++b) tb.push_back({3, b});
+  check_lstm_stack("LSTM-2x128 I=32", stacked_lstm(128, 32, 301), 128, 32, tb, kFp16, Precision::kFP16, "wave_split");
+  check_lstm_stack("LSTM-2x128 I=32", stacked_lstm(128, 32, 301), 128, 32, {{60, 1}, {120, 7}, {60, 64}, {60, 300}}, kBf16,
+                   Precision::kBF16, "wave_split");
+  check_lstm_stack("LSTM-2x128 I=64", stacked_lstm(128, 64, 321), 128, 64, {{60, 1}, {120, 9}, {60, 64}, {60, 300}}, kFp16,
+                   Precision::kFP16, "wave_split");
+  check_lstm_stack("LSTM-2x64 I=20", stacked_lstm(64, 20, 311), 64, 20, {{60, 1}, {5, 7}, {60, 300}}, kFp16, Precision::kFP16,
+                   "wave_split");
+  // Batch-first X and the head of 1 and of 3 outputs ([B, T] here).
+  check_lstm_io("LSTM-2x128 I=32 head 1", lstm_with_io(128, 32, 1, 451), 32,
+                {{1, 60}, {1, 1}, {7, 120}, {64, 60}, {65, 60}, {300, 60}, {2000, 5}}, Precision::kFP16, kFp16, "wave_split");
+  check_lstm_io("LSTM-2x128 I=32 head 3", lstm_with_io(128, 32, 3, 471), 32, {{1, 60}, {37, 30}, {64, 5}}, Precision::kBF16, kBf16,
+                "wave_split");
 }
 
 // Where the wavefront does not apply the node runs its layers one by one: hidden 96 (no

@@ -25,11 +25,22 @@
 // the __syncthreads that ends its step. CTA 0 has no inbound ring and no barrier: its warps run
 // ahead until the ring is full.
 //
-// Layout. H/16 warps per CTA; warp w owns units 16w..16w+15 and all four gates' rows of them
-// (four m16 tiles), so a thread holds i, o, f, c̃ of its 4 cells (units 16w+g, 16w+g+8; batch
-// columns 2·tig, 2·tig+1) and keeps c and h in fp32 registers. h travels fp16/bf16 in the
-// GRU's B-fragment order (mma positions (2q, 2q+1) of a k tile hold units (q, q+8); rows padded
-// by 4 words); the weights are packed in the same order on the host.
+// Tactic "wave_split" (hidden 128, up to kLstmWaveSplitMaxBatch rows): the same four roles with
+// two CTAs each, an 8-CTA cluster of 4-warp CTAs, as the GRU's "wave_split": each CTA owns 64 of
+// the hidden units. The layer CTAs (1 and 3) st.async their words of h_t to their partner every
+// step, completing on the partner's mbarrier (xch, double-buffered like h); both layer-1 CTAs
+// send h1_t to both layer-2 input CTAs, and each input CTA feeds the layer-2 CTA of its units. A
+// recurrence CTA then runs one warp per SM sub-partition instead of two: half the mma and half
+// the gate math per sub-partition and step, for one DSMEM hand-over.
+//
+// Layout. Warp w (of the role's KT = H/16 warps) owns units 16w..16w+15 and all four gates' rows
+// of them (four m16 tiles), so a thread holds i, o, f, c̃ of its 4 cells (units 16w+g, 16w+g+8;
+// batch columns 2·tig, 2·tig+1) and keeps c and h in fp32 registers. h travels fp16/bf16 in the
+// GRU's B-fragment order (mma positions (2q, 2q+1) of a k tile hold units (q, q+8)), stored
+// k-tile-major (WaveSmem); the weights are packed in the same order on the host.
+//
+// PERF NOTE (lstm3): at batch 1 only batch column 0 of the 8 is real; the cell then computes 2 of
+// its 4 cells per thread (a uniform branch), half the MUFU work on the step's critical path.
 #include <cooperative_groups.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -60,81 +71,126 @@ using namespace rnn_cluster;  // smem_addr, peer_addr, mbar_*, st_async*
 constexpr int kGateWords = 16;   // gate pre-activations per thread and step: 4 gates × 4 cells
 constexpr int kDG = 2, kDH = 4;  // ring depths: gate slots (CTA 0 → 1, 2 → 3), h1 slots (1 → 2)
 
+// Waits for two barrier phases with both polls in flight at once (one round trip when both are
+// done): layer 2's gate slot and the partner's half of h2 in the split stack.
+__device__ __forceinline__ void mbar_wait2_cta(uint32_t bar_a, uint32_t par_a, uint32_t bar_b, uint32_t par_b) {
+  uint32_t done = 0;
+  do {
+    asm volatile(
+        "{\n .reg .pred pa, pb;\n mbarrier.try_wait.parity.shared::cta.b64 pa, [%1], %2;\n"
+        " mbarrier.try_wait.parity.shared::cta.b64 pb, [%3], %4;\n and.pred pa, pa, pb;\n selp.u32 %0, 1, 0, pa;\n}\n"
+        : "=r"(done)
+        : "r"(bar_a), "r"(par_a), "r"(bar_b), "r"(par_b)
+        : "memory");
+  } while (!done);
+}
+
 // Shared memory, at the same offsets in every CTA (a producer addresses its consumer's copy):
-// the inbound ring (gate slots in CTAs 1 and 3, h1 slots in CTA 2), the CTA's own h (CTAs 1, 3;
-// double-buffered), the inbound ring's "full" and the outbound ring's "empty" barriers.
-template <int KT>
+// the inbound ring (gate slots in layer CTAs, h1 slots in layer 2's input CTAs), the CTA's own h
+// (layer CTAs; double-buffered), the inbound ring's "full" and the outbound ring's "empty"
+// barriers, and (split) the barriers of the partner's half of h. h is stored k-tile-major: k tile
+// j's 64 words hold, at ((column·4 + (q & 3))·2 + (q >> 2)), mma positions (2q, 2q+1) = units
+// (16j + q, 16j + q + 8) of that batch column, so a thread's B operand of one k tile is one 8-byte
+// load and a warp's words of h (one k tile) are one 256-byte block.
+template <int KT, int NW>
 struct WaveSmem {
-  static constexpr int kLS = 2 * KT + 4;  // words per (column, tig) row of h, padded
-  static constexpr int kSlotH = 32 * kLS;
-  static constexpr int kSlotG = KT * 32 * kGateWords;
+  static constexpr int kSlotH = KT * 64;                 // a whole h, all 8 columns
+  static constexpr int kSlotG = NW * 32 * kGateWords;    // one step's gates of this CTA's units
   static constexpr int kRing = kDG * kSlotG > kDH * kSlotH ? kDG * kSlotG : kDH * kSlotH;
-  uint32_t ring[kRing];  // after the loop, CTA 3's holds the last h of its 8 rows for the head
+  uint32_t ring[kRing];  // after the loop, layer 2's (first) CTA's holds the last h of its 8 rows for the head
   uint32_t hb[2][kSlotH];
-  uint64_t full[4], empty[4];
+  uint64_t full[4], empty[4], xch[2];
   static_assert(kRing >= kLstmWaveRows * KT * 16, "the head's h must fit the ring");
 };
 #endif
 
-// kRoles CTAs per cluster: 4 (tactic "wave") or 3 (tactic "wave3": CTA 0 is layer 1 with its
-// own input projection, W1's A fragments in its otherwise unused inbound ring; CTAs 1 and 2 the
-// 4-CTA layout's CTAs 2 and 3). `lrole` below is a CTA's role in the 4-CTA layout.
-template <int KT, int KX, typename T16, int kRoles>
-__global__ void __launch_bounds__(KT * 32, 1) lstm_wave_kernel(LstmWaveParams p) {
+// kRoles CTA roles per cluster: 4 (tactics "wave", "wave_split") or 3 (tactic "wave3": CTA 0 is
+// layer 1 with its own input projection, W1's A fragments in its otherwise unused inbound ring;
+// CTAs 1 and 2 the 4-role layout's 2 and 3). `lrole` below is a CTA's role in the 4-role layout.
+// NS CTAs per role (tactic "wave_split": 2, each owning half of the hidden units with KT/2 warps;
+// the layer CTAs swap their halves of h every step, both layer-1 CTAs feed both layer-2 input
+// CTAs; else 1). Cluster rank = role·NS + part.
+template <int KT, int KX, typename T16, int kRoles, int NS>
+__global__ void __launch_bounds__(KT / NS * 32, 1) lstm_wave_kernel(LstmWaveParams p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  using S = WaveSmem<KT>;
-  constexpr int kW = KT, H = KT * 16, kLS = S::kLS;
-  constexpr uint32_t kBytesG = kW * 32 * kGateWords * 4, kBytesH = kW * 32 * 8;  // per slot
-  static_assert(kRoles == 4 || (kRoles == 3 && sizeof(S::ring) >= size_t(kW) * kGates * KX * 32 * 16),
+  constexpr int kW = KT / NS, H = KT * 16;  // warps per CTA, hidden units
+  using S = WaveSmem<KT, kW>;
+  constexpr uint32_t kBytesG = kW * 32 * kGateWords * 4;  // per gate slot
+  constexpr uint32_t kBytesH = KT * 32 * 8;               // per h1 slot (both halves when split)
+  constexpr uint32_t kBytesX = kW * 32 * 8;               // the partner's half of h
+  static_assert(kRoles == 4 || (kRoles == 3 && NS == 1 && sizeof(S::ring) >= size_t(kW) * kGates * KX * 32 * 16),
                 "wave3: W1's fragments must fit layer 1's ring");
+  static_assert(NS == 1 || (NS == 2 && kRoles == 4), "the split runs the 4-role layout");
   __shared__ __align__(16) S sm;
   cg::cluster_group cluster = cg::this_cluster();
-  const int role = int(cluster.block_rank());
+  const int rank = int(cluster.block_rank());
+  const int role = rank / NS, part = rank % NS;
   const int lrole = kRoles == 4 ? role : role + 1;
   const bool own_x = kRoles == 3 && role == 0;  // layer 1 computing W1·x_t itself
   const int warp = int(threadIdx.x) >> 5, lane = int(threadIdx.x) & 31, grp = lane >> 2, tig = lane & 3;
+  const int gw = part * kW + warp;  // this warp's 16 hidden units (the k tile its words of h fill)
   const int B = p.batch, T = p.t_len;
-  const int b0 = int(blockIdx.x / kRoles) * kLstmWaveRows;
-  const int u0 = warp * 16 + grp, u1 = u0 + 8;
+  const int b0 = int(blockIdx.x / (kRoles * NS)) * kLstmWaveRows;
+  const int u0 = gw * 16 + grp, u1 = u0 + 8;
   const int bc0 = b0 + 2 * tig, bc1 = bc0 + 1;  // batch rows of this thread's accumulator columns
+  // One batch row in this cluster (batch 1): only the cells of column 0 (cells 0 and 2 of every
+  // thread) are computed; the others would be thrown away. Uniform across the cluster.
+  const bool one_col = B - b0 == 1;
 
   for (int i = int(threadIdx.x); i < 2 * S::kSlotH; i += int(blockDim.x)) (&sm.hb[0][0])[i] = 0u;
   if (threadIdx.x == 0) {
     for (int i = 0; i < 4; ++i) {
       mbar_init(smem_addr(&sm.full[i]), 1);
-      mbar_init(smem_addr(&sm.empty[i]), 1);
+      mbar_init(smem_addr(&sm.empty[i]), lrole == 1 ? NS : 1);  // h1 slots: every input CTA hands them back
     }
+    for (int i = 0; i < 2; ++i) mbar_init(smem_addr(&sm.xch[i]), 1);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     const int depth = lrole == 2 ? kDH : kDG;
     if (role > 0)
       for (int i = 0; i < depth && i < T; ++i) mbar_expect(smem_addr(&sm.full[i]), lrole == 2 ? kBytesH : kBytesG);
+    if (NS > 1 && (lrole == 1 || lrole == 3))  // the partner's h_j for j < T - 1 lands on xch[j & 1]
+      for (int i = 0; i < 2 && i < T - 1; ++i) mbar_expect(smem_addr(&sm.xch[i]), kBytesX);
   }
   uint4* const w1s = reinterpret_cast<uint4*>(&sm.ring[0]);  // wave3 CTA 0: W1 [warp][gate][kx][lane]
   if (own_x) {
-    for (int idx = int(threadIdx.x); idx < kW * kGates * KX * 32; idx += int(blockDim.x)) {
-      const int ln = idx % 32, j = idx / 32, w = j / (kGates * KX), gk = j % (kGates * KX);
-      const uint32_t* f = p.frags + size_t(w) * kGates * 4 * KX * 32 + ln;
-      w1s[idx] = make_uint4(f[(gk * 4) * 32], f[(gk * 4 + 1) * 32], f[(gk * 4 + 2) * 32], f[(gk * 4 + 3) * 32]);
-    }
+    const uint4* f = reinterpret_cast<const uint4*>(p.frags);  // W1's block has this very layout
+    for (int idx = int(threadIdx.x); idx < kW * kGates * KX * 32; idx += int(blockDim.x)) w1s[idx] = __ldg(f + idx);
   }
-  const int down = role + 1 < kRoles ? role + 1 : role, up = role > 0 ? role - 1 : role;
-  const uint32_t ring_down = peer_addr(smem_addr(&sm.ring[0]), down), full_down = peer_addr(smem_addr(&sm.full[0]), down);
-  const uint32_t empty_up = peer_addr(smem_addr(&sm.empty[0]), up);
-  cluster.sync();  // barriers initialised, h zeroed (W1 staged), every CTA running before any remote access
+  // Peers: the consumers of this CTA's output (lrole 1: every layer-2 input CTA, else the one of
+  // the same part) and the producers it hands slots back to (lrole 2: every layer-1 CTA, else the
+  // one of the same part); the partner of a split layer.
+  const int n_down = lrole == 1 ? NS : 1, n_up = lrole == 2 ? NS : 1;
+  uint32_t ring_down[NS], full_down[NS], empty_up[NS];
+#pragma unroll
+  for (int q = 0; q < NS; ++q) {
+    const int down = role + 1 < kRoles ? (role + 1) * NS + (n_down > 1 ? q : part) : rank;
+    const int up = role > 0 ? (role - 1) * NS + (n_up > 1 ? q : part) : rank;
+    ring_down[q] = peer_addr(smem_addr(&sm.ring[0]), down);
+    full_down[q] = peer_addr(smem_addr(&sm.full[0]), down);
+    empty_up[q] = peer_addr(smem_addr(&sm.empty[0]), up);
+  }
+  const int mate = role * NS + (NS - 1 - part);
+  const uint32_t hb_mate = peer_addr(smem_addr(&sm.hb[0][0]), mate), xch_mate = peer_addr(smem_addr(&sm.xch[0]), mate);
+  // Each role below loads its weights into registers, then joins this cluster barrier (barriers
+  // initialised, h zeroed, W1 staged, every CTA running before any remote access), so that the
+  // loads are in flight while the CTAs of the cluster meet.
+  auto start = [&]() { cluster.sync(); };
 
   // This CTA's matrix (lrole 0: W1 with K = KX; lroles 1-3: R1, W2, R2 with K = KT) into registers.
   auto load_frags = [&](auto& a, int k_tiles) {
-    const size_t blk0 = size_t(kW) * 32 * kGates * 4 * KX, blk = size_t(kW) * 32 * kGates * 4 * KT;
-    const uint32_t* f = p.frags + (lrole == 0 ? 0 : blk0 + size_t(lrole - 1) * blk) + size_t(warp) * kGates * 4 * k_tiles * 32 + lane;
+    const size_t blk0 = size_t(KT) * 32 * kGates * 4 * KX, blk = size_t(KT) * 32 * kGates * 4 * KT;
+    const uint4* f = reinterpret_cast<const uint4*>(p.frags + (lrole == 0 ? 0 : blk0 + size_t(lrole - 1) * blk)) +
+                     size_t(gw) * kGates * k_tiles * 32 + lane;
 #pragma unroll
     for (int g = 0; g < kGates; ++g)
 #pragma unroll
-      for (int k = 0; k < int(sizeof(a[0]) / sizeof(a[0][0])); ++k)
-#pragma unroll
-        for (int i = 0; i < 4; ++i) a[g][k][i] = f[((g * k_tiles + k) * 4 + i) * 32];
+      for (int k = 0; k < int(sizeof(a[0]) / sizeof(a[0][0])); ++k) {
+        const uint4 v = __ldg(f + (g * k_tiles + k) * 32);
+        a[g][k][0] = v.x, a[g][k][1] = v.y, a[g][k][2] = v.z, a[g][k][3] = v.w;
+      }
   };
   // Inbound slot t: wait until its bytes are in; after the CTA's closing __syncthreads, re-arm
-  // it for step t + depth and hand it back to the producer.
+  // it for step t + depth and hand it back to the producer(s).
   // CTA-scope waits and remote arrives (rnn_cluster::mbar_wait_cta): the bytes a peer's st.async
   // completed on a barrier are visible once its phase flips; the cluster-scope acquire / release
   // forms cost an L1 invalidation per wait and a MEMBAR.ALL.GPU per arrive (the GRU's PERF NOTE,
@@ -144,34 +200,34 @@ __global__ void __launch_bounds__(KT * 32, 1) lstm_wave_kernel(LstmWaveParams p)
     if (threadIdx.x == 0) {
       const int slot = t % depth;
       if (t + depth < T) mbar_expect(smem_addr(&sm.full[slot]), bytes);
-      mbar_arrive_peer_cta(empty_up + uint32_t(slot) * 8);
+#pragma unroll
+      for (int q = 0; q < NS; ++q)
+        if (q < n_up) mbar_arrive_peer_cta(empty_up[q] + uint32_t(slot) * 8);
     }
   };
-  // Outbound slot t: wait until the consumer has handed it back (from step `depth` on).
+  // Outbound slot t: wait until the consumer(s) have handed it back (from step `depth` on).
   auto wait_out = [&](int t, int depth) {
     if (t >= depth) mbar_wait_cta(smem_addr(&sm.empty[t % depth]), uint32_t((t / depth - 1) & 1));
   };
-  // Gate pre-activations of step t into the next CTA's gate ring (roles 0 and 2).
+  // Gate pre-activations of step t into the next CTA's gate ring (lroles 0 and 2).
   auto send_gates = [&](int t, const float (&acc)[kGates][4]) {
     wait_out(t, kDG);
     const int slot = t % kDG;
-    const uint32_t dst = ring_down + uint32_t(slot * S::kSlotG + (warp * 32 + lane) * kGateWords) * 4;
-    const uint32_t bar = full_down + uint32_t(slot) * 8;
+    const uint32_t dst = ring_down[0] + uint32_t(slot * S::kSlotG + (warp * 32 + lane) * kGateWords) * 4;
+    const uint32_t bar = full_down[0] + uint32_t(slot) * 8;
 #pragma unroll
     for (int g = 0; g < kGates; ++g) st_async4(dst + 16 * g, acc[g][0], acc[g][1], acc[g][2], acc[g][3], bar);
   };
-  // acc_g += M_g · h for the four gate tiles, h read from a B-fragment row block; two
+  // acc_g += M_g · h for the four gate tiles, h read from a k-tile-major buffer; two
   // accumulator chains per gate (even / odd k tiles).
   auto h_side = [&](const uint32_t* hrow, const uint32_t (&a)[kGates][KT][4], float (&acc)[kGates][4]) {
     uint32_t bf[2 * KT];
-    const uint4* h4 = reinterpret_cast<const uint4*>(hrow + (grp * 4 + tig) * kLS);
+    const uint32_t* base = hrow + (grp * 4 + tig) * 2;
 #pragma unroll
-    for (int q = 0; q < KT / 2; ++q) {
-      const uint4 v = h4[q];
-      bf[4 * q] = v.x;
-      bf[4 * q + 1] = v.y;
-      bf[4 * q + 2] = v.z;
-      bf[4 * q + 3] = v.w;
+    for (int k = 0; k < KT; ++k) {
+      const uint2 v = *reinterpret_cast<const uint2*>(base + k * 64);
+      bf[2 * k] = v.x;
+      bf[2 * k + 1] = v.y;
     }
     float e[kGates][4] = {};
 #pragma unroll
@@ -218,8 +274,10 @@ __global__ void __launch_bounds__(KT * 32, 1) lstm_wave_kernel(LstmWaveParams p)
       if (bx < B && k < I) x_ok |= 1u << (kx * 4 + e);
     }
   float xr[KX][4];
-  auto load_x = [&](int t) {
-    const float* xp = xq + size_t(t) * x_step;
+  size_t xo = 0;  // element offset of the next x_t to load: stepped, no per-step 64-bit multiply
+  auto load_x = [&]() {
+    const float* xp = xq + xo;
+    xo += x_step;
 #pragma unroll
     for (int kx = 0; kx < KX; ++kx)
 #pragma unroll
@@ -227,12 +285,14 @@ __global__ void __launch_bounds__(KT * 32, 1) lstm_wave_kernel(LstmWaveParams p)
         xr[kx][e] = (x_ok >> (kx * 4 + e)) & 1u ? __ldg(xp + 16 * kx + (e & 1) + (e & 2 ? 8 : 0)) : 0.0f;
   };
 
+  float hs[4] = {0, 0, 0, 0}, cs[4] = {0, 0, 0, 0};  // layer CTAs: fp32 h and c of this thread's 4 cells
   if (lrole == 0) {  // layer 1's input projection, straight from X
     uint32_t ax[kGates][KX][4];
     load_frags(ax, KX);
     float bl[kGates][2];
     load_bias(bl, 0);
-    load_x(0);
+    load_x();
+    start();
     for (int t = 0; t < T; ++t) {
       float acc[kGates][4];
       start_acc(acc, bl);
@@ -242,7 +302,7 @@ __global__ void __launch_bounds__(KT * 32, 1) lstm_wave_kernel(LstmWaveParams p)
 #pragma unroll
         for (int g = 0; g < kGates; ++g) mma16816<T16>(acc[g], ax[g][kx], x0, x1);
       }
-      if (t + 1 < T) load_x(t + 1);  // in flight while this step's gates go out
+      if (t + 1 < T) load_x();  // in flight while this step's gates go out
       send_gates(t, acc);
     }
   } else if (lrole == 2) {  // layer 2's input projection: h1_t from the ring → g2_t into layer 2's ring
@@ -250,6 +310,7 @@ __global__ void __launch_bounds__(KT * 32, 1) lstm_wave_kernel(LstmWaveParams p)
     load_frags(a, KT);
     float bl[kGates][2];
     load_bias(bl, 1);
+    start();
     for (int t = 0; t < T; ++t) {
       wait_in(t, kDH);
       float acc[kGates][4];
@@ -262,9 +323,9 @@ __global__ void __launch_bounds__(KT * 32, 1) lstm_wave_kernel(LstmWaveParams p)
   } else {  // lroles 1 and 3: a recurrence on the gate slots of its ring (wave3's CTA 0: on its own W1·x_t)
     uint32_t a[kGates][KT][4];
     load_frags(a, KT);
-    float hs[4] = {0, 0, 0, 0}, cs[4] = {0, 0, 0, 0};  // fp32 h and c of the 4 cells
-    // Where this thread's packed h words go: column 2·tig and 2·tig+1, k tile = warp.
-    const int hw0 = ((2 * tig) * 4 + (grp & 3)) * kLS + warp * 2 + (grp >> 2), hw1 = hw0 + 4 * kLS;
+    start();
+    // Where this thread's packed h words go: k tile gw, columns 2·tig and 2·tig+1, q = grp.
+    const int hw0 = gw * 64 + ((2 * tig) * 4 + (grp & 3)) * 2 + (grp >> 2), hw1 = hw0 + 8;
     float xacc[kGates][4];  // wave3 CTA 0: b1 + W1·x of the next step, computed after h1 went out
     float bl[kGates][2];
     auto x_part = [&]() {
@@ -282,9 +343,9 @@ __global__ void __launch_bounds__(KT * 32, 1) lstm_wave_kernel(LstmWaveParams p)
     };
     if (own_x) {
       load_bias(bl, 0);
-      load_x(0);
+      load_x();
       x_part();
-      if (T > 1) load_x(1);
+      if (T > 1) load_x();
     }
     for (int t = 0; t < T; ++t) {
       float acc[kGates][4];
@@ -294,7 +355,15 @@ __global__ void __launch_bounds__(KT * 32, 1) lstm_wave_kernel(LstmWaveParams p)
 #pragma unroll
           for (int i = 0; i < 4; ++i) acc[g][i] = xacc[g][i];
       } else {
-        wait_in(t, kDG);
+        // The gate slot and, split, the partner's half of h_{t-1} (xch[(t-1) & 1], re-armed for
+        // h_{t+1}): both polls in flight at once.
+        if (NS > 1 && t > 0) {
+          const int j = t - 1;
+          mbar_wait2_cta(smem_addr(&sm.full[t % kDG]), uint32_t((t / kDG) & 1), smem_addr(&sm.xch[j & 1]), uint32_t((j >> 1) & 1));
+          if (threadIdx.x == 0 && j + 2 < T - 1) mbar_expect(smem_addr(&sm.xch[j & 1]), kBytesX);
+        } else {
+          wait_in(t, kDG);
+        }
         const float4* src = reinterpret_cast<const float4*>(&sm.ring[(t % kDG) * S::kSlotG + (warp * 32 + lane) * kGateWords]);
 #pragma unroll
         for (int g = 0; g < kGates; ++g) {
@@ -306,21 +375,34 @@ __global__ void __launch_bounds__(KT * 32, 1) lstm_wave_kernel(LstmWaveParams p)
         }
       }
       h_side(sm.hb[(t + 1) & 1], a, acc);
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {  // ONNX gate order i, o, f, c
+      auto cell = [&](int i) {  // ONNX gate order i, o, f, c
         const float ig = sig_fast(acc[0][i]), og = sig_fast(acc[1][i]), fg = sig_fast(acc[2][i]), cg_ = tanh_fast(acc[3][i]);
         cs[i] = fmaf(fg, cs[i], ig * cg_);
         hs[i] = og * tanh_fast(cs[i]);
+      };
+      if (one_col) {
+        cell(0), cell(2);
+      } else {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) cell(i);
       }
       const uint32_t w0 = pack2<T16>(hs[0], hs[2]), w1 = pack2<T16>(hs[1], hs[3]);
       sm.hb[t & 1][hw0] = w0;
       sm.hb[t & 1][hw1] = w1;
-      if (lrole == 1) {  // h1_t into layer 2's input CTA's ring
-        wait_out(t, kDH);
-        const int slot = t % kDH;
-        const uint32_t dst = ring_down + uint32_t(slot * S::kSlotH) * 4, bar = full_down + uint32_t(slot) * 8;
+      if (NS > 1 && t < T - 1) {  // this CTA's words of h_t into the partner's h buffer
+        const uint32_t dst = hb_mate + uint32_t((t & 1) * S::kSlotH) * 4, bar = xch_mate + uint32_t(t & 1) * 8;
         st_async(dst + uint32_t(hw0) * 4, w0, bar);
         st_async(dst + uint32_t(hw1) * 4, w1, bar);
+      }
+      if (lrole == 1) {  // h1_t into the ring of layer 2's input CTA(s)
+        wait_out(t, kDH);
+        const int slot = t % kDH;
+#pragma unroll
+        for (int q = 0; q < NS; ++q) {
+          const uint32_t dst = ring_down[q] + uint32_t(slot * S::kSlotH) * 4, bar = full_down[q] + uint32_t(slot) * 8;
+          st_async(dst + uint32_t(hw0) * 4, w0, bar);
+          st_async(dst + uint32_t(hw1) * 4, w1, bar);
+        }
       } else if (p.y) {
         float* y = p.y + size_t(t) * B * H;
         if (bc0 < B) {
@@ -334,69 +416,81 @@ __global__ void __launch_bounds__(KT * 32, 1) lstm_wave_kernel(LstmWaveParams p)
       }
       if (own_x && t + 1 < T) {  // the next step's input side, off the hand-over's path
         x_part();
-        if (t + 2 < T) load_x(t + 2);
+        if (t + 2 < T) load_x();
       }
       __syncthreads();  // h_t complete; every warp has read the gate slot
       if (!own_x) release_in(t, kDG, kBytesG);
     }
-    if (lrole == 3) {
-      auto store_state = [&](float* out, const float (&v)[4]) {
-        if (!out) return;
-        if (bc0 < B) {
-          out[size_t(bc0) * H + u0] = v[0];
-          out[size_t(bc0) * H + u1] = v[2];
-        }
-        if (bc1 < B) {
-          out[size_t(bc1) * H + u0] = v[1];
-          out[size_t(bc1) * H + u1] = v[3];
-        }
-      };
-      store_state(p.yh, hs);
-      store_state(p.yc, cs);
-      if (p.head_w) {
-        // The head from the fp32 h of the last step, through the gate ring: CTA 2 sent every
-        // step and every slot was consumed before the loop's last barrier.
-        float* const hlast = reinterpret_cast<float*>(&sm.ring[0]);
+  }
+  if (lrole == 3) {
+    auto store_state = [&](float* out, const float (&v)[4]) {
+      if (!out) return;
+      if (bc0 < B) {
+        out[size_t(bc0) * H + u0] = v[0];
+        out[size_t(bc0) * H + u1] = v[2];
+      }
+      if (bc1 < B) {
+        out[size_t(bc1) * H + u0] = v[1];
+        out[size_t(bc1) * H + u1] = v[3];
+      }
+    };
+    store_state(p.yh, hs);
+    store_state(p.yc, cs);
+  }
+  // The head, from layer 2's fp32 h of the last step: that h goes into the gate ring of layer 2's
+  // (first) CTA, free once its loop is done (every slot consumed before its last barrier), which
+  // a split stack knows only after a cluster barrier; that barrier also lets every CTA leave.
+  if (NS > 1 && p.head_w) cluster.sync();
+  if (lrole == 3 && p.head_w) {
+    float* const hlast = NS > 1 ? cluster.map_shared_rank(reinterpret_cast<float*>(&sm.ring[0]), role * NS)
+                                : reinterpret_cast<float*>(&sm.ring[0]);
 #pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          const int u = i & 2 ? u1 : u0, b = i & 1 ? bc1 : bc0;
-          if (b < B) hlast[(b - b0) * H + u] = hs[i];
-        }
-        __syncthreads();
-        const int cols = min(kLstmWaveRows, B - b0), outs = cols * p.head_n;
-        for (int o = warp; o < outs; o += kW) {
-          const int c = o / p.head_n, j = o % p.head_n;
-          float acc = 0.0f;
-          for (int u = lane; u < H; u += 32) acc = fmaf(hlast[c * H + u], __ldg(p.head_w + size_t(j) * H + u), acc);
+    for (int i = 0; i < 4; ++i) {
+      const int u = i & 2 ? u1 : u0, b = i & 1 ? bc1 : bc0;
+      if (b < B) hlast[(b - b0) * H + u] = hs[i];
+    }
+    if (NS == 1) __syncthreads();
+  }
+  if (NS > 1) cluster.sync();  // the head's h complete; (without a head) every signal is in
+  if (lrole == 3 && part == 0 && p.head_w) {
+    const float* const hlast = reinterpret_cast<const float*>(&sm.ring[0]);
+    const int cols = min(kLstmWaveRows, B - b0), outs = cols * p.head_n;
+    for (int o = warp; o < outs; o += kW) {
+      const int c = o / p.head_n, j = o % p.head_n;
+      float acc = 0.0f;
+      for (int u = lane; u < H; u += 32) acc = fmaf(hlast[c * H + u], __ldg(p.head_w + size_t(j) * H + u), acc);
 #pragma unroll
-          for (int off = 16; off > 0; off >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, off);
-          if (lane == 0) {
-            acc += p.head_b ? __ldg(p.head_b + j) : 0.0f;
-            p.head_out[size_t(b0 + c) * p.head_n + j] = p.head_sigmoid ? 1.0f / (1.0f + __expf(-acc)) : acc;
-          }
-        }
+      for (int off = 16; off > 0; off >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, off);
+      if (lane == 0) {
+        acc += p.head_b ? __ldg(p.head_b + j) : 0.0f;
+        p.head_out[size_t(b0 + c) * p.head_n + j] = p.head_sigmoid ? 1.0f / (1.0f + __expf(-acc)) : acc;
       }
     }
   }
-  cluster.sync();  // no CTA leaves while a peer may still signal into its shared memory
+  if (NS == 1) cluster.sync();  // no CTA leaves while a peer may still signal into its shared memory
 #else
   (void)p;  // no clusters before sm_90: lstm_wave_supported() is false there
 #endif
 }
 
-template <int KT, int KX, typename T16, int kRoles>
+template <int KT, int KX, typename T16, int kRoles, int NS>
 Status launch_typed(const LstmWaveParams& p, cudaStream_t stream) {
   const unsigned clusters = unsigned((p.batch + kLstmWaveRows - 1) / kLstmWaveRows);
-  TS_CUDA(rnn_device::launch_clustered(lstm_wave_kernel<KT, KX, T16, kRoles>, kRoles * clusters, KT * 32, kRoles, stream, p));
+  TS_CUDA(rnn_device::launch_clustered(lstm_wave_kernel<KT, KX, T16, kRoles, NS>, kRoles * NS * clusters, KT / NS * 32,
+                                       kRoles * NS, stream, p));
   return Status::ok();
 }
 
 template <typename T16>
 Status launch_h(const LstmWaveParams& p, cudaStream_t s) {
   const bool kx2 = wave_kx(p.input) == 2;
-  if (p.three_ctas && kx2) return p.hidden == 64 ? launch_typed<4, 2, T16, 3>(p, s) : launch_typed<8, 2, T16, 3>(p, s);
-  if (p.hidden == 64) return kx2 ? launch_typed<4, 2, T16, 4>(p, s) : launch_typed<4, 4, T16, 4>(p, s);
-  return kx2 ? launch_typed<8, 2, T16, 4>(p, s) : launch_typed<8, 4, T16, 4>(p, s);
+  if (p.split && p.hidden == 128 && p.batch <= kLstmWaveSplitMaxBatch) {
+    return kx2 ? launch_typed<8, 2, T16, 4, 2>(p, s) : launch_typed<8, 4, T16, 4, 2>(p, s);
+  }
+  const bool three = (p.three_ctas || p.split) && lstm_wave3_shape_supported(p.hidden, p.input);
+  if (three) return p.hidden == 64 ? launch_typed<4, 2, T16, 3, 1>(p, s) : launch_typed<8, 2, T16, 3, 1>(p, s);
+  if (p.hidden == 64) return kx2 ? launch_typed<4, 2, T16, 4, 1>(p, s) : launch_typed<4, 4, T16, 4, 1>(p, s);
+  return kx2 ? launch_typed<8, 2, T16, 4, 1>(p, s) : launch_typed<8, 4, T16, 4, 1>(p, s);
 }
 
 }  // namespace
@@ -435,13 +529,17 @@ std::vector<uint32_t> lstm_wave_pack(const float* w1, const float* r1, const flo
     return rnn_device::pack_pair_host(lo, hi, bf16);
   };
   size_t o = 0;
+  // Per matrix: [warp][fragment g·k_tiles + k][lane][4 registers]: a lane's fragment is one
+  // 16-byte word.
   for (int w = 0; w < warps; ++w)
-    for (int j = 0; j < nx; ++j)
-      for (int lane = 0; lane < 32; ++lane) out[o++] = x_word(w, j / (4 * kx), (j / 4) % kx, j % 4, lane);
+    for (int j = 0; j < nx / 4; ++j)
+      for (int lane = 0; lane < 32; ++lane)
+        for (int i = 0; i < 4; ++i) out[o++] = x_word(w, j / kx, j % kx, i, lane);
   for (const float* m : {r1, w2, r2})
     for (int w = 0; w < warps; ++w)
-      for (int j = 0; j < nh; ++j)
-        for (int lane = 0; lane < 32; ++lane) out[o++] = h_word(m, w, j / (4 * kt), (j / 4) % kt, j % 4, lane);
+      for (int j = 0; j < nh / 4; ++j)
+        for (int lane = 0; lane < 32; ++lane)
+          for (int i = 0; i < 4; ++i) out[o++] = h_word(m, w, j / kt, j % kt, i, lane);
   return out;
 }
 

@@ -1,8 +1,10 @@
 #pragma once
-// Tactic "wave" of the LSTMStack node (two stacked LSTM layers, cuda_rnn_ops.cpp): both layers
-// in ONE launch as a wavefront over a thread-block cluster of four CTAs per 8 batch rows
-// (cuda_lstm_wave.cu), so that layer 2's step t runs beside layer 1's step t+1 and the critical
-// path is T + 3 steps instead of 2·T. The GRU's counterpart is cuda_rnn_wave.h.
+// Tactics "wave", "wave3" and "wave_split" of the LSTMStack node (two stacked LSTM layers,
+// cuda_rnn_ops.cpp): both layers in ONE launch as a wavefront over a thread-block cluster of four
+// CTAs per 8 batch rows (cuda_lstm_wave.cu), so that layer 2's step t runs beside layer 1's step
+// t+1 and the critical path is T + 3 steps instead of 2·T; "wave3" with three CTAs, "wave_split"
+// with each role over two CTAs (half the mma per step; h swapped between them every step) for
+// small batches. The GRU's counterpart is cuda_rnn_wave.h.
 //
 // Needs a Hopper-class device (thread-block clusters and distributed shared memory, sm_90):
 // lstm_wave_supported() is false elsewhere and the caller runs the layers one by one instead.
@@ -30,6 +32,10 @@ struct LstmWaveParams {
   bool head_sigmoid = false;
   bool x_batch_first = false;
   bool three_ctas = false;          // tactic "wave3" where lstm_wave3_shape_supported() (else four CTAs)
+  // Tactic "wave_split": at hidden 128 and batch <= kLstmWaveSplitMaxBatch, each role over two
+  // CTAs of an 8-CTA cluster; above that batch as "wave3" where lstm_wave3_shape_supported(),
+  // else as "wave"; hidden 64 as "wave".
+  bool split = false;
   int t_len = 0, batch = 0, hidden = 0, input = 0;
   bool bf16 = false;                // weights in bf16 (else fp16)
 };
@@ -51,6 +57,11 @@ constexpr int kLstmWaveMaxBatch = 1280;
 // longer has), so ~44 clusters fit the H200 at once instead of fewer than 32 (352 rows in one
 // wave instead of 248). Input 1..32 (W1 must fit that ring); the launch is as "wave".
 bool lstm_wave3_shape_supported(int hidden, int input);
+
+// Most batch rows tactic "wave_split" runs split (8 CTAs per 8 rows: 64 CTAs at 64 rows); above,
+// the three-CTA wavefront. As the GRU's kRnnWaveSplitMaxBatch (cuda_rnn_wave.h): the
+// split takes twice the SMs per row, which serving's concurrent batches pay for.
+constexpr int kLstmWaveSplitMaxBatch = 64;
 
 // Hidden 64 or 128, input 1..64, FP16/BF16 weights; forward, default activations, no clip,
 // input_forget 0, no peepholes, no sequence_lens, zero initial states (checked by the caller).

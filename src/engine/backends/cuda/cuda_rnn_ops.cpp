@@ -348,8 +348,8 @@ std::pair<Node, Node> rnn_stack_layers(const Node& n, bool lstm) {
 // both layers in one wavefront launch (GRU: cuda_rnn_wave.cu where rnn_wave_supported() and
 // batch ≤ kRnnWaveMaxBatch; LSTM: cuda_lstm_wave.cu where lstm_wave_supported() and batch ≤
 // kLstmWaveMaxBatch), else as "layers:mma_x2"; LSTM "wave3": as "wave" with three CTAs per
-// cluster where lstm_wave3_shape_supported(); GRU "wave_split": as "wave", each recurrence over
-// two CTAs up to kRnnWaveSplitMaxBatch rows;
+// cluster where lstm_wave3_shape_supported(); "wave_split": as "wave", each recurrence over two
+// CTAs up to kRnnWaveSplitMaxBatch (GRU) / kLstmWaveSplitMaxBatch (LSTM) rows;
 // "layers:<t>": layer by layer with per-layer tactic t, as the graph ran before the fusion.
 class RnnStackKernel final : public CudaKernel {
  public:
@@ -368,7 +368,6 @@ class RnnStackKernel final : public CudaKernel {
     wave3_ = tactic == "wave3";
     if (wave3_ && !lstm_) return Status(StatusCode::kInvalidArgument, "GRUStack has no tactic wave3 (LSTMStack only)");
     split_ = tactic == "wave_split";
-    if (split_ && lstm_) return Status(StatusCode::kInvalidArgument, "LSTMStack has no tactic wave_split (GRUStack only)");
     const std::string per_layer = wave_ ? "mma_x2" : tactic.substr(tactic.find(':') + 1);
     const auto [l1, l2] = rnn_stack_layers(n, lstm_);
     auto k1 = make_rnn(g, l1, lstm_, p, per_layer);
@@ -497,6 +496,7 @@ class RnnStackKernel final : public CudaKernel {
     p.bf16 = bf16_;
     p.x_batch_first = x_batch_first_;
     p.three_ctas = wave3_ && lstm_wave3_shape_supported(int(h_), int(i_));
+    p.split = split_;
     if (head_n_ > 0) {  // the node's one output is the head's
       const int64_t od[2] = {b, head_n_};
       TS_RETURN_IF_ERROR(a.env->alloc(*a.out[0], DType::kF32, od));
@@ -775,7 +775,7 @@ class RnnStackKernel final : public CudaKernel {
 
   bool lstm_;
   int64_t h_ = 0, i_ = 0;
-  bool wave_ = false, wave3_ = false, split_ = false, bf16_ = false;  // wave3_: LSTM "wave3", split_: GRU "wave_split"
+  bool wave_ = false, wave3_ = false, split_ = false, bf16_ = false;  // wave3_: LSTM "wave3", split_: "wave_split"
   std::unique_ptr<RnnKernel> l1_, l2_;
   DeviceBuffer frags_, bias_;
   bool x_batch_first_ = false, head_sigmoid_ = false;  // the absorbed input Transpose and head
@@ -895,15 +895,15 @@ void add_rnn_ops(std::vector<CudaOpInfo>& ops) {
                  [](const Graph& g, const Node& n, CudaMath p, const std::string& t) { return make_rnn(g, n, true, p, t); },
                  tactics});
   // GRUStack / LSTMStack: "layers:<t>" for every per-layer tactic t (the first is the default, as
-  // for one layer), "wave" (cuda_rnn_wave.h, cuda_lstm_wave.h) and, LSTMStack only, "wave3",
-  // GRUStack only, "wave_split".
+  // for one layer), "wave" (cuda_rnn_wave.h, cuda_lstm_wave.h), "wave_split" (each recurrence
+  // over two CTAs) and, LSTMStack only, "wave3".
   std::vector<std::string> stack;
   for (const std::string& t : tactics) stack.push_back("layers:" + t);
   stack.push_back("wave");
   for (const bool lstm : {false, true}) {
     std::vector<std::string> st = stack;
     if (lstm) st.push_back("wave3");  // LSTM: three CTAs per cluster (cuda_lstm_wave.h)
-    if (!lstm) st.push_back("wave_split");  // GRU: each recurrence over two CTAs (cuda_rnn_wave.h)
+    st.push_back("wave_split");
     ops.push_back({lstm ? "LSTMStack" : "GRUStack", [lstm](const Graph& g, const Node& n) { return check_rnn_stack(g, n, lstm); },
                    [lstm](const Graph& g, const Node& n, CudaMath p, const std::string& t) { return make_rnn_stack(g, n, p, t, lstm); },
                    st});
