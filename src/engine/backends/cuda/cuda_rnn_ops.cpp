@@ -12,6 +12,7 @@
 #include "engine/backends/cuda/cuda_ops.h"
 #include "engine/backends/cuda/cuda_rnn.h"
 #include "engine/backends/cuda/cuda_rnn_wave.h"
+#include "engine/backends/cuda/cuda_rnn_steps.h"
 #include "engine/backends/cuda/cuda_rnn_wave_f32.h"
 #include "engine/ir/rnn_weights.h"
 
@@ -86,11 +87,16 @@ class RnnKernel final : public CudaKernel {
             bool mma_unroll)
       : lstm_(lstm), lbr_(lbr), h_(hidden), i_(input), max_ks_(max_ks), rows1_(rows1), regs_(regs), mma_(mma || mma_x),
         mma_x_(mma_x), mma_unroll_(mma_unroll) {}
+  // Tactic "gemm_steps" (before init()): in FP32/TF32 plans, GRU linear_before_reset 1 and LSTM,
+  // one GEMM h_{t-1}·Rᵀ per step and the cell kernel (cuda_rnn_steps.h); elsewhere (FP16/BF16,
+  // GRU linear_before_reset 0, sequence_lens) the persistent_ks4 kernel.
+  void use_gemm_steps() { gemm_steps_ = true; }
 
   // X, sequence_lens, initial_h, initial_c are read on the device; W, R, B, P were packed.
   bool reads_input(size_t i) const override { return i == 0 || i == 4 || i == 5 || i == 6; }
   int64_t weight_bytes() const override {
-    return proj_->weight_bytes() + int64_t(r_.bytes() + r_mma_.bytes() + w_mma_.bytes() + in_bias_.bytes() + rbh_.bytes() + peep_.bytes());
+    return proj_->weight_bytes() + int64_t(r_.bytes() + r_mma_.bytes() + w_mma_.bytes() + in_bias_.bytes() + rbh_.bytes() + peep_.bytes()) +
+           (r_gemm_ ? r_gemm_->weight_bytes() : 0);
   }
 
   Status init(const Graph& g, const Node& n, CudaMath p) {
@@ -135,6 +141,11 @@ class RnnKernel final : public CudaKernel {
     if (lbr_) TS_RETURN_IF_ERROR(rbh_.upload(bias.data() + 5 * h, size_t(h) * sizeof(float)));
     if (lstm_ && n.inputs.size() > 7 && n.inputs[7] != kNoValue) {
       TS_RETURN_IF_ERROR(peep_.upload(g.value(n.inputs[7]).as<float>(), size_t(3 * h) * sizeof(float)));
+    }
+    if (gemm_steps_ && !cuda_math_16bit(p) && (lstm_ || lbr_)) {
+      auto rg = LtGemm::create(r, h, ng * h, true, nullptr, CudaAct::kNone, p);
+      if (!rg) return rg.status();
+      r_gemm_ = std::move(rg).value();
     }
     return rnn_prepare_device();
   }
@@ -183,6 +194,7 @@ class RnnKernel final : public CudaKernel {
       TS_RETURN_IF_ERROR(a.env->alloc(*yc, DType::kF32, sd));
       p.yc = yc->as<float>();
     }
+    if (r_gemm_ && !lens) return launch_gemm_steps(a, p, x->as<float>(), t_len, b);
     if (fuse_projection(p, x->as<float>())) return launch_rnn_mma(p, a.stream);
     // sequence_lens: the kernels compare each row's length with their own step index, so the
     // steps run in one launch.
@@ -203,6 +215,7 @@ class RnnKernel final : public CudaKernel {
   // Above gate_chunk_bytes the steps run in time chunks (launch_gate_chunks; no sequence_lens
   // assumed: a GRUStack/LSTMStack's layers have none).
   size_t scratch_bytes(const float* x, int64_t t_len, int64_t b) const {
+    if (r_gemm_) return gemm_steps_scratch(t_len, b);
     RnnStepParams p = params(t_len, b);
     if (fuse_projection(p, x)) return 0;
     const int64_t tc = gate_steps(t_len, b);
@@ -269,6 +282,66 @@ class RnnKernel final : public CudaKernel {
     return Status::ok();
   }
 
+  // "gemm_steps": one request — the gates of gate_steps() steps, the projection's scratch, h·Rᵀ
+  // of one step, h and (LSTM) c ping-pong.
+  size_t gemm_steps_scratch(int64_t t_len, int64_t b) const {
+    const int64_t gh = (lstm_ ? 4 : 3) * h_, tc = gate_steps(t_len, b);
+    return scratch_round(size_t(tc * b * gh) * sizeof(float)) + scratch_round(proj_->scratch_bytes(tc * b)) +
+           scratch_round(size_t(b * gh) * sizeof(float)) + 4 * scratch_round(size_t(b * h_) * sizeof(float));
+  }
+
+  // "gemm_steps": per chunk of gate_steps() steps the input projection (one GEMM), then per step
+  // gh = h_{t-1}·Rᵀ (one GEMM over the batch) and the cell (Y, the next h and c). p as launch()
+  // set it (tensors; no sequence_lens).
+  Status launch_gemm_steps(const CudaArgs& a, const RnnStepParams& p, const float* x, int64_t t_len, int64_t b) const {
+    const int64_t gh = (lstm_ ? 4 : 3) * h_, tc = gate_steps(t_len, b);
+    const size_t gx_bytes = scratch_round(size_t(tc * b * gh) * sizeof(float));
+    const size_t proj_bytes = scratch_round(proj_->scratch_bytes(tc * b));
+    const size_t gh_bytes = scratch_round(size_t(b * gh) * sizeof(float));
+    const size_t st_bytes = scratch_round(size_t(b * h_) * sizeof(float));
+    auto base = a.env->scratch(gx_bytes + proj_bytes + gh_bytes + 4 * st_bytes);
+    if (!base) return base.status();
+    uint8_t* at = static_cast<uint8_t*>(base.value());
+    float* gxp = reinterpret_cast<float*>(at);
+    uint8_t* proj_region = at + gx_bytes;
+    float* ghp = reinterpret_cast<float*>(at + gx_bytes + proj_bytes);
+    auto state = [&](int c_state, int buf) {
+      return reinterpret_cast<float*>(at + gx_bytes + proj_bytes + gh_bytes + size_t(c_state * 2 + buf) * st_bytes);
+    };
+    if (!p.h0) TS_CUDA(cudaMemsetAsync(state(0, 0), 0, size_t(b * h_) * sizeof(float), a.stream));
+    if (lstm_ && !p.c0) TS_CUDA(cudaMemsetAsync(state(1, 0), 0, size_t(b * h_) * sizeof(float), a.stream));
+    int cur = 0;
+    for (int64_t t0 = 0; t0 < t_len; t0 += tc) {
+      const int64_t tl = std::min(tc, t_len - t0);
+      StackEnv env(a.env, nullptr, nullptr, proj_region, proj_bytes);
+      CudaArgs ac = a;
+      ac.env = &env;
+      TS_RETURN_IF_ERROR(proj_->run(ac, x + t0 * b * i_, tl * b, gxp));
+      for (int64_t s = 0; s < tl; ++s) {
+        const int64_t t = t0 + s;
+        RnnCellStepParams c;
+        c.h_prev = t == 0 && p.h0 ? p.h0 : state(0, cur);
+        c.c_prev = lstm_ ? (t == 0 && p.c0 ? p.c0 : state(1, cur)) : nullptr;
+        TS_RETURN_IF_ERROR(r_gemm_->run(ac, c.h_prev, b, ghp));
+        c.gx = gxp + s * b * gh;
+        c.gh = ghp;
+        c.h_next = state(0, cur ^ 1);
+        c.c_next = lstm_ ? state(1, cur ^ 1) : nullptr;
+        c.y = p.y ? p.y + t * b * h_ : nullptr;
+        c.yh = t + 1 == t_len ? p.yh : nullptr;
+        c.yc = t + 1 == t_len ? p.yc : nullptr;
+        c.rbh = p.rbh;
+        c.peep = p.peep;
+        c.batch = int(b);
+        c.hidden = int(h_);
+        c.lstm = lstm_;
+        TS_RETURN_IF_ERROR(launch_rnn_cell_step(c, a.stream));
+        cur ^= 1;
+      }
+    }
+    return Status::ok();
+  }
+
   // What decides the kernel, for X [t_len, b, I] (launch() adds the tensors).
   RnnStepParams params(int64_t t_len, int64_t b) const {
     RnnStepParams p;
@@ -318,13 +391,15 @@ class RnnKernel final : public CudaKernel {
   bool r_half_ = false;
   bool r_bf16_ = false;
   size_t gate_chunk_bytes_ = kGateChunkBytes;
+  bool gemm_steps_ = false;
+  std::unique_ptr<LtGemm> r_gemm_;  // "gemm_steps": Rᵀ for h·Rᵀ
 };
 
 // The per-layer tactics, each also offered for both layers of a GRUStack/LSTMStack as
 // "layers:<tactic>".
 const std::vector<std::string>& rnn_tactics() {
   static const std::vector<std::string> t{"persistent_ks4", "persistent_ks8", "persistent_ks4_rows1",
-                                          "persistent_ks8_rows1", "regs_b1", "mma", "mma_x", "mma_x2"};
+                                          "persistent_ks8_rows1", "regs_b1", "mma", "mma_x", "mma_x2", "gemm_steps"};
   return t;
 }
 Result<CudaKernelPtr> make_rnn(const Graph& g, const Node& n, bool lstm, CudaMath p, const std::string& tactic);
@@ -869,6 +944,7 @@ Result<CudaKernelPtr> make_rnn(const Graph& g, const Node& n, bool lstm, CudaMat
   auto k = std::make_unique<RnnKernel>(lstm, lbr, h, g.value(n.inputs[1]).const_dims()[2], tactic.rfind("persistent_ks8", 0) == 0 ? 8 : 4,
                                        tactic.size() > 6 && tactic.compare(tactic.size() - 6, 6, "_rows1") == 0, regs, mma, mma_x,
                                        mma_x2);
+  if (tactic == "gemm_steps") k->use_gemm_steps();
   TS_RETURN_IF_ERROR(k->init(g, n, p));
   return CudaKernelPtr(std::move(k));
 }
@@ -886,7 +962,9 @@ void add_rnn_ops(std::vector<CudaOpInfo>& ops) {
   // projection inside the kernel where W fits next to R (else as "mma"), and the regs_b1 kernel
   // where that one applies (batch ≤ 2 × SMs, not BF16: faster there, so that one tactic serves
   // a dynamic profile whose opt shape is large); "mma_x2": "mma_x" with the k-tile loops unrolled
-  // by 2. Timed by the builder at the profile's opt shape.
+  // by 2; "gemm_steps": FP32/TF32 only, per step one GEMM h·Rᵀ over the whole batch and a cell
+  // kernel (cuda_rnn_steps.h; elsewhere as persistent_ks4). Timed by the builder at the profile's
+  // opt shape.
   const std::vector<std::string>& tactics = rnn_tactics();
   ops.push_back({"GRU", [](const Graph& g, const Node& n) { return check_rnn(g, n, false); },
                  [](const Graph& g, const Node& n, CudaMath p, const std::string& t) { return make_rnn(g, n, false, p, t); },
