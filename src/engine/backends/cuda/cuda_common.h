@@ -84,8 +84,14 @@ struct DevTensor {
 // needs device memory.
 Status need_device(const DevTensor* t, const char* what);
 
-// What the executor hands a kernel: its tensors, the stream, the cuBLASLt handle and workspace,
-// and allocation through the executor (accounting, the workspace limit, graph invalidation).
+// The cuBLASLt workspace a GEMM may use (CudaRunEnv::lt_workspace).
+struct LtWorkspace {
+  void* data = nullptr;
+  size_t bytes = 0;
+};
+
+// What the executor hands a kernel: its tensors, the stream, the cuBLASLt handle, and
+// allocation through the executor (accounting, the workspace limit, graph invalidation).
 class CudaRunEnv {
  public:
   virtual ~CudaRunEnv() = default;
@@ -95,6 +101,10 @@ class CudaRunEnv {
   // returns and its queued work finishes; one region shared by every kernel in turn. More than
   // the workspace limit → kOutOfRange naming both numbers.
   virtual Result<void*> scratch(size_t bytes) = 0;
+  // The cuBLASLt workspace, allocated by the first GEMM that asks for it: a plan without
+  // cuBLASLt GEMMs (the fused GRU/LSTM stacks and encoder) holds none. Counted against the
+  // workspace limit like scratch.
+  virtual Result<LtWorkspace> lt_workspace() = 0;
 };
 
 struct CudaArgs {
@@ -102,8 +112,6 @@ struct CudaArgs {
   std::span<DevTensor* const> out;
   cudaStream_t stream = nullptr;
   cublasLtHandle_t lt = nullptr;
-  void* lt_workspace = nullptr;
-  size_t lt_workspace_bytes = 0;
   CudaRunEnv* env = nullptr;
   const DevTensor* input(size_t i) const { return i < in.size() ? in[i] : nullptr; }
 };

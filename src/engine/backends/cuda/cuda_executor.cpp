@@ -167,10 +167,7 @@ Status CudaExecutor::init() {
   buckets_ = options_.batch_buckets;
   std::sort(buckets_.begin(), buckets_.end());
   forced_chunks_ = g_forced_chunks.load();
-  TS_CUBLAS(cublasLtCreate(&lt_));
-  size_t ws = kLtWorkspaceBytes;
-  if (options_.workspace_bytes > 0) ws = std::min(ws, size_t(options_.workspace_bytes) / 4);
-  TS_RETURN_IF_ERROR(lt_workspace_.ensure(ws));
+  TS_CUBLAS(cublasLtCreate(&lt_));  // its workspace: at the first GEMM (lt_workspace())
   values_.resize(g.values.size());
   constants_.resize(g.values.size());
   size_t nn = g.nodes.size();
@@ -326,6 +323,26 @@ Result<void*> CudaExecutor::scratch(size_t bytes) {
     ++generation_;
   }
   return b.get();
+}
+
+Result<LtWorkspace> CudaExecutor::lt_workspace() {
+  if (!lt_workspace_.get()) {
+    size_t ws = kLtWorkspaceBytes;
+    if (options_.workspace_bytes > 0) ws = std::min(ws, size_t(options_.workspace_bytes) / 4);
+    size_t total = ws;
+    for (const DeviceBuffer& b : scratch_slots_) total += b.bytes();
+    if (options_.workspace_bytes > 0 && total > size_t(options_.workspace_bytes)) {
+      return Status(StatusCode::kOutOfRange, "needs " + std::to_string(total) + " bytes of device workspace, over the " +
+                                                 "workspace limit of " + std::to_string(options_.workspace_bytes) +
+                                                 " bytes (BuildOptions::workspace_bytes, --memPoolSize)");
+    }
+    if (capturing_) {  // first GEMM under capture: the capture is redone after an eager run
+      realloc_in_capture_ = true;
+      return Status(StatusCode::kInternal, "cuBLASLt workspace allocation during graph capture");
+    }
+    TS_RETURN_IF_ERROR(lt_workspace_.ensure(ws));
+  }
+  return LtWorkspace{lt_workspace_.get(), lt_workspace_.bytes()};
 }
 
 int64_t CudaExecutor::bucket_of(int64_t batch) const {
@@ -1411,8 +1428,6 @@ Status CudaExecutor::launch_nodes() {
     a.out = outs_[i];
     a.stream = stream_;
     a.lt = lt_;
-    a.lt_workspace = lt_workspace_.get();
-    a.lt_workspace_bytes = lt_workspace_.bytes();
     a.env = this;
     Status s = static_cast<const CudaKernel*>(program_->kernels[i].get())->launch(a);
     if (!s) return Status(s.code(), "node " + g.nodes[i].name + " (" + g.nodes[i].op + "): " + s.message());
@@ -1445,8 +1460,6 @@ Result<double> CudaExecutor::time_node(size_t i, const Kernel& k) {
   a.out = outs_[i];
   a.stream = stream_;
   a.lt = lt_;
-  a.lt_workspace = lt_workspace_.get();
-  a.lt_workspace_bytes = lt_workspace_.bytes();
   a.env = this;
   drop_graphs();  // the candidate may reallocate this node's outputs
   for (int w = 0; w < 3; ++w) {

@@ -217,6 +217,7 @@ class CudaExecutor final : public BackendExecutor, private CudaRunEnv {
   // CudaRunEnv
   Status alloc(DevTensor& t, DType dtype, std::span<const int64_t> dims) override;
   Result<void*> scratch(size_t bytes) override;
+  Result<LtWorkspace> lt_workspace() override;
 
   struct PinnedBuffer {
     void* p = nullptr;    // host address

@@ -102,7 +102,9 @@ Result<const LtGemm::Plan*> LtGemm::plan_for(cublasLtHandle_t lt, int64_t m, siz
 
 Status LtGemm::run(const CudaArgs& a, const float* x, int64_t m, float* y) const {
   if (m == 0) return Status::ok();
-  auto pl = plan_for(a.lt, m, a.lt_workspace_bytes);
+  auto ws = a.env->lt_workspace();
+  if (!ws) return ws.status();
+  auto pl = plan_for(a.lt, m, ws.value().bytes);
   if (!pl) return pl.status();
   const Plan& p = *pl.value();
   const void* bx = x;
@@ -115,7 +117,7 @@ Status LtGemm::run(const CudaArgs& a, const float* x, int64_t m, float* y) const
   }
   const float alpha = 1.0f, beta = 0.0f;
   TS_CUBLAS(cublasLtMatmul(a.lt, p.op, &alpha, w_.get(), p.a, bx, p.b, &beta, y, p.c, y, p.c, &p.algo,
-                           a.lt_workspace, a.lt_workspace_bytes, a.stream));
+                           ws.value().data, ws.value().bytes, a.stream));
   if (act_ != CudaAct::kRelu) TS_RETURN_IF_ERROR(launch_activation(y, m * n_, act_, a.stream));
   return Status::ok();
 }

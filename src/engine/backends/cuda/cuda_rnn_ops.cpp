@@ -70,6 +70,7 @@ class StackEnv final : public CudaRunEnv {
     }
     return static_cast<void*>(region_ + at);
   }
+  Result<LtWorkspace> lt_workspace() override { return parent_->lt_workspace(); }
 
  private:
   static constexpr size_t kMaxPlaced = 4;
