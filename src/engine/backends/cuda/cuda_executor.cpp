@@ -413,6 +413,7 @@ void CudaExecutor::find_copy_in(cudaGraph_t graph, GraphEntry* e) const {
     void* dst = *static_cast<void* const*>(kp.kernelParams[1]);
     for (size_t i = 0; i < g.inputs.size(); ++i) {
       if (direct_[i] || !in_stage_[i].dev || src != in_stage_[i].dev || dst != values_[size_t(g.inputs[i])].data) continue;
+      if (padded_[i].bytes() < kZeroCopyCallerMinBytes) continue;  // never worth it in this bucket
       CopyInNode& c = e->copy_in[i];
       c.node = nodes[k];
       c.params = kp;
@@ -441,7 +442,7 @@ Status CudaExecutor::point_copy_in(GraphEntry& e, std::span<const TensorView> in
     if (!c.node) continue;
     const size_t n = inputs[i].bytes();  // the caller's rows; a bucket's padding rows keep what the tensor holds
     const void* caller_dev = nullptr;
-    if (enabled && n) {
+    if (enabled && n >= kZeroCopyCallerMinBytes) {
       // Asked every call (a cached answer could outlive the caller's buffer): page-locked host
       // memory has a device address the copy kernel can read over the bus.
       cudaPointerAttributes a{};
@@ -1358,7 +1359,8 @@ std::string CudaExecutor::describe() const {
     }
     o.append("  ").append(key, cut, std::string::npos).append(" ").append(dims).append(": ").append(buf);
     if (!on_stream && c.io == Io::kMapped && c.copy_in_nodes > 0) {
-      std::snprintf(buf, sizeof buf, "; copy-in reads page-locked caller inputs directly (%d re-pointable)", c.copy_in_nodes);
+      std::snprintf(buf, sizeof buf, "; copy-in reads page-locked caller inputs directly (%d re-pointable, from %zu bytes)",
+                    c.copy_in_nodes, kZeroCopyCallerMinBytes);
       o.append(buf);
     }
     if (!on_stream && c.chunks > 1) {

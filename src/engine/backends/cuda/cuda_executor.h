@@ -96,6 +96,13 @@ class CudaExecutor final : public BackendExecutor, private CudaRunEnv {
   static constexpr size_t kDirectCopyBytes = size_t(256) << 10;
   // Buckets whose inputs plus outputs are at most this are timed with zero-copy at capture.
   static constexpr size_t kZeroCopyMaxBytes = size_t(1) << 20;
+  // PERF NOTE: a zero-copy graph's copy-in reads the caller's page-locked input directly (no
+  // memcpy into the staging) from this many bytes of it: below, the per-call cost of asking where
+  // the memory is (cudaPointerGetAttributes) and re-pointing the node when the address changes
+  // (cudaGraphExecKernelNodeSetParams) exceeds the memcpy's. H200, GRU-2x128 FP16 T=60, the
+  // benchmark's 4 rotating input buffers (bench/results/gru3-h200-20261201-0455.json): batch 1
+  // (7.7 KB) 41.4-42.0 us direct vs 40.2-40.6 memcpy'd; batch 16 (123 KB) 51.0 vs 56.3.
+  static constexpr size_t kZeroCopyCallerMinBytes = size_t(64) << 10;
   // Buckets whose inputs are at least this are timed with the pipelined path at capture
   // (serving's buckets, ≤ 256 rows × 120 steps × 20 features = 2.5 MB, never are).
   static constexpr size_t kPipelineMinBytes = size_t(4) << 20;
