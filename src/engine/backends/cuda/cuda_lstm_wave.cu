@@ -39,8 +39,16 @@
 // GRU's B-fragment order (mma positions (2q, 2q+1) of a k tile hold units (q, q+8)), stored
 // k-tile-major (WaveSmem); the weights are packed in the same order on the host.
 //
-// PERF NOTE (lstm3): at batch 1 only batch column 0 of the 8 is real; the cell then computes 2 of
-// its 4 cells per thread (a uniform branch), half the MUFU work on the step's critical path.
+// PERF NOTE (lstm3, H200, LSTM-2x128 FP16 F=32, LSTMStack node time by the builder's timing at
+// b1 T = 1/30/60/120, 2026-12-01): wave_split 8.1/27.0/46.3/86.0 µs = 0.655 µs per step + 7.3
+// fixed (T=30-120 fit); wave 9.7/37.1/65.2/122.9 = 0.953 + 8.5; wave3 10.2/36.6/63.3/118.2 =
+// 0.907 + 9.4 (these with the k-tile-major h; before it: wave 0.96 + 8.3, wave3 0.99). b16 / b64
+// T=60: wave_split 50.2 / 50.4, wave3 65.4 / 65.4. Host-to-host b1 T=60 P50 55.6-57.5 µs (was
+// 76.0 with wave). At batch 1 only batch column 0 of the 8 is real; the cell then computes 2 of
+// its 4 cells per thread (a uniform branch). Measured and not kept: the split's epilogue with the
+// partner's half of the last h2 st.async'd onto an mbarrier (one cluster barrier instead of two)
+// and the head's weights staged in shared memory: node 46.2 vs 46.3 µs at T=60, 8.3 vs 8.1 at
+// T=1 (no gain).
 #include <cooperative_groups.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
