@@ -61,8 +61,9 @@
 // k order within each 16-wide k tile of h: mma positions (2q, 2q+1) hold units (q, q+8), so
 // the owner of units (q, q+8) writes ONE packed 32-bit word per column, and a consumer thread
 // reads its whole B operand (2 words per k tile) with one 8-byte load per k tile from a
-// k-tile-major buffer ([k tile][column·4 + q & 3][q >> 2]: conflict-free; the row-major layout
-// with padded rows and 16-byte loads remains as the KTM = false variant). The weights are packed in the same order on the host, each lane's A
+// k-tile-major buffer ([k tile][column·4 + q & 3][q >> 2]: conflict-free; each warp's words of h
+// in one 256-byte block, so that a warp's st.async of h to a peer covers 4 sectors instead of the
+// 16 of the row-major layout with padded rows it replaced). The weights are packed in the same order on the host, each lane's A
 // fragment as one 16-byte word.
 //
 // PERF NOTE: registers. CTA 0 holds R1 (12·H/16 words) and W1 (12·ceil(I/16) words) per thread,
@@ -127,16 +128,13 @@ constexpr int kGxF = 12;  // floats of layer 2's input projection per thread and
 // NS CTAs per recurrence: 1 (tactic "wave": 3 CTAs of KT warps per cluster) or 2 (tactic
 // "wave_split": 6 CTAs of KT/2 warps; each layer's recurrence and layer 2's input projection
 // split by hidden units, the halves of h swapped through distributed shared memory every step).
-// XI: the next step's input projection W1·x_{t+1} issued among this step's h-side mma (instead
-// of after the cell). KTM: h in shared memory k-tile-major (each warp's words of h in one 256-byte
-// block, so that a warp's st.async of h to a peer covers 4 sectors instead of 16; else row-major
-// with padded rows).
-template <int KT, int KX, typename T16, int NS, bool XI, bool KTM>
+// Layer 1 issues the next step's input projection W1·x_{t+1} among this step's h-side mma
+// (instead of after the cell); h lives in shared memory k-tile-major (see above).
+template <int KT, int KX, typename T16, int NS>
 __global__ void __launch_bounds__(KT / NS * 32, 1) rnn_wave_kernel(RnnWaveParams p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   constexpr int NW = KT / NS;      // warps per CTA
-  constexpr int kLS = 2 * KT + 4;  // row-major layout: words per (column, tig) row of h, padded
-  constexpr int kHW = KTM ? KT * 64 : 32 * kLS;  // words per h buffer
+  constexpr int kHW = KT * 64;     // words per h buffer
   constexpr int H = KT * 16;
   constexpr int kSlotG = NW * 32 * kGxF;  // floats per g2 slot
   static_assert(kD2 * kSlotG >= kRnnWaveRows * H, "the head's scratch must fit the g2 ring");
@@ -228,9 +226,8 @@ __global__ void __launch_bounds__(KT / NS * 32, 1) rnn_wave_kernel(RnnWaveParams
 
   // Where this thread's packed h words go: column 2·tig and 2·tig+1, k tile = gw; row (column c,
   // q & 3) holds word q >> 2 of mma positions (2q, 2q+1), q = the unit within the tile mod 8.
-  const int hw0 = KTM ? gw * 64 + ((2 * tig) * 4 + (grp & 3)) * 2 + (grp >> 2)
-                      : ((2 * tig) * 4 + (grp & 3)) * kLS + gw * 2 + (grp >> 2);
-  const int hw1 = hw0 + (KTM ? 8 : 4 * kLS);
+  const int hw0 = gw * 64 + ((2 * tig) * 4 + (grp & 3)) * 2 + (grp >> 2);
+  const int hw1 = hw0 + 8;
 
   // x_t for this thread's B column, k = 16·kx + 2·tig + {0, 1, 8, 9}: a pointer that steps by one
   // time step ([T][B][I] or, batch-first, [B][T][I]) and a mask of the elements that exist.
@@ -276,27 +273,18 @@ __global__ void __launch_bounds__(KT / NS * 32, 1) rnn_wave_kernel(RnnWaveParams
   };
   // g_i += M_i · h for the three gate tiles, two accumulator chains per gate (even/odd register
   // positions): h_load fetches the B words of positions [P0, P1), h_mma multiplies them. With
-  // with_x (XI, layer 1) also the next step's x side into xz, xrr, xn: one k tile of x after each
+  // with_x (layer 1) also the next step's x side into xz, xrr, xn: one k tile of x after each
   // pair of h tiles, so that those mma fill the h chains' latency.
   uint32_t xb[KX][2];
   float xz[4], xrr[4], xn[4];
   uint32_t bf[2 * KT];
   auto h_load = [&](const uint32_t* hrow, auto p0c, auto p1c) {
     constexpr int P0 = decltype(p0c)::value, P1 = decltype(p1c)::value;
-    if constexpr (KTM) {
-      const uint32_t* base = hrow + (grp * 4 + tig) * 2;
+    const uint32_t* base = hrow + (grp * 4 + tig) * 2;
 #pragma unroll
-      for (int k = P0; k < P1; ++k) {
-        const uint2 v = *reinterpret_cast<const uint2*>(base + k * 64);
-        bf[2 * k] = v.x, bf[2 * k + 1] = v.y;
-      }
-    } else {
-      const uint4* h4 = reinterpret_cast<const uint4*>(hrow + (grp * 4 + tig) * kLS);
-#pragma unroll
-      for (int q = P0 / 2; q < P1 / 2; ++q) {
-        const uint4 v = h4[q];
-        bf[4 * q] = v.x, bf[4 * q + 1] = v.y, bf[4 * q + 2] = v.z, bf[4 * q + 3] = v.w;
-      }
+    for (int k = P0; k < P1; ++k) {
+      const uint2 v = *reinterpret_cast<const uint2*>(base + k * 64);
+      bf[2 * k] = v.x, bf[2 * k + 1] = v.y;
     }
   };
   auto h_mma = [&](auto p0c, auto p1c, float (&g0)[4], float (&g1)[4], float (&g2)[4], float (&e0)[4], float (&e1)[4],
@@ -384,15 +372,12 @@ __global__ void __launch_bounds__(KT / NS * 32, 1) rnn_wave_kernel(RnnWaveParams
       const int slot = s % kD1;
       const uint32_t* hprev = hb[(s + 1) & 1];
       float nh[4] = {bh0, bh0, bh1, bh1};
-      if constexpr (XI) {
 #pragma unroll
-        for (int kx = 0; kx < KX; ++kx) xb[kx][0] = pack2<T16>(xr[kx][0], xr[kx][1]), xb[kx][1] = pack2<T16>(xr[kx][2], xr[kx][3]);
-        if (s + 2 < T) load_x();
-        x_init(xz, xrr, xn);
-      }
-      using WX = std::integral_constant<bool, XI>;
+      for (int kx = 0; kx < KX; ++kx) xb[kx][0] = pack2<T16>(xr[kx][0], xr[kx][1]), xb[kx][1] = pack2<T16>(xr[kx][2], xr[kx][3]);
+      if (s + 2 < T) load_x();
+      x_init(xz, xrr, xn);
       mate_wait(s);
-      h_side(hprev, az, ar, nh, WX{});
+      h_side(hprev, az, ar, nh, std::true_type{});
       cell(az, ar, an, nh);
       const uint32_t w0 = pack2<T16>(hs[0], hs[2]), w1 = pack2<T16>(hs[1], hs[3]);
       hb[s & 1][hw0] = w0;
@@ -405,13 +390,8 @@ __global__ void __launch_bounds__(KT / NS * 32, 1) rnn_wave_kernel(RnnWaveParams
         st_async(dst + uint32_t(hw0) * 4, w0, bar);
         st_async(dst + uint32_t(hw1) * 4, w1, bar);
       }
-      if constexpr (XI) {
 #pragma unroll
-        for (int i = 0; i < 4; ++i) az[i] = xz[i], ar[i] = xrr[i], an[i] = xn[i];
-      } else if (s + 1 < T) {
-        x_part();
-        if (s + 2 < T) load_x();
-      }
+      for (int i = 0; i < 4; ++i) az[i] = xz[i], ar[i] = xrr[i], an[i] = xn[i];
       __syncthreads();
     }
   } else if (role == 1) {  // layer 2's input projection: h1_t from the ring → g2_t into layer 2's ring
@@ -536,25 +516,24 @@ __global__ void rnn_head_kernel(const float* h, const float* w, const float* bia
   }
 }
 
-template <int KT, int KX, typename T16, int NS, bool XI, bool KTM>
+template <int KT, int KX, typename T16, int NS>
 Status launch_typed(const RnnWaveParams& p, cudaStream_t stream) {
   const unsigned clusters = unsigned((p.batch + kRnnWaveRows - 1) / kRnnWaveRows);
-  TS_CUDA(rnn_device::launch_clustered(rnn_wave_kernel<KT, KX, T16, NS, XI, KTM>, kRoles * NS * clusters, KT / NS * 32,
+  TS_CUDA(rnn_device::launch_clustered(rnn_wave_kernel<KT, KX, T16, NS>, kRoles * NS * clusters, KT / NS * 32,
                                        kRoles * NS, stream, p, programmatic_launch_ok(stream)));
   return Status::ok();
 }
 
 // The production kernels: "wave" and, at hidden 128, "wave_split" up to kRnnWaveSplitMaxBatch.
-constexpr bool kXI = true, kKTM = true;
 
 template <typename T16>
 Status launch_h(const RnnWaveParams& p, cudaStream_t s) {
   const bool kx2 = wave_kx(p.input) == 2;
-  if (p.hidden == 64) return kx2 ? launch_typed<4, 2, T16, 1, kXI, kKTM>(p, s) : launch_typed<4, 4, T16, 1, kXI, kKTM>(p, s);
+  if (p.hidden == 64) return kx2 ? launch_typed<4, 2, T16, 1>(p, s) : launch_typed<4, 4, T16, 1>(p, s);
   if (p.split && p.batch <= kRnnWaveSplitMaxBatch) {
-    return kx2 ? launch_typed<8, 2, T16, 2, kXI, kKTM>(p, s) : launch_typed<8, 4, T16, 2, kXI, kKTM>(p, s);
+    return kx2 ? launch_typed<8, 2, T16, 2>(p, s) : launch_typed<8, 4, T16, 2>(p, s);
   }
-  return kx2 ? launch_typed<8, 2, T16, 1, kXI, kKTM>(p, s) : launch_typed<8, 4, T16, 1, kXI, kKTM>(p, s);
+  return kx2 ? launch_typed<8, 2, T16, 1>(p, s) : launch_typed<8, 4, T16, 1>(p, s);
 }
 
 }  // namespace
