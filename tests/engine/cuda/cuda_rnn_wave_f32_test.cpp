@@ -159,24 +159,32 @@ TEST(CudaRnnWaveF32, FusedInputTransposeAndHeadMatchCpu) {
   check_io("LSTM", 128, 32, 3, {{1, 60}, {16, 60}, {7, 120}, {100, 30}, {300, 5}});
 }
 
+// Both step tactics: "gemm_steps" (a cuBLASLt GEMM and the cell kernel per step) and
+// "fused_steps" (one kernel per step).
+const char* const kStepTactics[] = {"gemm_steps", "fused_steps"};
+
 // Tactic "gemm_steps" (cuda_rnn_steps.h): per step one GEMM h·Rᵀ over the batch and the cell
-// kernel. In the stacks ("layers:gemm_steps") from batch 1 to 4096, the LSTM's time chunks (33 ×
-// 4096 rows: 2 chunks), and GRU linear_before_reset 0 (no such path: the persistent kernel).
+// kernel. In the stacks ("layers:gemm_steps") from batch 1 to 4096, the layer's own time chunks
+// (GRU 40 × 2048 rows: the gates of all steps are 126 MB, over kGateChunkBytes), the LSTM stack's
+// time chunks (33 × 4096 rows: 2 chunks), and hidden 64.
 TEST(CudaRnnWaveF32, GemmStepsMatchCpu) {
   SKIP_WITHOUT_GPU();
   const std::vector<std::pair<int64_t, int64_t>> tb{{60, 1}, {1, 1}, {5, 7}, {60, 16}, {30, 1024}, {5, 4096}};
-  check_stack("GRU-2x128 I=32", stacked("GRU", 128, 32, 561), "GRU", "GRUStack", 128, 32, tb, kFp32, Precision::kFP32,
-              "gemm_steps", 131);
-  check_stack("LSTM-2x128 I=32", stacked("LSTM", 128, 32, 571), "LSTM", "LSTMStack", 128, 32, tb, kFp32, Precision::kFP32,
-              "gemm_steps", 141);
-  check_stack("LSTM-2x128 chunks", stacked("LSTM", 128, 32, 571), "LSTM", "LSTMStack", 128, 32, {{33, 4096}}, kFp32,
-              Precision::kFP32, "gemm_steps", 151);
-  check_stack("GRU-2x64 I=20", stacked("GRU", 64, 20, 581), "GRU", "GRUStack", 64, 20, {{60, 3}, {7, 300}}, kFp32,
-              Precision::kFP32, "gemm_steps", 161);
+  for (const char* tac : kStepTactics) {
+    check_stack("GRU-2x128 I=32", stacked("GRU", 128, 32, 561), "GRU", "GRUStack", 128, 32, tb, kFp32, Precision::kFP32, tac, 131);
+    check_stack("GRU-2x128 chunks", stacked("GRU", 128, 32, 561), "GRU", "GRUStack", 128, 32, {{40, 2048}}, kFp32,
+                Precision::kFP32, tac, 181);
+    check_stack("LSTM-2x128 I=32", stacked("LSTM", 128, 32, 571), "LSTM", "LSTMStack", 128, 32, tb, kFp32, Precision::kFP32, tac,
+                141);
+    check_stack("LSTM-2x128 chunks", stacked("LSTM", 128, 32, 571), "LSTM", "LSTMStack", 128, 32, {{33, 4096}}, kFp32,
+                Precision::kFP32, tac, 151);
+    check_stack("GRU-2x64 I=20", stacked("GRU", 64, 20, 581), "GRU", "GRUStack", 64, 20, {{60, 3}, {7, 300}}, kFp32,
+                Precision::kFP32, tac, 161);
+  }
 }
 
-// One layer with "gemm_steps" forced: initial_h, LSTM peepholes, GRU linear_before_reset 0 (the
-// persistent kernel instead), FP32 ≤ 1e-5.
+// One layer with each step tactic forced: initial_h, LSTM peepholes, GRU linear_before_reset 0
+// (the persistent kernel instead), hidden 96 (a partial 16-unit tile), FP32 ≤ 1e-5.
 TEST(CudaRnnWaveF32, GemmStepsOneLayerMatchesCpu) {
   SKIP_WITHOUT_GPU();
   struct Case {
@@ -185,12 +193,14 @@ TEST(CudaRnnWaveF32, GemmStepsOneLayerMatchesCpu) {
     int lbr;
     bool peep;
   };
-  for (const Case& k : {Case{"GRU lbr=1", false, 1, false}, Case{"GRU lbr=0", false, 0, false}, Case{"LSTM peepholes", true, 0, true}}) {
-    OpCase c{k.name, rnn_graph(k.lstm, 96, 24, k.lbr, k.peep, true, 171), {}};
-    for (auto [t, b] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {30, 5}, {60, 300}}) c.runs.push_back({{t, b, 24}, {1, b, 96}});
-    Graph gg = c.g;
-    for (Node& n : gg.nodes) n.tactic = "gemm_steps";
-    check_case(c, kFp32, Precision::kFP32, false, &gg, false);
+  for (const char* tac : kStepTactics) {
+    for (const Case& k : {Case{"GRU lbr=1", false, 1, false}, Case{"GRU lbr=0", false, 0, false}, Case{"LSTM peepholes", true, 0, true}}) {
+      OpCase c{std::string(k.name) + " " + tac, rnn_graph(k.lstm, 96, 24, k.lbr, k.peep, true, 171), {}};
+      for (auto [t, b] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {30, 5}, {60, 300}}) c.runs.push_back({{t, b, 24}, {1, b, 96}});
+      Graph gg = c.g;
+      for (Node& n : gg.nodes) n.tactic = tac;
+      check_case(c, kFp32, Precision::kFP32, false, &gg, false);
+    }
   }
 }
 

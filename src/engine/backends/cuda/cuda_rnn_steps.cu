@@ -41,7 +41,80 @@ __global__ void rnn_cell_step_kernel(RnnCellStepParams p) {
   }
 }
 
+constexpr int kTileRows = 16, kTileUnits = 16, kChunk = 32;
+
+// One (row, unit) per thread: its G dot products over k (h_{t-1} rows and Rᵀ columns staged in
+// shared memory chunk by chunk), then the cell as rnn_cell_step_kernel.
+template <bool kLstm>
+__global__ void __launch_bounds__(kTileRows* kTileUnits) rnn_fused_step_kernel(RnnCellStepParams p) {
+  constexpr int G = kLstm ? 4 : 3;
+  __shared__ float hs[kTileRows][kChunk + 1];
+  __shared__ float rs[kChunk][G][kTileUnits];
+  const int H = p.hidden, B = p.batch;
+  const int tid = int(threadIdx.x);
+  const int u = tid % kTileUnits, rl = tid / kTileUnits;
+  const int b0 = int(blockIdx.x) * kTileRows, j0 = int(blockIdx.y) * kTileUnits;
+  const int b = b0 + rl, j = j0 + u;
+  float acc[G];
+#pragma unroll
+  for (int g = 0; g < G; ++g) acc[g] = 0.0f;
+  for (int k0 = 0; k0 < H; k0 += kChunk) {
+    for (int i = tid; i < kTileRows * kChunk; i += kTileRows * kTileUnits) {
+      const int r = i / kChunk, k = i % kChunk;
+      hs[r][k] = (b0 + r < B && k0 + k < H) ? p.h_prev[size_t(b0 + r) * H + k0 + k] : 0.0f;
+    }
+    for (int i = tid; i < kChunk * G * kTileUnits; i += kTileRows * kTileUnits) {
+      const int k = i / (G * kTileUnits), g = (i / kTileUnits) % G, uu = i % kTileUnits;
+      rs[k][g][uu] = (k0 + k < H && j0 + uu < H) ? p.rt[size_t(k0 + k) * G * H + size_t(g) * H + j0 + uu] : 0.0f;
+    }
+    __syncthreads();
+#pragma unroll 8
+    for (int k = 0; k < kChunk; ++k) {
+      const float hv = hs[rl][k];
+#pragma unroll
+      for (int g = 0; g < G; ++g) acc[g] = fmaf(hv, rs[k][g][u], acc[g]);
+    }
+    __syncthreads();
+  }
+  if (b >= B || j >= H) return;
+  const size_t i = size_t(b) * H + j;
+  const float* gx = p.gx + size_t(b) * G * H + j;
+  float h;
+  if constexpr (kLstm) {
+    const float c = p.c_prev[i];
+    const float pi = p.peep ? p.peep[j] : 0.0f, po = p.peep ? p.peep[H + j] : 0.0f, pf = p.peep ? p.peep[2 * H + j] : 0.0f;
+    const float ig = sigm(gx[0] + acc[0] + pi * c);
+    const float fg = sigm(gx[2 * H] + acc[2] + pf * c);
+    const float cc = tanhf(gx[3 * H] + acc[3]);
+    const float cn = fg * c + ig * cc;
+    const float og = sigm(gx[H] + acc[1] + po * cn);
+    h = og * tanhf(cn);
+    p.c_next[i] = cn;
+    if (p.yc) p.yc[i] = cn;
+  } else {
+    const float z = sigm(gx[0] + acc[0]);
+    const float r = sigm(gx[H] + acc[1]);
+    const float nn = tanhf(gx[2 * H] + r * (acc[2] + (p.rbh ? p.rbh[j] : 0.0f)));
+    h = nn + z * (p.h_prev[i] - nn);
+  }
+  p.h_next[i] = h;
+  if (p.y) p.y[i] = h;
+  if (p.yh) p.yh[i] = h;
+}
+
 }  // namespace
+
+Status launch_rnn_fused_step(const RnnCellStepParams& p, cudaStream_t stream) {
+  if (!p.gx || !p.rt || !p.h_prev || !p.h_next || (p.lstm && (!p.c_prev || !p.c_next))) {
+    return Status(StatusCode::kInvalidArgument, "rnn fused step: missing gates, weights or state");
+  }
+  if (p.batch <= 0 || p.hidden <= 0) return Status::ok();
+  const dim3 grid(unsigned((p.batch + kTileRows - 1) / kTileRows), unsigned((p.hidden + kTileUnits - 1) / kTileUnits));
+  if (p.lstm) rnn_fused_step_kernel<true><<<grid, kTileRows * kTileUnits, 0, stream>>>(p);
+  else rnn_fused_step_kernel<false><<<grid, kTileRows * kTileUnits, 0, stream>>>(p);
+  TS_CUDA_LAUNCHED("rnn fused step (fused_steps)");
+  return Status::ok();
+}
 
 Status launch_rnn_cell_step(const RnnCellStepParams& p, cudaStream_t stream) {
   if (!p.gx || !p.gh || !p.h_prev || !p.h_next || (p.lstm && (!p.c_prev || !p.c_next))) {
