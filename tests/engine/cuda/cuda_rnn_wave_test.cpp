@@ -503,6 +503,31 @@ TEST(CudaZeroCopy, PinnedCallerInputsMatchTheCpuAndTheStagingPath) {
       EXPECT_EQ(compare(got, want_cpu, kFp16.rel), "") << "against the cpu backend";
     }
   }
+  // The caller's-stream path on the same context after the zero-copy graphs (whose wavefront
+  // wrote its head straight into the mapped staging): its kernels-only graph writes the device
+  // output, copied to the caller's page-locked buffer; execute() in between still agrees.
+  {
+    cudaStream_t st = nullptr;
+    ASSERT_EQ(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), cudaSuccess);
+    auto out_pin = gpu_e.value()->allocate_host(size_t(kMax) * 4);
+    ASSERT_TRUE(out_pin);
+    for (int call = 0; call < 3; ++call) {
+      SCOPED_TRACE("enqueue_on_stream call " + std::to_string(call + 1));
+      HostTensor x = random_tensor({1, kT, kIn}, seed++, 1.5f);
+      std::memcpy(pin_a.get(), x.bytes.data(), x.bytes.size());
+      const std::vector<float> want = run_into(*cpu.value(), x.view(), 1);
+      std::vector<TensorView> in{TensorView{DType::kF32, x.dims, pin_a.get()}}, out(1);
+      out[0].dtype = DType::kF32;
+      out[0].data = out_pin.get();
+      Status s = ctx.value()->enqueue_on_stream(in, out, DeviceStream{st});
+      ASSERT_TRUE(s) << s.to_string();
+      ASSERT_EQ(cudaStreamSynchronize(st), cudaSuccess);
+      const float* o = static_cast<const float*>(out_pin.get());
+      EXPECT_EQ(compare(std::vector<float>(o, o + 1), want, kFp16.rel), "") << "enqueue_on_stream";
+      EXPECT_EQ(compare(run_into(*ctx.value(), in[0], 1), want, kFp16.rel), "") << "execute() after it";
+    }
+    cudaStreamDestroy(st);
+  }
   // Where a bucket chose zero-copy (measured at capture) and its input is staged and at least
   // kZeroCopyCallerMinBytes (bucket 16's 123 KB; not buckets 1 and 4, whose memcpy is cheaper,
   // nor bucket 64's 491 KB, copied from the caller's memory outside the graph), its copy-in node

@@ -217,6 +217,28 @@ Status CudaExecutor::init() {
   out_stage_.resize(g.outputs.size());
   in_dev_.resize(g.inputs.size());
   out_dev_.resize(g.outputs.size());
+  out_index_.assign(g.values.size(), -1);
+  out_direct_ok_.assign(g.outputs.size(), false);
+  redirected_.assign(g.outputs.size(), false);
+  for (size_t o = 0; o < g.outputs.size(); ++o) {
+    const ValueId id = g.outputs[o];
+    if (out_index_[size_t(id)] >= 0) {  // the same value twice among the outputs: staged copies
+      out_direct_ok_[size_t(out_index_[size_t(id)])] = false;
+      continue;
+    }
+    out_index_[size_t(id)] = int(o);
+    bool ok = !g.value(id).is_constant && !is_input_[size_t(id)];
+    int producers = 0;
+    for (const Node& n : g.nodes) {
+      for (ValueId in : n.inputs) ok = ok && in != id;  // read by a later node: keep it on the device
+      for (ValueId out : n.outputs) {
+        if (out != id) continue;
+        ++producers;
+        ok = ok && n.op == "GRUStack" && n.outputs.size() == 1 && n.attrs.count("head_activation");  // its fused head
+      }
+    }
+    out_direct_ok_[o] = ok && producers == 1;
+  }
   out_dims_.resize(g.outputs.size());
   return Status::ok();
 }
@@ -284,6 +306,15 @@ Status CudaExecutor::alloc(DevTensor& t, DType dtype, std::span<const int64_t> d
   size_t need = t.bytes();
   const size_t id = size_t(&t - values_.data());
   const int slot = id < slot_of_.size() ? slot_of_[id] : -1;
+  if (redirect_outputs_ && id < out_index_.size() && out_index_[id] >= 0 && out_direct_ok_[size_t(out_index_[id])]) {
+    const size_t o = size_t(out_index_[id]);
+    if (out_stage_[o].dev && need <= out_stage_[o].bytes) {  // sized by the eager run before the capture
+      t.on_host = false;
+      t.data = out_stage_[o].dev;
+      redirected_[o] = true;
+      return Status::ok();
+    }
+  }
   DeviceBuffer& buf = slot >= 0 ? pool_[size_t(slot)] : t.storage;
   if (slot >= 0 && id < value_bytes_.size()) value_bytes_[id] = std::max(value_bytes_[id], need);
   t.on_host = false;
@@ -538,11 +569,26 @@ Status CudaExecutor::enqueue_all(std::span<const TensorView> inputs, Io io, bool
     }
   }
   if (include_direct && io != Io::kKernelsOnly) TS_RETURN_IF_ERROR(copy_direct_inputs(inputs, io, stream_));
-  TS_RETURN_IF_ERROR(launch_nodes());
+  // PERF NOTE: in a zero-copy capture the kernel that produces an output once with plain stores
+  // (out_direct_ok_: a GRUStack's fused head) writes it straight into the mapped staging, so no
+  // copy-out kernel runs after it (batch 1: 4 bytes over the bus from the wavefront's last CTA
+  // instead of a dependent kernel's launch, read and write). The tensor points at its device
+  // buffer again right after: every other path (DMA graph, eager runs, the caller's stream) uses it.
+  std::fill(redirected_.begin(), redirected_.end(), false);
+  redirect_outputs_ = mapped && capturing_;
+  Status ls = launch_nodes();
+  redirect_outputs_ = false;
+  for (size_t i = 0; i < g.outputs.size(); ++i) {
+    if (!redirected_[i]) continue;
+    const size_t id = size_t(g.outputs[i]);
+    const int slot = slot_of_[id];
+    values_[id].data = slot >= 0 ? pool_[size_t(slot)].get() : values_[id].storage.get();
+  }
+  TS_RETURN_IF_ERROR(ls);
   for (size_t i = 0; i < g.outputs.size(); ++i) {
     const DevTensor& t = values_[size_t(g.outputs[i])];
     out_dims_[i] = t.dims;
-    if (io == Io::kKernelsOnly) continue;
+    if (io == Io::kKernelsOnly || redirected_[i]) continue;
     TS_RETURN_IF_ERROR(ensure_pinned(out_stage_[i], t.bytes()));
     TS_RETURN_IF_ERROR(copy_bytes(mapped ? out_stage_[i].dev : out_stage_[i].p, t.data, t.bytes(), mapped, stream_,
                                   /*dependent=*/i == 0));

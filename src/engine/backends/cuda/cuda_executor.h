@@ -262,6 +262,13 @@ class CudaExecutor final : public BackendExecutor, private CudaRunEnv {
   std::vector<PinnedBuffer> in_stage_, out_stage_;
   std::vector<bool> direct_;                    // per input: copied from caller memory
   std::vector<bool> staged_;                    // per input: this run memcpy's it into the staging
+  // Zero-copy outputs (PERF NOTE in enqueue_all): per graph output, whether its producer may write
+  // it straight into the mapped staging (a GRUStack node's fused head: written once, plain
+  // stores); while redirect_outputs_ (a zero-copy capture's kernels), alloc() gives such an output
+  // the staging's device address and sets redirected_.
+  std::vector<bool> out_direct_ok_, redirected_;
+  std::vector<int> out_index_;                  // per value: its graph output index, or −1
+  bool redirect_outputs_ = false;
   std::vector<TensorView> padded_;              // this run's inputs at the bucket's batch
   std::vector<void*> in_dev_, out_dev_;         // enqueue_on_stream: caller memory's device addresses
   int64_t run_batch_ = -1, run_bucket_ = -1;    // this run's batch and bucket (−1: no batch dim)
