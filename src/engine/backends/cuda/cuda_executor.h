@@ -25,7 +25,11 @@
 // with a copy kernel reading and writing mapped pinned memory (cudaHostAllocMapped) over the
 // bus, times both (median of interleaved launch + synchronize) and keeps the faster; the
 // choice and both times are in describe(). Large inputs copied directly from the caller's
-// memory are read by the copy kernel too when that memory is page-locked.
+// memory are read by the copy kernel too when that memory is page-locked; so are staged inputs of
+// kZeroCopyCallerMinBytes or more (the graph's copy-in node re-pointed per call, point_copy_in).
+// A GRUStack's fused head writes its output straight into the mapped staging (no copy-out), and
+// on sm_90 the copy-in, the GRU wavefront and the copy-out overlap as programmatic dependent
+// launches (cuda_launch.h).
 //
 // Caller's stream (enqueue_on_stream): inputs are copied (or read by the copy kernel, in a
 // bucket that chose zero-copy) into the device input tensors on the caller's stream, then a
