@@ -57,6 +57,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/backends/cuda/cuda_launch.h"  // programmatic_launch_ok
 #include "engine/backends/cuda/cuda_lstm_wave.h"
 #include "engine/backends/cuda/cuda_rnn_mma_device.cuh"
 #include "engine/backends/cuda/cuda_rnn_wave.h"  // kRnnWaveMaxHead
@@ -181,8 +182,15 @@ __global__ void __launch_bounds__(KT / NS * 32, 1) lstm_wave_kernel(LstmWavePara
   const uint32_t hb_mate = peer_addr(smem_addr(&sm.hb[0][0]), mate), xch_mate = peer_addr(smem_addr(&sm.xch[0]), mate);
   // Each role below loads its weights into registers, then joins this cluster barrier (barriers
   // initialised, h zeroed, W1 staged, every CTA running before any remote access), so that the
-  // loads are in flight while the CTAs of the cluster meet.
-  auto start = [&]() { cluster.sync(); };
+  // loads are in flight while the CTAs of the cluster meet. Launched as a programmatic dependent
+  // (launch_typed, programmatic_launch_ok; cuda_launch.h): up to the wait only constants (the
+  // weights, the biases) were read and only this CTA's shared memory written; x, which the kernel
+  // before (the zero-copy copy-in) writes, and every global write come after it. A no-op when the
+  // launch was not programmatic.
+  auto start = [&]() {
+    asm volatile("griddepcontrol.wait;\n" ::: "memory");
+    cluster.sync();
+  };
 
   // This CTA's matrix (lrole 0: W1 with K = KX; lroles 1-3: R1, W2, R2 with K = KT) into registers.
   auto load_frags = [&](auto& a, int k_tiles) {
@@ -299,8 +307,8 @@ __global__ void __launch_bounds__(KT / NS * 32, 1) lstm_wave_kernel(LstmWavePara
     load_frags(ax, KX);
     float bl[kGates][2];
     load_bias(bl, 0);
-    load_x();
     start();
+    load_x();
     for (int t = 0; t < T; ++t) {
       float acc[kGates][4];
       start_acc(acc, bl);
@@ -430,6 +438,9 @@ __global__ void __launch_bounds__(KT / NS * 32, 1) lstm_wave_kernel(LstmWavePara
       if (!own_x) release_in(t, kDG, kBytesG);
     }
   }
+  // The time loop is done: a programmatic dependent launched after this kernel (the zero-copy
+  // copy-out) may be scheduled now, under this tail; it waits for the whole grid before reading.
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
   if (lrole == 3) {
     auto store_state = [&](float* out, const float (&v)[4]) {
       if (!out) return;
@@ -485,7 +496,7 @@ template <int KT, int KX, typename T16, int kRoles, int NS>
 Status launch_typed(const LstmWaveParams& p, cudaStream_t stream) {
   const unsigned clusters = unsigned((p.batch + kLstmWaveRows - 1) / kLstmWaveRows);
   TS_CUDA(rnn_device::launch_clustered(lstm_wave_kernel<KT, KX, T16, kRoles, NS>, kRoles * NS * clusters, KT / NS * 32,
-                                       kRoles * NS, stream, p));
+                                       kRoles * NS, stream, p, programmatic_launch_ok(stream)));
   return Status::ok();
 }
 
