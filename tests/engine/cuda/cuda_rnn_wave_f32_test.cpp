@@ -159,9 +159,9 @@ TEST(CudaRnnWaveF32, FusedInputTransposeAndHeadMatchCpu) {
   check_io("LSTM", 128, 32, 3, {{1, 60}, {16, 60}, {7, 120}, {100, 30}, {300, 5}});
 }
 
-// Both step tactics: "gemm_steps" (a cuBLASLt GEMM and the cell kernel per step) and
-// "fused_steps" (one kernel per step).
-const char* const kStepTactics[] = {"gemm_steps", "fused_steps"};
+// The step tactics: "gemm_steps" (a cuBLASLt GEMM and the cell kernel per step). A "fused_steps"
+// (one kernel per step, 31cf56d) passed these tests but was never chosen: removed.
+const char* const kStepTactics[] = {"gemm_steps"};
 
 // Tactic "gemm_steps" (cuda_rnn_steps.h): per step one GEMM h·Rᵀ over the batch and the cell
 // kernel. In the stacks ("layers:gemm_steps") from batch 1 to 4096, the layer's own time chunks
@@ -183,7 +183,7 @@ TEST(CudaRnnWaveF32, GemmStepsMatchCpu) {
   }
 }
 
-// One layer with each step tactic forced: initial_h, LSTM peepholes, GRU linear_before_reset 0
+// One layer with the step tactic forced: initial_h, LSTM peepholes, GRU linear_before_reset 0
 // (the persistent kernel instead), hidden 96 (a partial 16-unit tile), FP32 ≤ 1e-5.
 TEST(CudaRnnWaveF32, GemmStepsOneLayerMatchesCpu) {
   SKIP_WITHOUT_GPU();

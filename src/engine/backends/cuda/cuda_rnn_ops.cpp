@@ -90,18 +90,14 @@ class RnnKernel final : public CudaKernel {
         mma_x_(mma_x), mma_unroll_(mma_unroll) {}
   // Tactic "gemm_steps" (before init()): in FP32/TF32 plans, GRU linear_before_reset 1 and LSTM,
   // one GEMM h_{t-1}·Rᵀ per step and the cell kernel (cuda_rnn_steps.h); elsewhere (FP16/BF16,
-  // GRU linear_before_reset 0, sequence_lens) the persistent_ks4 kernel. `fused` (tactic
-  // "fused_steps"): h·Rᵀ and the cell in one kernel per step (launch_rnn_fused_step).
-  void use_gemm_steps(bool fused) {
-    gemm_steps_ = true;
-    fused_steps_ = fused;
-  }
+  // GRU linear_before_reset 0, sequence_lens) the persistent_ks4 kernel.
+  void use_gemm_steps() { gemm_steps_ = true; }
 
   // X, sequence_lens, initial_h, initial_c are read on the device; W, R, B, P were packed.
   bool reads_input(size_t i) const override { return i == 0 || i == 4 || i == 5 || i == 6; }
   int64_t weight_bytes() const override {
     return proj_->weight_bytes() + int64_t(r_.bytes() + r_mma_.bytes() + w_mma_.bytes() + in_bias_.bytes() + rbh_.bytes() + peep_.bytes()) +
-           (r_gemm_ ? r_gemm_->weight_bytes() : 0) + int64_t(rt_.bytes());
+           (r_gemm_ ? r_gemm_->weight_bytes() : 0);
   }
 
   Status init(const Graph& g, const Node& n, CudaMath p) {
@@ -151,12 +147,6 @@ class RnnKernel final : public CudaKernel {
       auto rg = LtGemm::create(r, h, ng * h, true, nullptr, CudaAct::kNone, p);
       if (!rg) return rg.status();
       r_gemm_ = std::move(rg).value();
-      if (fused_steps_) {  // Rᵀ k-major for the fused step kernel
-        std::vector<float> rtk(size_t(h * ng * h));
-        for (int64_t q = 0; q < ng * h; ++q)
-          for (int64_t k = 0; k < h; ++k) rtk[size_t(k * ng * h + q)] = r[q * h + k];
-        TS_RETURN_IF_ERROR(rt_.upload(rtk.data(), rtk.size() * sizeof(float)));
-      }
     }
     return rnn_prepare_device();
   }
@@ -333,7 +323,7 @@ class RnnKernel final : public CudaKernel {
         RnnCellStepParams c;
         c.h_prev = t == 0 && p.h0 ? p.h0 : state(0, cur);
         c.c_prev = lstm_ ? (t == 0 && p.c0 ? p.c0 : state(1, cur)) : nullptr;
-        if (!rt_.get()) TS_RETURN_IF_ERROR(r_gemm_->run(ac, c.h_prev, b, ghp));
+        TS_RETURN_IF_ERROR(r_gemm_->run(ac, c.h_prev, b, ghp));
         c.gx = gxp + s * b * gh;
         c.gh = ghp;
         c.h_next = state(0, cur ^ 1);
@@ -346,8 +336,7 @@ class RnnKernel final : public CudaKernel {
         c.batch = int(b);
         c.hidden = int(h_);
         c.lstm = lstm_;
-        c.rt = rt_.get() ? rt_.as<float>() : nullptr;
-        TS_RETURN_IF_ERROR(c.rt ? launch_rnn_fused_step(c, a.stream) : launch_rnn_cell_step(c, a.stream));
+        TS_RETURN_IF_ERROR(launch_rnn_cell_step(c, a.stream));
         cur ^= 1;
       }
     }
@@ -403,17 +392,15 @@ class RnnKernel final : public CudaKernel {
   bool r_half_ = false;
   bool r_bf16_ = false;
   size_t gate_chunk_bytes_ = kGateChunkBytes;
-  bool gemm_steps_ = false, fused_steps_ = false;
+  bool gemm_steps_ = false;
   std::unique_ptr<LtGemm> r_gemm_;  // "gemm_steps": Rᵀ for h·Rᵀ
-  DeviceBuffer rt_;                 // "fused_steps": Rᵀ k-major
 };
 
 // The per-layer tactics, each also offered for both layers of a GRUStack/LSTMStack as
 // "layers:<tactic>".
 const std::vector<std::string>& rnn_tactics() {
   static const std::vector<std::string> t{"persistent_ks4", "persistent_ks8", "persistent_ks4_rows1",
-                                          "persistent_ks8_rows1", "regs_b1", "mma", "mma_x", "mma_x2", "gemm_steps",
-                                          "fused_steps"};
+                                          "persistent_ks8_rows1", "regs_b1", "mma", "mma_x", "mma_x2", "gemm_steps"};
   return t;
 }
 Result<CudaKernelPtr> make_rnn(const Graph& g, const Node& n, bool lstm, CudaMath p, const std::string& tactic);
@@ -958,7 +945,7 @@ Result<CudaKernelPtr> make_rnn(const Graph& g, const Node& n, bool lstm, CudaMat
   auto k = std::make_unique<RnnKernel>(lstm, lbr, h, g.value(n.inputs[1]).const_dims()[2], tactic.rfind("persistent_ks8", 0) == 0 ? 8 : 4,
                                        tactic.size() > 6 && tactic.compare(tactic.size() - 6, 6, "_rows1") == 0, regs, mma, mma_x,
                                        mma_x2);
-  if (tactic == "gemm_steps" || tactic == "fused_steps") k->use_gemm_steps(tactic == "fused_steps");
+  if (tactic == "gemm_steps") k->use_gemm_steps();
   TS_RETURN_IF_ERROR(k->init(g, n, p));
   return CudaKernelPtr(std::move(k));
 }
@@ -977,8 +964,8 @@ void add_rnn_ops(std::vector<CudaOpInfo>& ops) {
   // where that one applies (batch ≤ 2 × SMs, not BF16: faster there, so that one tactic serves
   // a dynamic profile whose opt shape is large); "mma_x2": "mma_x" with the k-tile loops unrolled
   // by 2; "gemm_steps": FP32/TF32 only, per step one GEMM h·Rᵀ over the whole batch and a cell
-  // kernel (cuda_rnn_steps.h; elsewhere as persistent_ks4); "fused_steps": the same with h·Rᵀ and
-  // the cell in one kernel per step. Timed by the builder at the profile's opt shape.
+  // kernel (cuda_rnn_steps.h; elsewhere as persistent_ks4). Timed by the builder at the profile's
+  // opt shape.
   const std::vector<std::string>& tactics = rnn_tactics();
   ops.push_back({"GRU", [](const Graph& g, const Node& n) { return check_rnn(g, n, false); },
                  [](const Graph& g, const Node& n, CudaMath p, const std::string& t) { return make_rnn(g, n, false, p, t); },

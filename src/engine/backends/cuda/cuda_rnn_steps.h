@@ -23,16 +23,10 @@ struct RnnCellStepParams {
   const float* peep = nullptr;    // LSTM peepholes [3H] (i, o, f) or null
   int batch = 0, hidden = 0;
   bool lstm = false;
-  // Tactic "fused_steps": Rᵀ k-major ([H][G·H], rt[k][g·H + j] = R[g·H + j][k]); the step kernel
-  // computes h_{t-1}·Rᵀ itself (gh unused) in tiles of 16 rows × 16 units.
-  const float* rt = nullptr;
 };
 
 // One step's cell for every (row, unit): GRU (linear_before_reset 1: n = tanh(gx_n + r ⊙ (gh_n +
 // rbh))) or LSTM (ONNX gate order i, o, f, c).
 Status launch_rnn_cell_step(const RnnCellStepParams& p, cudaStream_t stream);
-// h_{t-1}·Rᵀ and the cell in one launch (p.rt set, p.gh unused): a CTA of 256 threads per 16 rows ×
-// 16 units, one (row, unit) per thread with all its gates, k in shared-memory chunks of 32.
-Status launch_rnn_fused_step(const RnnCellStepParams& p, cudaStream_t stream);
 
 }  // namespace ts::engine::cuda
