@@ -523,6 +523,32 @@ class RnnStackKernel final : public CudaKernel {
   }
 
  private:
+  // The node's outputs into a wavefront's params: the fused head's [B, N] when the node has one,
+  // else Y [T, 1, B, H], Y_h [1, B, H] and (LSTM) Y_c where the graph uses them.
+  template <typename Params>
+  Status bind_outputs(const CudaArgs& a, Params& p, int64_t t_len, int64_t b) const {
+    if (head_n_ > 0) {  // the node's one output is the head's
+      const int64_t od[2] = {b, head_n_};
+      TS_RETURN_IF_ERROR(a.env->alloc(*a.out[0], DType::kF32, od));
+      p.head_w = head_w_.as<float>();
+      p.head_b = head_b_.as<float>();
+      p.head_out = a.out[0]->as<float>();
+      p.head_n = int(head_n_);
+      p.head_sigmoid = head_sigmoid_;
+      return Status::ok();
+    }
+    const int64_t yd[4] = {t_len, 1, b, h_}, sd[3] = {1, b, h_};
+    float** dst[3] = {&p.y, &p.yh, nullptr};
+    if constexpr (requires { p.yc; }) dst[2] = &p.yc;
+    for (size_t o = 0; o < 3 && o < a.out.size(); ++o) {
+      if (!a.out[o]) continue;
+      if (!dst[o]) return Status(StatusCode::kInternal, "GRUStack has no output " + std::to_string(o));
+      TS_RETURN_IF_ERROR(o == 0 ? a.env->alloc(*a.out[o], DType::kF32, yd) : a.env->alloc(*a.out[o], DType::kF32, sd));
+      *dst[o] = a.out[o]->as<float>();
+    }
+    return Status::ok();
+  }
+
   Status launch_wave(const CudaArgs& a, const DevTensor& x, int64_t t_len, int64_t b) const {
     RnnWaveParams p;
     p.x = x.as<float>();
@@ -535,28 +561,7 @@ class RnnStackKernel final : public CudaKernel {
     p.bf16 = bf16_;
     p.split = split_;
     p.x_batch_first = x_batch_first_;
-    if (head_n_ > 0) {  // the node's one output is the head's
-      const int64_t od[2] = {b, head_n_};
-      TS_RETURN_IF_ERROR(a.env->alloc(*a.out[0], DType::kF32, od));
-      p.head_w = head_w_.as<float>();
-      p.head_b = head_b_.as<float>();
-      p.head_out = a.out[0]->as<float>();
-      p.head_n = int(head_n_);
-      p.head_sigmoid = head_sigmoid_;
-      return launch_rnn_wave(p, a.stream);
-    }
-    DevTensor* y = a.out.size() > 0 ? a.out[0] : nullptr;
-    DevTensor* yh = a.out.size() > 1 ? a.out[1] : nullptr;
-    if (y) {
-      int64_t yd[4] = {t_len, 1, b, h_};
-      TS_RETURN_IF_ERROR(a.env->alloc(*y, DType::kF32, yd));
-      p.y = y->as<float>();
-    }
-    if (yh) {
-      int64_t sd[3] = {1, b, h_};
-      TS_RETURN_IF_ERROR(a.env->alloc(*yh, DType::kF32, sd));
-      p.yh = yh->as<float>();
-    }
+    TS_RETURN_IF_ERROR(bind_outputs(a, p, t_len, b));
     return launch_rnn_wave(p, a.stream);
   }
 
@@ -573,23 +578,7 @@ class RnnStackKernel final : public CudaKernel {
     p.x_batch_first = x_batch_first_;
     p.three_ctas = wave3_ && lstm_wave3_shape_supported(int(h_), int(i_));
     p.split = split_;
-    if (head_n_ > 0) {  // the node's one output is the head's
-      const int64_t od[2] = {b, head_n_};
-      TS_RETURN_IF_ERROR(a.env->alloc(*a.out[0], DType::kF32, od));
-      p.head_w = head_w_.as<float>();
-      p.head_b = head_b_.as<float>();
-      p.head_out = a.out[0]->as<float>();
-      p.head_n = int(head_n_);
-      p.head_sigmoid = head_sigmoid_;
-      return launch_lstm_wave(p, a.stream);
-    }
-    const int64_t yd[4] = {t_len, 1, b, h_}, sd[3] = {1, b, h_};
-    float** dst[3] = {&p.y, &p.yh, &p.yc};
-    for (size_t o = 0; o < 3 && o < a.out.size(); ++o) {
-      if (!a.out[o]) continue;
-      TS_RETURN_IF_ERROR(o == 0 ? a.env->alloc(*a.out[o], DType::kF32, yd) : a.env->alloc(*a.out[o], DType::kF32, sd));
-      *dst[o] = a.out[o]->as<float>();
-    }
+    TS_RETURN_IF_ERROR(bind_outputs(a, p, t_len, b));
     return launch_lstm_wave(p, a.stream);
   }
 
@@ -613,23 +602,7 @@ class RnnStackKernel final : public CudaKernel {
     p.batch = int(b);
     p.hidden = int(h_);
     p.lstm = lstm_;
-    if (head_n_ > 0) {  // the node's one output is the head's
-      const int64_t od[2] = {b, head_n_};
-      TS_RETURN_IF_ERROR(a.env->alloc(*a.out[0], DType::kF32, od));
-      p.head_w = head_w_.as<float>();
-      p.head_b = head_b_.as<float>();
-      p.head_out = a.out[0]->as<float>();
-      p.head_n = int(head_n_);
-      p.head_sigmoid = head_sigmoid_;
-      return launch_rnn_wave_f32(p, a.stream);
-    }
-    const int64_t yd[4] = {t_len, 1, b, h_}, sd[3] = {1, b, h_};
-    float** dst[3] = {&p.y, &p.yh, &p.yc};
-    for (size_t o = 0; o < 3 && o < a.out.size(); ++o) {
-      if (!a.out[o]) continue;
-      TS_RETURN_IF_ERROR(o == 0 ? a.env->alloc(*a.out[o], DType::kF32, yd) : a.env->alloc(*a.out[o], DType::kF32, sd));
-      *dst[o] = a.out[o]->as<float>();
-    }
+    TS_RETURN_IF_ERROR(bind_outputs(a, p, t_len, b));
     return launch_rnn_wave_f32(p, a.stream);
   }
 
