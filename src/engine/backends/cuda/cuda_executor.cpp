@@ -32,10 +32,10 @@ Status invalid(const std::string& m) { return Status(StatusCode::kInvalidArgumen
 // PERF NOTE: a bucket's zero-copy measurement costs 2 x 10 graph launch + synchronize (~2.5 ms for
 // GRU-2x128 at 124 us each). A server warms up several contexts of every engine it loads, and a
 // hot swap's time includes that warm-up (the measurement's launches also compete with the serving
-// batches), so a choice is measured once per device and bucket IO signature — the bucket's input
-// shapes and the bytes it moves each way — and reused by every context, of this Program or a later
-// one (a new version of a model moves the same bytes). Mapped reads and DMA copies differ in how
-// the bytes travel, which the signature fixes. The one piece of state shared between executors:
+// batches), so a choice is measured once per device, model architecture and bucket IO signature —
+// the bucket's input shapes and the bytes it moves each way — and reused by every context, of this
+// Program or a later one (a new version of a model, same architecture, moves the same bytes
+// through the same graph). The one piece of state shared between executors:
 // guarded by its mutex, bounded (cleared when full).
 struct SharedIoChoice {
   int io = 0;
@@ -116,11 +116,16 @@ CopyInSource copy_in_source(const void* caller_dev, size_t caller_bytes, int ele
 }
 
 std::string CudaExecutor::model_fingerprint() const {
-  // Every node's op and tactic and every constant's dims: the same for versions of one model
-  // (weights differ, kernels do not), different for another architecture or tactic choice.
+  // Every node's op, tactic and packed weight bytes (FP32 vs 16-bit kernels) and every
+  // constant's dims: the same for versions of one model (weights differ, kernels do not),
+  // different for another architecture, precision or tactic choice.
   const Graph& g = program_->graph;
   std::string f;
-  for (const Node& n : g.nodes) f.append(n.op).append("/").append(n.tactic).append(";");
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const auto* k = i < program_->kernels.size() ? dynamic_cast<const CudaKernel*>(program_->kernels[i].get()) : nullptr;
+    f.append(g.nodes[i].op).append("/").append(g.nodes[i].tactic).append("/");
+    f.append(std::to_string(k ? k->weight_bytes() : 0)).append(";");
+  }
   for (const Value& v : g.values) {
     if (!v.is_constant) continue;
     for (int64_t d : v.const_dims()) f.append(std::to_string(d)).append(",");
@@ -764,8 +769,15 @@ Status CudaExecutor::run_padded(std::span<const TensorView> inputs) {
       const size_t io_bytes = in_bytes + out_bytes;
       int device = 0;
       cudaGetDevice(&device);
-      const std::string signature =
-          std::to_string(device) + "|" + key + "|" + std::to_string(in_bytes) + "|" + std::to_string(out_bytes);
+      // The model's architecture and tactics are part of it (model_fingerprint(): not its
+      // weights, so a new version of a model still reuses the choice in a hot swap): the zero-copy
+      // graph differs by model (a fused head writes the mapped staging itself, no copy-out
+      // kernel), and with the shapes alone the first model of a process chose for every other
+      // (H200 engine benchmark at 3b210ee: GRU-2x128 FP32's near-tie at batch 16, 111.0 vs 110.4
+      // us, made the FP16 GRU and LSTM take copies, 61.4 / 77.7 us, where gru3's single-model
+      // runs measured zero-copy at 44.3 us for the GRU).
+      const std::string signature = std::to_string(device) + "|" + key + "|" + std::to_string(in_bytes) + "|" +
+                                    std::to_string(out_bytes) + "|" + model_fingerprint();
       SharedIoChoice known;
       const bool have_known = io_choice_cache().find(signature, &known);
       GraphEntry zc;  // the zero-copy graph's copy-in nodes (capture), moved into entry when it runs
