@@ -38,50 +38,8 @@ Graph stacked(const std::string& op, int64_t h, int64_t in, uint32_t seed) {
   return b.g;
 }
 
-// The models' classifier shape: X [B, T, I] → Transpose → op → Squeeze → op → Squeeze →
-// Transpose → Gather(last step) → Gemm → Sigmoid → out [B, N].
 Graph with_io(const std::string& op, int64_t h, int64_t in, int64_t outs, uint32_t seed) {
-  const bool lstm = op == "LSTM";
-  GraphBuilder b;
-  ValueId x = b.input("x", sym({"batch", "seq", ""}, {0, 0, in}));
-  const auto [w1, r1, b1, w2, r2, b2] = stack_weights(b, lstm ? 4 : 3, h, in, seed);
-  const float sc = 1.0f / std::sqrt(float(h));
-  ValueId hw = b.constant("HW", {outs, h}, random_vec(size_t(outs * h), seed + 6, 4.0f * sc));
-  ValueId hb = b.constant("HB", {outs}, random_vec(size_t(outs), seed + 7, sc));
-  ValueId axes = b.constant_i64("axes", {1});
-  Value last;  // Gather index -1, a scalar
-  last.name = "last";
-  last.dtype = DType::kI64;
-  last.rank_known = true;
-  last.is_constant = true;
-  last.data.resize(8);
-  const int64_t minus1 = -1;
-  std::memcpy(last.data.data(), &minus1, 8);
-  ValueId li = b.g.add_value(last);
-  ValueId xt = b.value("xt"), y1 = b.value("y1"), yh1 = b.value("yh1"), yc1 = b.value("yc1"), y1s = b.value("y1s");
-  ValueId y = b.value("y"), yh = b.value("yh"), yc = b.value("yc");
-  ValueId ys = b.value("ys"), yt = b.value("yt"), hl = b.value("hl"), lg = b.value("logits"), out = b.value("out");
-  std::vector<ValueId> o1{y1, yh1}, o2{y, yh};
-  if (lstm) {
-    o1.push_back(yc1);
-    o2.push_back(yc);
-  }
-  const std::vector<int64_t> perm{1, 0, 2};
-  b.node("Transpose", {x}, {xt}).attrs["perm"] = perm;
-  b.node(op, {xt, w1, r1, b1}, o1);
-  b.node("Squeeze", {y1, axes}, {y1s});
-  b.node(op, {y1s, w2, r2, b2}, o2);
-  for (Node* n : {&b.g.nodes[1], &b.g.nodes[3]}) {
-    n->attrs["hidden_size"] = h;
-    if (!lstm) n->attrs["linear_before_reset"] = int64_t(1);
-  }
-  b.node("Squeeze", {y, axes}, {ys});
-  b.node("Transpose", {ys}, {yt}).attrs["perm"] = perm;
-  b.node("Gather", {yt, li}, {hl}).attrs["axis"] = int64_t(1);
-  b.node("Gemm", {hl, hw, hb}, {lg}).attrs["transB"] = int64_t(1);
-  b.node("Sigmoid", {lg}, {out});
-  b.output(out);
-  return b.g;
+  return stack_classifier(op, h, in, outs, seed);
 }
 
 // [T, B]: the alerting batches (1, 16: one row per cluster), odd shapes (a partial 4-row cluster

@@ -39,46 +39,8 @@ Graph stacked_gru(int64_t h, int64_t in, int lbr, uint32_t seed) {
   return b.g;
 }
 
-// The shape of models/'s GRU classifiers: X [B, T, I] → Transpose → GRU → Squeeze → GRU → Squeeze
-// → Transpose → Gather(last step) → Gemm → Sigmoid → out [B, N], as PyTorch exports
-// `sigmoid(head(gru(x.transpose(0, 1))[0].transpose(0, 1)[:, -1]))`. `also_out` makes the
-// transposed Y a graph output too (then the head cannot be absorbed).
 Graph gru_with_io(int64_t h, int64_t in, int64_t outs, uint32_t seed, bool also_out = false) {
-  GraphBuilder b;
-  ValueId x = b.input("x", sym({"batch", "seq", ""}, {0, 0, in}));
-  const auto [w1, r1, b1, w2, r2, b2] = stack_weights(b, 3, h, in, seed);
-  const float sc = 1.0f / std::sqrt(float(h));
-  ValueId hw = b.constant("HW", {outs, h}, random_vec(size_t(outs * h), seed + 6, 4.0f * sc));
-  ValueId hb = b.constant("HB", {outs}, random_vec(size_t(outs), seed + 7, sc));
-  ValueId axes = b.constant_i64("axes", {1});
-  Value last;  // Gather index -1, a scalar
-  last.name = "last";
-  last.dtype = DType::kI64;
-  last.rank_known = true;
-  last.is_constant = true;
-  last.data.resize(8);
-  const int64_t minus1 = -1;
-  std::memcpy(last.data.data(), &minus1, 8);
-  ValueId li = b.g.add_value(last);
-  ValueId xt = b.value("xt"), y1 = b.value("y1"), yh1 = b.value("yh1"), y1s = b.value("y1s"), y = b.value("y"), yh = b.value("yh");
-  ValueId ys = b.value("ys"), yt = b.value("yt"), hl = b.value("hl"), lg = b.value("logits"), out = b.value("out");
-  const std::vector<int64_t> perm{1, 0, 2};
-  b.node("Transpose", {x}, {xt}).attrs["perm"] = perm;
-  b.node("GRU", {xt, w1, r1, b1}, {y1, yh1});
-  b.node("Squeeze", {y1, axes}, {y1s});
-  b.node("GRU", {y1s, w2, r2, b2}, {y, yh});
-  for (Node* n : {&b.g.nodes[1], &b.g.nodes[3]}) {
-    n->attrs["hidden_size"] = h;
-    n->attrs["linear_before_reset"] = int64_t(1);
-  }
-  b.node("Squeeze", {y, axes}, {ys});
-  b.node("Transpose", {ys}, {yt}).attrs["perm"] = perm;
-  b.node("Gather", {yt, li}, {hl}).attrs["axis"] = int64_t(1);
-  b.node("Gemm", {hl, hw, hb}, {lg}).attrs["transB"] = int64_t(1);
-  b.node("Sigmoid", {lg}, {out});
-  b.output(out);
-  if (also_out) b.output(yt);
-  return b.g;
+  return stack_classifier("GRU", h, in, outs, seed, also_out);
 }
 
 // --- the pass (no device) ---------------------------------------------------------------------
