@@ -80,20 +80,6 @@ using namespace rnn_cluster;  // smem_addr, peer_addr, mbar_*, st_async*
 constexpr int kGateWords = 16;   // gate pre-activations per thread and step: 4 gates × 4 cells
 constexpr int kDG = 2, kDH = 4;  // ring depths: gate slots (CTA 0 → 1, 2 → 3), h1 slots (1 → 2)
 
-// Waits for two barrier phases with both polls in flight at once (one round trip when both are
-// done): layer 2's gate slot and the partner's half of h2 in the split stack.
-__device__ __forceinline__ void mbar_wait2_cta(uint32_t bar_a, uint32_t par_a, uint32_t bar_b, uint32_t par_b) {
-  uint32_t done = 0;
-  do {
-    asm volatile(
-        "{\n .reg .pred pa, pb;\n mbarrier.try_wait.parity.shared::cta.b64 pa, [%1], %2;\n"
-        " mbarrier.try_wait.parity.shared::cta.b64 pb, [%3], %4;\n and.pred pa, pa, pb;\n selp.u32 %0, 1, 0, pa;\n}\n"
-        : "=r"(done)
-        : "r"(bar_a), "r"(par_a), "r"(bar_b), "r"(par_b)
-        : "memory");
-  } while (!done);
-}
-
 // Shared memory, at the same offsets in every CTA (a producer addresses its consumer's copy):
 // the inbound ring (gate slots in layer CTAs, h1 slots in layer 2's input CTAs), the CTA's own h
 // (layer CTAs; double-buffered), the inbound ring's "full" and the outbound ring's "empty"

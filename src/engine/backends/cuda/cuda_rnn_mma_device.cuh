@@ -142,6 +142,19 @@ __device__ __forceinline__ void mbar_wait_cta(uint32_t bar, uint32_t parity) {
         : "memory");
   } while (!done);
 }
+// Waits for two barrier phases with both polls in flight at once (one round trip when both are
+// done): the split wavefronts' layer-2 slot and the partner's half of h.
+__device__ __forceinline__ void mbar_wait2_cta(uint32_t bar_a, uint32_t par_a, uint32_t bar_b, uint32_t par_b) {
+  uint32_t done = 0;
+  do {
+    asm volatile(
+        "{\n .reg .pred pa, pb;\n mbarrier.try_wait.parity.shared::cta.b64 pa, [%1], %2;\n"
+        " mbarrier.try_wait.parity.shared::cta.b64 pb, [%3], %4;\n and.pred pa, pa, pb;\n selp.u32 %0, 1, 0, pa;\n}\n"
+        : "=r"(done)
+        : "r"(bar_a), "r"(par_a), "r"(bar_b), "r"(par_b)
+        : "memory");
+  } while (!done);
+}
 __device__ __forceinline__ void mbar_arrive_peer_cta(uint32_t peer_bar) {
   asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(peer_bar) : "memory");
 }

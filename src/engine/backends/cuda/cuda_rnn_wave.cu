@@ -102,23 +102,11 @@ using rnn_cluster::mbar_arrive_peer_cta;
 using rnn_cluster::mbar_expect;
 using rnn_cluster::mbar_init;
 using rnn_cluster::mbar_wait_cta;
+using rnn_cluster::mbar_wait2_cta;
 using rnn_cluster::peer_addr;
 using rnn_cluster::smem_addr;
 using rnn_cluster::st_async;
 using rnn_cluster::st_async4;
-
-// Waits for two barrier phases, both polls in flight at once (one round trip when both are done).
-__device__ __forceinline__ void mbar_wait2_cta(uint32_t bar_a, uint32_t par_a, uint32_t bar_b, uint32_t par_b) {
-  uint32_t done = 0;
-  do {
-    asm volatile(
-        "{\n .reg .pred pa, pb;\n mbarrier.try_wait.parity.shared::cta.b64 pa, [%1], %2;\n"
-        " mbarrier.try_wait.parity.shared::cta.b64 pb, [%3], %4;\n and.pred pa, pa, pb;\n selp.u32 %0, 1, 0, pa;\n}\n"
-        : "=r"(done)
-        : "r"(bar_a), "r"(par_a), "r"(bar_b), "r"(par_b)
-        : "memory");
-  } while (!done);
-}
 
 // Ring depths: h1 slots (CTA 0 → 1) and g2 slots (CTA 1 → 2): how far a CTA may run ahead.
 constexpr int kD1 = 4, kD2 = 2;
