@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "engine/backends/cuda/cuda_rnn_wave_f32.h"
+#include "engine/backends/cuda/cuda_rnn_mma_device.cuh"
 
 namespace cg = cooperative_groups;
 
@@ -215,18 +216,7 @@ __global__ void __launch_bounds__(kThreads, 1) rnn_wave_f32_kernel(RnnWaveF32Par
 template <int G, int ROWS>
 Status launch_rows(const RnnWaveF32Params& p, cudaStream_t stream) {
   const unsigned clusters = unsigned((p.batch + ROWS - 1) / ROWS);
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(clusters * kCluster);
-  cfg.blockDim = dim3(kThreads);
-  cfg.stream = stream;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = kCluster;
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = 1;
-  cfg.attrs = attr;
-  cfg.numAttrs = 1;
-  TS_CUDA(cudaLaunchKernelEx(&cfg, rnn_wave_f32_kernel<G, ROWS>, p));
+  TS_CUDA(rnn_device::launch_clustered(rnn_wave_f32_kernel<G, ROWS>, clusters * kCluster, kThreads, kCluster, stream, p));
   TS_CUDA_LAUNCHED("rnn wave (fp32)");
   return Status::ok();
 }
