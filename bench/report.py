@@ -100,7 +100,7 @@ def cuda_tables():
         out.append(f"Inference engine, CUDA, `{machine}` ({m.get('gpu', '')}{', torch ' + m['torch'] if m.get('torch') else ', no PyTorch peers'}), commit "
                    f"`{doc['commit']}`, {doc['date']} — `{os.path.relpath(path, ROOT)}`. Host-to-host p50 µs "
                    f"(pinned host input → probabilities in host memory); ratio = best PyTorch p50 / ticksentry p50 "
-                   f"(> 1: ticksentry faster).\n")
+                   f"(> 1: ticksentry faster); INT8 rows show PyTorch's FP16 figures (PyTorch has no INT8 path).\n")
         has_dev = any("device_p50_us" in r.get("metrics", {}) for r in doc["results"] if r["system"] == "ticksentry")
         if has_dev:
             out.append("Device-resident p50 µs (input and output in device memory, no PCIe: ticksentry's "
@@ -119,6 +119,8 @@ def cuda_tables():
         cell = lambda d: f"{d['p50_us']:,.0f}" if d else "–"
         for (model, prec, batch), by in sorted(rows.items()):
             ts_ = by.get("ticksentry")
+            if prec == "int8":  # PyTorch has no INT8: ticksentry's INT8 is shown against PyTorch's FP16
+                by = {**rows.get((model, "fp16", batch), {}), "ticksentry": ts_}
             peers = [by[k]["p50_us"] for k in ("pytorch-eager", "pytorch-cudagraph", "torch-compile") if k in by]
             ratio = f"{min(peers) / ts_['p50_us']:.2f}×" if ts_ and peers else "–"
             tput = f"{ts_['throughput_per_s'] / 1e6:.3f} M" if ts_ and "throughput_per_s" in ts_ else "–"

@@ -39,10 +39,11 @@ in a run with torch.compile cases, 270 alone); "memory_at_start_bytes" records w
 when the peak was reset (the weights, and for eager the captured graph's static tensors).
 Percentiles nearest rank, throughput = batch / p50. Writes a JSON array of results.
 
-    python3 bench/peers/torch_cuda_bench.py --merge TICKSENTRY.json TORCH.json --results-dir DIR
+    python3 bench/peers/torch_cuda_bench.py --merge TICKSENTRY.json TORCH.json [TORCH2.json ...] --results-dir DIR
         [--machine h200] [--commit abc123]
-merges both arrays into DIR/engine-cuda-<machine>-<yyyymmdd>.json (BENCHMARKS.md shape, with
-"ratios": best PyTorch / ticksentry per case) and prints a table.
+merges the arrays into DIR/engine-cuda-<machine>-<yyyymmdd>.json (BENCHMARKS.md shape, with
+"ratios": best PyTorch / ticksentry per case; ticksentry's INT8 against PyTorch's FP16,
+"peer_precision") and prints a table.
 """
 import argparse
 import datetime
@@ -335,12 +336,16 @@ def merge(args):
         by_case.setdefault(key, {})[r["system"]] = r["metrics"]
     for key, systems in sorted(by_case.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2] or 0)):
         ts = systems.get("ticksentry")
+        peer_precision = key[1]
+        if key[1] == "int8":  # PyTorch has no INT8 peer: its FP16 is the figure to beat
+            peer_precision = "fp16"
+            systems = by_case.get((key[0], "fp16", key[2], key[3]), {})
         peers = {k: v for k, v in systems.items() if k != "ticksentry"}
         if not ts or not peers:
             continue
         best = min(peers.items(), key=lambda kv: kv[1]["p50_us"])
         ratios.append({"case": {"model": key[0], "precision": key[1], "batch": key[2], "seq": key[3]},
-                       "best_peer": best[0],
+                       "best_peer": best[0], "peer_precision": peer_precision,
                        "p50_speedup_vs_best_peer": best[1]["p50_us"] / ts["p50_us"],
                        "throughput_ratio_vs_best_peer": ts["throughput_per_s"] / best[1]["throughput_per_s"],
                        "memory_ratio_vs_best_peer": ts["device_memory_bytes"] / max(1, best[1].get("device_memory_bytes", 1))})
@@ -355,7 +360,7 @@ def merge(args):
     for r in ratios:
         c = r["case"]
         ts = by_case[(c["model"], c["precision"], c["batch"], c["seq"])]["ticksentry"]
-        pb = by_case[(c["model"], c["precision"], c["batch"], c["seq"])][r["best_peer"]]
+        pb = by_case[(c["model"], r["peer_precision"], c["batch"], c["seq"])][r["best_peer"]]
         print(f"{c['model']:12s} {c['precision']:5s} {c['batch']:6d} {ts['p50_us']:9.1f} {r['best_peer']:>18s} {pb['p50_us']:9.1f} "
               f"{r['p50_speedup_vs_best_peer']:8.2f} {r['memory_ratio_vs_best_peer']:6.2f}")
     print(f"wrote {path}")
