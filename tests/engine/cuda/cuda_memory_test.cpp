@@ -1,10 +1,13 @@
 // Device memory at large batches (issue 5: "device memory no more than PyTorch's"): a GRU/LSTM
 // layer whose input projection is a GEMM keeps the gates of at most kGateChunkBytes of steps
-// (time chunks, cuda_rnn_ops.cpp), and the results do not change; a context's intermediates are
-// re-planned by size after a run (cuda_buffer_plan.h; the host-side algorithm is tested in
-// cuda_buffer_plan_test.cpp, which runs everywhere). The pipelined path's memory is checked in
-// cuda_enqueue_test.cpp (CudaPipeline). Labelled `gpu`: skips without a device.
+// (time chunks, cuda_rnn_ops.cpp), a GRU/LSTM stack run layer by layer goes in time chunks too,
+// and the results do not change; a context's intermediates are re-planned by size after a run
+// (cuda_buffer_plan.h; the host-side algorithm is tested in cuda_buffer_plan_test.cpp, which runs
+// everywhere). The pipelined path's memory is checked in cuda_enqueue_test.cpp (CudaPipeline).
+// Labelled `gpu`: skips without a device.
 #include "cuda_test_util.h"
+#include "engine/passes/passes.h"
+#include "rnn_stack_test_util.h"
 
 #ifdef TICKSENTRY_HAVE_CUDA
 #include "engine/backends/cuda/cuda_block_cache.h"
@@ -92,6 +95,50 @@ TEST(CudaMemory, RecurrenceGatesInTimeChunksMatchCpuAndTakeLessMemory) {
       }
     }
   }
+}
+
+// The stacks' layer-by-layer path in time chunks (cuda_rnn_ops.cpp, kLayersChunkBytes), here the
+// GRU classifier (input Transpose and head absorbed) in an FP32 plan with `layers:gemm_steps`,
+// the builder's choice at batch 4096: all 60 steps at once held X transposed (30 MiB), layer 1's
+// Y (120 MiB) and 64 MiB of gates, 291.9 MiB with the rest against PyTorch's 221 MiB (H200,
+// mem-h200-20261201-0447-after.json). In chunks of 8 steps: X 30 MiB + the cuBLASLt workspace
+// 32 + ≈ 98 of chunk scratch. FP32 ≤ 1e-5 against the CPU backend.
+TEST(CudaMemory, Fp32GruStackLayersRunInTimeChunksUnderPyTorchsMemory) {
+  SKIP_WITHOUT_GPU();
+  constexpr int64_t kB = 4096, kT = 60, kIn = 32;
+  const Graph g = stack_classifier("GRU", 128, kIn, 1, 611);
+  BuildOptions o = options("cpu");
+  OptimizationProfile prof;
+  prof.inputs["x"] = ShapeRange{{1, 1, kIn}, {8, kT, kIn}, {kB, 120, kIn}};
+  o.profiles = {prof};
+  auto cpu_e = build_graph(g, o);
+  ASSERT_TRUE(cpu_e) << cpu_e.status().to_string();
+  Graph gg = g;
+  PassLog log;
+  ASSERT_TRUE(run_passes(gg, log));
+  for (Node& n : gg.nodes)
+    if (n.op == "GRU") n.tactic = "gemm_steps";
+  o.backend = "cuda";
+  o.time_tactics = false;
+  auto plan = build_from_graph(gg, log, o);
+  ASSERT_TRUE(plan) << plan.status().to_string();
+  auto pl = deserialize_plan(plan.value());
+  ASSERT_TRUE(pl) << pl.status().to_string();
+  ASSERT_EQ(pl.value().graph.nodes.size(), 1u) << "the FP32 plan should be the one stack node";
+  EXPECT_EQ(pl.value().graph.nodes[0].tactic, "layers:gemm_steps");
+  auto gpu_e = Engine::load(plan.value());
+  ASSERT_TRUE(gpu_e) << gpu_e.status().to_string();
+  std::vector<HostTensor> in{random_tensor({kB, kT, kIn}, 612, 1.5f)};
+  auto want = run(*cpu_e.value(), in, size_t(kB));
+  ASSERT_TRUE(want) << want.status().to_string();
+#ifdef TICKSENTRY_HAVE_CUDA
+  cuda::block_cache_trim(cuda::BlockKind::kDevice);
+#endif
+  std::vector<std::vector<float>> got;
+  const int64_t grew = run_and_measure(*gpu_e.value(), in, &got);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(compare(got[0], want.value()[0], kFp32.rel), "");
+  EXPECT_LE(grew, 180 * kMiB) << "FP32 GRU stack at batch 4096 held " << grew / kMiB << " MiB (PyTorch: 221)";
 }
 
 }  // namespace

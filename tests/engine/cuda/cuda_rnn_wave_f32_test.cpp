@@ -122,9 +122,9 @@ TEST(CudaRnnWaveF32, FusedInputTransposeAndHeadMatchCpu) {
 const char* const kStepTactics[] = {"gemm_steps"};
 
 // Tactic "gemm_steps" (cuda_rnn_steps.h): per step one GEMM h·Rᵀ over the batch and the cell
-// kernel. In the stacks ("layers:gemm_steps") from batch 1 to 4096, the layer's own time chunks
-// (GRU 40 × 2048 rows: the gates of all steps are 126 MB, over kGateChunkBytes), the LSTM stack's
-// time chunks (33 × 4096 rows: 2 chunks), and hidden 64.
+// kernel. In the stacks ("layers:gemm_steps") from batch 1 to 4096, the stacks' time chunks
+// (kLayersChunkBytes: GRU 40 × 2048 rows, 3 chunks; LSTM 33 × 4096 rows, 2 chunks; a single
+// layer's own chunks are CudaMemory's), and hidden 64.
 TEST(CudaRnnWaveF32, GemmStepsMatchCpu) {
   SKIP_WITHOUT_GPU();
   const std::vector<std::pair<int64_t, int64_t>> tb{{60, 1}, {1, 1}, {5, 7}, {60, 16}, {30, 1024}, {5, 4096}};

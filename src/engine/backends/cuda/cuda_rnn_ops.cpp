@@ -233,7 +233,7 @@ class RnnKernel final : public CudaKernel {
   // (ping-pong state buffers), Y written at the chunk's steps. Each boundary costs one more GEMM
   // and recurrence launch (the recurrence reloads R): a few µs against an FP32 layer's ≈ 3.5 ms
   // at that batch. An LSTMStack sets its own (larger) budget: it chunks its layers itself
-  // (kLstmChunkBytes) and a second level of chunks would only cost launches.
+  // (kLayersChunkBytes) and a second level of chunks would only cost launches.
   static constexpr size_t kGateChunkBytes = size_t(64) << 20;
   void set_gate_chunk_bytes(size_t bytes) { gate_chunk_bytes_ = bytes; }
 
@@ -453,8 +453,8 @@ class RnnStackKernel final : public CudaKernel {
     l1_.reset(static_cast<RnnKernel*>(k1.value().release()));  // make_rnn makes an RnnKernel
     l2_.reset(static_cast<RnnKernel*>(k2.value().release()));
     if (lstm_) {  // the stack chunks its layers' steps itself (launch_layers_chunked)
-      l1_->set_gate_chunk_bytes(kLstmChunkBytes);
-      l2_->set_gate_chunk_bytes(kLstmChunkBytes);
+      l1_->set_gate_chunk_bytes(kLayersChunkBytes);
+      l2_->set_gate_chunk_bytes(kLayersChunkBytes);
     }
     const bool bf16 = p == CudaMath::kBF16;
     if (wave_ && lstm_ && cuda_math_16bit(p) && lstm_wave_shape_supported(int(h_), int(i_))) {
@@ -607,10 +607,8 @@ class RnnStackKernel final : public CudaKernel {
   }
 
   Status launch_layers(const CudaArgs& a, const DevTensor& xin, int64_t t_len, int64_t b) const {
-    if (lstm_) {
-      const int64_t tc = chunk_steps(xin.as<float>(), t_len, b);
-      if (tc < t_len) return launch_layers_chunked(a, xin, t_len, b, tc);
-    }
+    const int64_t tc = chunk_steps(xin.as<float>(), t_len, b);
+    if (tc < t_len) return launch_layers_chunked(a, xin, t_len, b, tc);
     // ONE scratch request: X transposed, the head's Y_h, layer 1's Y, then the region the layers'
     // own scratch comes from. PERF NOTE (memory): as three requests these were the executor's
     // scratch slots 0-2, while the time-chunked path (larger batches) makes one request, slot 0:
@@ -681,8 +679,11 @@ class RnnStackKernel final : public CudaKernel {
                            int(head_n_), head_sigmoid_, a.stream);
   }
 
-  // PERF NOTE (memory): the LSTM stack's layer-by-layer path (above kLstmWaveMaxBatch) runs in
-  // time chunks when the intermediates of all T steps would exceed this: layer 2's input
+  // PERF NOTE (memory): the stacks' layer-by-layer path (above kLstmWaveMaxBatch / kRnnWaveMaxBatch,
+  // and FP32's layers:<t>) runs in time chunks when the intermediates of all T steps would exceed
+  // this. GRU FP32 `layers:gemm_steps` at batch 4096, T=60: X transposed 30 MiB + layer 1's Y 120 MiB
+  // + the step GEMMs' gates (64 MiB) held 291.9 MiB (PyTorch alone 221; H200,
+  // bench/results/mem-h200-20261201-0447-after.json), in chunks of 8 steps about half. LSTM: layer 2's input
   // projection (the gates of every step, fp32 [T·B, 4H]: its W does not fit the mma kernel next
   // to R) alone was 480 MiB at batch 4096, T=60, and layer 1's Y 120 MiB more. Each chunk
   // boundary costs ~25-40 µs (five more launches; the recurrences reload their weights). H200,
@@ -690,21 +691,21 @@ class RnnStackKernel final : public CudaKernel {
   // …-0157-lstm2*.json), node time / host-to-host P50 / device memory: no chunks 835 µs /
   // 1,415 µs / 755 MiB; 6 chunks (128 MiB) 1,002 / 1,563 / 194; 4 chunks (this, 192 MiB) 954 /
   // 1,522 / 263 (PyTorch CUDA graphs 1,586 µs, 270 MiB).
-  static constexpr size_t kLstmChunkBytes = size_t(192) << 20;
+  static constexpr size_t kLayersChunkBytes = size_t(192) << 20;
 
-  // Steps per time chunk of the LSTM's layer-by-layer path for X at `x` (t_len · b rows): t_len
+  // Steps per time chunk of the layer-by-layer path for X at `x` (t_len · b rows): t_len
   // (one chunk) unless the per-step scratch of all steps — layer 1's Y, X transposed, the larger
-  // of the two layers' own scratch — exceeds kLstmChunkBytes; then equal chunks below it.
+  // of the two layers' own scratch — exceeds kLayersChunkBytes; then equal chunks below it.
   int64_t chunk_steps(const float* x, int64_t t_len, int64_t b) const {
     const size_t per_step = size_t(b * h_) * sizeof(float) + (x_batch_first_ ? size_t(b * i_) * sizeof(float) : 0) +
                             std::max(l1_->scratch_bytes(x_batch_first_ ? nullptr : x, 1, b), l2_->scratch_bytes(nullptr, 1, b));
     const size_t total = per_step * size_t(t_len);
-    if (total <= kLstmChunkBytes) return t_len;
-    const int64_t chunks = int64_t((total + kLstmChunkBytes - 1) / kLstmChunkBytes);
+    if (total <= kLayersChunkBytes) return t_len;
+    const int64_t chunks = int64_t((total + kLayersChunkBytes - 1) / kLayersChunkBytes);
     return std::max<int64_t>(1, (t_len + chunks - 1) / chunks);
   }
 
-  // The layers one by one in time chunks of tc steps (LSTM): per chunk X's steps (transposed
+  // The layers one by one in time chunks of tc steps: per chunk X's steps (transposed
   // into scratch when batch-first), layer 1 from its state after the previous chunk, then layer
   // 2 on that chunk's Y; the states ping-pong between two buffers per layer. Layer 2's Y (when
   // the node has it) is written in place, its last state to Y_h / Y_c or the head.
