@@ -150,10 +150,13 @@ Result<std::vector<uint8_t>> build_from_graph(Graph graph, const PassLog& log, c
   }
 
   // Stacked GRU (LSTM) layers → GRUStack (LSTMStack) where the backend runs it (the CUDA
-  // wavefronts), for FP32, FP16 and BF16 plans (passes/fuse_rnn_stack.cpp); INT8 plans keep the
-  // per-layer path.
-  if (options.precision == Precision::kFP32 || options.precision == Precision::kFP16 ||
-      options.precision == Precision::kBF16) {
+  // wavefronts), for every precision (passes/fuse_rnn_stack.cpp). In INT8 plans the recurrences
+  // run FP16 either way (no INT8 recurrence), so the stack only takes in the head's Gemm, which
+  // then runs fp32 in the kernel: a [B, H]·[H, N] product whose INT8 kernel launch cost more than
+  // it saved. PERF NOTE: H200, GRU-2x128 INT8 plan, host-to-host P50 b1 / b4096: per layer 122.7 /
+  // 1,118 µs (bench/results/lead-h200-20261201-0825-mid.log), the stack 39.5 / 923.0 (LSTM 55.1 /
+  // 1,247; lead-h200-20261201-0827-int8stack.log), as FP16's.
+  {
     PassLog stack_log;
     fuse_rnn_stack(graph, stack_log, [&](const Node& n) { return be->check_supported(graph, n).is_ok(); });
     plan.pass_log.insert(plan.pass_log.end(), stack_log.lines.begin(), stack_log.lines.end());
