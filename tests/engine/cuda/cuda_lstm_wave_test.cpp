@@ -4,6 +4,10 @@
 //
 // The pass tests run everywhere; the kernel tests are labelled `gpu` with the rest of the CUDA
 // tests and skip with the reason where no CUDA device is present.
+#include <algorithm>
+#include <cstdio>
+
+#include "engine/backends/cuda/cuda_lstm_wave.h"
 #include "engine/passes/passes.h"
 #include "rnn_stack_test_util.h"
 
@@ -171,31 +175,38 @@ void check_lstm_stack(const std::string& name, const Graph& g, int64_t h, int64_
   check_stack(name, g, "LSTM", "LSTMStack", h, in, tb, tol, p, tactic, 29);
 }
 
-// Batch 1, 2, 7 (one partial 8-row cluster), 64, 300 (partial last cluster), 1200 (150
-// clusters: several waves of them), 2000 and 4096 (above kLstmWaveMaxBatch: the layers one by
-// one); T 5, 60, 120; H 128 (input 32, the models' size; input 64) and 64 (input 20: a partly
-// empty k tile); FP16 and BF16.
+// Batch 1, 2, 7 (one partial 8-row cluster), 9 and 17 (a partial last 8-row tile), 64, 300
+// (partial last cluster), 1000, 1200 (several waves of clusters), 2000, 2049 and 4096; with
+// "wave" the n tiles per cluster are chosen by batch (lstm_wave_n_tiles; on the H200 2 at 241-480
+// rows and above 720: 300 onwards here, 2049 with a partial last tile; the forced counts: the
+// ForcedNTiles test below); T 5, 20, 30, 60, 120; H 128 (input 32, the models' size; input 64)
+// and 64 (input 20: a partly empty k tile); FP16 and BF16.
 TEST(CudaLstmWave, WavefrontMatchesCpu) {
   SKIP_WITHOUT_GPU();
-  const std::vector<std::pair<int64_t, int64_t>> tb{{60, 1},     {5, 2},     {120, 7}, {60, 64}, {120, 300},
-                                                    {5, 1200},   {60, 1200}, {5, 2000}, {5, 4096}};
+  const std::vector<std::pair<int64_t, int64_t>> tb{{60, 1},    {5, 2},     {120, 7}, {30, 9},   {30, 17},  {60, 64},
+                                                    {120, 300}, {20, 1000}, {5, 1200}, {60, 1200}, {5, 2000}, {5, 2049},
+                                                    {5, 4096}};
   check_lstm_stack("LSTM-2x128 I=32", stacked_lstm(128, 32, 301), 128, 32, tb, kFp16, Precision::kFP16, "wave");
   check_lstm_stack("LSTM-2x128 I=32", stacked_lstm(128, 32, 301), 128, 32, {{60, 1}, {120, 7}, {60, 300}}, kBf16, Precision::kBF16,
               "wave");
   check_lstm_stack("LSTM-2x64 I=20", stacked_lstm(64, 20, 311), 64, 20, {{60, 1}, {5, 2}, {120, 7}, {60, 64}, {120, 300}, {5, 1200}},
               kFp16, Precision::kFP16, "wave");
   check_lstm_stack("LSTM-2x64 I=20", stacked_lstm(64, 20, 311), 64, 20, {{60, 1}, {120, 300}}, kBf16, Precision::kBF16, "wave");
-  check_lstm_stack("LSTM-2x128 I=64", stacked_lstm(128, 64, 321), 128, 64, {{60, 1}, {120, 300}}, kFp16, Precision::kFP16, "wave");
+  check_lstm_stack("LSTM-2x128 I=64", stacked_lstm(128, 64, 321), 128, 64, {{60, 1}, {120, 300}, {20, 1000}, {5, 2049}}, kFp16,
+                   Precision::kFP16, "wave");
 }
 
 // Tactic "wave3": three CTAs per cluster (layer 1 with its own input projection, W1 in shared
-// memory) at the same shapes; input 64 has no such layout and runs the four-CTA one.
+// memory) at the same shapes, now up to 4096 rows (one n tile per cluster at every batch: two
+// were slower, step_cost in cuda_lstm_wave.cu); input 64 has no such layout and runs the
+// four-CTA one.
 TEST(CudaLstmWave, ThreeCtaWavefrontMatchesCpu) {
   SKIP_WITHOUT_GPU();
-  const std::vector<std::pair<int64_t, int64_t>> tb{{60, 1}, {5, 2}, {120, 7}, {60, 64}, {120, 300}, {5, 1200}, {60, 1200}, {5, 2000}};
+  const std::vector<std::pair<int64_t, int64_t>> tb{{60, 1},   {5, 2},     {120, 7},   {30, 9},  {30, 17},  {60, 64},  {120, 300},
+                                                    {20, 1000}, {5, 1200}, {60, 1200}, {5, 2000}, {5, 2049}, {5, 4096}};
   check_lstm_stack("LSTM-2x128 I=32", stacked_lstm(128, 32, 301), 128, 32, tb, kFp16, Precision::kFP16, "wave3");
-  check_lstm_stack("LSTM-2x128 I=32", stacked_lstm(128, 32, 301), 128, 32, {{60, 1}, {120, 7}, {60, 300}}, kBf16, Precision::kBF16,
-                   "wave3");
+  check_lstm_stack("LSTM-2x128 I=32", stacked_lstm(128, 32, 301), 128, 32, {{60, 1}, {120, 7}, {60, 300}, {5, 2049}}, kBf16,
+                   Precision::kBF16, "wave3");
   check_lstm_stack("LSTM-2x64 I=20", stacked_lstm(64, 20, 311), 64, 20, {{60, 1}, {5, 2}, {120, 7}, {120, 300}, {5, 1200}}, kFp16,
                    Precision::kFP16, "wave3");
   check_lstm_stack("LSTM-2x64 I=20", stacked_lstm(64, 20, 311), 64, 20, {{60, 1}, {120, 300}}, kBf16, Precision::kBF16, "wave3");
@@ -203,9 +214,10 @@ TEST(CudaLstmWave, ThreeCtaWavefrontMatchesCpu) {
 }
 
 // The node with the model's input Transpose and head absorbed (`tactic` forced) vs the CPU
-// backend on the unfused graph: with "wave" the wavefront up to kLstmWaveMaxBatch rows, the
-// layers one by one above (a transpose, the layers, the head kernel; in time chunks where all
-// steps' intermediates exceed 192 MiB: 4096 × 57 steps runs 4 chunks of 15, 15, 15 and 12 steps).
+// backend on the unfused graph: with "wave" the wavefront up to kLstmWaveMaxBatch rows (all of
+// the profile's), the layers one by one with the forced per-layer tactics (a transpose, the
+// layers, the head kernel; in time chunks where all steps' intermediates exceed 192 MiB: 4096 ×
+// 57 steps runs 4 chunks of 15, 15, 15 and 12 steps).
 void check_lstm_io(const std::string& name, const Graph& g, int64_t in, const std::vector<std::pair<int64_t, int64_t>>& bt,
                    Precision p, Tol tol, const std::string& tactic = "wave") {
   SCOPED_TRACE(name + " " + tol.name + " tactic " + tactic);
@@ -247,13 +259,14 @@ void check_lstm_io(const std::string& name, const Graph& g, int64_t in, const st
 TEST(CudaLstmWave, FusedInputTransposeAndHeadMatchCpu) {
   SKIP_WITHOUT_GPU();
   check_lstm_io("LSTM-2x128 I=32 head 1", lstm_with_io(128, 32, 1, 451), 32,
-                {{1, 60}, {7, 120}, {300, 60}, {1200, 5}, {2000, 5}, {4096, 5}, {4096, 57}}, Precision::kFP16, kFp16);
+                {{1, 60}, {7, 120}, {17, 30}, {300, 60}, {1200, 5}, {2000, 5}, {2049, 5}, {4096, 5}, {4096, 57}}, Precision::kFP16,
+                kFp16);
   check_lstm_io("LSTM-2x64 I=20 head 3", lstm_with_io(64, 20, 3, 461), 20, {{1, 60}, {37, 30}, {4096, 5}, {2000, 60}},
                 Precision::kFP16, kFp16);
   check_lstm_io("LSTM-2x128 I=32 head 1", lstm_with_io(128, 32, 1, 451), 32, {{1, 60}, {300, 60}, {4096, 57}}, Precision::kBF16,
                 kBf16);
-  check_lstm_io("LSTM-2x128 I=32 head 1", lstm_with_io(128, 32, 1, 451), 32, {{1, 60}, {7, 120}, {300, 60}, {1200, 5}, {2000, 5}},
-                Precision::kFP16, kFp16, "wave3");
+  check_lstm_io("LSTM-2x128 I=32 head 1", lstm_with_io(128, 32, 1, 451), 32,
+                {{1, 60}, {7, 120}, {17, 30}, {300, 60}, {1200, 5}, {2000, 5}, {4096, 5}}, Precision::kFP16, kFp16, "wave3");
   check_lstm_io("LSTM-2x64 I=20 head 3", lstm_with_io(64, 20, 3, 461), 20, {{1, 60}, {37, 30}}, Precision::kBF16, kBf16, "wave3");
   // Forced per-layer tactics: the layers (and their time chunks) at every batch.
   check_lstm_io("LSTM-2x128 I=32 head 3", lstm_with_io(128, 32, 3, 471), 32, {{1, 60}, {300, 60}, {4096, 57}}, Precision::kFP16,
@@ -266,8 +279,8 @@ TEST(CudaLstmWave, FusedInputTransposeAndHeadMatchCpu) {
 // (64) rows, the halves of h swapped every step. [T, B] = [1, 1] and [2, 3] (the first steps'
 // hand-overs), [5, 7] (a partial cluster), [120, 7], [60, 64] (the split's last batch) and every
 // batch from 1 to 64 at T = 3 (each partial cluster; batch 1 takes the one-column cell); above
-// 64 rows the three-CTA wavefront (65, 300), above kLstmWaveMaxBatch the layers (2000); Y, Y_h
-// and Y_c; FP16 and BF16; input 64 (four k tiles of x); hidden 64 runs as "wave".
+// 64 rows the three-CTA wavefront (65, 300, 2000: two n tiles per cluster); Y, Y_h and Y_c; FP16
+// and BF16; input 64 (four k tiles of x); hidden 64 runs as "wave".
 TEST(CudaLstmWave, SplitWavefrontMatchesCpu) {
   SKIP_WITHOUT_GPU();
   std::vector<std::pair<int64_t, int64_t>> tb{{60, 1}, {1, 1}, {2, 3}, {5, 7}, {120, 7}, {60, 64}, {60, 65}, {120, 300}, {5, 2000}};
@@ -293,11 +306,164 @@ TEST(CudaLstmWave, LayerByLayerTacticsAndFallbackMatchCpu) {
   SKIP_WITHOUT_GPU();
   const std::vector<std::pair<int64_t, int64_t>> tb{{60, 1}, {120, 7}, {60, 300}};
   check_lstm_stack("LSTM-2x96", stacked_lstm(96, 32, 331), 96, 32, tb, kFp16, Precision::kFP16, "wave");
-  // Above kLstmWaveMaxBatch in time chunks (33 × 4096 rows: 2 chunks of 17 and 16 steps): Y
-  // written in place chunk by chunk, Y_h and Y_c from the last.
-  check_lstm_stack("LSTM-2x128 chunks", stacked_lstm(128, 32, 301), 128, 32, {{33, 4096}}, kFp16, Precision::kFP16, "wave");
+  // The layers in time chunks (33 × 4096 rows: 2 chunks of 17 and 16 steps): Y written in place
+  // chunk by chunk, Y_h and Y_c from the last.
+  check_lstm_stack("LSTM-2x128 chunks", stacked_lstm(128, 32, 301), 128, 32, {{33, 4096}}, kFp16, Precision::kFP16, "mma_x2");
   check_lstm_stack("LSTM-2x128", stacked_lstm(128, 32, 301), 128, 32, tb, kFp16, Precision::kFP16, "mma_x2");
   check_lstm_stack("LSTM-2x128", stacked_lstm(128, 32, 301), 128, 32, tb, kFp16, Precision::kFP16, "persistent_ks4");
+}
+
+// Device memory for the direct launches below (freed on scope exit).
+template <typename T>
+struct DevVec {
+  T* p = nullptr;
+  size_t n = 0;
+  explicit DevVec(size_t count, const T* host = nullptr) : n(count) {
+    if (cudaMalloc(&p, n * sizeof(T)) != cudaSuccess) {
+      p = nullptr;
+      return;
+    }
+    if (host ? cudaMemcpy(p, host, n * sizeof(T), cudaMemcpyHostToDevice) != cudaSuccess
+             : cudaMemset(p, 0, n * sizeof(T)) != cudaSuccess) {
+      cudaFree(p);
+      p = nullptr;
+    }
+  }
+  DevVec(const DevVec&) = delete;
+  DevVec& operator=(const DevVec&) = delete;
+  ~DevVec() { cudaFree(p); }
+  std::vector<T> get() const {
+    std::vector<T> h(n);
+    if (cudaMemcpy(h.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost) != cudaSuccess) h.clear();
+    return h;
+  }
+};
+
+// Largest |a - b| / max(1, |b|) over two equal-length vectors (infinity when the lengths differ).
+float max_rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  if (a.size() != b.size() || a.empty()) return INFINITY;
+  float m = 0.0f;
+  for (size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs(a[i] - b[i]) / std::max(1.0f, std::fabs(b[i])));
+  return m;
+}
+
+// The wavefront launched directly (cuda::launch_lstm_wave) with the n tiles per cluster forced
+// (LstmWaveParams::n_tiles: 8·NN batch rows per cluster) against NN = 1 of the same tactic, whose
+// outputs the tests above compare with the CPU backend: "wave" NN 2 and 4, "wave3" NN 2 (its
+// most), LSTM-2x128 FP16 input 32, X [T, B, 32]: Y, Y_h, Y_c, and the head of one output on
+// batch-first X, at [T, B] = [30, 9], [30, 17] (a 16-row cluster and a 1-row one), [20, 300],
+// [20, 1000], [5, 2049] and [60, 4096]. Then each variant's time at T = 60, the models' shape
+// (batch-first X, the head; no Y), B 256..4096, and the n tiles chosen by batch: printed for the
+// kernel's PERF NOTE (cudaEvent over 10 launches after 2 warm-up ones).
+TEST(CudaLstmWave, ForcedNTilesMatchOneTileAndTheirTimes) {
+  SKIP_WITHOUT_GPU();
+  if (!cuda::lstm_wave_supported(128, 32)) GTEST_SKIP() << "the wavefront needs a device with clusters (sm_90)";
+  constexpr int H = 128, I = 32, G = 4;
+  const float sc = 1.0f / std::sqrt(float(H));
+  const std::vector<float> w1 = random_vec(size_t(G * H * I), 501, sc), r1 = random_vec(size_t(G * H * H), 502, sc),
+                           w2 = random_vec(size_t(G * H * H), 503, sc), r2 = random_vec(size_t(G * H * H), 504, sc),
+                           b1 = random_vec(size_t(2 * G * H), 505, sc), b2 = random_vec(size_t(2 * G * H), 506, sc),
+                           hw = random_vec(size_t(H), 507, 4.0f * sc), hb{0.1f};
+  const std::vector<uint32_t> frags = cuda::lstm_wave_pack(w1.data(), r1.data(), w2.data(), r2.data(), H, I, false);
+  const std::vector<float> bias = cuda::lstm_wave_bias(b1, b2, H);
+  DevVec<uint32_t> dfrags(frags.size(), frags.data());
+  DevVec<float> dbias(bias.size(), bias.data()), dhw(hw.size(), hw.data()), dhb(hb.size(), hb.data());
+  ASSERT_TRUE(dfrags.p && dbias.p && dhw.p && dhb.p);
+  cudaStream_t s = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  struct Variant {
+    const char* name;
+    bool three;
+    int nn;
+  };
+  const Variant variants[] = {{"wave", false, 1}, {"wave", false, 2}, {"wave", false, 4}, {"wave3", true, 1}, {"wave3", true, 2}};
+  auto params = [&](int t, int b, const Variant& v) {
+    cuda::LstmWaveParams p;
+    p.frags = dfrags.p;
+    p.bias = dbias.p;
+    p.t_len = t;
+    p.batch = b;
+    p.hidden = H;
+    p.input = I;
+    p.three_ctas = v.three;
+    p.n_tiles = v.nn;
+    return p;
+  };
+  for (const auto& [t, b] : std::vector<std::pair<int, int>>{{30, 9}, {30, 17}, {20, 300}, {20, 1000}, {5, 2049}, {60, 4096}}) {
+    const std::vector<float> x = random_vec(size_t(t) * b * I, uint32_t(600 + b), 1.5f);
+    DevVec<float> dx(x.size(), x.data());
+    ASSERT_TRUE(dx.p);
+    std::vector<float> ref[4];  // NN = 1 of the tactic: Y, Y_h, Y_c, the head
+    for (const Variant& v : variants) {
+      SCOPED_TRACE(std::string(v.name) + " NN " + std::to_string(v.nn) + " at [T, B] = [" + std::to_string(t) + ", " +
+                   std::to_string(b) + "]");
+      DevVec<float> y(size_t(t) * b * H), yh(size_t(b) * H), yc(size_t(b) * H), out{size_t(b)};
+      ASSERT_TRUE(y.p && yh.p && yc.p && out.p);
+      cuda::LstmWaveParams p = params(t, b, v);
+      EXPECT_EQ(cuda::lstm_wave_n_tiles(p), v.nn);
+      p.x = dx.p;
+      p.y = y.p;
+      p.yh = yh.p;
+      p.yc = yc.p;
+      Status st = cuda::launch_lstm_wave(p, s);
+      ASSERT_TRUE(st) << st.to_string();
+      cuda::LstmWaveParams q = p;  // the head on the same X read batch-first ([B, T, I])
+      q.y = q.yh = q.yc = nullptr;
+      q.x_batch_first = true;
+      q.head_w = dhw.p;
+      q.head_b = dhb.p;
+      q.head_out = out.p;
+      q.head_n = 1;
+      q.head_sigmoid = true;
+      st = cuda::launch_lstm_wave(q, s);
+      ASSERT_TRUE(st) << st.to_string();
+      ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+      std::vector<float> got[4] = {y.get(), yh.get(), yc.get(), out.get()};
+      if (v.nn == 1) {
+        for (int i = 0; i < 4; ++i) ref[i] = std::move(got[i]);
+        continue;
+      }
+      const char* what[4] = {"Y", "Y_h", "Y_c", "head"};
+      for (int i = 0; i < 4; ++i) EXPECT_LE(max_rel_diff(got[i], ref[i]), 1e-2f) << what[i];
+    }
+  }
+  // Times at T = 60, the models' node: batch-first X, the head, no Y.
+  constexpr int kT = 60, kReps = 10;
+  cudaEvent_t e0 = nullptr, e1 = nullptr;
+  ASSERT_EQ(cudaEventCreate(&e0), cudaSuccess);
+  ASSERT_EQ(cudaEventCreate(&e1), cudaSuccess);
+  for (const int b : {256, 512, 1024, 2048, 4096}) {
+    const std::vector<float> x = random_vec(size_t(kT) * b * I, uint32_t(700 + b), 1.5f);
+    DevVec<float> dx(x.size(), x.data()), out{size_t(b)};
+    ASSERT_TRUE(dx.p && out.p);
+    std::string line = "lstmwide-times b" + std::to_string(b) + " T60 (us):";
+    for (const Variant& v : std::vector<Variant>{variants[0], variants[1], variants[2], variants[3], variants[4],
+                                                 {"wave-auto", false, 0}, {"wave3-auto", true, 0}}) {
+      cuda::LstmWaveParams p = params(kT, b, v);
+      const int nn = cuda::lstm_wave_n_tiles(p);
+      p.x = dx.p;
+      p.x_batch_first = true;
+      p.head_w = dhw.p;
+      p.head_b = dhb.p;
+      p.head_out = out.p;
+      p.head_n = 1;
+      p.head_sigmoid = true;
+      for (int i = 0; i < 2; ++i) ASSERT_TRUE(cuda::launch_lstm_wave(p, s));
+      ASSERT_EQ(cudaEventRecord(e0, s), cudaSuccess);
+      for (int i = 0; i < kReps; ++i) ASSERT_TRUE(cuda::launch_lstm_wave(p, s));
+      ASSERT_EQ(cudaEventRecord(e1, s), cudaSuccess);
+      ASSERT_EQ(cudaEventSynchronize(e1), cudaSuccess);
+      float ms = 0.0f;
+      ASSERT_EQ(cudaEventElapsedTime(&ms, e0, e1), cudaSuccess);
+      char buf[96];
+      std::snprintf(buf, sizeof(buf), " %s/NN%d %.1f", v.name, nn, 1000.0 * ms / kReps);
+      line += buf;
+    }
+    std::printf("%s\n", line.c_str());
+  }
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  cudaStreamDestroy(s);
 }
 
 // The builder times "wave" against the per-layer tactics and records its choice; FP32 plans fuse

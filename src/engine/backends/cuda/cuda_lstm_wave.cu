@@ -1,6 +1,6 @@
 // Tactic "wave" of LSTMStack: two stacked LSTM layers in one launch, as a wavefront over a
-// thread-block cluster of four CTAs per 8 batch rows (Hopper, sm_90). The GRU's wavefront
-// (cuda_rnn_wave.cu) with one more CTA:
+// thread-block cluster of four CTAs per 8·NN batch rows (Hopper, sm_90; NN n tiles per cluster,
+// below). The GRU's wavefront (cuda_rnn_wave.cu) with one more CTA:
 //
 //   CTA 0: layer 1's input   g1_t = W1·x_t + b1                    → g1_t into CTA 1's smem
 //   CTA 1: layer 1           h1_t = cell(g1_t + R1·h1_{t-1}, c1)   → h1_t into CTA 2's smem
@@ -19,8 +19,8 @@
 // mma per step as in the GRU.
 //
 // Hand-over as in the GRU (helpers rnn_cluster:: in cuda_rnn_mma_device.cuh): each producer
-// st.async's its step into the consumer's ring (gate slots: 16 floats per thread, depth 2; h1
-// slots: one packed fp16/bf16 word per thread and column pair, depth 4), each store completing
+// st.async's its step into the consumer's ring (gate slots: 16 floats per thread and n tile,
+// depth 2; h1 slots: one packed fp16/bf16 word per thread, column pair and n tile, depth 4), each store completing
 // bytes on the consumer's mbarrier; the consumer hands a slot back with one remote arrive after
 // the __syncthreads that ends its step. CTA 0 has no inbound ring and no barrier: its warps run
 // ahead until the ring is full.
@@ -39,6 +39,13 @@
 // GRU's B-fragment order (mma positions (2q, 2q+1) of a k tile hold units (q, q+8)), stored
 // k-tile-major (WaveSmem); the weights are packed in the same order on the host.
 //
+// n tiles (hidden 128, not split; LstmWaveParams::n_tiles, else choose_n_tiles by batch): a
+// cluster serves 8·NN batch rows, each warp multiplying its resident A fragments by NN B
+// fragments per k tile (NN independent accumulator chains per gate), every per-column piece (x,
+// the rings' slots and byte counts, h, Y / Y_h / Y_c, the head) over the NN tiles. Fewer clusters
+// for a batch: fewer waves of them where the batch does not fit the GPU at once (4-CTA clusters:
+// 29-30 at a time on the H200). The shared memory (72 KB at NN = 2) is dynamic.
+//
 // PERF NOTE (lstm3, H200, LSTM-2x128 FP16 F=32, LSTMStack node time by the builder's timing at
 // b1 T = 1/30/60/120, 2026-12-01): wave_split 8.1/27.0/46.3/86.0 µs = 0.655 µs per step + 7.3
 // fixed (T=30-120 fit); wave 9.7/37.1/65.2/122.9 = 0.953 + 8.5; wave3 10.2/36.6/63.3/118.2 =
@@ -49,10 +56,17 @@
 // partner's half of the last h2 st.async'd onto an mbarrier (one cluster barrier instead of two)
 // and the head's weights staged in shared memory: node 46.2 vs 46.3 µs at T=60, 8.3 vs 8.1 at
 // T=1 (no gain).
+// PERF NOTE (lstmwide, H200, 2026-12-01 08:27, bench/results/lstmwide-h200-20261201-0827-*):
+// with the gate slots laid out without bank conflicts (WaveSmem) LSTM-2x128 FP16 b1 T=60
+// (wave_split) host-to-host P50 46.8 µs, device-resident 44.2 (56.4 / 52.8 in the 08:25 call
+// before it); "wave" at NN = 1 takes 46.4 µs per wave of clusters (was 64.5), "wave3" 62 (66.5).
+// The last h2 for the head now goes into its own buffer (hl) during the last step, so h is not
+// carried in registers across steps and the split with a head meets at one cluster barrier.
 #include <cooperative_groups.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -76,47 +90,58 @@ inline int wave_kx(int input) { return input <= 32 ? 2 : 4; }
 // The kernel's device-only pieces exist only where the kernel does (sm_90).
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 using namespace rnn_cluster;  // smem_addr, peer_addr, mbar_*, st_async*
+#endif
 
-constexpr int kGateWords = 16;   // gate pre-activations per thread and step: 4 gates × 4 cells
+constexpr int kGateWords = 16;   // gate pre-activations per thread, n tile and step: 4 gates × 4 cells
 constexpr int kDG = 2, kDH = 4;  // ring depths: gate slots (CTA 0 → 1, 2 → 3), h1 slots (1 → 2)
 
-// Shared memory, at the same offsets in every CTA (a producer addresses its consumer's copy):
-// the inbound ring (gate slots in layer CTAs, h1 slots in layer 2's input CTAs), the CTA's own h
-// (layer CTAs; double-buffered), the inbound ring's "full" and the outbound ring's "empty"
-// barriers, and (split) the barriers of the partner's half of h. h is stored k-tile-major: k tile
-// j's 64 words hold, at ((column·4 + (q & 3))·2 + (q >> 2)), mma positions (2q, 2q+1) = units
-// (16j + q, 16j + q + 8) of that batch column, so a thread's B operand of one k tile is one 8-byte
-// load and a warp's words of h (one k tile) are one 256-byte block.
-template <int KT, int NW>
+// Shared memory (dynamic), at the same offsets in every CTA (a producer addresses its
+// consumer's copy): the inbound ring (gate slots in layer CTAs, h1 slots in layer 2's input
+// CTAs), the CTA's own h (layer CTAs; double-buffered), the inbound ring's "full" and the
+// outbound ring's "empty" barriers, and (split) the barriers of the partner's half of h. NN n
+// tiles of 8 batch columns per cluster. h is stored k-tile-major: block (k tile j, n tile n) of
+// 64 words at (j·NN + n)·64 holds, at ((column·4 + (q & 3))·2 + (q >> 2)), mma positions (2q,
+// 2q+1) = units (16j + q, 16j + q + 8) of that tile's batch column, so a thread's B operand of one
+// k and n tile is one 8-byte load and a warp's words of h (one k tile) are NN 256-byte blocks. A
+// gate slot is [n tile][gate][thread] float4s (a thread's 4 cells of one gate): a warp's float4
+// st.async and loads cover 512 contiguous bytes. PERF NOTE: with a thread's 16·NN words
+// contiguous instead ([thread][n tile][gate]) those accesses were 16-way (NN = 1) and 32-way
+// (NN ≥ 2) bank conflicts, and NN = 2 / 4 made the step 2.0–2.3× / 4.6× longer than NN = 1
+// (H200, T = 60, the kernel at one wave of clusters: wave3 b256 66.5 → 133.8 µs at NN = 2; wave
+// b256 NN 4 305 µs); with this layout "wave" takes 1.64× / 3.4× (step_cost).
+template <int KT, int NW, int NN>
 struct WaveSmem {
-  static constexpr int kSlotH = KT * 64;                 // a whole h, all 8 columns
-  static constexpr int kSlotG = NW * 32 * kGateWords;    // one step's gates of this CTA's units
+  static constexpr int kSlotH = KT * 64 * NN;                 // a whole h, all 8·NN columns
+  static constexpr int kSlotG = NW * 32 * kGateWords * NN;    // one step's gates of this CTA's units
   static constexpr int kRing = kDG * kSlotG > kDH * kSlotH ? kDG * kSlotG : kDH * kSlotH;
-  uint32_t ring[kRing];  // after the loop, layer 2's (first) CTA's holds the last h of its 8 rows for the head
+  uint32_t ring[kRing];
   uint32_t hb[2][kSlotH];
+  float hl[kLstmWaveRows * NN * KT * 16];  // layer 2's (first) CTA: the last h of its rows, fp32, for the head
   uint64_t full[4], empty[4], xch[2];
-  static_assert(kRing >= kLstmWaveRows * KT * 16, "the head's h must fit the ring");
 };
-#endif
 
 // kRoles CTA roles per cluster: 4 (tactics "wave", "wave_split") or 3 (tactic "wave3": CTA 0 is
 // layer 1 with its own input projection, W1's A fragments in its otherwise unused inbound ring;
 // CTAs 1 and 2 the 4-role layout's 2 and 3). `lrole` below is a CTA's role in the 4-role layout.
 // NS CTAs per role (tactic "wave_split": 2, each owning half of the hidden units with KT/2 warps;
 // the layer CTAs swap their halves of h every step, both layer-1 CTAs feed both layer-2 input
-// CTAs; else 1). Cluster rank = role·NS + part.
-template <int KT, int KX, typename T16, int kRoles, int NS>
+// CTAs; else 1). Cluster rank = role·NS + part. NN n tiles (8·NN batch rows) per cluster: each
+// warp multiplies its A fragments by NN B fragments per k tile (NN = 1: two accumulator chains
+// per gate, even and odd k tiles; NN > 1: the n tiles are the independent chains).
+template <int KT, int KX, typename T16, int kRoles, int NS, int NN>
 __global__ void __launch_bounds__(KT / NS * 32, 1) lstm_wave_kernel(LstmWaveParams p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   constexpr int kW = KT / NS, H = KT * 16;  // warps per CTA, hidden units
-  using S = WaveSmem<KT, kW>;
-  constexpr uint32_t kBytesG = kW * 32 * kGateWords * 4;  // per gate slot
-  constexpr uint32_t kBytesH = KT * 32 * 8;               // per h1 slot (both halves when split)
-  constexpr uint32_t kBytesX = kW * 32 * 8;               // the partner's half of h
+  constexpr int kRows = kLstmWaveRows * NN;  // batch rows per cluster
+  using S = WaveSmem<KT, kW, NN>;
+  constexpr uint32_t kBytesG = kW * 32 * kGateWords * 4 * NN;  // per gate slot
+  constexpr uint32_t kBytesH = KT * 32 * 8 * NN;               // per h1 slot (both halves when split)
+  constexpr uint32_t kBytesX = kW * 32 * 8 * NN;               // the partner's half of h
   static_assert(kRoles == 4 || (kRoles == 3 && NS == 1 && sizeof(S::ring) >= size_t(kW) * kGates * KX * 32 * 16),
                 "wave3: W1's fragments must fit layer 1's ring");
-  static_assert(NS == 1 || (NS == 2 && kRoles == 4), "the split runs the 4-role layout");
-  __shared__ __align__(16) S sm;
+  static_assert(NS == 1 || (NS == 2 && kRoles == 4 && NN == 1), "the split runs the 4-role layout, 8 rows per cluster");
+  extern __shared__ __align__(16) unsigned char lstm_wave_smem[];
+  S& sm = *reinterpret_cast<S*>(lstm_wave_smem);
   cg::cluster_group cluster = cg::this_cluster();
   const int rank = int(cluster.block_rank());
   const int role = rank / NS, part = rank % NS;
@@ -125,11 +150,12 @@ __global__ void __launch_bounds__(KT / NS * 32, 1) lstm_wave_kernel(LstmWavePara
   const int warp = int(threadIdx.x) >> 5, lane = int(threadIdx.x) & 31, grp = lane >> 2, tig = lane & 3;
   const int gw = part * kW + warp;  // this warp's 16 hidden units (the k tile its words of h fill)
   const int B = p.batch, T = p.t_len;
-  const int b0 = int(blockIdx.x / (kRoles * NS)) * kLstmWaveRows;
+  const int b0 = int(blockIdx.x / (kRoles * NS)) * kRows;
   const int u0 = gw * 16 + grp, u1 = u0 + 8;
-  const int bc0 = b0 + 2 * tig, bc1 = bc0 + 1;  // batch rows of this thread's accumulator columns
-  // One batch row in this cluster (batch 1): only the cells of column 0 (cells 0 and 2 of every
-  // thread) are computed; the others would be thrown away. Uniform across the cluster.
+  // Batch rows of this thread's accumulator columns in n tile n: bc0 + 8n and bc0 + 8n + 1.
+  const int bc0 = b0 + 2 * tig;
+  // One batch row in this cluster (batch 1): only the cells of column 0 (cells 0 and 2 of n tile
+  // 0 of every thread) are computed; the others would be thrown away. Uniform across the cluster.
   const bool one_col = B - b0 == 1;
 
   for (int i = int(threadIdx.x); i < 2 * S::kSlotH; i += int(blockDim.x)) (&sm.hb[0][0])[i] = 0u;
@@ -169,7 +195,7 @@ __global__ void __launch_bounds__(KT / NS * 32, 1) lstm_wave_kernel(LstmWavePara
   // Each role below loads its weights into registers, then joins this cluster barrier (barriers
   // initialised, h zeroed, W1 staged, every CTA running before any remote access), so that the
   // loads are in flight while the CTAs of the cluster meet. Launched as a programmatic dependent
-  // (launch_typed, programmatic_launch_ok; cuda_launch.h): up to the wait only constants (the
+  // (WaveKernel::launch, programmatic_launch_ok; cuda_launch.h): up to the wait only constants (the
   // weights, the biases) were read and only this CTA's shared memory written; x, which the kernel
   // before (the zero-copy copy-in) writes, and every global write come after it. A no-op when the
   // launch was not programmatic.
@@ -211,38 +237,62 @@ __global__ void __launch_bounds__(KT / NS * 32, 1) lstm_wave_kernel(LstmWavePara
   auto wait_out = [&](int t, int depth) {
     if (t >= depth) mbar_wait_cta(smem_addr(&sm.empty[t % depth]), uint32_t((t / depth - 1) & 1));
   };
+  using Acc = float[kGates][NN][4];
+  // A gate slot is [n tile][gate][thread] float4s (4 cells): this thread's float4 of block (n,
+  // g) at gate_off + (n·kGates + g)·kGateBlock words, so that a warp's float4 st.async and loads
+  // cover 512 contiguous bytes.
+  constexpr int kGateBlock = kW * 32 * 4;
+  const int gate_off = (warp * 32 + lane) * 4;
   // Gate pre-activations of step t into the next CTA's gate ring (lroles 0 and 2).
-  auto send_gates = [&](int t, const float (&acc)[kGates][4]) {
+  auto send_gates = [&](int t, const Acc& acc) {
     wait_out(t, kDG);
     const int slot = t % kDG;
-    const uint32_t dst = ring_down[0] + uint32_t(slot * S::kSlotG + (warp * 32 + lane) * kGateWords) * 4;
+    const uint32_t dst = ring_down[0] + uint32_t(slot * S::kSlotG + gate_off) * 4;
     const uint32_t bar = full_down[0] + uint32_t(slot) * 8;
 #pragma unroll
-    for (int g = 0; g < kGates; ++g) st_async4(dst + 16 * g, acc[g][0], acc[g][1], acc[g][2], acc[g][3], bar);
+    for (int n = 0; n < NN; ++n)
+#pragma unroll
+      for (int g = 0; g < kGates; ++g)
+        st_async4(dst + uint32_t((n * kGates + g) * kGateBlock) * 4, acc[g][n][0], acc[g][n][1], acc[g][n][2], acc[g][n][3], bar);
   };
-  // acc_g += M_g · h for the four gate tiles, h read from a k-tile-major buffer; two
-  // accumulator chains per gate (even / odd k tiles).
-  auto h_side = [&](const uint32_t* hrow, const uint32_t (&a)[kGates][KT][4], float (&acc)[kGates][4]) {
-    uint32_t bf[2 * KT];
+  // acc_g += M_g · h for the four gate tiles of every n tile, h read from a k-tile-major buffer.
+  // NN = 1: two accumulator chains per gate (even / odd k tiles), the B fragments loaded up
+  // front; NN > 1: one chain per gate and n tile, B loaded per k tile (registers: no spills at
+  // sm_90a, ptxas -v).
+  auto h_side = [&](const uint32_t* hrow, const uint32_t (&a)[kGates][KT][4], Acc& acc) {
     const uint32_t* base = hrow + (grp * 4 + tig) * 2;
+    if constexpr (NN == 1) {
+      uint32_t bf[2 * KT];
 #pragma unroll
-    for (int k = 0; k < KT; ++k) {
-      const uint2 v = *reinterpret_cast<const uint2*>(base + k * 64);
-      bf[2 * k] = v.x;
-      bf[2 * k + 1] = v.y;
+      for (int k = 0; k < KT; ++k) {
+        const uint2 v = *reinterpret_cast<const uint2*>(base + k * 64);
+        bf[2 * k] = v.x;
+        bf[2 * k + 1] = v.y;
+      }
+      float e[kGates][4] = {};
+#pragma unroll
+      for (int k = 0; k < KT; k += 2) {
+#pragma unroll
+        for (int g = 0; g < kGates; ++g) mma16816<T16>(acc[g][0], a[g][k], bf[2 * k], bf[2 * k + 1]);
+#pragma unroll
+        for (int g = 0; g < kGates; ++g) mma16816<T16>(e[g], a[g][k + 1], bf[2 * k + 2], bf[2 * k + 3]);
+      }
+#pragma unroll
+      for (int g = 0; g < kGates; ++g)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) acc[g][0][i] += e[g][i];
+    } else {
+#pragma unroll
+      for (int k = 0; k < KT; ++k) {
+        uint2 v[NN];
+#pragma unroll
+        for (int n = 0; n < NN; ++n) v[n] = *reinterpret_cast<const uint2*>(base + (k * NN + n) * 64);
+#pragma unroll
+        for (int g = 0; g < kGates; ++g)
+#pragma unroll
+          for (int n = 0; n < NN; ++n) mma16816<T16>(acc[g][n], a[g][k], v[n].x, v[n].y);
+      }
     }
-    float e[kGates][4] = {};
-#pragma unroll
-    for (int k = 0; k < KT; k += 2) {
-#pragma unroll
-      for (int g = 0; g < kGates; ++g) mma16816<T16>(acc[g], a[g][k], bf[2 * k], bf[2 * k + 1]);
-#pragma unroll
-      for (int g = 0; g < kGates; ++g) mma16816<T16>(e[g], a[g][k + 1], bf[2 * k + 2], bf[2 * k + 3]);
-    }
-#pragma unroll
-    for (int g = 0; g < kGates; ++g)
-#pragma unroll
-      for (int i = 0; i < 4; ++i) acc[g][i] += e[g][i];
   };
   // The layer's bias (Wb + Rb) for this thread's units, per gate: [g][0] unit u0, [g][1] u1.
   auto load_bias = [&](float (&bl)[kGates][2], int layer) {
@@ -253,41 +303,67 @@ __global__ void __launch_bounds__(KT / NS * 32, 1) lstm_wave_kernel(LstmWavePara
       bl[g][1] = b[g * H + u1];
     }
   };
-  auto start_acc = [&](float (&acc)[kGates][4], const float (&bl)[kGates][2]) {
+  auto start_acc = [&](Acc& acc, const float (&bl)[kGates][2]) {
 #pragma unroll
-    for (int g = 0; g < kGates; ++g) {
-      acc[g][0] = acc[g][1] = bl[g][0];
-      acc[g][2] = acc[g][3] = bl[g][1];
-    }
+    for (int g = 0; g < kGates; ++g)
+#pragma unroll
+      for (int n = 0; n < NN; ++n) {
+        acc[g][n][0] = acc[g][n][1] = bl[g][0];
+        acc[g][n][2] = acc[g][n][3] = bl[g][1];
+      }
   };
 
-  // Layer 1's input (lrole 0, or wave3's CTA 0): x_t for this thread's B column, k = 16·kx +
-  // 2·tig + {0, 1, 8, 9}: a pointer that steps by one time step ([T][B][I] or, batch-first,
-  // [B][T][I]) and a mask of the elements that exist.
-  const int bx = b0 + grp, I = p.input;  // batch row of this thread's B column
+  // Layer 1's input (lrole 0, or wave3's CTA 0): x_t for this thread's B column of each n tile,
+  // k = 16·kx + 2·tig + {0, 1, 8, 9}: a pointer that steps by one time step ([T][B][I] or,
+  // batch-first, [B][T][I]), the n tiles 8 rows apart, and a mask of the elements that exist.
+  const int bx = b0 + grp, I = p.input;  // batch row of this thread's B column in n tile 0
   const float* xq = p.x + (p.x_batch_first ? size_t(bx) * T : size_t(bx)) * I + 2 * tig;
   const size_t x_step = p.x_batch_first ? size_t(I) : size_t(B) * I;
-  uint32_t x_ok = 0;
+  const size_t x_tile = size_t(kLstmWaveRows) * (p.x_batch_first ? size_t(T) * I : size_t(I));
+  uint32_t x_ok[NN];
 #pragma unroll
-  for (int kx = 0; kx < KX; ++kx)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      const int k = 16 * kx + 2 * tig + (e & 1) + (e & 2 ? 8 : 0);
-      if (bx < B && k < I) x_ok |= 1u << (kx * 4 + e);
-    }
-  float xr[KX][4];
-  size_t xo = 0;  // element offset of the next x_t to load: stepped, no per-step 64-bit multiply
-  auto load_x = [&]() {
-    const float* xp = xq + xo;
-    xo += x_step;
+  for (int n = 0; n < NN; ++n) {
+    x_ok[n] = 0;
 #pragma unroll
     for (int kx = 0; kx < KX; ++kx)
 #pragma unroll
-      for (int e = 0; e < 4; ++e)
-        xr[kx][e] = (x_ok >> (kx * 4 + e)) & 1u ? __ldg(xp + 16 * kx + (e & 1) + (e & 2 ? 8 : 0)) : 0.0f;
+      for (int e = 0; e < 4; ++e) {
+        const int k = 16 * kx + 2 * tig + (e & 1) + (e & 2 ? 8 : 0);
+        if (bx + kLstmWaveRows * n < B && k < I) x_ok[n] |= 1u << (kx * 4 + e);
+      }
+  }
+  float xr[NN][KX][4];
+  size_t xo = 0;  // element offset of the next x_t to load: stepped, no per-step 64-bit multiply
+  auto load_x = [&]() {
+#pragma unroll
+    for (int n = 0; n < NN; ++n) {
+      const float* xp = xq + xo + n * x_tile;
+#pragma unroll
+      for (int kx = 0; kx < KX; ++kx)
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+          xr[n][kx][e] = (x_ok[n] >> (kx * 4 + e)) & 1u ? __ldg(xp + 16 * kx + (e & 1) + (e & 2 ? 8 : 0)) : 0.0f;
+    }
+    xo += x_step;
   };
-
-  float hs[4] = {0, 0, 0, 0}, cs[4] = {0, 0, 0, 0};  // layer CTAs: fp32 h and c of this thread's 4 cells
+  // Layer CTAs: fp32 c of this thread's 4 cells per n tile (h: per step, below).
+  float cs[NN][4] = {};
+  // Y_h, Y_c: this thread's cells of every n tile.
+  auto store_state = [&](float* out, const float (&v)[NN][4]) {
+    if (!out) return;
+#pragma unroll
+    for (int n = 0; n < NN; ++n) {
+      const int b = bc0 + kLstmWaveRows * n;
+      if (b < B) {
+        out[size_t(b) * H + u0] = v[n][0];
+        out[size_t(b) * H + u1] = v[n][2];
+      }
+      if (b + 1 < B) {
+        out[size_t(b + 1) * H + u0] = v[n][1];
+        out[size_t(b + 1) * H + u1] = v[n][3];
+      }
+    }
+  };
   if (lrole == 0) {  // layer 1's input projection, straight from X
     uint32_t ax[kGates][KX][4];
     load_frags(ax, KX);
@@ -296,14 +372,16 @@ __global__ void __launch_bounds__(KT / NS * 32, 1) lstm_wave_kernel(LstmWavePara
     start();
     load_x();
     for (int t = 0; t < T; ++t) {
-      float acc[kGates][4];
+      Acc acc;
       start_acc(acc, bl);
 #pragma unroll
-      for (int kx = 0; kx < KX; ++kx) {
-        const uint32_t x0 = pack2<T16>(xr[kx][0], xr[kx][1]), x1 = pack2<T16>(xr[kx][2], xr[kx][3]);
+      for (int kx = 0; kx < KX; ++kx)
 #pragma unroll
-        for (int g = 0; g < kGates; ++g) mma16816<T16>(acc[g], ax[g][kx], x0, x1);
-      }
+        for (int n = 0; n < NN; ++n) {
+          const uint32_t x0 = pack2<T16>(xr[n][kx][0], xr[n][kx][1]), x1 = pack2<T16>(xr[n][kx][2], xr[n][kx][3]);
+#pragma unroll
+          for (int g = 0; g < kGates; ++g) mma16816<T16>(acc[g][n], ax[g][kx], x0, x1);
+        }
       if (t + 1 < T) load_x();  // in flight while this step's gates go out
       send_gates(t, acc);
     }
@@ -315,7 +393,7 @@ __global__ void __launch_bounds__(KT / NS * 32, 1) lstm_wave_kernel(LstmWavePara
     start();
     for (int t = 0; t < T; ++t) {
       wait_in(t, kDH);
-      float acc[kGates][4];
+      Acc acc;
       start_acc(acc, bl);
       h_side(&sm.ring[(t % kDH) * S::kSlotH], a, acc);
       send_gates(t, acc);
@@ -326,36 +404,51 @@ __global__ void __launch_bounds__(KT / NS * 32, 1) lstm_wave_kernel(LstmWavePara
     uint32_t a[kGates][KT][4];
     load_frags(a, KT);
     start();
-    // Where this thread's packed h words go: k tile gw, columns 2·tig and 2·tig+1, q = grp.
-    const int hw0 = gw * 64 + ((2 * tig) * 4 + (grp & 3)) * 2 + (grp >> 2), hw1 = hw0 + 8;
-    float xacc[kGates][4];  // wave3 CTA 0: b1 + W1·x of the next step, computed after h1 went out
-    float bl[kGates][2];
-    auto x_part = [&]() {
-      start_acc(xacc, bl);
+    // Where this thread's packed h words go (n tile 0; + 64 per n tile): k tile gw, columns
+    // 2·tig and 2·tig+1, q = grp.
+    const int hw0 = gw * NN * 64 + ((2 * tig) * 4 + (grp & 3)) * 2 + (grp >> 2), hw1 = hw0 + 8;
+    // wave3 CTA 0: acc += W1·x_t, W1's A fragments from shared memory.
+    auto w1_mma = [&](Acc& acc) {
 #pragma unroll
-      for (int kx = 0; kx < KX; ++kx) {
-        const uint32_t x0 = pack2<T16>(xr[kx][0], xr[kx][1]), x1 = pack2<T16>(xr[kx][2], xr[kx][3]);
+      for (int kx = 0; kx < KX; ++kx)
 #pragma unroll
-        for (int g = 0; g < kGates; ++g) {
-          const uint4 v = w1s[((warp * kGates + g) * KX + kx) * 32 + lane];
-          const uint32_t af[4] = {v.x, v.y, v.z, v.w};
-          mma16816<T16>(xacc[g], af, x0, x1);
+        for (int n = 0; n < NN; ++n) {
+          const uint32_t x0 = pack2<T16>(xr[n][kx][0], xr[n][kx][1]), x1 = pack2<T16>(xr[n][kx][2], xr[n][kx][3]);
+#pragma unroll
+          for (int g = 0; g < kGates; ++g) {
+            const uint4 v = w1s[((warp * kGates + g) * KX + kx) * 32 + lane];
+            const uint32_t af[4] = {v.x, v.y, v.z, v.w};
+            mma16816<T16>(acc[g][n], af, x0, x1);
+          }
         }
-      }
     };
+    // wave3 CTA 0, NN = 1: b1 + W1·x of the next step, computed after h1 went out (off the
+    // hand-over's path); NN > 1 computes it at the start of the step instead (the registers of a
+    // second set of accumulators would spill).
+    [[maybe_unused]] Acc xacc;
+    float bl[kGates][2];
     if (own_x) {
       load_bias(bl, 0);
       load_x();
-      x_part();
-      if (T > 1) load_x();
+      if constexpr (NN == 1) {
+        start_acc(xacc, bl);
+        w1_mma(xacc);
+        if (T > 1) load_x();
+      }
     }
     for (int t = 0; t < T; ++t) {
-      float acc[kGates][4];
+      Acc acc;
       if (own_x) {
+        if constexpr (NN == 1) {
 #pragma unroll
-        for (int g = 0; g < kGates; ++g)
+          for (int g = 0; g < kGates; ++g)
 #pragma unroll
-          for (int i = 0; i < 4; ++i) acc[g][i] = xacc[g][i];
+            for (int i = 0; i < 4; ++i) acc[g][0][i] = xacc[g][0][i];
+        } else {
+          start_acc(acc, bl);
+          w1_mma(acc);
+          if (t + 1 < T) load_x();  // in flight during this step
+        }
       } else {
         // The gate slot and, split, the partner's half of h_{t-1} (xch[(t-1) & 1], re-armed for
         // h_{t+1}): both polls in flight at once.
@@ -366,59 +459,92 @@ __global__ void __launch_bounds__(KT / NS * 32, 1) lstm_wave_kernel(LstmWavePara
         } else {
           wait_in(t, kDG);
         }
-        const float4* src = reinterpret_cast<const float4*>(&sm.ring[(t % kDG) * S::kSlotG + (warp * 32 + lane) * kGateWords]);
+        const float4* src = reinterpret_cast<const float4*>(&sm.ring[(t % kDG) * S::kSlotG + gate_off]);
 #pragma unroll
-        for (int g = 0; g < kGates; ++g) {
-          const float4 v = src[g];
-          acc[g][0] = v.x;
-          acc[g][1] = v.y;
-          acc[g][2] = v.z;
-          acc[g][3] = v.w;
-        }
+        for (int n = 0; n < NN; ++n)
+#pragma unroll
+          for (int g = 0; g < kGates; ++g) {
+            const float4 v = src[(n * kGates + g) * (kGateBlock / 4)];
+            acc[g][n][0] = v.x;
+            acc[g][n][1] = v.y;
+            acc[g][n][2] = v.z;
+            acc[g][n][3] = v.w;
+          }
       }
       h_side(sm.hb[(t + 1) & 1], a, acc);
-      auto cell = [&](int i) {  // ONNX gate order i, o, f, c
-        const float ig = sig_fast(acc[0][i]), og = sig_fast(acc[1][i]), fg = sig_fast(acc[2][i]), cg_ = tanh_fast(acc[3][i]);
-        cs[i] = fmaf(fg, cs[i], ig * cg_);
-        hs[i] = og * tanh_fast(cs[i]);
+      // h_t in fp32, not carried across steps (registers: only the last one leaves the loop,
+      // through Y_h and the head's copy below).
+      float hs[NN][4] = {};
+      auto cell = [&](int n, int i) {  // ONNX gate order i, o, f, c
+        const float ig = sig_fast(acc[0][n][i]), og = sig_fast(acc[1][n][i]), fg = sig_fast(acc[2][n][i]),
+                    cg_ = tanh_fast(acc[3][n][i]);
+        cs[n][i] = fmaf(fg, cs[n][i], ig * cg_);
+        hs[n][i] = og * tanh_fast(cs[n][i]);
       };
       if (one_col) {
-        cell(0), cell(2);
+        cell(0, 0), cell(0, 2);
       } else {
 #pragma unroll
-        for (int i = 0; i < 4; ++i) cell(i);
-      }
-      const uint32_t w0 = pack2<T16>(hs[0], hs[2]), w1 = pack2<T16>(hs[1], hs[3]);
-      sm.hb[t & 1][hw0] = w0;
-      sm.hb[t & 1][hw1] = w1;
-      if (NS > 1 && t < T - 1) {  // this CTA's words of h_t into the partner's h buffer
-        const uint32_t dst = hb_mate + uint32_t((t & 1) * S::kSlotH) * 4, bar = xch_mate + uint32_t(t & 1) * 8;
-        st_async(dst + uint32_t(hw0) * 4, w0, bar);
-        st_async(dst + uint32_t(hw1) * 4, w1, bar);
-      }
-      if (lrole == 1) {  // h1_t into the ring of layer 2's input CTA(s)
-        wait_out(t, kDH);
-        const int slot = t % kDH;
+        for (int n = 0; n < NN; ++n)
 #pragma unroll
-        for (int q = 0; q < NS; ++q) {
-          const uint32_t dst = ring_down[q] + uint32_t(slot * S::kSlotH) * 4, bar = full_down[q] + uint32_t(slot) * 8;
-          st_async(dst + uint32_t(hw0) * 4, w0, bar);
-          st_async(dst + uint32_t(hw1) * 4, w1, bar);
+          for (int i = 0; i < 4; ++i) cell(n, i);
+      }
+#pragma unroll
+      for (int n = 0; n < NN; ++n) {
+        const uint32_t w0 = pack2<T16>(hs[n][0], hs[n][2]), w1 = pack2<T16>(hs[n][1], hs[n][3]);
+        const int o0 = hw0 + n * 64, o1 = hw1 + n * 64;
+        sm.hb[t & 1][o0] = w0;
+        sm.hb[t & 1][o1] = w1;
+        if (NS > 1 && t < T - 1) {  // this CTA's words of h_t into the partner's h buffer
+          const uint32_t dst = hb_mate + uint32_t((t & 1) * S::kSlotH) * 4, bar = xch_mate + uint32_t(t & 1) * 8;
+          st_async(dst + uint32_t(o0) * 4, w0, bar);
+          st_async(dst + uint32_t(o1) * 4, w1, bar);
         }
-      } else if (p.y) {
-        float* y = p.y + size_t(t) * B * H;
-        if (bc0 < B) {
-          y[size_t(bc0) * H + u0] = hs[0];
-          y[size_t(bc0) * H + u1] = hs[2];
-        }
-        if (bc1 < B) {
-          y[size_t(bc1) * H + u0] = hs[1];
-          y[size_t(bc1) * H + u1] = hs[3];
+        if (lrole == 1) {  // h1_t into the ring of layer 2's input CTA(s)
+          if (n == 0) wait_out(t, kDH);
+          const int slot = t % kDH;
+#pragma unroll
+          for (int q = 0; q < NS; ++q) {
+            const uint32_t dst = ring_down[q] + uint32_t(slot * S::kSlotH) * 4, bar = full_down[q] + uint32_t(slot) * 8;
+            st_async(dst + uint32_t(o0) * 4, w0, bar);
+            st_async(dst + uint32_t(o1) * 4, w1, bar);
+          }
         }
       }
-      if (own_x && t + 1 < T) {  // the next step's input side, off the hand-over's path
-        x_part();
-        if (t + 2 < T) load_x();
+      if (lrole == 3 && p.y) {
+        float* y = p.y + size_t(t) * B * H;
+#pragma unroll
+        for (int n = 0; n < NN; ++n) {
+          const int b = bc0 + kLstmWaveRows * n;
+          if (b < B) {
+            y[size_t(b) * H + u0] = hs[n][0];
+            y[size_t(b) * H + u1] = hs[n][2];
+          }
+          if (b + 1 < B) {
+            y[size_t(b + 1) * H + u0] = hs[n][1];
+            y[size_t(b + 1) * H + u1] = hs[n][3];
+          }
+        }
+      }
+      if (lrole == 3 && t == T - 1) {  // the last h: Y_h, and the head's copy in layer 2's first CTA
+        store_state(p.yh, hs);
+        if (p.head_w) {
+          float* const hl = NS > 1 ? cluster.map_shared_rank(&sm.hl[0], role * NS) : &sm.hl[0];
+#pragma unroll
+          for (int n = 0; n < NN; ++n)
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+              const int u = i & 2 ? u1 : u0, b = bc0 + kLstmWaveRows * n + (i & 1);
+              if (b < B) hl[(b - b0) * H + u] = hs[n][i];
+            }
+        }
+      }
+      if constexpr (NN == 1) {
+        if (own_x && t + 1 < T) {  // the next step's input side, off the hand-over's path
+          start_acc(xacc, bl);
+          w1_mma(xacc);
+          if (t + 2 < T) load_x();
+        }
       }
       __syncthreads();  // h_t complete; every warp has read the gate slot
       if (!own_x) release_in(t, kDG, kBytesG);
@@ -427,39 +553,18 @@ __global__ void __launch_bounds__(KT / NS * 32, 1) lstm_wave_kernel(LstmWavePara
   // The time loop is done: a programmatic dependent launched after this kernel (the zero-copy
   // copy-out) may be scheduled now, under this tail; it waits for the whole grid before reading.
   asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
-  if (lrole == 3) {
-    auto store_state = [&](float* out, const float (&v)[4]) {
-      if (!out) return;
-      if (bc0 < B) {
-        out[size_t(bc0) * H + u0] = v[0];
-        out[size_t(bc0) * H + u1] = v[2];
-      }
-      if (bc1 < B) {
-        out[size_t(bc1) * H + u0] = v[1];
-        out[size_t(bc1) * H + u1] = v[3];
-      }
-    };
-    store_state(p.yh, hs);
-    store_state(p.yc, cs);
+  if (lrole == 3) store_state(p.yc, cs);
+  // The head reads the last h2 from layer 2's first CTA's hl (written in the last step; a split
+  // stack's second CTA writes its half there remotely, complete after the cluster barrier, which
+  // also tells every CTA that every signal is in).
+  if (NS > 1) {
+    cluster.sync();
+  } else if (lrole == 3 && p.head_w) {
+    __syncthreads();
   }
-  // The head, from layer 2's fp32 h of the last step: that h goes into the gate ring of layer 2's
-  // (first) CTA, free once its loop is done (every slot consumed before its last barrier), which
-  // a split stack knows only after a cluster barrier; that barrier also lets every CTA leave.
-  if (NS > 1 && p.head_w) cluster.sync();
-  if (lrole == 3 && p.head_w) {
-    float* const hlast = NS > 1 ? cluster.map_shared_rank(reinterpret_cast<float*>(&sm.ring[0]), role * NS)
-                                : reinterpret_cast<float*>(&sm.ring[0]);
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const int u = i & 2 ? u1 : u0, b = i & 1 ? bc1 : bc0;
-      if (b < B) hlast[(b - b0) * H + u] = hs[i];
-    }
-    if (NS == 1) __syncthreads();
-  }
-  if (NS > 1) cluster.sync();  // the head's h complete; (without a head) every signal is in
   if (lrole == 3 && part == 0 && p.head_w) {
-    const float* const hlast = reinterpret_cast<const float*>(&sm.ring[0]);
-    const int cols = min(kLstmWaveRows, B - b0), outs = cols * p.head_n;
+    const float* const hlast = &sm.hl[0];
+    const int cols = min(kRows, B - b0), outs = cols * p.head_n;
     for (int o = warp; o < outs; o += kW) {
       const int c = o / p.head_n, j = o % p.head_n;
       float acc = 0.0f;
@@ -478,24 +583,126 @@ __global__ void __launch_bounds__(KT / NS * 32, 1) lstm_wave_kernel(LstmWavePara
 #endif
 }
 
-template <int KT, int KX, typename T16, int kRoles, int NS>
-Status launch_typed(const LstmWaveParams& p, cudaStream_t stream) {
-  const unsigned clusters = unsigned((p.batch + kLstmWaveRows - 1) / kLstmWaveRows);
-  TS_CUDA(rnn_device::launch_clustered(lstm_wave_kernel<KT, KX, T16, kRoles, NS>, kRoles * NS * clusters, KT / NS * 32,
-                                       kRoles * NS, stream, p, programmatic_launch_ok(stream)));
-  return Status::ok();
+// rnn_device::launch_clustered with the kernel's dynamic shared memory (WaveSmem: 36 KB at NN =
+// 1, hidden 128; 72 / 144 KB at NN = 2 / 4, above the 48 KB a kernel gets without opting in).
+template <int KT, int KX, typename T16, int kRoles, int NS, int NN>
+struct WaveKernel {
+  static constexpr size_t kSmemBytes = sizeof(WaveSmem<KT, KT / NS, NN>);
+  static constexpr unsigned kCluster = kRoles * NS, kThreads = KT / NS * 32;
+  static cudaError_t opt_in() {
+    if constexpr (kSmemBytes <= 48 * 1024) return cudaSuccess;
+    return cudaFuncSetAttribute(lstm_wave_kernel<KT, KX, T16, kRoles, NS, NN>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                int(kSmemBytes));
+  }
+  static cudaLaunchConfig_t config(unsigned clusters, cudaStream_t stream, cudaLaunchAttribute (&attr)[2], bool programmatic) {
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(kCluster * clusters);
+    cfg.blockDim = dim3(kThreads);
+    cfg.dynamicSmemBytes = kSmemBytes;
+    cfg.stream = stream;
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = kCluster;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    attr[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[1].val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = programmatic ? 2 : 1;
+    return cfg;
+  }
+  // Clusters resident at once on this device (one wave); 0 where the query fails.
+  static int clusters_fit() {
+    static const int fit = [] {
+      if (opt_in() != cudaSuccess) return 0;
+      cudaLaunchAttribute attr[2];
+      const cudaLaunchConfig_t cfg = config(1, nullptr, attr, false);
+      int n = 0;
+      return cudaOccupancyMaxActiveClusters(&n, lstm_wave_kernel<KT, KX, T16, kRoles, NS, NN>, &cfg) == cudaSuccess ? n : 0;
+    }();
+    return fit;
+  }
+  static Status launch(const LstmWaveParams& p, cudaStream_t stream) {
+    TS_CUDA(opt_in());
+    const unsigned clusters = unsigned((p.batch + kLstmWaveRows * NN - 1) / (kLstmWaveRows * NN));
+    cudaLaunchAttribute attr[2];
+    const cudaLaunchConfig_t cfg = config(clusters, stream, attr, programmatic_launch_ok(stream));
+    TS_CUDA(cudaLaunchKernelEx(&cfg, lstm_wave_kernel<KT, KX, T16, kRoles, NS, NN>, p));
+    return Status::ok();
+  }
+};
+
+// The most n tiles a layout runs without spilling (ptxas -v, sm_90a, hidden 128): 4 for the
+// four-CTA wavefront at input ≤ 32 (246 registers), else 2 (at NN = 4 wave3 spills 408 bytes,
+// the four-CTA one at input 64 224). NN = 2: 206 (wave), 244 (wave3); NN = 1: 202, 240.
+template <int KX, int kRoles>
+constexpr int kMaxNTiles = kRoles == 4 && KX == 2 ? 4 : 2;
+
+// The time of one wave of clusters at NN = 1, 2, 4 n tiles relative to NN = 1, per layout
+// (4-CTA "wave", 3-CTA "wave3"; 0: not run). PERF NOTE (H200, LSTM-2x128 FP16, input 32, T = 60,
+// the kernel alone with batch-first X and the head, CudaLstmWave.ForcedNTilesMatchOneTileAndTheirTimes,
+// bench/results/lstmwide-h200-20261201-0827-tests.log): a wave takes 46.4 / 76 / 157 µs with
+// "wave" (b256..b4096, every batch within 1 µs of it: 1.64× and 3.4× for twice and four times
+// the rows) and 62 / 122 µs with "wave3" (1.97×: its layer-1 CTA's W1·x_t runs in the step at
+// NN > 1; never fewer waves by enough). NN = 4 never won (b4096 787 µs vs NN = 2 683).
+constexpr double step_cost(int roles, int nn_index) {
+  constexpr double wave[3] = {1.0, 1.64, 3.4}, wave3[3] = {1.0, 1.97, 0.0};
+  return roles == 4 ? wave[nn_index] : wave3[nn_index];
+}
+
+// n tiles per cluster at `batch` rows: the NN of the fewest waves · a wave's time (step_cost),
+// from the clusters that fit at once (cudaOccupancyMaxActiveClusters; 29-30 for "wave" on the
+// H200, by the measured waves). "wave" there: NN = 2 at 241-480 rows and above 720, else NN = 1
+// (measured: b256 77 vs 93 µs, b512 NN = 1 139 vs 152, b1024 228 vs 232, b2048 381 vs 418, b4096
+// 683 vs 837); "wave3": NN = 1 at every batch.
+template <int KX, typename T16, int kRoles>
+int choose_n_tiles(int batch) {
+  const int fits[3] = {WaveKernel<8, KX, T16, kRoles, 1, 1>::clusters_fit(), WaveKernel<8, KX, T16, kRoles, 1, 2>::clusters_fit(),
+                       kMaxNTiles<KX, kRoles> >= 4 ? WaveKernel<8, KX, T16, kRoles, 1, kMaxNTiles<KX, kRoles>>::clusters_fit() : 0};
+  int best = 1;
+  double best_cost = 0.0;
+  for (int i = 0; i < 3; ++i) {
+    if (fits[i] < 1 || step_cost(kRoles, i) <= 0.0) continue;
+    const int nn = 1 << i, rows = kLstmWaveRows * nn;
+    const int clusters = (batch + rows - 1) / rows, waves = (clusters + fits[i] - 1) / fits[i];
+    const double cost = waves * step_cost(kRoles, i);
+    if (best_cost == 0.0 || cost < best_cost - 1e-9) best = nn, best_cost = cost;
+  }
+  return best;
+}
+
+template <int KX, typename T16, int kRoles>
+Status launch_n_tiles(const LstmWaveParams& p, cudaStream_t s) {
+  const int nn = p.n_tiles > 0 ? std::min(p.n_tiles, kMaxNTiles<KX, kRoles>) : choose_n_tiles<KX, T16, kRoles>(p.batch);
+  if (nn == 4) return WaveKernel<8, KX, T16, kRoles, 1, kMaxNTiles<KX, kRoles>>::launch(p, s);
+  if (nn == 2) return WaveKernel<8, KX, T16, kRoles, 1, 2>::launch(p, s);
+  return WaveKernel<8, KX, T16, kRoles, 1, 1>::launch(p, s);
+}
+
+// The kernel of a shape, tactic and n-tile count: the split and hidden 64 at NN = 1; hidden
+// 128 at p.n_tiles, else chosen by batch (choose_n_tiles).
+template <typename T16>
+int n_tiles_h(const LstmWaveParams& p) {
+  const bool kx2 = wave_kx(p.input) == 2;
+  const bool three = (p.three_ctas || p.split) && lstm_wave3_shape_supported(p.hidden, p.input);
+  if ((p.split && p.hidden == 128 && p.batch <= kLstmWaveSplitMaxBatch) || p.hidden == 64) return 1;
+  if (p.n_tiles > 0) return std::min(p.n_tiles, three ? kMaxNTiles<2, 3> : kx2 ? kMaxNTiles<2, 4> : kMaxNTiles<4, 4>);
+  if (three) return choose_n_tiles<2, T16, 3>(p.batch);
+  return kx2 ? choose_n_tiles<2, T16, 4>(p.batch) : choose_n_tiles<4, T16, 4>(p.batch);
 }
 
 template <typename T16>
 Status launch_h(const LstmWaveParams& p, cudaStream_t s) {
   const bool kx2 = wave_kx(p.input) == 2;
   if (p.split && p.hidden == 128 && p.batch <= kLstmWaveSplitMaxBatch) {
-    return kx2 ? launch_typed<8, 2, T16, 4, 2>(p, s) : launch_typed<8, 4, T16, 4, 2>(p, s);
+    return kx2 ? WaveKernel<8, 2, T16, 4, 2, 1>::launch(p, s) : WaveKernel<8, 4, T16, 4, 2, 1>::launch(p, s);
   }
   const bool three = (p.three_ctas || p.split) && lstm_wave3_shape_supported(p.hidden, p.input);
-  if (three) return p.hidden == 64 ? launch_typed<4, 2, T16, 3, 1>(p, s) : launch_typed<8, 2, T16, 3, 1>(p, s);
-  if (p.hidden == 64) return kx2 ? launch_typed<4, 2, T16, 4, 1>(p, s) : launch_typed<4, 4, T16, 4, 1>(p, s);
-  return kx2 ? launch_typed<8, 2, T16, 4, 1>(p, s) : launch_typed<8, 4, T16, 4, 1>(p, s);
+  if (p.hidden == 64) {
+    if (three) return WaveKernel<4, 2, T16, 3, 1, 1>::launch(p, s);
+    return kx2 ? WaveKernel<4, 2, T16, 4, 1, 1>::launch(p, s) : WaveKernel<4, 4, T16, 4, 1, 1>::launch(p, s);
+  }
+  if (three) return launch_n_tiles<2, T16, 3>(p, s);
+  return kx2 ? launch_n_tiles<2, T16, 4>(p, s) : launch_n_tiles<4, T16, 4>(p, s);
 }
 
 }  // namespace
@@ -558,6 +765,11 @@ std::vector<float> lstm_wave_bias(const std::vector<float>& b1, const std::vecto
   return out;
 }
 
+int lstm_wave_n_tiles(const LstmWaveParams& p) {
+  if (!lstm_wave_supported(p.hidden, p.input)) return 0;
+  return p.bf16 ? n_tiles_h<__nv_bfloat16>(p) : n_tiles_h<__half>(p);
+}
+
 Status launch_lstm_wave(const LstmWaveParams& p, cudaStream_t stream) {
   if (!lstm_wave_supported(p.hidden, p.input)) {
     return Status(StatusCode::kUnsupported, "lstm wave: needs a device with clusters (sm_90) and hidden 64/128, input <= 64");
@@ -565,6 +777,9 @@ Status launch_lstm_wave(const LstmWaveParams& p, cudaStream_t stream) {
   if (p.head_w && (p.head_n < 1 || p.head_n > kRnnWaveMaxHead || !p.head_out)) {
     return Status(StatusCode::kInvalidArgument, "lstm wave: the head needs 1.." + std::to_string(kRnnWaveMaxHead) +
                                                     " outputs and an output buffer, got " + std::to_string(p.head_n));
+  }
+  if (p.n_tiles != 0 && p.n_tiles != 1 && p.n_tiles != 2 && p.n_tiles != 4) {
+    return Status(StatusCode::kInvalidArgument, "lstm wave: n_tiles must be 0 (by batch), 1, 2 or 4, got " + std::to_string(p.n_tiles));
   }
   if (p.t_len < 1 || p.batch < 1) return Status::ok();
   return p.bf16 ? launch_h<__nv_bfloat16>(p, stream) : launch_h<__half>(p, stream);

@@ -36,21 +36,28 @@ struct LstmWaveParams {
   // CTAs of an 8-CTA cluster; above that batch as "wave3" where lstm_wave3_shape_supported(),
   // else as "wave"; hidden 64 as "wave".
   bool split = false;
+  // n tiles of 8 batch rows per cluster (hidden 128, not split): 0 = chosen by batch (the fewest
+  // waves of clusters times the step's time; lstm_wave_n_tiles()), or 1, 2 or 4 (tests and
+  // measurements). Hidden 64 and the split always run 1.
+  int n_tiles = 0;
   int t_len = 0, batch = 0, hidden = 0, input = 0;
   bool bf16 = false;                // weights in bf16 (else fp16)
 };
 
-// Batch rows per cluster (the mma's n = 8 columns).
+// Batch rows per n tile (the mma's n = 8 columns); a cluster serves 8·NN rows (n_tiles).
 constexpr int kLstmWaveRows = 8;
 // Above this batch tactic "wave" runs its layers one by one ("layers:mma_x2"), as the GRU's
-// wavefront does (cuda_rnn_wave.h): the wavefront runs in waves of clusters (4 CTAs each; fewer
-// than 32 fit the H200 at once: 256 rows take two waves), so its time grows by ~70 µs per ~200
-// rows while the layer kernels fill the GPU. PERF NOTE: H200, LSTM-2x128 FP16, T=60, LSTMStack
-// node time wave vs layers:mma_x2: b1024 350 vs 427 µs, b1280 417 vs 441, b1536 487 vs 456,
-// b2048 627 vs 485 (bench/results/lstm-wave-tactic-times-h200-20261130-2254.txt). The executor's
-// batch buckets are powers of two, so in the models' plans this sends 1024-row buckets to the
-// wavefront and 2048-row ones to the layers.
-constexpr int kLstmWaveMaxBatch = 1280;
+// wavefront does (cuda_rnn_wave.h). PERF NOTE (H200, LSTM-2x128 FP16 input 32, T=60): at 8 rows
+// per cluster the wavefront ran in ~65 µs waves of fewer than 32 clusters and lost to the
+// layers above 1,280 rows (wave vs layers:mma_x2 node time b1536 487 vs 456 µs, b2048 627 vs
+// 485: lstm-wave-tactic-times-h200-20261130-2254.txt); with the bank-conflict-free gate slots
+// and two n tiles per cluster (lstmwide) "wave" takes b2048 381 µs, b4096 683 (kernel alone,
+// lstmwide-h200-20261201-0827-tests.log) against the layers' 485 and 813-954 (lstm2's chunked
+// b4096 node), and the engine benchmark's device-resident LSTM-2x128 model b2048 486 µs / b4096
+// 813 (with NN = 4 at both then; lstmwide-h200-20261201-0827-bench.json) against the layers'
+// 529 (lstmwide-h200-20261201-0825-before-bench.json) / 950 (engine-cuda-h200-20261201-0536-
+// final.json). 4096 is the largest batch measured (the models' profiles end there).
+constexpr int kLstmWaveMaxBatch = 4096;
 
 // Tactic "wave3": a cluster of three CTAs per 8 batch rows instead of four — layer 1's CTA
 // computes W1·x_t itself, W1's A fragments in its shared memory (the inbound gate ring it no
@@ -75,6 +82,9 @@ std::vector<uint32_t> lstm_wave_pack(const float* w1, const float* r1, const flo
                                      int input, bool bf16);
 // Each layer's B ([8H]: Wb then Rb, ONNX order) as one bias per gate (Wb + Rb): [2][4][H].
 std::vector<float> lstm_wave_bias(const std::vector<float>& b1, const std::vector<float>& b2, int hidden);
+
+// The n tiles per cluster a launch with `p` runs (0 where lstm_wave_supported() is false).
+int lstm_wave_n_tiles(const LstmWaveParams& p);
 
 Status launch_lstm_wave(const LstmWaveParams& p, cudaStream_t stream);
 
