@@ -7,6 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <string>
+
+#include <unistd.h>
 
 #include "kafka/kafka_mock.h"
 #include "kafka_test_util.h"
@@ -20,7 +23,9 @@ constexpr int kEvents = 20000;
 class KafkaRoundTrip : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new std::filesystem::path(scratch_dir("kafka_roundtrip"));
+    // One directory per process: ctest runs each case as its own process, two at a time, and a
+    // shared directory was wiped by the other case's set-up mid-run (exit 2, no stderr left).
+    dir_ = new std::filesystem::path(scratch_dir("kafka_roundtrip-" + std::to_string(::getpid())));
     // The first kEvents events of GOOG in the normalized csv (header line + kEvents lines).
     const Child rec = run_child({"record", "--format", "lobster", lobster_file("GOOG", "message", 10).string(), "--out",
                                  "goog.csv"},
