@@ -411,6 +411,54 @@ TEST_P(CudaPipeline, ForcedChunksMatchThePlainPathAndTheCpu) {
 INSTANTIATE_TEST_SUITE_P(Fixtures, CudaPipeline, ::testing::Values("gru_2x128", "lstm_2x128", "transformer_relu"),
                          [](const ::testing::TestParamInfo<const char*>& i) { return std::string(i.param); });
 
+// K that does not divide the bucket (cuda_executor.h, kPipelineChunkCounts): 6 chunks of 683 rows
+// and a last one of 681 (bucket 4096), of 342 and 338 (bucket 2048, batch 1025: chunks wholly past
+// the caller's rows copy one row), against the plain path, eager / capture / replay with the
+// caller's buffer alternating; nothing written past the caller's rows (run_rows checks).
+TEST(CudaPipelineUneven, SixChunksMatchThePlainPath) {
+  SKIP_WITHOUT_GPU();
+  const std::string name = "gru_2x128";
+  if (!fs::exists(model_fixtures() / name / "model.onnx")) {
+    GTEST_SKIP() << name << " is missing (run the engine_fixtures test or set TS_ENGINE_FIXTURES)";
+  }
+  auto m = build_pipe_model(name);
+  ASSERT_TRUE(m) << m.status().to_string();
+  std::unique_ptr<ExecutionContext> piped, plain;
+  {
+    ForcedChunks k6(6);
+    auto c = m.value().gpu->create_context();
+    ASSERT_TRUE(c) << c.status().to_string();
+    piped = std::move(c).value();
+  }
+  {
+    ForcedChunks off(1);
+    auto c = m.value().gpu->create_context();
+    ASSERT_TRUE(c) << c.status().to_string();
+    plain = std::move(c).value();
+  }
+  const size_t max_in = size_t(kPipeMaxBatch * kPipeSeq * kPipeFeatures) * 4;
+  auto pin_a = m.value().gpu->allocate_host(max_in), pin_b = m.value().gpu->allocate_host(max_in);
+  ASSERT_TRUE(pin_a && pin_b);
+  const size_t out_cap = size_t(kPipeMaxBatch * kPipeSeq * 4) + 64;
+  uint32_t seed = 700;
+  for (int64_t batch : {4096, 3000, 1025}) {
+    for (int call = 0; call < 3; ++call) {
+      SCOPED_TRACE("batch " + std::to_string(batch) + " call " + std::to_string(call + 1));
+      HostTensor x = random_tensor({batch, kPipeSeq, kPipeFeatures}, seed++, 2.0f);
+      void* pin = call % 2 ? pin_b.get() : pin_a.get();
+      std::memcpy(pin, x.bytes.data(), x.bytes.size());
+      TensorView xv{DType::kF32, x.dims, pin};
+      std::vector<int64_t> dims_piped, dims_plain;
+      const std::vector<float> got = run_rows(*piped, xv, out_cap, &dims_piped);
+      const std::vector<float> want = run_rows(*plain, xv, out_cap, &dims_plain);
+      EXPECT_EQ(dims_piped, dims_plain);
+      EXPECT_EQ(compare(got, want, kFp16.rel), "") << "6 chunks vs plain";
+    }
+  }
+  const std::string d = piped->describe();
+  EXPECT_NE(d.find("pipelined in 6 chunks (forced)"), std::string::npos) << d;
+}
+
 // x [batch, 120, 20] → Tanh → y, batch 1..4096 (FP32). Measured choice (no hook): a serving-sized
 // bucket (256 rows, 2.5 MB of input) is never pipelined; bucket 4096 (39 MB) is timed with it.
 TEST(CudaPipelineChoice, ServingBucketsNeverPipelineLargeOnesAreMeasured) {

@@ -84,6 +84,10 @@ std::atomic<int> g_forced_chunks{0};  // set_pipeline_chunks_for_testing
 struct ChunkCopy {
   size_t dst_off, src_off, bytes;
 };
+// Rows per chunk when a bucket of `bucket` rows runs in k chunks: ceil(bucket / k), the last
+// chunk the rest (fewer where k does not divide the bucket). Chunk k starts at row k · rows.
+int64_t chunk_rows(int64_t bucket, int k) { return (bucket + k - 1) / k; }
+
 ChunkCopy chunk_copy(int64_t batch, int64_t rows, int k, size_t rb) {
   const int64_t first = int64_t(k) * rows;
   const int64_t n = std::clamp<int64_t>(batch - first, 0, rows);
@@ -909,10 +913,10 @@ std::vector<int> CudaExecutor::pipeline_candidates(std::span<const TensorView> i
     // (device memory has no PCIe copy to hide).
     if (direct_[i] && inputs[i].bytes() && !page_locked_host(inputs[i].data)) return ks;
   }
-  for (int k = 2; k <= kMaxPipelineChunks; k *= 2) {
+  for (int k : kPipelineChunkCounts) {
     if (forced_chunks_ > 1 && k != forced_chunks_) continue;
-    if (run_bucket_ % k != 0) continue;
-    const int64_t rows = run_bucket_ / k;
+    const int64_t rows = chunk_rows(run_bucket_, k);
+    if (rows * (k - 1) >= run_bucket_) continue;  // the last chunk would be empty
     bool aligned = true;  // every chunk's input rows start 256-byte aligned, as a tensor's would
     for (const TensorView& t : padded_) aligned = aligned && row_bytes(t.dims, t.dtype, rows) % 256 == 0;
     if (aligned) ks.push_back(k);
@@ -931,7 +935,7 @@ Status CudaExecutor::ensure_pipe_streams() {
 Status CudaExecutor::enqueue_pipeline(std::span<const TensorView> inputs, int chunks) {
   const Graph& g = program_->graph;
   TS_RETURN_IF_ERROR(ensure_pipe_streams());
-  const int64_t rows = run_bucket_ / chunks;
+  const int64_t rows = chunk_rows(run_bucket_, chunks);
   const std::vector<std::vector<int64_t>> bucket_out = out_dims_;  // the bucket's, from its plain run
   std::vector<char*> base(inputs.size());
   std::vector<size_t> rb(inputs.size());
@@ -967,20 +971,21 @@ Status CudaExecutor::enqueue_pipeline(std::span<const TensorView> inputs, int ch
       s = cuda_error(e, "cudaStreamWaitEvent");
       break;
     }
+    const int64_t rk = std::min(rows, run_bucket_ - int64_t(k) * rows);  // this chunk's rows
     for (size_t i = 0; i < inputs.size(); ++i) {
       DevTensor& t = values_[size_t(g.inputs[i])];
-      t.dims[0] = rows;
+      t.dims[0] = rk;
       t.data = base[i] + size_t(k) * size_t(rows) * rb[i];
     }
     s = launch_nodes();
     for (size_t o = 0; o < g.outputs.size() && s; ++o) {
       const DevTensor& t = values_[size_t(g.outputs[o])];
-      if (t.dims.empty() || t.dims[0] != rows) {
+      if (t.dims.empty() || t.dims[0] != rk) {
         s = Status(StatusCode::kUnsupported, "output " + g.value(g.outputs[o]).name + " does not follow the chunk's batch");
         break;
       }
       const size_t orb = row_bytes(t.dims, t.dtype, 1);
-      s = copy_bytes(static_cast<char*>(out_stage_[o].p) + size_t(k) * size_t(rows) * orb, t.data, size_t(rows) * orb, false,
+      s = copy_bytes(static_cast<char*>(out_stage_[o].p) + size_t(k) * size_t(rows) * orb, t.data, size_t(rk) * orb, false,
                      stream_);
     }
   }
@@ -1050,7 +1055,7 @@ Status CudaExecutor::capture_pipeline(std::span<const TensorView> inputs, int ch
     if (cudaGraphGetNodes(graph, nodes.data(), &n) != cudaSuccess) nodes.clear();
   }
   cudaGetLastError();
-  const int64_t rows = run_bucket_ / chunks;
+  const int64_t rows = chunk_rows(run_bucket_, chunks);
   std::vector<cudaGraphNode_t> found(inputs.size() * size_t(chunks), nullptr);
   size_t want = 0, got = 0;
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -1094,7 +1099,7 @@ Status CudaExecutor::point_pipeline(PipeGraph& p, std::span<const TensorView> in
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (direct_[i] && inputs[i].bytes() && !page_locked_host(inputs[i].data)) return Status::ok();
   }
-  const int64_t rows = run_bucket_ / p.chunks;
+  const int64_t rows = chunk_rows(run_bucket_, p.chunks);
   p.batch = -1;  // until every node points at this call's rows
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!direct_[i] || !inputs[i].bytes()) continue;

@@ -39,16 +39,16 @@
 //
 // Pipelined copy and compute (PERF NOTE): a bucket whose inputs are kPipelineMinBytes or more
 // (batch 4096 × 60 × 32 fp32 is 31.5 MB, ≈ 600 µs of pinned PCIe copy on the H200, about half
-// of a GRU-2x128 run) can run as K chunks of bucket/K rows in ONE graph: chunk k+1's H2D copy,
+// of a GRU-2x128 run) can run as K chunks of ⌈bucket/K⌉ rows in ONE graph: chunk k+1's H2D copy,
 // on a second internal stream, fills its rows of the input tensor while chunk k's kernels run
 // on rows already there (the chunk's kernels read the input at a row offset: no extra copy),
 // then each chunk's output rows are copied into the pinned output staging. Total ≈ max(copy,
 // compute) + one chunk instead of copy + compute. The capture times the plain graph against
-// K = 2, 4, 8 (median launch + synchronize, like zero-copy) and keeps the fastest, cached
-// by device, IO signature and model (model_fingerprint). Chunks can cost more than one big
-// launch: they run the plan's tactics, and a recurrence pays its T sequential steps per launch
-// (H200 GRU-2x128 FP16 b4096: plain 1,130 µs, K=2 966, K=4 1,463; Transformer 949, K=8 666),
-// which is why K is measured. Used when every input and output follows the batch (buckets on)
+// K = 2, 4, 6, 8 (kPipelineChunkCounts; median launch + synchronize, like zero-copy) and keeps
+// the fastest, cached by device, IO signature and model (model_fingerprint). Chunks can cost
+// more than one big launch: they run the plan's tactics, and a recurrence pays its T sequential
+// steps per launch (H200 GRU-2x128 FP16 b4096: plain 1,130 µs, K=2 966, K=4 1,463; Transformer
+// 949, K=8 666), which is why K is measured. Used when every input and output follows the batch (buckets on)
 // and the caller's large inputs are page-locked (the graph's copy nodes read them; a call with
 // other memory runs the plain graph); the copy nodes are re-pointed
 // (cudaGraphExecMemcpyNodeSetParams1D) only when the caller's address or batch changes. Rows
@@ -110,6 +110,13 @@ class CudaExecutor final : public BackendExecutor, private CudaRunEnv {
   // Buckets whose inputs are at least this are timed with the pipelined path at capture
   // (serving's buckets, ≤ 256 rows × 120 steps × 20 features = 2.5 MB, never are).
   static constexpr size_t kPipelineMinBytes = size_t(4) << 20;
+  // The chunk counts K timed (ceil(bucket / K) rows per chunk, the last chunk the rest). PERF
+  // NOTE: H200, FP16, T=60, bucket 4096, host-to-host per K (plain / 2 / 4 / 6 / 8 / 12 / 16;
+  // bench/results/lead-h200-20261201-0843-chunks.log): GRU-2x128 1,128 / 949 / 923 / 988 / 933 /
+  // 1,294 / 1,004 µs, LSTM-2x128 1,257 / 1,053 / 1,090 / 1,039 / 1,308 / 1,145 / 1,474,
+  // Transformer 937 / 767 / 690 / 680 / 659 / 734 / 847. 12 (342 rows: one wave of the GRU's
+  // 44 three-CTA clusters) was meant for the wavefronts and won nowhere; 6 won the LSTM's.
+  static constexpr int kPipelineChunkCounts[] = {2, 4, 6, 8};
   static constexpr int kMaxPipelineChunks = 8;
 
  private:
