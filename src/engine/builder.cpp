@@ -162,9 +162,12 @@ Result<std::vector<uint8_t>> build_from_graph(Graph graph, const PassLog& log, c
     plan.pass_log.insert(plan.pass_log.end(), stack_log.lines.begin(), stack_log.lines.end());
   }
   // Whole Transformer encoder layers → TransformerEncoderLayer where the backend runs it (the
-  // CUDA fused layer), for FP16 plans only (passes/fuse_encoder.cpp). max_seq: the largest dim 1
-  // any profile allows any rank-3 input (the backend's limit on T is checked against it).
-  if (options.precision == Precision::kFP16) {
+  // CUDA fused layer: FP16 mma tiles in FP16 plans, strict FP32 in the cuda backend's FP32 plans
+  // without TF32; TF32, BF16 and INT8 plans keep the layers, and so do CPU plans, which the pass
+  // itself builds to prove a match) (passes/fuse_encoder.cpp). max_seq: the largest dim 1 any
+  // profile allows any rank-3 input (the backend's limit on T is checked against it).
+  if (options.precision == Precision::kFP16 ||
+      (options.precision == Precision::kFP32 && !options.tf32 && options.backend == "cuda")) {
     int64_t max_seq = 0;
     for (const auto& prof : plan.profiles)
       for (const auto& [name, r] : prof.inputs)

@@ -1,11 +1,13 @@
 // The fused Transformer encoder layer: the pass that makes TransformerEncoderLayer nodes
 // (passes/fuse_encoder.cpp) on the exported fixtures of models/fixtures.py, and the CUDA kernel
-// (cuda_encoder.cu) in FP16 plans against the CPU backend.
+// (cuda_encoder.cu) in FP16 plans and the strict-FP32 one (cuda_encoder_f32.cu) in FP32 plans
+// against the CPU backend.
 //
 // The pass tests run everywhere (no device); the kernel tests are labelled `gpu` with the rest
 // of the CUDA tests and skip with the reason where no CUDA device is present.
 #include "cuda_test_util.h"
 #include "engine/backends/cuda/cuda_encoder.h"
+#include "engine/backends/cuda/cuda_encoder_f32.h"
 #include "engine/onnx_import.h"
 #include "engine/passes/passes.h"
 
@@ -363,19 +365,19 @@ TEST(FuseEncoderRefuses, AHeadDimTheKernelDoesNotRunAndSaysWhy) {
 
 // --- the kernel (gpu) -------------------------------------------------------------------------
 
-// The fixture built for CPU (FP32, the reference) and CUDA FP16 with profile batch 1..1024, seq
-// 30..120; the CUDA plan must hold the fused layers.
+// The fixture built for CPU (FP32, the reference) and CUDA at `precision` (FP16 or FP32) with
+// profile batch 1..1024, seq 30..120; the CUDA plan must hold the fused layers.
 struct Pair {
   std::shared_ptr<Engine> cpu, gpu;
 };
-std::optional<Pair> build_pair(const std::string& name, int64_t max_seq = 120) {
+std::optional<Pair> build_pair(const std::string& name, int64_t max_seq = 120, Precision precision = Precision::kFP16) {
   const fs::path p = model_fixtures() / name / "model.onnx";
   auto bytes = read_bytes(p);
   OptimizationProfile prof;
   prof.inputs["x"] = ShapeRange{{1, 30, 32}, {64, 60, 32}, {1024, max_seq, 32}};
   BuildOptions co = options("cpu");
   co.profiles = {prof};
-  BuildOptions go = options("cuda", Precision::kFP16);
+  BuildOptions go = options("cuda", precision);
   go.profiles = {prof};
   auto cp = build(bytes, co);
   auto gp = build(bytes, go);
@@ -417,6 +419,21 @@ TEST_P(CudaEncoder, AProfileLongerThanTheKernelKeepsTheLayers) {
   expect_gpu_matches_cpu(*e->cpu, *e->gpu, in, kFp16.rel, "batch 3 seq 200");
 }
 
+// The FP32 plan: one fused node per layer (the strict-FP32 kernel), within FP32's 1e-5 of the CPU.
+TEST_P(CudaEncoder, Fp32PlanIsOneNodePerLayerAndMatchesCpuWithinFp32) {
+  SKIP_WITHOUT_GPU();
+  if (!fs::exists(model_fixtures() / GetParam() / "model.onnx")) GTEST_SKIP() << GetParam() << " is missing";
+  auto e = build_pair(GetParam(), 120, Precision::kFP32);
+  ASSERT_TRUE(e);
+  uint32_t seed = 600;
+  for (int64_t b : {1, 7, 16, 300}) {
+    for (int64_t t : {30, 60, 120}) {
+      std::vector<HostTensor> in{random_tensor({b, t, 32}, seed++, 2.0f)};
+      expect_gpu_matches_cpu(*e->cpu, *e->gpu, in, kFp32.rel, "batch " + std::to_string(b) + " seq " + std::to_string(t));
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Fixtures, CudaEncoder, ::testing::Values("transformer_relu", "transformer_gelu"));
 
 // Every spec: CPU (FP32, unfused) against the CUDA FP16 plan, whose graph is the one fused node,
@@ -456,6 +473,145 @@ TEST_P(CudaEncoderShapes, Fp16FusedLayerMatchesCpu) {
 
 INSTANTIATE_TEST_SUITE_P(Specs, CudaEncoderShapes, ::testing::ValuesIn(kSpecs),
                          [](const auto& i) { return spec_name(i.param); });
+
+// The FP32 plan of every spec (and d 128 with 16 heads of 8, FF 256: at T 120 its fp32 working
+// set, like d 128's with FF 256, is over the shared memory and runs in global scratch) is the
+// one fused node, within FP32's 1e-5 of the CPU at batch 1, 7, 16 (16 warps per CTA) and 300 (8)
+// × T 1, 30, 60, 120.
+const LayerSpec kF32Specs[] = {
+    {32, 4, 64, 20, true, true},   {32, 1, 128, 32, false, false}, {64, 8, 128, 32, true, true},
+    {64, 2, 256, 64, false, false}, {64, 4, 128, 32, true, false},  {128, 4, 256, 48, true, true},
+    {128, 2, 128, 128, false, true}, {128, 16, 256, 128, false, false},
+};
+
+class CudaEncoderF32Shapes : public ::testing::TestWithParam<LayerSpec> {};
+
+TEST_P(CudaEncoderF32Shapes, Fp32FusedLayerMatchesCpuWithinFp32) {
+  SKIP_WITHOUT_GPU();
+  const LayerSpec s = GetParam();
+  Graph g = passed_spec(s);
+  OptimizationProfile prof;
+  prof.inputs["x"] = ShapeRange{{1, 1, s.k}, {16, 60, s.k}, {300, 120, s.k}};
+  BuildOptions co = options("cpu");
+  co.profiles = {prof};
+  BuildOptions go = options("cuda", Precision::kFP32);
+  go.profiles = {prof};
+  auto cp = build_from_graph(g, PassLog{}, co);
+  auto gp = build_from_graph(g, PassLog{}, go);
+  ASSERT_TRUE(cp && gp) << (gp ? cp.status().to_string() : gp.status().to_string());
+  auto plan = deserialize_plan(gp.value());
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(count_op(plan.value().graph, "TransformerEncoderLayer"), 1);
+  EXPECT_EQ(plan.value().graph.nodes.size(), 1u) << "projection and head folded into the layer";
+  auto ce = Engine::load(cp.value());
+  auto ge = Engine::load(gp.value());
+  ASSERT_TRUE(ce && ge);
+  uint32_t seed = 900;
+  for (int64_t b : {1, 7, 16, 300}) {
+    for (int64_t t : {1, 30, 60, 120}) {
+      std::vector<HostTensor> in{random_tensor({b, t, s.k}, seed++, 2.0f)};
+      expect_gpu_matches_cpu(*ce.value(), *ge.value(), in, kFp32.rel,
+                             spec_name(s) + " batch " + std::to_string(b) + " seq " + std::to_string(t),
+                             size_t(b * t * s.d));
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Specs, CudaEncoderF32Shapes, ::testing::ValuesIn(kF32Specs),
+                         [](const auto& i) { return spec_name(i.param); });
+
+TEST(CudaEncoderF32, TF32AndBF16PlansKeepTheLayers) {
+  SKIP_WITHOUT_GPU();
+  Graph g = passed_spec({64, 4, 128, 32, true, true});
+  for (bool bf16 : {false, true}) {
+    BuildOptions go = options("cuda", bf16 ? Precision::kBF16 : Precision::kFP32, !bf16);
+    OptimizationProfile prof;
+    prof.inputs["x"] = ShapeRange{{1, 30, 32}, {16, 60, 32}, {64, 60, 32}};
+    go.profiles = {prof};
+    auto gp = build_from_graph(g, PassLog{}, go);
+    ASSERT_TRUE(gp) << gp.status().to_string();
+    auto plan = deserialize_plan(gp.value());
+    ASSERT_TRUE(plan);
+    EXPECT_EQ(count_op(plan.value().graph, "TransformerEncoderLayer"), 0) << (bf16 ? "bf16" : "tf32");
+  }
+}
+
+// Not a test: the FP32 kernel alone (transformer-2x64's layer: d 64, 4 heads, FF 128, input K 32,
+// T 60; with and without the head) by CUDA events at 8 and 16 warps per CTA, batch 1 .. 4096.
+// Run with --gtest_also_run_disabled_tests on a device.
+TEST(CudaEncoderF32, DISABLED_TimesTheKernelByWarps) {
+  SKIP_WITHOUT_GPU();
+  const int d = 64, ff = 128, k = 32, t = 60, maxb = 4096;
+  std::vector<float> host;
+  auto put = [&host](size_t n, float sc, float base) {
+    const size_t at = host.size();
+    std::vector<float> v = random_vec(n, uint32_t(at + 1), sc);
+    for (float& e : v) host.push_back(e + base);
+    while (host.size() % 4) host.push_back(0.f);
+    return at;
+  };
+  const size_t o_pre = put(size_t(k * d), 0.15f, 0.f), o_bpre = put(d, 0.1f, 0.f), o_in = put(size_t(d * 3 * d), 0.12f, 0.f),
+               o_bin = put(3 * d, 0.1f, 0.f), o_out = put(size_t(d * d), 0.12f, 0.f), o_bout = put(d, 0.1f, 0.f),
+               o_s1 = put(d, 0.1f, 1.f), o_c1 = put(d, 0.1f, 0.f), o_w1 = put(size_t(d * ff), 0.12f, 0.f),
+               o_b1 = put(ff, 0.1f, 0.f), o_w2 = put(size_t(ff * d), 0.09f, 0.f), o_b2 = put(d, 0.1f, 0.f),
+               o_s2 = put(d, 0.1f, 1.f), o_c2 = put(d, 0.1f, 0.f), o_hw = put(d, 0.1f, 0.f), o_hb = put(4, 0.1f, 0.f);
+  const size_t o_x = put(size_t(maxb) * t * k, 1.f, 0.f);
+  float* dev = nullptr;
+  ASSERT_EQ(cudaMalloc(&dev, (host.size() + size_t(maxb) * t * d + size_t(maxb)) * sizeof(float)), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(dev, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+  cuda::EncoderF32Params p;
+  p.t_len = t;
+  p.ff = ff;
+  p.pre_k = k;
+  p.d_model = d;
+  p.head_dim = 16;
+  p.x = dev + o_x;
+  p.w_pre = dev + o_pre;
+  p.b_pre = dev + o_bpre;
+  p.w_in = dev + o_in;
+  p.b_in = dev + o_bin;
+  p.w_out = dev + o_out;
+  p.b_out = dev + o_bout;
+  p.ln1_s = dev + o_s1;
+  p.ln1_b = dev + o_c1;
+  p.w_ff1 = dev + o_w1;
+  p.b_ff1 = dev + o_b1;
+  p.w_ff2 = dev + o_w2;
+  p.b_ff2 = dev + o_b2;
+  p.ln2_s = dev + o_s2;
+  p.ln2_b = dev + o_c2;
+  float* y = dev + host.size();
+  cudaEvent_t e0, e1;
+  ASSERT_EQ(cudaEventCreate(&e0), cudaSuccess);
+  ASSERT_EQ(cudaEventCreate(&e1), cudaSuccess);
+  for (bool head : {false, true}) {
+    p.head_w = head ? dev + o_hw : nullptr;
+    p.head_b = head ? dev + o_hb : nullptr;
+    p.head_n = head ? 1 : 0;
+    p.head_sigmoid = head;
+    p.head_out = head ? y + size_t(maxb) * t * d : nullptr;
+    p.y = head ? nullptr : y;
+    for (int b : {1, 16, 132, 256, 1024, 4096}) {
+      for (int w : {8, 16}) {
+        p.batch = b;
+        p.warps = w;
+        for (int i = 0; i < 5; ++i) ASSERT_TRUE(cuda::launch_encoder_layer_f32(p, nullptr));
+        const int reps = b >= 1024 ? 20 : 200;
+        ASSERT_EQ(cudaEventRecord(e0), cudaSuccess);
+        for (int i = 0; i < reps; ++i) ASSERT_TRUE(cuda::launch_encoder_layer_f32(p, nullptr));
+        ASSERT_EQ(cudaEventRecord(e1), cudaSuccess);
+        ASSERT_EQ(cudaEventSynchronize(e1), cudaSuccess);
+        float ms = 0.f;
+        ASSERT_EQ(cudaEventElapsedTime(&ms, e0, e1), cudaSuccess);
+        std::printf("xf32-timing head %d batch %5d warps %2d: %9.2f us per layer\n", int(head), b, w, 1000.0 * ms / reps);
+      }
+    }
+  }
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  cudaFree(dev);
+}
 
 // Per feature (mean, 2σ) of the default model's training inputs, from its Normalize constants
 // (σ 0 where the feature had no variance); empty when they are not found.

@@ -1,10 +1,13 @@
 // TransformerEncoderLayer nodes (passes/fuse_encoder.cpp) on the device: the weights packed
-// once as fp16 [N][K] and the biases / LayerNorm parameters as fp32 when the kernel is made; one
-// launch of cuda_encoder.cu's fused layer per node. FP16 plans only (the builder runs the pass
-// for those alone; a hand-made FP32 plan with the node is refused with the reason).
+// once when the kernel is made, one launch of a fused layer per node. FP16 plans: fp16 [N][K]
+// in mma fragment order, cuda_encoder.cu. FP32 plans (and TF32 ones, a hand-made plan: the
+// builder fuses FP32 plans without TF32 only): fp32 [K][N], cuda_encoder_f32.cu, strict FP32.
+// Both kernels run every shape encoder_check() accepts, so one check serves both precisions.
+// BF16 plans keep the layers (the builder does not fuse them; a hand-made one is refused).
 #include <cuda_fp16.h>
 
 #include "engine/backends/cuda/cuda_encoder.h"
+#include "engine/backends/cuda/cuda_encoder_f32.h"
 #include "engine/backends/cuda/cuda_ops.h"
 
 namespace ts::engine::cuda {
@@ -226,13 +229,133 @@ class EncoderKernel final : public CudaKernel {
   bool gelu_ = false;
 };
 
+// The FP32 layer: the same weights as fp32 [K][N] (encoder_f32_pack_weight), one buffer.
+class EncoderF32Kernel final : public CudaKernel {
+ public:
+  bool reads_input(size_t i) const override { return i == kX; }
+  int64_t weight_bytes() const override { return int64_t(f32_.bytes()); }
+
+  Status init(const Graph& g, const Node& n) {
+    EncoderWeights w;
+    TS_RETURN_IF_ERROR(read_weights(g, n, &w));
+    ff_ = int(w.ff1.n);
+    d_ = int(w.in.k);
+    head_dim_ = d_ / int(n.attr_i("heads", 1));
+    pre_k_ = w.has_pre ? int(w.pre.k) : 0;
+    scale_ = n.attr_f("scale", 1.f);
+    eps1_ = n.attr_f("epsilon1", 1e-5f);
+    eps2_ = n.attr_f("epsilon2", 1e-5f);
+    gelu_ = n.attr_s("activation", "relu") == "gelu";
+    head_n_ = w.has_head ? int(w.head.n) : 0;
+    head_sigmoid_ = n.attr_s("head_activation", "none") == "sigmoid";
+    std::vector<float> f;
+    auto put = [&f](const std::vector<float>& v) {
+      const size_t at = f.size();
+      f.insert(f.end(), v.begin(), v.end());
+      while (f.size() % 4) f.push_back(0.f);  // 16-byte aligned: the kernel reads float4
+      return at;
+    };
+    auto put_t = [&put](const Weight& m, int64_t k_pad) {
+      return put(encoder_f32_pack_weight(m.nk.data(), int(m.n), int(m.k), int(k_pad)));
+    };
+    o_win_ = put_t(w.in, 0);
+    o_wout_ = put_t(w.out, 0);
+    o_w1_ = put_t(w.ff1, 0);
+    o_w2_ = put_t(w.ff2, 0);
+    o_wpre_ = w.has_pre ? put_t(w.pre, (w.pre.k + 3) / 4 * 4) : 0;  // K zero-padded to 4 (the kernel stages x so)
+    o_bin_ = put(w.b_in);
+    o_bout_ = put(w.b_out);
+    o_s1_ = put(w.s1);
+    o_c1_ = put(w.c1);
+    o_b1_ = put(w.b1);
+    o_b2_ = put(w.b2);
+    o_s2_ = put(w.s2);
+    o_c2_ = put(w.c2);
+    o_bpre_ = w.has_pre ? put(w.b_pre) : 0;
+    o_whead_ = w.has_head ? put(w.head.nk) : 0;
+    o_bhead_ = w.has_head ? put(w.b_head) : 0;
+    return f32_.upload(f.data(), f.size() * sizeof(float));
+  }
+
+  Status launch(const CudaArgs& a) const override {
+    const DevTensor* x = a.input(kX);
+    TS_RETURN_IF_ERROR(need_device(x, "X"));
+    if (x->dtype != DType::kF32) return bad_input("X must be f32, got " + std::string(dtype_name(x->dtype)));
+    const int64_t k = pre_k_ ? pre_k_ : d_;
+    if (x->dims.size() != 3 || x->dims[2] != k) {
+      return bad_input("X " + dims_str(x->dims) + " must be [batch, seq, " + std::to_string(k) + "]");
+    }
+    const float* f = f32_.as<float>();
+    EncoderF32Params p;
+    p.batch = int(x->dims[0]);
+    p.t_len = int(x->dims[1]);
+    p.ff = ff_;
+    p.pre_k = pre_k_;
+    p.d_model = d_;
+    p.head_dim = head_dim_;
+    p.x = x->as<float>();
+    p.w_in = f + o_win_;
+    p.w_out = f + o_wout_;
+    p.w_ff1 = f + o_w1_;
+    p.w_ff2 = f + o_w2_;
+    p.w_pre = pre_k_ ? f + o_wpre_ : nullptr;
+    p.b_in = f + o_bin_;
+    p.b_out = f + o_bout_;
+    p.ln1_s = f + o_s1_;
+    p.ln1_b = f + o_c1_;
+    p.b_ff1 = f + o_b1_;
+    p.b_ff2 = f + o_b2_;
+    p.ln2_s = f + o_s2_;
+    p.ln2_b = f + o_c2_;
+    p.b_pre = pre_k_ ? f + o_bpre_ : nullptr;
+    p.eps1 = eps1_;
+    p.eps2 = eps2_;
+    p.scale = scale_;
+    p.gelu = gelu_;
+    TS_RETURN_IF_ERROR(encoder_check(d_, d_ / head_dim_, p.t_len, p.ff, p.pre_k));
+    DevTensor& y = *a.out[0];
+    if (head_n_) {
+      TS_RETURN_IF_ERROR(a.env->alloc(y, DType::kF32, std::vector<int64_t>{x->dims[0], head_n_}));
+      p.head_w = f + o_whead_;
+      p.head_b = f + o_bhead_;
+      p.head_n = head_n_;
+      p.head_sigmoid = head_sigmoid_;
+      p.head_out = y.as<float>();
+    } else {
+      TS_RETURN_IF_ERROR(a.env->alloc(y, DType::kF32, std::vector<int64_t>{x->dims[0], x->dims[1], d_}));
+      p.y = y.as<float>();
+    }
+    if (const size_t bytes = encoder_f32_scratch_bytes(p)) {
+      auto s = a.env->scratch(bytes);
+      if (!s) return s.status();
+      p.scratch = static_cast<float*>(s.value());
+    }
+    return launch_encoder_layer_f32(p, a.stream);
+  }
+
+ private:
+  DeviceBuffer f32_;
+  size_t o_win_ = 0, o_wout_ = 0, o_w1_ = 0, o_w2_ = 0, o_wpre_ = 0;
+  size_t o_bin_ = 0, o_bout_ = 0, o_s1_ = 0, o_c1_ = 0, o_b1_ = 0, o_b2_ = 0, o_s2_ = 0, o_c2_ = 0, o_bpre_ = 0;
+  size_t o_whead_ = 0, o_bhead_ = 0;
+  int ff_ = 0, pre_k_ = 0, head_n_ = 0, d_ = 64, head_dim_ = 16;
+  bool head_sigmoid_ = false;
+  float scale_ = 1.f, eps1_ = 1e-5f, eps2_ = 1e-5f;
+  bool gelu_ = false;
+};
+
 }  // namespace
 
 void add_encoder_ops(std::vector<CudaOpInfo>& ops) {
   ops.push_back({"TransformerEncoderLayer", check_encoder,
                  [](const Graph& g, const Node& n, CudaMath m, const std::string&) -> Result<CudaKernelPtr> {
+                   if (m == CudaMath::kFP32 || m == CudaMath::kTF32) {
+                     auto k = std::make_unique<EncoderF32Kernel>();
+                     TS_RETURN_IF_ERROR(k->init(g, n));
+                     return CudaKernelPtr(std::move(k));
+                   }
                    if (m != CudaMath::kFP16) {
-                     return unsupported(n, "runs in FP16 only on the cuda backend (build the plan with FP16, or keep the layers)");
+                     return unsupported(n, "runs in FP16 or FP32 on the cuda backend (build the plan with one of those, or keep the layers)");
                    }
                    auto k = std::make_unique<EncoderKernel>();
                    TS_RETURN_IF_ERROR(k->init(g, n));
