@@ -436,19 +436,16 @@ TEST_P(CudaEncoder, Fp32PlanIsOneNodePerLayerAndMatchesCpuWithinFp32) {
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, CudaEncoder, ::testing::Values("transformer_relu", "transformer_gelu"));
 
-// Every spec: CPU (FP32, unfused) against the CUDA FP16 plan, whose graph is the one fused node,
-// at batch 1, 7, 16, 64 (16 warps per CTA) and 1024 (8 warps) × T 30, 60, 120.
-class CudaEncoderShapes : public ::testing::TestWithParam<LayerSpec> {};
-
-TEST_P(CudaEncoderShapes, Fp16FusedLayerMatchesCpu) {
-  SKIP_WITHOUT_GPU();
-  const LayerSpec s = GetParam();
+// The spec's graph on the CPU (FP32, unfused) against the CUDA plan at precision p, whose graph
+// must be the one fused node (projection and head folded in), at every batch × T, within rel.
+void check_fused_spec(const LayerSpec& s, Precision p, const ShapeRange& range, std::initializer_list<int64_t> batches,
+                      std::initializer_list<int64_t> seqs, double rel, uint32_t seed) {
   Graph g = passed_spec(s);
   OptimizationProfile prof;
-  prof.inputs["x"] = ShapeRange{{1, 30, s.k}, {16, 60, s.k}, {1024, 120, s.k}};
+  prof.inputs["x"] = range;
   BuildOptions co = options("cpu");
   co.profiles = {prof};
-  BuildOptions go = options("cuda", Precision::kFP16);
+  BuildOptions go = options("cuda", p);
   go.profiles = {prof};
   auto cp = build_from_graph(g, PassLog{}, co);
   auto gp = build_from_graph(g, PassLog{}, go);
@@ -460,15 +457,25 @@ TEST_P(CudaEncoderShapes, Fp16FusedLayerMatchesCpu) {
   auto ce = Engine::load(cp.value());
   auto ge = Engine::load(gp.value());
   ASSERT_TRUE(ce && ge);
-  uint32_t seed = 700;
-  for (int64_t b : {1, 7, 16, 64, 1024}) {
-    for (int64_t t : {30, 60, 120}) {
+  for (int64_t b : batches) {
+    for (int64_t t : seqs) {
       std::vector<HostTensor> in{random_tensor({b, t, s.k}, seed++, 2.0f)};
-      expect_gpu_matches_cpu(*ce.value(), *ge.value(), in, kFp16.rel,
+      expect_gpu_matches_cpu(*ce.value(), *ge.value(), in, rel,
                              spec_name(s) + " batch " + std::to_string(b) + " seq " + std::to_string(t),
                              size_t(b * t * s.d));  // Y [b, t, d] without a head
     }
   }
+}
+
+// Every spec: CPU (FP32, unfused) against the CUDA FP16 plan, whose graph is the one fused node,
+// at batch 1, 7, 16, 64 (16 warps per CTA) and 1024 (8 warps) × T 30, 60, 120.
+class CudaEncoderShapes : public ::testing::TestWithParam<LayerSpec> {};
+
+TEST_P(CudaEncoderShapes, Fp16FusedLayerMatchesCpu) {
+  SKIP_WITHOUT_GPU();
+  const LayerSpec s = GetParam();
+  check_fused_spec(s, Precision::kFP16, ShapeRange{{1, 30, s.k}, {16, 60, s.k}, {1024, 120, s.k}}, {1, 7, 16, 64, 1024},
+                   {30, 60, 120}, kFp16.rel, 700);
 }
 
 INSTANTIATE_TEST_SUITE_P(Specs, CudaEncoderShapes, ::testing::ValuesIn(kSpecs),
@@ -489,32 +496,8 @@ class CudaEncoderF32Shapes : public ::testing::TestWithParam<LayerSpec> {};
 TEST_P(CudaEncoderF32Shapes, Fp32FusedLayerMatchesCpuWithinFp32) {
   SKIP_WITHOUT_GPU();
   const LayerSpec s = GetParam();
-  Graph g = passed_spec(s);
-  OptimizationProfile prof;
-  prof.inputs["x"] = ShapeRange{{1, 1, s.k}, {16, 60, s.k}, {300, 120, s.k}};
-  BuildOptions co = options("cpu");
-  co.profiles = {prof};
-  BuildOptions go = options("cuda", Precision::kFP32);
-  go.profiles = {prof};
-  auto cp = build_from_graph(g, PassLog{}, co);
-  auto gp = build_from_graph(g, PassLog{}, go);
-  ASSERT_TRUE(cp && gp) << (gp ? cp.status().to_string() : gp.status().to_string());
-  auto plan = deserialize_plan(gp.value());
-  ASSERT_TRUE(plan);
-  EXPECT_EQ(count_op(plan.value().graph, "TransformerEncoderLayer"), 1);
-  EXPECT_EQ(plan.value().graph.nodes.size(), 1u) << "projection and head folded into the layer";
-  auto ce = Engine::load(cp.value());
-  auto ge = Engine::load(gp.value());
-  ASSERT_TRUE(ce && ge);
-  uint32_t seed = 900;
-  for (int64_t b : {1, 7, 16, 300}) {
-    for (int64_t t : {1, 30, 60, 120}) {
-      std::vector<HostTensor> in{random_tensor({b, t, s.k}, seed++, 2.0f)};
-      expect_gpu_matches_cpu(*ce.value(), *ge.value(), in, kFp32.rel,
-                             spec_name(s) + " batch " + std::to_string(b) + " seq " + std::to_string(t),
-                             size_t(b * t * s.d));
-    }
-  }
+  check_fused_spec(s, Precision::kFP32, ShapeRange{{1, 1, s.k}, {16, 60, s.k}, {300, 120, s.k}}, {1, 7, 16, 300},
+                   {1, 30, 60, 120}, kFp32.rel, 900);
 }
 
 INSTANTIATE_TEST_SUITE_P(Specs, CudaEncoderF32Shapes, ::testing::ValuesIn(kF32Specs),

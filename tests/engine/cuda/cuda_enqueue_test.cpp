@@ -256,6 +256,14 @@ struct ForcedChunks {
   ~ForcedChunks() { cuda::set_pipeline_chunks_for_testing(0); }
 };
 
+// A context of `e` created with `chunks` forced (1: pipelining off).
+std::unique_ptr<ExecutionContext> forced_context(const Engine& e, int chunks) {
+  ForcedChunks k(chunks);
+  auto c = e.create_context();
+  EXPECT_TRUE(c) << c.status().to_string();
+  return c ? std::move(c).value() : nullptr;
+}
+
 constexpr int64_t kPipeSeq = 30, kPipeFeatures = 32, kPipeMaxBatch = 4096;
 
 // A models/fixtures.py model built for the CPU and (FP16) the CUDA backend, batch 1..4096 at
@@ -324,19 +332,8 @@ TEST_P(CudaPipeline, ForcedChunksMatchThePlainPathAndTheCpu) {
   ASSERT_TRUE(m) << m.status().to_string();
   cuda::block_cache_trim(cuda::BlockKind::kDevice);  // memory compared below: no cached blocks up to 2× a request
   auto cpu = m.value().cpu->create_context();
-  std::unique_ptr<ExecutionContext> piped, plain;
-  {
-    ForcedChunks k4(4);
-    auto c = m.value().gpu->create_context();
-    ASSERT_TRUE(c) << c.status().to_string();
-    piped = std::move(c).value();
-  }
-  {
-    ForcedChunks off(1);
-    auto c = m.value().gpu->create_context();
-    ASSERT_TRUE(c) << c.status().to_string();
-    plain = std::move(c).value();
-  }
+  std::unique_ptr<ExecutionContext> piped = forced_context(*m.value().gpu, 4), plain = forced_context(*m.value().gpu, 1);
+  ASSERT_TRUE(piped && plain);
   ASSERT_TRUE(cpu);
   const size_t max_in = size_t(kPipeMaxBatch * kPipeSeq * kPipeFeatures) * 4;
   auto pin_a = m.value().gpu->allocate_host(max_in), pin_b = m.value().gpu->allocate_host(max_in);
@@ -423,19 +420,8 @@ TEST(CudaPipelineUneven, SixChunksMatchThePlainPath) {
   }
   auto m = build_pipe_model(name);
   ASSERT_TRUE(m) << m.status().to_string();
-  std::unique_ptr<ExecutionContext> piped, plain;
-  {
-    ForcedChunks k6(6);
-    auto c = m.value().gpu->create_context();
-    ASSERT_TRUE(c) << c.status().to_string();
-    piped = std::move(c).value();
-  }
-  {
-    ForcedChunks off(1);
-    auto c = m.value().gpu->create_context();
-    ASSERT_TRUE(c) << c.status().to_string();
-    plain = std::move(c).value();
-  }
+  std::unique_ptr<ExecutionContext> piped = forced_context(*m.value().gpu, 6), plain = forced_context(*m.value().gpu, 1);
+  ASSERT_TRUE(piped && plain);
   const size_t max_in = size_t(kPipeMaxBatch * kPipeSeq * kPipeFeatures) * 4;
   auto pin_a = m.value().gpu->allocate_host(max_in), pin_b = m.value().gpu->allocate_host(max_in);
   ASSERT_TRUE(pin_a && pin_b);

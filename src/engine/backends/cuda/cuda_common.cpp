@@ -71,6 +71,18 @@ bool cuda_act_from_name(const std::string& name, CudaAct* act) {
   return true;
 }
 
+int device_sm_count() {
+  static const int n = [] {
+    int dev = 0, v = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
+      cudaGetLastError();
+      return 0;
+    }
+    return v;
+  }();
+  return n;
+}
+
 Status need_device(const DevTensor* t, const char* what) {
   if (!t) return Status(StatusCode::kInvalidArgument, std::string("needs ") + what);
   if (t->on_host && t->numel() > 0) {

@@ -84,6 +84,9 @@ struct DevTensor {
 // needs device memory.
 Status need_device(const DevTensor* t, const char* what);
 
+// The current device's multiprocessor count, read once per process (0 where it cannot be read).
+int device_sm_count();
+
 // The cuBLASLt workspace a GEMM may use (CudaRunEnv::lt_workspace).
 struct LtWorkspace {
   void* data = nullptr;

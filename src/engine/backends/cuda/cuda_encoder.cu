@@ -429,19 +429,6 @@ Status launch_d(int W, const EncoderParams& p, cudaStream_t stream) {
   }
 }
 
-// The SM count of the current device (the wide variant's threshold), read once.
-int sm_count() {
-  static const int n = [] {
-    int dev = 0, v = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
-      cudaGetLastError();
-      return 0;
-    }
-    return v;
-  }();
-  return n;
-}
-
 }  // namespace
 
 size_t encoder_smem_bytes(int d, int tp, int ff, int pre_k) {
@@ -457,7 +444,7 @@ int encoder_max_warps(int d, int t_len) { return seq_tile(t_len) <= 64 && d > 32
 int encoder_warps(int batch, int d, int t_len, int warps) {
   const int most = encoder_max_warps(d, t_len);
   if (warps >= 8 && warps <= most && warps % 8 == 0) return warps;
-  const int sms = sm_count();
+  const int sms = device_sm_count();  // the wide variant's threshold
   if (sms <= 0 || batch > sms) return 8;
   return most == 32 ? 24 : 16;  // 24 warps: in_proj's 24 items (D 64) in one round
 }

@@ -357,24 +357,12 @@ __global__ void __launch_bounds__(512, 1) encoder_f32_kernel(EncoderF32Params p)
   }
 }
 
-int f32_sm_count() {
-  static const int n = [] {
-    int dev = 0, v = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
-      cudaGetLastError();
-      return 0;
-    }
-    return v;
-  }();
-  return n;
-}
-
 size_t f32_smem_bytes(const EncoderF32Params& p, int warps) {
   return f32_cta_floats(p.d_model, p.t_len, p.ff, p.w_pre ? p.pre_k : 0, warps, keys_per_lane(p.t_len)) * sizeof(float);
 }
 
 // Sequences in global scratch: one CTA per SM at most, each looping over its sequences.
-int f32_scratch_grid(int batch) { return std::max(1, std::min(batch, std::max(1, f32_sm_count()))); }
+int f32_scratch_grid(int batch) { return std::max(1, std::min(batch, std::max(1, device_sm_count()))); }
 
 template <int D, int KPL>
 Status launch_f32_variant(int W, const EncoderF32Params& p, cudaStream_t stream) {
@@ -420,7 +408,7 @@ std::vector<float> encoder_f32_pack_weight(const float* w_nk, int n, int k, int 
 
 int encoder_f32_warps(int batch, int warps) {
   if (warps == 8 || warps == 16) return warps;
-  const int sms = f32_sm_count();
+  const int sms = device_sm_count();
   return sms > 0 && batch <= sms ? 16 : 8;
 }
 

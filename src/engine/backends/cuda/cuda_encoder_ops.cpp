@@ -106,67 +106,55 @@ Status check_encoder(const Graph& g, const Node& n) {
   return read_weights(g, n, &w);
 }
 
-class EncoderKernel final : public CudaKernel {
+// What the FP16 and the FP32 layer share: the node's attributes, the fp32 parameters (biases,
+// LayerNorms, the head) at offsets into one fp32 buffer, X's checks and the output's binding.
+class EncoderKernelBase : public CudaKernel {
  public:
   bool reads_input(size_t i) const override { return i == kX; }
-  int64_t weight_bytes() const override {
-    return int64_t(w16_.bytes() + f32_.bytes());
-  }
 
-  Status init(const Graph& g, const Node& n) {
-    EncoderWeights w;
-    TS_RETURN_IF_ERROR(read_weights(g, n, &w));
-    ff_ = int(w.ff1.n);
-    d_ = int(w.in.k);
+ protected:
+  Status init_layer(const Graph& g, const Node& n, EncoderWeights* w) {
+    TS_RETURN_IF_ERROR(read_weights(g, n, w));
+    ff_ = int(w->ff1.n);
+    d_ = int(w->in.k);
     head_dim_ = d_ / int(n.attr_i("heads", 1));
-    pre_k_ = w.has_pre ? int(w.pre.k) : 0;
+    pre_k_ = w->has_pre ? int(w->pre.k) : 0;
     scale_ = n.attr_f("scale", 1.f);
     eps1_ = n.attr_f("epsilon1", 1e-5f);
     eps2_ = n.attr_f("epsilon2", 1e-5f);
     gelu_ = n.attr_s("activation", "relu") == "gelu";
-    head_n_ = w.has_head ? int(w.head.n) : 0;
+    head_n_ = w->has_head ? int(w->head.n) : 0;
     head_sigmoid_ = n.attr_s("head_activation", "none") == "sigmoid";
-    // fp16 weights in fragment order back to back: in, out, ff1, ff2, pre (each a multiple of
-    // 256 halves: 16-byte aligned for the kernel's uint4 loads).
-    std::vector<__half> h;
-    auto put = [&h](const Weight& m) {
-      const size_t at = h.size();
-      const std::vector<__half> packed = encoder_pack_weight(m.nk.data(), int(m.n), int(m.k));
-      h.insert(h.end(), packed.begin(), packed.end());
-      return at;
-    };
-    off_in_ = put(w.in);
-    off_out_ = put(w.out);
-    off_ff1_ = put(w.ff1);
-    off_ff2_ = put(w.ff2);
-    if (w.has_pre) {  // K zero-padded to a multiple of 16 (the kernel stages x with zero columns)
-      off_pre_ = h.size();
-      const std::vector<__half> packed = encoder_pack_weight(w.pre.nk.data(), int(w.pre.n), int(w.pre.k), int((w.pre.k + 15) / 16 * 16));
-      h.insert(h.end(), packed.begin(), packed.end());
-    }
-    std::vector<float> f;
-    auto putf = [&f](const std::vector<float>& v) {
-      const size_t at = f.size();
-      f.insert(f.end(), v.begin(), v.end());
-      while (f.size() % 4) f.push_back(0.f);  // 16-byte aligned: the kernel reads float2
-      return at;
-    };
-    o_bin_ = putf(w.b_in);
-    o_bout_ = putf(w.b_out);
-    o_s1_ = putf(w.s1);
-    o_c1_ = putf(w.c1);
-    o_b1_ = putf(w.b1);
-    o_b2_ = putf(w.b2);
-    o_s2_ = putf(w.s2);
-    o_c2_ = putf(w.c2);
-    o_bpre_ = w.has_pre ? putf(w.b_pre) : 0;
-    o_whead_ = w.has_head ? putf(w.head.nk) : 0;
-    o_bhead_ = w.has_head ? putf(w.b_head) : 0;
-    TS_RETURN_IF_ERROR(w16_.upload(h.data(), h.size() * sizeof(__half)));
-    return f32_.upload(f.data(), f.size() * sizeof(float));
+    return Status::ok();
   }
 
-  Status launch(const CudaArgs& a) const override {
+  // Appends v to f, 16-byte aligned (the kernels read float2 / float4), and returns its offset.
+  static size_t put(std::vector<float>& f, const std::vector<float>& v) {
+    const size_t at = f.size();
+    f.insert(f.end(), v.begin(), v.end());
+    while (f.size() % 4) f.push_back(0.f);
+    return at;
+  }
+
+  // The fp32 parameters into f.
+  void put_params(std::vector<float>& f, const EncoderWeights& w) {
+    o_bin_ = put(f, w.b_in);
+    o_bout_ = put(f, w.b_out);
+    o_s1_ = put(f, w.s1);
+    o_c1_ = put(f, w.c1);
+    o_b1_ = put(f, w.b1);
+    o_b2_ = put(f, w.b2);
+    o_s2_ = put(f, w.s2);
+    o_c2_ = put(f, w.c2);
+    o_bpre_ = w.has_pre ? put(f, w.b_pre) : 0;
+    o_whead_ = w.has_head ? put(f, w.head.nk) : 0;
+    o_bhead_ = w.has_head ? put(f, w.b_head) : 0;
+  }
+
+  // X checked; p's shapes, fp32 parameters (from f, put_params' buffer) and output bound (Y, or
+  // the head's [batch, N]). The weights are the caller's.
+  template <class P>
+  Status bind(const CudaArgs& a, const float* f, P& p) const {
     const DevTensor* x = a.input(kX);
     TS_RETURN_IF_ERROR(need_device(x, "X"));
     if (x->dtype != DType::kF32) return bad_input("X must be f32, got " + std::string(dtype_name(x->dtype)));
@@ -174,7 +162,6 @@ class EncoderKernel final : public CudaKernel {
     if (x->dims.size() != 3 || x->dims[2] != k) {
       return bad_input("X " + dims_str(x->dims) + " must be [batch, seq, " + std::to_string(k) + "]");
     }
-    EncoderParams p;
     p.batch = int(x->dims[0]);
     p.t_len = int(x->dims[1]);
     p.ff = ff_;
@@ -182,13 +169,6 @@ class EncoderKernel final : public CudaKernel {
     p.d_model = d_;
     p.head_dim = head_dim_;
     p.x = x->as<float>();
-    const __half* w = w16_.as<__half>();
-    const float* f = f32_.as<float>();
-    p.w_in = w + off_in_;
-    p.w_out = w + off_out_;
-    p.w_ff1 = w + off_ff1_;
-    p.w_ff2 = w + off_ff2_;
-    p.w_pre = pre_k_ ? w + off_pre_ : nullptr;
     p.b_in = f + o_bin_;
     p.b_out = f + o_bout_;
     p.ln1_s = f + o_s1_;
@@ -215,12 +195,9 @@ class EncoderKernel final : public CudaKernel {
       TS_RETURN_IF_ERROR(a.env->alloc(y, DType::kF32, std::vector<int64_t>{x->dims[0], x->dims[1], d_}));
       p.y = y.as<float>();
     }
-    return launch_encoder_layer(p, a.stream);
+    return Status::ok();
   }
 
- private:
-  DeviceBuffer w16_, f32_;
-  size_t off_in_ = 0, off_out_ = 0, off_ff1_ = 0, off_ff2_ = 0, off_pre_ = 0;
   size_t o_bin_ = 0, o_bout_ = 0, o_s1_ = 0, o_c1_ = 0, o_b1_ = 0, o_b2_ = 0, o_s2_ = 0, o_c2_ = 0, o_bpre_ = 0;
   size_t o_whead_ = 0, o_bhead_ = 0;
   int ff_ = 0, pre_k_ = 0, head_n_ = 0, d_ = 64, head_dim_ = 16;
@@ -229,102 +206,83 @@ class EncoderKernel final : public CudaKernel {
   bool gelu_ = false;
 };
 
-// The FP32 layer: the same weights as fp32 [K][N] (encoder_f32_pack_weight), one buffer.
-class EncoderF32Kernel final : public CudaKernel {
+// The FP16 layer: fp16 weights in mma fragment order (w16_), the fp32 parameters (f32_).
+class EncoderKernel final : public EncoderKernelBase {
  public:
-  bool reads_input(size_t i) const override { return i == kX; }
+  int64_t weight_bytes() const override { return int64_t(w16_.bytes() + f32_.bytes()); }
+
+  Status init(const Graph& g, const Node& n) {
+    EncoderWeights w;
+    TS_RETURN_IF_ERROR(init_layer(g, n, &w));
+    // fp16 weights in fragment order back to back: in, out, ff1, ff2, pre (each a multiple of
+    // 256 halves: 16-byte aligned for the kernel's uint4 loads).
+    std::vector<__half> h;
+    auto put_h = [&h](const Weight& m, int k_pad) {
+      const size_t at = h.size();
+      const std::vector<__half> packed = encoder_pack_weight(m.nk.data(), int(m.n), int(m.k), k_pad);
+      h.insert(h.end(), packed.begin(), packed.end());
+      return at;
+    };
+    off_in_ = put_h(w.in, 0);
+    off_out_ = put_h(w.out, 0);
+    off_ff1_ = put_h(w.ff1, 0);
+    off_ff2_ = put_h(w.ff2, 0);
+    // K zero-padded to a multiple of 16 (the kernel stages x with zero columns).
+    if (w.has_pre) off_pre_ = put_h(w.pre, int((w.pre.k + 15) / 16 * 16));
+    std::vector<float> f;
+    put_params(f, w);
+    TS_RETURN_IF_ERROR(w16_.upload(h.data(), h.size() * sizeof(__half)));
+    return f32_.upload(f.data(), f.size() * sizeof(float));
+  }
+
+  Status launch(const CudaArgs& a) const override {
+    EncoderParams p;
+    TS_RETURN_IF_ERROR(bind(a, f32_.as<float>(), p));
+    const __half* w = w16_.as<__half>();
+    p.w_in = w + off_in_;
+    p.w_out = w + off_out_;
+    p.w_ff1 = w + off_ff1_;
+    p.w_ff2 = w + off_ff2_;
+    p.w_pre = pre_k_ ? w + off_pre_ : nullptr;
+    return launch_encoder_layer(p, a.stream);
+  }
+
+ private:
+  DeviceBuffer w16_, f32_;
+  size_t off_in_ = 0, off_out_ = 0, off_ff1_ = 0, off_ff2_ = 0, off_pre_ = 0;
+};
+
+// The FP32 layer: the weights as fp32 [K][N] (encoder_f32_pack_weight) and the fp32 parameters,
+// one buffer.
+class EncoderF32Kernel final : public EncoderKernelBase {
+ public:
   int64_t weight_bytes() const override { return int64_t(f32_.bytes()); }
 
   Status init(const Graph& g, const Node& n) {
     EncoderWeights w;
-    TS_RETURN_IF_ERROR(read_weights(g, n, &w));
-    ff_ = int(w.ff1.n);
-    d_ = int(w.in.k);
-    head_dim_ = d_ / int(n.attr_i("heads", 1));
-    pre_k_ = w.has_pre ? int(w.pre.k) : 0;
-    scale_ = n.attr_f("scale", 1.f);
-    eps1_ = n.attr_f("epsilon1", 1e-5f);
-    eps2_ = n.attr_f("epsilon2", 1e-5f);
-    gelu_ = n.attr_s("activation", "relu") == "gelu";
-    head_n_ = w.has_head ? int(w.head.n) : 0;
-    head_sigmoid_ = n.attr_s("head_activation", "none") == "sigmoid";
+    TS_RETURN_IF_ERROR(init_layer(g, n, &w));
     std::vector<float> f;
-    auto put = [&f](const std::vector<float>& v) {
-      const size_t at = f.size();
-      f.insert(f.end(), v.begin(), v.end());
-      while (f.size() % 4) f.push_back(0.f);  // 16-byte aligned: the kernel reads float4
-      return at;
-    };
-    auto put_t = [&put](const Weight& m, int64_t k_pad) {
-      return put(encoder_f32_pack_weight(m.nk.data(), int(m.n), int(m.k), int(k_pad)));
+    auto put_t = [&f](const Weight& m, int64_t k_pad) {
+      return put(f, encoder_f32_pack_weight(m.nk.data(), int(m.n), int(m.k), int(k_pad)));
     };
     o_win_ = put_t(w.in, 0);
     o_wout_ = put_t(w.out, 0);
     o_w1_ = put_t(w.ff1, 0);
     o_w2_ = put_t(w.ff2, 0);
     o_wpre_ = w.has_pre ? put_t(w.pre, (w.pre.k + 3) / 4 * 4) : 0;  // K zero-padded to 4 (the kernel stages x so)
-    o_bin_ = put(w.b_in);
-    o_bout_ = put(w.b_out);
-    o_s1_ = put(w.s1);
-    o_c1_ = put(w.c1);
-    o_b1_ = put(w.b1);
-    o_b2_ = put(w.b2);
-    o_s2_ = put(w.s2);
-    o_c2_ = put(w.c2);
-    o_bpre_ = w.has_pre ? put(w.b_pre) : 0;
-    o_whead_ = w.has_head ? put(w.head.nk) : 0;
-    o_bhead_ = w.has_head ? put(w.b_head) : 0;
+    put_params(f, w);
     return f32_.upload(f.data(), f.size() * sizeof(float));
   }
 
   Status launch(const CudaArgs& a) const override {
-    const DevTensor* x = a.input(kX);
-    TS_RETURN_IF_ERROR(need_device(x, "X"));
-    if (x->dtype != DType::kF32) return bad_input("X must be f32, got " + std::string(dtype_name(x->dtype)));
-    const int64_t k = pre_k_ ? pre_k_ : d_;
-    if (x->dims.size() != 3 || x->dims[2] != k) {
-      return bad_input("X " + dims_str(x->dims) + " must be [batch, seq, " + std::to_string(k) + "]");
-    }
     const float* f = f32_.as<float>();
     EncoderF32Params p;
-    p.batch = int(x->dims[0]);
-    p.t_len = int(x->dims[1]);
-    p.ff = ff_;
-    p.pre_k = pre_k_;
-    p.d_model = d_;
-    p.head_dim = head_dim_;
-    p.x = x->as<float>();
+    TS_RETURN_IF_ERROR(bind(a, f, p));
     p.w_in = f + o_win_;
     p.w_out = f + o_wout_;
     p.w_ff1 = f + o_w1_;
     p.w_ff2 = f + o_w2_;
     p.w_pre = pre_k_ ? f + o_wpre_ : nullptr;
-    p.b_in = f + o_bin_;
-    p.b_out = f + o_bout_;
-    p.ln1_s = f + o_s1_;
-    p.ln1_b = f + o_c1_;
-    p.b_ff1 = f + o_b1_;
-    p.b_ff2 = f + o_b2_;
-    p.ln2_s = f + o_s2_;
-    p.ln2_b = f + o_c2_;
-    p.b_pre = pre_k_ ? f + o_bpre_ : nullptr;
-    p.eps1 = eps1_;
-    p.eps2 = eps2_;
-    p.scale = scale_;
-    p.gelu = gelu_;
-    TS_RETURN_IF_ERROR(encoder_check(d_, d_ / head_dim_, p.t_len, p.ff, p.pre_k));
-    DevTensor& y = *a.out[0];
-    if (head_n_) {
-      TS_RETURN_IF_ERROR(a.env->alloc(y, DType::kF32, std::vector<int64_t>{x->dims[0], head_n_}));
-      p.head_w = f + o_whead_;
-      p.head_b = f + o_bhead_;
-      p.head_n = head_n_;
-      p.head_sigmoid = head_sigmoid_;
-      p.head_out = y.as<float>();
-    } else {
-      TS_RETURN_IF_ERROR(a.env->alloc(y, DType::kF32, std::vector<int64_t>{x->dims[0], x->dims[1], d_}));
-      p.y = y.as<float>();
-    }
     if (const size_t bytes = encoder_f32_scratch_bytes(p)) {
       auto s = a.env->scratch(bytes);
       if (!s) return s.status();
@@ -336,12 +294,6 @@ class EncoderF32Kernel final : public CudaKernel {
  private:
   DeviceBuffer f32_;
   size_t o_win_ = 0, o_wout_ = 0, o_w1_ = 0, o_w2_ = 0, o_wpre_ = 0;
-  size_t o_bin_ = 0, o_bout_ = 0, o_s1_ = 0, o_c1_ = 0, o_b1_ = 0, o_b2_ = 0, o_s2_ = 0, o_c2_ = 0, o_bpre_ = 0;
-  size_t o_whead_ = 0, o_bhead_ = 0;
-  int ff_ = 0, pre_k_ = 0, head_n_ = 0, d_ = 64, head_dim_ = 16;
-  bool head_sigmoid_ = false;
-  float scale_ = 1.f, eps1_ = 1e-5f, eps2_ = 1e-5f;
-  bool gelu_ = false;
 };
 
 }  // namespace

@@ -99,19 +99,6 @@ __global__ void __launch_bounds__(kThreads) int8_gemm_kernel(const float* __rest
   }
 }
 
-// Multiprocessors of device 0, read once (the backend runs on device 0).
-int sm_count() {
-  static const int n = [] {
-    int v = 0;
-    if (cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, 0) != cudaSuccess) {
-      cudaGetLastError();
-      v = 0;
-    }
-    return v > 0 ? v : 100;
-  }();
-  return n;
-}
-
 }  // namespace
 
 Status launch_int8_gemm(const float* x, int64_t m, int64_t k, const int32_t* wq, int64_t k_words, int64_t n,
@@ -119,7 +106,8 @@ Status launch_int8_gemm(const float* x, int64_t m, int64_t k, const int32_t* wq,
                         cudaStream_t stream) {
   if (m == 0 || n == 0) return Status::ok();
   const int64_t nb = (n + kTileN - 1) / kTileN;
-  const bool small = k_words <= kSmallMaxWords && ((m + 63) / 64) * nb < sm_count();
+  const int sms = device_sm_count() > 0 ? device_sm_count() : 100;
+  const bool small = k_words <= kSmallMaxWords && ((m + 63) / 64) * nb < sms;
   const int64_t tile_m = small ? 16 : 64, mb = (m + tile_m - 1) / tile_m;
   if (mb > 0x7FFFFFFF || nb > 65535 || k > 0x7FFFFFFF) {
     return Status(StatusCode::kOutOfRange, "int8 GEMM of " + std::to_string(m) + "x" + std::to_string(k) + "x" +
