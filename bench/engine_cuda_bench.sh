@@ -15,6 +15,8 @@
 # Environment: BENCH_MODELS (default gru-2x128,lstm-2x128,transformer-2x64), BENCH_PRECISIONS
 # (ticksentry's, default fp32,fp16,int8), BENCH_BATCHES, BENCH_MIN_TIME_S,
 # TORCH_COMPILE_BATCHES (default "1,1024"; "" skips torch.compile), TORCH_COMPILE_MODELS (default all three),
+# BENCH_TS_ONLY=1 (run ticksentry only) and BENCH_TS_JSON=FILE (take ticksentry's results from FILE, run the
+# peers): the two halves in two calls of a time-limited machine,
 # TORCH_COMPILE_ARGS (more torch_cuda_bench flags: --compile-mode, --compile-timeout-s, --compile-budget-s,
 # --compile-fallback-mode), BENCH_TS_ARGS (more engine_cuda_bench flags, e.g. "--timing-cache-dir DIR").
 set -euo pipefail
@@ -24,8 +26,13 @@ only=${BENCH_MODELS:-gru-2x128,lstm-2x128,transformer-2x64}
 batches=${BENCH_BATCHES:-1,16,256,1024,4096}
 mint=${BENCH_MIN_TIME_S:-1.0}
 mkdir -p "$out"
-"$bin" --models "$models" --only "$only" --precisions "${BENCH_PRECISIONS:-fp32,fp16,int8}" --batches "$batches" \
-  --seq 60 --min-time-s "$mint" ${BENCH_TS_ARGS:-} --out "$out/ticksentry.json"
+if [ -n "${BENCH_TS_JSON:-}" ]; then  # ticksentry's half already run (a GPU call has a time limit)
+  cp "$BENCH_TS_JSON" "$out/ticksentry.json"
+else
+  "$bin" --models "$models" --only "$only" --precisions "${BENCH_PRECISIONS:-fp32,fp16,int8}" --batches "$batches" \
+    --seq 60 --min-time-s "$mint" ${BENCH_TS_ARGS:-} --out "$out/ticksentry.json"
+fi
+[ -n "${BENCH_TS_ONLY:-}" ] && exit 0  # the peers in a later call (BENCH_TS_JSON)
 peers=()
 for model in ${only//,/ }; do
   compile_models=",${TORCH_COMPILE_MODELS:-$only},"
