@@ -62,6 +62,12 @@
 // before it); "wave" at NN = 1 takes 46.4 µs per wave of clusters (was 64.5), "wave3" 62 (66.5).
 // The last h2 for the head now goes into its own buffer (hl) during the last step, so h is not
 // carried in registers across steps and the split with a head meets at one cluster barrier.
+// PERF NOTE (perf4096, H200, ncu of "wave" NN = 2 at b4096, 664 µs; bench/results/
+// perf4096-h200-20261201-0916-ncu.txt): the tensor pipe is 28 % busy, 2 warps per scheduler with
+// 0.27 eligible; the recurrence CTAs spend 35 % of their warp samples on fixed-latency dependency
+// chains, 12 % waiting for gate slots, 10 % at the step's barrier. lrole 0 waited on its x loads
+// for 62 % of its samples, but that is slack: x two steps ahead (two register sets) left the time
+// unchanged (686.2 vs 683.2 µs; -0926-xahead.*) and was not kept.
 #include <cooperative_groups.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>

@@ -66,6 +66,14 @@
 // 16 of the row-major layout with padded rows it replaced). The weights are packed in the same order on the host, each lane's A
 // fragment as one 16-byte word.
 //
+// PERF NOTE (perf4096, H200, ncu of the 3-CTA kernel at b2048, 316 µs; bench/results/
+// perf4096-h200-20261201-0916-ncu.txt): the tensor pipe is 23 % busy (an m16n8k16 every ~26
+// cycles per sub-partition where the pipe takes ~6), 2 warps per scheduler with 0.25 eligible:
+// the step is a latency chain, not mma throughput. Layer 1 sets the pace (layer 2 waits for g2
+// 41 % of its samples, the input side for h1 24 %); its own samples: 26 % at the step's first
+// instruction (long scoreboard: the pack of x, which also overwrites the address register of the
+// previous step's last st.async), 23 % dependency chains, 17 % the step's barrier. x two steps
+// ahead did not change the step (b1024 188.1 vs 186.2 µs; -0926-xahead.*): not kept.
 // PERF NOTE: registers. CTA 0 holds R1 (12·H/16 words) and W1 (12·ceil(I/16) words) per thread,
 // ~120 of its registers at H = 128, I = 32; one CTA per SM. 8 batch rows per cluster: batch
 // ≤ 8·44 runs in one wave on the 132 SMs of an H200; larger batches run in waves (the builder
