@@ -589,7 +589,7 @@ __global__ void __launch_bounds__(KT / NS * 32, 1) lstm_wave_kernel(LstmWavePara
 #endif
 }
 
-// rnn_device::launch_clustered with the kernel's dynamic shared memory (WaveSmem: 36 KB at NN =
+// rnn_device::cluster_config with the kernel's dynamic shared memory (WaveSmem: 36 KB at NN =
 // 1, hidden 128; 72 / 144 KB at NN = 2 / 4, above the 48 KB a kernel gets without opting in).
 template <int KT, int KX, typename T16, int kRoles, int NS, int NN>
 struct WaveKernel {
@@ -601,20 +601,7 @@ struct WaveKernel {
                                 int(kSmemBytes));
   }
   static cudaLaunchConfig_t config(unsigned clusters, cudaStream_t stream, cudaLaunchAttribute (&attr)[2], bool programmatic) {
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(kCluster * clusters);
-    cfg.blockDim = dim3(kThreads);
-    cfg.dynamicSmemBytes = kSmemBytes;
-    cfg.stream = stream;
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = kCluster;
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = 1;
-    attr[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[1].val.programmaticStreamSerializationAllowed = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = programmatic ? 2 : 1;
-    return cfg;
+    return rnn_device::cluster_config(kCluster * clusters, kThreads, kCluster, kSmemBytes, stream, attr, programmatic);
   }
   // Clusters resident at once on this device (one wave); 0 where the query fails.
   static int clusters_fit() {

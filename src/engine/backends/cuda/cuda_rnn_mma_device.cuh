@@ -65,21 +65,20 @@ inline uint32_t pack_pair_host(float lo, float hi, bool bf16) {
   return uint32_t(l) | (uint32_t(h) << 16);
 }
 
-// Launches kernel(p) as `grid` CTAs of `threads` threads in thread-block clusters of `cluster`
-// CTAs along x (the wavefronts: one cluster per group of batch rows, one CTA per role).
+// The launch of `grid` CTAs of `threads` threads in thread-block clusters of `cluster` CTAs
+// along x (the wavefronts: one cluster per group of batch rows, one CTA per role), with
+// `smem_bytes` of dynamic shared memory; `attr` holds the attributes cfg points at.
 // programmatic: a programmatic dependent launch (cudaLaunchAttributeProgrammaticStreamSerialization):
 // the kernel may start while the previous kernel in the stream still runs, once that kernel has
 // executed griddepcontrol.launch_dependents in every CTA; it must execute griddepcontrol.wait
 // before it reads anything that kernel wrote and before its first global write.
-template <typename Params>
-inline cudaError_t launch_clustered(void (*kernel)(Params), unsigned grid, unsigned threads, unsigned cluster,
-                                    cudaStream_t stream, const Params& p, bool programmatic = false) {
+inline cudaLaunchConfig_t cluster_config(unsigned grid, unsigned threads, unsigned cluster, size_t smem_bytes,
+                                         cudaStream_t stream, cudaLaunchAttribute (&attr)[2], bool programmatic) {
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = dim3(grid);
   cfg.blockDim = dim3(threads);
-  cfg.dynamicSmemBytes = 0;
+  cfg.dynamicSmemBytes = smem_bytes;
   cfg.stream = stream;
-  cudaLaunchAttribute attr[2];
   attr[0].id = cudaLaunchAttributeClusterDimension;
   attr[0].val.clusterDim.x = cluster;
   attr[0].val.clusterDim.y = 1;
@@ -88,6 +87,15 @@ inline cudaError_t launch_clustered(void (*kernel)(Params), unsigned grid, unsig
   attr[1].val.programmaticStreamSerializationAllowed = 1;
   cfg.attrs = attr;
   cfg.numAttrs = programmatic ? 2 : 1;
+  return cfg;
+}
+
+// Launches kernel(p) with cluster_config() and no dynamic shared memory.
+template <typename Params>
+inline cudaError_t launch_clustered(void (*kernel)(Params), unsigned grid, unsigned threads, unsigned cluster,
+                                    cudaStream_t stream, const Params& p, bool programmatic = false) {
+  cudaLaunchAttribute attr[2];
+  const cudaLaunchConfig_t cfg = cluster_config(grid, threads, cluster, 0, stream, attr, programmatic);
   return cudaLaunchKernelEx(&cfg, kernel, p);
 }
 
