@@ -152,22 +152,26 @@ Result<std::vector<uint8_t>> build_from_graph(Graph graph, const PassLog& log, c
   // Stacked GRU (LSTM) layers → GRUStack (LSTMStack) where the backend runs it (the CUDA
   // wavefronts), for every precision (passes/fuse_rnn_stack.cpp). In INT8 plans the recurrences
   // run FP16 either way (no INT8 recurrence), so the stack only takes in the head's Gemm, which
-  // then runs fp32 in the kernel: a [B, H]·[H, N] product whose INT8 kernel launch cost more than
-  // it saved. PERF NOTE: H200, GRU-2x128 INT8 plan, host-to-host P50 b1 / b4096: per layer 122.7 /
-  // 1,118 µs (bench/results/lead-h200-20261201-0825-mid.log), the stack 39.5 / 923.0 (LSTM 55.1 /
-  // 1,247; lead-h200-20261201-0827-int8stack.log), as FP16's.
+  // then runs fp32 in the kernel. PERF NOTE: H200, GRU-2x128 INT8 plan, host-to-host P50 b1 /
+  // b4096: per layer (the head's Gemm INT8) 122.7 / 1,118 µs (bench/results/lead-h200-20261201-
+  // 0825-mid.log), the stack 39.5 / 923.0 (LSTM 55.1 / 1,247; lead-h200-20261201-0827-int8stack.log),
+  // as FP16's.
   {
     PassLog stack_log;
     fuse_rnn_stack(graph, stack_log, [&](const Node& n) { return be->check_supported(graph, n).is_ok(); });
     plan.pass_log.insert(plan.pass_log.end(), stack_log.lines.begin(), stack_log.lines.end());
   }
-  // Whole Transformer encoder layers → TransformerEncoderLayer where the backend runs it (the
-  // CUDA fused layer: FP16 mma tiles in FP16 plans, strict FP32 in the cuda backend's FP32 plans
-  // without TF32; TF32, BF16 and INT8 plans keep the layers, and so do CPU plans, which the pass
-  // itself builds to prove a match) (passes/fuse_encoder.cpp). max_seq: the largest dim 1 any
+  // Whole Transformer encoder layers → TransformerEncoderLayer where the backend has that op (the
+  // CUDA fused layer: FP16 mma tiles in FP16 plans, strict FP32 in FP32 plans without TF32; TF32,
+  // BF16 and INT8 plans keep the layers) (passes/fuse_encoder.cpp). A backend without the op is
+  // not asked: the pass proves each match by building the region on the CPU backend, which has no
+  // fused layer, so that build does not fuse (and recurse) again. max_seq: the largest dim 1 any
   // profile allows any rank-3 input (the backend's limit on T is checked against it).
-  if (options.precision == Precision::kFP16 ||
-      (options.precision == Precision::kFP32 && !options.tf32 && options.backend == "cuda")) {
+  Node encoder_probe;
+  encoder_probe.op = "TransformerEncoderLayer";
+  const bool has_encoder_op = !be->tactics(graph, encoder_probe).empty();
+  if (has_encoder_op &&
+      (options.precision == Precision::kFP16 || (options.precision == Precision::kFP32 && !options.tf32))) {
     int64_t max_seq = 0;
     for (const auto& prof : plan.profiles)
       for (const auto& [name, r] : prof.inputs)
