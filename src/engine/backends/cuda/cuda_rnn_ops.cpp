@@ -232,7 +232,7 @@ class RnnKernel final : public CudaKernel {
   // one GEMM into the same scratch, then the recurrence from the state the previous chunk left
   // (ping-pong state buffers), Y written at the chunk's steps. Each boundary costs one more GEMM
   // and recurrence launch (the recurrence reloads R): a few µs against an FP32 layer's ≈ 3.5 ms
-  // at that batch. An LSTMStack sets its own (larger) budget: it chunks its layers itself
+  // at that batch. A GRUStack/LSTMStack sets its own (larger) budget: it chunks its layers itself
   // (kLayersChunkBytes) and a second level of chunks would only cost launches.
   static constexpr size_t kGateChunkBytes = size_t(64) << 20;
   void set_gate_chunk_bytes(size_t bytes) { gate_chunk_bytes_ = bytes; }
@@ -452,10 +452,9 @@ class RnnStackKernel final : public CudaKernel {
     if (!k2) return k2.status();
     l1_.reset(static_cast<RnnKernel*>(k1.value().release()));  // make_rnn makes an RnnKernel
     l2_.reset(static_cast<RnnKernel*>(k2.value().release()));
-    if (lstm_) {  // the stack chunks its layers' steps itself (launch_layers_chunked)
-      l1_->set_gate_chunk_bytes(kLayersChunkBytes);
-      l2_->set_gate_chunk_bytes(kLayersChunkBytes);
-    }
+    // The stack chunks its layers' steps itself (launch_layers_chunked).
+    l1_->set_gate_chunk_bytes(kLayersChunkBytes);
+    l2_->set_gate_chunk_bytes(kLayersChunkBytes);
     const bool bf16 = p == CudaMath::kBF16;
     if (wave_ && lstm_ && cuda_math_16bit(p) && lstm_wave_shape_supported(int(h_), int(i_))) {
       std::vector<uint32_t> f = lstm_wave_pack(g.value(n.inputs[1]).as<float>(), g.value(n.inputs[2]).as<float>(),
