@@ -632,7 +632,7 @@ constexpr int kMaxNTiles = kRoles == 4 && KX == 2 ? 4 : 2;
 
 // The time of one wave of clusters at NN = 1, 2, 4 n tiles relative to NN = 1, per layout
 // (4-CTA "wave", 3-CTA "wave3"; 0: not run). PERF NOTE (H200, LSTM-2x128 FP16, input 32, T = 60,
-// the kernel alone with batch-first X and the head, CudaLstmWave.ForcedNTilesMatchOneTileAndTheirTimes,
+// the kernel alone with batch-first X and the head, the timing loop CudaLstmWave.ForcedNTilesMatchOneTile had,
 // bench/results/lstmwide-h200-20261201-0827-tests.log): a wave takes 46.4 / 76 / 157 µs with
 // "wave" (b256..b4096, every batch within 1 µs of it: 1.64× and 3.4× for twice and four times
 // the rows) and 62 / 122 µs with "wave3" (1.97×: its layer-1 CTA's W1·x_t runs in the step at
