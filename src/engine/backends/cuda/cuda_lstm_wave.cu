@@ -663,9 +663,9 @@ int choose_n_tiles(int batch) {
   return best;
 }
 
+// Hidden 128, not split, at nn n tiles (n_tiles_h()).
 template <int KX, typename T16, int kRoles>
-Status launch_n_tiles(const LstmWaveParams& p, cudaStream_t s) {
-  const int nn = p.n_tiles > 0 ? std::min(p.n_tiles, kMaxNTiles<KX, kRoles>) : choose_n_tiles<KX, T16, kRoles>(p.batch);
+Status launch_n_tiles(int nn, const LstmWaveParams& p, cudaStream_t s) {
   if (nn == 4) return WaveKernel<8, KX, T16, kRoles, 1, kMaxNTiles<KX, kRoles>>::launch(p, s);
   if (nn == 2) return WaveKernel<8, KX, T16, kRoles, 1, 2>::launch(p, s);
   return WaveKernel<8, KX, T16, kRoles, 1, 1>::launch(p, s);
@@ -694,8 +694,9 @@ Status launch_h(const LstmWaveParams& p, cudaStream_t s) {
     if (three) return WaveKernel<4, 2, T16, 3, 1, 1>::launch(p, s);
     return kx2 ? WaveKernel<4, 2, T16, 4, 1, 1>::launch(p, s) : WaveKernel<4, 4, T16, 4, 1, 1>::launch(p, s);
   }
-  if (three) return launch_n_tiles<2, T16, 3>(p, s);
-  return kx2 ? launch_n_tiles<2, T16, 4>(p, s) : launch_n_tiles<4, T16, 4>(p, s);
+  const int nn = n_tiles_h<T16>(p);
+  if (three) return launch_n_tiles<2, T16, 3>(nn, p, s);
+  return kx2 ? launch_n_tiles<2, T16, 4>(nn, p, s) : launch_n_tiles<4, T16, 4>(nn, p, s);
 }
 
 }  // namespace
