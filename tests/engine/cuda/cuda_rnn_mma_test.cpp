@@ -116,7 +116,10 @@ TEST(CudaRnnMma, FusedInputProjectionMatchesCpu) {
   check_mma("GRU H=64 I=22", rnn_graph(false, 64, 22, 0, false, false, 131), {{5, 3}, {30, 64}}, kFp16, Precision::kFP16, "mma_x");
   check_mma("GRU initial_h", rnn_graph(false, 128, 8, 1, false, true, 91), {{7, 4}, {60, 300}}, kFp16, Precision::kFP16, "mma_x");
   // "mma_x2" (the k-tile loops unrolled by 2): odd k-tile counts (I = 8, 36) and the 32-row tiles.
+  // FP16 GRU (lbr 1) and LSTM at H = 128 with I = 32 or 128 run the kernels compiled for those
+  // sizes (a 2-layer stack's layers 1 and 2), the others the kernel that takes them at run time.
   const std::vector<std::pair<int64_t, int64_t>> tb2{{30, 1}, {60, 300}, {30, 4500}};
+  check_mma("GRU H=128 I=32 lbr=1", rnn_graph(false, 128, 32, 1, false, false, 103), tb2, kFp16, Precision::kFP16, "mma_x2");
   check_mma("GRU H=128 I=128 lbr=1", rnn_graph(false, 128, 128, 1, false, false, 101), tb2, kFp16, Precision::kFP16, "mma_x2");
   check_mma("GRU H=128 I=36 lbr=0", rnn_graph(false, 128, 36, 0, false, false, 141), tb2, kBf16, Precision::kBF16, "mma_x2");
   check_mma("LSTM H=128 I=32", rnn_graph(true, 128, 32, 0, true, false, 111), tb2, kFp16, Precision::kFP16, "mma_x2");

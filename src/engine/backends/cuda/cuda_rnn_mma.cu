@@ -47,8 +47,11 @@ using namespace rnn_device;  // tanh_fast, sig_fast, pack2, mma16816 (cuda_rnn_m
 // G gates; LBR0: GRU linear_before_reset=0; MT m16 tiles of rows per CTA; T16 half or bf16;
 // FX: x·Wᵀ computed here (W fragments resident too, x tiles double-buffered in shared memory)
 // instead of read from the GEMM's output; UNR: the k-tile loops unrolled by 2 (fragment loads of
-// two k tiles in flight; tactic "mma_x2").
-template <int G, bool LBR0, int MT, typename T16, bool FX, bool UNR = false>
+// two k tiles in flight; tactic "mma_x2"). HC, IC > 0: the hidden and input sizes fixed at compile
+// time (the launch checks p.hidden == HC and, with FX, p.input == IC), so that the fragment
+// addresses, the chunk checks and x's tile indices fold into constants and the k-tile loops unroll
+// fully; 0: taken from p at run time.
+template <int G, bool LBR0, int MT, typename T16, bool FX, bool UNR = false, int HC = 0, int IC = 0>
 __global__ void __launch_bounds__(kThreads, 1) rnn_mma_kernel(RnnStepParams p) {
   extern __shared__ __align__(16) unsigned char smem[];
   constexpr int CPW = kChunksPerWarp;
@@ -58,7 +61,7 @@ __global__ void __launch_bounds__(kThreads, 1) rnn_mma_kernel(RnnStepParams p) {
   constexpr bool kSplitN = FX && G == 3 && !LBR0;
   constexpr int GA = kSplitN ? 4 : G;
   constexpr int XPT = kRnnMmaMaxInput * 32 / 4 / kThreads;  // x float4 per thread per step (≤ 4)
-  const int H = p.hidden, B = p.batch, T = p.t_len, I = FX ? p.input : 0;
+  const int H = HC > 0 ? HC : p.hidden, B = p.batch, T = p.t_len, I = FX ? (IC > 0 ? IC : p.input) : 0;
   const int NC = H / 8, KT = (H + 15) / 16, HS = KT * 16 + 8;
   const int KTX = (I + 15) / 16, XS = KTX * 16 + 8, I4 = I / 4, I4d = max(I4, 1);  // I4d: a divisor (FX)
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -181,7 +184,10 @@ __global__ void __launch_bounds__(kThreads, 1) rnn_mma_kernel(RnnStepParams p) {
         }
       }
     };
-    if constexpr (UNR) {
+    if constexpr (HC > 0) {
+#pragma unroll
+      for (int kt = 0; kt < ktn; ++kt) ktile(kt);
+    } else if constexpr (UNR) {
 #pragma unroll 2
       for (int kt = 0; kt < ktn; ++kt) ktile(kt);
     } else {
@@ -363,13 +369,32 @@ struct MmaDevice {
   Status status;
 };
 
+// The kernels specialised for hidden kRnnMmaFixedHidden (HC, IC): FP16, the GRU with
+// linear_before_reset = 1 (PyTorch's) and the LSTM; with FX only tactic mma_x2 (UNR), for the
+// inputs of a 2-layer stack (layer 1: the features, layer 2: hidden).
+constexpr int kRnnMmaFixedHidden = 128;
+template <int G, bool LBR0, typename T16>
+constexpr bool kMmaHasFixed = std::is_same_v<T16, __half> && !LBR0;
+
+template <int G, bool LBR0, typename T16, bool FX, bool UNR, int HC, int IC>
+Status mma_set_smem_mt(int bytes) {
+  TS_CUDA(cudaFuncSetAttribute(rnn_mma_kernel<G, LBR0, 1, T16, FX, UNR, HC, IC>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+  TS_CUDA(cudaFuncSetAttribute(rnn_mma_kernel<G, LBR0, 2, T16, FX, UNR, HC, IC>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+  return Status::ok();
+}
+
 template <int G, bool LBR0, typename T16, bool FX>
 Status mma_set_smem(int bytes) {
-  TS_CUDA(cudaFuncSetAttribute(rnn_mma_kernel<G, LBR0, 1, T16, FX>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-  TS_CUDA(cudaFuncSetAttribute(rnn_mma_kernel<G, LBR0, 2, T16, FX>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-  if constexpr (FX) {
-    TS_CUDA(cudaFuncSetAttribute(rnn_mma_kernel<G, LBR0, 1, T16, FX, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-    TS_CUDA(cudaFuncSetAttribute(rnn_mma_kernel<G, LBR0, 2, T16, FX, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+  TS_RETURN_IF_ERROR((mma_set_smem_mt<G, LBR0, T16, FX, false, 0, 0>(bytes)));
+  if constexpr (FX) TS_RETURN_IF_ERROR((mma_set_smem_mt<G, LBR0, T16, FX, true, 0, 0>(bytes)));
+  if constexpr (kMmaHasFixed<G, LBR0, T16>) {
+    constexpr int H = kRnnMmaFixedHidden;
+    if constexpr (FX) {
+      TS_RETURN_IF_ERROR((mma_set_smem_mt<G, LBR0, T16, FX, true, H, 32>(bytes)));
+      TS_RETURN_IF_ERROR((mma_set_smem_mt<G, LBR0, T16, FX, true, H, H>(bytes)));
+    } else {
+      TS_RETURN_IF_ERROR((mma_set_smem_mt<G, LBR0, T16, FX, false, H, 0>(bytes)));
+    }
   }
   return Status::ok();
 }
@@ -405,17 +430,37 @@ const MmaDevice& mma_device() {
 
 // MT = 1 when every 16-row CTA is resident at once (CTAs per SM from the occupancy API) or 32
 // rows do not fit shared memory, else MT = 2.
-template <int G, bool LBR0, typename T16, bool FX, bool UNR>
-Status launch_cfg(const RnnStepParams& p, const MmaDevice& d, cudaStream_t s) {
+template <int G, bool LBR0, typename T16, bool FX, bool UNR, int HC, int IC>
+Status launch_mt(const RnnStepParams& p, const MmaDevice& d, cudaStream_t s) {
   const int in = FX ? p.input : 0;
   const size_t s1 = mma_smem_bytes(G, LBR0, 1, p.hidden, in), s2 = mma_smem_bytes(G, LBR0, 2, p.hidden, in);
   int per_sm = 0;
-  TS_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, rnn_mma_kernel<G, LBR0, 1, T16, FX, UNR>, kThreads, s1));
+  TS_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, rnn_mma_kernel<G, LBR0, 1, T16, FX, UNR, HC, IC>, kThreads, s1));
   const bool mt1 = (p.batch + 15) / 16 <= std::max(1, per_sm) * d.sms || s2 > size_t(d.smem_optin);
-  if (mt1) rnn_mma_kernel<G, LBR0, 1, T16, FX, UNR><<<(p.batch + 15) / 16, kThreads, s1, s>>>(p);
-  else rnn_mma_kernel<G, LBR0, 2, T16, FX, UNR><<<(p.batch + 31) / 32, kThreads, s2, s>>>(p);
+  if (mt1) rnn_mma_kernel<G, LBR0, 1, T16, FX, UNR, HC, IC><<<(p.batch + 15) / 16, kThreads, s1, s>>>(p);
+  else rnn_mma_kernel<G, LBR0, 2, T16, FX, UNR, HC, IC><<<(p.batch + 31) / 32, kThreads, s2, s>>>(p);
   TS_CUDA_LAUNCHED("rnn recurrence (mma)");
   return Status::ok();
+}
+
+// PERF NOTE: the kernel with H (and x's width) fixed at compile time where one exists for the
+// shape. perf4096's ncu of mma_x2 (GRU-2x128 b4096, H200) counted 77 M instructions for 7.4 M
+// HMMA in layer 1 with the sizes taken at run time: the issue slots, not the tensor pipe (24 %
+// busy), set its pace.
+template <int G, bool LBR0, typename T16, bool FX, bool UNR>
+Status launch_cfg(const RnnStepParams& p, const MmaDevice& d, cudaStream_t s) {
+  if constexpr (kMmaHasFixed<G, LBR0, T16> && (!FX || UNR)) {
+    constexpr int H = kRnnMmaFixedHidden;
+    if (p.hidden == H) {
+      if constexpr (!FX) {
+        return launch_mt<G, LBR0, T16, FX, UNR, H, 0>(p, d, s);
+      } else {
+        if (p.input == 32) return launch_mt<G, LBR0, T16, FX, UNR, H, 32>(p, d, s);
+        if (p.input == H) return launch_mt<G, LBR0, T16, FX, UNR, H, H>(p, d, s);
+      }
+    }
+  }
+  return launch_mt<G, LBR0, T16, FX, UNR, 0, 0>(p, d, s);
 }
 
 template <typename T16, bool FX, bool UNR = false>
