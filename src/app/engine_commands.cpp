@@ -139,6 +139,10 @@ int command_engine_build(const EngineBuildOptions& o) {
   opts.calibration_data = o.calib;
   opts.calibration_cache = o.calib_cache;
   opts.int8_max_rel_err = o.int8_max_rel_err;
+  if (o.precision_constraints != "prefer" && o.precision_constraints != "obey") {
+    return fail(kCmd, "--precisionConstraints must be prefer or obey, got " + o.precision_constraints);
+  }
+  opts.int8_obey_precision = o.precision_constraints == "obey";
   if (!o.mem_pool_size.empty()) {
     auto bytes = parse_mem_pool(o.mem_pool_size);
     if (!bytes) return fail(kCmd, bytes.status().message());
@@ -406,6 +410,9 @@ EngineCommands::EngineCommands(CLI::App& app) {
                          "int8 calibration cache: read if made for this model, else written");
   build_cmd_->add_option("--int8MaxRelErr", build_.int8_max_rel_err,
                          "int8: a layer whose output error on the calibration set exceeds this runs in fp16 (default 0.05)");
+  build_cmd_->add_option("--precisionConstraints", build_.precision_constraints,
+                         "int8: prefer (default: a fused fp16 kernel where it beats the int8 layers it replaces) | "
+                         "obey (every int8-eligible layer stays int8 where calibration allows)");
   build_cmd_->add_option("--timingCacheFile", build_.timing_cache_file, "tactic timing cache");
   build_cmd_->add_option("--memPoolSize", build_.mem_pool_size, "workspace:<size>[K|M|G]");
 

@@ -28,6 +28,7 @@ struct EngineBuildOptions {
   bool tf32 = false;                               // FP32 GEMMs on TF32 tensor cores (cuda)
   std::string calib, calib_cache;                  // int8: windows .npy, calibration cache file
   double int8_max_rel_err = 5e-2;                  // int8: per-layer error above which FP16
+  std::string precision_constraints = "prefer";    // int8: prefer (faster fused FP16 kernels) | obey
   std::string timing_cache_file;
   std::string mem_pool_size;                       // "workspace:1024M" (K, M, G; bare = MiB)
 };

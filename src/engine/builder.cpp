@@ -162,8 +162,12 @@ Result<std::vector<uint8_t>> build_from_graph(Graph graph, const PassLog& log, c
     plan.pass_log.insert(plan.pass_log.end(), stack_log.lines.begin(), stack_log.lines.end());
   }
   // Whole Transformer encoder layers → TransformerEncoderLayer where the backend has that op (the
-  // CUDA fused layer: FP16 mma tiles in FP16 plans, strict FP32 in FP32 plans without TF32; TF32,
-  // BF16 and INT8 plans keep the layers) (passes/fuse_encoder.cpp). A backend without the op is
+  // CUDA fused layer: FP16 mma tiles in FP16 and INT8 plans, strict FP32 in FP32 plans without
+  // TF32; TF32 and BF16 plans keep the layers) (passes/fuse_encoder.cpp). In an INT8 plan the
+  // fused layer runs FP16 and its GEMMs' INT8 marks are dropped, as TensorRT keeps a layer in FP16
+  // where that is the faster kernel (BuildOptions::int8_obey_precision keeps the INT8 layers). PERF NOTE: H200, Transformer (2 layers, d=64, 4 heads) T=60,
+  // device-resident P50 at batch 1 / 256 / 4096: INT8 unfused 131.6 / 283.5 / 3,105.5 µs, FP16
+  // fused 28.3 / 40.3 / 372.9 (bench/results/engine-cuda-h200-20261201-0940-final.json). A backend without the op is
   // not asked: the pass proves each match by building the region on the CPU backend, which has no
   // fused layer, so that build does not fuse (and recurse) again. max_seq: the largest dim 1 any
   // profile allows any rank-3 input (the backend's limit on T is checked against it).
@@ -171,7 +175,8 @@ Result<std::vector<uint8_t>> build_from_graph(Graph graph, const PassLog& log, c
   encoder_probe.op = "TransformerEncoderLayer";
   const bool has_encoder_op = !be->tactics(graph, encoder_probe).empty();
   if (has_encoder_op &&
-      (options.precision == Precision::kFP16 || (options.precision == Precision::kFP32 && !options.tf32))) {
+      (options.precision == Precision::kFP16 || (options.precision == Precision::kINT8 && !options.int8_obey_precision) ||
+       (options.precision == Precision::kFP32 && !options.tf32))) {
     int64_t max_seq = 0;
     for (const auto& prof : plan.profiles)
       for (const auto& [name, r] : prof.inputs)

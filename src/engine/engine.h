@@ -55,6 +55,12 @@ struct BuildOptions {
   std::string calibration_data;
   std::string calibration_cache;
   double int8_max_rel_err = 5e-2;
+  // INT8 plans only. false (default, TensorRT's "prefer" precision constraints): where a fused
+  // FP16 kernel beats the INT8 layers it replaces (a whole Transformer encoder layer, builder.cpp)
+  // the plan runs the fused kernel and inspect says so. true ("obey", trtexec
+  // --precisionConstraints=obey): every INT8-eligible GEMM stays its own layer and runs INT8
+  // where calibration allows.
+  bool int8_obey_precision = false;
 };
 
 // A tensor handed to or returned from enqueue: host memory owned by the caller.

@@ -1,7 +1,7 @@
 // fuse_encoder: one PyTorch nn.TransformerEncoderLayer (post-norm, batch_first, as torch.onnx
 // exports it, after fuse()) → one TransformerEncoderLayer node, where `backend_runs` accepts it
-// (the CUDA backend's fused layer, cuda_encoder.h). Run by the builder for FP16 plans once the
-// backend is known; other plans keep their layers.
+// (the CUDA backend's fused layer, cuda_encoder.h). Run by the builder for FP16, strict FP32 and
+// INT8 plans once the backend is known (builder.cpp says why INT8); other plans keep their layers.
 //
 // A layer is found from its compute nodes, working back from a LayerNormalization (LN₂):
 //

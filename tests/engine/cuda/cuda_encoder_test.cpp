@@ -323,14 +323,6 @@ TEST(CudaEncoderCheck, RefusesShapesTheKernelDoesNotRunWithTheReason) {
   EXPECT_EQ(cuda::encoder_max_warps(32, 60), 16);
 }
 
-// models/default.onnx: where the test binary finds it (TS_DEFAULT_MODEL, the working directory's
-// models/, the source tree).
-fs::path default_model() {
-  if (const char* d = std::getenv("TS_DEFAULT_MODEL")) return d;
-  if (fs::exists("models/default.onnx")) return "models/default.onnx";
-  return fs::path(TICKSENTRY_SOURCE_DIR) / "models" / "default.onnx";
-}
-
 // The shipped default model (Normalize → Linear(20→32) → 1 encoder layer of d 32, 4 heads, FF 64
 // → last step → Linear(1) → Sigmoid) kept its layers before: the backend ran d_model 64 only and
 // an input projection with K a multiple of 16. The cuda backend's check now takes it whole.

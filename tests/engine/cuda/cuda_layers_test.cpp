@@ -166,34 +166,6 @@ TEST_P(CudaLayerModels, Bf16MatchesCpu) {
 }
 INSTANTIATE_TEST_SUITE_P(Fixtures, CudaLayerModels, ::testing::Values("transformer_gelu", "transformer_relu", "tcn_3x32"));
 
-// The shipped model (a 1-layer Transformer over 20 features).
-fs::path default_model() {
-  if (const char* d = std::getenv("TS_DEFAULT_MODEL")) return d;
-  if (fs::exists("models/default.onnx")) return "models/default.onnx";
-  return fs::path(TICKSENTRY_SOURCE_DIR) / "models" / "default.onnx";
-}
-
-// Inputs in the range the model was trained on: its own input normalization (norm.mean,
-// norm.inv_std) inverted, mean ± a few σ per feature. Features with zero variance in training
-// (inv_std 1e6) stay at their mean: random values there become ±1e6 after normalization, past
-// FP16's 65504 (an FP16 engine, TensorRT's too, overflows on inputs it never sees), and TF32's
-// 10-bit mantissa turns them into absolute errors of ~1e3 in the first GEMM. FP32 is checked on
-// plain random inputs too.
-std::vector<std::pair<float, float>> default_model_input_range(const fs::path& onnx) {
-  std::vector<std::pair<float, float>> affine;
-  auto g = import_onnx_file(onnx.string());
-  if (!g) return affine;
-  ValueId mean = g.value().find_value("norm.mean"), inv = g.value().find_value("norm.inv_std");
-  if (mean == kNoValue || inv == kNoValue) return affine;
-  const Value& m = g.value().value(mean);
-  const Value& s = g.value().value(inv);
-  for (int64_t f = 0; f < m.numel() && f < s.numel(); ++f) {
-    float is = s.as<float>()[f];
-    affine.emplace_back(m.as<float>()[f], is > 0 && is < 1e5f ? 2.0f / is : 0.0f);
-  }
-  return affine;
-}
-
 TEST(CudaDefaultModel, Fp32Tf32Fp16Bf16MatchCpu) {
   SKIP_WITHOUT_GPU();
   const fs::path onnx = default_model();

@@ -18,11 +18,20 @@
 #include "engine/backend.h"
 #include "engine/builder.h"
 #include "engine/engine.h"
+#include "engine/onnx_import.h"
 #include "engine/plan.h"
 
 namespace ts::engine::testing {
 
 namespace fs = std::filesystem;
+
+// models/default.onnx, the shipped model (a 1-layer Transformer over 20 features): where the
+// test binary finds it (TS_DEFAULT_MODEL, the working directory's models/, the source tree).
+inline fs::path default_model() {
+  if (const char* d = std::getenv("TS_DEFAULT_MODEL")) return d;
+  if (fs::exists("models/default.onnx")) return "models/default.onnx";
+  return fs::path(TICKSENTRY_SOURCE_DIR) / "models" / "default.onnx";
+}
 
 inline const Backend* cuda() { return find_backend("cuda"); }
 
@@ -151,6 +160,33 @@ inline std::vector<uint8_t> read_bytes(const fs::path& p) {
   return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
 }
 
+// Inputs in the range the model was trained on: its own input normalization (norm.mean,
+// norm.inv_std) inverted, mean ± a few σ per feature. Features with zero variance in training
+// (inv_std 1e6) stay at their mean: random values there become ±1e6 after normalization, past
+// FP16's 65504 (an FP16 engine, TensorRT's too, overflows on inputs it never sees), and TF32's
+// 10-bit mantissa turns them into absolute errors of ~1e3 in the first GEMM. FP32 is checked on
+// plain random inputs too. in_model_range() maps a random normal tensor into that range.
+inline std::vector<std::pair<float, float>> default_model_input_range(const fs::path& onnx) {
+  std::vector<std::pair<float, float>> affine;
+  auto g = import_onnx_file(onnx.string());
+  if (!g) return affine;
+  ValueId mean = g.value().find_value("norm.mean"), inv = g.value().find_value("norm.inv_std");
+  if (mean == kNoValue || inv == kNoValue) return affine;
+  const Value& m = g.value().value(mean);
+  const Value& s = g.value().value(inv);
+  for (int64_t f = 0; f < m.numel() && f < s.numel(); ++f) {
+    float is = s.as<float>()[f];
+    affine.emplace_back(m.as<float>()[f], is > 0 && is < 1e5f ? 2.0f / is : 0.0f);
+  }
+  return affine;
+}
+
+inline void in_model_range(HostTensor& x, const std::vector<std::pair<float, float>>& affine) {
+  float* v = x.f();
+  const int64_t f = x.dims.back();
+  for (int64_t i = 0; i < x.numel(); ++i) v[i] = affine[size_t(i % f)].first + affine[size_t(i % f)].second * v[i];
+}
+
 // `onnx` built for the CPU and the CUDA backend (profile batch 1..512, seq 30..120, opt 64×60),
 // compared at several shapes on one context each; x is [batch, seq, features], random normal
 // × 2, or offset[f] + scale[f] · random normal when `affine` holds (offset, scale) per feature.
@@ -183,10 +219,7 @@ inline void check_model_file(const fs::path& onnx, int64_t features, Precision p
   uint32_t seed = 100;
   for (auto [b, t] : shapes) {
     HostTensor x = random_tensor({b, t, features}, seed++, affine.empty() ? 2.0f : 1.0f);
-    if (!affine.empty()) {
-      float* v = x.f();
-      for (int64_t i = 0; i < b * t * features; ++i) v[i] = affine[size_t(i % features)].first + affine[size_t(i % features)].second * v[i];
-    }
+    if (!affine.empty()) in_model_range(x, affine);
     std::vector<TensorView> in{x.view()};
     std::vector<float> yc(size_t(b * t * 8)), yg(size_t(b * t * 8), NAN);
     std::vector<TensorView> oc(1), og(1);

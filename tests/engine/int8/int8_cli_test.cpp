@@ -47,6 +47,13 @@ TEST(Int8Cli, RefusesMissingOrTooFewCalibrationWindows) {
   auto stray = run({"build", "--onnx", kModel, "--saveEngine", plan, "--calib", few}, dir);
   EXPECT_EQ(stray.exit_code, 2);
   EXPECT_NE(stray.err.find("--calib and --calibCache are for --int8 builds"), std::string::npos) << stray.err;
+
+  auto constraint = run({"build", "--onnx", kModel, "--saveEngine", plan, "--backend", "cuda", "--int8", "--calib", few,
+                         "--precisionConstraints", "strict"}, dir);
+  EXPECT_EQ(constraint.exit_code, 2);
+  EXPECT_NE(constraint.err.find("--precisionConstraints must be prefer or obey, got strict"), std::string::npos)
+      << constraint.err;
+  EXPECT_FALSE(fs::exists(plan));
 }
 
 TEST(Int8Cli, Tf32IsRecordedInThePlan) {

@@ -135,6 +135,7 @@ class CudaBackend final : public Backend {
         if (!q.empty()) return q + " (" + node.attr_s("q_reason", "") + ")";
         if (op == "GRU" || op == "LSTM") return "fp16 (recurrent)";
         if (op == "GRUStack" || op == "LSTMStack") return "fp16 (recurrent stack; an absorbed head runs fp32)";
+        if (op == "TransformerEncoderLayer") return "fp16 (fused encoder layer, faster than its GEMMs in int8)";
         if (std::find(std::begin(kAtPlan), std::end(kAtPlan), op) != std::end(kAtPlan)) return "fp16 (not int8-eligible)";
         return "fp32";
       }
