@@ -4,8 +4,9 @@
 // resident in shared memory for all T steps, and the gate math runs on the accumulators in
 // registers.
 //
-// Layout. 8 warps; hidden units in chunks of 8 (one n8 tile per gate), chunk c owned by warp
-// c % 8 (at most 2 chunks per warp for H ≤ 128). A warp computes all G gates of its chunks, so
+// Layout. 8 warps (16 in the kernels compiled for H = 128 with 32-row tiles); hidden units in
+// chunks of 8 (one n8 tile per gate), chunk c owned by warp c % warps (at most 2 chunks per warp
+// for H ≤ 128). A warp computes all G gates of its chunks, so
 // every thread holds, for its accumulator elements (row, unit), the pre-activations of every
 // gate: no shared-memory exchange for the cell. Rᵀ is packed on the host in the B-fragment
 // order ([gate][chunk][k tile][lane] × 2 registers: one conflict-free 8-byte shared load per
@@ -39,8 +40,14 @@ namespace ts::engine::cuda {
 namespace {
 
 constexpr int kWarps = 8;
-constexpr int kThreads = 32 * kWarps;
-constexpr int kChunksPerWarp = kRnnMmaMaxHidden / 8 / kWarps;  // 2
+// Warps of a kernel compiled for one hidden size (HC > 0) with 32-row tiles (MT = 2): 16, one
+// chunk of 8 units each, so that each scheduler has 4 warps' chains to issue from instead of 2.
+// PERF NOTE: H200, GRU-2x128 FP16 T=60, device-resident P50 (the same call, two runs each;
+// bench/results/mma128-h200-20261201-2320-ab.log): batch 4096 (MT 2) 381.3 / 381.8 µs with 16
+// warps vs 429.0 / 429.1 with 8; batch 2048 (16-row tiles, MT 1) 250.2 / 250.4 with 16 vs 239.8 /
+// 240.3 with 8, so 16-row tiles keep 8.
+constexpr int kFixedWarps = 16;
+constexpr int mma_warps(int hc, int mt) { return hc > 0 && mt == 2 ? kFixedWarps : kWarps; }
 
 using namespace rnn_device;  // tanh_fast, sig_fast, pack2, mma16816 (cuda_rnn_mma_device.cuh)
 
@@ -52,15 +59,16 @@ using namespace rnn_device;  // tanh_fast, sig_fast, pack2, mma16816 (cuda_rnn_m
 // addresses, the chunk checks and x's tile indices fold into constants and the k-tile loops unroll
 // fully; 0: taken from p at run time.
 template <int G, bool LBR0, int MT, typename T16, bool FX, bool UNR = false, int HC = 0, int IC = 0>
-__global__ void __launch_bounds__(kThreads, 1) rnn_mma_kernel(RnnStepParams p) {
+__global__ void __launch_bounds__(32 * mma_warps(HC, MT), 1) rnn_mma_kernel(RnnStepParams p) {
   extern __shared__ __align__(16) unsigned char smem[];
-  constexpr int CPW = kChunksPerWarp;
+  constexpr int NW = mma_warps(HC, MT), NT = 32 * NW;  // warps, threads
+  constexpr int CPW = kRnnMmaMaxHidden / 8 / NW;    // chunks of 8 hidden units per warp (2 or 1)
   constexpr int ROWS = 16 * MT;
   // Accumulator slots: one per gate; with FX, GRU linear_before_reset=1 keeps x·W_hᵀ of the
   // candidate gate apart (slot 3) since only h·R_hᵀ is multiplied by r.
   constexpr bool kSplitN = FX && G == 3 && !LBR0;
   constexpr int GA = kSplitN ? 4 : G;
-  constexpr int XPT = kRnnMmaMaxInput * 32 / 4 / kThreads;  // x float4 per thread per step (≤ 4)
+  constexpr int XPT = kRnnMmaMaxInput * 32 / 4 / NT;  // x float4 per thread per step (≤ 4)
   const int H = HC > 0 ? HC : p.hidden, B = p.batch, T = p.t_len, I = FX ? (IC > 0 ? IC : p.input) : 0;
   const int NC = H / 8, KT = (H + 15) / 16, HS = KT * 16 + 8;
   const int KTX = (I + 15) / 16, XS = KTX * 16 + 8, I4 = I / 4, I4d = max(I4, 1);  // I4d: a divisor (FX)
@@ -74,10 +82,10 @@ __global__ void __launch_bounds__(kThreads, 1) rnn_mma_kernel(RnnStepParams p) {
   {
     const uint4* src = static_cast<const uint4*>(p.r_mma);
     uint4* dst = reinterpret_cast<uint4*>(smem);
-    for (size_t i = threadIdx.x; i < rn / 2; i += kThreads) dst[i] = __ldg(src + i);
+    for (size_t i = threadIdx.x; i < rn / 2; i += NT) dst[i] = __ldg(src + i);
     if constexpr (FX) {
       const uint4* wsrc = static_cast<const uint4*>(p.w_mma);
-      for (size_t i = threadIdx.x; i < wn / 2; i += kThreads) dst[rn / 2 + i] = __ldg(wsrc + i);
+      for (size_t i = threadIdx.x; i < wn / 2; i += NT) dst[rn / 2 + i] = __ldg(wsrc + i);
     }
   }
   const uint2* rs = reinterpret_cast<const uint2*>(smem);
@@ -85,7 +93,7 @@ __global__ void __launch_bounds__(kThreads, 1) rnn_mma_kernel(RnnStepParams p) {
   T16* hb = reinterpret_cast<T16*>(smem + (rn + wn) * sizeof(uint2));  // [2][ROWS][HS]
   T16* rh = hb + 2 * ROWS * HS;                                         // [ROWS][HS] (LBR0)
   T16* xb = rh + (LBR0 ? ROWS * HS : 0);                                // [2][ROWS][XS] (FX)
-  for (int i = threadIdx.x; i < (LBR0 ? 3 : 2) * ROWS * HS + (FX ? 2 * ROWS * XS : 0); i += kThreads) {
+  for (int i = threadIdx.x; i < (LBR0 ? 3 : 2) * ROWS * HS + (FX ? 2 * ROWS * XS : 0); i += NT) {
     const int buf = i / (ROWS * HS), r = (i / HS) % ROWS, k = i % HS, b = row_base + r;
     float v = (buf == 0 && p.h0 && k < H && b < B) ? p.h0[size_t(b) * H + k] : 0.0f;
     hb[i] = T16(v);
@@ -94,7 +102,7 @@ __global__ void __launch_bounds__(kThreads, 1) rnn_mma_kernel(RnnStepParams p) {
   auto x_load = [&](int t, float4 (&xr)[XPT]) {
 #pragma unroll
     for (int q = 0; q < XPT; ++q) {
-      const int i = threadIdx.x + q * kThreads, r = i / I4d, b = row_base + r;
+      const int i = threadIdx.x + q * NT, r = i / I4d, b = row_base + r;
       xr[q] = (i < ROWS * I4 && b < B) ? __ldg(reinterpret_cast<const float4*>(p.x + (size_t(t) * B + b) * I) + i % I4d)
                                        : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     }
@@ -102,7 +110,7 @@ __global__ void __launch_bounds__(kThreads, 1) rnn_mma_kernel(RnnStepParams p) {
   auto x_store = [&](T16* dst, const float4 (&xr)[XPT]) {
 #pragma unroll
     for (int q = 0; q < XPT; ++q) {
-      const int i = threadIdx.x + q * kThreads;
+      const int i = threadIdx.x + q * NT;
       if (i < ROWS * I4) {
         const int r = i / I4d, k = (i % I4d) * 4;
         *reinterpret_cast<uint2*>(dst + r * XS + k) = make_uint2(pack2<T16>(xr[q].x, xr[q].y), pack2<T16>(xr[q].z, xr[q].w));
@@ -132,7 +140,7 @@ __global__ void __launch_bounds__(kThreads, 1) rnn_mma_kernel(RnnStepParams p) {
   float pi[CPW][2], po[CPW][2], pf[CPW][2], rbh[CPW][2], bx[CPW][G][2];
 #pragma unroll
   for (int i = 0; i < CPW; ++i) {
-    const int c = warp + kWarps * i;
+    const int c = warp + NW * i;
 #pragma unroll
     for (int e = 0; e < 2; ++e) {
       const int j = c * 8 + 2 * qc + e;
@@ -174,7 +182,7 @@ __global__ void __launch_bounds__(kThreads, 1) rnn_mma_kernel(RnnStepParams p) {
       }
 #pragma unroll
       for (int i = 0; i < CPW; ++i) {
-        const int c = warp + kWarps * i;
+        const int c = warp + NW * i;
         if (c >= NC) continue;
 #pragma unroll
         for (int g = G0; g < G1; ++g) {
@@ -219,7 +227,7 @@ __global__ void __launch_bounds__(kThreads, 1) rnn_mma_kernel(RnnStepParams p) {
           const float* src = p.gx + (size_t(t) * B + b) * gstride + 2 * qc;
 #pragma unroll
           for (int i = 0; i < CPW; ++i) {
-            const int c = warp + kWarps * i;
+            const int c = warp + NW * i;
 #pragma unroll
             for (int g = 0; g < G; ++g)
               gx[m][i][g][hh] = (b < B && c < NC) ? __ldg(reinterpret_cast<const float2*>(src + size_t(g) * H + c * 8))
@@ -286,7 +294,7 @@ __global__ void __launch_bounds__(kThreads, 1) rnn_mma_kernel(RnnStepParams p) {
       for (int m = 0; m < MT; ++m)
 #pragma unroll
         for (int i = 0; i < CPW; ++i) {
-          const int c = warp + kWarps * i;
+          const int c = warp + NW * i;
           float rhv[4];
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
@@ -316,7 +324,7 @@ __global__ void __launch_bounds__(kThreads, 1) rnn_mma_kernel(RnnStepParams p) {
     for (int m = 0; m < MT; ++m)
 #pragma unroll
       for (int i = 0; i < CPW; ++i) {
-        const int c = warp + kWarps * i;
+        const int c = warp + NW * i;
         if (c >= NC) continue;
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh) {
@@ -344,7 +352,7 @@ __global__ void __launch_bounds__(kThreads, 1) rnn_mma_kernel(RnnStepParams p) {
   for (int m = 0; m < MT; ++m)
 #pragma unroll
     for (int i = 0; i < CPW; ++i) {
-      const int c = warp + kWarps * i;
+      const int c = warp + NW * i;
       if (c >= NC) continue;
 #pragma unroll
       for (int hh = 0; hh < 2; ++hh) {
@@ -435,10 +443,11 @@ Status launch_mt(const RnnStepParams& p, const MmaDevice& d, cudaStream_t s) {
   const int in = FX ? p.input : 0;
   const size_t s1 = mma_smem_bytes(G, LBR0, 1, p.hidden, in), s2 = mma_smem_bytes(G, LBR0, 2, p.hidden, in);
   int per_sm = 0;
-  TS_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, rnn_mma_kernel<G, LBR0, 1, T16, FX, UNR, HC, IC>, kThreads, s1));
+  constexpr int threads1 = 32 * mma_warps(HC, 1), threads2 = 32 * mma_warps(HC, 2);
+  TS_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, rnn_mma_kernel<G, LBR0, 1, T16, FX, UNR, HC, IC>, threads1, s1));
   const bool mt1 = (p.batch + 15) / 16 <= std::max(1, per_sm) * d.sms || s2 > size_t(d.smem_optin);
-  if (mt1) rnn_mma_kernel<G, LBR0, 1, T16, FX, UNR, HC, IC><<<(p.batch + 15) / 16, kThreads, s1, s>>>(p);
-  else rnn_mma_kernel<G, LBR0, 2, T16, FX, UNR, HC, IC><<<(p.batch + 31) / 32, kThreads, s2, s>>>(p);
+  if (mt1) rnn_mma_kernel<G, LBR0, 1, T16, FX, UNR, HC, IC><<<(p.batch + 15) / 16, threads1, s1, s>>>(p);
+  else rnn_mma_kernel<G, LBR0, 2, T16, FX, UNR, HC, IC><<<(p.batch + 31) / 32, threads2, s2, s>>>(p);
   TS_CUDA_LAUNCHED("rnn recurrence (mma)");
   return Status::ok();
 }
