@@ -15,19 +15,17 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <numeric>
 
-#include "engine/backend.h"
-#include "engine/builder.h"
-#include "engine/engine.h"
+#include "cuda_test_util.h"
 #include "engine/npy.h"
 
 namespace ts::engine {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::default_model;
+using testing::read_bytes;
 
 // ROC-AUC by the rank-sum (Mann–Whitney) formula, ties sharing their average rank.
 double roc_auc(const std::vector<float>& score, const std::vector<uint8_t>& label) {
@@ -50,12 +48,6 @@ double roc_auc(const std::vector<float>& score, const std::vector<uint8_t>& labe
   const double neg = double(score.size()) - pos;
   if (pos == 0 || neg == 0) return NAN;
   return (rank_sum - pos * (pos + 1) / 2.0) / (pos * neg);
-}
-
-fs::path default_model() {
-  if (const char* d = std::getenv("TS_DEFAULT_MODEL")) return d;
-  if (fs::exists("models/default.onnx")) return "models/default.onnx";
-  return fs::path(TICKSENTRY_SOURCE_DIR) / "models" / "default.onnx";
 }
 
 // Scores every window: batches of 256 on one context.
@@ -104,8 +96,7 @@ TEST(CudaAccuracy, Fp16Bf16AndInt8AucOnTheValidationSplit) {
   ASSERT_EQ(windows.value().dims.size(), 3u);
   ASSERT_EQ(labels.value().numel(), windows.value().dims[0]);
   std::vector<uint8_t> y(labels.value().as<uint8_t>(), labels.value().as<uint8_t>() + labels.value().numel());
-  std::ifstream mf(default_model(), std::ios::binary);
-  std::vector<uint8_t> onnx{std::istreambuf_iterator<char>(mf), std::istreambuf_iterator<char>()};
+  const std::vector<uint8_t> onnx = read_bytes(default_model());
   ASSERT_FALSE(onnx.empty()) << default_model() << " is missing";
 
   struct Run {

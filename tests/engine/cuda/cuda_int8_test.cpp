@@ -4,8 +4,6 @@
 // the tile edges care about: K not a multiple of 4, N over one 64-column tile, M from 1 row to
 // thousands. Labelled `gpu`: skipped without a device.
 #include <cmath>
-#include <fstream>
-#include <iterator>
 
 #include "cuda_test_util.h"
 #include "engine/calibrate.h"
@@ -199,9 +197,8 @@ TEST(CudaInt8, RecurrentStacksInInt8PlansRunTheFp16Stack) {
 // inputs in the model's range (default_model_input_range: FP16 overflows far outside it).
 TEST(CudaInt8, EncoderLayersInInt8PlansRunFusedInFp16UnlessObeyed) {
   SKIP_WITHOUT_GPU();
-  const std::string model = default_model().string();
-  std::ifstream mf(model, std::ios::binary);
-  std::vector<uint8_t> onnx{std::istreambuf_iterator<char>(mf), std::istreambuf_iterator<char>()};
+  const fs::path model = default_model();
+  const std::vector<uint8_t> onnx = read_bytes(model);
   ASSERT_FALSE(onnx.empty()) << model << " is missing";
   const auto dir = ts::testing::scratch_dir("cuda_int8_encoder");
   constexpr int64_t kIn = 20, kSteps = 60;
