@@ -10,7 +10,7 @@ DEMO_SECONDS ?= 0
 DEMO_TOKEN ?= demo
 
 # Debian packages the build and tests need (apt-get is skipped when all are present).
-DEB_PACKAGES := build-essential cmake ninja-build pkg-config git zlib1g-dev \
+DEB_PACKAGES := build-essential cmake ninja-build ccache pkg-config git zlib1g-dev \
   libspdlog-dev libfmt-dev libtomlplusplus-dev libcli11-dev prometheus-cpp-dev \
   nlohmann-json3-dev libsqlite3-dev sqlite3 libgtest-dev libgmock-dev libbenchmark-dev \
   libonnx-dev libprotobuf-dev protobuf-compiler libdnnl-dev \
