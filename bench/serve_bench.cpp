@@ -23,6 +23,7 @@
 #include "bench_json.h"
 #include "core/clock.h"
 #include "engine/engine.h"
+#include "features/feature_window.h"
 #include "serve/eval_dataset.h"
 #include "serve/model_server.h"
 
@@ -113,7 +114,8 @@ StepResult run_step(ModelServer& server, const Args& a, double rate, double seco
           q.symbol = SymbolId(s + shards * k);
           q.enqueue_ns = mono_ns();
           q.deadline_ns = q.enqueue_ns + 1'000'000'000;
-          if (port.submit(windows[size_t(k) % windows.size()], nullptr, q)) {
+          const auto [older, newer] = windows[size_t(k) % windows.size()].window_runs();
+          if (port.submit({older, newer}, nullptr, q)) {
             ++r.requests;
           } else {
             ++r.dropped;
@@ -226,7 +228,6 @@ int main(int argc, char** argv) {
     if (a.modes.find(mode) == std::string::npos) continue;
     ServeOptions o;
     o.window_rows = a.rows;
-    o.min_rows = a.rows;
     o.workers = a.workers;
     o.slots_per_shard = 8192;
     o.request_ring = 8192;

@@ -9,6 +9,7 @@
 #include "app/run_summary.h"
 #include "audit/failure_store.h"
 #include "core/status.h"
+#include "detect/model_alert.h"
 #include "http/admin_api.h"
 #include "serve/model_registry.h"
 #include "serve/model_server.h"
@@ -18,6 +19,7 @@ namespace ts {
 
 struct ModelServing {
   serve::ServeOptions options;
+  ModelAlertOptions alerts;                 // the trigger and decision ([model]; attach_model_serving)
   std::unique_ptr<FailureStore> failures;   // failed batches (declared first: outlives the server)
   std::unique_ptr<serve::ModelServer> server;
   std::string name;

@@ -41,9 +41,9 @@ void Pipeline::add_sink(std::string name, std::shared_ptr<AlertSink> sink) {
   sinks_.emplace_back(std::move(name), std::move(sink));
 }
 
-void Pipeline::set_model(serve::ModelServer* server, const serve::ServeOptions& opts, std::string name) {
+void Pipeline::set_model(serve::ModelServer* server, const ModelAlertOptions& alerts, std::string name) {
   model_server_ = server;
-  model_opts_ = opts;
+  model_alerts_ = alerts;
   model_name_ = std::move(name);
 }
 
@@ -103,13 +103,13 @@ RunSummary Pipeline::run(Source& source, InputErrors& source_errors, const std::
     shards[i].ring = std::make_unique<SpscRing<Event>>(options_.event_ring);
     shards[i].worker = std::make_unique<ShardWorker>(i, symbols_, config_, &dispatcher, options_.order_tracking);
     if (model_server_) {
-      shards[i].worker->attach_model(&model_server_->port(i), model_opts_, model_name_);
+      shards[i].worker->attach_model(&model_server_->port(i), model_server_->options(), model_alerts_, model_name_);
       shards[i].worker->set_score_board(score_board_);
     }
   }
   if (model_server_ && score_board_) {
     score_board_->set_shards(nshards);
-    score_board_->set_threshold(model_opts_.threshold);
+    score_board_->set_threshold(model_alerts_.threshold);
   }
   for (auto& s : shards) {
     s.thread = std::thread(shard_loop, std::ref(*s.ring), std::ref(*s.worker), std::cref(source_done), board_);

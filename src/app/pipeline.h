@@ -18,6 +18,7 @@
 #include "core/input_errors.h"
 #include "core/metrics.h"
 #include "core/symbol_table.h"
+#include "detect/model_alert.h"
 #include "ingest/source.h"
 #include "serve/model_server.h"
 
@@ -56,8 +57,9 @@ class Pipeline {
   // `board` must outlive it; null = none.
   void set_score_board(http::ScoreBoard* board) { score_board_ = board; }
   // Model alerts: shard i sends its requests to server->port(i) (the server must have been
-  // started for options.shards shards and outlive run()). The summary gains `model`.
-  void set_model(serve::ModelServer* server, const serve::ServeOptions& opts, std::string name);
+  // started for options.shards shards and outlive run()) when `alerts`' trigger says so, and
+  // decides on the results with `alerts`' values. The summary gains `model`.
+  void set_model(serve::ModelServer* server, const ModelAlertOptions& alerts, std::string name);
   // Runs `source` to its end (or until `stop`/duration). `source_errors` are the errors the
   // source reported (merged into the summary). Call once.
   RunSummary run(Source& source, InputErrors& source_errors, const std::atomic<bool>& stop);
@@ -76,7 +78,7 @@ class Pipeline {
   http::MarketBoard* board_ = nullptr;
   http::ScoreBoard* score_board_ = nullptr;
   serve::ModelServer* model_server_ = nullptr;
-  serve::ServeOptions model_opts_;
+  ModelAlertOptions model_alerts_;
   std::string model_name_;
 };
 

@@ -52,49 +52,33 @@ void ShardWorker::process(const Event& e) {
   if (stage_timing_) event_latency_.record(mono_ns() - e.recv_ts_ns);
 }
 
-void ShardWorker::attach_model(serve::ShardPort* port, const serve::ServeOptions& opts, const std::string& model_name) {
+void ShardWorker::attach_model(serve::ShardPort* port, const serve::ServeOptions& serving,
+                               const ModelAlertOptions& alerts, const std::string& model_name) {
   port_ = port;
-  model_opts_ = opts;
-  lossless_ = opts.lossless == "on";
+  alert_opts_ = alerts;
+  deadline_us_ = serving.deadline_us;
+  lossless_ = serving.lossless == "on";
   std::snprintf(model_name_, sizeof(model_name_), "%s", model_name.c_str());
-  auto values = [](double threshold, double hysteresis, double cooldown_s) {
-    ModelDecisionOptions d;
-    d.threshold = threshold;
-    d.hysteresis = hysteresis;
-    d.cooldown_ns = int64_t(cooldown_s * 1e9);
-    return d;
-  };
-  const ModelDecisionOptions defaults = values(opts.threshold, opts.hysteresis, opts.cooldown_s);
-  std::vector<ModelDecisionOptions> groups;
-  std::vector<SymbolGroupSpec> specs;
-  for (const auto& g : opts.groups) {
-    groups.push_back(values(g.threshold, g.hysteresis, g.cooldown_s));
-    specs.push_back(g.match);
-  }
-  // ServeOptions::from_config validated the groups; an error here is a caller's bug.
-  auto compiled = SymbolGroups::compile(specs);
-  auto matcher = std::make_shared<const SymbolGroups>(compiled ? std::move(compiled.value()) : SymbolGroups{});
-  auto group_of = [matcher, this](SymbolId id) { return matcher->match(symbols_.name(id)); };
-  decision_ = std::make_unique<ModelDecision>(defaults, groups, group_of);
-  shadow_decision_ = std::make_unique<ModelDecision>(defaults, groups, group_of);
+  decision_ = make_model_decision(alerts, symbols_);
+  shadow_decision_ = make_model_decision(alerts, symbols_);
 }
 
 void ShardWorker::maybe_request(const Event& e, const StageTimes& t, const float* row) {
   if (e.symbol >= model_state_.size()) model_state_.resize(size_t(e.symbol) + 256);
   ModelSymbolState& st = model_state_[e.symbol];
   const FeatureWindow& w = features_.window(e.symbol);
-  const bool by_event = model_opts_.trigger == serve::Trigger::kEvent;
+  const bool by_event = alert_opts_.trigger == Trigger::kEvent;
   if (!by_event) {
     if (w.window_pushes() == st.pushes) return;  // no new completed row
     st.pushes = w.window_pushes();
   }
-  if (++st.count % uint64_t(model_opts_.every_n) != 0) return;
+  if (++st.count % uint64_t(alert_opts_.every_n) != 0) return;
   // Event trigger: the current row is the newest one, so one completed row fewer is needed.
-  if (w.window_size() < model_opts_.min_rows - (by_event ? 1 : 0) || w.window_size() == 0) return;
+  if (w.window_size() < alert_opts_.min_rows - (by_event ? 1 : 0) || w.window_size() == 0) return;
   serve::InferenceRequest r;
   r.symbol = e.symbol;
   r.enqueue_ns = mono_ns();
-  r.deadline_ns = r.enqueue_ns + model_opts_.deadline_us * 1000;
+  r.deadline_ns = r.enqueue_ns + deadline_us_ * 1000;
   r.exch_ts_ns = e.exch_ts_ns;
   r.event_seq = e.seq;
   r.price = features_.trades(e.symbol).last_price;
@@ -106,7 +90,8 @@ void ShardWorker::maybe_request(const Event& e, const StageTimes& t, const float
     }
   }
   // A false return is counted by the port (no free slot / ring full): the next trigger retries.
-  (void)port_->submit(w, by_event ? row : nullptr, r);
+  const auto [older, newer] = w.window_runs();
+  (void)port_->submit({older, newer}, by_event ? row : nullptr, r);
 }
 
 size_t ShardWorker::poll_model() {
@@ -122,30 +107,20 @@ size_t ShardWorker::poll_model() {
     }
     ModelDecision& decision = r.shadow ? *shadow_decision_ : *decision_;
     if (!decision.decide(r.request.symbol, p, r.request.exch_ts_ns)) return;
+    ModelVerdict v;
+    v.symbol = r.request.symbol;
+    v.exch_ts_ns = r.request.exch_ts_ns;
+    v.event_seq = r.request.event_seq;
+    v.price = r.request.price;
+    v.t = r.request.t;
+    v.probability = p;
+    v.threshold = decision.options_for(r.request.symbol).threshold;
+    v.model_version = r.model_version;
+    v.shadow = r.shadow;
+    v.window = window;
+    v.rows = window ? port_->rows() : 0;  // shadow results carry no window
     Alert& a = model_alert_;
-    a = Alert{};
-    a.type = AlertType::kModel;
-    a.severity = p >= 0.99 ? Severity::kCritical : Severity::kWarning;
-    a.symbol = r.request.symbol;
-    a.exch_ts_ns = r.request.exch_ts_ns;
-    a.event_seq = r.request.event_seq;
-    // Deterministic across runs and instances (detect/alert.h); a shadow version's alert on the
-    // same event gets its own id.
-    a.id = alert_id(symbols_.name(a.symbol), AlertType::kModel, a.exch_ts_ns, a.event_seq) ^
-           (r.shadow ? 0x5a5a5a5a5a5a5a5aull : 0);
-    a.price = r.request.price;
-    a.t = r.request.t;
-    a.t.detect_ns = mono_ns();
-    const double threshold = decision.options_for(r.request.symbol).threshold;
-    a.add_value("probability", p, threshold, Cmp::kGe);
-    const int rows = window ? port_->rows() : 0;  // shadow results carry no window
-    if (window) std::memcpy(a.features, window + size_t(rows - 1) * kFeatureCount, sizeof(a.features));
-    std::memcpy(a.model.model, model_name_, sizeof(model_name_));
-    a.model.version = r.model_version;
-    a.model.probability = float(p);
-    a.model.threshold = float(threshold);
-    a.model.shadow = r.shadow;
-    a.model.window_rows = uint16_t(rows);
+    make_model_alert(v, symbols_.name(v.symbol), model_name_, a);
     emit(a, window);  // null for shadow results
   });
 }

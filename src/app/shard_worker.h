@@ -15,6 +15,7 @@
 #include "core/latency_histogram.h"
 #include "core/symbol_table.h"
 #include "detect/alert.h"
+#include "detect/model_alert.h"
 #include "detect/model_decision.h"
 #include "detect/rule_engine.h"
 #include "features/feature_engine.h"
@@ -38,12 +39,14 @@ class ShardWorker {
 
   // Runs one event through book → features → rules. Stamps stage times; records latencies.
   // With a model attached, also queues the symbol's window as an inference request when the
-  // trigger says so (ServeOptions::trigger / every_n / min_rows).
+  // trigger says so (ModelAlertOptions::trigger / every_n / min_rows).
   void process(const Event& e);
 
-  // Model alerts (src/serve): requests go to `port`, results come back through poll_model().
-  // Before the shard thread starts. `port` must outlive the worker's use of it.
-  void attach_model(serve::ShardPort* port, const serve::ServeOptions& opts, const std::string& model_name);
+  // Model alerts (src/serve): requests go to `port`, results come back through poll_model();
+  // `serving` gives the deadline and lossless policy, `alerts` the trigger and the decision
+  // (detect/model_alert.h). Before the shard thread starts. `port` must outlive the worker's use of it.
+  void attach_model(serve::ShardPort* port, const serve::ServeOptions& serving, const ModelAlertOptions& alerts,
+                    const std::string& model_name);
   // The dashboard's model view: every serving-version result (symbol, probability, end-to-end
   // latency) is handed to `board` (src/http/score_board.h: no allocation, never waits). Before the
   // shard thread starts; null = none.
@@ -89,7 +92,8 @@ class ShardWorker {
   };
   void maybe_request(const Event& e, const StageTimes& t, const float* row);
   serve::ShardPort* port_ = nullptr;
-  serve::ServeOptions model_opts_;
+  ModelAlertOptions alert_opts_;
+  int64_t deadline_us_ = 0;
   bool lossless_ = false;
   char model_name_[ModelScore::kMaxName] = {};
   http::ScoreBoard* scores_ = nullptr;

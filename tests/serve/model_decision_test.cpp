@@ -1,7 +1,8 @@
 // The model-alert decision: threshold, hysteresis (one alert per excursion), cooldown.
+#include "core/config.h"
+#include "detect/model_alert.h"
 #include "detect/model_decision.h"
 #include "detect/symbol_groups.h"
-#include "core/config.h"
 #include "serve/serve_options.h"
 
 #include <gtest/gtest.h>
@@ -87,17 +88,23 @@ serve::ServeOptions parse_model(const std::string& toml) {
   return serve::ServeOptions::from_config(Config::parse(toml).section("model"));
 }
 
+// [model]'s trigger and decision keys (detect/model_alert.h), read after the serving keys as a run does.
+ModelAlertOptions parse_alerts(const std::string& toml) {
+  const int window_rows = parse_model(toml).window_rows;
+  return ModelAlertOptions::from_config(Config::parse(toml).section("model"), window_rows);
+}
+
 std::string config_error(const std::string& toml) {
   try {
-    parse_model(toml);
+    parse_alerts(toml);
   } catch (const ConfigError& e) {
     return e.what();
   }
   return "";
 }
 
-TEST(ServeOptions, GroupsFromTheConfigInheritTheModelsValues) {
-  const auto o = parse_model(R"(
+TEST(ModelAlertOptions, GroupsFromTheConfigInheritTheModelsValues) {
+  const auto o = parse_alerts(R"(
 [model]
 threshold = 0.8
 hysteresis = 0.05
@@ -140,7 +147,7 @@ TEST(ServeOptions, WarmUpPauseHasADefaultAndABoundedRange) {
             std::string::npos);
 }
 
-TEST(ServeOptions, BadGroupsAreConfigErrorsNamingTheGroup) {
+TEST(ModelAlertOptions, BadGroupsAreConfigErrorsNamingTheGroup) {
   EXPECT_NE(config_error("[model]\n[[model.groups]]\nname = \"a\"\nsymbols = [\"1*\"]\nthreshold = 1.5\n")
                 .find("[model.groups[0]] threshold must be in (0, 1]"),
             std::string::npos);
