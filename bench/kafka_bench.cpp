@@ -17,7 +17,6 @@
 #include <thread>
 #include <vector>
 
-#include "app/pipeline.h"
 #include "bench_json.h"
 #include "core/clock.h"
 #include "core/latency_histogram.h"
@@ -29,6 +28,7 @@
 #include "ingest/wire_json.h"
 #include "kafka/kafka_mock.h"
 #include "kafka/kafka_producer.h"
+#include "pipeline/pipeline.h"
 
 namespace ts {
 namespace {

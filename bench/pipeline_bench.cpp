@@ -14,13 +14,13 @@
 #include <string>
 #include <vector>
 
-#include "app/pipeline.h"
-#include "app/shard_worker.h"
 #include "bench_json.h"
 #include "core/clock.h"
 #include "core/log.h"
 #include "ingest/open_source.h"
 #include "ingest/sim/simulator.h"
+#include "pipeline/pipeline.h"
+#include "pipeline/shard_worker.h"
 
 using namespace ts;
 

@@ -6,7 +6,6 @@
 #include <memory>
 
 #include "app/model_wiring.h"
-#include "app/pipeline.h"
 #include "audit/audit_store.h"
 #include "audit/jsonl_sink.h"
 #include "audit/postgres_store.h"
@@ -20,6 +19,7 @@
 #include "ingest/open_source.h"
 #include "ingest/sim/simulator.h"
 #include "notify/notify_sink.h"
+#include "pipeline/pipeline.h"
 
 namespace ts {
 

@@ -5,12 +5,12 @@
 #include <memory>
 #include <string>
 
-#include "app/pipeline.h"
-#include "app/run_summary.h"
 #include "audit/failure_store.h"
 #include "core/status.h"
 #include "detect/model_alert.h"
 #include "http/admin_api.h"
+#include "pipeline/pipeline.h"
+#include "pipeline/run_summary.h"
 #include "serve/model_registry.h"
 #include "serve/model_server.h"
 #include "serve/serve_options.h"

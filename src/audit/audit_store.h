@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "audit/alert_sink.h"
+#include "detect/alert_sink.h"
 
 struct sqlite3;
 struct sqlite3_stmt;

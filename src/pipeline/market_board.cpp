@@ -1,8 +1,8 @@
-#include "http/market_board.h"
+#include "pipeline/market_board.h"
 
 #include <algorithm>
 
-namespace ts::http {
+namespace ts {
 
 namespace {
 // Word layout of a slot: version, update_ts_ns, publish_ns, last, cum_volume,
@@ -66,4 +66,4 @@ bool MarketBoard::read(SymbolId id, QuoteSnapshot* out) const {
   return false;  // a writer kept the slot busy for 1000 attempts: the caller tries next tick
 }
 
-}  // namespace ts::http
+}  // namespace ts

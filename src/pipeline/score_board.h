@@ -30,7 +30,7 @@
 #include "core/event.h"
 #include "core/latency_histogram.h"
 
-namespace ts::http {
+namespace ts {
 
 class ScoreBoard {
  public:
@@ -104,4 +104,4 @@ class ScoreBoard {
   std::atomic<bool> active_{false};
 };
 
-}  // namespace ts::http
+}  // namespace ts

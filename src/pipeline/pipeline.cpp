@@ -1,16 +1,16 @@
-#include "app/pipeline.h"
+#include "pipeline/pipeline.h"
 
 #include <algorithm>
 #include <thread>
 
-#include "app/pacer.h"
-#include "app/shard_worker.h"
-#include "audit/alert_dispatcher.h"
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/spsc_ring.h"
-#include "http/market_board.h"
-#include "http/score_board.h"
+#include "pipeline/alert_dispatcher.h"
+#include "pipeline/market_board.h"
+#include "pipeline/pacer.h"
+#include "pipeline/score_board.h"
+#include "pipeline/shard_worker.h"
 
 namespace ts {
 
@@ -59,7 +59,7 @@ struct ShardThread {
 // market board, each processed event offers its symbol's book top to the dashboard (the board
 // copies it at most every 100 ms per symbol; otherwise one compare).
 void shard_loop(SpscRing<Event>& ring, ShardWorker& worker, const std::atomic<bool>& source_done,
-                http::MarketBoard* board) {
+                MarketBoard* board) {
   BackoffIdle idle;
   Event e;
   auto process = [&] {

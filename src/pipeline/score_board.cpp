@@ -1,9 +1,9 @@
-#include "http/score_board.h"
+#include "pipeline/score_board.h"
 
 #include <cmath>
 #include <limits>
 
-namespace ts::http {
+namespace ts {
 
 ScoreBoard::ScoreBoard(size_t capacity, int64_t publish_interval_ns)
     : capacity_(capacity), interval_ns_(publish_interval_ns), slots_(new Slot[capacity]) {}
@@ -73,4 +73,4 @@ ScoreBoard::Latency ScoreBoard::take_latency() {
   return out;
 }
 
-}  // namespace ts::http
+}  // namespace ts

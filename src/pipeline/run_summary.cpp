@@ -1,4 +1,4 @@
-#include "app/run_summary.h"
+#include "pipeline/run_summary.h"
 
 #include <nlohmann/json.hpp>
 

@@ -25,9 +25,7 @@
 namespace ts {
 
 class AlertDispatcher;
-namespace http {
 class ScoreBoard;
-}
 
 class ShardWorker {
  public:
@@ -48,9 +46,9 @@ class ShardWorker {
   void attach_model(serve::ShardPort* port, const serve::ServeOptions& serving, const ModelAlertOptions& alerts,
                     const std::string& model_name);
   // The dashboard's model view: every serving-version result (symbol, probability, end-to-end
-  // latency) is handed to `board` (src/http/score_board.h: no allocation, never waits). Before the
+  // latency) is handed to `board` (pipeline/score_board.h: no allocation, never waits). Before the
   // shard thread starts; null = none.
-  void set_score_board(http::ScoreBoard* board) { scores_ = board; }
+  void set_score_board(ScoreBoard* board) { scores_ = board; }
   // Handles the inference results waiting: decision → model alert. Returns the number handled.
   size_t poll_model();
   // Whether requests are still out (results not yet polled).
@@ -96,7 +94,7 @@ class ShardWorker {
   int64_t deadline_us_ = 0;
   bool lossless_ = false;
   char model_name_[ModelScore::kMaxName] = {};
-  http::ScoreBoard* scores_ = nullptr;
+  ScoreBoard* scores_ = nullptr;
   std::unique_ptr<ModelDecision> decision_;
   std::unique_ptr<ModelDecision> shadow_decision_;  // the shadow version's own hysteresis/cooldown
   std::vector<ModelSymbolState> model_state_;

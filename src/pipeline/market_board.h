@@ -19,7 +19,7 @@
 #include "book/book_top.h"
 #include "core/event.h"
 
-namespace ts::http {
+namespace ts {
 
 constexpr int kBoardLevels = 5;  // order-book ladder depth shown on the dashboard
 
@@ -75,4 +75,4 @@ class MarketBoard {
   std::atomic<uint64_t> skipped_ids_{0};
 };
 
-}  // namespace ts::http
+}  // namespace ts

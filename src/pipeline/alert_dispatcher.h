@@ -24,9 +24,9 @@
 #include <thread>
 #include <vector>
 
-#include "audit/alert_sink.h"
 #include "core/metrics.h"
 #include "core/spsc_ring.h"
+#include "detect/alert_sink.h"
 
 namespace ts {
 

@@ -1,4 +1,4 @@
-#include "audit/alert_dispatcher.h"
+#include "pipeline/alert_dispatcher.h"
 
 #include <algorithm>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "app/pacer.h"
+#include "pipeline/pacer.h"
 
 #include <algorithm>
 #include <thread>

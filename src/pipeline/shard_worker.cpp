@@ -1,12 +1,12 @@
-#include "app/shard_worker.h"
+#include "pipeline/shard_worker.h"
 
 #include <cstdio>
 #include <cstring>
 #include <thread>
 
-#include "audit/alert_dispatcher.h"
 #include "core/clock.h"
-#include "http/score_board.h"
+#include "pipeline/alert_dispatcher.h"
+#include "pipeline/score_board.h"
 
 namespace ts {
 

@@ -11,23 +11,21 @@
 #include <utility>
 #include <vector>
 
-#include "app/run_summary.h"
-#include "audit/alert_sink.h"
 #include "book/book_set.h"
 #include "core/config.h"
 #include "core/input_errors.h"
 #include "core/metrics.h"
 #include "core/symbol_table.h"
+#include "detect/alert_sink.h"
 #include "detect/model_alert.h"
 #include "ingest/source.h"
+#include "pipeline/run_summary.h"
 #include "serve/model_server.h"
 
 namespace ts {
 
-namespace http {
 class MarketBoard;
 class ScoreBoard;
-}
 
 struct PipelineOptions {
   int shards = 1;                 // shard threads; symbols are split by id % shards
@@ -48,14 +46,14 @@ class Pipeline {
   ~Pipeline();
   // `name` labels the sink's error counters ("stdout", "jsonl", "sqlite").
   void add_sink(std::string name, std::shared_ptr<AlertSink> sink);
-  // The dashboard's per-symbol view (src/http/market_board.h): each shard thread offers it the
+  // The dashboard's per-symbol view (pipeline/market_board.h): each shard thread offers it the
   // book top of the symbol it just processed; the board keeps at most one copy per symbol per
   // interval (no lock, no allocation). Before run(); `board` must outlive it; null = none.
-  void set_market_board(http::MarketBoard* board) { board_ = board; }
-  // The dashboard's model view (src/http/score_board.h): with a model, each shard hands every
+  void set_market_board(MarketBoard* board) { board_ = board; }
+  // The dashboard's model view (pipeline/score_board.h): with a model, each shard hands every
   // serving-version result (symbol, probability, end-to-end latency) to the board. Before run();
   // `board` must outlive it; null = none.
-  void set_score_board(http::ScoreBoard* board) { score_board_ = board; }
+  void set_score_board(ScoreBoard* board) { score_board_ = board; }
   // Model alerts: shard i sends its requests to server->port(i) (the server must have been
   // started for options.shards shards and outlive run()) when `alerts`' trigger says so, and
   // decides on the results with `alerts`' values. The summary gains `model`.
@@ -75,8 +73,8 @@ class Pipeline {
   PipelineOptions options_;
   std::vector<std::pair<std::string, std::shared_ptr<AlertSink>>> sinks_;
   Metrics metrics_;
-  http::MarketBoard* board_ = nullptr;
-  http::ScoreBoard* score_board_ = nullptr;
+  MarketBoard* board_ = nullptr;
+  ScoreBoard* score_board_ = nullptr;
   serve::ModelServer* model_server_ = nullptr;
   ModelAlertOptions model_alerts_;
   std::string model_name_;

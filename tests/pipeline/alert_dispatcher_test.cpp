@@ -8,10 +8,10 @@
 #include <mutex>
 #include <thread>
 
-#include "audit/alert_dispatcher.h"
 #include "audit/audit_store.h"
 #include "audit/audit_test_util.h"
 #include "audit/jsonl_sink.h"
+#include "pipeline/alert_dispatcher.h"
 #include "test_data.h"
 
 namespace ts::testing {
