@@ -93,6 +93,22 @@ std::string format_number(double v) {
   return buf;
 }
 
+void append_alert_values(std::string& out, const Alert& a) {
+  for (int i = 0; i < a.value_count && i < Alert::kMaxValues; ++i) {
+    const AlertValue& v = a.values[i];
+    out += ' ';
+    out += v.name ? v.name : "?";
+    out += '=';
+    out += format_number(v.value);
+    if (v.cmp != Cmp::kInfo) {
+      out += " (";
+      out += cmp_symbol(v.cmp);
+      out += format_number(v.threshold);
+      out += ')';
+    }
+  }
+}
+
 int64_t alert_latency_ns(const StageTimes& t) {
   if (t.recv_ns <= 0) return -1;
   const int64_t end = t.detect_ns > 0 ? t.detect_ns : t.features_ns > 0 ? t.features_ns : t.book_ns;

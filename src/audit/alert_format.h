@@ -21,6 +21,9 @@ std::string format_price(Price ticks, double tick_size);
 double price_in_currency(Price ticks, double tick_size);
 // A value as a person reads it: "312.5", "200", "1000000", "0.82".
 std::string format_number(double v);
+// Appends each of the alert's values as " name=value (>=threshold)" (" name=value" for kInfo
+// values): the part of an alert line that the stdout sink and notifications share.
+void append_alert_values(std::string& out, const Alert& a);
 // detect (or the last stamped stage) minus receive, ns; -1 when the times were not stamped.
 int64_t alert_latency_ns(const StageTimes& t);
 

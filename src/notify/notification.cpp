@@ -30,19 +30,7 @@ NotifyAlert make_notify_alert(const Alert& a, const SymbolTable& symbols, int64_
     s += ' ';
     s += format_price(a.price, symbols.ref(a.symbol).tick_size);
   }
-  for (int i = 0; i < a.value_count; ++i) {
-    const AlertValue& v = a.values[i];
-    s += ' ';
-    s += v.name ? v.name : "?";
-    s += '=';
-    s += format_number(v.value);
-    if (v.cmp != Cmp::kInfo) {
-      s += " (";
-      s += cmp_symbol(v.cmp);
-      s += format_number(v.threshold);
-      s += ')';
-    }
-  }
+  append_alert_values(s, a);
   if (a.exch_ts_ns) {
     s += " at ";
     s += format_exchange_time(a.exch_ts_ns, market);
