@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "core/status.h"
-#include "notify/time_zone.h"
+#include "core/time_zone.h"
 
 namespace ts::notify {
 

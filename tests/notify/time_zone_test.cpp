@@ -9,7 +9,7 @@
 
 #include "core/clock.h"
 #include "notify/time_window.h"
-#include "notify/time_zone.h"
+#include "core/time_zone.h"
 #include "notify_test_util.h"
 
 namespace ts::notify {
@@ -77,7 +77,7 @@ TEST(NotifyTimeZone, AgreesWithGlibcEveryHalfHourOverYears) {
   tzset();
 }
 
-TEST(NotifyTimeZone, PosixRulesAndSlimFiles) {
+TEST(NotifyTimeZone, PosixRules) {
   auto us = PosixTzRule::parse("EST5EDT,M3.2.0,M11.1.0").value();
   EXPECT_EQ(us.std_offset_s, -18000);
   EXPECT_EQ(us.dst_offset_s, -14400);
@@ -92,32 +92,6 @@ TEST(NotifyTimeZone, PosixRulesAndSlimFiles) {
   EXPECT_FALSE(PosixTzRule::parse("E5").is_ok());
   EXPECT_FALSE(PosixTzRule::parse("EST5EDT,M13.2.0,M11.1.0").is_ok());
   EXPECT_NE(PosixTzRule::parse("EST").status().message().find("UTC offset"), std::string::npos);
-
-  // A "slim" TZif v2 file: no transitions, only the footer rule.
-  auto be32 = [](std::string& s, uint32_t v) {
-    for (int i = 3; i >= 0; --i) s += char((v >> (8 * i)) & 0xff);
-  };
-  auto header = [&](std::string& s) {
-    s += "TZif2";
-    s += std::string(15, '\0');
-    for (uint32_t v : {0u, 0u, 0u, 0u, 1u, 4u}) be32(s, v);  // isut, isstd, leap, time, type, char
-  };
-  auto types = [&](std::string& s) {
-    be32(s, uint32_t(-18000));
-    s += std::string("\0\0", 2);
-    s += std::string("EST\0", 4);
-  };
-  std::string slim;
-  header(slim);
-  types(slim);
-  header(slim);
-  types(slim);
-  slim += "\nEST5EDT,M3.2.0,M11.1.0\n";
-  auto z = TimeZone::from_tzif("slim", slim);
-  ASSERT_TRUE(z.is_ok()) << z.status().to_string();
-  EXPECT_EQ(z.value()->utc_offset_s(utc(2026, 7, 1, 0)), -14400);
-  EXPECT_EQ(z.value()->utc_offset_s(utc(2026, 12, 1, 0)), -18000);
-  EXPECT_FALSE(TimeZone::from_tzif("junk", "TZif2 but much too short").is_ok());
 }
 
 TEST(NotifyTimeZone, BadNamesAreClearErrors) {
