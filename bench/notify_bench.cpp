@@ -250,6 +250,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "notify_bench: %s\n", e.what());
     return 1;
   }
-  std::printf("wrote %s\n", ts::bench::write_results(out, "notify", results).c_str());
+  const ts::bench::Invocation run{ts::bench::command_line(argc, argv),
+                                  {{"out", out}, {"alerts", alerts}, {"interval_us", interval_us}, {"rows", rows},
+                                   {"repeat", repeat}}};
+  std::printf("wrote %s\n", ts::bench::write_results(out, "notify", run, results).c_str());
   return 0;
 }
