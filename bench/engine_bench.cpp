@@ -178,8 +178,10 @@ int run_cases(const Options& o) {
              {"plan_bytes", plan.value().size()},
              {"device_memory_bytes", engine.value()->device_memory_bytes()}}},
            {"command", o.command},
-           {"notes", "ticksentry CPU backend fp32, ExecutionContext::execute on the calling thread, "
-                     "profile batch 1..256 opt " + std::to_string(b) + ", seq " + std::to_string(o.seq)}});
+           {"notes",
+            "ticksentry CPU backend fp32, ExecutionContext::execute on the calling thread, "
+            "profile batch 1..256 opt " +
+                std::to_string(b) + ", seq " + std::to_string(o.seq)}});
       std::fprintf(stderr, "ticksentry: %s b%lld threads %d: p50 %.1f us (build %.2f s)\n", name.c_str(),
                    static_cast<long long>(b), o.threads, p50, build_s);
     }
@@ -265,8 +267,7 @@ int merge(const std::string& results_dir, const std::string& benchmark, const ts
   const std::string gru = "gru-2x128|1|60|1";
   if (p50.count(gru) && p50[gru].count("ticksentry")) {
     const double t = p50[gru]["ticksentry"];
-    targets["gru-2x128 batch 1 seq 60 one thread"] = {{"ticksentry_p50_us", t},
-                                                      {"p50_le_250_us", t <= 250.0}};
+    targets["gru-2x128 batch 1 seq 60 one thread"] = {{"ticksentry_p50_us", t}, {"p50_le_250_us", t <= 250.0}};
     for (const auto& peer : peers)
       if (p50[gru].count(peer)) {
         targets["gru-2x128 batch 1 seq 60 one thread"]["speedup_vs_" + peer] = p50[gru][peer] / t;
@@ -302,8 +303,7 @@ int merge(const std::string& results_dir, const std::string& benchmark, const ts
       else std::printf(" %16s", "-");
     }
     for (const auto& s : peers) {
-      if (p50[key].count(s) && p50[key].count("ticksentry"))
-        std::printf(" %17.2fx", p50[key][s] / p50[key]["ticksentry"]);
+      if (p50[key].count(s) && p50[key].count("ticksentry")) std::printf(" %17.2fx", p50[key][s] / p50[key]["ticksentry"]);
       else std::printf(" %18s", "-");
     }
     if (p50[key].count("ticksentry"))
@@ -342,8 +342,9 @@ int main(int argc, char** argv) {
     for (size_t i = 0; i < args.size(); ++i) {
       const std::string& a = args[i];
       if (a == "--models") o.models = take(i);
-      else if (a == "--only") { for (auto& s : split(take(i))) o.only.insert(s); }
-      else if (a == "--batches") o.batches = split_ints(take(i));
+      else if (a == "--only") {
+        for (auto& s : split(take(i))) o.only.insert(s);
+      } else if (a == "--batches") o.batches = split_ints(take(i));
       else if (a == "--iters") o.iters = split_ints(take(i));
       else if (a == "--seq") o.seq = std::stoll(take(i));
       else if (a == "--threads") o.threads = std::stoi(take(i));

@@ -56,7 +56,8 @@ int exchange_utc_offset_hours(Market market, int64_t exch_ts_ns) {
 }
 
 std::string format_exchange_time(int64_t exch_ts_ns, Market market) {
-  const int64_t local_ms = floor_div(exch_ts_ns, kNsPerMs) + int64_t(exchange_utc_offset_hours(market, exch_ts_ns)) * 3600 * 1000;
+  const int64_t local_ms =
+      floor_div(exch_ts_ns, kNsPerMs) + int64_t(exchange_utc_offset_hours(market, exch_ts_ns)) * 3600 * 1000;
   const int64_t ms_of_day = local_ms - floor_div(local_ms, kSecPerDay * 1000) * kSecPerDay * 1000;
   char buf[32];
   std::snprintf(buf, sizeof buf, "%02d:%02d:%02d.%03d", int(ms_of_day / 3'600'000), int(ms_of_day / 60'000 % 60),

@@ -80,7 +80,8 @@ constexpr const char* kUpsertDelivery =
     "alert_latency_ns = excluded.alert_latency_ns, "
     "last_error = CASE WHEN excluded.last_error = '' THEN notify_deliveries.last_error ELSE excluded.last_error END, "
     "updated_unix_ns = excluded.updated_unix_ns "
-    "WHERE notify_deliveries.state = 'pending' AND (excluded.state != 'pending' OR excluded.attempts > notify_deliveries.attempts)";
+    "WHERE notify_deliveries.state = 'pending' AND (excluded.state != 'pending' OR excluded.attempts > "
+    "notify_deliveries.attempts)";
 
 // Idempotent by alert id, like the alerts insert below.
 constexpr const char* kInsertInput =
@@ -183,8 +184,9 @@ Status AuditStore::write_model_input(const Alert& a, const float* window, int ro
 
 Result<std::vector<ModelInputRecord>> AuditStore::model_inputs() {
   if (!db_) return Status(StatusCode::kIoError, "audit store: closed");
-  auto s = db_->prepare("SELECT alert_id, model, version, probability, threshold, shadow, rows, cols, window_blob "
-                        "FROM model_inputs ORDER BY rowid");
+  auto s = db_->prepare(
+      "SELECT alert_id, model, version, probability, threshold, shadow, rows, cols, window_blob "
+      "FROM model_inputs ORDER BY rowid");
   if (!s) return s.status();
   std::vector<ModelInputRecord> out;
   for (;;) {
@@ -243,11 +245,12 @@ Status AuditStore::write_delivery(const DeliveryAuditRecord& r) {
 
 Result<std::vector<DeliveryAuditRecord>> AuditStore::deliveries(const DeliveryQuery& q) {
   if (!db_) return Status(StatusCode::kIoError, "audit store: closed");
-  auto s = db_->prepare("SELECT outbox_uid, notification_id, receiver, group_key, status, alert_ids, state, attempts, "
-                        "enqueued_unix_ns, alert_unix_ns, IFNULL(delivered_unix_ns, 0), IFNULL(latency_ns, -1), "
-                        "IFNULL(alert_latency_ns, -1), last_error, updated_unix_ns FROM notify_deliveries "
-                        "WHERE (?1 IS NULL OR receiver = ?1) AND (?2 IS NULL OR state = ?2) "
-                        "ORDER BY enqueued_unix_ns DESC, notification_id DESC LIMIT ?3");
+  auto s = db_->prepare(
+      "SELECT outbox_uid, notification_id, receiver, group_key, status, alert_ids, state, attempts, "
+      "enqueued_unix_ns, alert_unix_ns, IFNULL(delivered_unix_ns, 0), IFNULL(latency_ns, -1), "
+      "IFNULL(alert_latency_ns, -1), last_error, updated_unix_ns FROM notify_deliveries "
+      "WHERE (?1 IS NULL OR receiver = ?1) AND (?2 IS NULL OR state = ?2) "
+      "ORDER BY enqueued_unix_ns DESC, notification_id DESC LIMIT ?3");
   if (!s) return s.status();
   SqlStmt& st = s.value();
   if (q.receiver) st.bind(1, *q.receiver);
@@ -288,9 +291,10 @@ Result<std::vector<DeliveryAuditRecord>> AuditStore::deliveries(const DeliveryQu
 
 Result<int64_t> AuditStore::delivery_resume_id(const std::string& outbox_uid) {
   if (!db_) return Status(StatusCode::kIoError, "audit store: closed");
-  auto s = db_->prepare("SELECT IFNULL((SELECT MIN(notification_id) FROM notify_deliveries WHERE outbox_uid = ?1 "
-                        "AND state = 'pending'), (SELECT IFNULL(MAX(notification_id), 0) + 1 FROM notify_deliveries "
-                        "WHERE outbox_uid = ?1))");
+  auto s = db_->prepare(
+      "SELECT IFNULL((SELECT MIN(notification_id) FROM notify_deliveries WHERE outbox_uid = ?1 "
+      "AND state = 'pending'), (SELECT IFNULL(MAX(notification_id), 0) + 1 FROM notify_deliveries "
+      "WHERE outbox_uid = ?1))");
   if (!s) return s.status();
   auto row = s.value().bind(1, outbox_uid).step();
   if (!row) return row.status();

@@ -62,8 +62,9 @@ FailureStore::~FailureStore() = default;
 
 Result<int64_t> FailureStore::record(const FailureRecord& r) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto s = db_->prepare("INSERT INTO inference_failures (wall_ns, model, version, model_path, backend, error, batch, "
-                        "rows, features, recovered, input_blob) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)");
+  auto s = db_->prepare(
+      "INSERT INTO inference_failures (wall_ns, model, version, model_path, backend, error, batch, "
+      "rows, features, recovered, input_blob) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)");
   if (!s) return s.status().with_context("failure store");
   s.value()
       .bind(1, wall_ns())

@@ -40,7 +40,7 @@ class SqlStmt {
   double col_double(int i) const;
   std::string col_text(int i) const;
   std::string_view col_blob(int i) const;  // valid until the next step/reset
-  void reset();  // ready to run again, bindings cleared
+  void reset();                            // ready to run again, bindings cleared
 
  private:
   sqlite3* db_;
