@@ -17,7 +17,8 @@ DEB_PACKAGES := build-essential cmake ninja-build ccache pkg-config git zlib1g-d
   python3-torch python3-onnx python3-numpy libopenblas0-pthread \
   python3-sklearn python3-matplotlib libcpp-httplib-dev chromium fonts-wqy-microhei \
   librdkafka-dev libsimdjson-dev libpq-dev postgresql kcat \
-  libcurl4-openssl-dev libssl-dev python3-aiosmtpd openssl tzdata
+  libcurl4-openssl-dev libssl-dev python3-aiosmtpd openssl tzdata \
+  libhowardhinnant-date-dev
 
 .PHONY: deps build demo test bench clean ticksentry train model model-data model-report web
 

@@ -276,7 +276,10 @@ int main(int argc, char** argv) {
   results.push_back(bench_consume(WireEncoding::kBinary));
   results.push_back(bench_consume(WireEncoding::kJson));
   results.push_back(bench_latency(20000));
-  const std::string path = bench::write_results(out_dir, "kafka", results);
+  const bench::Invocation run{bench::command_line(argc, argv),
+                              {{"out_dir", out_dir}, {"decode_runs", 7}, {"consume_partitions", 16},
+                               {"latency_messages", 20000}}};
+  const std::string path = bench::write_results(out_dir, "kafka", run, results);
   std::printf("wrote %s\n", path.c_str());
   return 0;
 }

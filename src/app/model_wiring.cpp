@@ -48,8 +48,7 @@ Result<ModelServing> start_model_serving(const serve::ServeOptions& options, int
     primary = open_model_engine(opts.path, backend, opts.precision, opts.batcher.max_batch, opts.window_rows);
   }
   if (!primary) return primary.status();
-  if (opts.workers == 0) opts.workers = backend == "cuda" ? 4 : 1;
-  if (opts.max_delay_auto) opts.batcher.max_delay_us = backend == "cuda" ? 50 : 200;
+  serve::resolve_for_backend(opts, backend);
   ms.options = opts;
   std::shared_ptr<engine::Engine> fallback;
   if (backend != "cpu" && opts.cpu_fallback && !opts.path.ends_with(".plan")) {

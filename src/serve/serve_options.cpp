@@ -51,4 +51,9 @@ ServeOptions ServeOptions::from_config(const ConfigSection& s) {
   return o;
 }
 
+void resolve_for_backend(ServeOptions& o, const std::string& backend) {
+  if (o.workers == 0) o.workers = backend == "cuda" ? 4 : 1;
+  if (o.max_delay_auto) o.batcher.max_delay_us = backend == "cuda" ? 50 : 200;
+}
+
 }  // namespace ts::serve

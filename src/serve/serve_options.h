@@ -39,7 +39,7 @@ struct ServeOptions {
   BatcherOptions batcher;           // max_batch (256), max_delay_us, max_queue (65536)
   // max_delay_us absent from the config: 50 on cuda (batches overlap, so a short wait costs no
   // throughput and keeps receive → score P99 under 500 µs at 1 M events/s), 200 on cpu (one
-  // worker: fuller batches are its throughput). Resolved with the backend (app/model_wiring.cpp).
+  // worker: fuller batches are its throughput). Resolved with the backend (resolve_for_backend).
   bool max_delay_auto = true;
   // Lossless: every request is scored — no latest-wins, no deadline, and a shard waits for a free
   // window slot instead of dropping. The default for unpaced replay (results must not depend on
@@ -59,5 +59,10 @@ struct ServeOptions {
 
   static ServeOptions from_config(const ConfigSection& s);  // throws ConfigError on bad values
 };
+
+// Resolves what 0 and max_delay_auto leave to the backend ("cpu" or "cuda"): workers 0 → 4 on
+// cuda, 1 on cpu; max_delay_us (when max_delay_auto) → 50 on cuda, 200 on cpu. The product
+// (app/model_wiring.cpp) and bench/serve_bench both call it, so the bench runs what ships.
+void resolve_for_backend(ServeOptions& o, const std::string& backend);
 
 }  // namespace ts::serve
