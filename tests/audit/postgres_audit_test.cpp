@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "audit/postgres_store.h"
-#include "kafka_test_util.h"
+#include "kafka/kafka_test_util.h"
 #include "postgres_server.h"
 #include "test_data.h"
 
