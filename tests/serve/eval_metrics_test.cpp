@@ -1,7 +1,7 @@
 // `ticksentry eval`'s metrics against values computed by hand: ROC-AUC, PR-AUC (average
 // precision), the PR curve, alerts with a cooldown, the budget threshold, recall over events and
 // the median detection lead time, and the 70/15/15 time split.
-#include "app/eval_command.h"
+#include "serve/eval_metrics.h"
 
 #include <gtest/gtest.h>
 

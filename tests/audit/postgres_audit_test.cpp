@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "audit/postgres_store.h"
-#include "kafka_test_util.h"
+#include "kafka/kafka_test_util.h"
 #include "postgres_server.h"
 #include "test_data.h"
 
@@ -48,6 +48,7 @@ TEST_F(PostgresAudit, BadDsnIsAClearError) {
 
 // Two instances at once, sharing the store chosen in config: every alert stored exactly once.
 TEST_F(PostgresAudit, TwoInstancesShareOneStoreWithoutDuplicates) {
+  TS_REQUIRE_DATA(::ts::testing::lobster_file("GOOG", "message", 10));
   const auto dir = scratch_dir("postgres_audit");
   {
     std::ofstream cfg(dir / "pg.toml");
