@@ -33,9 +33,11 @@ ChunkCopy chunk_copy(int64_t batch, int64_t rows, int k, size_t rb) {
 }
 
 size_t row_bytes(const std::vector<int64_t>& dims, DType t, int64_t rows) {
-  std::vector<int64_t> d = dims;
-  if (rows >= 0 && !d.empty()) d[0] = std::min(d[0], rows);
-  return size_t(shape_numel(d)) * dtype_size(t);
+  // shape_numel of dims with dim 0 capped, without copying them: the serving path calls this per
+  // batch (enqueue_on_stream's copy-out, point_pipeline) and must not allocate.
+  int64_t n = 1;
+  for (size_t i = 0; i < dims.size(); ++i) n *= i == 0 && rows >= 0 ? std::min(dims[0], rows) : dims[i];
+  return size_t(n) * dtype_size(t);
 }
 
 bool page_locked_host(const void* p) {

@@ -68,6 +68,7 @@ struct ChunkCopy {
 ChunkCopy chunk_copy(int64_t batch, int64_t rows, int k, size_t rb);
 
 // Bytes of the first `rows` rows of a tensor whose dims are `dims` (all of it when rows < 0).
+// Allocates nothing (it runs per batch).
 size_t row_bytes(const std::vector<int64_t>& dims, DType t, int64_t rows);
 
 // True when `p` is page-locked host memory (what a graph copy node may read). Clears the CUDA
