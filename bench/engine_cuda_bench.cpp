@@ -94,7 +94,10 @@ DeviceTimes device_resident(ExecutionContext& ctx, const void* host_x, std::vect
     return t;
   };
   struct Cleanup {
-    void*& dx; void*& dy; cudaStream_t& s; std::vector<cudaEvent_t>& ev;
+    void*& dx;
+    void*& dy;
+    cudaStream_t& s;
+    std::vector<cudaEvent_t>& ev;
     ~Cleanup() {
       if (s) cudaStreamSynchronize(s);
       for (cudaEvent_t e : ev) cudaEventDestroy(e);
@@ -103,7 +106,8 @@ DeviceTimes device_resident(ExecutionContext& ctx, const void* host_x, std::vect
       cudaFree(dy);
     }
   } cleanup{dx, dy, s, ev};
-  if (cudaMalloc(&dx, in_bytes) != cudaSuccess || cudaMalloc(&dy, out_bytes) != cudaSuccess) return fail("cudaMalloc failed");
+  if (cudaMalloc(&dx, in_bytes) != cudaSuccess || cudaMalloc(&dy, out_bytes) != cudaSuccess)
+    return fail("cudaMalloc failed");
   if (cudaMemcpy(dx, host_x, in_bytes, cudaMemcpyHostToDevice) != cudaSuccess) return fail("cudaMemcpy failed");
   if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess) return fail("cudaStreamCreate failed");
   std::vector<TensorView> in{TensorView{DType::kF32, std::move(in_dims), dx}}, outs(1);
@@ -136,8 +140,9 @@ DeviceTimes device_resident(ExecutionContext& ctx, const void* host_x, std::vect
 #endif
 
 int usage() {
-  std::fprintf(stderr, "usage: engine_cuda_bench --models DIR [--only m1,m2] [--precisions fp32,fp16,tf32,int8] "
-                       "[--batches 1,16] [--seq 60] [--min-time-s 1] [--timing-cache-dir DIR] --out FILE\n");
+  std::fprintf(stderr,
+               "usage: engine_cuda_bench --models DIR [--only m1,m2] [--precisions fp32,fp16,tf32,int8] "
+               "[--batches 1,16] [--seq 60] [--min-time-s 1] [--timing-cache-dir DIR] --out FILE\n");
   return 2;
 }
 
@@ -174,158 +179,161 @@ int main(int argc, char** argv) {
     }
     std::vector<uint8_t> onnx((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
     for (const auto& prec : a.precisions) {
-     for (int64_t b : a.batches) {
-      BuildOptions o;
-      o.backend = "cuda";
-      o.precision = prec == "fp16" ? Precision::kFP16 : prec == "int8" ? Precision::kINT8 : Precision::kFP32;
-      o.tf32 = prec == "tf32";
-      if (prec == "int8") {
-        // Calibration (quantize.h) on 1,000 random-normal windows, written once; the cache makes
-        // the builds after the first batch skip recalibrating. Speed, not accuracy, is measured
-        // here (accuracy: the AUC test on real windows).
-        const std::string calib = a.out + ".calib.npy";
-        if (!std::filesystem::exists(calib)) {
-          std::vector<float> w(size_t(1000 * a.seq * features));
-          std::mt19937 crng(7);
-          std::normal_distribution<float> cn(0.0f, 1.0f);
-          for (float& v : w) v = cn(crng);
-          std::vector<int64_t> dims{1000, a.seq, features};
-          if (!ts::engine::npy_write(calib, DType::kF32, dims, w.data())) return 1;
-        }
-        o.calibration_data = calib;
-        o.calibration_cache = a.out + "." + model + ".calib";
-      }
-      o.workspace_bytes = int64_t(4) << 30;
-      OptimizationProfile p;
-      p.inputs["x"] = ShapeRange{{1, a.seq, features}, {b, a.seq, features}, {max_batch, a.seq, features}};
-      o.profiles = {p};
-      if (!a.timing_cache_dir.empty()) {
-        o.timing_cache_path = a.timing_cache_dir + "/" + model + "-" + prec + "-b" + std::to_string(b) + ".tsv";
-      }
-      auto t0 = Clock::now();
-      auto plan = build(onnx, o);
-      if (!plan) {
-        std::fprintf(stderr, "%s %s: build failed: %s\n", model.c_str(), prec.c_str(), plan.status().to_string().c_str());
-        results.push_back({{"system", "ticksentry"}, {"case", {{"model", model}, {"precision", prec}, {"seq", a.seq}}},
-                           {"error", plan.status().message()}});
-        continue;
-      }
-      double build_s = std::chrono::duration<double>(Clock::now() - t0).count();
-      auto eng = Engine::load(plan.value());
-      if (!eng) {
-        std::fprintf(stderr, "%s: load failed: %s\n", model.c_str(), eng.status().to_string().c_str());
-        return 1;
-      }
-      auto ctx = eng.value()->create_context();
-      if (!ctx) {
-        std::fprintf(stderr, "%s: context failed: %s\n", model.c_str(), ctx.status().to_string().c_str());
-        return 1;
-      }
-      std::string rnn_tactics;  // what the builder chose for the recurrent layers
-      int int8_layers = 0;      // layers an int8 plan runs in INT8
-      {
-        std::istringstream d(eng.value()->describe());
-        for (std::string line; std::getline(d, line);) {
-          if (line.find("precision=int8") != std::string::npos) ++int8_layers;
-          if (line.find("GRU") == std::string::npos && line.find("LSTM") == std::string::npos) continue;
-          auto at = line.find("tactic=");
-          if (at == std::string::npos) continue;
-          if (!rnn_tactics.empty()) rnn_tactics += ",";
-          rnn_tactics += line.substr(at + 7, line.find(' ', at) - at - 7);
-        }
-      }
-      {
-        const size_t in_elems = size_t(b * a.seq * features);
-        const size_t out_elems = size_t(b * a.seq * 8);
-        std::vector<std::shared_ptr<void>> pool;
-        std::mt19937 rng(uint32_t(b * 7 + 1));
-        std::normal_distribution<float> nd(0.0f, 1.0f);
-        for (int q = 0; q < 4; ++q) {
-          auto buf = eng.value()->allocate_host(in_elems * sizeof(float));
-          if (!buf) {
-            std::fprintf(stderr, "allocate_host failed\n");
-            return 1;
+      for (int64_t b : a.batches) {
+        BuildOptions o;
+        o.backend = "cuda";
+        o.precision = prec == "fp16" ? Precision::kFP16 : prec == "int8" ? Precision::kINT8 : Precision::kFP32;
+        o.tf32 = prec == "tf32";
+        if (prec == "int8") {
+          // Calibration (quantize.h) on 1,000 random-normal windows, written once; the cache makes
+          // the builds after the first batch skip recalibrating. Speed, not accuracy, is measured
+          // here (accuracy: the AUC test on real windows).
+          const std::string calib = a.out + ".calib.npy";
+          if (!std::filesystem::exists(calib)) {
+            std::vector<float> w(size_t(1000 * a.seq * features));
+            std::mt19937 crng(7);
+            std::normal_distribution<float> cn(0.0f, 1.0f);
+            for (float& v : w) v = cn(crng);
+            std::vector<int64_t> dims{1000, a.seq, features};
+            if (!ts::engine::npy_write(calib, DType::kF32, dims, w.data())) return 1;
           }
-          float* x = static_cast<float*>(buf.get());
-          for (size_t i = 0; i < in_elems; ++i) x[i] = nd(rng);
-          pool.push_back(buf);
+          o.calibration_data = calib;
+          o.calibration_cache = a.out + "." + model + ".calib";
         }
-        auto out = eng.value()->allocate_host(out_elems * sizeof(float));
-        std::vector<TensorView> in(1), outs(1);
-        in[0] = TensorView{DType::kF32, {b, a.seq, features}, nullptr};
-        outs[0].data = out.get();
-        auto run_once = [&](int q) -> ts::Status {
-          in[0].data = pool[size_t(q % 4)].get();
-          return ctx.value()->execute(in, outs);
-        };
-        auto w_end = Clock::now() + std::chrono::milliseconds(200);
-        int q = 0;
-        for (int w = 0; w < 20 || Clock::now() < w_end; ++w) {
-          auto s = run_once(q++);
-          if (!s) {
-            std::fprintf(stderr, "%s %s batch %lld: %s\n", model.c_str(), prec.c_str(), (long long)b, s.to_string().c_str());
-            return 1;
-          }
+        o.workspace_bytes = int64_t(4) << 30;
+        OptimizationProfile p;
+        p.inputs["x"] = ShapeRange{{1, a.seq, features}, {b, a.seq, features}, {max_batch, a.seq, features}};
+        o.profiles = {p};
+        if (!a.timing_cache_dir.empty()) {
+          o.timing_cache_path = a.timing_cache_dir + "/" + model + "-" + prec + "-b" + std::to_string(b) + ".tsv";
         }
-        std::vector<double> us;
-        auto end = Clock::now() + std::chrono::duration<double>(a.min_time_s);
-        while (us.size() < 200 || Clock::now() < end) {
-          auto r0 = Clock::now();
-          auto s = run_once(q++);
-          auto r1 = Clock::now();
-          if (!s) {
-            std::fprintf(stderr, "run failed: %s\n", s.to_string().c_str());
-            return 1;
-          }
-          us.push_back(std::chrono::duration<double, std::micro>(r1 - r0).count());
-          if (us.size() >= 200000) break;
+        auto t0 = Clock::now();
+        auto plan = build(onnx, o);
+        if (!plan) {
+          std::fprintf(stderr, "%s %s: build failed: %s\n", model.c_str(), prec.c_str(), plan.status().to_string().c_str());
+          results.push_back({{"system", "ticksentry"},
+                             {"case", {{"model", model}, {"precision", prec}, {"seq", a.seq}}},
+                             {"error", plan.status().message()}});
+          continue;
         }
-        std::sort(us.begin(), us.end());
-        double p50 = percentile(us, 0.5), p99 = percentile(us, 0.99);
-        int64_t mem = ctx.value()->memory_bytes() + eng.value()->weight_bytes();
-        DeviceTimes dev;
-#ifdef TS_BENCH_CUDA
-        dev = device_resident(*ctx.value(), pool[0].get(), {b, a.seq, features}, in_elems * sizeof(float),
-                              out_elems * sizeof(float));
-#else
-        dev.error = "built without the cuda backend";
-#endif
-        double tput = double(b) / (p50 * 1e-6);
-        const std::string context = ctx.value()->describe();
-        std::printf("%-12s %-5s %6lld %10.1f %10.1f %14.0f %12.1f  %s\n", model.c_str(), prec.c_str(), (long long)b, p50,
-                    p99, tput, double(mem) / (1 << 20), rnn_tactics.c_str());
-        if (dev.error.empty()) std::printf("    device-resident P50 %.1f us, P99 %.1f us\n", dev.p50_us, dev.p99_us);
-        else std::printf("    device-resident: %s\n", dev.error.c_str());
+        double build_s = std::chrono::duration<double>(Clock::now() - t0).count();
+        auto eng = Engine::load(plan.value());
+        if (!eng) {
+          std::fprintf(stderr, "%s: load failed: %s\n", model.c_str(), eng.status().to_string().c_str());
+          return 1;
+        }
+        auto ctx = eng.value()->create_context();
+        if (!ctx) {
+          std::fprintf(stderr, "%s: context failed: %s\n", model.c_str(), ctx.status().to_string().c_str());
+          return 1;
+        }
+        std::string rnn_tactics;  // what the builder chose for the recurrent layers
+        int int8_layers = 0;      // layers an int8 plan runs in INT8
         {
-          std::istringstream lines(context);
-          for (std::string line; std::getline(lines, line);) {
-            if (line.rfind("  ", 0) == 0) std::printf("    %s\n", line.c_str() + 2);
+          std::istringstream d(eng.value()->describe());
+          for (std::string line; std::getline(d, line);) {
+            if (line.find("precision=int8") != std::string::npos) ++int8_layers;
+            if (line.find("GRU") == std::string::npos && line.find("LSTM") == std::string::npos) continue;
+            auto at = line.find("tactic=");
+            if (at == std::string::npos) continue;
+            if (!rnn_tactics.empty()) rnn_tactics += ",";
+            rnn_tactics += line.substr(at + 7, line.find(' ', at) - at - 7);
           }
         }
-        std::fflush(stdout);
-        results.push_back({{"system", "ticksentry"},
-                           {"case", {{"model", model}, {"precision", prec}, {"batch", b}, {"seq", a.seq}}},
-                           {"metrics", {{"p50_us", p50},
-                                        {"p99_us", p99},
-                                        {"min_us", us.front()},
-                                        {"throughput_per_s", tput},
-                                        {"device_memory_bytes", mem},
-                                        {"iterations", us.size()},
-                                        {"build_s", build_s}}},
-                           {"command", command},
-                           {"tactics", rnn_tactics},
-                           {"context", context},
-                           {"int8_layers", int8_layers}});
-        if (dev.error.empty()) {
-          json& m = results.back()["metrics"];
-          m["device_p50_us"] = dev.p50_us;
-          m["device_p99_us"] = dev.p99_us;
-          m["device_throughput_per_s"] = double(b) / (dev.p50_us * 1e-6);
-        } else {
-          results.back()["device_error"] = dev.error;
+        {
+          const size_t in_elems = size_t(b * a.seq * features);
+          const size_t out_elems = size_t(b * a.seq * 8);
+          std::vector<std::shared_ptr<void>> pool;
+          std::mt19937 rng(uint32_t(b * 7 + 1));
+          std::normal_distribution<float> nd(0.0f, 1.0f);
+          for (int q = 0; q < 4; ++q) {
+            auto buf = eng.value()->allocate_host(in_elems * sizeof(float));
+            if (!buf) {
+              std::fprintf(stderr, "allocate_host failed\n");
+              return 1;
+            }
+            float* x = static_cast<float*>(buf.get());
+            for (size_t i = 0; i < in_elems; ++i) x[i] = nd(rng);
+            pool.push_back(buf);
+          }
+          auto out = eng.value()->allocate_host(out_elems * sizeof(float));
+          std::vector<TensorView> in(1), outs(1);
+          in[0] = TensorView{DType::kF32, {b, a.seq, features}, nullptr};
+          outs[0].data = out.get();
+          auto run_once = [&](int q) -> ts::Status {
+            in[0].data = pool[size_t(q % 4)].get();
+            return ctx.value()->execute(in, outs);
+          };
+          auto w_end = Clock::now() + std::chrono::milliseconds(200);
+          int q = 0;
+          for (int w = 0; w < 20 || Clock::now() < w_end; ++w) {
+            auto s = run_once(q++);
+            if (!s) {
+              std::fprintf(stderr, "%s %s batch %lld: %s\n", model.c_str(), prec.c_str(), (long long)b,
+                           s.to_string().c_str());
+              return 1;
+            }
+          }
+          std::vector<double> us;
+          auto end = Clock::now() + std::chrono::duration<double>(a.min_time_s);
+          while (us.size() < 200 || Clock::now() < end) {
+            auto r0 = Clock::now();
+            auto s = run_once(q++);
+            auto r1 = Clock::now();
+            if (!s) {
+              std::fprintf(stderr, "run failed: %s\n", s.to_string().c_str());
+              return 1;
+            }
+            us.push_back(std::chrono::duration<double, std::micro>(r1 - r0).count());
+            if (us.size() >= 200000) break;
+          }
+          std::sort(us.begin(), us.end());
+          double p50 = percentile(us, 0.5), p99 = percentile(us, 0.99);
+          int64_t mem = ctx.value()->memory_bytes() + eng.value()->weight_bytes();
+          DeviceTimes dev;
+#ifdef TS_BENCH_CUDA
+          dev = device_resident(*ctx.value(), pool[0].get(), {b, a.seq, features}, in_elems * sizeof(float),
+                                out_elems * sizeof(float));
+#else
+          dev.error = "built without the cuda backend";
+#endif
+          double tput = double(b) / (p50 * 1e-6);
+          const std::string context = ctx.value()->describe();
+          std::printf("%-12s %-5s %6lld %10.1f %10.1f %14.0f %12.1f  %s\n", model.c_str(), prec.c_str(), (long long)b, p50,
+                      p99, tput, double(mem) / (1 << 20), rnn_tactics.c_str());
+          if (dev.error.empty()) std::printf("    device-resident P50 %.1f us, P99 %.1f us\n", dev.p50_us, dev.p99_us);
+          else std::printf("    device-resident: %s\n", dev.error.c_str());
+          {
+            std::istringstream lines(context);
+            for (std::string line; std::getline(lines, line);) {
+              if (line.rfind("  ", 0) == 0) std::printf("    %s\n", line.c_str() + 2);
+            }
+          }
+          std::fflush(stdout);
+          results.push_back({{"system", "ticksentry"},
+                             {"case", {{"model", model}, {"precision", prec}, {"batch", b}, {"seq", a.seq}}},
+                             {"metrics",
+                              {{"p50_us", p50},
+                               {"p99_us", p99},
+                               {"min_us", us.front()},
+                               {"throughput_per_s", tput},
+                               {"device_memory_bytes", mem},
+                               {"iterations", us.size()},
+                               {"build_s", build_s}}},
+                             {"command", command},
+                             {"tactics", rnn_tactics},
+                             {"context", context},
+                             {"int8_layers", int8_layers}});
+          if (dev.error.empty()) {
+            json& m = results.back()["metrics"];
+            m["device_p50_us"] = dev.p50_us;
+            m["device_p99_us"] = dev.p99_us;
+            m["device_throughput_per_s"] = double(b) / (dev.p50_us * 1e-6);
+          } else {
+            results.back()["device_error"] = dev.error;
+          }
         }
       }
-     }
     }
   }
   std::ofstream(a.out) << results.dump(2) << "\n";

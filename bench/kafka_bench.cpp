@@ -10,11 +10,11 @@
 //      sink thread); latency = wall clock at the sink − produce time. P50/P99/P999.
 // Writes bench/results/kafka-<machine>-<date>.json. Usage: kafka_bench [out_dir]
 #include <algorithm>
-#include <unordered_map>
 #include <atomic>
 #include <cstdio>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "bench_json.h"
@@ -35,10 +35,10 @@ namespace {
 
 std::vector<Event> load_goog(SymbolTable& symbols) {
   InputErrors errors;
-  auto src = open_source("lobster",
-                         {std::string(TICKSENTRY_SOURCE_DIR) +
-                          "/../shared/data/lobster/GOOG_2012-06-21_34200000_57600000_message_10.csv.gz"},
-                         symbols, errors);
+  auto src = open_source(
+      "lobster",
+      {std::string(TICKSENTRY_SOURCE_DIR) + "/../shared/data/lobster/GOOG_2012-06-21_34200000_57600000_message_10.csv.gz"},
+      symbols, errors);
   std::vector<Event> all, batch(4096);
   if (!src.is_ok()) {
     std::fprintf(stderr, "%s\n", src.status().to_string().c_str());
@@ -103,13 +103,20 @@ nlohmann::json bench_decode(const std::vector<Event>& events, const SymbolTable&
   for (int i = 0; i < 7; ++i) rates.push_back(decode_pass(in, enc, json, table, sink));
   std::sort(rates.begin(), rates.end());
   std::printf("decode %-6s  %zu messages (%.1f bytes avg): median %.2f M msgs/s, slowest %.2f M  (%llu)\n",
-              wire_encoding_name(enc), in.spans.size(), double(in.bytes.size()) / double(in.spans.size()),
-              rates[3] / 1e6, rates[0] / 1e6, (unsigned long long)(sink & 1));
+              wire_encoding_name(enc), in.spans.size(), double(in.bytes.size()) / double(in.spans.size()), rates[3] / 1e6,
+              rates[0] / 1e6, (unsigned long long)(sink & 1));
   return {{"system", "ticksentry"},
-          {"case", {{"stage", "decode"}, {"encoding", wire_encoding_name(enc)}, {"data", "lobster-GOOG-2012-06-21"},
-                    {"messages", in.spans.size()}, {"runs", 7}, {"threads", 1}}},
-          {"metrics", {{"throughput_per_s", rates[3]}, {"slowest_per_s", rates[0]},
-                       {"bytes_per_message", double(in.bytes.size()) / double(in.spans.size())}}}};
+          {"case",
+           {{"stage", "decode"},
+            {"encoding", wire_encoding_name(enc)},
+            {"data", "lobster-GOOG-2012-06-21"},
+            {"messages", in.spans.size()},
+            {"runs", 7},
+            {"threads", 1}}},
+          {"metrics",
+           {{"throughput_per_s", rates[3]},
+            {"slowest_per_s", rates[0]},
+            {"bytes_per_message", double(in.bytes.size()) / double(in.spans.size())}}}};
 }
 
 std::vector<Event> sim_events(SymbolTable& symbols, size_t n, int nsym, SimOptions so = {}) {
@@ -139,7 +146,8 @@ nlohmann::json bench_consume(WireEncoding enc) {
     const RefData& r = symbols.ref(e.symbol);
     v.clear();
     WireEvent w{e, r.name, r.prev_close, r.is_st};
-    if (enc == WireEncoding::kBinary) wire_binary_append(w, v); else wire_json_append(w, v);
+    if (enc == WireEncoding::kBinary) wire_binary_append(w, v);
+    else wire_json_append(w, v);
     (void)prod.value()->produce("md", r.name, v);
   }
   (void)prod.value()->flush(60000);
@@ -166,8 +174,13 @@ nlohmann::json bench_consume(WireEncoding enc) {
   std::printf("consume+decode %-6s through the mock cluster: %llu messages, %.2f M msgs/s (first to last message)\n",
               wire_encoding_name(enc), (unsigned long long)got, rate / 1e6);
   return {{"system", "ticksentry"},
-          {"case", {{"stage", "consume+decode"}, {"encoding", wire_encoding_name(enc)}, {"data", "sim-64-symbols"},
-                    {"messages", got}, {"partitions", 16}, {"broker", "librdkafka mock cluster, 3 brokers, loopback"}}},
+          {"case",
+           {{"stage", "consume+decode"},
+            {"encoding", wire_encoding_name(enc)},
+            {"data", "sim-64-symbols"},
+            {"messages", got},
+            {"partitions", 16},
+            {"broker", "librdkafka mock cluster, 3 brokers, loopback"}}},
           {"metrics", {{"throughput_per_s", rate}}}};
 }
 
@@ -249,15 +262,21 @@ nlohmann::json bench_latency(double rate_per_s) {
   std::vector<double>& l = sink->lat_us;
   std::sort(l.begin(), l.end());
   auto q = [&](double p) { return l.empty() ? 0.0 : l[std::min(l.size() - 1, size_t(p * double(l.size())))]; };
-  std::printf("produce→alert through the mock cluster at %.0f events/s: %zu alerts, p50 %.0f us, p99 %.0f us, "
-              "max %.0f us (%llu events)\n",
-              rate_per_s, l.size(), q(0.5), q(0.99), l.empty() ? 0.0 : l.back(), (unsigned long long)summary.events);
-  return {{"system", "ticksentry"},
-          {"case", {{"stage", "produce->alert"}, {"encoding", "binary"}, {"data", "sim-16-symbols"},
-                    {"events", summary.events}, {"rate_per_s", rate_per_s}, {"partitions", 16},
-                    {"broker", "librdkafka mock cluster, 3 brokers, loopback"}}},
-          {"metrics", {{"alerts", l.size()}, {"p50_us", q(0.5)}, {"p99_us", q(0.99)},
-                       {"max_us", l.empty() ? 0.0 : l.back()}}}};
+  std::printf(
+      "produce→alert through the mock cluster at %.0f events/s: %zu alerts, p50 %.0f us, p99 %.0f us, "
+      "max %.0f us (%llu events)\n",
+      rate_per_s, l.size(), q(0.5), q(0.99), l.empty() ? 0.0 : l.back(), (unsigned long long)summary.events);
+  return {
+      {"system", "ticksentry"},
+      {"case",
+       {{"stage", "produce->alert"},
+        {"encoding", "binary"},
+        {"data", "sim-16-symbols"},
+        {"events", summary.events},
+        {"rate_per_s", rate_per_s},
+        {"partitions", 16},
+        {"broker", "librdkafka mock cluster, 3 brokers, loopback"}}},
+      {"metrics", {{"alerts", l.size()}, {"p50_us", q(0.5)}, {"p99_us", q(0.99)}, {"max_us", l.empty() ? 0.0 : l.back()}}}};
 }
 
 }  // namespace
@@ -276,9 +295,9 @@ int main(int argc, char** argv) {
   results.push_back(bench_consume(WireEncoding::kBinary));
   results.push_back(bench_consume(WireEncoding::kJson));
   results.push_back(bench_latency(20000));
-  const bench::Invocation run{bench::command_line(argc, argv),
-                              {{"out_dir", out_dir}, {"decode_runs", 7}, {"consume_partitions", 16},
-                               {"latency_messages", 20000}}};
+  const bench::Invocation run{
+      bench::command_line(argc, argv),
+      {{"out_dir", out_dir}, {"decode_runs", 7}, {"consume_partitions", 16}, {"latency_messages", 20000}}};
   const std::string path = bench::write_results(out_dir, "kafka", run, results);
   std::printf("wrote %s\n", path.c_str());
   return 0;

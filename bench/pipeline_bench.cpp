@@ -71,12 +71,18 @@ nlohmann::json bench_throughput(int symbols, uint64_t events_per_run, int runs) 
     std::fprintf(stderr, "throughput run %d: %.0f events/s\n", r, rates.back());
   }
   return {{"system", "ticksentry"},
-          {"case", {{"bench", "throughput"}, {"source", "sim"}, {"symbols", symbols},
-                    {"events_per_run", events_per_run}, {"runs", runs}, {"threads", 1}}},
-          {"metrics", {{"median_events_per_s", percentile(rates, 0.5)},
-                       {"p99_low_events_per_s", percentile(rates, 0.01)},
-                       {"max_events_per_s", percentile(rates, 1.0)},
-                       {"alerts", alerts}}}};
+          {"case",
+           {{"bench", "throughput"},
+            {"source", "sim"},
+            {"symbols", symbols},
+            {"events_per_run", events_per_run},
+            {"runs", runs},
+            {"threads", 1}}},
+          {"metrics",
+           {{"median_events_per_s", percentile(rates, 0.5)},
+            {"p99_low_events_per_s", percentile(rates, 0.01)},
+            {"max_events_per_s", percentile(rates, 1.0)},
+            {"alerts", alerts}}}};
 }
 
 // Several runs with different seeds: per-run percentiles (median and worst reported) and the
@@ -113,27 +119,38 @@ nlohmann::json bench_latency(int symbols, double rate, double seconds, int runs)
     events += s.events;
     stalls += s.source_stalls;
     achieved = s.events_per_s();
-    std::fprintf(stderr, "latency run %d: %llu events at %.0f/s, alerts %llu, recv→alert p99 %.1f us, recv→rules p99 %.1f us p999 %.1f us\n",
-                 r, (unsigned long long)s.events, s.events_per_s(), (unsigned long long)s.alert_total(),
-                 alert_p99.back(), event_p99.back(), event_p999.back());
+    std::fprintf(
+        stderr,
+        "latency run %d: %llu events at %.0f/s, alerts %llu, recv→alert p99 %.1f us, recv→rules p99 %.1f us p999 %.1f us\n",
+        r, (unsigned long long)s.events, s.events_per_s(), (unsigned long long)s.alert_total(), alert_p99.back(),
+        event_p99.back(), event_p999.back());
   }
   auto us = [](int64_t ns) { return double(ns) / 1000.0; };
   return {{"system", "ticksentry"},
-          {"case", {{"bench", "latency"}, {"source", "sim"}, {"symbols", symbols}, {"paced_events_per_s", rate},
-                    {"anomalies_per_symbol_hour", 120}, {"seconds", seconds}, {"runs", runs}, {"shards", 1}}},
-          {"metrics", {{"events", events}, {"achieved_events_per_s", achieved},
-                       {"alerts", alerts_all.count()},
-                       {"alert_p50_us", us(alerts_all.quantile_ns(0.5))},
-                       {"alert_p99_us", us(alerts_all.quantile_ns(0.99))},
-                       {"alert_p999_us", us(alerts_all.quantile_ns(0.999))},
-                       {"alert_p99_us_median_run", percentile(alert_p99, 0.5)},
-                       {"alert_p99_us_worst_run", percentile(alert_p99, 1.0)},
-                       {"event_p50_us", us(events_all.quantile_ns(0.5))},
-                       {"event_p99_us", us(events_all.quantile_ns(0.99))},
-                       {"event_p999_us", us(events_all.quantile_ns(0.999))},
-                       {"event_p99_us_median_run", percentile(event_p99, 0.5)},
-                       {"event_p999_us_median_run", percentile(event_p999, 0.5)},
-                       {"source_stalls", stalls}}}};
+          {"case",
+           {{"bench", "latency"},
+            {"source", "sim"},
+            {"symbols", symbols},
+            {"paced_events_per_s", rate},
+            {"anomalies_per_symbol_hour", 120},
+            {"seconds", seconds},
+            {"runs", runs},
+            {"shards", 1}}},
+          {"metrics",
+           {{"events", events},
+            {"achieved_events_per_s", achieved},
+            {"alerts", alerts_all.count()},
+            {"alert_p50_us", us(alerts_all.quantile_ns(0.5))},
+            {"alert_p99_us", us(alerts_all.quantile_ns(0.99))},
+            {"alert_p999_us", us(alerts_all.quantile_ns(0.999))},
+            {"alert_p99_us_median_run", percentile(alert_p99, 0.5)},
+            {"alert_p99_us_worst_run", percentile(alert_p99, 1.0)},
+            {"event_p50_us", us(events_all.quantile_ns(0.5))},
+            {"event_p99_us", us(events_all.quantile_ns(0.99))},
+            {"event_p999_us", us(events_all.quantile_ns(0.999))},
+            {"event_p99_us_median_run", percentile(event_p99, 0.5)},
+            {"event_p999_us_median_run", percentile(event_p999, 0.5)},
+            {"source_stalls", stalls}}}};
 }
 
 nlohmann::json bench_replay(const std::string& name, const std::string& format, const std::string& path, int runs) {
@@ -158,14 +175,16 @@ nlohmann::json bench_replay(const std::string& name, const std::string& format, 
     rates.push_back(s.events_per_s());
     events = s.events;
     alerts = s.alert_total();
-    std::fprintf(stderr, "replay %s run %d: %llu events, %.0f events/s\n", name.c_str(), r,
-                 (unsigned long long)s.events, s.events_per_s());
+    std::fprintf(stderr, "replay %s run %d: %llu events, %.0f events/s\n", name.c_str(), r, (unsigned long long)s.events,
+                 s.events_per_s());
   }
   return {{"system", "ticksentry"},
           {"case", {{"bench", "replay"}, {"data", name}, {"format", format}, {"runs", runs}}},
-          {"metrics", {{"events", events}, {"alerts", alerts},
-                       {"median_events_per_s", percentile(rates, 0.5)},
-                       {"p99_low_events_per_s", percentile(rates, 0.01)}}}};
+          {"metrics",
+           {{"events", events},
+            {"alerts", alerts},
+            {"median_events_per_s", percentile(rates, 0.5)},
+            {"p99_low_events_per_s", percentile(rates, 0.01)}}}};
 }
 
 }  // namespace
@@ -195,13 +214,15 @@ int main(int argc, char** argv) {
   const std::string sse = data + "/sse-l2/600519-20230201";
   if (auto j = bench_replay("lobster-GOOG-2012-06-21", "lobster", goog, quick ? 3 : 7); !j.is_null()) results.push_back(j);
   if (auto j = bench_replay("sse-l2-600519-20230201", "sse-l2", sse, quick ? 3 : 7); !j.is_null()) results.push_back(j);
-  const bench::Invocation run{bench::command_line(argc, argv),
-                              {{"quick", quick}, {"out", out}, {"data", data}, {"only", only},
-                               {"throughput", {{"symbols", 1000}, {"events_per_run", quick ? 2'000'000 : 10'000'000},
-                                               {"runs", quick ? 3 : 7}}},
-                               {"latency", {{"symbols", 1000}, {"rate", 200'000}, {"seconds", quick ? 5 : 15},
-                                            {"runs", quick ? 1 : 5}}},
-                               {"replay_runs", quick ? 3 : 7}}};
+  const bench::Invocation run{
+      bench::command_line(argc, argv),
+      {{"quick", quick},
+       {"out", out},
+       {"data", data},
+       {"only", only},
+       {"throughput", {{"symbols", 1000}, {"events_per_run", quick ? 2'000'000 : 10'000'000}, {"runs", quick ? 3 : 7}}},
+       {"latency", {{"symbols", 1000}, {"rate", 200'000}, {"seconds", quick ? 5 : 15}, {"runs", quick ? 1 : 5}}},
+       {"replay_runs", quick ? 3 : 7}}};
   const std::string path = bench::write_results(out, "pipeline", run, results);
   std::printf("%s\n", results.dump(2).c_str());
   std::fprintf(stderr, "wrote %s\n", path.c_str());

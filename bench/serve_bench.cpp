@@ -41,16 +41,16 @@ namespace {
 
 struct Args {
   std::string model, backend = "auto", precision = "auto", out = "bench/results";
-  int shards = 1;           // shard threads, as `run` ([pipeline] shards = 1)
+  int shards = 1;                        // shard threads, as `run` ([pipeline] shards = 1)
   int workers = ServeOptions{}.workers;  // 0: by backend (resolve_for_backend)
   int symbols = 5000, rows = ServeOptions{}.window_rows;
   double seconds = 2.0;
-  double start_rate = 100;  // requests/s of the first step
-  double step = 1.5;        // each step offers this much more
+  double start_rate = 100;                     // requests/s of the first step
+  double step = 1.5;                           // each step offers this much more
   int max_batch = BatcherOptions{}.max_batch;  // dynamic mode's max_batch (and the engine profile's max)
-  int max_delay_us = -1;    // -1: by backend (resolve_for_backend)
+  int max_delay_us = -1;                       // -1: by backend (resolve_for_backend)
   std::string modes = "batch1,dynamic";
-  int swaps = 1;              // hot swaps measured after the dynamic search
+  int swaps = 1;  // hot swaps measured after the dynamic search
   int warm_up_pause_us = ServeOptions{}.warm_up_pause_us;
 };
 
@@ -61,10 +61,10 @@ struct StepResult {
 
 Result<std::shared_ptr<engine::Engine>> open_engine(const Args& a) {
   return a.model.ends_with(".plan")
-               ? engine::Engine::load_file(a.model)
-               : build_window_engine(a.model, a.rows, kFeatureCount, a.max_batch, a.backend,
-                                     a.precision == "fp16" ? engine::Precision::kFP16 : engine::Precision::kFP32,
-                                     /*time_tactics=*/true);
+             ? engine::Engine::load_file(a.model)
+             : build_window_engine(a.model, a.rows, kFeatureCount, a.max_batch, a.backend,
+                                   a.precision == "fp16" ? engine::Precision::kFP16 : engine::Precision::kFP32,
+                                   /*time_tactics=*/true);
 }
 
 // What a swap run records besides the step: latencies of requests enqueued inside [from, to)
@@ -77,8 +77,8 @@ struct SwapWatch {
 };
 
 // Offers `rate` requests/s for `seconds`, split over the shards; returns what the shards saw.
-StepResult run_step(ModelServer& server, const Args& a, double rate, double seconds,
-                    std::vector<FeatureWindow>& windows, SwapWatch* watch = nullptr) {
+StepResult run_step(ModelServer& server, const Args& a, double rate, double seconds, std::vector<FeatureWindow>& windows,
+                    SwapWatch* watch = nullptr) {
   const int shards = server.shards();
   std::vector<StepResult> per(static_cast<size_t>(shards));
   std::vector<LatencyHistogram> hists(static_cast<size_t>(shards)), during(static_cast<size_t>(shards)),
@@ -162,9 +162,8 @@ StepResult run_step(ModelServer& server, const Args& a, double rate, double seco
 }
 
 nlohmann::json step_json(const StepResult& r) {
-  return {{"offered_per_s", r.offered}, {"throughput_per_s", r.achieved}, {"p50_us", r.p50_us},
-          {"p99_us", r.p99_us},         {"p999_us", r.p999_us},          {"mean_batch", r.mean_batch},
-          {"requests", r.requests},     {"dropped", r.dropped}};
+  return {{"offered_per_s", r.offered}, {"throughput_per_s", r.achieved}, {"p50_us", r.p50_us},     {"p99_us", r.p99_us},
+          {"p999_us", r.p999_us},       {"mean_batch", r.mean_batch},     {"requests", r.requests}, {"dropped", r.dropped}};
 }
 
 }  // namespace
@@ -190,13 +189,13 @@ int main(int argc, char** argv) {
     else if (k == "--warm-up-pause-us") a.warm_up_pause_us = std::stoi(next());
     else if (k == "--out") a.out = next();
     else if (k == "--help" || k == "-h") {
-      std::printf("usage: serve_bench MODEL.onnx|.plan [--backend auto|cpu|cuda] [--precision auto|fp32|fp16] [--shards N]\n"
-                  "  [--workers N] [--seconds S] [--symbols N] [--rows T] [--start-rate R] [--step F]\n"
-                  "  [--max-batch N] [--max-delay-us U] [--modes batch1,dynamic] [--swaps N]\n"
-                  "  [--warm-up-pause-us U] [--out DIR]\n");
+      std::printf(
+          "usage: serve_bench MODEL.onnx|.plan [--backend auto|cpu|cuda] [--precision auto|fp32|fp16] [--shards N]\n"
+          "  [--workers N] [--seconds S] [--symbols N] [--rows T] [--start-rate R] [--step F]\n"
+          "  [--max-batch N] [--max-delay-us U] [--modes batch1,dynamic] [--swaps N]\n"
+          "  [--warm-up-pause-us U] [--out DIR]\n");
       return 0;
-    }
-    else if (a.model.empty()) a.model = k;
+    } else if (a.model.empty()) a.model = k;
     else {
       std::fprintf(stderr, "serve_bench: unknown argument %s\n", k.c_str());
       return 2;
@@ -225,15 +224,28 @@ int main(int argc, char** argv) {
     a.workers = defaults.workers;
     a.max_delay_us = int(defaults.batcher.max_delay_us);
   }
-  const bench::Invocation invocation{
-      bench::command_line(argc, argv),
-      {{"model", a.model}, {"backend", a.backend}, {"precision", a.precision}, {"shards", a.shards},
-       {"workers", a.workers}, {"symbols", a.symbols}, {"rows", a.rows}, {"seconds", a.seconds},
-       {"start_rate", a.start_rate}, {"step", a.step}, {"max_batch", a.max_batch}, {"max_delay_us", a.max_delay_us},
-       {"modes", a.modes}, {"swaps", a.swaps}, {"warm_up_pause_us", a.warm_up_pause_us},
-       {"latest_wins", false}, {"slots_per_shard", 8192}, {"request_ring", 8192},
-       {"deadline_us", ServeOptions{}.deadline_us}, {"cpu_threads", ServeOptions{}.cpu_threads},
-       {"pad_batches", ServeOptions{}.pad_batches}}};
+  const bench::Invocation invocation{bench::command_line(argc, argv),
+                                     {{"model", a.model},
+                                      {"backend", a.backend},
+                                      {"precision", a.precision},
+                                      {"shards", a.shards},
+                                      {"workers", a.workers},
+                                      {"symbols", a.symbols},
+                                      {"rows", a.rows},
+                                      {"seconds", a.seconds},
+                                      {"start_rate", a.start_rate},
+                                      {"step", a.step},
+                                      {"max_batch", a.max_batch},
+                                      {"max_delay_us", a.max_delay_us},
+                                      {"modes", a.modes},
+                                      {"swaps", a.swaps},
+                                      {"warm_up_pause_us", a.warm_up_pause_us},
+                                      {"latest_wins", false},
+                                      {"slots_per_shard", 8192},
+                                      {"request_ring", 8192},
+                                      {"deadline_us", ServeOptions{}.deadline_us},
+                                      {"cpu_threads", ServeOptions{}.cpu_threads},
+                                      {"pad_batches", ServeOptions{}.pad_batches}}};
   auto opened = open_engine(a);
   auto opened2 = opened ? open_engine(a) : opened;  // the "new version" of the swap measurement
   if (!opened || !opened2) {
@@ -288,10 +300,17 @@ int main(int argc, char** argv) {
                   r.p999_us, r.mean_batch);
       std::fflush(stdout);
       nlohmann::json step = {{"system", "ticksentry"},
-                             {"case", {{"model", a.model}, {"backend", server.backend()}, {"precision", a.precision},
-                                       {"mode", mode}, {"shards", a.shards}, {"workers", a.workers}, {"seq", a.rows},
-                                       {"max_batch", o.batcher.max_batch}, {"max_delay_us", o.batcher.max_delay_us},
-                                       {"kind", retried ? "step_retry" : "step"}}},
+                             {"case",
+                              {{"model", a.model},
+                               {"backend", server.backend()},
+                               {"precision", a.precision},
+                               {"mode", mode},
+                               {"shards", a.shards},
+                               {"workers", a.workers},
+                               {"seq", a.rows},
+                               {"max_batch", o.batcher.max_batch},
+                               {"max_delay_us", o.batcher.max_delay_us},
+                               {"kind", retried ? "step_retry" : "step"}}},
                              {"metrics", step_json(r)}};
       results.push_back(step);
       const bool met = r.p99_us <= 1000.0 && r.dropped == 0 && r.achieved >= 0.95 * r.offered;
@@ -305,10 +324,17 @@ int main(int argc, char** argv) {
       best = r;
     }
     results.push_back({{"system", "ticksentry"},
-                       {"case", {{"model", a.model}, {"backend", server.backend()}, {"precision", a.precision},
-                                 {"mode", mode}, {"shards", a.shards}, {"workers", a.workers}, {"seq", a.rows},
-                                 {"max_batch", o.batcher.max_batch}, {"max_delay_us", o.batcher.max_delay_us},
-                                 {"kind", "sustained_p99_le_1ms"}}},
+                       {"case",
+                        {{"model", a.model},
+                         {"backend", server.backend()},
+                         {"precision", a.precision},
+                         {"mode", mode},
+                         {"shards", a.shards},
+                         {"workers", a.workers},
+                         {"seq", a.rows},
+                         {"max_batch", o.batcher.max_batch},
+                         {"max_delay_us", o.batcher.max_delay_us},
+                         {"kind", "sustained_p99_le_1ms"}}},
                        {"metrics", step_json(best)}});
     std::printf("%-10s sustained with P99 <= 1 ms: %.0f requests/s (P99 %.1f us)\n", mode, best.achieved, best.p99_us);
     if (std::string(mode) == "dynamic") {
@@ -341,12 +367,13 @@ int main(int argc, char** argv) {
         swapper.join();
         const double during_p99 = double(watch.during.quantile_ns(0.99)) / 1e3;
         const double normal_p99 = double(watch.outside.quantile_ns(0.99)) / 1e3;
-        std::printf("hot swap %d: %.2f ms promote → serving (contexts %.2f ms, warm-up %.2f ms; old released %.2f ms "
-                    "later); P99 %.1f us in the 0.5 s around it vs %.1f us outside it (%.2fx; %.1f us over the run); "
-                    "%llu dropped\n",
-                    k, double(rep.total_ns) / 1e6, double(rep.contexts_ns) / 1e6, double(rep.warm_up_ns) / 1e6,
-                    double(rep.retired_ns) / 1e6, during_p99, normal_p99, during_p99 / std::max(1.0, normal_p99),
-                    run.p99_us, (unsigned long long)run.dropped);
+        std::printf(
+            "hot swap %d: %.2f ms promote → serving (contexts %.2f ms, warm-up %.2f ms; old released %.2f ms "
+            "later); P99 %.1f us in the 0.5 s around it vs %.1f us outside it (%.2fx; %.1f us over the run); "
+            "%llu dropped\n",
+            k, double(rep.total_ns) / 1e6, double(rep.contexts_ns) / 1e6, double(rep.warm_up_ns) / 1e6,
+            double(rep.retired_ns) / 1e6, during_p99, normal_p99, during_p99 / std::max(1.0, normal_p99), run.p99_us,
+            (unsigned long long)run.dropped);
         // Timeline: per 5 ms bin of enqueue time from 0.1 s before the swap call to 0.2 s after.
         nlohmann::json timeline = nlohmann::json::array();
         for (size_t b = 0; b < watch.bins_us.size(); ++b) {
@@ -355,21 +382,36 @@ int main(int argc, char** argv) {
           auto& v = watch.bins_us[b];
           if (v.empty()) continue;
           std::sort(v.begin(), v.end());
-          timeline.push_back({{"t_ms", t_ms}, {"n", v.size()}, {"p50_us", v[v.size() / 2]},
-                              {"p99_us", v[std::min(v.size() - 1, v.size() * 99 / 100)]}, {"max_us", v.back()}});
+          timeline.push_back({{"t_ms", t_ms},
+                              {"n", v.size()},
+                              {"p50_us", v[v.size() / 2]},
+                              {"p99_us", v[std::min(v.size() - 1, v.size() * 99 / 100)]},
+                              {"max_us", v.back()}});
         }
         results.push_back({{"system", "ticksentry"},
-                           {"case", {{"model", a.model}, {"backend", server.backend()}, {"mode", "hot_swap"},
-                                     {"offered_per_s", rate}, {"workers", a.workers}, {"max_batch", a.max_batch},
-                                     {"max_delay_us", a.max_delay_us}, {"warm_up_pause_us", a.warm_up_pause_us},
-                                     {"swap", k}}},
-                           {"metrics", {{"swap_ms", double(rep.total_ns) / 1e6}, {"contexts_ms", double(rep.contexts_ns) / 1e6},
-                                        {"warm_up_ms", double(rep.warm_up_ns) / 1e6},
-                                        {"retired_ms", double(rep.retired_ns) / 1e6}, {"swap_call_ms", double(call_ns) / 1e6},
-                                        {"p99_during_swap_us", during_p99}, {"p99_normal_us", normal_p99},
-                                        {"p99_ratio", during_p99 / std::max(1.0, normal_p99)},
-                                        {"p99_run_us", run.p99_us}, {"dropped", run.dropped}, {"swapped", swapped},
-                                        {"failed_batches", server.failed_batches() - failed0}}},
+                           {"case",
+                            {{"model", a.model},
+                             {"backend", server.backend()},
+                             {"mode", "hot_swap"},
+                             {"offered_per_s", rate},
+                             {"workers", a.workers},
+                             {"max_batch", a.max_batch},
+                             {"max_delay_us", a.max_delay_us},
+                             {"warm_up_pause_us", a.warm_up_pause_us},
+                             {"swap", k}}},
+                           {"metrics",
+                            {{"swap_ms", double(rep.total_ns) / 1e6},
+                             {"contexts_ms", double(rep.contexts_ns) / 1e6},
+                             {"warm_up_ms", double(rep.warm_up_ns) / 1e6},
+                             {"retired_ms", double(rep.retired_ns) / 1e6},
+                             {"swap_call_ms", double(call_ns) / 1e6},
+                             {"p99_during_swap_us", during_p99},
+                             {"p99_normal_us", normal_p99},
+                             {"p99_ratio", during_p99 / std::max(1.0, normal_p99)},
+                             {"p99_run_us", run.p99_us},
+                             {"dropped", run.dropped},
+                             {"swapped", swapped},
+                             {"failed_batches", server.failed_batches() - failed0}}},
                            {"timeline", timeline}});
       }
     }
@@ -381,13 +423,19 @@ int main(int argc, char** argv) {
                 double(wt.execute.quantile_ns(0.5)) / 1e3, double(wt.execute.quantile_ns(0.99)) / 1e3,
                 (unsigned long long)wt.gather.count());
     results.push_back({{"system", "ticksentry"},
-                       {"case", {{"model", a.model}, {"backend", server.backend()}, {"mode", mode}, {"kind", "worker_times"},
-                                 {"max_batch", o.batcher.max_batch}, {"workers", a.workers}}},
-                       {"metrics", {{"gather_p50_us", double(wt.gather.quantile_ns(0.5)) / 1e3},
-                                    {"gather_p99_us", double(wt.gather.quantile_ns(0.99)) / 1e3},
-                                    {"execute_p50_us", double(wt.execute.quantile_ns(0.5)) / 1e3},
-                                    {"execute_p99_us", double(wt.execute.quantile_ns(0.99)) / 1e3},
-                                    {"batches", wt.gather.count()}}}});
+                       {"case",
+                        {{"model", a.model},
+                         {"backend", server.backend()},
+                         {"mode", mode},
+                         {"kind", "worker_times"},
+                         {"max_batch", o.batcher.max_batch},
+                         {"workers", a.workers}}},
+                       {"metrics",
+                        {{"gather_p50_us", double(wt.gather.quantile_ns(0.5)) / 1e3},
+                         {"gather_p99_us", double(wt.gather.quantile_ns(0.99)) / 1e3},
+                         {"execute_p50_us", double(wt.execute.quantile_ns(0.5)) / 1e3},
+                         {"execute_p99_us", double(wt.execute.quantile_ns(0.99)) / 1e3},
+                         {"batches", wt.gather.count()}}}});
   }
   (void)best_dynamic;
   const std::string path = bench::write_results(a.out, "serve", invocation, results);

@@ -30,8 +30,7 @@ inline std::string missing_data(const std::filesystem::path& path) {
   if (std::filesystem::exists(path, ec)) return "";
   const char* env = std::getenv("TICKSENTRY_DATA_DIR");
   return "needs the real data: " + path.lexically_normal().string() + " is missing (data folder " +
-         (env && *env ? "$TICKSENTRY_DATA_DIR" : "<repo>/../shared/data; set TICKSENTRY_DATA_DIR to use another") +
-         ")";
+         (env && *env ? "$TICKSENTRY_DATA_DIR" : "<repo>/../shared/data; set TICKSENTRY_DATA_DIR to use another") + ")";
 }
 
 // A fresh scratch directory under the build tree for one test.
@@ -46,8 +45,8 @@ inline std::filesystem::path scratch_dir(const std::string& name) {
 
 // Skips the running test when the data file or folder `path` is absent (GTEST_SKIP returns
 // from the enclosing function: use it in a TEST body or a fixture's SetUp, not in a helper).
-#define TS_REQUIRE_DATA(path)                                                          \
-  do {                                                                                 \
-    const std::string ts_missing_data_ = ::ts::testing::missing_data(path);            \
-    if (!ts_missing_data_.empty()) GTEST_SKIP() << ts_missing_data_;                   \
+#define TS_REQUIRE_DATA(path)                                               \
+  do {                                                                      \
+    const std::string ts_missing_data_ = ::ts::testing::missing_data(path); \
+    if (!ts_missing_data_.empty()) GTEST_SKIP() << ts_missing_data_;        \
   } while (0)

@@ -40,8 +40,8 @@ int run_kafka(const CommonOptions& c, const KafkaRunOptions& k, const std::atomi
   (void)SimOptions::from_config(config.section("sim"));
   const KafkaSourceOptions ko = kafka_source_options(config, c.config_path, k);
   RunWiring wiring(config, c, symbols);
-  if (!wiring.build({.default_speed = 0.0, .order_tracking = OrderTracking::kAuto, .dashboard_default = false,
-                     .kafka = k})) {
+  if (!wiring.build(
+          {.default_speed = 0.0, .order_tracking = OrderTracking::kAuto, .dashboard_default = false, .kafka = k})) {
     return kExitUsage;
   }
   InputErrors source_errors;
@@ -154,9 +154,8 @@ int command_record(const RecordOptions& r, const std::atomic<bool>& stop) {
     std::fprintf(stderr, "ticksentry: %s\n", st.to_string().c_str());
     return 1;
   }
-  std::fprintf(stderr, "recorded %llu events from %s to %s (%llu bad records skipped)\n",
-               (unsigned long long)written, source->describe().c_str(), r.out.c_str(),
-               (unsigned long long)errors.total());
+  std::fprintf(stderr, "recorded %llu events from %s to %s (%llu bad records skipped)\n", (unsigned long long)written,
+               source->describe().c_str(), r.out.c_str(), (unsigned long long)errors.total());
   return kExitOk;
 }
 

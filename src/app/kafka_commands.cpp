@@ -33,8 +33,7 @@ std::string kafka_key(const Config& config, const std::optional<std::string>& fl
 
 }  // namespace
 
-KafkaSourceOptions kafka_source_options(const Config& config, const std::string& config_path,
-                                        const KafkaRunOptions& flags) {
+KafkaSourceOptions kafka_source_options(const Config& config, const std::string& config_path, const KafkaRunOptions& flags) {
   KafkaSourceOptions o;
   o.brokers = kafka_key(config, flags.brokers, "brokers", "");
   o.topic = kafka_key(config, flags.topic, "topic", "");
@@ -162,7 +161,8 @@ int KafkaCommands::publish(const std::atomic<bool>& stop) const {
   sum.seconds = double(mono_ns() - start_ns) / 1e9;
   sum.bad_records = errors.total();
   sum.delivery_errors = prod.delivery_errors();
-  std::fprintf(stderr, "published %llu events from %s to %s in %.2f s (%.0f/s, %s), %llu bad records skipped, "
+  std::fprintf(stderr,
+               "published %llu events from %s to %s in %.2f s (%.0f/s, %s), %llu bad records skipped, "
                "%llu delivery errors\n",
                (unsigned long long)sum.events, source->describe().c_str(), pub_.topic.c_str(), sum.seconds,
                sum.seconds > 0 ? double(sum.events) / sum.seconds : 0.0, pub_.encoding.c_str(),

@@ -16,14 +16,15 @@ Result<std::shared_ptr<engine::Engine>> open_model_engine(const std::string& pat
     auto e = engine::Engine::load_file(path);
     if (!e) return e.status().with_context("model " + path);
     if (e.value()->backend() != backend) {
-      return Status(StatusCode::kInvalidArgument, "model " + path + ": plan is for the " + e.value()->backend() +
-                                                      " backend, not " + backend);
+      return Status(StatusCode::kInvalidArgument,
+                    "model " + path + ": plan is for the " + e.value()->backend() + " backend, not " + backend);
     }
     return e.value();
   }
   const std::string p = precision == "auto" ? (backend == "cuda" ? "fp16" : "fp32") : precision;
-  const engine::Precision prec =
-      p == "fp16" ? engine::Precision::kFP16 : p == "bf16" ? engine::Precision::kBF16 : engine::Precision::kFP32;
+  const engine::Precision prec = p == "fp16"   ? engine::Precision::kFP16
+                                 : p == "bf16" ? engine::Precision::kBF16
+                                               : engine::Precision::kFP32;
   // One profile: [1..max_batch, rows, F], tactics timed at the full batch (it will serve).
   return build_window_engine(path, rows, kFeatureCount, max_batch, backend, prec, /*time_tactics=*/true);
 }
@@ -78,8 +79,8 @@ Result<ModelServing> start_model_serving(const serve::ServeOptions& options, int
       r.input = fc.input;
       auto id = store->record(r);
       if (id) {
-        spdlog::warn("model {} v{}: failure case {} recorded (ticksentry replay-failure {})", r.model, r.version,
-                     id.value(), id.value());
+        spdlog::warn("model {} v{}: failure case {} recorded (ticksentry replay-failure {})", r.model, r.version, id.value(),
+                     id.value());
       } else {
         spdlog::error("model {}: failure case not recorded: {}", r.model, id.status().to_string());
       }
@@ -146,7 +147,7 @@ Result<ModelServing> attach_model_serving(Pipeline& pipeline, const Config& conf
     gate.gate.backend = server->backend() == "cuda" ? "cuda" : "cpu";
     gate.gate.batch = server->options().batcher.max_batch;
     if (gate.gate.backend == "cuda") {
-      gate.gate.precision = opts.precision == "fp32" ? engine::Precision::kFP32
+      gate.gate.precision = opts.precision == "fp32"   ? engine::Precision::kFP32
                             : opts.precision == "bf16" ? engine::Precision::kBF16
                                                        : engine::Precision::kFP16;
     }

@@ -19,8 +19,8 @@ namespace ts {
 
 struct ModelServing {
   serve::ServeOptions options;
-  ModelAlertOptions alerts;                 // the trigger and decision ([model]; attach_model_serving)
-  std::unique_ptr<FailureStore> failures;   // failed batches (declared first: outlives the server)
+  ModelAlertOptions alerts;                // the trigger and decision ([model]; attach_model_serving)
+  std::unique_ptr<FailureStore> failures;  // failed batches (declared first: outlives the server)
   std::unique_ptr<serve::ModelServer> server;
   std::string name;
   std::unique_ptr<serve::ModelRegistry> registry;  // serving from the registry (else null)

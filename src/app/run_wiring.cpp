@@ -112,8 +112,7 @@ bool start_dashboard(http::Dashboard* d, const CommonOptions& c) {
   if (!d) return true;
   if (Status st = d->start(); !st.is_ok()) {
     if (!c.http_listen) {
-      spdlog::warn("dashboard not started: {} (--http PORT picks another port, --http off silences this)",
-                   st.message());
+      spdlog::warn("dashboard not started: {} (--http PORT picks another port, --http off silences this)", st.message());
       return true;
     }
     std::fprintf(stderr, "ticksentry: %s\n", st.to_string().c_str());

@@ -35,10 +35,10 @@ class NotifySink;
 
 // What differs between the commands: defaults, never wiring.
 struct RunSetup {
-  double default_speed = 0;       // pipeline speed unless [pipeline] speed or --speed says: run (sim) 1
+  double default_speed = 0;  // pipeline speed unless [pipeline] speed or --speed says: run (sim) 1
   OrderTracking order_tracking = OrderTracking::kAuto;  // by the source format
-  bool dashboard_default = false; // [http] enabled when the config does not say: run (sim) on
-  KafkaRunOptions kafka;          // --alerts-topic / --brokers for the alerts topic sink
+  bool dashboard_default = false;                       // [http] enabled when the config does not say: run (sim) on
+  KafkaRunOptions kafka;                                // --alerts-topic / --brokers for the alerts topic sink
 };
 
 class RunWiring {
@@ -54,7 +54,7 @@ class RunWiring {
   // warns). False (after a message on stderr) when the run cannot start. Call once.
   bool build(const RunSetup& setup);
 
-  Pipeline& pipeline() { return *pipeline_; }  // after build()
+  Pipeline& pipeline() { return *pipeline_; }                  // after build()
   const PipelineOptions& options() const { return options_; }  // after build()
 
   // Runs `source` through the pipeline to its end (or `stop` / the duration), then stops the

@@ -64,19 +64,19 @@ struct ModelInputRecord {
 // by the notifier's delivery audit, src/notify/delivery_audit.h). The outbox stays the source of
 // truth; this is the record an operator queries (`ticksentry audit deliveries`).
 struct DeliveryAuditRecord {
-  std::string outbox_uid;             // the outbox the id belongs to (random, made with the outbox)
-  int64_t notification_id = 0;        // the outbox row id
+  std::string outbox_uid;       // the outbox the id belongs to (random, made with the outbox)
+  int64_t notification_id = 0;  // the outbox row id
   std::string receiver;
   std::string group_key;
-  std::string status;                 // "firing" / "resolved"
+  std::string status;  // "firing" / "resolved"
   std::vector<uint64_t> alert_ids;
-  std::string state;                  // "pending", "delivered", "failed" (given up for good)
+  std::string state;  // "pending", "delivered", "failed" (given up for good)
   int attempts = 0;
-  int64_t enqueued_unix_ns = 0;       // first enqueue
-  int64_t alert_unix_ns = 0;          // the news in it (what alert → delivered counts from)
-  int64_t delivered_unix_ns = 0;      // 0 unless delivered
-  int64_t latency_ns = -1;            // first enqueue → delivered; -1 unless delivered
-  int64_t alert_latency_ns = -1;      // alert → delivered; -1 unless delivered
+  int64_t enqueued_unix_ns = 0;   // first enqueue
+  int64_t alert_unix_ns = 0;      // the news in it (what alert → delivered counts from)
+  int64_t delivered_unix_ns = 0;  // 0 unless delivered
+  int64_t latency_ns = -1;        // first enqueue → delivered; -1 unless delivered
+  int64_t alert_latency_ns = -1;  // alert → delivered; -1 unless delivered
   std::string last_error;
   int64_t updated_unix_ns = 0;
 };

@@ -75,8 +75,8 @@ class PostgresStore : public AlertSink {
   Status flush() override;
   Status close() override;
 
-  Result<int64_t> count();           // rows in alerts
-  Result<int64_t> distinct_ids();    // distinct alert ids (equals count(): ids are unique)
+  Result<int64_t> count();         // rows in alerts
+  Result<int64_t> distinct_ids();  // distinct alert ids (equals count(): ids are unique)
   // Alerts matching `q`, newest first (exch_ts_ns, then insertion order), at most q.limit.
   Result<std::vector<AlertRecord>> query(const AlertQuery& q);
 

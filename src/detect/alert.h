@@ -26,15 +26,15 @@ enum class AlertType : uint8_t {
   kSpreadWidening,
   kBookImbalance,
   kVolumeBurst,
-  kLargeOrder,          // 大单挂单: a resting order far larger than the levels around it (spoofing, walls)
-  kModel,               // a model's probability crossed its threshold (src/detect/model_decision.h)
+  kLargeOrder,  // 大单挂单: a resting order far larger than the levels around it (spoofing, walls)
+  kModel,       // a model's probability crossed its threshold (src/detect/model_decision.h)
   kCount
 };
 constexpr int kAlertTypeCount = static_cast<int>(AlertType::kCount);
 // The rule detectors' types come first; per-rule tables (options, gates, exported rule columns)
 // have kRuleTypeCount entries.
 constexpr int kRuleTypeCount = static_cast<int>(AlertType::kModel);
-const char* alert_type_name(AlertType type);   // "rapid_rise", ...
+const char* alert_type_name(AlertType type);  // "rapid_rise", ...
 
 enum class Severity : uint8_t { kInfo = 0, kWarning, kCritical };
 const char* severity_name(Severity s);
@@ -42,7 +42,7 @@ const char* severity_name(Severity s);
 // How a value compared with its threshold when the rule fired ("ret_60s_bps=312.5 (>=200)").
 // kInfo: context only (the threshold is not a condition).
 enum class Cmp : uint8_t { kGe = 0, kLe, kGt, kLt, kInfo };
-const char* cmp_symbol(Cmp c);   // ">=", "<=", ">", "<", ""
+const char* cmp_symbol(Cmp c);  // ">=", "<=", ">", "<", ""
 
 // One measured value against its threshold; `name` is a string literal ("ret_10s_bps").
 struct AlertValue {
@@ -60,23 +60,23 @@ struct ModelScore {
   char model[kMaxName] = {};  // model name, NUL-terminated (truncated to 31 bytes)
   uint32_t version = 0;       // registry version; 0 = not a model alert
   float probability = 0;
-  float threshold = 0;        // the decision threshold it crossed
-  bool shadow = false;        // a shadow version's alert: recorded in the audit trail, not sent
-  uint16_t window_rows = 0;   // rows of the window that fed it (0: none recorded)
+  float threshold = 0;       // the decision threshold it crossed
+  bool shadow = false;       // a shadow version's alert: recorded in the audit trail, not sent
+  uint16_t window_rows = 0;  // rows of the window that fed it (0: none recorded)
 };
 
 struct Alert {
   static constexpr int kMaxValues = 4;
-  uint64_t id = 0;              // alert_id(symbol name, type, exch_ts_ns, event_seq): deterministic
+  uint64_t id = 0;  // alert_id(symbol name, type, exch_ts_ns, event_seq): deterministic
   AlertType type = AlertType::kRapidRise;
   Severity severity = Severity::kInfo;
   SymbolId symbol = kInvalidSymbol;
-  int64_t exch_ts_ns = 0;       // exchange time of the triggering event
-  uint64_t event_seq = 0;       // source sequence of the triggering event
-  Price price = 0;              // last price (ticks) at the time
+  int64_t exch_ts_ns = 0;  // exchange time of the triggering event
+  uint64_t event_seq = 0;  // source sequence of the triggering event
+  Price price = 0;         // last price (ticks) at the time
   int value_count = 0;
   AlertValue values[kMaxValues];
-  StageTimes t;                 // when each stage finished with the triggering event
+  StageTimes t;                        // when each stage finished with the triggering event
   float features[kFeatureCount] = {};  // the feature row that fired it
   ModelScore model;                    // model alerts only (type kModel)
 

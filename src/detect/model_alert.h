@@ -35,14 +35,14 @@ struct DecisionGroup {
 
 struct ModelAlertOptions {
   // Trigger.
-  int min_rows = 60;                // completed rows a symbol needs before its first request;
-                                    // fewer than the model's window_rows are padded with the oldest row
+  int min_rows = 60;  // completed rows a symbol needs before its first request;
+                      // fewer than the model's window_rows are padded with the oldest row
   Trigger trigger = Trigger::kRow;
   int every_n = 1;
   // Decision (detect/model_decision.h).
   double threshold = 0.9;
-  double hysteresis = 0.1;          // re-arm below threshold - hysteresis
-  double cooldown_s = 60;           // exchange time between two alerts of one symbol
+  double hysteresis = 0.1;            // re-arm below threshold - hysteresis
+  double cooldown_s = 60;             // exchange time between two alerts of one symbol
   std::vector<DecisionGroup> groups;  // first match wins; symbols in none use the three above
 
   // Section [model]: min_rows (default window_rows, at most window_rows), trigger, every_n,
@@ -56,15 +56,15 @@ std::unique_ptr<ModelDecision> make_model_decision(const ModelAlertOptions& o, c
 // One scored window the decision let through: what the alert records of it.
 struct ModelVerdict {
   SymbolId symbol = kInvalidSymbol;
-  int64_t exch_ts_ns = 0;        // the triggering event
+  int64_t exch_ts_ns = 0;  // the triggering event
   uint64_t event_seq = 0;
   Price price = 0;
-  StageTimes t;                  // recv/book/features of the triggering event
+  StageTimes t;  // recv/book/features of the triggering event
   double probability = 0;
-  double threshold = 0;          // the one it crossed (the symbol's group's, or the model's)
+  double threshold = 0;  // the one it crossed (the symbol's group's, or the model's)
   uint32_t model_version = 0;
-  bool shadow = false;           // a shadow version's score: its alert gets its own id
-  const float* window = nullptr; // rows × kFeatureCount floats, newest last; null: none (shadow)
+  bool shadow = false;            // a shadow version's score: its alert gets its own id
+  const float* window = nullptr;  // rows × kFeatureCount floats, newest last; null: none (shadow)
   int rows = 0;
 };
 

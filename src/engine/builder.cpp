@@ -42,11 +42,17 @@ OptimizationProfile default_profile(const Graph& g) {
     ShapeRange r;
     for (const Dim& d : v.shape) {
       if (d.is_known()) {
-        r.min.push_back(d.value); r.opt.push_back(d.value); r.max.push_back(d.value);
+        r.min.push_back(d.value);
+        r.opt.push_back(d.value);
+        r.max.push_back(d.value);
       } else if (d.symbol == "batch") {
-        r.min.push_back(1); r.opt.push_back(1); r.max.push_back(1024);
+        r.min.push_back(1);
+        r.opt.push_back(1);
+        r.max.push_back(1024);
       } else {
-        r.min.push_back(1); r.opt.push_back(64); r.max.push_back(512);
+        r.min.push_back(1);
+        r.opt.push_back(64);
+        r.max.push_back(512);
       }
     }
     p.inputs[v.name] = r;
@@ -63,11 +69,13 @@ Status check_profile(const Graph& g, const OptimizationProfile& p, size_t idx) {
     const Value& v = g.value(id);
     size_t rank = v.shape.size();
     if (r.min.size() != rank || r.opt.size() != rank || r.max.size() != rank) {
-      return build_error(StatusCode::kInvalidArgument, where + ": rank differs from the model's " + shape_to_string(v.shape));
+      return build_error(StatusCode::kInvalidArgument,
+                         where + ": rank differs from the model's " + shape_to_string(v.shape));
     }
     for (size_t k = 0; k < rank; ++k) {
       if (!(r.min[k] >= 0 && r.min[k] <= r.opt[k] && r.opt[k] <= r.max[k])) {
-        return build_error(StatusCode::kInvalidArgument, where + ": needs 0 <= min <= opt <= max on axis " + std::to_string(k));
+        return build_error(StatusCode::kInvalidArgument,
+                           where + ": needs 0 <= min <= opt <= max on axis " + std::to_string(k));
       }
       if (v.shape[k].is_known() && (r.min[k] != v.shape[k].value || r.max[k] != v.shape[k].value)) {
         return build_error(StatusCode::kInvalidArgument, where + ": axis " + std::to_string(k) + " is fixed at " +
@@ -100,7 +108,10 @@ class TimingCache {
     *ns = it->second;
     return true;
   }
-  void put(const std::string& key, double ns) { entries_[key] = ns; dirty_ = true; }
+  void put(const std::string& key, double ns) {
+    entries_[key] = ns;
+    dirty_ = true;
+  }
   Status save() const {
     if (path_.empty() || !dirty_) return Status::ok();
     std::ofstream f(path_, std::ios::trunc);
@@ -185,7 +196,8 @@ Result<std::vector<uint8_t>> build_from_graph(Graph graph, const PassLog& log, c
       if (v.shape.size() == 3 && v.shape[1].is_known()) max_seq = std::max(max_seq, v.shape[1].value);
     }
     PassLog enc_log;
-    fuse_encoder(graph, enc_log, [&](const Node& n) { return be->check_supported(graph, n).is_ok(); }, max_seq);
+    fuse_encoder(
+        graph, enc_log, [&](const Node& n) { return be->check_supported(graph, n).is_ok(); }, max_seq);
     plan.pass_log.insert(plan.pass_log.end(), enc_log.lines.begin(), enc_log.lines.end());
   }
 
@@ -262,7 +274,8 @@ Result<std::vector<uint8_t>> build_from_graph(Graph graph, const PassLog& log, c
         if (!k) return k.status().with_context("building node " + n.name);
         auto t = ex.time_node(i, *k.value());
         if (!t && t.status().code() == StatusCode::kUnsupported) break;  // backend keeps its default
-        if (!t) return build_error(t.status().code(), "timing node " + n.name + " tactic " + tac + ": " + t.status().message());
+        if (!t)
+          return build_error(t.status().code(), "timing node " + n.name + " tactic " + tac + ": " + t.status().message());
         ns = t.value();
         cache.put(key, ns);
       }
@@ -274,7 +287,8 @@ Result<std::vector<uint8_t>> build_from_graph(Graph graph, const PassLog& log, c
     plan.pass_log.push_back("tactic: " + n.name + " (" + n.op + ") → " + n.tactic + " at " + shapes);
   }
   TS_RETURN_IF_ERROR(cache.save());
-  plan.pass_log.push_back("timing cache: " + std::to_string(cache.hits) + " hits, " + std::to_string(cache.misses) + " timed");
+  plan.pass_log.push_back("timing cache: " + std::to_string(cache.hits) + " hits, " + std::to_string(cache.misses) +
+                          " timed");
   // PERF NOTE: an estimate, linear in the input size from the opt-shape run (attention's T² is
   // not modelled); running the max shape at build time would cost seconds for big profiles.
   const int64_t fixed = ex.fixed_memory_bytes();
@@ -294,9 +308,9 @@ static Status check_int8_inputs(const BuildOptions& o) {
     if (o.calibration_data.empty()) return Status::ok();  // the model's fingerprint is checked later
   }
   if (o.calibration_data.empty()) {
-    return build_error(StatusCode::kInvalidArgument,
-                       "int8 needs calibration data: give --calib windows.npy (≥ " + std::to_string(kMinCalibrationWindows) +
-                           " feature windows, float32 [N, T, F]) or an existing --calibCache");
+    return build_error(StatusCode::kInvalidArgument, "int8 needs calibration data: give --calib windows.npy (≥ " +
+                                                         std::to_string(kMinCalibrationWindows) +
+                                                         " feature windows, float32 [N, T, F]) or an existing --calibCache");
   }
   auto w = npy_read(o.calibration_data);
   if (!w) return w.status().with_context("building: reading calibration data");

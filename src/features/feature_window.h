@@ -33,7 +33,11 @@ class FeatureWindow {
   // Rows pushed since construction or the last reset (a change means a new completed row).
   uint64_t window_pushes() const { return pushes_; }
   int window_capacity() const { return capacity_; }
-  void window_reset() { size_ = 0; head_ = 0; pushes_ = 0; }
+  void window_reset() {
+    size_ = 0;
+    head_ = 0;
+    pushes_ = 0;
+  }
 
  private:
   int capacity_;

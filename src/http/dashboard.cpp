@@ -90,8 +90,10 @@ Status Dashboard::start() {
   if (ho.web_root.empty()) {
     ho.web_root = TICKSENTRY_WEB_DIST;
     if (!std::filesystem::exists(std::filesystem::path(ho.web_root) / "index.html")) {
-      spdlog::warn("http: the dashboard is not built ({} missing; run `npm ci && npm run build` in web/): "
-                   "serving the API and /metrics only", ho.web_root + "/index.html");
+      spdlog::warn(
+          "http: the dashboard is not built ({} missing; run `npm ci && npm run build` in web/): "
+          "serving the API and /metrics only",
+          ho.web_root + "/index.html");
       ho.web_root.clear();
     }
   }
@@ -147,8 +149,6 @@ ScoreBoard* Dashboard::scores() { return scores_.get(); }
 std::shared_ptr<AlertStream> Dashboard::alert_sink() { return stream_; }
 int Dashboard::port() const { return server_ ? server_->port() : 0; }
 
-std::string Dashboard::url() const {
-  return server_ ? server_->url() + "/?token=" + options_.token : std::string();
-}
+std::string Dashboard::url() const { return server_ ? server_->url() + "/?token=" + options_.token : std::string(); }
 
 }  // namespace ts::http

@@ -10,8 +10,8 @@
 //   token    = ""               "" = $TICKSENTRY_TOKEN, else a random one printed at start-up
 //   web_root = ""               "" = $TICKSENTRY_WEB_ROOT, else the source tree's web/dist
 // Usage (src/app/commands.cpp): construct after the Pipeline (its Metrics), start(), hand
-// board() to Pipeline::set_market_board, scores() to Pipeline::set_score_board and alert_sink() to Pipeline::add_sink, run the
-// pipeline with set_ready(true), then stop() (or let the destructor do it).
+// board() to Pipeline::set_market_board, scores() to Pipeline::set_score_board and alert_sink() to Pipeline::add_sink, run
+// the pipeline with set_ready(true), then stop() (or let the destructor do it).
 #include <memory>
 #include <optional>
 #include <string>
@@ -73,7 +73,7 @@ class Dashboard {
   // Pipeline::set_score_board (symbol page's probability chart, serving panels).
   ScoreBoard* scores();
   std::shared_ptr<AlertStream> alert_sink();
-  std::string url() const;          // with the login token: what to open in a browser
+  std::string url() const;  // with the login token: what to open in a browser
   const std::string& token() const { return options_.token; }
   int port() const;
   // Lets the model registry plug in (src/serve); before start().

@@ -22,8 +22,8 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
 #include <prometheus/histogram.h>
+#include <nlohmann/json.hpp>
 
 #include "core/metrics.h"
 #include "pipeline/score_board.h"

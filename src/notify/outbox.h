@@ -22,15 +22,15 @@
 #include <vector>
 
 #include "audit/audit_store.h"
-#include "notify/notification.h"
 #include "core/sqlite_db.h"
+#include "notify/notification.h"
 
 namespace ts::notify {
 
 struct OutboxEntry {
   int64_t id = 0;
   std::string receiver;
-  std::string payload;           // Notification JSON
+  std::string payload;  // Notification JSON
   int attempts = 0;
   int64_t created_unix_ns = 0;
   int64_t alert_unix_ns = 0;

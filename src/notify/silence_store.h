@@ -13,18 +13,18 @@
 #include <string>
 #include <vector>
 
-#include "notify/matcher.h"
 #include "core/sqlite_db.h"
+#include "notify/matcher.h"
 
 namespace ts::notify {
 
 struct Silence {
-  std::string id;                  // assigned by create(): 16 hex digits
-  std::vector<Matcher> matchers;   // at least one
-  std::string author;              // required
-  std::string comment;             // required: why
-  int64_t starts_unix_ns = 0;      // 0 in create(): now
-  int64_t ends_unix_ns = 0;        // required, after starts
+  std::string id;                 // assigned by create(): 16 hex digits
+  std::vector<Matcher> matchers;  // at least one
+  std::string author;             // required
+  std::string comment;            // required: why
+  int64_t starts_unix_ns = 0;     // 0 in create(): now
+  int64_t ends_unix_ns = 0;       // required, after starts
   int64_t created_unix_ns = 0;
 
   bool active_at(int64_t unix_ns) const { return unix_ns >= starts_unix_ns && unix_ns < ends_unix_ns; }

@@ -174,8 +174,7 @@ void AlertDispatcher::run() {
     idle.idle(n);
   }
   // Every producer is out of try_publish and no new one gets in: what is queued is all there is.
-  while (drain(SIZE_MAX) > 0) {
-  }
+  while (drain(SIZE_MAX) > 0) {}
   flush_all();
   close_all();
 }
@@ -191,8 +190,7 @@ void AlertDispatcher::stop() {
     while (!producers_idle()) {
       if (drain(SIZE_MAX) == 0) std::this_thread::yield();
     }
-    while (drain(SIZE_MAX) > 0) {
-    }
+    while (drain(SIZE_MAX) > 0) {}
     flush_all();
     close_all();
   }
@@ -228,8 +226,7 @@ void AlertDispatcher::publish_metrics(Metrics& metrics) {
   for (int i = 0; i < kAlertTypeCount; ++i) {
     const uint64_t now = alerts_by_type(AlertType(i));
     if (now > exported_by_type_[i]) {
-      metrics.counter("alerts_total", "Alerts written to the sinks, by type",
-                      {{"type", alert_type_name(AlertType(i))}})
+      metrics.counter("alerts_total", "Alerts written to the sinks, by type", {{"type", alert_type_name(AlertType(i))}})
           .Increment(double(now - exported_by_type_[i]));
       exported_by_type_[i] = now;
     }

@@ -31,10 +31,10 @@
 namespace ts {
 
 struct DispatcherOptions {
-  size_t ring_capacity = 4096;          // alerts per shard ring (rounded up to a power of two)
-  int64_t flush_interval_ms = 100;      // flush/commit at least this often while alerts arrive
-  int flush_max_alerts = 1000;          // ... or after this many alerts
-  int64_t error_log_interval_ms = 5000; // at most one log line per sink per interval
+  size_t ring_capacity = 4096;           // alerts per shard ring (rounded up to a power of two)
+  int64_t flush_interval_ms = 100;       // flush/commit at least this often while alerts arrive
+  int flush_max_alerts = 1000;           // ... or after this many alerts
+  int64_t error_log_interval_ms = 5000;  // at most one log line per sink per interval
 };
 
 class AlertDispatcher {
@@ -64,13 +64,13 @@ class AlertDispatcher {
   void stop();
 
   // Counters (any thread, relaxed).
-  uint64_t published() const;                       // accepted by try_publish
+  uint64_t published() const;                                                    // accepted by try_publish
   uint64_t written() const { return written_.load(std::memory_order_relaxed); }  // drained
   uint64_t alerts_by_type(AlertType type) const { return by_type_[int(type)].load(std::memory_order_relaxed); }
-  uint64_t sink_errors() const;                     // all sinks, write + flush + close
+  uint64_t sink_errors() const;  // all sinks, write + flush + close
   uint64_t sink_errors(size_t sink_index) const;
   uint64_t flushes() const { return flushes_.load(std::memory_order_relaxed); }
-  uint64_t publish_waits() const;                   // times a producer found its ring full
+  uint64_t publish_waits() const;  // times a producer found its ring full
 
   // Adds the counts since the previous call to `metrics`: ticksentry_alerts_total{type},
   // ticksentry_alert_sink_errors_total{sink}, ticksentry_alert_publish_waits_total. Call from

@@ -24,12 +24,12 @@ namespace ts {
 constexpr int kBoardLevels = 5;  // order-book ladder depth shown on the dashboard
 
 struct QuoteSnapshot {
-  uint64_t version = 0;         // increases with every publish of this symbol; 0 = never published
-  int64_t update_ts_ns = 0;     // exchange time of the book's last change
-  int64_t publish_ns = 0;       // monotonic time (core/clock.h) of the publish
-  Price last = 0;               // ticks; 0 before the first trade
-  Qty cum_volume = 0;           // shares traded today
-  int bid_levels = 0;           // levels in use, <= kBoardLevels
+  uint64_t version = 0;      // increases with every publish of this symbol; 0 = never published
+  int64_t update_ts_ns = 0;  // exchange time of the book's last change
+  int64_t publish_ns = 0;    // monotonic time (core/clock.h) of the publish
+  Price last = 0;            // ticks; 0 before the first trade
+  Qty cum_volume = 0;        // shares traded today
+  int bid_levels = 0;        // levels in use, <= kBoardLevels
   int ask_levels = 0;
   Level bids[kBoardLevels] = {};
   Level asks[kBoardLevels] = {};

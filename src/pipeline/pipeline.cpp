@@ -58,8 +58,7 @@ struct ShardThread {
 // A shard's loop: pop and process until the source is done and the ring is empty. With a
 // market board, each processed event offers its symbol's book top to the dashboard (the board
 // copies it at most every 100 ms per symbol; otherwise one compare).
-void shard_loop(SpscRing<Event>& ring, ShardWorker& worker, const std::atomic<bool>& source_done,
-                MarketBoard* board) {
+void shard_loop(SpscRing<Event>& ring, ShardWorker& worker, const std::atomic<bool>& source_done, MarketBoard* board) {
   BackoffIdle idle;
   Event e;
   auto process = [&] {
@@ -169,8 +168,8 @@ RunSummary Pipeline::run(Source& source, InputErrors& source_errors, const std::
       for (auto& s : shards) alerts += s.worker->alerts_emitted();
       publish(source_errors);
       spdlog::info("progress: {} events in {:.1f} s ({:.0f}/s), {} alerts, {} bad records", summary.events,
-                   double(now - start_ns) / 1e9, double(summary.events) * 1e9 / double(now - start_ns),
-                   alerts, source_errors.total());
+                   double(now - start_ns) / 1e9, double(summary.events) * 1e9 / double(now - start_ns), alerts,
+                   source_errors.total());
     }
     const size_t n = source.next_batch(batch);
     if (n == 0) {

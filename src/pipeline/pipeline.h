@@ -28,15 +28,15 @@ class MarketBoard;
 class ScoreBoard;
 
 struct PipelineOptions {
-  int shards = 1;                 // shard threads; symbols are split by id % shards
-  size_t event_ring = 1 << 16;    // events per shard ring (power of two)
-  size_t alert_ring = 1 << 12;    // alerts per shard ring to the sink thread
-  double speed = 0;               // 0 = as fast as possible; 1 = real time by exchange time
-  double rate = 0;                // > 0: fixed-rate pacing in events/s (overrides speed)
-  double duration_s = 0;          // wall-clock limit; 0 = until the source ends or a signal
-  double progress_s = 5;          // progress line to stderr every N s; 0 = never
-  double metrics_s = 1;           // Prometheus counters published every N s (and at the end)
-  OrderTracking order_tracking = OrderTracking::kAuto;  // set by the command from the source format
+  int shards = 1;                                              // shard threads; symbols are split by id % shards
+  size_t event_ring = 1 << 16;                                 // events per shard ring (power of two)
+  size_t alert_ring = 1 << 12;                                 // alerts per shard ring to the sink thread
+  double speed = 0;                                            // 0 = as fast as possible; 1 = real time by exchange time
+  double rate = 0;                                             // > 0: fixed-rate pacing in events/s (overrides speed)
+  double duration_s = 0;                                       // wall-clock limit; 0 = until the source ends or a signal
+  double progress_s = 5;                                       // progress line to stderr every N s; 0 = never
+  double metrics_s = 1;                                        // Prometheus counters published every N s (and at the end)
+  OrderTracking order_tracking = OrderTracking::kAuto;         // set by the command from the source format
   static PipelineOptions from_config(const ConfigSection& s);  // section "pipeline"
 };
 

@@ -15,9 +15,8 @@ uint64_t RunSummary::alert_total() const {
 namespace {
 nlohmann::json latency_json(const LatencyHistogram& h) {
   auto us = [](int64_t ns) { return double(ns) / 1000.0; };
-  return {{"p50", us(h.quantile_ns(0.50))},  {"p99", us(h.quantile_ns(0.99))},
-          {"p999", us(h.quantile_ns(0.999))}, {"max", us(h.max_ns())},
-          {"mean", h.mean_ns() / 1000.0},     {"count", h.count()}};
+  return {{"p50", us(h.quantile_ns(0.50))}, {"p99", us(h.quantile_ns(0.99))}, {"p999", us(h.quantile_ns(0.999))},
+          {"max", us(h.max_ns())},          {"mean", h.mean_ns() / 1000.0},   {"count", h.count()}};
 }
 }  // namespace
 
@@ -73,8 +72,8 @@ Status RunSummary::write_json(const std::string& path) const {
 
 void RunSummary::print(std::FILE* out) const {
   std::fprintf(out, "\n== ticksentry summary ==\n");
-  std::fprintf(out, "events      %llu in %.2f s (%.0f events/s)%s\n", (unsigned long long)events, wall_s,
-               events_per_s(), interrupted ? "  [stopped early]" : "");
+  std::fprintf(out, "events      %llu in %.2f s (%.0f events/s)%s\n", (unsigned long long)events, wall_s, events_per_s(),
+               interrupted ? "  [stopped early]" : "");
   std::fprintf(out, "alerts      %llu", (unsigned long long)alert_total());
   for (auto& [k, v] : alerts) std::fprintf(out, "  %s=%llu", k.c_str(), (unsigned long long)v);
   std::fprintf(out, "\nerrors      ");
@@ -82,11 +81,11 @@ void RunSummary::print(std::FILE* out) const {
   for (auto& [k, v] : errors) std::fprintf(out, "%s=%llu  ", k.c_str(), (unsigned long long)v);
   auto us = [](int64_t ns) { return double(ns) / 1000.0; };
   std::fprintf(out, "\nlatency     receive→alert  p50 %.1f us  p99 %.1f us  p999 %.1f us  (%llu alerts)\n",
-               us(alert_latency.quantile_ns(0.5)), us(alert_latency.quantile_ns(0.99)),
-               us(alert_latency.quantile_ns(0.999)), (unsigned long long)alert_latency.count());
+               us(alert_latency.quantile_ns(0.5)), us(alert_latency.quantile_ns(0.99)), us(alert_latency.quantile_ns(0.999)),
+               (unsigned long long)alert_latency.count());
   std::fprintf(out, "            receive→rules  p50 %.1f us  p99 %.1f us  p999 %.1f us  (%llu events)\n",
-               us(event_latency.quantile_ns(0.5)), us(event_latency.quantile_ns(0.99)),
-               us(event_latency.quantile_ns(0.999)), (unsigned long long)event_latency.count());
+               us(event_latency.quantile_ns(0.5)), us(event_latency.quantile_ns(0.99)), us(event_latency.quantile_ns(0.999)),
+               (unsigned long long)event_latency.count());
   if (has_model) {
     uint64_t dropped = 0;
     for (auto& [k, v] : model.drops) dropped += v;
@@ -96,10 +95,10 @@ void RunSummary::print(std::FILE* out) const {
                  (unsigned long long)dropped);
     for (auto& [k, v] : model.drops) std::fprintf(out, " %s=%llu", k.c_str(), (unsigned long long)v);
     std::fprintf(out, ", %llu failed batches\n", (unsigned long long)model.failed_batches);
-    std::fprintf(out, "            inference      p50 %.1f us  p99 %.1f us  p999 %.1f us  (queue p99 %.1f us, compute p99 %.1f us)\n",
-                 us(model.inference.quantile_ns(0.5)), us(model.inference.quantile_ns(0.99)),
-                 us(model.inference.quantile_ns(0.999)), us(model.queue_wait.quantile_ns(0.99)),
-                 us(model.compute.quantile_ns(0.99)));
+    std::fprintf(
+        out, "            inference      p50 %.1f us  p99 %.1f us  p999 %.1f us  (queue p99 %.1f us, compute p99 %.1f us)\n",
+        us(model.inference.quantile_ns(0.5)), us(model.inference.quantile_ns(0.99)), us(model.inference.quantile_ns(0.999)),
+        us(model.queue_wait.quantile_ns(0.99)), us(model.compute.quantile_ns(0.99)));
     if (model.receive_to_score.count() > 0) {
       std::fprintf(out, "            receive→score  p50 %.1f us  p99 %.1f us  p999 %.1f us\n",
                    us(model.receive_to_score.quantile_ns(0.5)), us(model.receive_to_score.quantile_ns(0.99)),

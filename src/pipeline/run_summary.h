@@ -21,35 +21,35 @@ namespace ts {
 // Model serving over the run (present when a model was attached).
 struct ModelRunSummary {
   std::string name;
-  uint32_t version = 0;          // serving at the end
-  std::string backend;           // serving at the end ("cpu", "cuda")
-  uint64_t requests = 0;         // requests queued by the shards
-  uint64_t results_ok = 0;       // answered with a probability
-  uint64_t fallback_ok = 0;      // ... of them by the CPU fallback after a failure
+  uint32_t version = 0;      // serving at the end
+  std::string backend;       // serving at the end ("cpu", "cuda")
+  uint64_t requests = 0;     // requests queued by the shards
+  uint64_t results_ok = 0;   // answered with a probability
+  uint64_t fallback_ok = 0;  // ... of them by the CPU fallback after a failure
   uint64_t batches = 0;
   uint64_t failed_batches = 0;
   uint64_t backend_switches = 0;
   uint64_t swaps = 0;
-  std::map<std::string, uint64_t> drops;   // reason → count (no_slot, queue_full, superseded, deadline, failed, ...)
+  std::map<std::string, uint64_t> drops;     // reason → count (no_slot, queue_full, superseded, deadline, failed, ...)
   std::map<uint32_t, uint64_t> batch_sizes;  // size → batches (non-zero only)
-  LatencyHistogram queue_wait;   // enqueue → dispatch
-  LatencyHistogram compute;      // batch run (dispatch → outputs)
-  LatencyHistogram inference;    // enqueue → result at the shard
-  LatencyHistogram receive_to_score;  // event received → its probability at the shard (live sources)
+  LatencyHistogram queue_wait;               // enqueue → dispatch
+  LatencyHistogram compute;                  // batch run (dispatch → outputs)
+  LatencyHistogram inference;                // enqueue → result at the shard
+  LatencyHistogram receive_to_score;         // event received → its probability at the shard (live sources)
   double mean_batch() const { return batches ? double(results_ok) / double(batches) : 0.0; }
 };
 
 struct RunSummary {
-  uint64_t events = 0;          // input records accepted by the sources
+  uint64_t events = 0;            // input records accepted by the sources
   uint64_t events_processed = 0;  // events that went through the shards (book accepted or not)
   double wall_s = 0;
   std::map<std::string, uint64_t> events_by_kind;
-  std::map<std::string, uint64_t> alerts;   // type → count
-  std::map<std::string, uint64_t> errors;   // kind → count (bad input and sink failures)
-  LatencyHistogram alert_latency;           // recv → alert emitted
-  LatencyHistogram event_latency;           // recv → rules done
-  uint64_t source_stalls = 0;               // times the source waited on a full shard ring
-  bool interrupted = false;                 // stopped by SIGINT/SIGTERM or --duration
+  std::map<std::string, uint64_t> alerts;  // type → count
+  std::map<std::string, uint64_t> errors;  // kind → count (bad input and sink failures)
+  LatencyHistogram alert_latency;          // recv → alert emitted
+  LatencyHistogram event_latency;          // recv → rules done
+  uint64_t source_stalls = 0;              // times the source waited on a full shard ring
+  bool interrupted = false;                // stopped by SIGINT/SIGTERM or --duration
   bool has_model = false;
   ModelRunSummary model;
 

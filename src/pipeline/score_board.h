@@ -36,7 +36,7 @@ class ScoreBoard {
  public:
   // Upper bounds (seconds) of ticksentry_model_end_to_end_seconds, as the serving histograms.
   static constexpr std::array<double, 14> kBucketsS = {25e-6, 50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3,
-                                                       5e-3,  10e-3, 25e-3,  50e-3,  0.1,    0.25,   1.0};
+                                                       5e-3,  10e-3, 25e-3,  50e-3,  0.1,    0.25, 1.0};
   static constexpr size_t kBuckets = kBucketsS.size() + 1;  // the last one is +Inf
 
   struct Latency {
@@ -87,10 +87,10 @@ class ScoreBoard {
     std::atomic<float> threshold{0};
   };
   struct Shard {
-    Latency local;       // shard thread only
+    Latency local;  // shard thread only
     int64_t last_publish_ns = 0;
     std::atomic<bool>* active = nullptr;
-    std::mutex mu;       // guards published
+    std::mutex mu;  // guards published
     Latency published;
     void record(int64_t ns, int64_t now_ns, int64_t interval_ns);
   };

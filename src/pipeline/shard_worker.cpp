@@ -10,9 +10,8 @@
 
 namespace ts {
 
-
-ShardWorker::ShardWorker(int shard, const SymbolTable& symbols, const Config& config,
-                         AlertDispatcher* dispatcher, OrderTracking tracking)
+ShardWorker::ShardWorker(int shard, const SymbolTable& symbols, const Config& config, AlertDispatcher* dispatcher,
+                         OrderTracking tracking)
     : shard_(shard),
       symbols_(symbols),
       books_(symbols, tracking),
@@ -52,8 +51,8 @@ void ShardWorker::process(const Event& e) {
   if (stage_timing_) event_latency_.record(mono_ns() - e.recv_ts_ns);
 }
 
-void ShardWorker::attach_model(serve::ShardPort* port, const serve::ServeOptions& serving,
-                               const ModelAlertOptions& alerts, const std::string& model_name) {
+void ShardWorker::attach_model(serve::ShardPort* port, const serve::ServeOptions& serving, const ModelAlertOptions& alerts,
+                               const std::string& model_name) {
   port_ = port;
   alert_opts_ = alerts;
   deadline_us_ = serving.deadline_us;

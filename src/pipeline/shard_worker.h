@@ -85,8 +85,8 @@ class ShardWorker {
   Alert fired_[kRuleTypeCount];  // rules write here; one per type at most, so no overflow
   // Model alerts.
   struct ModelSymbolState {
-    uint64_t pushes = 0;   // window rows seen at the last request check
-    uint64_t count = 0;    // trigger count (rows or events)
+    uint64_t pushes = 0;  // window rows seen at the last request check
+    uint64_t count = 0;   // trigger count (rows or events)
   };
   void maybe_request(const Event& e, const StageTimes& t, const float* row);
   serve::ShardPort* port_ = nullptr;

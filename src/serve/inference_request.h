@@ -18,23 +18,23 @@ namespace ts::serve {
 
 struct InferenceRequest {
   SymbolId symbol = kInvalidSymbol;
-  uint32_t slot = 0;          // window slot in the owning shard's arena
-  uint16_t shard = 0;         // the owning shard (set by ShardPort::submit)
-  int64_t enqueue_ns = 0;     // mono_ns when the shard queued it
-  int64_t deadline_ns = 0;    // mono_ns after which the result is useless (dropped, counted)
-  int64_t exch_ts_ns = 0;     // the triggering event
+  uint32_t slot = 0;        // window slot in the owning shard's arena
+  uint16_t shard = 0;       // the owning shard (set by ShardPort::submit)
+  int64_t enqueue_ns = 0;   // mono_ns when the shard queued it
+  int64_t deadline_ns = 0;  // mono_ns after which the result is useless (dropped, counted)
+  int64_t exch_ts_ns = 0;   // the triggering event
   uint64_t event_seq = 0;
   Price price = 0;
-  StageTimes t;               // recv/book/features of the triggering event
+  StageTimes t;  // recv/book/features of the triggering event
 };
 
 enum class ResultCode : uint8_t {
   kOk = 0,
-  kSuperseded,   // a newer window of the same symbol replaced it in the queue (latest-wins)
-  kExpired,      // its deadline passed before it could run
-  kQueueFull,    // the server's queue was full (bounded queue, overload)
-  kFailed,       // the engine failed and the CPU retry failed too
-  kStopped,      // the server stopped before running it
+  kSuperseded,  // a newer window of the same symbol replaced it in the queue (latest-wins)
+  kExpired,     // its deadline passed before it could run
+  kQueueFull,   // the server's queue was full (bounded queue, overload)
+  kFailed,      // the engine failed and the CPU retry failed too
+  kStopped,     // the server stopped before running it
 };
 const char* result_code_name(ResultCode c);
 
@@ -43,11 +43,11 @@ struct InferenceResult {
   ResultCode code = ResultCode::kOk;
   float probability = 0;
   uint32_t model_version = 0;
-  bool shadow = false;          // scored by the shadow version: comes after the serving version's
-                                // result of the same request, owns no slot, carries no window
-  bool fallback = false;        // ran on the CPU fallback engine
-  int64_t dispatch_ns = 0;      // mono_ns the batch left the queue
-  int64_t done_ns = 0;          // mono_ns the batch's outputs were ready
+  bool shadow = false;      // scored by the shadow version: comes after the serving version's
+                            // result of the same request, owns no slot, carries no window
+  bool fallback = false;    // ran on the CPU fallback engine
+  int64_t dispatch_ns = 0;  // mono_ns the batch left the queue
+  int64_t done_ns = 0;      // mono_ns the batch's outputs were ready
 };
 
 static_assert(std::is_trivially_copyable_v<InferenceRequest>);

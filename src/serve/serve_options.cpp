@@ -17,7 +17,8 @@ ServeOptions ServeOptions::from_config(const ConfigSection& s) {
   o.gate_split = s.get("gate_split", o.gate_split);
   if (!o.registry.empty() && o.path.empty() && o.name.empty()) bad("registry needs the model's name");
   o.backend = s.get("backend", o.backend);
-  if (o.backend != "auto" && o.backend != "cpu" && o.backend != "cuda") bad("backend must be auto, cpu or cuda, not '" + o.backend + "'");
+  if (o.backend != "auto" && o.backend != "cpu" && o.backend != "cuda")
+    bad("backend must be auto, cpu or cuda, not '" + o.backend + "'");
   o.precision = s.get("precision", o.precision);
   if (o.precision != "auto" && o.precision != "fp32" && o.precision != "fp16" && o.precision != "bf16") {
     bad("precision must be auto, fp32, fp16 or bf16, not '" + o.precision + "'");

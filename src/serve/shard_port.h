@@ -25,16 +25,16 @@ constexpr int kDropReasonCount = int(DropReason::kCount);
 const char* drop_reason_name(DropReason r);
 
 struct ShardServeCounts {
-  uint64_t requests = 0;                       // submit() calls that queued a request
+  uint64_t requests = 0;  // submit() calls that queued a request
   uint64_t results_ok = 0;
-  uint64_t fallback_ok = 0;                    // of results_ok, those the CPU fallback produced
-  uint64_t shadow_ok = 0;                      // shadow version results (not in results_ok)
+  uint64_t fallback_ok = 0;  // of results_ok, those the CPU fallback produced
+  uint64_t shadow_ok = 0;    // shadow version results (not in results_ok)
   uint64_t drops[kDropReasonCount] = {};
-  LatencyHistogram queue_wait;                 // enqueue → batch dispatch
-  LatencyHistogram compute;                    // dispatch → outputs ready (the batch's run)
-  LatencyHistogram end_to_end;                 // enqueue → result seen by the shard
-  LatencyHistogram receive_to_score;           // the event's receive → its result seen by the shard
-                                               // (requests that carry a receive time)
+  LatencyHistogram queue_wait;        // enqueue → batch dispatch
+  LatencyHistogram compute;           // dispatch → outputs ready (the batch's run)
+  LatencyHistogram end_to_end;        // enqueue → result seen by the shard
+  LatencyHistogram receive_to_score;  // the event's receive → its result seen by the shard
+                                      // (requests that carry a receive time)
 };
 
 class ShardPort {
@@ -85,10 +85,10 @@ class ShardPort {
   int shard_, rows_, features_;
   size_t slot_floats_, slot_count_;
   std::unique_ptr<float[]> data_;
-  std::vector<uint32_t> free_;   // free slot ids (a stack)
+  std::vector<uint32_t> free_;  // free slot ids (a stack)
   std::unique_ptr<SpscRing<InferenceRequest>> requests_;
   std::vector<std::unique_ptr<SpscRing<InferenceResult>>> results_;
-  size_t next_ring_ = 0;         // round-robin start for poll fairness
+  size_t next_ring_ = 0;  // round-robin start for poll fairness
   ShardServeCounts counts_;
 };
 

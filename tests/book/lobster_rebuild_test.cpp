@@ -20,8 +20,8 @@ struct RebuildStats {
   uint64_t rows = 0;            // message rows compared with the vendor's row
   uint64_t best_bid_match = 0;  // price and size
   uint64_t best_ask_match = 0;
-  uint64_t full_match = 0;      // all levels of the file, both sides, price and size
-  uint64_t crossed = 0;         // kCrossedBook reported by the book
+  uint64_t full_match = 0;  // all levels of the file, both sides, price and size
+  uint64_t crossed = 0;     // kCrossedBook reported by the book
   uint64_t book_errors = 0;
 };
 
@@ -97,13 +97,13 @@ RebuildStats rebuild_lobster(const std::string& symbol, int levels, Mode mode) {
 double rate(uint64_t k, uint64_t n) { return n ? double(k) / double(n) : 0.0; }
 
 void print_stats(const std::string& symbol, int levels, const char* what, const RebuildStats& st) {
-  std::printf("[rebuild] %s %d levels, %s: %llu messages, %llu resyncs, %llu rows compared; best bid "
-              "match %.5f, best ask match %.5f, all %d levels both sides %.5f; crossed %llu, book errors %llu\n",
-              symbol.c_str(), levels, what, static_cast<unsigned long long>(st.messages),
-              static_cast<unsigned long long>(st.resyncs), static_cast<unsigned long long>(st.rows),
-              rate(st.best_bid_match, st.rows), rate(st.best_ask_match, st.rows), levels,
-              rate(st.full_match, st.rows), static_cast<unsigned long long>(st.crossed),
-              static_cast<unsigned long long>(st.book_errors));
+  std::printf(
+      "[rebuild] %s %d levels, %s: %llu messages, %llu resyncs, %llu rows compared; best bid "
+      "match %.5f, best ask match %.5f, all %d levels both sides %.5f; crossed %llu, book errors %llu\n",
+      symbol.c_str(), levels, what, static_cast<unsigned long long>(st.messages),
+      static_cast<unsigned long long>(st.resyncs), static_cast<unsigned long long>(st.rows),
+      rate(st.best_bid_match, st.rows), rate(st.best_ask_match, st.rows), levels, rate(st.full_match, st.rows),
+      static_cast<unsigned long long>(st.crossed), static_cast<unsigned long long>(st.book_errors));
 }
 
 struct Day {
@@ -122,8 +122,8 @@ TEST_P(LobsterReplayBook, EveryRowMatchesTheVendorBook) {
   TS_REQUIRE_DATA(ts::testing::lobster_file(d.symbol, "orderbook", d.levels));
   const RebuildStats st = rebuild_lobster(d.symbol, d.levels, Mode::kFullStream);
   print_stats(d.symbol, d.levels, "full stream", st);
-  std::printf("[rebuild] %s: %llu resyncs for %llu messages\n", d.symbol,
-              static_cast<unsigned long long>(st.resyncs), static_cast<unsigned long long>(st.messages));
+  std::printf("[rebuild] %s: %llu resyncs for %llu messages\n", d.symbol, static_cast<unsigned long long>(st.resyncs),
+              static_cast<unsigned long long>(st.messages));
   EXPECT_EQ(st.messages, d.messages);
   EXPECT_EQ(st.rows, d.messages) << "every message has its vendor row";
   // Measured: 1.00000 on all three days (every row).
@@ -137,8 +137,7 @@ TEST_P(LobsterReplayBook, EveryRowMatchesTheVendorBook) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Days, LobsterReplayBook,
-                         ::testing::Values(Day{"GOOG", 10, 147'916}, Day{"AMZN", 5, 155'935},
-                                           Day{"AAPL", 1, 118'497}),
+                         ::testing::Values(Day{"GOOG", 10, 147'916}, Day{"AMZN", 5, 155'935}, Day{"AAPL", 1, 118'497}),
                          [](const ::testing::TestParamInfo<Day>& p) { return std::string(p.param.symbol); });
 
 // Why the resync snapshots exist: the messages alone leave GOOG's book stale and crossed.

@@ -6,8 +6,8 @@
 // reflects is stamped up to ~1 s after the snapshot).
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <algorithm>
+#include <cstdio>
 #include <vector>
 
 #include "book/book_set.h"
@@ -39,8 +39,8 @@ TEST(SseRebuild, Moutai600519BestBidAskMatchesSnapshotsWithinOneSecond) {
   const int64_t midnight = midnight_ns(2023, 2, 1, 8);
 
   BookSet books(symbols);
-  std::vector<Touch> touches;      // rebuilt touch after each instant's order/trade events
-  std::vector<Touch> snaps;        // continuous-trading snapshots' touch
+  std::vector<Touch> touches;  // rebuilt touch after each instant's order/trade events
+  std::vector<Touch> snaps;    // continuous-trading snapshots' touch
   uint64_t flow_events = 0;
   std::vector<Event> batch(4096);
   while (size_t n = src.value()->next_batch(batch)) {
@@ -79,12 +79,14 @@ TEST(SseRebuild, Moutai600519BestBidAskMatchesSnapshotsWithinOneSecond) {
   const double px_lag = match_rate(kNsPerSec, 0, false), px_qty_lag = match_rate(kNsPerSec, 0, true);
   const double px_lead = match_rate(0, kNsPerSec, false), px_qty_lead = match_rate(0, kNsPerSec, true);
   const double px_pm = match_rate(kNsPerSec, kNsPerSec, false), px_qty_pm = match_rate(kNsPerSec, kNsPerSec, true);
-  std::printf("[rebuild] 600519.SH: %llu order/trade events, %llu continuous snapshots; best bid/ask "
-              "match within [T-1s, T]: price %.5f, price+size %.5f; within [T-1s, T+1s]: price %.5f, "
-              "price+size %.5f; within [T, T+1s]: price %.5f, price+size %.5f; book errors %llu\n",
-              static_cast<unsigned long long>(flow_events), static_cast<unsigned long long>(snapshots),
-              px_lag, px_qty_lag, px_pm, px_qty_pm, px_lead, px_qty_lead, static_cast<unsigned long long>(book_errors.total()));
-  for (auto& [k, v] : book_errors.by_kind()) std::printf("[rebuild] book error %s: %llu\n", k.c_str(), (unsigned long long)v);
+  std::printf(
+      "[rebuild] 600519.SH: %llu order/trade events, %llu continuous snapshots; best bid/ask "
+      "match within [T-1s, T]: price %.5f, price+size %.5f; within [T-1s, T+1s]: price %.5f, "
+      "price+size %.5f; within [T, T+1s]: price %.5f, price+size %.5f; book errors %llu\n",
+      static_cast<unsigned long long>(flow_events), static_cast<unsigned long long>(snapshots), px_lag, px_qty_lag, px_pm,
+      px_qty_pm, px_lead, px_qty_lead, static_cast<unsigned long long>(book_errors.total()));
+  for (auto& [k, v] : book_errors.by_kind())
+    std::printf("[rebuild] book error %s: %llu\n", k.c_str(), (unsigned long long)v);
   ASSERT_GT(snapshots, 4000u);
   // Measured: [T-1s, T+1s] 1.00000 / 1.00000; [T, T+1s] 0.99958 / 0.99895; [T-1s, T] only
   // 0.739 / 0.516 -- the snapshot stamped T shows flow stamped up to ~1 s AFTER T.

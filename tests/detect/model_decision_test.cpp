@@ -1,7 +1,7 @@
 // The model-alert decision: threshold, hysteresis (one alert per excursion), cooldown.
+#include "detect/model_decision.h"
 #include "core/config.h"
 #include "detect/model_alert.h"
-#include "detect/model_decision.h"
 #include "detect/symbol_groups.h"
 #include "serve/serve_options.h"
 
@@ -38,8 +38,10 @@ TEST(ModelDecision, SymbolGroupsHaveTheirOwnThresholdHysteresisAndCooldown) {
   auto group_of = [](SymbolId s) { return s == 1 ? 0 : -1; };
   int lookups = 0;
   ModelDecision d({.threshold = 0.9, .hysteresis = 0.1, .cooldown_ns = 60 * kS},
-                  {{.threshold = 0.97, .hysteresis = 0.02, .cooldown_ns = 0}},
-                  [&](SymbolId s) { ++lookups; return group_of(s); });
+                  {{.threshold = 0.97, .hysteresis = 0.02, .cooldown_ns = 0}}, [&](SymbolId s) {
+                    ++lookups;
+                    return group_of(s);
+                  });
   EXPECT_FALSE(d.decide(1, 0.95, 1 * kS)) << "0.95 is below the group's 0.97";
   EXPECT_TRUE(d.decide(2, 0.95, 1 * kS)) << "0.95 is above the model's 0.9";
   EXPECT_TRUE(d.decide(1, 0.97, 2 * kS));
@@ -78,7 +80,8 @@ TEST(SymbolGroups, BadGroupsAreRefusedWithTheGroupNamed) {
       << no_match.status().message();
   auto regex = SymbolGroups::compile({{.name = "r", .symbols = {}, .regex = "([", .markets = {}}});
   ASSERT_FALSE(regex);
-  EXPECT_NE(regex.status().message().find("symbol group 'r': bad regex '(['"), std::string::npos) << regex.status().message();
+  EXPECT_NE(regex.status().message().find("symbol group 'r': bad regex '(['"), std::string::npos)
+      << regex.status().message();
   auto market = SymbolGroups::compile({{.name = "m", .symbols = {}, .regex = "", .markets = {"HK"}}});
   ASSERT_FALSE(market);
   EXPECT_NE(market.status().message().find("unknown market 'HK'"), std::string::npos) << market.status().message();
@@ -155,8 +158,9 @@ TEST(ModelAlertOptions, BadGroupsAreConfigErrorsNamingTheGroup) {
                 .find("unknown key 'model.groups[0].threshhold'"),
             std::string::npos)
       << config_error("[model]\n[[model.groups]]\nname = \"a\"\nsymbols = [\"1*\"]\nthreshhold = 0.5\n");
-  EXPECT_NE(config_error("[model]\n[[model.groups]]\nname = \"a\"\nsymbols = \"688*\"\n").find("expected an array of strings"),
-            std::string::npos);
+  EXPECT_NE(
+      config_error("[model]\n[[model.groups]]\nname = \"a\"\nsymbols = \"688*\"\n").find("expected an array of strings"),
+      std::string::npos);
   EXPECT_NE(config_error("[model]\n[[model.groups]]\nsymbols = [\"688*\"]\n").find("needs a name"), std::string::npos);
   EXPECT_NE(config_error("[model]\ngroups = 3\n").find("expected an array of tables"), std::string::npos);
 }

@@ -1,11 +1,11 @@
 // The `ticksentry` binary as a user runs it: exit codes, the summary JSON, and that every alert
 // reaches stdout, the JSONL file and the SQLite audit store — also when stopped by SIGINT.
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <signal.h>
 #include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <fstream>
@@ -82,8 +82,8 @@ TEST(Cli, ReplayLobsterWritesSummaryJson) {
   TS_REQUIRE_DATA(::ts::testing::lobster_file("GOOG", "message", 10));
   auto dir = testing::scratch_dir("cli_lobster");
   const auto goog = testing::lobster_file("GOOG", "message", 10);
-  auto o = run_bin({"replay", "--format", "lobster", goog.string(), "--summary-json", "summary.json",
-                    "--no-stdout", "--jsonl", "alerts.jsonl", "--audit-db", "audit.db"},
+  auto o = run_bin({"replay", "--format", "lobster", goog.string(), "--summary-json", "summary.json", "--no-stdout",
+                    "--jsonl", "alerts.jsonl", "--audit-db", "audit.db"},
                    dir);
   ASSERT_EQ(o.exit_code, 0) << o.err;
   auto j = read_json(dir / "summary.json");
@@ -104,8 +104,8 @@ TEST(Cli, ReplayLobsterWritesSummaryJson) {
 TEST(Cli, RunStoppedBySigintLosesNoAlert) {
   auto dir = testing::scratch_dir("cli_sigint");
   // Fast-forward the simulator so that alerts are plentiful, then interrupt it mid-run.
-  auto o = run_bin({"run", "--symbols", "500", "--speed", "200", "--summary-json", "summary.json",
-                    "--jsonl", "alerts.jsonl", "--audit-db", "audit.db"},
+  auto o = run_bin({"run", "--symbols", "500", "--speed", "200", "--summary-json", "summary.json", "--jsonl", "alerts.jsonl",
+                    "--audit-db", "audit.db"},
                    dir, /*sigint_after_ms=*/4000);
   ASSERT_EQ(o.exit_code, 0) << o.err;
   auto j = read_json(dir / "summary.json");
@@ -146,8 +146,8 @@ TEST(Cli, ExampleConfigIsAcceptedByRunAndReplay) {
   auto o = run_bin({"run", "--config", cfg, "--duration", "1", "--symbols", "50", "--no-stdout"}, dir);
   EXPECT_EQ(o.exit_code, 0) << o.err;
   const auto sse = testing::sse_day_dir();
-  o = run_bin({"replay", "--format", "sse-l2", sse.string(), "--config", cfg, "--no-stdout",
-               "--summary-json", "s.json"}, dir);
+  o = run_bin({"replay", "--format", "sse-l2", sse.string(), "--config", cfg, "--no-stdout", "--summary-json", "s.json"},
+              dir);
   ASSERT_EQ(o.exit_code, 0) << o.err;
   auto j = read_json(dir / "s.json");
   EXPECT_EQ(j["events"].get<uint64_t>(), 86979u);
@@ -176,10 +176,10 @@ TEST(Cli, BadLinesAreCountedAndNothingElseIsLost) {
     ++good;
     if (line.rfind("trade,", 0) == 0) last_trade = line;
     if (good == 1000) {
-      out << "this is not a record\n";                                  // malformed
-      out << "trade,600519.SH,1675213200000000000,1\n";                  // wrong column count
+      out << "this is not a record\n";                                       // malformed
+      out << "trade,600519.SH,1675213200000000000,1\n";                      // wrong column count
       out << "trade,NOT A SYMBOL,1675213200000000000,1,180000,100,B,1,2\n";  // unknown symbol
-      out << std::string("\x01\x02\xff\xfe garbage\x7f", 14) << "\n";    // binary garbage
+      out << std::string("\x01\x02\xff\xfe garbage\x7f", 14) << "\n";        // binary garbage
     }
     if (good == 20000 && !last_trade.empty()) {
       // The last trade again with a NaN price, then with a negative size.

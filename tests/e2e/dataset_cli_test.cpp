@@ -2,9 +2,9 @@
 // (docs/labels.md), labels that line up with the simulator's injected events, real LOBSTER
 // data, determinism, and clear errors (exit 2).
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <cstdlib>
@@ -118,8 +118,8 @@ std::vector<Injected> read_injected(const fs::path& p) {
 
 TEST(DatasetCli, SimulatorExportFollowsTheContractAndLabelsInjectedEvents) {
   auto dir = testing::scratch_dir("dataset_sim");
-  auto o = run_bin({"features", "--export", "out", "--format", "sim", "--symbols", "20", "--sim-seconds", "900",
-                    "--seed", "7", "--window", "30", "--stride", "5"},
+  auto o = run_bin({"features", "--export", "out", "--format", "sim", "--symbols", "20", "--sim-seconds", "900", "--seed",
+                    "7", "--window", "30", "--stride", "5"},
                    dir);
   ASSERT_EQ(o.exit_code, 0) << o.err;
   EXPECT_NE(o.err.find("exported"), std::string::npos) << o.err;
@@ -153,7 +153,8 @@ TEST(DatasetCli, SimulatorExportFollowsTheContractAndLabelsInjectedEvents) {
     const float* last = w + (i * 30 + 29) * 20;
     const double z = std::abs(last[1]) / (std::max(double(last[5]), 1.0) * std::sqrt(10.0));
     ASSERT_NEAR(d.zscore.as<float>()[i], z, 1e-4 * (1 + z)) << i;
-    if (auto it = prev.find(s); it != prev.end() && d.end_ts.as<int64_t>()[i] - d.end_ts.as<int64_t>()[it->second] == 5 * kSec) {
+    if (auto it = prev.find(s);
+        it != prev.end() && d.end_ts.as<int64_t>()[i] - d.end_ts.as<int64_t>()[it->second] == 5 * kSec) {
       const float* a = w + it->second * 30 * 20;
       const float* b = w + i * 30 * 20;
       for (int r = 0; r < 25 * 20; ++r) ASSERT_EQ(b[r], a[r + 5 * 20]) << "window " << i;
@@ -248,7 +249,8 @@ TEST(DatasetCli, BadArgumentsAreClearErrors) {
       {{"features", "--export", "o", "--format", "sim", "--stride", "0"}, "--stride"},
       {{"features", "--export", "o", "--format", "nasdaq"}, "unknown --format \"nasdaq\""},
       {{"features", "--export", "o", "--format", "lobster"}, "needs input paths"},
-      {{"features", "--export", "o", "--format", "lobster", "/nonexistent/x_message_1.csv.gz"}, "/nonexistent/x_message_1.csv.gz"},
+      {{"features", "--export", "o", "--format", "lobster", "/nonexistent/x_message_1.csv.gz"},
+       "/nonexistent/x_message_1.csv.gz"},
       {{"features", "--export", "o", "--format", "sim", aapl}, "takes no input paths"},
       {{"features", "--export", "o", "--format", "lobster", aapl, "--symbols", "3"}, "for --format sim only"},
       {{"features", "--export", "o", "--format", "sim", "--symbols", "0"}, "--symbols must be in 1..5000"},
@@ -256,7 +258,8 @@ TEST(DatasetCli, BadArgumentsAreClearErrors) {
       {{"features", "--export", "o", "--format", "sim", "--horizon", "0"}, "horizon"},
       {{"features", "--export", "o", "--format", "sim", "--depth-drop", "1.5"}, "depth drop"},
       {{"features", "--format", "sim"}, "--export"},
-      {{"features", "--export", "stdout.txt/sub", "--format", "sim", "--sim-seconds", "5"}, "cannot create --export directory"},
+      {{"features", "--export", "stdout.txt/sub", "--format", "sim", "--sim-seconds", "5"},
+       "cannot create --export directory"},
   };
   for (const auto& c : cases) {
     auto o = run_bin(c.args, dir);

@@ -66,9 +66,9 @@ TEST(SimEndToEnd, EveryInjectedEventAlertsAndQuietStaysQuiet) {
   SimOptions so;
   so.symbols = 200;
   so.seed = 20261130;
-  so.duration_s = 1800;          // half a simulated hour: 09:30-10:00
-  so.events_per_s = 10000;       // 50 events/s per symbol: ~18 M events
-  so.anomalies_per_hour = 0.7;   // ~70 injected events over 200 symbols
+  so.duration_s = 1800;         // half a simulated hour: 09:30-10:00
+  so.events_per_s = 10000;      // 50 events/s per symbol: ~18 M events
+  so.anomalies_per_hour = 0.7;  // ~70 injected events over 200 symbols
   Simulator sim(so, symbols);
   // TICKSENTRY_E2E_CONFIG: a TOML file to calibrate thresholds against (the test asserts on
   // the built-in defaults when unset).
@@ -92,8 +92,7 @@ TEST(SimEndToEnd, EveryInjectedEventAlertsAndQuietStaysQuiet) {
   const std::string metrics = pipeline.metrics().serialize();
   EXPECT_NE(metrics.find("ticksentry_events_total " + std::to_string(s.events)), std::string::npos)
       << metrics.substr(0, 2000);
-  EXPECT_NE(metrics.find("ticksentry_alerts_total{type=\"volume_burst\"}"), std::string::npos)
-      << metrics.substr(0, 2000);
+  EXPECT_NE(metrics.find("ticksentry_alerts_total{type=\"volume_burst\"}"), std::string::npos) << metrics.substr(0, 2000);
 
   std::map<SimEventType, std::pair<int, int>> caught;  // type → (caught, total)
   for (const auto& ev : injected) {
@@ -106,8 +105,8 @@ TEST(SimEndToEnd, EveryInjectedEventAlertsAndQuietStaysQuiet) {
     auto& c = caught[ev.type];
     c.second++;
     if (hit) c.first++;
-    EXPECT_TRUE(hit) << sim_event_type_name(ev.type) << " (magnitude " << ev.magnitude << ") on "
-                     << symbols.name(ev.symbol) << " at " << ev.start_ns << " raised none of its expected alerts in time";
+    EXPECT_TRUE(hit) << sim_event_type_name(ev.type) << " (magnitude " << ev.magnitude << ") on " << symbols.name(ev.symbol)
+                     << " at " << ev.start_ns << " raised none of its expected alerts in time";
   }
   for (auto& [t, c] : caught) {
     std::printf("caught %-22s %d/%d\n", sim_event_type_name(t), c.first, c.second);

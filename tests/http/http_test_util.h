@@ -44,17 +44,17 @@ inline Alert http_alert(SymbolId sym, AlertType type, int64_t exch_ns, uint64_t 
 // A model registry as simple as it can be: versions in a vector, the gate is "pr_auc >= 0.4".
 class TestModels : public http::ModelAdmin {
  public:
-  std::vector<http::ModelVersionInfo> versions = {
-      {"default", "1", "archived", 1000, {{"pr_auc", 0.42}}},
-      {"default", "2", "prod", 2000, {{"pr_auc", 0.47}}},
-      {"default", "3", "staging", 3000, {{"pr_auc", 0.31}}}};
+  std::vector<http::ModelVersionInfo> versions = {{"default", "1", "archived", 1000, {{"pr_auc", 0.42}}},
+                                                  {"default", "2", "prod", 2000, {{"pr_auc", 0.47}}},
+                                                  {"default", "3", "staging", 3000, {{"pr_auc", 0.31}}}};
   std::vector<std::string> history;  // prod versions before each promote
 
   std::vector<http::ModelVersionInfo> list() override { return versions; }
   Status promote(const std::string& name, const std::string& version) override {
     http::ModelVersionInfo* v = find(name, version);
     if (!v) return {StatusCode::kNotFound, "no version " + version + " of model " + name};
-    if (v->metrics["pr_auc"] < 0.4) return {StatusCode::kUnsupported, "promote " + name + " v" + version + ": PR-AUC below the gate 0.40"};
+    if (v->metrics["pr_auc"] < 0.4)
+      return {StatusCode::kUnsupported, "promote " + name + " v" + version + ": PR-AUC below the gate 0.40"};
     for (auto& o : versions) {
       if (o.name == name && o.stage == "prod") {
         o.stage = "archived";

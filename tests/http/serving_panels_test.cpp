@@ -59,7 +59,7 @@ TEST(ScoreBoard, PeakSinceTheLastLookAndShardLatencies) {
   EXPECT_EQ(l.buckets[1], 1000u) << "40 us: in the (25, 50] us bucket";
   EXPECT_EQ(l.buckets[4], 1000u) << "400 us: in the (250, 500] us bucket";
   EXPECT_EQ(board.take_latency().hist.count(), 0u) << "taken";
-  board.record(0, 2, 0.1f, 0.9f, 25'000, 3'000'000);       // exactly on a bound: that bucket (le)
+  board.record(0, 2, 0.1f, 0.9f, 25'000, 3'000'000);         // exactly on a bound: that bucket (le)
   board.record(0, 2, 0.1f, 0.9f, 5'000'000'000, 3'000'000);  // 5 s: +Inf
   l = board.take_latency();
   EXPECT_EQ(l.buckets[0], 1u);
@@ -70,7 +70,8 @@ TEST(ScoreBoard, PeakSinceTheLastLookAndShardLatencies) {
 // The serving metrics as src/serve/model_server.cpp registers them.
 struct ServingMetrics {
   Metrics m;
-  const std::vector<double> seconds = {25e-6, 50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 25e-3, 50e-3, 0.1, 0.25, 1.0};
+  const std::vector<double> seconds = {25e-6, 50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3,
+                                       5e-3,  10e-3, 25e-3,  50e-3,  0.1,    0.25, 1.0};
   prometheus::Histogram& batch = m.histogram("model_batch_size", "b", {1, 2, 4, 8, 16, 32, 64, 128, 256});
   prometheus::Histogram& queue = m.histogram("model_queue_wait_seconds", "q", seconds);
   prometheus::Histogram& compute = m.histogram("model_compute_seconds", "c", seconds);
@@ -147,7 +148,8 @@ TEST(ServingStats, LiveFeedPublishesProbabilitiesAndServingPanels) {
   std::vector<http::SseMessage> msgs;
   s.hub.wait_next(&cursor, &msgs, 1000);
   const http::SseMessage* scores = nullptr;
-  for (const auto& m : msgs) if (m.event == "scores") scores = &m;
+  for (const auto& m : msgs)
+    if (m.event == "scores") scores = &m;
   ASSERT_NE(scores, nullptr) << "a \"scores\" message for the scored symbol";
   json sc = json::parse(scores->data);
   ASSERT_EQ(sc.size(), 1u) << "only scored symbols: " << sc.dump();

@@ -122,8 +122,8 @@ class CsvBadInput : public ::testing::TestWithParam<BadCsv> {};
 
 TEST_P(CsvBadInput, CountsTheBadLineAndKeepsTheRest) {
   const std::string path = (scratch_dir(std::string("csv_bad_") + GetParam().name) / "x.csv").string();
-  ts::testing::write_text(path, "kind,symbol,exch_ts_ns,seq,fields\n" + kGood1 + "\n" + kGood2 + "\n" +
-                                    GetParam().line + "\n" + kGood3 + "\n" + kGood4 + "\n");
+  ts::testing::write_text(path, "kind,symbol,exch_ts_ns,seq,fields\n" + kGood1 + "\n" + kGood2 + "\n" + GetParam().line +
+                                    "\n" + kGood3 + "\n" + kGood4 + "\n");
   SymbolTable symbols;
   InputErrors errors;
   errors.set_quiet(true);

@@ -99,7 +99,7 @@ TEST(LineReader, TruncatedGzipDeliversTheCompleteLinesThenReportsOnce) {
     offset = nl + 1;
   }
   EXPECT_TRUE(prefix_ok);
-  EXPECT_GT(n, 50'000u);   // about half of the 147,916 rows
+  EXPECT_GT(n, 50'000u);  // about half of the 147,916 rows
   EXPECT_LT(n, 100'000u);
   EXPECT_TRUE(r.value()->truncated());
   EXPECT_EQ(errors.count(InputError::kTruncatedFile), 1u);

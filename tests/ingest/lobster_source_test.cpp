@@ -23,8 +23,7 @@ using ts::testing::scratch_dir;
 // 2012-06-21 is in US daylight-saving time: New York = UTC-4.
 constexpr int64_t kMidnight = midnight_ns(2012, 6, 21, -4);
 
-std::vector<Event> read_lobster(const std::string& path, SymbolTable& symbols, InputErrors& errors,
-                                size_t batch = 1000) {
+std::vector<Event> read_lobster(const std::string& path, SymbolTable& symbols, InputErrors& errors, size_t batch = 1000) {
   auto src = make_lobster_source(path, symbols, errors);
   EXPECT_TRUE(src.is_ok()) << src.status().to_string();
   if (!src) return {};
@@ -68,10 +67,10 @@ TEST(LobsterSource, GoogDayCountsAndKnownRows) {
   ASSERT_EQ(all.size(), 192'368u);
   const auto c = ts::testing::count_kinds(all);
   EXPECT_EQ(c[size_t(EventKind::kSnapshot)], 44'452u);
-  EXPECT_EQ(c[size_t(EventKind::kOrderAdd)], 71'258u);      // type 1
-  EXPECT_EQ(c[size_t(EventKind::kOrderCancel)], 64'980u);   // type 2 (19) + type 3 (64,961)
-  EXPECT_EQ(c[size_t(EventKind::kOrderExecute)], 7'765u);   // type 4
-  EXPECT_EQ(c[size_t(EventKind::kTrade)], 3'913u);          // type 5 (no crosses in this file)
+  EXPECT_EQ(c[size_t(EventKind::kOrderAdd)], 71'258u);     // type 1
+  EXPECT_EQ(c[size_t(EventKind::kOrderCancel)], 64'980u);  // type 2 (19) + type 3 (64,961)
+  EXPECT_EQ(c[size_t(EventKind::kOrderExecute)], 7'765u);  // type 4
+  EXPECT_EQ(c[size_t(EventKind::kTrade)], 3'913u);         // type 5 (no crosses in this file)
   EXPECT_EQ(c[size_t(EventKind::kStatus)], 0u);
 
   ASSERT_EQ(symbols.size(), 1u);
@@ -170,8 +169,7 @@ TEST(LobsterSource, OrderbookReaderGivesVendorRowsInTicks) {
 
 TEST(LobsterSource, OrderbookReaderMapsVendorDummiesToEmptyLevels) {
   const auto dir = scratch_dir("lobster_book_empty");
-  ts::testing::write_text(dir / "X_orderbook_2.csv",
-                          "5800100,100,5800000,50,9999999999,0,-9999999999,0\n");
+  ts::testing::write_text(dir / "X_orderbook_2.csv", "5800100,100,5800000,50,9999999999,0,-9999999999,0\n");
   InputErrors errors;
   auto r = LobsterBookReader::open(dir / "X_orderbook_2.csv", errors);
   ASSERT_TRUE(r.is_ok());
@@ -413,13 +411,12 @@ class LobsterBadInput : public ::testing::TestWithParam<BadLine> {};
 TEST_P(LobsterBadInput, CountsTheBadLineAndKeepsTheRest) {
   const auto dir = scratch_dir(std::string("lobster_bad_") + GetParam().name);
   const std::string base = (dir / "XYZ_2012-06-21_34200000_57600000_").string();
-  ts::testing::write_text(base + "message_1.csv",
-                          "34200.100000000,1,1,100,5800000,1\n" + GetParam().line + "\n" +
-                              "34200.300000000,3,1,100,5800000,1\n"
-                              "34200.400000000,5,0,10,5800050,-1\n");
+  ts::testing::write_text(base + "message_1.csv", "34200.100000000,1,1,100,5800000,1\n" + GetParam().line + "\n" +
+                                                      "34200.300000000,3,1,100,5800000,1\n"
+                                                      "34200.400000000,5,0,10,5800050,-1\n");
   // Row k is the book after message k; message 2 (the bad one) leaves no mark on it.
-  ts::testing::write_text(base + "orderbook_1.csv", repeat_row("5800100,100,5800000,100\n", 2) +
-                                                        repeat_row("5800100,100,-9999999999,0\n", 2));
+  ts::testing::write_text(base + "orderbook_1.csv",
+                          repeat_row("5800100,100,5800000,100\n", 2) + repeat_row("5800100,100,-9999999999,0\n", 2));
   SymbolTable symbols;
   InputErrors errors;
   errors.set_quiet(true);
@@ -437,25 +434,25 @@ TEST_P(LobsterBadInput, CountsTheBadLineAndKeepsTheRest) {
   EXPECT_EQ(ev[3].trade.aggressor, Side::kBuy);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    AllKinds, LobsterBadInput,
-    ::testing::Values(BadLine{"type", "34200.2,9,2,100,5800000,1", InputError::kMalformedLine},
-                      BadLine{"time", "9:30,1,2,100,5800000,1", InputError::kMalformedLine},
-                      BadLine{"direction", "34200.2,1,2,100,5800000,0", InputError::kMalformedLine},
-                      BadLine{"columns", "34200.2,1,2,100,5800000", InputError::kWrongColumnCount},
-                      BadLine{"columns_extra", "34200.2,1,2,100,5800000,1,7", InputError::kWrongColumnCount},
-                      BadLine{"nan_price", "34200.2,1,2,100,nan,1", InputError::kNotANumber},
-                      BadLine{"inf_size", "34200.2,1,2,inf,5800000,1", InputError::kNotANumber},
-                      BadLine{"nan_time", "NaN,1,2,100,5800000,1", InputError::kNotANumber},
-                      BadLine{"zero_price", "34200.2,1,2,100,0,1", InputError::kBadPrice},
-                      BadLine{"negative_price", "34200.2,4,2,100,-5800000,1", InputError::kBadPrice},
-                      BadLine{"halt_price", "34200.2,7,0,0,5,-1", InputError::kMalformedLine},
-                      BadLine{"zero_size", "34200.2,1,2,0,5800000,1", InputError::kBadSize},
-                      BadLine{"negative_size", "34200.2,3,2,-5,5800000,1", InputError::kBadSize},
-                      BadLine{"backwards", "34100.0,1,2,100,5800000,1", InputError::kOutOfOrder},
-                      BadLine{"garbage", std::string("34200.2,1,2\0\x01\x02,100,5800000,1", 27),
-                              InputError::kBinaryGarbage}),
-    [](const ::testing::TestParamInfo<BadLine>& p) { return std::string(p.param.name); });
+INSTANTIATE_TEST_SUITE_P(AllKinds, LobsterBadInput,
+                         ::testing::Values(BadLine{"type", "34200.2,9,2,100,5800000,1", InputError::kMalformedLine},
+                                           BadLine{"time", "9:30,1,2,100,5800000,1", InputError::kMalformedLine},
+                                           BadLine{"direction", "34200.2,1,2,100,5800000,0", InputError::kMalformedLine},
+                                           BadLine{"columns", "34200.2,1,2,100,5800000", InputError::kWrongColumnCount},
+                                           BadLine{"columns_extra", "34200.2,1,2,100,5800000,1,7",
+                                                   InputError::kWrongColumnCount},
+                                           BadLine{"nan_price", "34200.2,1,2,100,nan,1", InputError::kNotANumber},
+                                           BadLine{"inf_size", "34200.2,1,2,inf,5800000,1", InputError::kNotANumber},
+                                           BadLine{"nan_time", "NaN,1,2,100,5800000,1", InputError::kNotANumber},
+                                           BadLine{"zero_price", "34200.2,1,2,100,0,1", InputError::kBadPrice},
+                                           BadLine{"negative_price", "34200.2,4,2,100,-5800000,1", InputError::kBadPrice},
+                                           BadLine{"halt_price", "34200.2,7,0,0,5,-1", InputError::kMalformedLine},
+                                           BadLine{"zero_size", "34200.2,1,2,0,5800000,1", InputError::kBadSize},
+                                           BadLine{"negative_size", "34200.2,3,2,-5,5800000,1", InputError::kBadSize},
+                                           BadLine{"backwards", "34100.0,1,2,100,5800000,1", InputError::kOutOfOrder},
+                                           BadLine{"garbage", std::string("34200.2,1,2\0\x01\x02,100,5800000,1", 27),
+                                                   InputError::kBinaryGarbage}),
+                         [](const ::testing::TestParamInfo<BadLine>& p) { return std::string(p.param.name); });
 
 TEST(LobsterSource, UnterminatedCutLastLineIsATruncation) {
   const auto dir = scratch_dir("lobster_cut_plain");
@@ -502,7 +499,8 @@ TEST(LobsterSource, ParseRateOnTheGoogDay) {
                           ts::testing::read_gz(lobster_file("GOOG", "message", 10).string()));
   ts::testing::write_text(dir / (name + "orderbook_10.csv"),
                           ts::testing::read_gz(lobster_file("GOOG", "orderbook", 10).string()));
-  for (const std::string& path : {lobster_file("GOOG", "message", 10).string(), (dir / (name + "message_10.csv")).string()}) {
+  for (const std::string& path :
+       {lobster_file("GOOG", "message", 10).string(), (dir / (name + "message_10.csv")).string()}) {
     double best_s = 1e9;
     size_t n = 0;
     for (int run = 0; run < 3; ++run) {
@@ -518,8 +516,8 @@ TEST(LobsterSource, ParseRateOnTheGoogDay) {
       best_s = std::min(best_s, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
     EXPECT_EQ(n, 192'368u);
-    std::cout << "[ perf ] lobster " << std::string(ingest::base_name(path)) << ": " << n << " events in "
-              << best_s * 1e3 << " ms = " << n / best_s / 1e6 << " M events/s\n";
+    std::cout << "[ perf ] lobster " << std::string(ingest::base_name(path)) << ": " << n << " events in " << best_s * 1e3
+              << " ms = " << n / best_s / 1e6 << " M events/s\n";
   }
 }
 

@@ -100,9 +100,8 @@ TEST(SseSource, DayCountsAndKnownRows) {
   EXPECT_EQ(tr->trade.sell_order_id, 38'420u);
   EXPECT_EQ(tr->seq, 78'259u);
   // First continuous trade: 09:30:00.050, B aggressor.
-  auto ct = std::find_if(ev.begin(), ev.end(), [](const Event& e) {
-    return e.kind == EventKind::kTrade && e.trade.aggressor != Side::kNone;
-  });
+  auto ct = std::find_if(ev.begin(), ev.end(),
+                         [](const Event& e) { return e.kind == EventKind::kTrade && e.trade.aggressor != Side::kNone; });
   ASSERT_NE(ct, ev.end());
   EXPECT_EQ(ct->exch_ts_ns, hms(9, 30, 0, 50));
   EXPECT_EQ(ct->trade.aggressor, Side::kBuy);
@@ -139,9 +138,8 @@ TEST(SseSource, AuctionSnapshotsKeepTheIndicativePriceOnBothSides) {
   InputErrors errors;
   const auto ev = read_sse(sse_day_dir().string(), symbols, errors);
   // 09:15:00.000 OCALL: AskPrice1 1855 ×300, AskPrice2 0 ×250 (unmatched), BidPrice1 1855 ×300.
-  auto it = std::find_if(ev.begin(), ev.end(), [](const Event& e) {
-    return e.kind == EventKind::kSnapshot && e.exch_ts_ns == hms(9, 15, 0, 0);
-  });
+  auto it = std::find_if(ev.begin(), ev.end(),
+                         [](const Event& e) { return e.kind == EventKind::kSnapshot && e.exch_ts_ns == hms(9, 15, 0, 0); });
   ASSERT_NE(it, ev.end());
   EXPECT_EQ(it->snapshot.phase, Phase::kOpeningAuction);
   EXPECT_EQ(it->snapshot.asks[0].price, 185'500);
@@ -239,9 +237,9 @@ struct SmallDay {
 
 struct BadRow {
   const char* name;
-  const char* file;      // which file gets the bad row
-  size_t template_row;   // 1-based data row it is made from (inserted right after that row)
-  size_t field;          // 0-based column to change; SIZE_MAX = use `value` as the whole row
+  const char* file;     // which file gets the bad row
+  size_t template_row;  // 1-based data row it is made from (inserted right after that row)
+  size_t field;         // 0-based column to change; SIZE_MAX = use `value` as the whole row
   std::string value;
   InputError kind;
 };
@@ -252,8 +250,9 @@ TEST_P(SseBadInput, CountsTheBadRowAndKeepsTheRest) {
   TS_REQUIRE_DATA(::ts::testing::sse_day_dir());  // SmallDay is cut from the real day
   const BadRow& p = GetParam();
   SmallDay day;
-  std::vector<std::string>& rows = std::string(p.file) == "snapshot" ? day.snapshot
-                                   : std::string(p.file) == "entrust" ? day.entrust : day.trade;
+  std::vector<std::string>& rows = std::string(p.file) == "snapshot"  ? day.snapshot
+                                   : std::string(p.file) == "entrust" ? day.entrust
+                                                                      : day.trade;
   const std::string bad = p.field == SIZE_MAX ? p.value : with_field(rows[p.template_row], p.field, p.value);
   rows.insert(rows.begin() + static_cast<std::ptrdiff_t>(p.template_row) + 1, bad);
   const auto dir = scratch_dir(std::string("sse_bad_") + p.name) / "600519-20230201";
@@ -274,29 +273,30 @@ TEST_P(SseBadInput, CountsTheBadRowAndKeepsTheRest) {
 
 INSTANTIATE_TEST_SUITE_P(
     AllKinds, SseBadInput,
-    ::testing::Values(
-        BadRow{"entrust_type", "entrust", 1, 5, "X", InputError::kMalformedLine},
-        BadRow{"entrust_time", "entrust", 1, 4, "9h15", InputError::kMalformedLine},
-        BadRow{"entrust_columns", "entrust", 1, SIZE_MAX, "0,68337,6,600519,09:15:00.020,A,90,1745", InputError::kWrongColumnCount},
-        BadRow{"entrust_symbol", "entrust", 1, 3, "60O519", InputError::kUnknownSymbol},
-        BadRow{"entrust_nan", "entrust", 1, 7, "nan", InputError::kNotANumber},
-        BadRow{"entrust_empty_price", "entrust", 1, 7, "", InputError::kNotANumber},
-        BadRow{"entrust_zero_price", "entrust", 1, 7, "0", InputError::kBadPrice},
-        BadRow{"entrust_zero_size", "entrust", 1, 8, "0", InputError::kBadSize},
-        BadRow{"entrust_backwards", "entrust", 2, 4, "09:14:59.000", InputError::kOutOfOrder},
-        BadRow{"entrust_garbage", "entrust", 1, 6, std::string("9\0\x03", 3), InputError::kBinaryGarbage},
-        BadRow{"trade_flag", "trade", 1, 10, "Q", InputError::kMalformedLine},
-        BadRow{"trade_inf", "trade", 1, 5, "inf", InputError::kNotANumber},
-        BadRow{"trade_negative_price", "trade", 1, 5, "-1854.98", InputError::kBadPrice},
-        BadRow{"trade_zero_size", "trade", 1, 6, "0", InputError::kBadSize},
-        BadRow{"trade_symbol", "trade", 1, 3, "", InputError::kUnknownSymbol},
-        BadRow{"snapshot_crossed", "snapshot", 3, 62, "1853", InputError::kCrossedBook},
-        BadRow{"snapshot_negative_level", "snapshot", 3, 44, "-1852.6", InputError::kBadPrice},
-        BadRow{"snapshot_level_size", "snapshot", 3, 43, "0", InputError::kBadSize},
-        BadRow{"snapshot_nan_last", "snapshot", 3, 7, "NaN", InputError::kNotANumber},
-        BadRow{"snapshot_preclose", "snapshot", 3, 3, "0", InputError::kBadPrice},
-        BadRow{"snapshot_columns", "snapshot", 3, SIZE_MAX, "09:41:47.000,600519,3", InputError::kWrongColumnCount},
-        BadRow{"snapshot_backwards", "snapshot", 3, 0, "09:00:00.000", InputError::kOutOfOrder}),
+    ::testing::Values(BadRow{"entrust_type", "entrust", 1, 5, "X", InputError::kMalformedLine},
+                      BadRow{"entrust_time", "entrust", 1, 4, "9h15", InputError::kMalformedLine},
+                      BadRow{"entrust_columns", "entrust", 1, SIZE_MAX, "0,68337,6,600519,09:15:00.020,A,90,1745",
+                             InputError::kWrongColumnCount},
+                      BadRow{"entrust_symbol", "entrust", 1, 3, "60O519", InputError::kUnknownSymbol},
+                      BadRow{"entrust_nan", "entrust", 1, 7, "nan", InputError::kNotANumber},
+                      BadRow{"entrust_empty_price", "entrust", 1, 7, "", InputError::kNotANumber},
+                      BadRow{"entrust_zero_price", "entrust", 1, 7, "0", InputError::kBadPrice},
+                      BadRow{"entrust_zero_size", "entrust", 1, 8, "0", InputError::kBadSize},
+                      BadRow{"entrust_backwards", "entrust", 2, 4, "09:14:59.000", InputError::kOutOfOrder},
+                      BadRow{"entrust_garbage", "entrust", 1, 6, std::string("9\0\x03", 3), InputError::kBinaryGarbage},
+                      BadRow{"trade_flag", "trade", 1, 10, "Q", InputError::kMalformedLine},
+                      BadRow{"trade_inf", "trade", 1, 5, "inf", InputError::kNotANumber},
+                      BadRow{"trade_negative_price", "trade", 1, 5, "-1854.98", InputError::kBadPrice},
+                      BadRow{"trade_zero_size", "trade", 1, 6, "0", InputError::kBadSize},
+                      BadRow{"trade_symbol", "trade", 1, 3, "", InputError::kUnknownSymbol},
+                      BadRow{"snapshot_crossed", "snapshot", 3, 62, "1853", InputError::kCrossedBook},
+                      BadRow{"snapshot_negative_level", "snapshot", 3, 44, "-1852.6", InputError::kBadPrice},
+                      BadRow{"snapshot_level_size", "snapshot", 3, 43, "0", InputError::kBadSize},
+                      BadRow{"snapshot_nan_last", "snapshot", 3, 7, "NaN", InputError::kNotANumber},
+                      BadRow{"snapshot_preclose", "snapshot", 3, 3, "0", InputError::kBadPrice},
+                      BadRow{"snapshot_columns", "snapshot", 3, SIZE_MAX, "09:41:47.000,600519,3",
+                             InputError::kWrongColumnCount},
+                      BadRow{"snapshot_backwards", "snapshot", 3, 0, "09:00:00.000", InputError::kOutOfOrder}),
     [](const ::testing::TestParamInfo<BadRow>& p) { return std::string(p.param.name); });
 
 TEST(SseSource, CutLastLineIsATruncation) {

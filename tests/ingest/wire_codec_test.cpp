@@ -15,9 +15,7 @@
 namespace ts {
 namespace {
 
-std::span<const uint8_t> bytes_of(const std::string& s) {
-  return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
-}
+std::span<const uint8_t> bytes_of(const std::string& s) { return {reinterpret_cast<const uint8_t*>(s.data()), s.size()}; }
 
 // One valid event of every kind, with random but valid values.
 std::vector<WireEvent> sample_events(uint64_t seed) {
@@ -54,8 +52,7 @@ std::vector<WireEvent> sample_events(uint64_t seed) {
                             uint64_t(r(0, INT64_MAX))};
         break;
       case EventKind::kStatus: e.status.phase = static_cast<Phase>(r(0, int(Phase::kHalted))); break;
-      default:
-        e.order = OrderBody{uint64_t(r(1, INT64_MAX)), r(1, 1'000'000), r(1, 1'000'000), static_cast<Side>(r(-1, 1))};
+      default: e.order = OrderBody{uint64_t(r(1, INT64_MAX)), r(1, 1'000'000), r(1, 1'000'000), static_cast<Side>(r(-1, 1))};
     }
     out.push_back(w);
   }
@@ -222,9 +219,12 @@ TEST(WireCodec, MalformedJsonIsRefusedWithKindAndReason) {
       {"not JSON", "hello", InputError::kMalformedLine},
       {"cut short", head, InputError::kMalformedLine},
       {"not an object", "[1,2,3]", InputError::kMalformedLine},
-      {"invalid UTF-8", head + "\"kind\":\"trade\",\"price\":1,\"qty\":1,\"aggressor\":\"\xff\"}", InputError::kBinaryGarbage},
-      {"missing v", R"({"kind":"trade","symbol":"GOOG","seq":1,"exch_ts_ns":5,"price":1,"qty":1})", InputError::kWrongColumnCount},
-      {"version 2", R"({"v":2,"kind":"trade","symbol":"GOOG","seq":1,"exch_ts_ns":5,"price":1,"qty":1})", InputError::kMalformedLine},
+      {"invalid UTF-8", head + "\"kind\":\"trade\",\"price\":1,\"qty\":1,\"aggressor\":\"\xff\"}",
+       InputError::kBinaryGarbage},
+      {"missing v", R"({"kind":"trade","symbol":"GOOG","seq":1,"exch_ts_ns":5,"price":1,"qty":1})",
+       InputError::kWrongColumnCount},
+      {"version 2", R"({"v":2,"kind":"trade","symbol":"GOOG","seq":1,"exch_ts_ns":5,"price":1,"qty":1})",
+       InputError::kMalformedLine},
       {"unknown kind", head + R"("kind":"quote","price":1,"qty":1})", InputError::kMalformedLine},
       {"missing kind", head + R"("price":1,"qty":1})", InputError::kWrongColumnCount},
       {"unknown field", head + R"("kind":"trade","price":1,"qty":1,"venue":"X"})", InputError::kWrongColumnCount},
@@ -232,19 +232,27 @@ TEST(WireCodec, MalformedJsonIsRefusedWithKindAndReason) {
       {"field of another kind", head + R"("kind":"trade","price":1,"qty":1,"order_id":3})", InputError::kWrongColumnCount},
       {"price as string", head + R"("kind":"trade","price":"1","qty":1})", InputError::kMalformedLine},
       {"price fractional", head + R"("kind":"trade","price":1.5,"qty":1})", InputError::kMalformedLine},
-      {"seq negative", R"({"v":1,"symbol":"GOOG","seq":-1,"exch_ts_ns":5,"kind":"trade","price":1,"qty":1})", InputError::kMalformedLine},
+      {"seq negative", R"({"v":1,"symbol":"GOOG","seq":-1,"exch_ts_ns":5,"kind":"trade","price":1,"qty":1})",
+       InputError::kMalformedLine},
       {"duplicate field", head + R"("kind":"trade","price":1,"price":2,"qty":1})", InputError::kMalformedLine},
       {"trailing content", head + R"("kind":"trade","price":1,"qty":1} {})", InputError::kMalformedLine},
       {"bad side", head + R"("kind":"order_add","order_id":1,"price":1,"qty":1,"side":"X"})", InputError::kMalformedLine},
       {"bad phase", head + R"("kind":"status","phase":"lunch"})", InputError::kMalformedLine},
-      {"11 levels", head + R"("kind":"snapshot","phase":"continuous","asks":[],"bids":[[9,1],[8,1],[7,1],[6,1],[5,1],[4,1],[3,1],[2,1],[1,1],[1,1],[1,1]]})", InputError::kMalformedLine},
-      {"level of 3", head + R"("kind":"snapshot","phase":"continuous","asks":[],"bids":[[9,1,1]]})", InputError::kMalformedLine},
-      {"bad symbol", R"({"v":1,"symbol":"GO OG","seq":1,"exch_ts_ns":5,"kind":"trade","price":1,"qty":1})", InputError::kUnknownSymbol},
+      {"11 levels",
+       head +
+           R"("kind":"snapshot","phase":"continuous","asks":[],"bids":[[9,1],[8,1],[7,1],[6,1],[5,1],[4,1],[3,1],[2,1],[1,1],[1,1],[1,1]]})",
+       InputError::kMalformedLine},
+      {"level of 3", head + R"("kind":"snapshot","phase":"continuous","asks":[],"bids":[[9,1,1]]})",
+       InputError::kMalformedLine},
+      {"bad symbol", R"({"v":1,"symbol":"GO OG","seq":1,"exch_ts_ns":5,"kind":"trade","price":1,"qty":1})",
+       InputError::kUnknownSymbol},
       {"zero price", head + R"("kind":"trade","price":0,"qty":1})", InputError::kBadPrice},
       {"negative qty", head + R"("kind":"trade","price":1,"qty":-1})", InputError::kBadSize},
-      {"crossed book", head + R"("kind":"snapshot","phase":"continuous","bids":[[10,1]],"asks":[[9,1]]})", InputError::kCrossedBook},
+      {"crossed book", head + R"("kind":"snapshot","phase":"continuous","bids":[[10,1]],"asks":[[9,1]]})",
+       InputError::kCrossedBook},
       {"ref not object", head + R"("kind":"trade","price":1,"qty":1,"ref":5})", InputError::kMalformedLine},
-      {"resync 2", head + R"("kind":"snapshot","phase":"continuous","bids":[],"asks":[],"resync":2})", InputError::kMalformedLine},
+      {"resync 2", head + R"("kind":"snapshot","phase":"continuous","bids":[],"asks":[],"resync":2})",
+       InputError::kMalformedLine},
       {"too large", head + std::string(70000, ' ') + R"("kind":"trade","price":1,"qty":1})", InputError::kMalformedLine},
   };
   WireJsonDecoder json;

@@ -18,8 +18,7 @@ namespace {
 TEST(AlertId, SameAlertSameIdAnyFieldChangesIt) {
   const uint64_t id = alert_id("GOOG", AlertType::kVolumeBurst, 1'340'285'400'012'000'000, 4711);
   EXPECT_EQ(id, alert_id("GOOG", AlertType::kVolumeBurst, 1'340'285'400'012'000'000, 4711));
-  std::set<uint64_t> ids = {id,
-                            alert_id("GOOGL", AlertType::kVolumeBurst, 1'340'285'400'012'000'000, 4711),
+  std::set<uint64_t> ids = {id, alert_id("GOOGL", AlertType::kVolumeBurst, 1'340'285'400'012'000'000, 4711),
                             alert_id("GOOG", AlertType::kBookImbalance, 1'340'285'400'012'000'000, 4711),
                             alert_id("GOOG", AlertType::kVolumeBurst, 1'340'285'400'012'000'001, 4711),
                             alert_id("GOOG", AlertType::kVolumeBurst, 1'340'285'400'012'000'000, 4712)};
@@ -52,9 +51,8 @@ TEST(AuditStoreIdempotence, AnAlertIdIsStoredOnceAlsoAcrossReopen) {
 TEST(KafkaDelivery, ReReadingTheTopicAddsNoAlertAndCommittedOffsetsAreNotReRead) {
   TS_REQUIRE_DATA(::ts::testing::lobster_file("GOOG", "message", 10));
   const auto dir = scratch_dir("kafka_delivery");
-  const Child rec = run_child({"record", "--format", "lobster", lobster_file("GOOG", "message", 10).string(), "--out",
-                               "goog.csv"},
-                              dir, "record");
+  const Child rec = run_child(
+      {"record", "--format", "lobster", lobster_file("GOOG", "message", 10).string(), "--out", "goog.csv"}, dir, "record");
   ASSERT_EQ(rec.exit_code, 0) << slurp(rec.err);
   {
     std::ifstream in(dir / "goog.csv");
@@ -73,10 +71,10 @@ TEST(KafkaDelivery, ReReadingTheTopicAddsNoAlertAndCommittedOffsetsAreNotReRead)
   ASSERT_EQ(pub.exit_code, 0) << slurp(pub.err);
 
   auto run = [&](const std::string& group, const std::string& name) {
-    Child c = run_child({"run", "--source", "kafka", "--brokers", brokers, "--topic", "md", "--group", group,
-                         "--exit-at-eof", "--config", "kafka.toml", "--alerts-topic", "alerts", "--no-stdout",
-                         "--jsonl", name + ".jsonl", "--audit-db", "audit.db"},
-                        dir, name, 180);
+    Child c = run_child(
+        {"run", "--source", "kafka", "--brokers", brokers, "--topic", "md", "--group", group, "--exit-at-eof", "--config",
+         "kafka.toml", "--alerts-topic", "alerts", "--no-stdout", "--jsonl", name + ".jsonl", "--audit-db", "audit.db"},
+        dir, name, 180);
     EXPECT_EQ(c.exit_code, 0) << slurp(c.err);
     return slurp(c.err);
   };

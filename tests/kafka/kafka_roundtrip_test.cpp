@@ -28,9 +28,9 @@ class KafkaRoundTrip : public ::testing::Test {
     dir_ = new std::filesystem::path(scratch_dir("kafka_roundtrip-" + std::to_string(::getpid())));
     if (!missing_data(lobster_file("GOOG", "message", 10)).empty()) return;  // each case skips in SetUp
     // The first kEvents events of GOOG in the normalized csv (header line + kEvents lines).
-    const Child rec = run_child({"record", "--format", "lobster", lobster_file("GOOG", "message", 10).string(), "--out",
-                                 "goog.csv"},
-                                *dir_, "record");
+    const Child rec =
+        run_child({"record", "--format", "lobster", lobster_file("GOOG", "message", 10).string(), "--out", "goog.csv"},
+                  *dir_, "record");
     ASSERT_EQ(rec.exit_code, 0) << slurp(rec.err);
     std::ifstream in(*dir_ / "goog.csv");
     std::ofstream out(*dir_ / "goog20k.csv");
@@ -54,17 +54,34 @@ class KafkaRoundTrip : public ::testing::Test {
   // publish → run → alerts (JSONL), checked against replay of the same csv.
   void round_trip(const std::string& encoding) {
     const std::filesystem::path& d = *dir_;
-    const Child pub = run_child({"publish", "--format", "csv", "goog20k.csv", "--brokers", brokers_, "--topic", "md",
-                                 "--encoding", encoding},
-                                d, "publish-" + encoding);
+    const Child pub = run_child(
+        {"publish", "--format", "csv", "goog20k.csv", "--brokers", brokers_, "--topic", "md", "--encoding", encoding}, d,
+        "publish-" + encoding);
     ASSERT_EQ(pub.exit_code, 0) << slurp(pub.err);
     EXPECT_NE(slurp(pub.err).find("published 20000 events"), std::string::npos) << slurp(pub.err);
 
     const std::string kj = "kafka-" + encoding + ".jsonl", ks = "kafka-" + encoding + ".json";
-    const Child run = run_child({"run", "--source", "kafka", "--brokers", brokers_, "--topic", "md", "--group",
-                                 "rt-" + encoding, "--exit-at-eof", "--config", "kafka.toml", "--alerts-topic",
-                                 "alerts-" + encoding, "--no-stdout", "--jsonl", kj, "--audit-db", "",
-                                 "--summary-json", ks},
+    const Child run = run_child({"run",
+                                 "--source",
+                                 "kafka",
+                                 "--brokers",
+                                 brokers_,
+                                 "--topic",
+                                 "md",
+                                 "--group",
+                                 "rt-" + encoding,
+                                 "--exit-at-eof",
+                                 "--config",
+                                 "kafka.toml",
+                                 "--alerts-topic",
+                                 "alerts-" + encoding,
+                                 "--no-stdout",
+                                 "--jsonl",
+                                 kj,
+                                 "--audit-db",
+                                 "",
+                                 "--summary-json",
+                                 ks},
                                 d, "run-" + encoding, 300);
     ASSERT_EQ(run.exit_code, 0) << slurp(run.err);
     const Child rep = run_child({"replay", "--format", "csv", "goog20k.csv", "--no-stdout", "--jsonl",

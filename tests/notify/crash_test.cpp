@@ -68,37 +68,43 @@ TEST(NotifyCrash, KillNineMidDeliveryLosesNothingAndRepeatsAtMostOnePerReceiver)
     std::ofstream cfg(dir / "ticksentry.toml");
     cfg << "[notify]\noutbox_db = \"outbox.db\"\ndrain_ms = 30000\n"
            "[[notify.receivers]]\nname = \"desk\"\ntype = \"webhook\"\nurl = \"http://127.0.0.1:"
-        << peer.port() << "/generic\"\nrate_per_s = 1000\nburst = 1000\n"
+        << peer.port()
+        << "/generic\"\nrate_per_s = 1000\nburst = 1000\n"
            "[notify.route]\nreceiver = \"desk\"\ngroup_by = [\"symbol\", \"type\"]\ngroup_wait_ms = 0\n"
            "group_interval_ms = 0\n";
   }
-  const std::vector<std::string> common = {"--config", "ticksentry.toml", "--no-stdout", "--audit-db", "audit.db",
-                                           "--http", "off"};
-  std::vector<std::string> first = {"replay", "--format", "lobster", testing::lobster_file("GOOG", "message", 10).string(),
-                                    "--jsonl", "alerts.jsonl"};
+  const std::vector<std::string> common = {"--config", "ticksentry.toml", "--no-stdout", "--audit-db",
+                                           "audit.db", "--http",          "off"};
+  std::vector<std::string> first = {
+      "replay", "--format", "lobster", testing::lobster_file("GOOG", "message", 10).string(), "--jsonl", "alerts.jsonl"};
   first.insert(first.end(), common.begin(), common.end());
   const pid_t pid = spawn(first, dir, "first");
 
   // Wait until every alert the replay raised is committed to the outbox and a few notifications
   // have been delivered, then kill -9.
   std::unique_ptr<Outbox> outbox;
-  ASSERT_TRUE(wait_for([&] {
-    if (!outbox && std::filesystem::exists(dir / "outbox.db")) outbox = Outbox::open((dir / "outbox.db").string()).value();
-    return outbox != nullptr;
-  }, 20));
+  ASSERT_TRUE(wait_for(
+      [&] {
+        if (!outbox && std::filesystem::exists(dir / "outbox.db"))
+          outbox = Outbox::open((dir / "outbox.db").string()).value();
+        return outbox != nullptr;
+      },
+      20));
   std::set<uint64_t> raised;
-  bool all_in_outbox = wait_for([&] {
-    raised = jsonl_ids(dir / "alerts.jsonl");
-    auto recs = outbox->audit_records(1);
-    if (!recs.is_ok() || raised.empty()) return false;
-    std::set<uint64_t> queued;
-    for (const auto& r : recs.value()) queued.insert(r.alert_ids.begin(), r.alert_ids.end());
-    // The replay has raised everything once the alert file stops growing with all of it queued
-    // (its summary comes only after the drain).
-    if (queued != raised) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    return jsonl_ids(dir / "alerts.jsonl") == raised && peer.received().size() >= 3;
-  }, 20);
+  bool all_in_outbox = wait_for(
+      [&] {
+        raised = jsonl_ids(dir / "alerts.jsonl");
+        auto recs = outbox->audit_records(1);
+        if (!recs.is_ok() || raised.empty()) return false;
+        std::set<uint64_t> queued;
+        for (const auto& r : recs.value()) queued.insert(r.alert_ids.begin(), r.alert_ids.end());
+        // The replay has raised everything once the alert file stops growing with all of it queued
+        // (its summary comes only after the drain).
+        if (queued != raised) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        return jsonl_ids(dir / "alerts.jsonl") == raised && peer.received().size() >= 3;
+      },
+      20);
   const size_t before_kill = peer.received().size();
   kill(pid, SIGKILL);
   int status = 0;

@@ -95,7 +95,8 @@ TEST_F(DeliveryAuditPg, ReplayRecordsEveryDeliveryInPostgres) {
     cfg << "[sinks]\naudit_backend = \"postgres\"\npostgres_dsn = \"" << server().dsn() << "\"\n"
         << "[notify]\noutbox_db = \"outbox.db\"\ndrain_ms = 20000\n"
            "[[notify.receivers]]\nname = \"replay-desk\"\ntype = \"webhook\"\nurl = \"http://127.0.0.1:"
-        << peer.port() << "/generic\"\nrate_per_s = 1000\nburst = 1000\n"
+        << peer.port()
+        << "/generic\"\nrate_per_s = 1000\nburst = 1000\n"
            "[notify.route]\nreceiver = \"replay-desk\"\ngroup_by = [\"symbol\", \"type\"]\ngroup_wait_ms = 0\n";
   }
   const auto o = run_bin({"replay", "--format", "lobster", lobster_file("GOOG", "message", 10).string(), "--config",
@@ -104,9 +105,9 @@ TEST_F(DeliveryAuditPg, ReplayRecordsEveryDeliveryInPostgres) {
   ASSERT_EQ(o.exit_code, 0) << o.err;
   ASSERT_FALSE(peer.received().empty()) << "the replay notified nothing";
   EXPECT_FALSE(std::filesystem::exists(dir / "ticksentry-audit.db")) << "PostgreSQL replaces the SQLite audit file";
-  const auto json = run_bin({"audit", "deliveries", "--config", "ticksentry.toml", "--receiver", "replay-desk", "--json",
-                             "--limit", "100000"},
-                            dir);
+  const auto json = run_bin(
+      {"audit", "deliveries", "--config", "ticksentry.toml", "--receiver", "replay-desk", "--json", "--limit", "100000"},
+      dir);
   ASSERT_EQ(json.exit_code, 0) << json.err;
   std::istringstream lines(json.out);
   size_t delivered = 0;
@@ -140,8 +141,8 @@ TEST_F(DeliveryAuditPgOutage, ServerStoppedMidRunDeliveriesGoOnAndEveryRowIsReco
   n.value()->start();
   auto submit = [&](int from, int count) {
     for (int i = from; i < from + count; ++i) {
-      ASSERT_TRUE(n.value()->submit(notify_alert(symbols, "6005" + std::to_string(10 + i) + ".SH", AlertType::kRapidRise,
-                                                 uint64_t(200 + i))));
+      ASSERT_TRUE(n.value()->submit(
+          notify_alert(symbols, "6005" + std::to_string(10 + i) + ".SH", AlertType::kRapidRise, uint64_t(200 + i))));
     }
   };
   auto delivered_rows = [&] {

@@ -23,7 +23,8 @@ TEST(NotifyReplay, ReplayedAlertsArriveAtTheWebhook) {
     std::ofstream cfg(dir / "ticksentry.toml");
     cfg << "[notify]\noutbox_db = \"outbox.db\"\ndrain_ms = 20000\n"
            "[[notify.receivers]]\nname = \"desk\"\ntype = \"webhook\"\nurl = \"http://127.0.0.1:"
-        << peer.port() << "/generic\"\nrate_per_s = 1000\nburst = 1000\n"
+        << peer.port()
+        << "/generic\"\nrate_per_s = 1000\nburst = 1000\n"
            "[notify.route]\nreceiver = \"desk\"\ngroup_by = [\"symbol\", \"type\"]\ngroup_wait_ms = 0\n";
   }
   const auto o = testing::run_bin({"replay", "--format", "lobster", testing::lobster_file("GOOG", "message", 10).string(),
@@ -50,7 +51,8 @@ TEST(NotifyReplay, ReplayedAlertsArriveAtTheWebhook) {
   EXPECT_EQ(counts.delivered, int64_t(peer.received().size()));
 
   // The audit store has every delivery: `ticksentry audit deliveries` lists them.
-  const auto json = testing::run_bin({"audit", "deliveries", "--audit-db", "ticksentry-audit.db", "--json", "--limit", "100000"}, dir);
+  const auto json =
+      testing::run_bin({"audit", "deliveries", "--audit-db", "ticksentry-audit.db", "--json", "--limit", "100000"}, dir);
   ASSERT_EQ(json.exit_code, 0) << json.err;
   std::set<uint64_t> audited;
   int rows = 0;
@@ -68,7 +70,8 @@ TEST(NotifyReplay, ReplayedAlertsArriveAtTheWebhook) {
   const auto table = testing::run_bin({"audit", "deliveries", "--audit-db", "ticksentry-audit.db", "--limit", "3"}, dir);
   ASSERT_EQ(table.exit_code, 0) << table.err;
   EXPECT_NE(table.out.find("desk: 3 delivered, 0 failed, 0 pending; alert → delivered p50"), std::string::npos) << table.out;
-  const auto bad_state = testing::run_bin({"audit", "deliveries", "--audit-db", "ticksentry-audit.db", "--state", "lost"}, dir);
+  const auto bad_state =
+      testing::run_bin({"audit", "deliveries", "--audit-db", "ticksentry-audit.db", "--state", "lost"}, dir);
   EXPECT_EQ(bad_state.exit_code, 2);
   EXPECT_NE(bad_state.err.find("--state"), std::string::npos) << bad_state.err;
   const auto no_db = testing::run_bin({"audit", "deliveries", "--audit-db", "nothing-here.db"}, dir);

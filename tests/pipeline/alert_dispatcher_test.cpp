@@ -78,7 +78,8 @@ TEST(AlertDispatcher, TwoProducersEveryAlertReachesSqliteWithItsFeatureRow) {
     std::thread producers[2];
     for (int p = 0; p < 2; ++p) {
       producers[p] = std::thread([&, p] {
-        for (uint64_t k = 0; k < kPerProducer; ++k) ASSERT_TRUE(d.try_publish(p, make_alert(f.sym, uint64_t(p) * 1'000'000 + k)));
+        for (uint64_t k = 0; k < kPerProducer; ++k)
+          ASSERT_TRUE(d.try_publish(p, make_alert(f.sym, uint64_t(p) * 1'000'000 + k)));
       });
     }
     for (auto& t : producers) t.join();
@@ -228,8 +229,8 @@ TEST(AlertDispatcher, FailingSinksAreCountedAndOthersGetEveryAlert) {
     EXPECT_NE(text.find("ticksentry_alert_sink_errors_total{sink=\"sqlite\"} 0"), std::string::npos) << text;
     // make_alert's type is id % kAlertTypeCount: ids 0, kAlertTypeCount, ... are rapid_rise.
     const uint64_t want_rapid = (kN + kAlertTypeCount - 1) / kAlertTypeCount;
-    EXPECT_NE(text.find("ticksentry_alerts_total{type=\"rapid_rise\"} " + std::to_string(want_rapid)),
-              std::string::npos) << text;
+    EXPECT_NE(text.find("ticksentry_alerts_total{type=\"rapid_rise\"} " + std::to_string(want_rapid)), std::string::npos)
+        << text;
   }
   EXPECT_EQ(rec->ids.size(), kN);
   auto store = AuditStore::open(db);

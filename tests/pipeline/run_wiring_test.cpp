@@ -46,8 +46,8 @@ TEST(RunWiring, KafkaRunServesTheDashboardWithHttp) {
   ASSERT_TRUE(cluster.is_ok()) << cluster.status().to_string();
   ASSERT_TRUE(cluster.value()->create_topic("md", 1).is_ok());
   // An empty topic: the run waits for data until SIGINT, its dashboard up meanwhile.
-  Child c = spawn({"run", "--source", "kafka", "--brokers", cluster.value()->bootstraps(), "--topic", "md",
-                   "--http", "127.0.0.1:0", "--no-stdout"},
+  Child c = spawn({"run", "--source", "kafka", "--brokers", cluster.value()->bootstraps(), "--topic", "md", "--http",
+                   "127.0.0.1:0", "--no-stdout"},
                   dir, "run-kafka");
   expect_healthz_then_clean_stop(c);
 }

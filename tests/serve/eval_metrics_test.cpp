@@ -30,7 +30,7 @@ TEST(EvalMetrics, RocAucAndAveragePrecisionOnAKnownSet) {
 TEST(EvalMetrics, TiesAndDegenerateSets) {
   const std::vector<float> tie{0.5f, 0.5f, 0.5f, 0.5f};
   const std::vector<uint8_t> y{1, 0, 0, 1};
-  EXPECT_NEAR(roc_auc(tie, y), 0.5, 1e-12);             // ties count one half
+  EXPECT_NEAR(roc_auc(tie, y), 0.5, 1e-12);            // ties count one half
   EXPECT_NEAR(average_precision(tie, y), 0.5, 1e-12);  // one threshold: precision 1/2 at recall 1
   // A binary detector (like the rules): AUC = (TPR + TNR) / 2.
   const std::vector<float> bin{1, 1, 0, 0, 0, 1};
@@ -83,8 +83,8 @@ struct Fixture {
 
 TEST(EvalMetrics, AlertsCooldownRecallAndLeadTime) {
   Fixture f;
-  f.set(70, 0.9f);  // 30 s before the first event
-  f.set(75, 0.9f);  // within the cooldown: no second alert
+  f.set(70, 0.9f);   // 30 s before the first event
+  f.set(75, 0.9f);   // within the cooldown: no second alert
   f.set(150, 0.8f);  // a false alert
   f.set(240, 0.7f);  // 10 s before the second event
   BudgetResult r = alerts_at(f.view(), double(0.7f), 60 * kSec);
@@ -121,7 +121,7 @@ TEST(EvalMetrics, BudgetPicksTheLowestThresholdWithinTheFalseAlertLimit) {
   f.set(70, 0.9f);
   f.set(150, 0.8f);  // false
   f.set(240, 0.7f);
-  f.set(5, 0.6f);    // false, more than a cooldown before the next
+  f.set(5, 0.6f);  // false, more than a cooldown before the next
   // No false alert allowed: only 0.9 qualifies (0.8 raises the false one).
   BudgetResult r = at_budget(f.view(), 0.0, 60 * kSec);
   EXPECT_FLOAT_EQ(float(r.threshold), 0.9f);

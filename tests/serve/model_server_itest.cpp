@@ -140,7 +140,8 @@ TEST(ModelServer, BatchesPaddedToBucketsAnswerOnlyTheirRealRows) {
   ModelServer server(o, 1);
   ASSERT_TRUE(server.start({"m", 1, v1}, nullptr, kFeatures).is_ok());
   ShardDriver d{0, 1};
-  d.run(server.port(0), mono_ns() + 60'000'000'000, [](uint32_t, float v) { return sigmoid(v); }, 1000);
+  d.run(
+      server.port(0), mono_ns() + 60'000'000'000, [](uint32_t, float v) { return sigmoid(v); }, 1000);
   server.stop();
   EXPECT_EQ(d.failed, 0u);
   EXPECT_EQ(d.wrong, 0u) << "pad rows must not leak into results";
@@ -275,7 +276,8 @@ TEST(ModelServer, FailingBackendFallsBackToCpuAndLosesNothing) {
   ASSERT_TRUE(server.start({"m", 1, faulty}, cpu_engine(last_value_model(0.f)), kFeatures).is_ok());
   faulty->fail = true;
   ShardDriver d{0, 1};
-  d.run(server.port(0), mono_ns() + 60'000'000'000, [](uint32_t, float v) { return sigmoid(v); }, 500);
+  d.run(
+      server.port(0), mono_ns() + 60'000'000'000, [](uint32_t, float v) { return sigmoid(v); }, 500);
   server.stop();
   EXPECT_EQ(d.failed, 0u);
   EXPECT_EQ(d.ok + d.other, d.submitted);
@@ -296,7 +298,8 @@ TEST(ModelServer, KeepsFailingSoItServesFromTheCpu) {
   EXPECT_EQ(server.backend(), "faulty-cpu");
   faulty->fail = true;
   ShardDriver d{0, 1};
-  d.run(server.port(0), mono_ns() + 60'000'000'000, [](uint32_t, float v) { return sigmoid(v); }, 400);
+  d.run(
+      server.port(0), mono_ns() + 60'000'000'000, [](uint32_t, float v) { return sigmoid(v); }, 400);
   EXPECT_EQ(server.backend(), "cpu");
   // A new version replaces the CPU fallback without waiting for it to be released (it stays,
   // for later failures): the release wait (up to 1 s) is skipped.
@@ -378,7 +381,8 @@ TEST(ModelServer, SwapRefusesAModelThatDoesNotFitAndKeepsServing) {
   EXPECT_NE(rep.status().message().find("m v2"), std::string::npos) << rep.status().to_string();
   EXPECT_EQ(server.model_version(), 1u);
   ShardDriver d{0, 1};
-  d.run(server.port(0), mono_ns() + 60'000'000'000, [](uint32_t, float v) { return sigmoid(v); }, 100);
+  d.run(
+      server.port(0), mono_ns() + 60'000'000'000, [](uint32_t, float v) { return sigmoid(v); }, 100);
   server.stop();
   EXPECT_EQ(d.failed, 0u);
   EXPECT_GT(d.ok, 0u);

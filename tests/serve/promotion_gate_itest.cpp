@@ -3,8 +3,8 @@
 // with both PR-AUCs in the message and prod unchanged; an equal model passes and the swap handler
 // gets its engine exactly once; a corrupt plan and a plan whose outputs are not its ONNX's are
 // refused; rollback after two promotions walks back one prod at a time; the CLI says the same.
-#include <CLI/CLI.hpp>
 #include <gtest/gtest.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -34,7 +34,8 @@ std::string slurp(const fs::path& p) {
 }
 
 std::string entry(int version, const std::string& stage, const std::string& onnx, const std::string& plan = "") {
-  std::string e = R"({"name": "m", "version": )" + std::to_string(version) + R"(, "stage": ")" + stage + R"(", "onnx": ")" + onnx + "\"";
+  std::string e =
+      R"({"name": "m", "version": )" + std::to_string(version) + R"(, "stage": ")" + stage + R"(", "onnx": ")" + onnx + "\"";
   if (!plan.empty()) e += R"(, "plans": {"cpu": ")" + plan + "\"}";
   return e + "}";
 }
@@ -43,7 +44,8 @@ class PromotionGateTest : public ::testing::Test {
  protected:
   void SetUp() override {
     TS_REQUIRE_DATA(testing::lobster_file("AAPL", "message", 1));
-    dir_ = testing::scratch_dir(std::string("promotion_gate_") + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = testing::scratch_dir(std::string("promotion_gate_") +
+                                ::testing::UnitTest::GetInstance()->current_test_info()->name());
     ExportOptions ex;
     ex.out_dir = (dir_ / "data").string();
     ex.format = "lobster";
@@ -51,8 +53,8 @@ class PromotionGateTest : public ::testing::Test {
     std::atomic<bool> stop{false};
     auto s = export_dataset(ex, stop);
     ASSERT_TRUE(s.is_ok()) << s.status().to_string();
-    const std::string cmd = "/usr/bin/python3 " + std::string(TICKSENTRY_SOURCE_DIR) + "/tests/serve/make_constant_model.py " +
-                            (dir_ / "constant.onnx").string();
+    const std::string cmd = "/usr/bin/python3 " + std::string(TICKSENTRY_SOURCE_DIR) +
+                            "/tests/serve/make_constant_model.py " + (dir_ / "constant.onnx").string();
     ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
     fs::copy_file(fs::path(TICKSENTRY_SOURCE_DIR) / "models" / "default.onnx", dir_ / "default.onnx");
     // The held windows: the validation split must hold both classes for PR-AUC to mean anything.
@@ -67,8 +69,8 @@ class PromotionGateTest : public ::testing::Test {
 
   // v1 prod (the shipped model), v2 the constant model, v3 and v4 copies of the shipped model.
   void write_registry(const std::string& extra = "") {
-    std::ofstream(dir_ / "registry.json") << "{\"format_version\": 2, \"models\": [" << entry(1, "prod", "default.onnx") << ", "
-                                          << entry(2, "candidate", "constant.onnx") << ", "
+    std::ofstream(dir_ / "registry.json") << "{\"format_version\": 2, \"models\": [" << entry(1, "prod", "default.onnx")
+                                          << ", " << entry(2, "candidate", "constant.onnx") << ", "
                                           << entry(3, "candidate", "default.onnx") << ", "
                                           << entry(4, "candidate", "default.onnx") << extra << "]}";
     auto r = ModelRegistry::open((dir_ / "registry.json").string());
@@ -174,8 +176,8 @@ TEST_F(PromotionGateTest, ACorruptPlanOrAPlanThatIsNotItsOnnxIsRefused) {
   bo.profiles.push_back(prof);
   auto wrong = engine::build_file((dir_ / "constant.onnx").string(), bo);
   ASSERT_TRUE(wrong.is_ok()) << wrong.status().to_string();
-  std::ofstream(dir_ / "wrong.plan", std::ios::binary).write(reinterpret_cast<const char*>(wrong.value().data()),
-                                                             std::streamsize(wrong.value().size()));
+  std::ofstream(dir_ / "wrong.plan", std::ios::binary)
+      .write(reinterpret_cast<const char*>(wrong.value().data()), std::streamsize(wrong.value().size()));
   write_registry(", " + entry(5, "candidate", "default.onnx", "garbage.plan") + ", " +
                  entry(6, "candidate", "default.onnx", "wrong.plan"));
   const std::string before = slurp(dir_ / "registry.json");
@@ -186,7 +188,8 @@ TEST_F(PromotionGateTest, ACorruptPlanOrAPlanThatIsNotItsOnnxIsRefused) {
       << bad.status().message();
   auto mismatch = reg_->promote("m", 6, Stage::kShadow, options());
   ASSERT_FALSE(mismatch.is_ok());
-  EXPECT_NE(mismatch.status().message().find("outputs differ from its ONNX"), std::string::npos) << mismatch.status().message();
+  EXPECT_NE(mismatch.status().message().find("outputs differ from its ONNX"), std::string::npos)
+      << mismatch.status().message();
   EXPECT_NE(mismatch.status().message().find("tolerance 1e-04"), std::string::npos) << mismatch.status().message();
 
   EXPECT_TRUE(swaps_.empty());
@@ -214,7 +217,8 @@ TEST_F(PromotionGateTest, RollbackAfterTwoPromotionsWalksBackOneProdAtATime) {
   auto none = reg_->rollback("m", options());
   ASSERT_FALSE(none.is_ok());
   EXPECT_EQ(none.status().code(), StatusCode::kNotFound);
-  EXPECT_NE(none.status().message().find("m v1 did not replace an earlier prod"), std::string::npos) << none.status().message();
+  EXPECT_NE(none.status().message().find("m v1 did not replace an earlier prod"), std::string::npos)
+      << none.status().message();
 
   // Two promotions and two rollbacks: four swaps, each with the engine of the version it names.
   ASSERT_EQ(swaps_.size(), 4u);
@@ -250,10 +254,13 @@ TEST_F(PromotionGateTest, CliListsRefusesWithOneLineAndPromotes) {
   EXPECT_NE(err.find("ticksentry models: promoting m v2 to prod: refused: PR-AUC"), std::string::npos) << err;
   EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
 
-  EXPECT_EQ(run_models_cli({"models", "promote", "m", "3", "--stage", "staging", "--data", data, "--registry", reg}, &out, &err), 0)
+  EXPECT_EQ(
+      run_models_cli({"models", "promote", "m", "3", "--stage", "staging", "--data", data, "--registry", reg}, &out, &err),
+      0)
       << err;
   EXPECT_NE(out.find("promoted m v3 to staging"), std::string::npos) << out;
-  EXPECT_EQ(run_models_cli({"models", "promote", "m", "3", "--stage", "live", "--data", data, "--registry", reg}, &out, &err), 2);
+  EXPECT_EQ(
+      run_models_cli({"models", "promote", "m", "3", "--stage", "live", "--data", data, "--registry", reg}, &out, &err), 2);
   EXPECT_NE(err.find("--stage must be prod, staging or shadow"), std::string::npos) << err;
   EXPECT_EQ(run_models_cli({"models", "rollback", "m", "--data", data, "--registry", reg}, &out, &err), 2);
   EXPECT_NE(err.find("nothing to roll back to"), std::string::npos) << err;

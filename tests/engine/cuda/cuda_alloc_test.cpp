@@ -94,7 +94,7 @@ long allocations_in(F&& f) {
 }
 
 TEST(CudaAllocCounter, CountsThisThreadsAllocations) {  // the counter itself can fail
-  static std::vector<int>* volatile sink = nullptr;  // observable: the allocations cannot be elided
+  static std::vector<int>* volatile sink = nullptr;     // observable: the allocations cannot be elided
   const long n = allocations_in([] { sink = new std::vector<int>(100); });
   delete sink;
   EXPECT_EQ(n, 2);  // the vector object and its storage

@@ -26,7 +26,7 @@ TEST(CudaBuckets, ABatchTakesTheSmallestBucketAtLeastItsSize) {
   ASSERT_NE(find_backend("cuda"), nullptr);  // this build registers the backend these belong to
   EXPECT_EQ(bucket_slot(kServing, 1), 0);
   EXPECT_EQ(bucket_slot(kServing, 2), 1);
-  EXPECT_EQ(bucket_slot(kServing, 3), 2);    // runs at 4
+  EXPECT_EQ(bucket_slot(kServing, 3), 2);  // runs at 4
   EXPECT_EQ(bucket_slot(kServing, 4), 2);
   EXPECT_EQ(bucket_slot(kServing, 5), 3);    // runs at 8
   EXPECT_EQ(bucket_slot(kServing, 129), 8);  // runs at 256
@@ -43,8 +43,8 @@ TEST(CudaBuckets, ABatchTakesTheSmallestBucketAtLeastItsSize) {
 }
 
 TEST(CudaBuckets, NoBucketOverTheLargestOrWithoutBuckets) {
-  EXPECT_EQ(bucket_slot(kServing, 257), -1);  // runs at its own size
-  EXPECT_EQ(bucket_slot({}, 1), -1);           // exact shapes (bucketing off)
+  EXPECT_EQ(bucket_slot(kServing, 257), -1);    // runs at its own size
+  EXPECT_EQ(bucket_slot({}, 1), -1);            // exact shapes (bucketing off)
   const std::vector<int64_t> odd{3, 10, 4096};  // the last bucket need not be a power of two
   EXPECT_EQ(bucket_slot(odd, 0), 0);
   EXPECT_EQ(bucket_slot(odd, 4), 1);
@@ -82,7 +82,7 @@ TEST(CudaGraphTable, FindsAnEntryByPathAndEveryInputsDims) {
   EXPECT_EQ(table.find(GraphPath::kRun, b4_t30), -1);    // same batch, another T
   EXPECT_EQ(table.find(GraphPath::kRun, b4_rank2), -1);  // same first dim, another rank
   EXPECT_EQ(table.find(GraphPath::kRun, two), -1);       // another input count
-  table.erase(i4);  // later entries move down
+  table.erase(i4);                                       // later entries move down
   EXPECT_EQ(table.find(GraphPath::kRun, b4), -1);
   EXPECT_EQ(table.at(table.find(GraphPath::kRun, b8)).generation, 8u);
   EXPECT_EQ(table.at(table.find(GraphPath::kOnStream, b4)).generation, 40u);

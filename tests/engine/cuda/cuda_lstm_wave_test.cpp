@@ -170,8 +170,8 @@ TEST(FuseLstmStack, KeepsTheHeadWhenItsValuesAreUsedElsewhere) {
 // --- the kernel (H200) -------------------------------------------------------------------------
 
 // The stack of two LSTM layers with `tactic` forced, against the CPU backend (rnn_stack_test_util.h).
-void check_lstm_stack(const std::string& name, const Graph& g, int64_t h, int64_t in, const std::vector<std::pair<int64_t, int64_t>>& tb,
-                      Tol tol, Precision p, const std::string& tactic) {
+void check_lstm_stack(const std::string& name, const Graph& g, int64_t h, int64_t in,
+                      const std::vector<std::pair<int64_t, int64_t>>& tb, Tol tol, Precision p, const std::string& tactic) {
   check_stack(name, g, "LSTM", "LSTMStack", h, in, tb, tol, p, tactic, 29);
 }
 
@@ -183,17 +183,18 @@ void check_lstm_stack(const std::string& name, const Graph& g, int64_t h, int64_
 // and 64 (input 20: a partly empty k tile); FP16 and BF16.
 TEST(CudaLstmWave, WavefrontMatchesCpu) {
   SKIP_WITHOUT_GPU();
-  const std::vector<std::pair<int64_t, int64_t>> tb{{60, 1},    {5, 2},     {120, 7}, {30, 9},   {30, 17},  {60, 64},
-                                                    {120, 300}, {20, 1000}, {5, 1200}, {60, 1200}, {5, 2000}, {5, 2049},
-                                                    {5, 4096}};
+  const std::vector<std::pair<int64_t, int64_t>> tb{{60, 1},   {5, 2},     {120, 7},   {30, 9},   {30, 17},
+                                                    {60, 64},  {120, 300}, {20, 1000}, {5, 1200}, {60, 1200},
+                                                    {5, 2000}, {5, 2049},  {5, 4096}};
   check_lstm_stack("LSTM-2x128 I=32", stacked_lstm(128, 32, 301), 128, 32, tb, kFp16, Precision::kFP16, "wave");
-  check_lstm_stack("LSTM-2x128 I=32", stacked_lstm(128, 32, 301), 128, 32, {{60, 1}, {120, 7}, {60, 300}}, kBf16, Precision::kBF16,
-              "wave");
-  check_lstm_stack("LSTM-2x64 I=20", stacked_lstm(64, 20, 311), 64, 20, {{60, 1}, {5, 2}, {120, 7}, {60, 64}, {120, 300}, {5, 1200}},
-              kFp16, Precision::kFP16, "wave");
-  check_lstm_stack("LSTM-2x64 I=20", stacked_lstm(64, 20, 311), 64, 20, {{60, 1}, {120, 300}}, kBf16, Precision::kBF16, "wave");
-  check_lstm_stack("LSTM-2x128 I=64", stacked_lstm(128, 64, 321), 128, 64, {{60, 1}, {120, 300}, {20, 1000}, {5, 2049}}, kFp16,
-                   Precision::kFP16, "wave");
+  check_lstm_stack("LSTM-2x128 I=32", stacked_lstm(128, 32, 301), 128, 32, {{60, 1}, {120, 7}, {60, 300}}, kBf16,
+                   Precision::kBF16, "wave");
+  check_lstm_stack("LSTM-2x64 I=20", stacked_lstm(64, 20, 311), 64, 20,
+                   {{60, 1}, {5, 2}, {120, 7}, {60, 64}, {120, 300}, {5, 1200}}, kFp16, Precision::kFP16, "wave");
+  check_lstm_stack("LSTM-2x64 I=20", stacked_lstm(64, 20, 311), 64, 20, {{60, 1}, {120, 300}}, kBf16, Precision::kBF16,
+                   "wave");
+  check_lstm_stack("LSTM-2x128 I=64", stacked_lstm(128, 64, 321), 128, 64, {{60, 1}, {120, 300}, {20, 1000}, {5, 2049}},
+                   kFp16, Precision::kFP16, "wave");
 }
 
 // Tactic "wave3": three CTAs per cluster (layer 1 with its own input projection, W1 in shared
@@ -202,15 +203,18 @@ TEST(CudaLstmWave, WavefrontMatchesCpu) {
 // four-CTA one.
 TEST(CudaLstmWave, ThreeCtaWavefrontMatchesCpu) {
   SKIP_WITHOUT_GPU();
-  const std::vector<std::pair<int64_t, int64_t>> tb{{60, 1},   {5, 2},     {120, 7},   {30, 9},  {30, 17},  {60, 64},  {120, 300},
-                                                    {20, 1000}, {5, 1200}, {60, 1200}, {5, 2000}, {5, 2049}, {5, 4096}};
+  const std::vector<std::pair<int64_t, int64_t>> tb{{60, 1},   {5, 2},     {120, 7},   {30, 9},   {30, 17},
+                                                    {60, 64},  {120, 300}, {20, 1000}, {5, 1200}, {60, 1200},
+                                                    {5, 2000}, {5, 2049},  {5, 4096}};
   check_lstm_stack("LSTM-2x128 I=32", stacked_lstm(128, 32, 301), 128, 32, tb, kFp16, Precision::kFP16, "wave3");
   check_lstm_stack("LSTM-2x128 I=32", stacked_lstm(128, 32, 301), 128, 32, {{60, 1}, {120, 7}, {60, 300}, {5, 2049}}, kBf16,
                    Precision::kBF16, "wave3");
-  check_lstm_stack("LSTM-2x64 I=20", stacked_lstm(64, 20, 311), 64, 20, {{60, 1}, {5, 2}, {120, 7}, {120, 300}, {5, 1200}}, kFp16,
-                   Precision::kFP16, "wave3");
-  check_lstm_stack("LSTM-2x64 I=20", stacked_lstm(64, 20, 311), 64, 20, {{60, 1}, {120, 300}}, kBf16, Precision::kBF16, "wave3");
-  check_lstm_stack("LSTM-2x128 I=64", stacked_lstm(128, 64, 321), 128, 64, {{60, 1}, {120, 300}}, kFp16, Precision::kFP16, "wave3");
+  check_lstm_stack("LSTM-2x64 I=20", stacked_lstm(64, 20, 311), 64, 20, {{60, 1}, {5, 2}, {120, 7}, {120, 300}, {5, 1200}},
+                   kFp16, Precision::kFP16, "wave3");
+  check_lstm_stack("LSTM-2x64 I=20", stacked_lstm(64, 20, 311), 64, 20, {{60, 1}, {120, 300}}, kBf16, Precision::kBF16,
+                   "wave3");
+  check_lstm_stack("LSTM-2x128 I=64", stacked_lstm(128, 64, 321), 128, 64, {{60, 1}, {120, 300}}, kFp16, Precision::kFP16,
+                   "wave3");
 }
 
 // The node with the model's input Transpose and head absorbed (`tactic` forced) vs the CPU
@@ -259,18 +263,19 @@ void check_lstm_io(const std::string& name, const Graph& g, int64_t in, const st
 TEST(CudaLstmWave, FusedInputTransposeAndHeadMatchCpu) {
   SKIP_WITHOUT_GPU();
   check_lstm_io("LSTM-2x128 I=32 head 1", lstm_with_io(128, 32, 1, 451), 32,
-                {{1, 60}, {7, 120}, {17, 30}, {300, 60}, {1200, 5}, {2000, 5}, {2049, 5}, {4096, 5}, {4096, 57}}, Precision::kFP16,
-                kFp16);
+                {{1, 60}, {7, 120}, {17, 30}, {300, 60}, {1200, 5}, {2000, 5}, {2049, 5}, {4096, 5}, {4096, 57}},
+                Precision::kFP16, kFp16);
   check_lstm_io("LSTM-2x64 I=20 head 3", lstm_with_io(64, 20, 3, 461), 20, {{1, 60}, {37, 30}, {4096, 5}, {2000, 60}},
                 Precision::kFP16, kFp16);
-  check_lstm_io("LSTM-2x128 I=32 head 1", lstm_with_io(128, 32, 1, 451), 32, {{1, 60}, {300, 60}, {4096, 57}}, Precision::kBF16,
-                kBf16);
+  check_lstm_io("LSTM-2x128 I=32 head 1", lstm_with_io(128, 32, 1, 451), 32, {{1, 60}, {300, 60}, {4096, 57}},
+                Precision::kBF16, kBf16);
   check_lstm_io("LSTM-2x128 I=32 head 1", lstm_with_io(128, 32, 1, 451), 32,
                 {{1, 60}, {7, 120}, {17, 30}, {300, 60}, {1200, 5}, {2000, 5}, {4096, 5}}, Precision::kFP16, kFp16, "wave3");
-  check_lstm_io("LSTM-2x64 I=20 head 3", lstm_with_io(64, 20, 3, 461), 20, {{1, 60}, {37, 30}}, Precision::kBF16, kBf16, "wave3");
+  check_lstm_io("LSTM-2x64 I=20 head 3", lstm_with_io(64, 20, 3, 461), 20, {{1, 60}, {37, 30}}, Precision::kBF16, kBf16,
+                "wave3");
   // Forced per-layer tactics: the layers (and their time chunks) at every batch.
-  check_lstm_io("LSTM-2x128 I=32 head 3", lstm_with_io(128, 32, 3, 471), 32, {{1, 60}, {300, 60}, {4096, 57}}, Precision::kFP16,
-                kFp16, "mma_x2");
+  check_lstm_io("LSTM-2x128 I=32 head 3", lstm_with_io(128, 32, 3, 471), 32, {{1, 60}, {300, 60}, {4096, 57}},
+                Precision::kFP16, kFp16, "mma_x2");
   check_lstm_io("LSTM-2x128 I=32 head 3", lstm_with_io(128, 32, 3, 471), 32, {{7, 60}, {2000, 60}}, Precision::kFP16, kFp16,
                 "persistent_ks4");
 }
@@ -283,20 +288,22 @@ TEST(CudaLstmWave, FusedInputTransposeAndHeadMatchCpu) {
 // and BF16; input 64 (four k tiles of x); hidden 64 runs as "wave".
 TEST(CudaLstmWave, SplitWavefrontMatchesCpu) {
   SKIP_WITHOUT_GPU();
-  std::vector<std::pair<int64_t, int64_t>> tb{{60, 1}, {1, 1}, {2, 3}, {5, 7}, {120, 7}, {60, 64}, {60, 65}, {120, 300}, {5, 2000}};
+  std::vector<std::pair<int64_t, int64_t>> tb{{60, 1},  {1, 1},   {2, 3},     {5, 7},   {120, 7},
+                                              {60, 64}, {60, 65}, {120, 300}, {5, 2000}};
   for (int64_t b = 1; b <= 64; ++b) tb.push_back({3, b});
   check_lstm_stack("LSTM-2x128 I=32", stacked_lstm(128, 32, 301), 128, 32, tb, kFp16, Precision::kFP16, "wave_split");
   check_lstm_stack("LSTM-2x128 I=32", stacked_lstm(128, 32, 301), 128, 32, {{60, 1}, {120, 7}, {60, 64}, {60, 300}}, kBf16,
                    Precision::kBF16, "wave_split");
   check_lstm_stack("LSTM-2x128 I=64", stacked_lstm(128, 64, 321), 128, 64, {{60, 1}, {120, 9}, {60, 64}, {60, 300}}, kFp16,
                    Precision::kFP16, "wave_split");
-  check_lstm_stack("LSTM-2x64 I=20", stacked_lstm(64, 20, 311), 64, 20, {{60, 1}, {5, 7}, {60, 300}}, kFp16, Precision::kFP16,
-                   "wave_split");
+  check_lstm_stack("LSTM-2x64 I=20", stacked_lstm(64, 20, 311), 64, 20, {{60, 1}, {5, 7}, {60, 300}}, kFp16,
+                   Precision::kFP16, "wave_split");
   // Batch-first X and the head of 1 and of 3 outputs ([B, T] here).
   check_lstm_io("LSTM-2x128 I=32 head 1", lstm_with_io(128, 32, 1, 451), 32,
-                {{1, 60}, {1, 1}, {7, 120}, {64, 60}, {65, 60}, {300, 60}, {2000, 5}}, Precision::kFP16, kFp16, "wave_split");
-  check_lstm_io("LSTM-2x128 I=32 head 3", lstm_with_io(128, 32, 3, 471), 32, {{1, 60}, {37, 30}, {64, 5}}, Precision::kBF16, kBf16,
+                {{1, 60}, {1, 1}, {7, 120}, {64, 60}, {65, 60}, {300, 60}, {2000, 5}}, Precision::kFP16, kFp16,
                 "wave_split");
+  check_lstm_io("LSTM-2x128 I=32 head 3", lstm_with_io(128, 32, 3, 471), 32, {{1, 60}, {37, 30}, {64, 5}}, Precision::kBF16,
+                kBf16, "wave_split");
 }
 
 // Where the wavefront does not apply the node runs its layers one by one: hidden 96 (no
@@ -308,7 +315,8 @@ TEST(CudaLstmWave, LayerByLayerTacticsAndFallbackMatchCpu) {
   check_lstm_stack("LSTM-2x96", stacked_lstm(96, 32, 331), 96, 32, tb, kFp16, Precision::kFP16, "wave");
   // The layers in time chunks (33 × 4096 rows: 2 chunks of 17 and 16 steps): Y written in place
   // chunk by chunk, Y_h and Y_c from the last.
-  check_lstm_stack("LSTM-2x128 chunks", stacked_lstm(128, 32, 301), 128, 32, {{33, 4096}}, kFp16, Precision::kFP16, "mma_x2");
+  check_lstm_stack("LSTM-2x128 chunks", stacked_lstm(128, 32, 301), 128, 32, {{33, 4096}}, kFp16, Precision::kFP16,
+                   "mma_x2");
   check_lstm_stack("LSTM-2x128", stacked_lstm(128, 32, 301), 128, 32, tb, kFp16, Precision::kFP16, "mma_x2");
   check_lstm_stack("LSTM-2x128", stacked_lstm(128, 32, 301), 128, 32, tb, kFp16, Precision::kFP16, "persistent_ks4");
 }
@@ -375,7 +383,8 @@ TEST(CudaLstmWave, ForcedNTilesMatchOneTile) {
     bool three;
     int nn;
   };
-  const Variant variants[] = {{"wave", false, 1}, {"wave", false, 2}, {"wave", false, 4}, {"wave3", true, 1}, {"wave3", true, 2}};
+  const Variant variants[] = {
+      {"wave", false, 1}, {"wave", false, 2}, {"wave", false, 4}, {"wave3", true, 1}, {"wave3", true, 2}};
   auto params = [&](int t, int b, const Variant& v) {
     cuda::LstmWaveParams p;
     p.frags = dfrags.p;
@@ -388,7 +397,8 @@ TEST(CudaLstmWave, ForcedNTilesMatchOneTile) {
     p.n_tiles = v.nn;
     return p;
   };
-  for (const auto& [t, b] : std::vector<std::pair<int, int>>{{30, 9}, {30, 17}, {20, 300}, {20, 1000}, {5, 2049}, {60, 4096}}) {
+  for (const auto& [t, b] :
+       std::vector<std::pair<int, int>>{{30, 9}, {30, 17}, {20, 300}, {20, 1000}, {5, 2049}, {60, 4096}}) {
     const std::vector<float> x = random_vec(size_t(t) * b * I, uint32_t(600 + b), 1.5f);
     DevVec<float> dx(x.size(), x.data());
     ASSERT_TRUE(dx.p);

@@ -43,8 +43,10 @@ CudaExecutor::~CudaExecutor() {
     for (auto& b : *bufs) b.release_to_cache();
   lt_workspace_.release_to_cache();
   if (lt_) cublasLtDestroy(lt_);
-  for (cudaEvent_t e : {done_ev_, fork_ev_, join_ev_}) if (e) cudaEventDestroy(e);
-  for (cudaEvent_t e : chunk_ev_) if (e) cudaEventDestroy(e);
+  for (cudaEvent_t e : {done_ev_, fork_ev_, join_ev_})
+    if (e) cudaEventDestroy(e);
+  for (cudaEvent_t e : chunk_ev_)
+    if (e) cudaEventDestroy(e);
   if (copy_stream_) cudaStreamDestroy(copy_stream_);
   if (stream_) cudaStreamDestroy(stream_);
 }
@@ -137,7 +139,8 @@ Status CudaExecutor::init() {
 Status CudaExecutor::sync() {
   if (async_pending_) {
     cudaError_t e = cudaEventSynchronize(done_ev_);
-    if (e != cudaSuccess) return cuda_error(e, "cudaEventSynchronize (work this engine queued on the caller's stream failed)");
+    if (e != cudaSuccess)
+      return cuda_error(e, "cudaEventSynchronize (work this engine queued on the caller's stream failed)");
     async_pending_ = false;
   }
   cudaError_t e = cudaStreamSynchronize(stream_);
@@ -210,7 +213,8 @@ Result<void*> CudaExecutor::scratch(size_t bytes) {
   DeviceBuffer& b = scratch_slots_[slot];
   if (bytes > b.bytes() || !b.get()) {
     size_t total = lt_workspace_.bytes() + bytes;
-    for (size_t i = 0; i < scratch_slots_.size(); ++i) if (i != slot) total += scratch_slots_[i].bytes();
+    for (size_t i = 0; i < scratch_slots_.size(); ++i)
+      if (i != slot) total += scratch_slots_[i].bytes();
     if (options_.workspace_bytes > 0 && total > size_t(options_.workspace_bytes)) {
       return Status(StatusCode::kOutOfRange, "needs " + std::to_string(total) + " bytes of device workspace, over the " +
                                                  "workspace limit of " + std::to_string(options_.workspace_bytes) +
@@ -254,7 +258,7 @@ Status CudaExecutor::stage_inputs(std::span<const TensorView> inputs, const std:
     if (direct_[i]) continue;
     TS_RETURN_IF_ERROR(ensure_pinned(in_stage_[i], bytes));
     if (staged && !(*staged)[i]) continue;  // the zero-copy graph's copy-in reads the caller's rows
-    const size_t n = inputs[i].bytes();  // the caller's rows; a bucket's padding rows stay
+    const size_t n = inputs[i].bytes();     // the caller's rows; a bucket's padding rows stay
     if (n) std::memcpy(in_stage_[i].p, inputs[i].data, n);
   }
   return Status::ok();
@@ -284,7 +288,8 @@ Status CudaExecutor::check_memory(const void* p, const char* what, const std::st
     return invalid(std::string(what) + " " + name + ": not memory the GPU can reach (" + cudaGetErrorString(e) + ")");
   }
   if (a.type == cudaMemoryTypeUnregistered) {
-    return invalid(std::string(what) + " " + name + ": pageable host memory cannot be copied asynchronously; use Engine::allocate_host, " +
+    return invalid(std::string(what) + " " + name +
+                   ": pageable host memory cannot be copied asynchronously; use Engine::allocate_host, " +
                    "page-locked (cudaHostAlloc, cudaHostRegister) or device memory");
   }
   *dev = a.devicePointer;
@@ -351,7 +356,6 @@ Status CudaExecutor::enqueue_all(std::span<const TensorView> inputs, Io io, bool
   }
   return Status::ok();
 }
-
 
 Status CudaExecutor::run(std::span<const TensorView> inputs) {
   const Graph& g = program_->graph;
@@ -529,7 +533,8 @@ Status CudaExecutor::enqueue_on_stream(std::span<const TensorView> inputs, std::
   for (size_t i = 0; i < outputs.size(); ++i) {
     const Value& v = g.value(g.outputs[i]);
     if (outputs[i].dtype != v.dtype) {
-      return invalid("output " + v.name + ": dtype " + dtype_name(outputs[i].dtype) + ", engine produces " + dtype_name(v.dtype));
+      return invalid("output " + v.name + ": dtype " + dtype_name(outputs[i].dtype) + ", engine produces " +
+                     dtype_name(v.dtype));
     }
     if (!outputs[i].data) return invalid("output " + v.name + ": null data");
     TS_RETURN_IF_ERROR(check_memory(outputs[i].data, "output", v.name, &out_dev_[i]));

@@ -62,8 +62,7 @@ class CudaExecutor final : public BackendExecutor, private CudaRunEnv {
   int64_t fixed_memory_bytes() const override;
   Result<double> time_node(size_t i, const Kernel& k) override;
   std::vector<std::vector<int64_t>> node_input_dims(size_t i) const override;
-  Status enqueue_on_stream(std::span<const TensorView> inputs, std::span<TensorView> outputs,
-                           DeviceStream stream) override;
+  Status enqueue_on_stream(std::span<const TensorView> inputs, std::span<TensorView> outputs, DeviceStream stream) override;
   std::string describe() const override;
 
   // PERF NOTE: below this an input is memcpy'd into pinned staging (the H2D copy then lives
@@ -97,8 +96,8 @@ class CudaExecutor final : public BackendExecutor, private CudaRunEnv {
   // eager run finds an output that does not follow the padded batch.
   Status launch_on_stream(cudaStream_t on, cudaGraphExec_t exec, Io io, std::span<const TensorView> inputs,
                           std::span<TensorView> outputs, bool* mismatch);
-  Status launch_nodes();      // every kernel in order on the stream
-  Status unshare_buffers();   // before timing a node: own storage for every value, recomputed
+  Status launch_nodes();     // every kernel in order on the stream
+  Status unshare_buffers();  // before timing a node: own storage for every value, recomputed
   // After an eager run: when the values' sizes seen so far fit slots chosen by size
   // (plan_buffers_by_size) in less than the pool holds, frees the pool and takes that plan (the
   // next run allocates it). Memory, not time: a warm-up step, never on a replay.
@@ -109,7 +108,7 @@ class CudaExecutor final : public BackendExecutor, private CudaRunEnv {
   // pageable host memory → kInvalidArgument naming `what` and `name` (the string is built only
   // for the error).
   Status check_memory(const void* p, const char* what, const std::string& name, void** dev) const;
-  Status sync();              // the internal stream and any caller-stream work of this context
+  Status sync();  // the internal stream and any caller-stream work of this context
 
   // --- graph capture and bucket choice (cuda_graph_capture.cpp) ----------------------------
   // The batch a run uses: the smallest bucket ≥ batch (batch when none or bucketing is off).
@@ -126,8 +125,8 @@ class CudaExecutor final : public BackendExecutor, private CudaRunEnv {
   Status capture_run(std::span<const TensorView> inputs, const std::string& shape, bool* ran);
   // enqueue_on_stream(): captures the kernels-only graph at padded_ and measures the caller-memory
   // path; returns its graphs_ index, or −1 when the capture was interrupted.
-  Result<int> capture_on_stream(std::span<const TensorView> inputs, std::span<TensorView> outputs,
-                                const std::string& shape, cudaStream_t caller);
+  Result<int> capture_on_stream(std::span<const TensorView> inputs, std::span<TensorView> outputs, const std::string& shape,
+                                cudaStream_t caller);
   // Captures enqueue_all(padded_, io) on the internal stream; null exec when a reallocation
   // interrupted it (the caller then runs eagerly).
   // With `keep` (and io kMapped): the graph is kept in *keep and its copy-in nodes recorded.
@@ -180,38 +179,38 @@ class CudaExecutor final : public BackendExecutor, private CudaRunEnv {
 
   std::shared_ptr<const Program> program_;
   ExecutorOptions options_;
-  cudaStream_t stream_ = nullptr;               // internal: eager runs, captures, run()
-  cudaEvent_t done_ev_ = nullptr;               // after the last enqueue_on_stream
+  cudaStream_t stream_ = nullptr;  // internal: eager runs, captures, run()
+  cudaEvent_t done_ev_ = nullptr;  // after the last enqueue_on_stream
   cudaEvent_t fork_ev_ = nullptr, join_ev_ = nullptr;
-  cudaStream_t copy_stream_ = nullptr;          // pipelined path: the chunks' H2D copies
-  std::vector<cudaEvent_t> chunk_ev_;           // pipelined path: [0] fork, [1 + k] chunk k copied
-  int forced_chunks_ = 0;                       // set_pipeline_chunks_for_testing at creation
-  bool async_pending_ = false;                  // done_ev_ recorded since the last sync()
+  cudaStream_t copy_stream_ = nullptr;  // pipelined path: the chunks' H2D copies
+  std::vector<cudaEvent_t> chunk_ev_;   // pipelined path: [0] fork, [1 + k] chunk k copied
+  int forced_chunks_ = 0;               // set_pipeline_chunks_for_testing at creation
+  bool async_pending_ = false;          // done_ev_ recorded since the last sync()
   cublasLtHandle_t lt_ = nullptr;
   DeviceBuffer lt_workspace_;
   std::vector<DevTensor> values_;
-  std::vector<int> slot_of_;                    // per value: index into pool_, or −1 (own storage)
-  BufferPlan plan_;                             // node-order plan: lifetimes, the first slots
-  std::vector<size_t> value_bytes_;             // per value with a slot: the most it took so far
+  std::vector<int> slot_of_;                      // per value: index into pool_, or −1 (own storage)
+  BufferPlan plan_;                               // node-order plan: lifetimes, the first slots
+  std::vector<size_t> value_bytes_;               // per value with a slot: the most it took so far
   size_t replanned_from_ = 0, replanned_to_ = 0;  // pool bytes before/after the last replan_buffers()
-  int64_t shrunk_bucket_ = -1;                  // last bucket whose buffers shrank to its chunks
-  size_t shrunk_from_ = 0, shrunk_to_ = 0;      // its pool + scratch bytes before/after
-  std::vector<bool> is_input_;                  // per value: a graph input (zeroed when allocated)
-  std::vector<DeviceBuffer> pool_;              // shared intermediate buffers
-  std::vector<DeviceBuffer> constants_;        // uploaded constants kernels read, by value
+  int64_t shrunk_bucket_ = -1;                    // last bucket whose buffers shrank to its chunks
+  size_t shrunk_from_ = 0, shrunk_to_ = 0;        // its pool + scratch bytes before/after
+  std::vector<bool> is_input_;                    // per value: a graph input (zeroed when allocated)
+  std::vector<DeviceBuffer> pool_;                // shared intermediate buffers
+  std::vector<DeviceBuffer> constants_;           // uploaded constants kernels read, by value
   std::vector<std::vector<DevTensor*>> ins_, outs_;
   std::vector<bool> skip_;
   std::vector<DeviceBuffer> scratch_slots_;
-  size_t scratch_next_ = 0;                     // slot index within the current kernel
+  size_t scratch_next_ = 0;  // slot index within the current kernel
   std::vector<PinnedBuffer> in_stage_, out_stage_;
-  std::vector<bool> direct_;                    // per input: copied from caller memory
-  std::vector<bool> staged_;                    // per input: this run memcpy's it into the staging
+  std::vector<bool> direct_;  // per input: copied from caller memory
+  std::vector<bool> staged_;  // per input: this run memcpy's it into the staging
   // Zero-copy outputs (PERF NOTE in enqueue_all): per graph output, whether its producer may write
   // it straight into the mapped staging (a GRUStack node's fused head: written once, plain
   // stores); while redirect_outputs_ (a zero-copy capture's kernels), alloc() gives such an output
   // the staging's device address and sets redirected_.
   std::vector<bool> out_direct_ok_, redirected_;
-  std::vector<int> out_index_;                  // per value: its graph output index, or −1
+  std::vector<int> out_index_;  // per value: its graph output index, or −1
   bool redirect_outputs_ = false;
   std::vector<TensorView> padded_;              // this run's inputs at the bucket's batch
   std::vector<void*> in_dev_, out_dev_;         // enqueue_on_stream: caller memory's device addresses

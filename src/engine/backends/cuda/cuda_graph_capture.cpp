@@ -314,7 +314,6 @@ Status CudaExecutor::time_variants(const std::function<Status(int)>& launch, int
   return Status::ok();
 }
 
-
 Status CudaExecutor::capture_run(std::span<const TensorView> inputs, const std::string& shape, bool* ran) {
   *ran = true;  // from here every return but the last is this call's result
   const Graph& g = program_->graph;
@@ -339,7 +338,8 @@ Status CudaExecutor::capture_run(std::span<const TensorView> inputs, const std::
     } else {
       size_t in_b = 0, out_b = 0;
       for (const TensorView& t : padded_) in_b += t.bytes();
-      for (size_t i = 0; i < g.outputs.size(); ++i) out_b += row_bytes(out_dims_[i], values_[size_t(g.outputs[i])].dtype, -1);
+      for (size_t i = 0; i < g.outputs.size(); ++i)
+        out_b += row_bytes(out_dims_[i], values_[size_t(g.outputs[i])].dtype, -1);
       int device = 0;
       cudaGetDevice(&device);
       // Unlike the zero-copy choice (how bytes travel), this one depends on the kernels: the
@@ -350,7 +350,8 @@ Status CudaExecutor::capture_run(std::span<const TensorView> inputs, const std::
       if (forced_chunks_ == 0 && io_choice_cache().find(pipe_signature, &pipe_known) && pipe_known.chunks > 0) {
         have_pipe_known = true;  // another context measured this signature: build only its choice
         std::vector<int> keep;
-        for (int k : ks) if (k == pipe_known.chunks) keep.push_back(k);
+        for (int k : ks)
+          if (k == pipe_known.chunks) keep.push_back(k);
         ks = keep;
       }
       TS_RETURN_IF_ERROR(warm_pipelines(inputs, &ks));
@@ -447,7 +448,7 @@ Status CudaExecutor::capture_run(std::span<const TensorView> inputs, const std::
     io_[key] = c;
     const GraphEntry& kept = graphs_.at(graphs_.add(GraphPath::kRun, padded_, std::move(entry)));
     if (shrunk) return sync();  // shrink_to_pipeline ran this call's chunks
-    if (kept.pipe.exec) {  // its copy nodes read this call's inputs
+    if (kept.pipe.exec) {       // its copy nodes read this call's inputs
       TS_CUDA(cudaGraphLaunch(kept.pipe.exec, stream_));
     } else {
       TS_RETURN_IF_ERROR(copy_direct_inputs(inputs, kept.io, stream_));

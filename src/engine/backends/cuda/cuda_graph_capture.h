@@ -30,8 +30,8 @@
 // pure functions. A GraphTable and its entries belong to one executor, one caller at a time.
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
 #include <map>
+#include <mutex>
 #include <span>
 #include <string>
 #include <utility>
@@ -65,11 +65,11 @@ enum class Io : uint8_t { kCopy = 0, kMapped, kKernelsOnly };
 // Per bucket and path, what the capture measured (describe() prints it).
 struct IoChoice {
   Io io = Io::kCopy;
-  double copy_us = 0, mapped_us = 0;  // median launch + synchronize, µs; 0 = not measured
-  int chunks = 1;                     // pipelined path: K (1 = plain graph)
-  bool chunks_forced = false;         // set_pipeline_chunks_for_testing
+  double copy_us = 0, mapped_us = 0;             // median launch + synchronize, µs; 0 = not measured
+  int chunks = 1;                                // pipelined path: K (1 = plain graph)
+  bool chunks_forced = false;                    // set_pipeline_chunks_for_testing
   std::vector<std::pair<int, double>> chunk_us;  // K → median µs (K = 1: plain); empty = not timed
-  int copy_in_nodes = 0;  // zero-copy run(): inputs whose copy-in reads page-locked caller memory
+  int copy_in_nodes = 0;                         // zero-copy run(): inputs whose copy-in reads page-locked caller memory
 };
 
 // run()'s zero-copy graph (Io::kMapped): each staged input's copy-in kernel node. A call whose

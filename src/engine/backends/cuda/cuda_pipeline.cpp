@@ -64,7 +64,7 @@ std::vector<int> CudaExecutor::pipeline_candidates(std::span<const TensorView> i
     if (forced_chunks_ > 1 && k != forced_chunks_) continue;
     const int64_t rows = chunk_rows(run_bucket_, k);
     if (rows * (k - 1) >= run_bucket_) continue;  // the last chunk would be empty
-    bool aligned = true;  // every chunk's input rows start 256-byte aligned, as a tensor's would
+    bool aligned = true;                          // every chunk's input rows start 256-byte aligned, as a tensor's would
     for (const TensorView& t : padded_) aligned = aligned && row_bytes(t.dims, t.dtype, rows) % 256 == 0;
     if (aligned) ks.push_back(k);
   }
@@ -254,9 +254,9 @@ Status CudaExecutor::point_pipeline(PipeGraph& p, std::span<const TensorView> in
     const size_t rb = row_bytes(padded_[i].dims, padded_[i].dtype, 1);
     for (int k = 0; k < p.chunks; ++k) {
       const ChunkCopy c = chunk_copy(run_batch_, rows, k, rb);
-      cudaError_t e = cudaGraphExecMemcpyNodeSetParams1D(p.exec, p.in_nodes[i * size_t(p.chunks) + size_t(k)], base + c.dst_off,
-                                                         static_cast<const char*>(inputs[i].data) + c.src_off, c.bytes,
-                                                         cudaMemcpyDefault);
+      cudaError_t e = cudaGraphExecMemcpyNodeSetParams1D(
+          p.exec, p.in_nodes[i * size_t(p.chunks) + size_t(k)], base + c.dst_off,
+          static_cast<const char*>(inputs[i].data) + c.src_off, c.bytes, cudaMemcpyDefault);
       if (e != cudaSuccess) {  // the plain graph runs this call
         cudaGetLastError();
         return Status::ok();
@@ -274,7 +274,7 @@ Status CudaExecutor::shrink_to_pipeline(std::span<const TensorView> inputs, Grap
   size_t before = 0;
   for (const DeviceBuffer& b : pool_) before += b.bytes();
   for (const DeviceBuffer& b : scratch_slots_) before += b.bytes();
-  destroy_entry(*entry);  // both graphs point at the buffers about to be freed
+  destroy_entry(*entry);        // both graphs point at the buffers about to be freed
   out_dims_ = entry->out_dims;  // the bucket's (enqueue_pipeline sizes the output staging from them)
   TS_RETURN_IF_ERROR(release_buffers());
   // This call's chunks, eagerly: their allocations (chunk-sized), and this call's outputs.
@@ -379,6 +379,5 @@ Status CudaExecutor::choose_pipeline(std::span<const TensorView> inputs, const s
   }
   return Status::ok();
 }
-
 
 }  // namespace ts::engine::cuda

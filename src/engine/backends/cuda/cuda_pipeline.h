@@ -11,7 +11,7 @@
 // synchronize, like the zero-copy choice) and keeps the fastest, cached by device, IO signature
 // and model (cuda_graph_capture.h, IoChoiceCache). Chunks can cost more than one big launch: they
 // run the plan's tactics, and a recurrence pays its T sequential steps per launch, which is why K
-// is measured (bench/results/lead-h200-20261201-0843-chunks.log, engine-cuda-h200-20261201-0151-pipe.json).
+// is measured (bench/results/archive/lead-h200-20261201-0843-chunks.log, engine-cuda-h200-20261201-0151-pipe.json).
 // Used when every input and output follows the batch (buckets on) and the caller's large inputs
 // are page-locked (the graph's copy nodes read them; a call with other memory runs the plain
 // graph); the copy nodes are re-pointed (cudaGraphExecMemcpyNodeSetParams1D) only when the
@@ -38,14 +38,14 @@ inline constexpr size_t kPipelineMinBytes = size_t(4) << 20;
 // The chunk counts K timed (ceil(bucket / K) rows per chunk, the last chunk the rest). PERF NOTE:
 // at bucket 4096 (FP16, T=60) K = 12 (one wave of the GRU wavefront's clusters per chunk) won for
 // no model and 16 neither; 6 won the LSTM's, 8 the Transformer's, 4 the GRU's; the plain graph and
-// every K per model are in bench/results/lead-h200-20261201-0843-chunks.log.
+// every K per model are in bench/results/archive/lead-h200-20261201-0843-chunks.log.
 inline constexpr int kPipelineChunkCounts[] = {2, 4, 6, 8};
 inline constexpr int kMaxPipelineChunks = 8;
 
 // A pipelined graph of one bucket. Owns graph and exec (destroy_pipe frees them).
 struct PipeGraph {
-  int chunks = 0;                         // K; 0 = none
-  cudaGraph_t graph = nullptr;            // kept: its copy nodes are re-pointed per caller address
+  int chunks = 0;               // K; 0 = none
+  cudaGraph_t graph = nullptr;  // kept: its copy nodes are re-pointed per caller address
   cudaGraphExec_t exec = nullptr;
   std::vector<cudaGraphNode_t> in_nodes;  // [input * K + k]; null for staged inputs; empty: not re-pointable
   std::vector<const void*> src;           // caller addresses the nodes read now

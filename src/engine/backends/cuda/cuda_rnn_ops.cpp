@@ -11,8 +11,8 @@
 #include "engine/backends/cuda/cuda_lstm_wave.h"
 #include "engine/backends/cuda/cuda_ops.h"
 #include "engine/backends/cuda/cuda_rnn.h"
-#include "engine/backends/cuda/cuda_rnn_wave.h"
 #include "engine/backends/cuda/cuda_rnn_steps.h"
+#include "engine/backends/cuda/cuda_rnn_wave.h"
 #include "engine/backends/cuda/cuda_rnn_wave_f32.h"
 #include "engine/ir/rnn_weights.h"
 
@@ -86,8 +86,16 @@ class RnnKernel final : public CudaKernel {
  public:
   RnnKernel(bool lstm, bool lbr, int64_t hidden, int64_t input, int max_ks, bool rows1, bool regs, bool mma, bool mma_x,
             bool mma_unroll)
-      : lstm_(lstm), lbr_(lbr), h_(hidden), i_(input), max_ks_(max_ks), rows1_(rows1), regs_(regs), mma_(mma || mma_x),
-        mma_x_(mma_x), mma_unroll_(mma_unroll) {}
+      : lstm_(lstm),
+        lbr_(lbr),
+        h_(hidden),
+        i_(input),
+        max_ks_(max_ks),
+        rows1_(rows1),
+        regs_(regs),
+        mma_(mma || mma_x),
+        mma_x_(mma_x),
+        mma_unroll_(mma_unroll) {}
   // Tactic "gemm_steps" (before init()): in FP32/TF32 plans, GRU linear_before_reset 1 and LSTM,
   // one GEMM h_{t-1}·Rᵀ per step and the cell kernel (cuda_rnn_steps.h); elsewhere (FP16/BF16,
   // GRU linear_before_reset 0, sequence_lens) the persistent_ks4 kernel.
@@ -96,7 +104,8 @@ class RnnKernel final : public CudaKernel {
   // X, sequence_lens, initial_h, initial_c are read on the device; W, R, B, P were packed.
   bool reads_input(size_t i) const override { return i == 0 || i == 4 || i == 5 || i == 6; }
   int64_t weight_bytes() const override {
-    return proj_->weight_bytes() + int64_t(r_.bytes() + r_mma_.bytes() + w_mma_.bytes() + in_bias_.bytes() + rbh_.bytes() + peep_.bytes()) +
+    return proj_->weight_bytes() +
+           int64_t(r_.bytes() + r_mma_.bytes() + w_mma_.bytes() + in_bias_.bytes() + rbh_.bytes() + peep_.bytes()) +
            (r_gemm_ ? r_gemm_->weight_bytes() : 0);
   }
 
@@ -159,7 +168,8 @@ class RnnKernel final : public CudaKernel {
     const DevTensor* lens = a.input(4);
     const DevTensor* h0 = a.input(5);
     const DevTensor* c0 = lstm_ ? a.input(6) : nullptr;
-    if (lens && (lens->dims.size() != 1 || lens->dims[0] != b || (lens->dtype != DType::kI32 && lens->dtype != DType::kI64))) {
+    if (lens &&
+        (lens->dims.size() != 1 || lens->dims[0] != b || (lens->dtype != DType::kI32 && lens->dtype != DType::kI64))) {
       return bad_input("sequence_lens must be int32/int64 [" + std::to_string(b) + "], got " + dims_str(lens->dims));
     }
     auto state_ok = [&](const DevTensor* s, const char* what) -> Status {
@@ -211,8 +221,8 @@ class RnnKernel final : public CudaKernel {
   }
 
   // The scratch launch() requests for X [t_len, b, I] at `x` (only its alignment matters; nullptr
-  // for any 256-byte aligned address), each request rounded up to 256 bytes: none where the input projection runs inside the recurrence kernel; else the gates
-  // x·Wᵀ + b of all steps (fp32 [t_len·b, G·H]) and, in FP16/BF16, X cast for that GEMM.
+  // for any 256-byte aligned address), each request rounded up to 256 bytes: none where the input projection runs inside the
+  // recurrence kernel; else the gates x·Wᵀ + b of all steps (fp32 [t_len·b, G·H]) and, in FP16/BF16, X cast for that GEMM.
   // Above gate_chunk_bytes the steps run in time chunks (launch_gate_chunks; no sequence_lens
   // assumed: a GRUStack/LSTMStack's layers have none).
   size_t scratch_bytes(const float* x, int64_t t_len, int64_t b) const {
@@ -222,7 +232,8 @@ class RnnKernel final : public CudaKernel {
     const int64_t tc = gate_steps(t_len, b);
     const int64_t m = tc * b;
     const size_t chunk_states = tc < t_len ? 4 * scratch_round(size_t(b * h_) * sizeof(float)) : 0;
-    return scratch_round(size_t(m * (lstm_ ? 4 : 3) * h_) * sizeof(float)) + scratch_round(proj_->scratch_bytes(m)) + chunk_states;
+    return scratch_round(size_t(m * (lstm_ ? 4 : 3) * h_) * sizeof(float)) + scratch_round(proj_->scratch_bytes(m)) +
+           chunk_states;
   }
 
   // PERF NOTE (memory): the gates x·Wᵀ + b of all T steps (fp32 [T·B, G·H]) are the largest
@@ -261,7 +272,9 @@ class RnnKernel final : public CudaKernel {
     uint8_t* at = static_cast<uint8_t*>(base.value());
     float* gxp = reinterpret_cast<float*>(at);
     uint8_t* proj_region = at + gx_bytes;
-    auto state = [&](int c_state, int buf) { return reinterpret_cast<float*>(at + gx_bytes + proj_bytes + size_t(c_state * 2 + buf) * st_bytes); };
+    auto state = [&](int c_state, int buf) {
+      return reinterpret_cast<float*>(at + gx_bytes + proj_bytes + size_t(c_state * 2 + buf) * st_bytes);
+    };
     for (int64_t t0 = 0, c = 0; t0 < t_len; t0 += tc, ++c) {
       const int64_t tl = std::min(tc, t_len - t0);
       const int cur = int(c & 1), prev = cur ^ 1;
@@ -399,8 +412,9 @@ class RnnKernel final : public CudaKernel {
 // The per-layer tactics, each also offered for both layers of a GRUStack/LSTMStack as
 // "layers:<tactic>".
 const std::vector<std::string>& rnn_tactics() {
-  static const std::vector<std::string> t{"persistent_ks4", "persistent_ks8", "persistent_ks4_rows1",
-                                          "persistent_ks8_rows1", "regs_b1", "mma", "mma_x", "mma_x2", "gemm_steps"};
+  static const std::vector<std::string> t{
+      "persistent_ks4", "persistent_ks8", "persistent_ks4_rows1", "persistent_ks8_rows1", "regs_b1", "mma", "mma_x",
+      "mma_x2",         "gemm_steps"};
   return t;
 }
 Result<CudaKernelPtr> make_rnn(const Graph& g, const Node& n, bool lstm, CudaMath p, const std::string& tactic);
@@ -457,18 +471,18 @@ class RnnStackKernel final : public CudaKernel {
     l2_->set_gate_chunk_bytes(kLayersChunkBytes);
     const bool bf16 = p == CudaMath::kBF16;
     if (wave_ && lstm_ && cuda_math_16bit(p) && lstm_wave_shape_supported(int(h_), int(i_))) {
-      std::vector<uint32_t> f = lstm_wave_pack(g.value(n.inputs[1]).as<float>(), g.value(n.inputs[2]).as<float>(),
-                                               g.value(n.inputs[4]).as<float>(), g.value(n.inputs[5]).as<float>(),
-                                               int(h_), int(i_), bf16);
+      std::vector<uint32_t> f =
+          lstm_wave_pack(g.value(n.inputs[1]).as<float>(), g.value(n.inputs[2]).as<float>(),
+                         g.value(n.inputs[4]).as<float>(), g.value(n.inputs[5]).as<float>(), int(h_), int(i_), bf16);
       TS_RETURN_IF_ERROR(frags_.upload(f.data(), f.size() * sizeof(uint32_t)));
       std::vector<float> b = lstm_wave_bias(rnn_bias(g, l1, 4, h_), rnn_bias(g, l2, 4, h_), int(h_));
       TS_RETURN_IF_ERROR(bias_.upload(b.data(), b.size() * sizeof(float)));
       bf16_ = bf16;
     }
     if (wave_ && !lstm_ && cuda_math_16bit(p) && rnn_wave_shape_supported(int(h_), int(i_), lbr)) {
-      std::vector<uint32_t> f = rnn_wave_pack(g.value(n.inputs[1]).as<float>(), g.value(n.inputs[2]).as<float>(),
-                                              g.value(n.inputs[4]).as<float>(), g.value(n.inputs[5]).as<float>(),
-                                              int(h_), int(i_), bf16);
+      std::vector<uint32_t> f =
+          rnn_wave_pack(g.value(n.inputs[1]).as<float>(), g.value(n.inputs[2]).as<float>(), g.value(n.inputs[4]).as<float>(),
+                        g.value(n.inputs[5]).as<float>(), int(h_), int(i_), bf16);
       TS_RETURN_IF_ERROR(frags_.upload(f.data(), f.size() * sizeof(uint32_t)));
       std::vector<float> b = rnn_wave_bias(rnn_bias(g, l1, 3, h_), rnn_bias(g, l2, 3, h_), int(h_));
       TS_RETURN_IF_ERROR(bias_.upload(b.data(), b.size() * sizeof(float)));
@@ -695,8 +709,9 @@ class RnnStackKernel final : public CudaKernel {
   // (one chunk) unless the per-step scratch of all steps — layer 1's Y, X transposed, the larger
   // of the two layers' own scratch — exceeds kLayersChunkBytes; then equal chunks below it.
   int64_t chunk_steps(const float* x, int64_t t_len, int64_t b) const {
-    const size_t per_step = size_t(b * h_) * sizeof(float) + (x_batch_first_ ? size_t(b * i_) * sizeof(float) : 0) +
-                            std::max(l1_->scratch_bytes(x_batch_first_ ? nullptr : x, 1, b), l2_->scratch_bytes(nullptr, 1, b));
+    const size_t per_step =
+        size_t(b * h_) * sizeof(float) + (x_batch_first_ ? size_t(b * i_) * sizeof(float) : 0) +
+        std::max(l1_->scratch_bytes(x_batch_first_ ? nullptr : x, 1, b), l2_->scratch_bytes(nullptr, 1, b));
     const size_t total = per_step * size_t(t_len);
     if (total <= kLayersChunkBytes) return t_len;
     const int64_t chunks = int64_t((total + kLayersChunkBytes - 1) / kLayersChunkBytes);
@@ -720,7 +735,9 @@ class RnnStackKernel final : public CudaKernel {
     void* xc = at;
     void* y1_at = at + xc_bytes;
     uint8_t* st0 = at + xc_bytes + y1_bytes;
-    auto state = [&](int layer, int c_state, int buf) { return static_cast<void*>(st0 + size_t((layer * 2 + c_state) * 2 + buf) * st_bytes); };
+    auto state = [&](int layer, int c_state, int buf) {
+      return static_cast<void*>(st0 + size_t((layer * 2 + c_state) * 2 + buf) * st_bytes);
+    };
     uint8_t* region = st0 + 8 * st_bytes;
 
     // The node's outputs: the head's [B, N], or layer 2's Y, Y_h, Y_c (each optional).
@@ -775,8 +792,8 @@ class RnnStackKernel final : public CudaKernel {
       y1v.dims = {tl, b, h_};
       y1v.data = y1.data;
       DevTensor y2, h2n, c2n;
-      StackEnv env2(a.env, y_out ? &y2 : nullptr, y_out ? static_cast<void*>(y_out->as<float>() + t0 * b * h_) : nullptr, region,
-                    layer_bytes);
+      StackEnv env2(a.env, y_out ? &y2 : nullptr, y_out ? static_cast<void*>(y_out->as<float>() + t0 * b * h_) : nullptr,
+                    region, layer_bytes);
       env2.place(&h2n, last && yh_out ? yh_out->data : state(1, 0, cur));
       env2.place(&c2n, last && yc_out ? yc_out->data : state(1, 1, cur));
       DevTensor* in2[7] = {&y1v, nullptr, nullptr, nullptr, nullptr, c > 0 ? &h2p : nullptr, c > 0 ? &c2p : nullptr};
@@ -790,8 +807,8 @@ class RnnStackKernel final : public CudaKernel {
       if (last && head_n_ > 0) {
         const int64_t od[2] = {b, head_n_};
         TS_RETURN_IF_ERROR(a.env->alloc(*a.out[0], DType::kF32, od));
-        return launch_rnn_head(h2n.as<float>(), head_w_.as<float>(), head_b_.as<float>(), a.out[0]->as<float>(), int(b), int(h_),
-                               int(head_n_), head_sigmoid_, a.stream);
+        return launch_rnn_head(h2n.as<float>(), head_w_.as<float>(), head_b_.as<float>(), a.out[0]->as<float>(), int(b),
+                               int(h_), int(head_n_), head_sigmoid_, a.stream);
       }
     }
     return Status::ok();
@@ -841,10 +858,12 @@ Status check_stack_head(const Graph& g, const Node& n) {
   if (!const_f32(g, n.inputs[7])) return unsupported(n, "needs a constant f32 head weight (input 7)");
   const auto d = g.value(n.inputs[7]).const_dims();
   const int64_t h = n.attr_i("hidden_size", 0), trans_b = n.attr_i("head_trans_b", 1);
-  if (d.size() != 2 || d[trans_b ? 1 : 0] != h) return unsupported(n, "has a head weight " + dims_str(d) + " that does not match hidden_size");
+  if (d.size() != 2 || d[trans_b ? 1 : 0] != h)
+    return unsupported(n, "has a head weight " + dims_str(d) + " that does not match hidden_size");
   const int64_t outs = d[trans_b ? 0 : 1];
   if (outs < 1 || outs > kRnnWaveMaxHead) {
-    return unsupported(n, "has " + std::to_string(outs) + " head outputs (1.." + std::to_string(kRnnWaveMaxHead) + " supported)");
+    return unsupported(
+        n, "has " + std::to_string(outs) + " head outputs (1.." + std::to_string(kRnnWaveMaxHead) + " supported)");
   }
   if (n.inputs[8] != kNoValue && (!const_f32(g, n.inputs[8]) || shape_numel(g.value(n.inputs[8]).const_dims()) != outs)) {
     return unsupported(n, "needs a constant f32 head bias of " + std::to_string(outs) + " elements (input 8)");
@@ -895,8 +914,8 @@ Status check_rnn(const Graph& g, const Node& n, bool lstm) {
   auto wd = g.value(n.inputs[1]).const_dims();
   auto rd = g.value(n.inputs[2]).const_dims();
   int64_t ng = lstm ? 4 : 3;
-  if (wd.size() != 3 || rd.size() != 3 || wd[0] != 1 || rd[0] != 1 || wd[1] != ng * hs || rd[1] != ng * hs ||
-      rd[2] != hs || hs <= 0) {
+  if (wd.size() != 3 || rd.size() != 3 || wd[0] != 1 || rd[0] != 1 || wd[1] != ng * hs || rd[1] != ng * hs || rd[2] != hs ||
+      hs <= 0) {
     return unsupported(n, "has weight shapes inconsistent with hidden_size " + std::to_string(hs));
   }
   if (hs > 512) return unsupported(n, "hidden_size " + std::to_string(hs) + " is above the cuda backend's 512");
@@ -914,9 +933,9 @@ Result<CudaKernelPtr> make_rnn(const Graph& g, const Node& n, bool lstm, CudaMat
   bool lbr = !lstm && n.attr_i("linear_before_reset", 0) != 0;
   const bool regs = tactic == "regs_b1", mma = tactic == "mma", mma_x2 = tactic == "mma_x2",
              mma_x = tactic == "mma_x" || mma_x2;
-  auto k = std::make_unique<RnnKernel>(lstm, lbr, h, g.value(n.inputs[1]).const_dims()[2], tactic.rfind("persistent_ks8", 0) == 0 ? 8 : 4,
-                                       tactic.size() > 6 && tactic.compare(tactic.size() - 6, 6, "_rows1") == 0, regs, mma, mma_x,
-                                       mma_x2);
+  auto k = std::make_unique<RnnKernel>(
+      lstm, lbr, h, g.value(n.inputs[1]).const_dims()[2], tactic.rfind("persistent_ks8", 0) == 0 ? 8 : 4,
+      tactic.size() > 6 && tactic.compare(tactic.size() - 6, 6, "_rows1") == 0, regs, mma, mma_x, mma_x2);
   if (tactic == "gemm_steps") k->use_gemm_steps();
   TS_RETURN_IF_ERROR(k->init(g, n, p));
   return CudaKernelPtr(std::move(k));
@@ -955,8 +974,11 @@ void add_rnn_ops(std::vector<CudaOpInfo>& ops) {
     std::vector<std::string> st = stack;
     if (lstm) st.push_back("wave3");  // LSTM: three CTAs per cluster (cuda_lstm_wave.h)
     st.push_back("wave_split");
-    ops.push_back({lstm ? "LSTMStack" : "GRUStack", [lstm](const Graph& g, const Node& n) { return check_rnn_stack(g, n, lstm); },
-                   [lstm](const Graph& g, const Node& n, CudaMath p, const std::string& t) { return make_rnn_stack(g, n, p, t, lstm); },
+    ops.push_back({lstm ? "LSTMStack" : "GRUStack",
+                   [lstm](const Graph& g, const Node& n) { return check_rnn_stack(g, n, lstm); },
+                   [lstm](const Graph& g, const Node& n, CudaMath p, const std::string& t) {
+                     return make_rnn_stack(g, n, p, t, lstm);
+                   },
                    st});
   }
 }
