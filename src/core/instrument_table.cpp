@@ -96,12 +96,70 @@ std::optional<RowProblem> apply_row(const std::array<std::string_view, kColumnCo
   return std::nullopt;
 }
 
+// The header: column → position in a row (-1 = absent).
+struct Header {
+  std::array<int, kColumnCount> index;
+  size_t fields = 0;
+};
+
+Result<Header> parse_header(const std::vector<std::string_view>& fields, uint64_t line_no) {
+  Header h;
+  h.index.fill(-1);
+  h.fields = fields.size();
+  for (size_t i = 0; i < fields.size(); ++i) {
+    int c = 0;
+    while (c < kColumnCount && kColumnNames[c] != fields[i]) ++c;
+    if (c == kColumnCount) {
+      return Status{StatusCode::kParseError, "line " + std::to_string(line_no) +
+                                                 ": unknown column \"" + std::string(fields[i]) +
+                                                 "\""};
+    }
+    if (h.index[c] >= 0) {
+      return Status{StatusCode::kParseError, "column \"" + std::string(fields[i]) + "\" twice"};
+    }
+    h.index[c] = static_cast<int>(i);
+  }
+  if (h.index[kSymbol] < 0) {
+    return Status{StatusCode::kParseError, "the header has no \"symbol\" column"};
+  }
+  return h;
+}
+
+// The instrument one row describes: the defaults of its board (when given) or of its symbol,
+// then the row's non-empty cells.
+std::optional<RowProblem> row_instrument(const std::array<std::string_view, kColumnCount>& cell,
+                                         const InstrumentDefaults& defaults, Instrument& in) {
+  const std::string symbol(cell[kSymbol]);
+  if (!cell[kBoard].empty()) {  // an explicit board replaces whatever the symbol implies
+    auto b = parse_board(cell[kBoard]);
+    if (!b) {
+      return RowProblem{InputError::kMalformedLine,
+                        symbol + ": board \"" + std::string(cell[kBoard]) +
+                            "\": unknown (see docs/instruments.md)"};
+    }
+    in = instrument_for_board(symbol, *b);
+    if (*b == Board::kCrypto) {  // keep the venue and quote currency the symbol gives
+      if (auto d = instrument_from_symbol(symbol, defaults); d && d.value().board == *b) {
+        in = d.value();
+      }
+    }
+  } else {
+    auto d = instrument_from_symbol(symbol, defaults);
+    if (!d) return RowProblem{InputError::kUnknownSymbol, d.status().message() + " (give it a board)"};
+    in = std::move(d).value();
+  }
+  if (auto problem = apply_row(cell, in)) {
+    problem->message = symbol + ": " + problem->message;
+    return problem;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 InstrumentTable::InstrumentTable(InstrumentDefaults defaults) : defaults_(std::move(defaults)) {}
 
-Result<LoadReport> InstrumentTable::load_csv(const std::string& path,
-                                                       InputErrors& errors) {
+Result<LoadReport> InstrumentTable::load_csv(const std::string& path, InputErrors& errors) {
   std::ifstream f(path, std::ios::binary);
   if (!f) return Status{StatusCode::kIoError, "instrument file " + path + ": cannot open"};
   std::stringstream ss;
@@ -109,17 +167,13 @@ Result<LoadReport> InstrumentTable::load_csv(const std::string& path,
   return load_csv_text(ss.str(), path, errors);
 }
 
-Result<LoadReport> InstrumentTable::load_csv_text(std::string_view text,
-                                                            const std::string& name,
-                                                            InputErrors& errors) {
+Result<LoadReport> InstrumentTable::load_csv_text(std::string_view text, const std::string& name,
+                                                  InputErrors& errors) {
   const auto file_error = [&](const std::string& why) {
     return Status{StatusCode::kParseError, "instrument file " + name + ": " + why};
   };
   LoadReport report;
-  std::array<int, kColumnCount> index;  // column → position in a row; -1 = absent
-  index.fill(-1);
-  size_t header_fields = 0;
-  bool have_header = false;
+  std::optional<Header> header;
   std::unordered_map<std::string, std::unique_ptr<Instrument>> rows;
   std::unordered_map<std::string, uint64_t> first_line;
   uint64_t line_no = 0;
@@ -131,34 +185,25 @@ Result<LoadReport> InstrumentTable::load_csv_text(std::string_view text,
     ++line_no;
     if (line.empty() || line.front() == '#') continue;
     const auto fields = split(line);
-    if (!have_header) {
-      for (size_t i = 0; i < fields.size(); ++i) {
-        int c = 0;
-        while (c < kColumnCount && kColumnNames[c] != fields[i]) ++c;
-        if (c == kColumnCount) {
-          return file_error("line " + std::to_string(line_no) + ": unknown column \"" +
-                            std::string(fields[i]) + "\"");
-        }
-        if (index[c] >= 0) return file_error("column \"" + std::string(fields[i]) + "\" twice");
-        index[c] = static_cast<int>(i);
-      }
-      if (index[kSymbol] < 0) return file_error("the header has no \"symbol\" column");
-      header_fields = fields.size();
-      have_header = true;
+    if (!header) {
+      auto h = parse_header(fields, line_no);
+      if (!h) return file_error(h.status().message());
+      header = h.value();
       continue;
     }
     const auto reject = [&](InputError kind, const std::string& why) {
       errors.report(kind, name, line_no, why);
       report.bad_rows.push_back({line_no, why});
     };
-    if (fields.size() != header_fields) {
-      reject(InputError::kWrongColumnCount, std::to_string(fields.size()) + " fields, the header has " +
-                                                std::to_string(header_fields));
+    if (fields.size() != header->fields) {
+      reject(InputError::kWrongColumnCount, std::to_string(fields.size()) +
+                                                " fields, the header has " +
+                                                std::to_string(header->fields));
       continue;
     }
     std::array<std::string_view, kColumnCount> cell{};
     for (int c = 0; c < kColumnCount; ++c) {
-      if (index[c] >= 0) cell[c] = fields[size_t(index[c])];
+      if (header->index[c] >= 0) cell[c] = fields[size_t(header->index[c])];
     }
     const std::string symbol(cell[kSymbol]);
     if (symbol.empty()) {
@@ -171,39 +216,23 @@ Result<LoadReport> InstrumentTable::load_csv_text(std::string_view text,
       continue;
     }
     Instrument in;
-    if (!cell[kBoard].empty()) {  // an explicit board replaces whatever the symbol implies
-      auto b = parse_board(cell[kBoard]);
-      if (!b) {
-        reject(InputError::kMalformedLine, symbol + ": board \"" + std::string(cell[kBoard]) +
-                                               "\": unknown (see docs/instruments.md)");
-        continue;
-      }
-      in = instrument_for_board(symbol, *b);
-      if (*b == Board::kCrypto) {  // keep the venue and quote currency the symbol gives
-        if (auto d = instrument_from_symbol(symbol, defaults_); d && d.value().board == *b) {
-          in = d.value();
-        }
-      }
-    } else {
-      auto d = instrument_from_symbol(symbol, defaults_);
-      if (!d) {
-        reject(InputError::kUnknownSymbol, d.status().message() + " (give it a board)");
-        continue;
-      }
-      in = std::move(d).value();
-    }
-    if (auto problem = apply_row(cell, in)) {
-      reject(problem->kind, symbol + ": " + problem->message);
+    if (auto problem = row_instrument(cell, defaults_, in)) {
+      reject(problem->kind, problem->message);
       continue;
     }
     first_line.emplace(symbol, line_no);
     rows[symbol] = std::make_unique<Instrument>(std::move(in));
   }
-  if (!have_header) return file_error("no header line");
+  if (!header) return file_error("no header line");
   if (rows.empty()) {
     return file_error("no valid row (" + std::to_string(report.bad_rows.size()) + " bad)");
   }
   report.rows_read = rows.size();
+  adopt(std::move(rows));
+  return report;
+}
+
+void InstrumentTable::adopt(std::unordered_map<std::string, std::unique_ptr<Instrument>> rows) {
   for (auto& [symbol, in] : rows) {
     // A later file overrides what was derived or read before; the old object is kept (retired)
     // so pointers resolve() handed out stay valid.
@@ -215,7 +244,6 @@ Result<LoadReport> InstrumentTable::load_csv_text(std::string_view text,
     if (slot) retired_.push_back(std::move(slot));
     slot = std::move(in);
   }
-  return report;
 }
 
 Result<const Instrument*> InstrumentTable::resolve(std::string_view symbol) {
@@ -229,26 +257,6 @@ Result<const Instrument*> InstrumentTable::resolve(std::string_view symbol) {
   }
   auto [it, inserted] = derived_.emplace(key, std::make_unique<Instrument>(std::move(d).value()));
   return static_cast<const Instrument*>(it->second.get());
-}
-
-void fill_ref_data(const Instrument& in, RefData& r) {
-  switch (in.board) {
-    case Board::kSseMain:
-    case Board::kSseStar: r.market = Market::kShanghai; break;
-    case Board::kSzseMain:
-    case Board::kSzseChiNext: r.market = Market::kShenzhen; break;
-    case Board::kBse: r.market = Market::kBeijing; break;
-    case Board::kNasdaq:
-    case Board::kNyse:
-    case Board::kUsListed: r.market = Market::kUs; break;
-    default: r.market = Market::kUnknown; break;
-  }
-  r.tick_size = in.tick_size.to_double();
-  r.lot_size = in.lot_size;  // size increments; whole shares on every share market
-  r.limit_pct = in.limit_bps / 10000.0;
-  r.is_st = in.is_st;
-  r.limit_up = limit_up_ticks(r.prev_close, in.limit_bps);
-  r.limit_down = limit_down_ticks(r.prev_close, in.limit_bps);
 }
 
 }  // namespace ts

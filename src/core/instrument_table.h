@@ -9,9 +9,7 @@
 // Only `symbol` is required; columns may come in any order; an empty cell keeps the default.
 // Every bad row is counted (InputErrors) and named by file:line; the rest are read. A file
 // with no valid row is an error.
-// How instruments feed the SymbolTable (core/symbol_table.h): fill_ref_data() copies market,
-// tick size, lot, band and ST flag into a RefData when a symbol is interned; nothing calls it
-// yet (wiring the sources to the instrument master is the next step of issue 22).
+// How instruments feed the SymbolTable: core/instrument_ref.h.
 // Threading: like SymbolTable::intern(), load_csv() and resolve() run on one thread (start-up or
 // the source thread); a `const Instrument*` returned stays valid and unchanged for the table's
 // lifetime (a later file's row for the same symbol is a new object: resolve() again to see it),
@@ -27,7 +25,6 @@
 #include "core/instrument.h"
 #include "core/load_report.h"
 #include "core/status.h"
-#include "core/symbol_table.h"
 
 namespace ts {
 
@@ -53,6 +50,7 @@ class InstrumentTable {
   const InstrumentDefaults& defaults() const { return defaults_; }
 
  private:
+  void adopt(std::unordered_map<std::string, std::unique_ptr<Instrument>> rows);
   InstrumentDefaults defaults_;
   // Node-based maps: the Instrument objects never move once inserted.
   std::unordered_map<std::string, std::unique_ptr<Instrument>> reference_;
@@ -60,10 +58,5 @@ class InstrumentTable {
   std::vector<std::unique_ptr<Instrument>> retired_;  // replaced by a later file, still pointed to
   uint64_t unknown_symbols_ = 0;
 };
-
-// Copies what RefData carries of an instrument (market, tick size as double, lot size in shares,
-// limit band, ST flag) and recomputes the limit prices from r.prev_close. RefData's limit prices
-// are then those of limit_up_ticks()/limit_down_ticks() (exact integer rounding).
-void fill_ref_data(const Instrument& in, RefData& r);
 
 }  // namespace ts

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "core/instrument.h"
+#include "core/instrument_ref.h"
 #include "core/instrument_table.h"
 #include "core/symbol_table.h"
 
@@ -171,6 +172,23 @@ TEST(Instrument, FillsSymbolTableRefData) {
   EXPECT_EQ(t.ref(btc).market, Market::kUnknown);
   EXPECT_EQ(t.ref(btc).limit_up, 0);
   EXPECT_EQ(t.ref(btc).lot_size, 1);
+}
+
+TEST(Instrument, InternInstrumentFillsTheSymbolTableFromTheMaster) {
+  InstrumentTable instruments;
+  InputErrors errors;
+  ASSERT_TRUE(instruments.load_csv_text("symbol,st\n300001.SZ,1\n", "ref.csv", errors));
+  SymbolTable symbols;
+  const SymbolId id = intern_instrument(symbols, instruments, "300001.SZ").value();
+  EXPECT_TRUE(symbols.ref(id).is_st);
+  EXPECT_DOUBLE_EQ(symbols.ref(id).limit_pct, 0.20);
+  const SymbolId btc = intern_instrument(symbols, instruments, "BINANCE:BTCUSDT").value();
+  EXPECT_EQ(symbols.ref(btc).limit_pct, 0.0);
+  EXPECT_EQ(symbols.name(btc), "BINANCE:BTCUSDT");
+  auto unknown = intern_instrument(symbols, instruments, "510300.SH");
+  ASSERT_FALSE(unknown);
+  EXPECT_FALSE(symbols.find("510300.SH").has_value());  // nothing interned
+  EXPECT_EQ(instruments.unknown_symbols(), 1u);
 }
 
 }  // namespace
