@@ -4,6 +4,8 @@
 #   make test  - install packages, build, run every test through ctest
 #   make train - retrain the shipped default model end to end (LOBSTER export → train → ONNX)
 #   make model - release pipeline: train → export → plan → evaluate → gate → bench → registry
+# train, model and model-data read the sample data (never part of the repository) from
+# $(TICKSENTRY_DATA_DIR): the environment variable, else ../shared/data beside the clone.
 PRESET ?= release
 BUILD_DIR := build/$(PRESET)
 DEMO_SECONDS ?= 0
@@ -17,7 +19,8 @@ DEB_PACKAGES := build-essential cmake ninja-build ccache pkg-config git zlib1g-d
   python3-torch python3-onnx python3-numpy libopenblas0-pthread \
   python3-sklearn python3-matplotlib libcpp-httplib-dev chromium fonts-wqy-microhei \
   librdkafka-dev libsimdjson-dev libpq-dev postgresql kcat \
-  libcurl4-openssl-dev libssl-dev python3-aiosmtpd openssl tzdata
+  libcurl4-openssl-dev libssl-dev python3-aiosmtpd openssl tzdata \
+  libhowardhinnant-date-dev
 
 .PHONY: deps build demo test bench clean ticksentry train model model-data model-report web
 
@@ -58,8 +61,9 @@ TS_BIN := $(BUILD_DIR)/src/app/ticksentry
 MODELS_DATA ?= build/models-data
 MODELS_WORK ?= build/models-train
 SIM_SECONDS ?= 7200
-LOBSTER := ../shared/data/lobster
-SSE_DAY := ../shared/data/sse-l2/600519-20230201
+TICKSENTRY_DATA_DIR ?= ../shared/data
+LOBSTER := $(TICKSENTRY_DATA_DIR)/lobster
+SSE_DAY := $(TICKSENTRY_DATA_DIR)/sse-l2/600519-20230201
 
 # Only the CLI (features, build, infer, eval, bench); BUILD_DIR=build/<name> for a private tree.
 ticksentry: deps
@@ -67,7 +71,7 @@ ticksentry: deps
 	nice cmake --build $(BUILD_DIR) --target ticksentry
 
 # The default model's data: LOBSTER NASDAQ 2012-06-21, AAPL + AMZN + GOOG (real data, read in
-# place from ../shared/data); trained on the first 70 % of the day, early-stopped on the next 15 %,
+# place from $(TICKSENTRY_DATA_DIR)); trained on the first 70 % of the day, early-stopped on the next 15 %,
 # tested (and gated) on the last 15 %. See models/MODEL_CARD.md.
 $(MODELS_DATA)/lobster/manifest.json: | ticksentry
 	$(TS_BIN) features --export $(MODELS_DATA)/lobster --format lobster \
@@ -87,7 +91,7 @@ model: $(MODELS_DATA)/lobster/manifest.json
 	nice $(PY) models/pipeline.py --data $(MODELS_DATA)/lobster --work build/models-release \
 	  --shipped models/default.onnx --registry models/registry.json --ticksentry $(TS_BIN)
 
-# Every export the report uses (real data read in place from ../shared/data).
+# Every export the report uses (real data read in place from $(TICKSENTRY_DATA_DIR)).
 model-data: $(MODELS_DATA)/sim/manifest.json $(MODELS_DATA)/lobster/manifest.json
 	test -f $(MODELS_DATA)/lobster_aapl_amzn/manifest.json || $(TS_BIN) features --export \
 	  $(MODELS_DATA)/lobster_aapl_amzn --format lobster $(LOBSTER)/AAPL*message* \

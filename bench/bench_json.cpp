@@ -35,7 +35,8 @@ std::string git_commit() {
   // Set where the source tree's git is not the built commit (binaries carried to a GPU machine).
   if (const char* env = std::getenv("TICKSENTRY_COMMIT"); env && *env) return env;
   std::string c = run_cmd("git -C " TICKSENTRY_SOURCE_DIR " rev-parse --short HEAD 2>/dev/null");
-  std::string dirty = run_cmd("git -C " TICKSENTRY_SOURCE_DIR " status --porcelain --untracked-files=no 2>/dev/null | head -1");
+  std::string dirty =
+      run_cmd("git -C " TICKSENTRY_SOURCE_DIR " status --porcelain --untracked-files=no 2>/dev/null | head -1");
   return c.empty() ? "unknown" : (dirty.empty() ? c : c + "-dirty");
 }
 
@@ -46,19 +47,40 @@ std::string utc_now_iso() {
   return buf;
 }
 
-std::string write_results(const std::string& dir, const std::string& benchmark, const nlohmann::json& results) {
+std::string command_line(int argc, char** argv) {
+  std::string out;
+  for (int i = 0; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (i) out += ' ';
+    const bool plain = !a.empty() && a.find_first_not_of(
+                                         "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                         "0123456789_-+=.,/:@%") == std::string::npos;
+    if (plain) {
+      out += a;
+      continue;
+    }
+    out += '\'';
+    for (char c : a) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    out += '\'';
+  }
+  return out;
+}
+
+std::string write_results(const std::string& dir, const std::string& benchmark, const Invocation& run,
+                          const nlohmann::json& results) {
   nlohmann::json doc;
   doc["benchmark"] = benchmark;
   doc["date"] = utc_now_iso();
   doc["commit"] = git_commit();
   doc["machine"] = machine_info();
+  doc["command"] = run.command;
+  doc["settings"] = run.settings.is_null() ? nlohmann::json::object() : run.settings;
   doc["results"] = results;
   std::time_t t = std::time(nullptr);
   char day[16];
   std::strftime(day, sizeof day, "%Y%m%d", std::gmtime(&t));
   std::filesystem::create_directories(dir);
-  const std::string path =
-      dir + "/" + benchmark + "-" + doc["machine"]["name"].get<std::string>() + "-" + day + ".json";
+  const std::string path = dir + "/" + benchmark + "-" + doc["machine"]["name"].get<std::string>() + "-" + day + ".json";
   std::ofstream(path) << doc.dump(2) << "\n";
   return path;
 }

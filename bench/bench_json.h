@@ -13,8 +13,20 @@ nlohmann::json machine_info();
 // carried binaries next to a copy of the tree whose git is not the built commit).
 std::string git_commit();
 std::string utc_now_iso();
-// Writes {"benchmark", "date", "commit", "machine", "results"} to dir/<benchmark>-<machine>-<date>.json
-// and returns the path.
-std::string write_results(const std::string& dir, const std::string& benchmark, const nlohmann::json& results);
+// The exact command line that produced a result: argv joined by spaces, an argument with a space
+// or a shell metacharacter single-quoted, so that it can be pasted back into a shell.
+std::string command_line(int argc, char** argv);
+
+// How a result file was produced: the command line and every setting in effect (defaults
+// included), so that a figure can be reproduced from its file alone.
+struct Invocation {
+  std::string command;      // command_line(argc, argv), or a script's own command line
+  nlohmann::json settings;  // an object: option name → value
+};
+
+// Writes {"benchmark", "date", "commit", "machine", "command", "settings", "results"} to
+// dir/<benchmark>-<machine>-<date>.json and returns the path.
+std::string write_results(const std::string& dir, const std::string& benchmark, const Invocation& run,
+                          const nlohmann::json& results);
 
 }  // namespace ts::bench

@@ -86,6 +86,7 @@ int64_t output_capacity(const ts::engine::BindingInfo& out, int64_t b, int64_t t
 }
 
 struct Options {
+  std::string command;  // this run's command line, recorded in each of its result rows
   std::string models;
   std::set<std::string> only;
   std::vector<int64_t> batches{1, 16, 256};
@@ -176,8 +177,11 @@ int run_cases(const Options& o) {
              {"build_s", build_s},
              {"plan_bytes", plan.value().size()},
              {"device_memory_bytes", engine.value()->device_memory_bytes()}}},
-           {"notes", "ticksentry CPU backend fp32, ExecutionContext::execute on the calling thread, "
-                     "profile batch 1..256 opt " + std::to_string(b) + ", seq " + std::to_string(o.seq)}});
+           {"command", o.command},
+           {"notes",
+            "ticksentry CPU backend fp32, ExecutionContext::execute on the calling thread, "
+            "profile batch 1..256 opt " +
+                std::to_string(b) + ", seq " + std::to_string(o.seq)}});
       std::fprintf(stderr, "ticksentry: %s b%lld threads %d: p50 %.1f us (build %.2f s)\n", name.c_str(),
                    static_cast<long long>(b), o.threads, p50, build_s);
     }
@@ -191,7 +195,8 @@ std::string case_key(const json& c) {
          std::to_string(c.at("seq").get<int64_t>()) + "|" + std::to_string(c.at("threads").get<int64_t>());
 }
 
-int merge(const std::string& results_dir, const std::string& benchmark, const std::vector<std::string>& files) {
+int merge(const std::string& results_dir, const std::string& benchmark, const ts::bench::Invocation& run,
+          const std::vector<std::string>& files) {
   json results = json::array();
   for (const auto& path : files) {
     std::ifstream f(path);
@@ -262,15 +267,14 @@ int merge(const std::string& results_dir, const std::string& benchmark, const st
   const std::string gru = "gru-2x128|1|60|1";
   if (p50.count(gru) && p50[gru].count("ticksentry")) {
     const double t = p50[gru]["ticksentry"];
-    targets["gru-2x128 batch 1 seq 60 one thread"] = {{"ticksentry_p50_us", t},
-                                                      {"p50_le_250_us", t <= 250.0}};
+    targets["gru-2x128 batch 1 seq 60 one thread"] = {{"ticksentry_p50_us", t}, {"p50_le_250_us", t <= 250.0}};
     for (const auto& peer : peers)
       if (p50[gru].count(peer)) {
         targets["gru-2x128 batch 1 seq 60 one thread"]["speedup_vs_" + peer] = p50[gru][peer] / t;
         targets["gru-2x128 batch 1 seq 60 one thread"]["ge_2x_vs_" + peer] = p50[gru][peer] / t >= 2.0;
       }
   }
-  const std::string path = ts::bench::write_results(results_dir, benchmark, results);
+  const std::string path = ts::bench::write_results(results_dir, benchmark, run, results);
   // write_results writes the common shape; add ratios and targets to the same file.
   json doc;
   {
@@ -299,8 +303,7 @@ int merge(const std::string& results_dir, const std::string& benchmark, const st
       else std::printf(" %16s", "-");
     }
     for (const auto& s : peers) {
-      if (p50[key].count(s) && p50[key].count("ticksentry"))
-        std::printf(" %17.2fx", p50[key][s] / p50[key]["ticksentry"]);
+      if (p50[key].count(s) && p50[key].count("ticksentry")) std::printf(" %17.2fx", p50[key][s] / p50[key]["ticksentry"]);
       else std::printf(" %18s", "-");
     }
     if (p50[key].count("ticksentry"))
@@ -315,7 +318,8 @@ int usage() {
   std::fprintf(stderr,
                "usage: engine_bench run --models DIR/models.json [--only a,b] [--batches 1,16,256] [--seq 60]\n"
                "                        [--iters 1000,200,50] [--threads N] --out FILE\n"
-               "       engine_bench merge [--results-dir DIR] [--benchmark NAME] FILE...\n");
+               "       engine_bench merge [--results-dir DIR] [--benchmark NAME] [--command CMD] [--settings JSON]\n"
+               "                          FILE...\n");
   return 2;
 }
 
@@ -334,11 +338,13 @@ int main(int argc, char** argv) {
   };
   if (mode == "run") {
     Options o;
+    o.command = ts::bench::command_line(argc, argv);
     for (size_t i = 0; i < args.size(); ++i) {
       const std::string& a = args[i];
       if (a == "--models") o.models = take(i);
-      else if (a == "--only") { for (auto& s : split(take(i))) o.only.insert(s); }
-      else if (a == "--batches") o.batches = split_ints(take(i));
+      else if (a == "--only") {
+        for (auto& s : split(take(i))) o.only.insert(s);
+      } else if (a == "--batches") o.batches = split_ints(take(i));
       else if (a == "--iters") o.iters = split_ints(take(i));
       else if (a == "--seq") o.seq = std::stoll(take(i));
       else if (a == "--threads") o.threads = std::stoi(take(i));
@@ -352,13 +358,17 @@ int main(int argc, char** argv) {
     std::string dir = TICKSENTRY_SOURCE_DIR "/bench/results";
     std::string benchmark = "engine-cpu";
     std::vector<std::string> files;
+    // The driver's command line and settings (engine_bench.sh passes its own); else merge's.
+    ts::bench::Invocation run{ts::bench::command_line(argc, argv), json::object()};
     for (size_t i = 0; i < args.size(); ++i) {
       if (args[i] == "--results-dir") dir = take(i);
       else if (args[i] == "--benchmark") benchmark = take(i);
+      else if (args[i] == "--command") run.command = take(i);
+      else if (args[i] == "--settings") run.settings = json::parse(take(i), nullptr, /*allow_exceptions=*/false);
       else files.push_back(args[i]);
     }
-    if (files.empty()) return usage();
-    return merge(dir, benchmark, files);
+    if (files.empty() || run.settings.is_discarded()) return usage();
+    return merge(dir, benchmark, run, files);
   }
   return usage();
 }

@@ -16,6 +16,7 @@
 # latency targets) run --rounds times (default 3), each system once per round, and the round with
 # the median p50 is reported (all rounds' p50s are kept in the JSON).
 set -euo pipefail
+command="$0${*:+ $*}"  # recorded in the results file with the settings below
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=build/release
 quick=0
@@ -104,4 +105,9 @@ for m in "${models[@]}"; do
 done
 
 echo "== merging"
-"$bin" merge --results-dir "$root/bench/results" --benchmark engine-cpu "${files[@]}"
+join() { local IFS=,; echo "$*"; }
+settings=$(printf '{"build":"%s","quick":%s,"default_threads":%s,"rounds":%s,"models":"%s","batches":"%s","iters":"%s","seq":%s,"ort":%s,"threads":"1 (OMP/OpenBLAS/MKL 1); and the defaults unless default_threads is 0"}' \
+  "$build" "$quick" "$default_threads" "$rounds" "$(join "${models[@]}")" "$(join "${batches[@]}")" "$(join "${iters[@]}")" \
+  "$seq" "$have_ort")
+"$bin" merge --results-dir "$root/bench/results" --benchmark engine-cpu --command "$command" --settings "$settings" \
+  "${files[@]}"

@@ -41,6 +41,7 @@
 #include <cuda_runtime.h>
 #endif
 
+#include "bench_json.h"
 #include "engine/engine.h"
 #include "engine/npy.h"
 
@@ -144,6 +145,7 @@ int usage() {
 
 int main(int argc, char** argv) {
   Args a;
+  const std::string command = ts::bench::command_line(argc, argv);  // recorded in each result row
   for (int i = 1; i < argc; ++i) {
     std::string k = argv[i];
     auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
@@ -310,6 +312,7 @@ int main(int argc, char** argv) {
                                         {"device_memory_bytes", mem},
                                         {"iterations", us.size()},
                                         {"build_s", build_s}}},
+                           {"command", command},
                            {"tactics", rnn_tactics},
                            {"context", context},
                            {"int8_layers", int8_layers}});

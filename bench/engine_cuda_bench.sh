@@ -20,6 +20,7 @@
 # TORCH_COMPILE_ARGS (more torch_cuda_bench flags: --compile-mode, --compile-timeout-s, --compile-budget-s,
 # --compile-fallback-mode), BENCH_TS_ARGS (more engine_cuda_bench flags, e.g. "--timing-cache-dir DIR").
 set -euo pipefail
+command="$0${*:+ $*}"  # recorded in the merged file with the settings below
 bin=$1 models=$2 out=$3 commit=${4:-unknown}
 here=$(cd "$(dirname "$0")" && pwd)
 only=${BENCH_MODELS:-gru-2x128,lstm-2x128,transformer-2x64}
@@ -43,5 +44,8 @@ for model in ${only//,/ }; do
     --compile-models "$cm" ${TORCH_COMPILE_ARGS:-} --out "$out/torch-$model.json"
   peers+=("$out/torch-$model.json")
 done
+settings=$(printf '{"models":"%s","precisions":"%s","batches":"%s","min_time_s":"%s","seq":60,"torch_compile_batches":"%s","torch_compile_models":"%s","ts_json":"%s"}' \
+  "$only" "${BENCH_PRECISIONS:-fp32,fp16,int8}" "$batches" "$mint" "${TORCH_COMPILE_BATCHES-1,1024}" \
+  "${TORCH_COMPILE_MODELS:-$only}" "${BENCH_TS_JSON:-}")
 python3 "$here/peers/torch_cuda_bench.py" --merge "$out/ticksentry.json" "${peers[@]}" \
-  --results-dir "$out" --machine h200 --commit "$commit"
+  --results-dir "$out" --machine h200 --commit "$commit" --command "$command" --settings "$settings"

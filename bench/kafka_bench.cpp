@@ -17,7 +17,6 @@
 #include <thread>
 #include <vector>
 
-#include "app/pipeline.h"
 #include "bench_json.h"
 #include "core/clock.h"
 #include "core/latency_histogram.h"
@@ -29,6 +28,7 @@
 #include "ingest/wire_json.h"
 #include "kafka/kafka_mock.h"
 #include "kafka/kafka_producer.h"
+#include "pipeline/pipeline.h"
 
 namespace ts {
 namespace {
@@ -276,7 +276,10 @@ int main(int argc, char** argv) {
   results.push_back(bench_consume(WireEncoding::kBinary));
   results.push_back(bench_consume(WireEncoding::kJson));
   results.push_back(bench_latency(20000));
-  const std::string path = bench::write_results(out_dir, "kafka", results);
+  const bench::Invocation run{bench::command_line(argc, argv),
+                              {{"out_dir", out_dir}, {"decode_runs", 7}, {"consume_partitions", 16},
+                               {"latency_messages", 20000}}};
+  const std::string path = bench::write_results(out_dir, "kafka", run, results);
   std::printf("wrote %s\n", path.c_str());
   return 0;
 }

@@ -48,7 +48,8 @@ Notification random_notification(std::mt19937_64& rng, uint64_t id) {
   a.alert_id = id;
   a.type = AlertType(rng() % uint64_t(kAlertTypeCount));
   const std::string sym = std::to_string(600000 + rng() % 2000) + ".SH";
-  a.labels = Labels{{"symbol", sym}, {"market", "SH"}, {"type", alert_type_name(a.type)}, {"severity", "warning"}, {"source", "rule"}};
+  a.labels = Labels{
+      {"symbol", sym}, {"market", "SH"}, {"type", alert_type_name(a.type)}, {"severity", "warning"}, {"source", "rule"}};
   a.summary = sym + " " + alert_type_name(a.type) + " warning 1850.12 ret_60s_bps=" + std::to_string(rng() % 1000) +
               " (>=200) at 10:31:07.120";
   a.alert_unix_ns = wall_ns();
@@ -130,8 +131,10 @@ nlohmann::json webhook_latency(const std::string& dir, int alerts, int interval_
   for (const char* ext : {"", "-wal", "-shm"}) std::filesystem::remove(db + ext);
   const std::string audit_db = dir + "/bench-notify-audit.db";
   for (const char* ext : {"", "-wal", "-shm"}) std::filesystem::remove(audit_db + ext);
-  Config cfg = Config::parse("[notify]\noutbox_db = \"" + db + "\"\n[[notify.receivers]]\nname = \"desk\"\n"
-                             "type = \"webhook\"\nurl = \"http://127.0.0.1:" + std::to_string(port) +
+  Config cfg = Config::parse("[notify]\noutbox_db = \"" + db +
+                             "\"\n[[notify.receivers]]\nname = \"desk\"\n"
+                             "type = \"webhook\"\nurl = \"http://127.0.0.1:" +
+                             std::to_string(port) +
                              "/generic\"\nrate_per_s = 100000\nburst = 100000\n"
                              "[notify.route]\nreceiver = \"desk\"\ngroup_by = [\"symbol\"]\ngroup_wait_ms = 0\n"
                              "group_interval_ms = 0\n");
@@ -169,20 +172,30 @@ nlohmann::json webhook_latency(const std::string& dir, int alerts, int interval_
   const LatencyHistogram delivered = n.value()->delivery_latency();  // includes warm-up; ends at the HTTP response
   std::lock_guard lock(mu);
   auto us = [](int64_t ns) { return double(ns) / 1e3; };
-  std::printf("alert -> webhook received, audit %s (%llu alerts, 1 per %d us): p50 %.0f us, p99 %.0f us, p999 %.0f us, "
-              "max %.0f us (target p99 <= 20000 us)\n",
-              audit ? "on " : "off", (unsigned long long)received.count(), interval_us, us(received.quantile_ns(0.5)), us(received.quantile_ns(0.99)),
-              us(received.quantile_ns(0.999)), us(received.max_ns()));
+  std::printf(
+      "alert -> webhook received, audit %s (%llu alerts, 1 per %d us): p50 %.0f us, p99 %.0f us, p999 %.0f us, "
+      "max %.0f us (target p99 <= 20000 us)\n",
+      audit ? "on " : "off", (unsigned long long)received.count(), interval_us, us(received.quantile_ns(0.5)),
+      us(received.quantile_ns(0.99)), us(received.quantile_ns(0.999)), us(received.max_ns()));
   std::printf("alert -> marked delivered in the outbox: p50 %.0f us, p99 %.0f us\n", us(delivered.quantile_ns(0.5)),
               us(delivered.quantile_ns(0.99)));
   return {{"system", "ticksentry"},
-          {"case", {{"what", "alert_to_webhook"}, {"alerts", alerts}, {"interval_us", interval_us}, {"group_wait_ms", 0},
-                    {"peer", "cpp-httplib loopback"}, {"delivery_audit", audit}}},
-          {"metrics", {{"p50_us", us(received.quantile_ns(0.5))}, {"p99_us", us(received.quantile_ns(0.99))},
-                       {"p999_us", us(received.quantile_ns(0.999))}, {"max_us", us(received.max_ns())},
-                       {"received", received.count()}, {"target_p99_us", 20000},
-                       {"delivered_marked_p50_us", us(delivered.quantile_ns(0.5))},
-                       {"delivered_marked_p99_us", us(delivered.quantile_ns(0.99))}}}};
+          {"case",
+           {{"what", "alert_to_webhook"},
+            {"alerts", alerts},
+            {"interval_us", interval_us},
+            {"group_wait_ms", 0},
+            {"peer", "cpp-httplib loopback"},
+            {"delivery_audit", audit}}},
+          {"metrics",
+           {{"p50_us", us(received.quantile_ns(0.5))},
+            {"p99_us", us(received.quantile_ns(0.99))},
+            {"p999_us", us(received.quantile_ns(0.999))},
+            {"max_us", us(received.max_ns())},
+            {"received", received.count()},
+            {"target_p99_us", 20000},
+            {"delivered_marked_p50_us", us(delivered.quantile_ns(0.5))},
+            {"delivered_marked_p99_us", us(delivered.quantile_ns(0.99))}}}};
 }
 
 }  // namespace
@@ -217,10 +230,15 @@ int main(int argc, char** argv) {
         }
         std::printf("outbox %-6s batch %4d over %d runs: median enqueue+deliver+mark %.0f notifications/s\n",
                     full ? "FULL" : "NORMAL", batch, repeat, median(cycle));
-        results.push_back({{"system", "ticksentry"},
-                           {"case", {{"what", "outbox_summary"}, {"synchronous", full ? "full" : "normal"}, {"batch", batch},
-                                     {"rows", rows}, {"runs", repeat}}},
-                           {"metrics", {{"throughput_per_s_median", median(cycle)}, {"enqueue_per_s_median", median(enqueue)}}}});
+        results.push_back(
+            {{"system", "ticksentry"},
+             {"case",
+              {{"what", "outbox_summary"},
+               {"synchronous", full ? "full" : "normal"},
+               {"batch", batch},
+               {"rows", rows},
+               {"runs", repeat}}},
+             {"metrics", {{"throughput_per_s_median", median(cycle)}, {"enqueue_per_s_median", median(enqueue)}}}});
       }
     }
     // Repeated, audit on and off interleaved: this shared machine's load moves the tail by 10x
@@ -238,18 +256,27 @@ int main(int argc, char** argv) {
     for (bool audit : {true, false}) {
       auto& p99 = p99s[audit];
       std::sort(p99.begin(), p99.end());
-      std::printf("alert -> webhook, audit %s, over %d runs: p50 median %.0f us; p99 median %.0f us, best %.0f us, worst %.0f us\n",
-                  audit ? "on " : "off", repeat, median(p50s[audit]), median(p99), p99.front(), p99.back());
-      results.push_back({{"system", "ticksentry"},
-                         {"case", {{"what", "alert_to_webhook_summary"}, {"runs", repeat}, {"alerts_per_run", alerts},
-                                   {"delivery_audit", audit}}},
-                         {"metrics", {{"p50_us_median", median(p50s[audit])}, {"p99_us_median", median(p99)},
-                                      {"p99_us_best", p99.front()}, {"p99_us_worst", p99.back()}, {"target_p99_us", 20000}}}});
+      std::printf(
+          "alert -> webhook, audit %s, over %d runs: p50 median %.0f us; p99 median %.0f us, best %.0f us, worst %.0f us\n",
+          audit ? "on " : "off", repeat, median(p50s[audit]), median(p99), p99.front(), p99.back());
+      results.push_back(
+          {{"system", "ticksentry"},
+           {"case",
+            {{"what", "alert_to_webhook_summary"}, {"runs", repeat}, {"alerts_per_run", alerts}, {"delivery_audit", audit}}},
+           {"metrics",
+            {{"p50_us_median", median(p50s[audit])},
+             {"p99_us_median", median(p99)},
+             {"p99_us_best", p99.front()},
+             {"p99_us_worst", p99.back()},
+             {"target_p99_us", 20000}}}});
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "notify_bench: %s\n", e.what());
     return 1;
   }
-  std::printf("wrote %s\n", ts::bench::write_results(out, "notify", results).c_str());
+  const ts::bench::Invocation run{
+      ts::bench::command_line(argc, argv),
+      {{"out", out}, {"alerts", alerts}, {"interval_us", interval_us}, {"rows", rows}, {"repeat", repeat}}};
+  std::printf("wrote %s\n", ts::bench::write_results(out, "notify", run, results).c_str());
   return 0;
 }

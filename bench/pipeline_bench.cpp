@@ -14,13 +14,13 @@
 #include <string>
 #include <vector>
 
-#include "app/pipeline.h"
-#include "app/shard_worker.h"
 #include "bench_json.h"
 #include "core/clock.h"
 #include "core/log.h"
 #include "ingest/open_source.h"
 #include "ingest/sim/simulator.h"
+#include "pipeline/pipeline.h"
+#include "pipeline/shard_worker.h"
 
 using namespace ts;
 
@@ -195,7 +195,14 @@ int main(int argc, char** argv) {
   const std::string sse = data + "/sse-l2/600519-20230201";
   if (auto j = bench_replay("lobster-GOOG-2012-06-21", "lobster", goog, quick ? 3 : 7); !j.is_null()) results.push_back(j);
   if (auto j = bench_replay("sse-l2-600519-20230201", "sse-l2", sse, quick ? 3 : 7); !j.is_null()) results.push_back(j);
-  const std::string path = bench::write_results(out, "pipeline", results);
+  const bench::Invocation run{bench::command_line(argc, argv),
+                              {{"quick", quick}, {"out", out}, {"data", data}, {"only", only},
+                               {"throughput", {{"symbols", 1000}, {"events_per_run", quick ? 2'000'000 : 10'000'000},
+                                               {"runs", quick ? 3 : 7}}},
+                               {"latency", {{"symbols", 1000}, {"rate", 200'000}, {"seconds", quick ? 5 : 15},
+                                            {"runs", quick ? 1 : 5}}},
+                               {"replay_runs", quick ? 3 : 7}}};
+  const std::string path = bench::write_results(out, "pipeline", run, results);
   std::printf("%s\n", results.dump(2).c_str());
   std::fprintf(stderr, "wrote %s\n", path.c_str());
   return 0;

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Regenerates the README's benchmark tables from bench/results/*.json.
+"""Regenerates the benchmark tables of docs/performance.md from bench/results/*.json.
 
 Usage: bench/report.py [--write]   (prints the Markdown; --write replaces the block between
-<!-- bench:begin --> and <!-- bench:end --> in README.md)
+<!-- bench:begin --> and <!-- bench:end --> in docs/performance.md)
 """
 import glob
 import json
@@ -73,7 +73,7 @@ def engine_tables():
 
 
 def cuda_runs():
-    """engine-cuda runs to show: the newest, and the newest that covers the issue's batch sizes
+    """engine-cuda runs to show: the newest, and the newest that covers the standard batch sizes
     (1, 16, 256, 1024, 4096) if the newest is a partial rerun (e.g. batch 1/16 only)."""
     docs = []
     for path in glob.glob(os.path.join(ROOT, "bench", "results", "engine-cuda-*.json")):
@@ -84,7 +84,7 @@ def cuda_runs():
     docs.sort(key=lambda pd: pd[1]["date"])
     batches = lambda d: {r["case"]["batch"] for r in d["results"]}
     shown = docs[-1:]
-    standard = {1, 16, 256, 1024, 4096}  # the issue's batch sizes
+    standard = {1, 16, 256, 1024, 4096}  # the engine benchmark's standard batch sizes
     if docs:
         full = [pd for pd in docs if standard <= batches(pd[1])]
         if full and full[-1] is not docs[-1]:
@@ -145,15 +145,15 @@ def cuda_tables():
 def main():
     text = pipeline_tables() + "\n" + engine_tables() + "\n" + cuda_tables()
     if "--write" in sys.argv:
-        readme = os.path.join(ROOT, "README.md")
-        with open(readme) as f:
+        doc = os.path.join(ROOT, "docs", "performance.md")
+        with open(doc) as f:
             s = f.read()
         begin, end = "<!-- bench:begin -->", "<!-- bench:end -->"
         if begin not in s:
             s += f"\n{begin}\n{end}\n"
         head, rest = s.split(begin, 1)
         _, tail = rest.split(end, 1)
-        with open(readme, "w") as f:
+        with open(doc, "w") as f:
             f.write(f"{head}{begin}\n{text}\n{end}{tail}")
     print(text)
 

@@ -2,10 +2,16 @@
 // queued → result back at the shard) ≤ 1 ms, dynamic batching against batch-1 dispatch, and a
 // hot swap under load (promote → new version serving; P99 during the swap vs before).
 //
-//   serve_bench MODEL.onnx|.plan [--backend cpu|cuda] [--precision fp32|fp16] [--shards N]
+//   serve_bench MODEL.onnx|.plan [--backend auto|cpu|cuda] [--precision auto|fp32|fp16] [--shards N]
 //               [--workers N] [--seconds S] [--symbols N] [--rows T] [--start-rate R] [--step F]
 //               [--max-batch N] [--max-delay-us U] [--modes batch1,dynamic] [--swaps N]
 //               [--warm-up-pause-us U] [--out DIR]
+//
+// Defaults are the product's (`ticksentry run` with a [model] section that sets nothing): backend
+// auto (cuda when a GPU is present), precision auto (fp16 on cuda, fp32 on cpu), workers and
+// max_delay_us by backend (serve::resolve_for_backend: 4 and 50 µs on cuda, 1 and 200 µs on cpu),
+// max_batch 256, 1 shard. The JSON records the command line and every resolved setting.
+// The README's serving figures: bench/serve_bench.sh (the same binary, 4 shards, GRU-2x128).
 //
 // Load: open loop. Each shard thread submits windows of random symbols (real-looking random
 // features, never zeros) at its share of the offered rate and polls its results; rates step up
@@ -22,7 +28,9 @@
 
 #include "bench_json.h"
 #include "core/clock.h"
+#include "engine/backend.h"
 #include "engine/engine.h"
+#include "features/feature_window.h"
 #include "serve/eval_dataset.h"
 #include "serve/model_server.h"
 
@@ -32,13 +40,15 @@ using namespace ts::serve;
 namespace {
 
 struct Args {
-  std::string model, backend = "cpu", precision = "fp32", out = "bench/results";
-  int shards = 1, workers = 1, symbols = 5000, rows = 60;
+  std::string model, backend = "auto", precision = "auto", out = "bench/results";
+  int shards = 1;           // shard threads, as `run` ([pipeline] shards = 1)
+  int workers = ServeOptions{}.workers;  // 0: by backend (resolve_for_backend)
+  int symbols = 5000, rows = ServeOptions{}.window_rows;
   double seconds = 2.0;
   double start_rate = 100;  // requests/s of the first step
   double step = 1.5;        // each step offers this much more
-  int max_batch = 256;      // dynamic mode's batcher max_batch (and the engine profile's max)
-  int max_delay_us = 200;
+  int max_batch = BatcherOptions{}.max_batch;  // dynamic mode's max_batch (and the engine profile's max)
+  int max_delay_us = -1;    // -1: by backend (resolve_for_backend)
   std::string modes = "batch1,dynamic";
   int swaps = 1;              // hot swaps measured after the dynamic search
   int warm_up_pause_us = ServeOptions{}.warm_up_pause_us;
@@ -113,7 +123,8 @@ StepResult run_step(ModelServer& server, const Args& a, double rate, double seco
           q.symbol = SymbolId(s + shards * k);
           q.enqueue_ns = mono_ns();
           q.deadline_ns = q.enqueue_ns + 1'000'000'000;
-          if (port.submit(windows[size_t(k) % windows.size()], nullptr, q)) {
+          const auto [older, newer] = windows[size_t(k) % windows.size()].window_runs();
+          if (port.submit({older, newer}, nullptr, q)) {
             ++r.requests;
           } else {
             ++r.dropped;
@@ -179,7 +190,7 @@ int main(int argc, char** argv) {
     else if (k == "--warm-up-pause-us") a.warm_up_pause_us = std::stoi(next());
     else if (k == "--out") a.out = next();
     else if (k == "--help" || k == "-h") {
-      std::printf("usage: serve_bench MODEL.onnx|.plan [--backend cpu|cuda] [--precision fp32|fp16] [--shards N]\n"
+      std::printf("usage: serve_bench MODEL.onnx|.plan [--backend auto|cpu|cuda] [--precision auto|fp32|fp16] [--shards N]\n"
                   "  [--workers N] [--seconds S] [--symbols N] [--rows T] [--start-rate R] [--step F]\n"
                   "  [--max-batch N] [--max-delay-us U] [--modes batch1,dynamic] [--swaps N]\n"
                   "  [--warm-up-pause-us U] [--out DIR]\n");
@@ -191,14 +202,38 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (a.step <= 1.0 || a.max_batch < 1 || a.max_delay_us < 0) {
-    std::fprintf(stderr, "serve_bench: --step must be > 1, --max-batch >= 1, --max-delay-us >= 0\n");
+  if (a.step <= 1.0 || a.max_batch < 1 || a.max_delay_us < -1 || a.workers < 0) {
+    std::fprintf(stderr, "serve_bench: --step must be > 1, --max-batch >= 1, --max-delay-us >= 0, --workers >= 0\n");
     return 2;
   }
   if (a.model.empty()) {
-    std::fprintf(stderr, "usage: serve_bench MODEL.onnx|.plan [--backend cpu|cuda] [--shards N] [--workers N]\n");
+    std::fprintf(stderr, "usage: serve_bench MODEL.onnx|.plan [--backend auto|cpu|cuda] [--shards N] [--workers N]\n");
     return 2;
   }
+  // The product's defaults, resolved as app/model_wiring.cpp does.
+  if (a.backend == "auto") {
+    const engine::Backend* cuda = engine::find_backend("cuda");
+    a.backend = cuda && cuda->available().is_ok() ? "cuda" : "cpu";
+  }
+  if (a.precision == "auto") a.precision = a.backend == "cuda" ? "fp16" : "fp32";
+  {
+    ServeOptions defaults;
+    defaults.workers = a.workers;
+    defaults.max_delay_auto = a.max_delay_us < 0;
+    if (a.max_delay_us >= 0) defaults.batcher.max_delay_us = a.max_delay_us;
+    resolve_for_backend(defaults, a.backend);
+    a.workers = defaults.workers;
+    a.max_delay_us = int(defaults.batcher.max_delay_us);
+  }
+  const bench::Invocation invocation{
+      bench::command_line(argc, argv),
+      {{"model", a.model}, {"backend", a.backend}, {"precision", a.precision}, {"shards", a.shards},
+       {"workers", a.workers}, {"symbols", a.symbols}, {"rows", a.rows}, {"seconds", a.seconds},
+       {"start_rate", a.start_rate}, {"step", a.step}, {"max_batch", a.max_batch}, {"max_delay_us", a.max_delay_us},
+       {"modes", a.modes}, {"swaps", a.swaps}, {"warm_up_pause_us", a.warm_up_pause_us},
+       {"latest_wins", false}, {"slots_per_shard", 8192}, {"request_ring", 8192},
+       {"deadline_us", ServeOptions{}.deadline_us}, {"cpu_threads", ServeOptions{}.cpu_threads},
+       {"pad_batches", ServeOptions{}.pad_batches}}};
   auto opened = open_engine(a);
   auto opened2 = opened ? open_engine(a) : opened;  // the "new version" of the swap measurement
   if (!opened || !opened2) {
@@ -226,7 +261,6 @@ int main(int argc, char** argv) {
     if (a.modes.find(mode) == std::string::npos) continue;
     ServeOptions o;
     o.window_rows = a.rows;
-    o.min_rows = a.rows;
     o.workers = a.workers;
     o.slots_per_shard = 8192;
     o.request_ring = 8192;
@@ -356,7 +390,7 @@ int main(int argc, char** argv) {
                                     {"batches", wt.gather.count()}}}});
   }
   (void)best_dynamic;
-  const std::string path = bench::write_results(a.out, "serve", results);
+  const std::string path = bench::write_results(a.out, "serve", invocation, results);
   std::printf("wrote %s\n", path.c_str());
   return 0;
 }

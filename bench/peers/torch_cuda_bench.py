@@ -51,6 +51,7 @@ import gc
 import json
 import os
 import platform
+import shlex
 import subprocess
 import sys
 import time
@@ -265,7 +266,8 @@ def bench(args):
                             metrics["compile_s"] = extra.pop("compile_s")
                             extra_fields = extra
                         results.append({"system": sysname, "case": {"model": name, "precision": prec, "batch": b, "seq": args.seq},
-                                        "metrics": metrics, **extra_fields})
+                                        "metrics": metrics, "command": " ".join(shlex.quote(a) for a in sys.argv),
+                                        **extra_fields})
                         print(f"{sysname:18s} {name:12s} {prec:5s} {b:6d} {p50:10.1f} {p99:10.1f} {b / (p50 * 1e-6):14.0f} {mem / 2**20:9.1f}",
                               flush=True)
 
@@ -351,7 +353,10 @@ def merge(args):
                        "memory_ratio_vs_best_peer": ts["device_memory_bytes"] / max(1, best[1].get("device_memory_bytes", 1))})
     now = datetime.datetime.now(datetime.timezone.utc)
     doc = {"benchmark": "engine-cuda", "date": now.strftime("%Y-%m-%dT%H:%M:%SZ"), "commit": args.commit,
-           "machine": machine_info(args.machine), "results": results, "ratios": ratios}
+           "machine": machine_info(args.machine),
+           "command": args.command or " ".join(shlex.quote(a) for a in sys.argv),
+           "settings": json.loads(args.settings) if args.settings else {},
+           "results": results, "ratios": ratios}
     os.makedirs(args.results_dir, exist_ok=True)
     path = os.path.join(args.results_dir, f"engine-cuda-{args.machine}-{now.strftime('%Y%m%d')}.json")
     with open(path, "w") as f:
@@ -388,6 +393,8 @@ def main():
     ap.add_argument("--results-dir", default="bench/results")
     ap.add_argument("--machine", default="h200")
     ap.add_argument("--commit", default="unknown")
+    ap.add_argument("--command", default="", help="the driver's command line, recorded in the merged file")
+    ap.add_argument("--settings", default="", help="the driver's settings (a JSON object), recorded likewise")
     args = ap.parse_args()
     if args.merge:
         merge(args)

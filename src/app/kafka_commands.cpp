@@ -7,7 +7,6 @@
 #include <memory>
 #include <thread>
 
-#include "app/pacer.h"
 #include "audit/kafka_alert_sink.h"
 #include "core/clock.h"
 #include "core/config.h"
@@ -20,6 +19,7 @@
 #include "ingest/wire_json.h"
 #include "kafka/kafka_mock.h"
 #include "kafka/kafka_producer.h"
+#include "pipeline/pacer.h"
 
 namespace ts {
 

@@ -3,9 +3,9 @@
 #include <filesystem>
 #include <optional>
 
-#include "http/registry_models.h"
 #include "core/log.h"
 #include "engine/backend.h"
+#include "http/registry_models.h"
 #include "serve/eval_dataset.h"
 
 namespace ts {
@@ -48,8 +48,7 @@ Result<ModelServing> start_model_serving(const serve::ServeOptions& options, int
     primary = open_model_engine(opts.path, backend, opts.precision, opts.batcher.max_batch, opts.window_rows);
   }
   if (!primary) return primary.status();
-  if (opts.workers == 0) opts.workers = backend == "cuda" ? 4 : 1;
-  if (opts.max_delay_auto) opts.batcher.max_delay_us = backend == "cuda" ? 50 : 200;
+  serve::resolve_for_backend(opts, backend);
   ms.options = opts;
   std::shared_ptr<engine::Engine> fallback;
   if (backend != "cpu" && opts.cpu_fallback && !opts.path.ends_with(".plan")) {
@@ -98,6 +97,7 @@ Result<ModelServing> start_model_serving(const serve::ServeOptions& options, int
 Result<ModelServing> attach_model_serving(Pipeline& pipeline, const Config& config, const std::string& model_path,
                                           int pipeline_shards, const std::string& failure_db, bool unpaced) {
   serve::ServeOptions opts = serve::ServeOptions::from_config(config.section("model"));
+  const ModelAlertOptions alerts = ModelAlertOptions::from_config(config.section("model"), opts.window_rows);
   if (!model_path.empty()) opts.path = model_path;
   std::unique_ptr<serve::ModelRegistry> registry;
   std::optional<serve::ModelVersion> shadow;
@@ -124,7 +124,8 @@ Result<ModelServing> attach_model_serving(Pipeline& pipeline, const Config& conf
   auto ms = start_model_serving(opts, pipeline_shards, failure_db, &pipeline.metrics());
   if (!ms) return ms.status();
   ModelServing& m = ms.value();
-  pipeline.set_model(m.server.get(), m.server->options(), m.name);
+  m.alerts = alerts;
+  pipeline.set_model(m.server.get(), alerts, m.name);
   if (registry) {
     serve::ModelServer* server = m.server.get();
     if (shadow) {

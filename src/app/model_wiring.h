@@ -5,11 +5,12 @@
 #include <memory>
 #include <string>
 
-#include "app/pipeline.h"
-#include "app/run_summary.h"
 #include "audit/failure_store.h"
 #include "core/status.h"
+#include "detect/model_alert.h"
 #include "http/admin_api.h"
+#include "pipeline/pipeline.h"
+#include "pipeline/run_summary.h"
 #include "serve/model_registry.h"
 #include "serve/model_server.h"
 #include "serve/serve_options.h"
@@ -18,6 +19,7 @@ namespace ts {
 
 struct ModelServing {
   serve::ServeOptions options;
+  ModelAlertOptions alerts;                 // the trigger and decision ([model]; attach_model_serving)
   std::unique_ptr<FailureStore> failures;   // failed batches (declared first: outlives the server)
   std::unique_ptr<serve::ModelServer> server;
   std::string name;

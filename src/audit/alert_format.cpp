@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 
 #include "core/clock.h"
+#include "core/time_zone.h"
 
 namespace ts {
 
@@ -12,50 +14,50 @@ namespace {
 
 constexpr int64_t kSecPerDay = 86400;
 
-// Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-void civil_from_days(int64_t z, int& y, unsigned& m, unsigned& d) {
-  z += 719468;
-  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  const unsigned doe = static_cast<unsigned>(z - era * 146097);
-  const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const unsigned mp = (5 * doy + 2) / 153;
-  d = doy - (153 * mp + 2) / 5 + 1;
-  m = mp < 10 ? mp + 3 : mp - 9;
-  y = static_cast<int>(yoe + era * 400) + (m <= 2);
-}
-
-// Day of month of the n-th Sunday of a month.
-unsigned nth_sunday(int y, unsigned m, int n) {
-  const int64_t first = days_from_civil(y, m, 1);
-  const int weekday = static_cast<int>(((first % 7) + 11) % 7);  // 0 = Sunday (1970-01-01 was Thursday)
-  return static_cast<unsigned>(1 + (7 - weekday) % 7 + 7 * (n - 1));
-}
-
 int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+// The market's zone, loaded once (thread-safe static); null when the tz database lacks it.
+const TimeZone* market_zone(Market market) {
+  auto load = [](const char* name) -> std::shared_ptr<const TimeZone> {
+    auto z = TimeZone::load(name);
+    return z.is_ok() ? z.value() : nullptr;
+  };
+  switch (market) {
+    case Market::kShanghai:
+    case Market::kShenzhen:
+    case Market::kBeijing: {
+      static const std::shared_ptr<const TimeZone> shanghai = load("Asia/Shanghai");
+      return shanghai.get();
+    }
+    case Market::kUs: {
+      static const std::shared_ptr<const TimeZone> new_york = load("America/New_York");
+      return new_york.get();
+    }
+    case Market::kUnknown: break;
+  }
+  return nullptr;
+}
 
 }  // namespace
 
 int exchange_utc_offset_hours(Market market, int64_t exch_ts_ns) {
+  if (const TimeZone* zone = market_zone(market)) {
+    return zone->utc_offset_s(floor_div(exch_ts_ns, kNsPerSec)) / 3600;
+  }
+  // No tz database (tzdata not installed): the markets' standard offsets.
   switch (market) {
     case Market::kShanghai:
     case Market::kShenzhen:
     case Market::kBeijing: return 8;
-    case Market::kUs: {
-      int y;
-      unsigned m, d;
-      civil_from_days(floor_div(exch_ts_ns, kNsPerSec * kSecPerDay), y, m, d);
-      const bool dst = (m > 3 && m < 11) || (m == 3 && d >= nth_sunday(y, 3, 2)) ||
-                       (m == 11 && d < nth_sunday(y, 11, 1));
-      return dst ? -4 : -5;
-    }
+    case Market::kUs: return -5;
     case Market::kUnknown: break;
   }
   return 0;
 }
 
 std::string format_exchange_time(int64_t exch_ts_ns, Market market) {
-  const int64_t local_ms = floor_div(exch_ts_ns, kNsPerMs) + int64_t(exchange_utc_offset_hours(market, exch_ts_ns)) * 3600 * 1000;
+  const int64_t local_ms =
+      floor_div(exch_ts_ns, kNsPerMs) + int64_t(exchange_utc_offset_hours(market, exch_ts_ns)) * 3600 * 1000;
   const int64_t ms_of_day = local_ms - floor_div(local_ms, kSecPerDay * 1000) * kSecPerDay * 1000;
   char buf[32];
   std::snprintf(buf, sizeof buf, "%02d:%02d:%02d.%03d", int(ms_of_day / 3'600'000), int(ms_of_day / 60'000 % 60),
@@ -91,6 +93,22 @@ std::string format_number(double v) {
     std::snprintf(buf, sizeof buf, "%.4g", v);
   }
   return buf;
+}
+
+void append_alert_values(std::string& out, const Alert& a) {
+  for (int i = 0; i < a.value_count && i < Alert::kMaxValues; ++i) {
+    const AlertValue& v = a.values[i];
+    out += ' ';
+    out += v.name ? v.name : "?";
+    out += '=';
+    out += format_number(v.value);
+    if (v.cmp != Cmp::kInfo) {
+      out += " (";
+      out += cmp_symbol(v.cmp);
+      out += format_number(v.threshold);
+      out += ')';
+    }
+  }
 }
 
 int64_t alert_latency_ns(const StageTimes& t) {

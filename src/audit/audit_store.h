@@ -18,10 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "audit/alert_sink.h"
-
-struct sqlite3;
-struct sqlite3_stmt;
+#include "core/sqlite_db.h"
+#include "detect/alert_sink.h"
 
 namespace ts {
 
@@ -130,16 +128,12 @@ class AuditStore : public AlertSink {
   int64_t pending() const { return pending_; }  // rows written since the last commit
 
  private:
-  explicit AuditStore(sqlite3* db) : db_(db) {}
-  Status exec(const char* sql, const char* what);
-  Status check(int rc, const char* call);
-  Status prepare(const char* sql, sqlite3_stmt** stmt);
-  Result<std::vector<AlertRecord>> read_rows(sqlite3_stmt* stmt);
+  explicit AuditStore(std::unique_ptr<SqlDb> db) : db_(std::move(db)) {}
+  Status begin_batch();  // BEGIN unless a batch is open
+  Result<std::vector<AlertRecord>> read_rows(SqlStmt& stmt);
 
-  sqlite3* db_ = nullptr;
-  sqlite3_stmt* insert_ = nullptr;
-  sqlite3_stmt* insert_input_ = nullptr;
-  sqlite3_stmt* upsert_delivery_ = nullptr;
+  std::unique_ptr<SqlDb> db_;  // null once closed (declared first: outlives the statements)
+  std::optional<SqlStmt> insert_, insert_input_, upsert_delivery_;
   bool in_txn_ = false;
   int64_t pending_ = 0;
 };

@@ -1,6 +1,6 @@
 #include "audit/failure_store.h"
 
-#include <sqlite3.h>
+#include <cstring>
 
 #include "core/clock.h"
 
@@ -25,32 +25,23 @@ CREATE TABLE IF NOT EXISTS inference_failures (
 );
 )sql";
 
-std::string text(sqlite3_stmt* s, int i) {
-  const unsigned char* p = sqlite3_column_text(s, i);
-  return p ? reinterpret_cast<const char*>(p) : "";
-}
-
-Status sql_error(sqlite3* db, const char* what) {
-  return Status(StatusCode::kIoError, std::string("failure store: ") + what + ": " + sqlite3_errmsg(db));
-}
-
-FailureRecord read_row(sqlite3_stmt* s, bool with_input) {
+FailureRecord read_row(const SqlStmt& s, bool with_input) {
   FailureRecord r;
-  r.id = sqlite3_column_int64(s, 0);
-  r.wall_ns = sqlite3_column_int64(s, 1);
-  r.model = text(s, 2);
-  r.version = uint32_t(sqlite3_column_int64(s, 3));
-  r.model_path = text(s, 4);
-  r.backend = text(s, 5);
-  r.error = text(s, 6);
-  r.batch = sqlite3_column_int(s, 7);
-  r.rows = sqlite3_column_int(s, 8);
-  r.features = sqlite3_column_int(s, 9);
-  r.recovered = sqlite3_column_int(s, 10) != 0;
+  r.id = s.col_int(0);
+  r.wall_ns = s.col_int(1);
+  r.model = s.col_text(2);
+  r.version = uint32_t(s.col_int(3));
+  r.model_path = s.col_text(4);
+  r.backend = s.col_text(5);
+  r.error = s.col_text(6);
+  r.batch = int(s.col_int(7));
+  r.rows = int(s.col_int(8));
+  r.features = int(s.col_int(9));
+  r.recovered = s.col_int(10) != 0;
   if (with_input) {
-    const auto* p = static_cast<const float*>(sqlite3_column_blob(s, 11));
-    const size_t n = size_t(sqlite3_column_bytes(s, 11)) / sizeof(float);
-    if (p) r.input.assign(p, p + n);
+    const std::string_view blob = s.col_blob(11);
+    r.input.resize(blob.size() / sizeof(float));
+    if (!r.input.empty()) std::memcpy(r.input.data(), blob.data(), r.input.size() * sizeof(float));
   }
   return r;
 }
@@ -58,88 +49,61 @@ FailureRecord read_row(sqlite3_stmt* s, bool with_input) {
 }  // namespace
 
 Result<std::unique_ptr<FailureStore>> FailureStore::open(const std::string& path) {
-  sqlite3* db = nullptr;
-  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr) !=
-      SQLITE_OK) {
-    Status st(StatusCode::kIoError, "failure store " + path + ": " + (db ? sqlite3_errmsg(db) : "cannot open"));
-    sqlite3_close(db);
-    return st;
-  }
-  std::unique_ptr<FailureStore> s(new FailureStore(db));
-  sqlite3_busy_timeout(db, 5000);
-  TS_RETURN_IF_ERROR(s->exec("PRAGMA journal_mode=WAL"));
-  TS_RETURN_IF_ERROR(s->exec(kSchema));
+  // Serialized connection (workers of several models record at once); synchronous FULL, SQLite's
+  // default, which this store kept.
+  auto db = SqlDb::open(path, SqlOpenOptions{/*sync_full=*/true, /*single_thread=*/false, /*require_wal=*/false});
+  if (!db) return db.status().with_context("failure store");
+  std::unique_ptr<FailureStore> s(new FailureStore(std::move(db).value()));
+  TS_RETURN_IF_ERROR(s->db_->exec(kSchema).with_context("failure store"));
   return s;
 }
 
-FailureStore::~FailureStore() { sqlite3_close(db_); }
-
-Status FailureStore::exec(const char* sql) {
-  char* err = nullptr;
-  if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
-    Status st(StatusCode::kIoError, std::string("failure store: ") + (err ? err : "exec failed"));
-    sqlite3_free(err);
-    return st;
-  }
-  return Status::ok();
-}
+FailureStore::~FailureStore() = default;
 
 Result<int64_t> FailureStore::record(const FailureRecord& r) {
   std::lock_guard<std::mutex> lock(mu_);
-  sqlite3_stmt* s = nullptr;
-  if (sqlite3_prepare_v2(db_,
-                         "INSERT INTO inference_failures (wall_ns, model, version, model_path, backend, error, batch, "
-                         "rows, features, recovered, input_blob) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)",
-                         -1, &s, nullptr) != SQLITE_OK) {
-    return sql_error(db_, "prepare INSERT");
-  }
-  sqlite3_bind_int64(s, 1, wall_ns());
-  sqlite3_bind_text(s, 2, r.model.c_str(), -1, SQLITE_TRANSIENT);
-  sqlite3_bind_int64(s, 3, r.version);
-  sqlite3_bind_text(s, 4, r.model_path.c_str(), -1, SQLITE_TRANSIENT);
-  sqlite3_bind_text(s, 5, r.backend.c_str(), -1, SQLITE_TRANSIENT);
-  sqlite3_bind_text(s, 6, r.error.c_str(), -1, SQLITE_TRANSIENT);
-  sqlite3_bind_int(s, 7, r.batch);
-  sqlite3_bind_int(s, 8, r.rows);
-  sqlite3_bind_int(s, 9, r.features);
-  sqlite3_bind_int(s, 10, r.recovered ? 1 : 0);
-  sqlite3_bind_blob(s, 11, r.input.data(), int(r.input.size() * sizeof(float)), SQLITE_TRANSIENT);
-  const int rc = sqlite3_step(s);
-  sqlite3_finalize(s);
-  if (rc != SQLITE_DONE) return sql_error(db_, "INSERT");
-  return int64_t(sqlite3_last_insert_rowid(db_));
+  auto s = db_->prepare(
+      "INSERT INTO inference_failures (wall_ns, model, version, model_path, backend, error, batch, "
+      "rows, features, recovered, input_blob) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)");
+  if (!s) return s.status().with_context("failure store");
+  s.value()
+      .bind(1, wall_ns())
+      .bind(2, r.model)
+      .bind(3, int64_t(r.version))
+      .bind(4, r.model_path)
+      .bind(5, r.backend)
+      .bind(6, r.error)
+      .bind(7, int64_t(r.batch))
+      .bind(8, int64_t(r.rows))
+      .bind(9, int64_t(r.features))
+      .bind(10, int64_t(r.recovered ? 1 : 0))
+      .bind_blob(11, r.input.data(), r.input.size() * sizeof(float));
+  TS_RETURN_IF_ERROR(s.value().run().with_context("failure store"));
+  return db_->last_insert_id();
 }
 
 Result<FailureRecord> FailureStore::load(int64_t id) {
   std::lock_guard<std::mutex> lock(mu_);
-  sqlite3_stmt* s = nullptr;
-  if (sqlite3_prepare_v2(db_, "SELECT * FROM inference_failures WHERE id = ?1", -1, &s, nullptr) != SQLITE_OK) {
-    return sql_error(db_, "prepare SELECT");
-  }
-  sqlite3_bind_int64(s, 1, id);
-  const int rc = sqlite3_step(s);
-  if (rc != SQLITE_ROW) {
-    sqlite3_finalize(s);
-    if (rc == SQLITE_DONE) return Status(StatusCode::kNotFound, "failure " + std::to_string(id) + ": no such failure case");
-    return sql_error(db_, "SELECT");
-  }
-  FailureRecord r = read_row(s, true);
-  sqlite3_finalize(s);
-  return r;
+  auto s = db_->prepare("SELECT * FROM inference_failures WHERE id = ?1");
+  if (!s) return s.status().with_context("failure store");
+  auto row = s.value().bind(1, id).step();
+  if (!row) return row.status().with_context("failure store");
+  if (!row.value()) return Status(StatusCode::kNotFound, "failure " + std::to_string(id) + ": no such failure case");
+  return read_row(s.value(), true);
 }
 
 Result<std::vector<FailureRecord>> FailureStore::list(int limit) {
   std::lock_guard<std::mutex> lock(mu_);
-  sqlite3_stmt* s = nullptr;
-  if (sqlite3_prepare_v2(db_, "SELECT * FROM inference_failures ORDER BY id DESC LIMIT ?1", -1, &s, nullptr) != SQLITE_OK) {
-    return sql_error(db_, "prepare SELECT");
-  }
-  sqlite3_bind_int(s, 1, limit);
+  auto s = db_->prepare("SELECT * FROM inference_failures ORDER BY id DESC LIMIT ?1");
+  if (!s) return s.status().with_context("failure store");
+  s.value().bind(1, int64_t(limit));
   std::vector<FailureRecord> out;
-  int rc;
-  while ((rc = sqlite3_step(s)) == SQLITE_ROW) out.push_back(read_row(s, false));
-  sqlite3_finalize(s);
-  if (rc != SQLITE_DONE) return sql_error(db_, "SELECT");
+  for (;;) {
+    auto row = s.value().step();
+    if (!row) return row.status().with_context("failure store");
+    if (!row.value()) break;
+    out.push_back(read_row(s.value(), false));
+  }
   return out;
 }
 

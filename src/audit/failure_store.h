@@ -12,9 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "core/sqlite_db.h"
 #include "core/status.h"
-
-struct sqlite3;
 
 namespace ts {
 
@@ -44,10 +43,9 @@ class FailureStore {
   Result<std::vector<FailureRecord>> list(int limit = 100);  // newest first, without inputs
 
  private:
-  explicit FailureStore(sqlite3* db) : db_(db) {}
-  Status exec(const char* sql);
+  explicit FailureStore(std::unique_ptr<SqlDb> db) : db_(std::move(db)) {}
   std::mutex mu_;
-  sqlite3* db_ = nullptr;
+  std::unique_ptr<SqlDb> db_;
 };
 
 }  // namespace ts

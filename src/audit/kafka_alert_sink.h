@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "audit/alert_sink.h"
+#include "detect/alert_sink.h"
 #include "kafka/kafka_config.h"
 
 namespace ts {

@@ -22,8 +22,8 @@
 #include <string>
 #include <vector>
 
-#include "audit/alert_sink.h"
 #include "audit/audit_store.h"
+#include "detect/alert_sink.h"
 
 struct pg_conn;
 struct pg_result;

@@ -18,19 +18,7 @@ std::string format_alert_line(const Alert& a, const SymbolTable& symbols) {
   s += alert_type_name(a.type);
   s += ' ';
   s += severity_name(a.severity);
-  for (int i = 0; i < a.value_count && i < Alert::kMaxValues; ++i) {
-    const AlertValue& v = a.values[i];
-    s += ' ';
-    s += v.name ? v.name : "?";
-    s += '=';
-    s += format_number(v.value);
-    if (v.cmp != Cmp::kInfo) {
-      s += " (";
-      s += cmp_symbol(v.cmp);
-      s += format_number(v.threshold);
-      s += ')';
-    }
-  }
+  append_alert_values(s, a);
   s += " price=";
   s += format_price(a.price, tick);
   const int64_t lat = alert_latency_ns(a.t);

@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <string>
 
-#include "audit/alert_sink.h"
+#include "detect/alert_sink.h"
 
 namespace ts {
 

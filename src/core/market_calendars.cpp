@@ -7,11 +7,11 @@ namespace ts {
 
 TradingPhase InstrumentSession::phase_at(int64_t exchange_time_ns) const {
   if (schedule_ == nullptr) return TradingPhase::kClosed;
-  return schedule_phase(*schedule_, calendar_, tz_.local_seconds(exchange_time_ns));
+  return schedule_phase(*schedule_, calendar_, tz_->local_seconds(exchange_time_ns));
 }
 
 CivilDate InstrumentSession::trading_date(int64_t exchange_time_ns) const {
-  return civil_from_days(floor_div(tz_.local_seconds(exchange_time_ns), kSecondsPerDay));
+  return civil_from_days(floor_div(tz_->local_seconds(exchange_time_ns), kSecondsPerDay));
 }
 
 bool InstrumentSession::is_trading_day(int64_t day) const {
@@ -66,7 +66,7 @@ Result<InstrumentSession> MarketCalendars::session_for(const Instrument& in) con
                                              in.calendar + "\" not loaded (config/calendars/" +
                                              in.calendar + ".csv)"};
   }
-  auto tz = TimeZone::find(in.time_zone);
+  auto tz = TimeZone::load(in.time_zone);
   if (!tz) return tz.status().with_context("instrument " + in.symbol);
   s.tz_ = std::move(tz).value();
   return s;

@@ -7,10 +7,10 @@
 //   auto session = cals.session_for(instrument);                     // once per symbol
 //   TradingPhase p = session.value().phase_at(event.exch_ts_ns);     // any thread
 //
-// Time zones: core/time_zone.h (system tzdata through date/tz.h when built with it).
+// Time zones: core/time_zone.h (the system tzdata through date/tz.h), loaded in session_for().
 // Threading: load_dir()/add() run at start-up on one thread; afterwards session_for() and
 // find() are const and safe from any thread. An InstrumentSession is an immutable value that
-// points into its MarketCalendars, which must outlive it.
+// points into its MarketCalendars, which must outlive it, and shares its loaded TimeZone.
 #include <memory>
 #include <string>
 #include <string_view>
@@ -37,7 +37,7 @@ class InstrumentSession {
   // Whether the local date `day` (days since 1970-01-01) has sessions: not a weekend (where
   // weekends close) and not a holiday.
   bool is_trading_day(int64_t day) const;
-  const TimeZone& time_zone() const { return tz_; }
+  const TimeZone& time_zone() const { return *tz_; }
   // Null for markets without holidays (crypto).
   const ExchangeCalendar* calendar() const { return calendar_; }
 
@@ -45,7 +45,7 @@ class InstrumentSession {
   friend class MarketCalendars;
   const SessionSchedule* schedule_ = nullptr;
   const ExchangeCalendar* calendar_ = nullptr;
-  TimeZone tz_;
+  std::shared_ptr<const TimeZone> tz_;  // never null in a session from session_for()
 };
 
 class MarketCalendars {
@@ -62,7 +62,7 @@ class MarketCalendars {
   // (holidays would silently be trading days); kInvalidArgument for an instrument whose market
   // is unknown.
   Result<InstrumentSession> session_for(const Instrument& in) const;
-  // session_for(in), then phase_at(t): convenient, but resolves the time zone on every call.
+  // session_for(in), then phase_at(t): convenient, but loads the time zone on every call.
   Result<TradingPhase> phase_at(const Instrument& in, int64_t exchange_time_ns) const;
 
  private:

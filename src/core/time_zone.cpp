@@ -1,68 +1,70 @@
 #include "core/time_zone.h"
 
-#include "core/civil_time.h"
-
-#if TICKSENTRY_HAVE_DATE_TZ
 #include <date/tz.h>
 
-#include <exception>
-#endif
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <iterator>
+#include <string_view>
+
+#include "core/civil_time.h"
 
 namespace ts {
 
 namespace {
 
-// US Eastern time: EST (UTC-5), EDT (UTC-4) from the 2nd Sunday of March 02:00 EST (07:00 UTC)
-// to the 1st Sunday of November 02:00 EDT (06:00 UTC); the Energy Policy Act 2005 rules.
-int32_t new_york_offset_s(int64_t utc_s) {
-  const int64_t day = floor_div(utc_s, kSecondsPerDay);
-  const int32_t year = civil_from_days(day).year;
-  const int64_t dst_start = nth_weekday(year, 3, 0, 2) * kSecondsPerDay + 7 * 3600;
-  const int64_t dst_end = nth_weekday(year, 11, 0, 1) * kSecondsPerDay + 6 * 3600;
-  return (utc_s >= dst_start && utc_s < dst_end) ? -4 * 3600 : -5 * 3600;
+// Where USE_OS_TZDB builds of the date library read zones (its discover_tz_dir()).
+constexpr const char* kZoneDir = "/usr/share/zoneinfo";
+
+bool valid_zone_name(const std::string& name) {
+  if (name.empty() || name.size() > 255 || name.front() == '/' || name.find("..") != std::string::npos) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '/' || c == '_' || c == '-' || c == '+';
+  });
+}
+
+// The POSIX TZ rule in a TZif v2+ file's footer ("\n<rule>\n" after the data), or "" when the
+// file has none (v1, or an empty footer: the last offset holds).
+std::string read_footer(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  if (bytes.size() < 6 || bytes.compare(0, 4, "TZif") != 0 || bytes[4] < '2' || bytes.back() != '\n') return "";
+  const size_t nl = bytes.rfind('\n', bytes.size() - 2);
+  if (nl == std::string::npos) return "";
+  return bytes.substr(nl + 1, bytes.size() - nl - 2);
 }
 
 }  // namespace
 
-std::optional<int32_t> builtin_utc_offset_s(std::string_view iana_name, int64_t utc_s) {
-  if (iana_name == "UTC" || iana_name == "Etc/UTC") return 0;
-  if (iana_name == "Asia/Shanghai") return 8 * 3600;
-  if (iana_name == "America/New_York") return new_york_offset_s(utc_s);
-  return std::nullopt;
-}
-
-bool TimeZone::uses_system_tzdata() { return TICKSENTRY_HAVE_DATE_TZ != 0; }
-
-Result<TimeZone> TimeZone::find(std::string_view iana_name) {
-  TimeZone tz;
-  tz.name_ = std::string(iana_name);
-#if TICKSENTRY_HAVE_DATE_TZ
-  try {  // date::locate_zone throws for an unknown name: the edge, turned into a Status here
-    tz.zone_ = date::locate_zone(iana_name);
+Result<std::shared_ptr<const TimeZone>> TimeZone::load(const std::string& name) {
+  if (!valid_zone_name(name)) {
+    return Status(StatusCode::kInvalidArgument,
+                  "time zone '" + name + "': expected an IANA zone name such as America/New_York or Asia/Shanghai");
+  }
+  auto tz = std::make_shared<TimeZone>();
+  tz->name_ = name;
+  try {  // date reports a missing zone or database by exception; start-up code, so caught here
+    tz->zone_ = date::locate_zone(name);
+    const auto far = date::sys_seconds(date::sys_days(date::year(9999) / 1 / 1));
+    tz->last_transition_s_ = tz->zone_->get_info(far).begin.time_since_epoch().count();
   } catch (const std::exception& e) {
-    return Status{StatusCode::kNotFound,
-                  "time zone \"" + tz.name_ + "\" not in the system tzdata: " + e.what()};
+    return Status(StatusCode::kNotFound, "unknown time zone '" + name + "' (" + e.what() + " under " + kZoneDir +
+                                             "; zone names are IANA's, e.g. America/New_York, Asia/Shanghai)");
   }
-#else
-  if (!builtin_utc_offset_s(iana_name, 0)) {
-    return Status{StatusCode::kNotFound,
-                  "time zone \"" + tz.name_ +
-                      "\" unknown (built without date/tz.h: only UTC, Asia/Shanghai, "
-                      "America/New_York)"};
+  const std::string footer = read_footer(std::string(kZoneDir) + "/" + name);
+  if (!footer.empty()) {
+    auto rule = PosixTzRule::parse(footer);
+    if (!rule.is_ok()) return rule.status().with_context("time zone '" + name + "'");
+    tz->rule_ = rule.value();
   }
-#endif
-  return tz;
+  return std::shared_ptr<const TimeZone>(std::move(tz));
 }
 
-int32_t TimeZone::utc_offset_s(int64_t utc_s) const {
-#if TICKSENTRY_HAVE_DATE_TZ
-  const auto* zone = static_cast<const date::time_zone*>(zone_);
-  if (zone == nullptr) return 0;
-  const auto info = zone->get_info(date::sys_seconds{std::chrono::seconds{utc_s}});
-  return static_cast<int32_t>(info.offset.count());
-#else
-  return *builtin_utc_offset_s(name_, utc_s);
-#endif
+int32_t TimeZone::utc_offset_s(int64_t unix_s) const {
+  if (rule_ && unix_s >= last_transition_s_) return rule_->utc_offset_s(unix_s);
+  const auto info = zone_->get_info(date::sys_seconds(std::chrono::seconds(unix_s)));
+  return int32_t(info.offset.count());
 }
 
 int64_t TimeZone::local_seconds(int64_t utc_ns) const {

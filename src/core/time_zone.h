@@ -1,42 +1,49 @@
 #pragma once
-// TimeZone: the UTC offset of an IANA zone at an instant, for turning exchange timestamps
-// (UTC ns) into exchange-local wall time.
-// Two implementations behind one class, chosen at build time:
-//  - with Debian's libhowardhinnant-date-dev (date/tz.h, libdate-tz, the system tzdata in
-//    /usr/share/zoneinfo): any IANA zone, with the full history of its rules;
-//  - without it, built-in rules for the zones ticksentry's markets use: "UTC"/"Etc/UTC",
-//    "Asia/Shanghai" (UTC+8, no DST since 1991) and "America/New_York" (US DST rules since
-//    2007: second Sunday of March 02:00 local to first Sunday of November 02:00 local).
-// builtin_utc_offset_s() is always compiled, so the two can be compared in tests.
-// Threading: a TimeZone is immutable after find(); utc_offset_s() is safe from any thread.
+// IANA time zones ("America/New_York", "Asia/Shanghai") from the system's tz database
+// (/usr/share/zoneinfo: Debian's tzdata), for notification time windows, exchange-local
+// times in alert text and instruments' trading phases (core/market_calendars.h).
+//
+// Why not std::chrono::locate_zone: libstdc++ 12 (Debian 12's) has no C++20 tzdb. Howard
+// Hinnant's date library (Debian's libhowardhinnant-date-dev, `date/tz.h` built with
+// USE_OS_TZDB=1) is the model that C++20 <chrono> zones were standardised from; it reads the
+// zone files' transitions. It ignores their footer, the POSIX TZ rule for the instants after the
+// last listed transition (2037 in Debian's files, earlier in "slim" ones), so that rule is read
+// here and applied from the last transition on. Tests compare with zdump and glibc.
+//
+// Immutable after load: any thread may call utc_offset_s() at once.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
-#include <string_view>
 
+#include "core/posix_tz_rule.h"
 #include "core/status.h"
+
+namespace date {
+class time_zone;
+}
 
 namespace ts {
 
 class TimeZone {
  public:
-  // kNotFound for a zone the active implementation does not know (the message names it).
-  static Result<TimeZone> find(std::string_view iana_name);
-  // The zone's offset from UTC at `utc_s` (seconds since the epoch), in seconds: +28800 for
-  // Asia/Shanghai, -14400 for New York in summer.
-  int32_t utc_offset_s(int64_t utc_s) const;
-  // Local wall-clock seconds since the epoch (utc_s + offset): day = floor(local / 86400).
-  int64_t local_seconds(int64_t utc_ns) const;
+  // Loads `name` from the tz database. Errors: a name that is not a zone name (absolute, "..",
+  // odd characters: kInvalidArgument), a zone that does not exist (kNotFound), a zone file
+  // whose footer rule does not parse (kInvalidArgument).
+  static Result<std::shared_ptr<const TimeZone>> load(const std::string& name);
+
   const std::string& name() const { return name_; }
-  // True when the zone data comes from the system tzdata (date/tz.h), false for built-in rules.
-  static bool uses_system_tzdata();
+  // Offset from UTC in effect at `unix_s` (east positive: New York in winter −18000).
+  int32_t utc_offset_s(int64_t unix_s) const;
+  // Local wall-clock seconds since the epoch at `utc_ns` (UTC ns; the seconds floored, then the
+  // offset added): the local day is floor(local / 86400).
+  int64_t local_seconds(int64_t utc_ns) const;
 
  private:
-  std::string name_ = "UTC";     // a default-constructed TimeZone is UTC
-  const void* zone_ = nullptr;  // date::time_zone* when built with date/tz.h; null = UTC
+  std::string name_;
+  const date::time_zone* zone_ = nullptr;  // owned by date's tz database (lives until exit)
+  int64_t last_transition_s_ = 0;          // UTC seconds; rule_ decides from here on
+  std::optional<PosixTzRule> rule_;        // the zone file's footer, if any
 };
-
-// The built-in rules above; nothing when `iana_name` is not one of the built-in zones.
-std::optional<int32_t> builtin_utc_offset_s(std::string_view iana_name, int64_t utc_s);
 
 }  // namespace ts

@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "core/event.h"
+#include "core/stage_times.h"
 #include "features/feature_set.h"
 
 namespace ts {
@@ -37,15 +38,6 @@ const char* alert_type_name(AlertType type);   // "rapid_rise", ...
 
 enum class Severity : uint8_t { kInfo = 0, kWarning, kCritical };
 const char* severity_name(Severity s);
-
-// Monotonic ns (core/clock.h mono_ns) at which each stage finished with the triggering event.
-struct StageTimes {
-  int64_t recv_ns = 0;      // source handed the event on
-  int64_t book_ns = 0;      // book updated
-  int64_t features_ns = 0;  // features updated
-  int64_t detect_ns = 0;    // rule fired
-  int64_t emit_ns = 0;      // alert pushed towards the sinks
-};
 
 // How a value compared with its threshold when the rule fired ("ret_60s_bps=312.5 (>=200)").
 // kInfo: context only (the threshold is not a condition).
@@ -84,7 +76,7 @@ struct Alert {
   Price price = 0;              // last price (ticks) at the time
   int value_count = 0;
   AlertValue values[kMaxValues];
-  StageTimes t;
+  StageTimes t;                 // when each stage finished with the triggering event
   float features[kFeatureCount] = {};  // the feature row that fired it
   ModelScore model;                    // model alerts only (type kModel)
 

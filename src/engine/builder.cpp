@@ -152,10 +152,9 @@ Result<std::vector<uint8_t>> build_from_graph(Graph graph, const PassLog& log, c
   // Stacked GRU (LSTM) layers → GRUStack (LSTMStack) where the backend runs it (the CUDA
   // wavefronts), for every precision (passes/fuse_rnn_stack.cpp). In INT8 plans the recurrences
   // run FP16 either way (no INT8 recurrence), so the stack only takes in the head's Gemm, which
-  // then runs fp32 in the kernel. PERF NOTE: H200, GRU-2x128 INT8 plan, host-to-host P50 b1 /
-  // b4096: per layer (the head's Gemm INT8) 122.7 / 1,118 µs (bench/results/lead-h200-20261201-
-  // 0825-mid.log), the stack 39.5 / 923.0 (LSTM 55.1 / 1,247; lead-h200-20261201-0827-int8stack.log),
-  // as FP16's.
+  // then runs fp32 in the kernel. PERF NOTE: an INT8 GRU/LSTM plan run layer by layer (the head's
+  // Gemm INT8) was several times slower at batch 1 than the same plan as a stack, which runs as fast
+  // as FP16's (bench/results/archive/lead-h200-20261201-0825-mid.log, -0827-int8stack.log).
   {
     PassLog stack_log;
     fuse_rnn_stack(graph, stack_log, [&](const Node& n) { return be->check_supported(graph, n).is_ok(); });
@@ -165,9 +164,9 @@ Result<std::vector<uint8_t>> build_from_graph(Graph graph, const PassLog& log, c
   // CUDA fused layer: FP16 mma tiles in FP16 and INT8 plans, strict FP32 in FP32 plans without
   // TF32; TF32 and BF16 plans keep the layers) (passes/fuse_encoder.cpp). In an INT8 plan the
   // fused layer runs FP16 and its GEMMs' INT8 marks are dropped, as TensorRT keeps a layer in FP16
-  // where that is the faster kernel (BuildOptions::int8_obey_precision keeps the INT8 layers). PERF NOTE: H200, Transformer (2 layers, d=64, 4 heads) T=60,
-  // device-resident P50 at batch 1 / 256 / 4096: INT8 unfused 131.6 / 283.5 / 3,105.5 µs, FP16
-  // fused 28.3 / 40.3 / 372.9 (bench/results/engine-cuda-h200-20261201-0940-final.json). A backend without the op is
+  // where that is the faster kernel (BuildOptions::int8_obey_precision keeps the INT8 layers).
+  // PERF NOTE: the fused FP16 layer is several times faster than the INT8 layers unfused at every
+  // batch (bench/results/engine-cuda-h200-20261201-0940-final.json). A backend without the op is
   // not asked: the pass proves each match by building the region on the CPU backend, which has no
   // fused layer, so that build does not fuse (and recurse) again. max_seq: the largest dim 1 any
   // profile allows any rank-3 input (the backend's limit on T is checked against it).

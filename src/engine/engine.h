@@ -1,5 +1,5 @@
 #pragma once
-// The inference engine's public API, shaped like TensorRT's (../shared/DESIGN.md):
+// The inference engine's public API, shaped like TensorRT's (docs/engine.md):
 //   engine::build(onnx bytes, BuildOptions)  → plan bytes   (IBuilder + ONNX parser)
 //   Engine::load(plan bytes)                 → shared Engine (deserializeCudaEngine)
 //   engine->create_context()                 → ExecutionContext, one per thread/stream

@@ -20,6 +20,14 @@ const float* FeatureWindow::window_row(int age) const {
   return rows_ + slot * kFeatureCount;
 }
 
+std::pair<std::span<const float>, std::span<const float>> FeatureWindow::window_runs() const {
+  int oldest = head_ - size_;
+  if (oldest < 0) oldest += capacity_;
+  const int first = std::min(size_, capacity_ - oldest);  // rows before the ring wraps
+  return {{rows_ + size_t(oldest) * kFeatureCount, size_t(first) * kFeatureCount},
+          {rows_, size_t(size_ - first) * kFeatureCount}};
+}
+
 int FeatureWindow::window_rows(float* out) const {
   for (int k = 0; k < size_; ++k) {
     std::memcpy(out + k * kFeatureCount, window_row(size_ - 1 - k), sizeof(float) * kFeatureCount);

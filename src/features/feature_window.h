@@ -4,6 +4,8 @@
 // floats: no allocation after construction. Threading: owned by the shard that owns the symbol.
 #include <cstddef>
 #include <cstdint>
+#include <span>
+#include <utility>
 
 #include "features/feature_set.h"
 
@@ -23,6 +25,10 @@ class FeatureWindow {
   int window_rows(float* out) const;
   // The row `age` rows back from the newest (0 = newest); requires age < window_size().
   const float* window_row(int age) const;
+  // The rows held, oldest → newest, without a copy: the ring's two contiguous runs of whole
+  // rows (first the older run, then the newer; the second is empty when the rows do not wrap).
+  // Valid until the next push or reset.
+  std::pair<std::span<const float>, std::span<const float>> window_runs() const;
   int window_size() const { return size_; }
   // Rows pushed since construction or the last reset (a change means a new completed row).
   uint64_t window_pushes() const { return pushes_; }

@@ -19,9 +19,9 @@
 
 #include <prometheus/histogram.h>
 
-#include "audit/alert_sink.h"
 #include "core/latency_histogram.h"
 #include "core/metrics.h"
+#include "detect/alert_sink.h"
 #include "http/admin_api.h"
 #include "http/event_hub.h"
 

@@ -11,10 +11,10 @@
 #include "http/http_auth.h"
 #include "http/http_server.h"
 #include "http/live_feed.h"
-#include "http/market_board.h"
 #include "http/memory_silences.h"
-#include "http/score_board.h"
 #include "http/store_silences.h"
+#include "pipeline/market_board.h"
+#include "pipeline/score_board.h"
 
 namespace ts::http {
 

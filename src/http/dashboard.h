@@ -25,6 +25,11 @@ namespace ts::notify {
 class SilenceStore;
 }
 
+namespace ts {
+class MarketBoard;
+class ScoreBoard;
+}  // namespace ts
+
 namespace ts::http {
 
 class AlertHistory;
@@ -33,8 +38,6 @@ class EventHub;
 class GpuTelemetry;
 class HttpServer;
 class LiveFeed;
-class MarketBoard;
-class ScoreBoard;
 class SilenceProxy;
 
 struct DashboardOptions {

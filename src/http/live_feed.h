@@ -34,9 +34,9 @@
 #include "core/symbol_table.h"
 #include "http/alert_stream.h"
 #include "http/event_hub.h"
-#include "http/market_board.h"
-#include "http/score_board.h"
 #include "http/serving_stats.h"
+#include "pipeline/market_board.h"
+#include "pipeline/score_board.h"
 
 namespace ts::http {
 

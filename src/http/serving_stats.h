@@ -26,7 +26,7 @@
 #include <prometheus/histogram.h>
 
 #include "core/metrics.h"
-#include "http/score_board.h"
+#include "pipeline/score_board.h"
 
 namespace ts::http {
 

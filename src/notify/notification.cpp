@@ -30,19 +30,7 @@ NotifyAlert make_notify_alert(const Alert& a, const SymbolTable& symbols, int64_
     s += ' ';
     s += format_price(a.price, symbols.ref(a.symbol).tick_size);
   }
-  for (int i = 0; i < a.value_count; ++i) {
-    const AlertValue& v = a.values[i];
-    s += ' ';
-    s += v.name ? v.name : "?";
-    s += '=';
-    s += format_number(v.value);
-    if (v.cmp != Cmp::kInfo) {
-      s += " (";
-      s += cmp_symbol(v.cmp);
-      s += format_number(v.threshold);
-      s += ')';
-    }
-  }
+  append_alert_values(s, a);
   if (a.exch_ts_ns) {
     s += " at ";
     s += format_exchange_time(a.exch_ts_ns, market);
@@ -55,7 +43,8 @@ Labels Notification::common_labels() const {
   Labels out;
   if (alerts.empty()) return out;
   for (const auto& [k, v] : alerts.front().labels.items()) {
-    if (std::all_of(alerts.begin(), alerts.end(), [&](const NotifyAlert& a) { return a.labels.has(k) && a.labels.get(k) == v; })) {
+    if (std::all_of(alerts.begin(), alerts.end(),
+                    [&](const NotifyAlert& a) { return a.labels.has(k) && a.labels.get(k) == v; })) {
       out.set(k, v);
     }
   }
@@ -82,7 +71,7 @@ Labels labels_from(const json& j) {
 }
 json alert_json(const NotifyAlert& a) {
   return json{{"alert_id", a.alert_id}, {"type", alert_type_name(a.type)}, {"labels", labels_json(a.labels)},
-              {"summary", a.summary}, {"exch_ts_ns", a.exch_ts_ns}, {"alert_unix_ns", a.alert_unix_ns},
+              {"summary", a.summary},   {"exch_ts_ns", a.exch_ts_ns},      {"alert_unix_ns", a.alert_unix_ns},
               {"resolved", a.resolved}, {"ends_unix_ns", a.ends_unix_ns}};
 }
 NotifyAlert alert_from(const json& j) {
@@ -104,8 +93,12 @@ NotifyAlert alert_from(const json& j) {
 std::string notification_to_json(const Notification& n) {
   json alerts = json::array();
   for (const auto& a : n.alerts) alerts.push_back(alert_json(a));
-  json j{{"receiver", n.receiver}, {"route_id", n.route_id}, {"group_key", n.group_key},
-         {"group_labels", labels_json(n.group_labels)}, {"resolved", n.resolved}, {"alerts", std::move(alerts)},
+  json j{{"receiver", n.receiver},
+         {"route_id", n.route_id},
+         {"group_key", n.group_key},
+         {"group_labels", labels_json(n.group_labels)},
+         {"resolved", n.resolved},
+         {"alerts", std::move(alerts)},
          {"created_unix_ns", n.created_unix_ns}};
   return j.dump();
 }

@@ -6,8 +6,8 @@
 // leaves the rest in the outbox for the next start.
 #include <memory>
 
-#include "audit/alert_sink.h"
 #include "core/metrics.h"
+#include "detect/alert_sink.h"
 #include "notify/notifier.h"
 
 namespace ts::notify {

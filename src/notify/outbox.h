@@ -23,7 +23,7 @@
 
 #include "audit/audit_store.h"
 #include "notify/notification.h"
-#include "notify/sqlite_db.h"
+#include "core/sqlite_db.h"
 
 namespace ts::notify {
 

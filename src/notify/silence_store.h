@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "notify/matcher.h"
-#include "notify/sqlite_db.h"
+#include "core/sqlite_db.h"
 
 namespace ts::notify {
 

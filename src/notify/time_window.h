@@ -20,22 +20,22 @@
 #include <vector>
 
 #include "core/status.h"
-#include "notify/time_zone.h"
+#include "core/time_zone.h"
 
 namespace ts::notify {
 
 struct TimeRange {
-  int start_min = 0;    // minutes after local midnight, inclusive
-  int end_min = 1440;   // exclusive
+  int start_min = 0;   // minutes after local midnight, inclusive
+  int end_min = 1440;  // exclusive
 };
 
 struct TimeWindow {
   std::string name;
-  int utc_offset_minutes = 0;             // used when zone is null
-  std::shared_ptr<const TimeZone> zone;   // IANA zone; null: the fixed offset
-  uint8_t weekday_mask = 0x7f;          // bit 0 = Monday ... bit 6 = Sunday
-  std::vector<TimeRange> times;         // empty: all day
-  std::vector<int64_t> exclude_days;    // local days since 1970-01-01, sorted
+  int utc_offset_minutes = 0;            // used when zone is null
+  std::shared_ptr<const TimeZone> zone;  // IANA zone; null: the fixed offset
+  uint8_t weekday_mask = 0x7f;           // bit 0 = Monday ... bit 6 = Sunday
+  std::vector<TimeRange> times;          // empty: all day
+  std::vector<int64_t> exclude_days;     // local days since 1970-01-01, sorted
 
   bool contains(int64_t unix_ns) const;
 };

@@ -5,18 +5,6 @@
 
 namespace ts::serve {
 
-const char* result_code_name(ResultCode c) {
-  switch (c) {
-    case ResultCode::kOk: return "ok";
-    case ResultCode::kSuperseded: return "superseded";
-    case ResultCode::kExpired: return "deadline";
-    case ResultCode::kQueueFull: return "queue_full";
-    case ResultCode::kFailed: return "failed";
-    case ResultCode::kStopped: return "stopped";
-  }
-  return "unknown";
-}
-
 Batcher::Batcher(BatcherOptions opts) : opts_(opts) {
   opts_.max_batch = std::max(1, opts_.max_batch);
   size_t cap = 1;

@@ -12,7 +12,7 @@
 #include <type_traits>
 
 #include "core/event.h"
-#include "detect/alert.h"
+#include "core/stage_times.h"
 
 namespace ts::serve {
 

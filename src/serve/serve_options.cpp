@@ -24,14 +24,6 @@ ServeOptions ServeOptions::from_config(const ConfigSection& s) {
   }
   o.window_rows = s.get("window_rows", o.window_rows);
   if (o.window_rows < 1 || o.window_rows > 120) bad("window_rows must be in 1..120");
-  o.min_rows = s.get("min_rows", o.window_rows);
-  if (o.min_rows < 1 || o.min_rows > o.window_rows) bad("min_rows must be in 1..window_rows");
-  const std::string trig = s.get("trigger", "row");
-  if (trig == "row") o.trigger = Trigger::kRow;
-  else if (trig == "event") o.trigger = Trigger::kEvent;
-  else bad("trigger must be row or event, not '" + trig + "'");
-  o.every_n = s.get("every_n", o.every_n);
-  if (o.every_n < 1) bad("every_n must be >= 1");
   o.workers = s.get("workers", o.workers);
   if (o.workers < 0 || o.workers > 16) bad("workers must be in 0..16 (0: 4 on cuda, 1 on cpu)");
   o.cpu_threads = s.get("cpu_threads", o.cpu_threads);
@@ -56,36 +48,12 @@ ServeOptions ServeOptions::from_config(const ConfigSection& s) {
   if (o.warm_up_pause_us < 0 || o.warm_up_pause_us > 100'000) bad("warm_up_pause_us must be in 0..100000");
   o.cpu_fallback = s.get("cpu_fallback", o.cpu_fallback);
   o.switch_to_cpu_after = s.get("switch_to_cpu_after", o.switch_to_cpu_after);
-  o.threshold = s.get("threshold", o.threshold);
-  if (!(o.threshold > 0 && o.threshold <= 1)) bad("threshold must be in (0, 1]");
-  o.hysteresis = s.get("hysteresis", o.hysteresis);
-  if (o.hysteresis < 0 || o.hysteresis >= o.threshold) bad("hysteresis must be in [0, threshold)");
-  o.cooldown_s = s.get("cooldown_s", o.cooldown_s);
-  if (o.cooldown_s < 0) bad("cooldown_s must be >= 0");
-  // [[model.groups]]: per symbol group threshold / hysteresis / cooldown.
-  std::vector<SymbolGroupSpec> specs;
-  for (const ConfigSection& g : s.tables("groups")) {
-    auto bad_group = [&](const std::string& what) { throw ConfigError("[" + g.name() + "] " + what); };
-    DecisionGroup d;
-    d.match.name = g.get("name", "");
-    d.match.symbols = g.get("symbols", std::vector<std::string>{});
-    d.match.regex = g.get("regex", "");
-    d.match.markets = g.get("markets", std::vector<std::string>{});
-    d.threshold = g.get("threshold", o.threshold);
-    if (!(d.threshold > 0 && d.threshold <= 1)) bad_group("threshold must be in (0, 1]");
-    d.hysteresis = g.get("hysteresis", std::min(o.hysteresis, d.threshold / 2));
-    if (d.hysteresis < 0 || d.hysteresis >= d.threshold) bad_group("hysteresis must be in [0, threshold)");
-    d.cooldown_s = g.get("cooldown_s", o.cooldown_s);
-    if (d.cooldown_s < 0) bad_group("cooldown_s must be >= 0");
-    for (const auto& k : g.unread_keys()) {
-      bad_group("unknown key '" + k + "' (name, symbols, regex, markets, threshold, hysteresis, cooldown_s)");
-    }
-    specs.push_back(d.match);
-    o.groups.push_back(std::move(d));
-  }
-  auto compiled = SymbolGroups::compile(specs);
-  if (!compiled) bad(compiled.status().message());
   return o;
+}
+
+void resolve_for_backend(ServeOptions& o, const std::string& backend) {
+  if (o.workers == 0) o.workers = backend == "cuda" ? 4 : 1;
+  if (o.max_delay_auto) o.batcher.max_delay_us = backend == "cuda" ? 50 : 200;
 }
 
 }  // namespace ts::serve

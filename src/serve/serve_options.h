@@ -1,29 +1,17 @@
 #pragma once
 // Options of model serving: section [model] of the config file. Every key has a default;
-// model alerts are on when a model is given (`path`, or --model on the command line).
+// model alerts are on when a model is given (`path`, or --model on the command line). The same
+// section's trigger and decision keys (min_rows, trigger, every_n, threshold, hysteresis,
+// cooldown_s, [[model.groups]]) are the model alerts' own: detect/model_alert.h.
 // Read at start-up; a change takes effect at the next start (promotions swap the model itself).
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "core/config.h"
-#include "detect/symbol_groups.h"
 #include "serve/batcher.h"
 
 namespace ts::serve {
-
-enum class Trigger : uint8_t {
-  kRow,    // a request when a symbol's window gains a completed row (every_n-th row)
-  kEvent,  // a request on every every_n-th event of a symbol: T-1 completed rows + the current row
-};
-
-// A symbol group's own decision values ([[model.groups]]); a value not given is the model's.
-struct DecisionGroup {
-  SymbolGroupSpec match;
-  double threshold = 0.9;
-  double hysteresis = 0.1;
-  double cooldown_s = 60;
-};
 
 struct ServeOptions {
   std::string path;                 // .onnx (built at start) or .plan; "" = the registry's prod, or no model alerts
@@ -39,10 +27,6 @@ struct ServeOptions {
   std::string backend = "auto";     // auto | cpu | cuda (auto: cuda when a GPU is present and the plan fits)
   std::string precision = "auto";   // auto (fp16 on cuda, fp32 on cpu) | fp32 | fp16 | bf16
   int window_rows = 60;             // T fed to the model
-  int min_rows = 60;                // completed rows a symbol needs before its first request;
-                                    // fewer than window_rows are padded with the oldest row
-  Trigger trigger = Trigger::kRow;
-  int every_n = 1;
   int workers = 0;                  // execution contexts (CUDA streams), one thread each; 0 = auto:
                                     // 4 on cuda (batches overlap on the device: each runs on its
                                     // share of the SMs, engine/device_share.h), 1 on cpu
@@ -55,7 +39,7 @@ struct ServeOptions {
   BatcherOptions batcher;           // max_batch (256), max_delay_us, max_queue (65536)
   // max_delay_us absent from the config: 50 on cuda (batches overlap, so a short wait costs no
   // throughput and keeps receive → score P99 under 500 µs at 1 M events/s), 200 on cpu (one
-  // worker: fuller batches are its throughput). Resolved with the backend (app/model_wiring.cpp).
+  // worker: fuller batches are its throughput). Resolved with the backend (resolve_for_backend).
   bool max_delay_auto = true;
   // Lossless: every request is scored — no latest-wins, no deadline, and a shard waits for a free
   // window slot instead of dropping. The default for unpaced replay (results must not depend on
@@ -72,13 +56,13 @@ struct ServeOptions {
   int warm_up_pause_us = 500;
   bool cpu_fallback = true;         // retry a failed batch once on the CPU backend
   int switch_to_cpu_after = 3;      // consecutive failed batches before serving from the CPU
-  // Decision (src/detect/model_decision.h).
-  double threshold = 0.9;
-  double hysteresis = 0.1;          // re-arm below threshold - hysteresis
-  double cooldown_s = 60;           // exchange time between two alerts of one symbol
-  std::vector<DecisionGroup> groups;  // first match wins; symbols in none use the three above
 
   static ServeOptions from_config(const ConfigSection& s);  // throws ConfigError on bad values
 };
+
+// Resolves what 0 and max_delay_auto leave to the backend ("cpu" or "cuda"): workers 0 → 4 on
+// cuda, 1 on cpu; max_delay_us (when max_delay_auto) → 50 on cuda, 200 on cpu. The product
+// (app/model_wiring.cpp) and bench/serve_bench both call it, so the bench runs what ships.
+void resolve_for_backend(ServeOptions& o, const std::string& backend);
 
 }  // namespace ts::serve

@@ -36,7 +36,7 @@ ShardPort::ShardPort(int shard, int rows, int features, size_t slots, size_t req
   }
 }
 
-bool ShardPort::submit(const FeatureWindow& window, const float* current_row, InferenceRequest r) {
+bool ShardPort::submit(Rows rows, const float* current_row, InferenceRequest r) {
   if (free_.empty()) {
     ++counts_.drops[int(DropReason::kNoSlot)];
     return false;
@@ -45,12 +45,19 @@ bool ShardPort::submit(const FeatureWindow& window, const float* current_row, In
   float* out = data_.get() + size_t(slot) * slot_floats_;
   const size_t row_bytes = size_t(features_) * sizeof(float);
   // Rows newest-last: `want` completed rows, then the current row if given.
+  const size_t older_rows = rows.older.size() / size_t(features_);
+  const int total = int(older_rows + rows.newer.size() / size_t(features_));
+  auto row_back = [&](int age) {  // the row `age` rows back from the newest (0 = newest)
+    const size_t k = size_t(total - 1 - age);
+    return k < older_rows ? rows.older.data() + k * size_t(features_)
+                          : rows.newer.data() + (k - older_rows) * size_t(features_);
+  };
   const int want = current_row ? rows_ - 1 : rows_;
-  const int have = std::min(window.window_size(), want);
+  const int have = std::min(total, want);
   const int pad = want - have;  // front rows repeated from the oldest we have
   for (int i = 0; i < want; ++i) {
-    const int age = i < pad ? have - 1 : want - 1 - i;  // window_row(0) is the newest
-    const float* src = have > 0 ? window.window_row(age) : current_row;
+    const int age = i < pad ? have - 1 : want - 1 - i;
+    const float* src = have > 0 ? row_back(age) : current_row;
     std::memcpy(out + size_t(i) * size_t(features_), src, row_bytes);
   }
   if (current_row) std::memcpy(out + size_t(rows_ - 1) * size_t(features_), current_row, row_bytes);

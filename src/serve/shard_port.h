@@ -9,12 +9,12 @@
 // Memory: slots × T × F floats, allocated once at construction.
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "core/clock.h"
 #include "core/latency_histogram.h"
 #include "core/spsc_ring.h"
-#include "features/feature_window.h"
 #include "serve/inference_request.h"
 
 namespace ts::serve {
@@ -44,11 +44,20 @@ class ShardPort {
   ShardPort(const ShardPort&) = delete;
   ShardPort& operator=(const ShardPort&) = delete;
 
-  // Shard thread. Copies the last rows of `window` (padding at the front with its oldest row
-  // when it holds fewer than `rows`; it must hold at least one) — and, when `current_row` is
-  // not null, uses it as the newest row after rows-1 completed rows — into a free slot, and
-  // queues a request. Returns false (counted as kNoSlot or kRingFull) when it cannot.
-  bool submit(const FeatureWindow& window, const float* current_row, InferenceRequest r);
+  // A symbol's completed rows, oldest → newest, as one or two contiguous runs of whole rows of
+  // features() floats each (a ring buffer's older and newer halves, e.g.
+  // FeatureWindow::window_runs(); `newer` may be empty). The port reads them, never keeps them.
+  struct Rows {
+    std::span<const float> older;
+    std::span<const float> newer;
+  };
+
+  // Shard thread. Copies the last rows of `rows` (padding at the front with its oldest row
+  // when it holds fewer than rows(); it must hold at least one row, or a `current_row`) — and,
+  // when `current_row` (features() floats) is not null, uses it as the newest row after
+  // rows()-1 completed rows — into a free slot, and queues a request. Returns false (counted as
+  // kNoSlot or kRingFull) when it cannot.
+  bool submit(Rows rows, const float* current_row, InferenceRequest r);
 
   // Shard thread. Calls on_result(const InferenceResult&, const float* window) for each result
   // waiting (up to max), then frees its slot; records counts and latencies. Returns the number.

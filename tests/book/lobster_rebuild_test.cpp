@@ -118,6 +118,8 @@ class LobsterReplayBook : public ::testing::TestWithParam<Day> {};
 // every message: all levels of the file, both sides, price and size.
 TEST_P(LobsterReplayBook, EveryRowMatchesTheVendorBook) {
   const Day d = GetParam();
+  TS_REQUIRE_DATA(ts::testing::lobster_file(d.symbol, "message", d.levels));
+  TS_REQUIRE_DATA(ts::testing::lobster_file(d.symbol, "orderbook", d.levels));
   const RebuildStats st = rebuild_lobster(d.symbol, d.levels, Mode::kFullStream);
   print_stats(d.symbol, d.levels, "full stream", st);
   std::printf("[rebuild] %s: %llu resyncs for %llu messages\n", d.symbol,
@@ -141,6 +143,8 @@ INSTANTIATE_TEST_SUITE_P(Days, LobsterReplayBook,
 
 // Why the resync snapshots exist: the messages alone leave GOOG's book stale and crossed.
 TEST(LobsterRebuild, Goog10LevelsFromMessagesAloneGoesStale) {
+  TS_REQUIRE_DATA(ts::testing::lobster_file("GOOG", "message", 10));
+  TS_REQUIRE_DATA(ts::testing::lobster_file("GOOG", "orderbook", 10));
   const RebuildStats st = rebuild_lobster("GOOG", 10, Mode::kMessagesOnly);
   print_stats("GOOG", 10, "messages alone (resyncs dropped)", st);
   ASSERT_GT(st.rows, 140000u);

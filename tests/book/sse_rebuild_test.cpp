@@ -30,6 +30,7 @@ bool in_continuous(int64_t ts_ns, int64_t midnight) {
 }
 
 TEST(SseRebuild, Moutai600519BestBidAskMatchesSnapshotsWithinOneSecond) {
+  TS_REQUIRE_DATA(ts::testing::sse_day_dir());
   SymbolTable symbols;
   InputErrors src_errors, book_errors;
   book_errors.set_quiet(true);

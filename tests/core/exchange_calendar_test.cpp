@@ -134,28 +134,64 @@ TEST(ExchangeCalendar, ShippedAShareCalendarHasOnlyWeekdays) {
   EXPECT_FALSE(cal.value().is_holiday(days_from_civil({2020, 2, 3})));  // reopened
 }
 
-TEST(TimeZone, BuiltinRulesAgreeWithTheActiveImplementation) {
+// New York's DST in the years below, as zdump -v America/New_York lists it: EDT from the
+// second Sunday of March 07:00 UTC to the first Sunday of November 06:00 UTC.
+struct NewYorkDst {
+  int32_t year;
+  uint32_t march_day, november_day;
+};
+constexpr NewYorkDst kNewYorkDst[] = {{2012, 11, 4}, {2020, 8, 1},  {2021, 14, 7},
+                                      {2022, 13, 6}, {2023, 12, 5}, {2024, 10, 3},
+                                      {2025, 9, 2},  {2026, 8, 1},  {2027, 14, 7}};
+
+int32_t known_offset_s(const std::string& name, int64_t utc_s) {
+  if (name == "Asia/Shanghai") return 8 * 3600;  // CST, no DST since 1991
+  if (name != "America/New_York") return 0;      // UTC
+  const int32_t year = civil_from_days(floor_div(utc_s, kSecondsPerDay)).year;
+  for (const NewYorkDst& y : kNewYorkDst) {
+    if (y.year != year) continue;
+    const int64_t start = days_from_civil({year, 3, y.march_day}) * kSecondsPerDay + 7 * 3600;
+    const int64_t end = days_from_civil({year, 11, y.november_day}) * kSecondsPerDay + 6 * 3600;
+    return (utc_s >= start && utc_s < end) ? -4 * 3600 : -5 * 3600;
+  }
+  ADD_FAILURE() << "no DST dates for " << year;
+  return 0;
+}
+
+TEST(TimeZone, MarketZonesHaveTheKnownOffsets) {
   for (const char* name : {"Asia/Shanghai", "America/New_York", "UTC"}) {
-    auto tz = TimeZone::find(name);
+    auto tz = TimeZone::load(name);
     ASSERT_TRUE(tz) << tz.status().to_string();
     // Every hour of 2012 and 2020-2027, and each second around the switches.
     const int64_t first = days_from_civil({2020, 1, 1}) * kSecondsPerDay;
     const int64_t last = days_from_civil({2028, 1, 1}) * kSecondsPerDay;
     for (int64_t t = first; t < last; t += 3600) {
-      ASSERT_EQ(tz.value().utc_offset_s(t), *builtin_utc_offset_s(name, t)) << name << " " << t;
+      ASSERT_EQ(tz.value()->utc_offset_s(t), known_offset_s(name, t)) << name << " " << t;
     }
     const int64_t y2012 = days_from_civil({2012, 1, 1}) * kSecondsPerDay;
     for (int64_t t = y2012; t < y2012 + 366 * kSecondsPerDay; t += 3600) {
-      ASSERT_EQ(tz.value().utc_offset_s(t), *builtin_utc_offset_s(name, t)) << name << " " << t;
+      ASSERT_EQ(tz.value()->utc_offset_s(t), known_offset_s(name, t)) << name << " " << t;
+    }
+    for (const NewYorkDst& y : kNewYorkDst) {
+      for (const int64_t edge : {days_from_civil({y.year, 3, y.march_day}) * kSecondsPerDay + 7 * 3600,
+                                 days_from_civil({y.year, 11, y.november_day}) * kSecondsPerDay + 6 * 3600}) {
+        for (int64_t t = edge - 2; t <= edge + 1; ++t) {
+          ASSERT_EQ(tz.value()->utc_offset_s(t), known_offset_s(name, t)) << name << " " << t;
+        }
+      }
     }
   }
-  EXPECT_FALSE(TimeZone::find("Mars/Olympus_Mons"));
-  EXPECT_EQ(TimeZone().utc_offset_s(0), 0);
-  if (TimeZone::uses_system_tzdata()) {
-    auto london = TimeZone::find("Europe/London");  // only the system tzdata knows it
-    ASSERT_TRUE(london);
-    EXPECT_EQ(london.value().utc_offset_s(days_from_civil({2026, 7, 1}) * kSecondsPerDay), 3600);
-  }
+  auto shanghai = TimeZone::load("Asia/Shanghai").value();
+  EXPECT_EQ(shanghai->local_seconds(-1), 8 * 3600 - 1);  // floors the seconds, then adds +8 h
+  EXPECT_EQ(shanghai->local_seconds(days_from_civil({2026, 12, 2}) * kSecondsPerDay * kNsPerSecond + 5),
+            days_from_civil({2026, 12, 2}) * kSecondsPerDay + 8 * 3600);
+  EXPECT_FALSE(TimeZone::load("Mars/Olympus_Mons"));
+  auto etc_utc = TimeZone::load("Etc/UTC");
+  ASSERT_TRUE(etc_utc) << etc_utc.status().to_string();
+  EXPECT_EQ(etc_utc.value()->utc_offset_s(0), 0);
+  auto london = TimeZone::load("Europe/London");  // not one of the markets' zones
+  ASSERT_TRUE(london) << london.status().to_string();
+  EXPECT_EQ(london.value()->utc_offset_s(days_from_civil({2026, 7, 1}) * kSecondsPerDay), 3600);
 }
 
 }  // namespace

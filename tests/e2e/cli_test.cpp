@@ -79,6 +79,7 @@ TEST(Cli, ConfigTypoIsAClearError) {
 }
 
 TEST(Cli, ReplayLobsterWritesSummaryJson) {
+  TS_REQUIRE_DATA(::ts::testing::lobster_file("GOOG", "message", 10));
   auto dir = testing::scratch_dir("cli_lobster");
   const auto goog = testing::lobster_file("GOOG", "message", 10);
   auto o = run_bin({"replay", "--format", "lobster", goog.string(), "--summary-json", "summary.json",
@@ -139,6 +140,7 @@ namespace {
 // The shipped example config names only real keys (unknown keys are refused) and, being all
 // defaults, runs.
 TEST(Cli, ExampleConfigIsAcceptedByRunAndReplay) {
+  TS_REQUIRE_DATA(::ts::testing::sse_day_dir());
   auto dir = testing::scratch_dir("cli_example_config");
   const std::string cfg = std::string(TICKSENTRY_SOURCE_DIR) + "/config/ticksentry.example.toml";
   auto o = run_bin({"run", "--config", cfg, "--duration", "1", "--symbols", "50", "--no-stdout"}, dir);
@@ -160,6 +162,7 @@ namespace {
 // A recorded day with bad lines spliced in: every bad line is counted by kind, the run exits 0,
 // and every good line still arrives.
 TEST(Cli, BadLinesAreCountedAndNothingElseIsLost) {
+  TS_REQUIRE_DATA(::ts::testing::sse_day_dir());
   auto dir = testing::scratch_dir("cli_bad_input");
   auto o = run_bin({"record", "--format", "sse-l2", testing::sse_day_dir().string(), "--out", "day.csv"}, dir);
   ASSERT_EQ(o.exit_code, 0) << o.err;

@@ -211,6 +211,7 @@ TEST(DatasetCli, SameOptionsSameDataSet) {
 }
 
 TEST(DatasetCli, LobsterExportOfARealDay) {
+  TS_REQUIRE_DATA(::ts::testing::lobster_file("AAPL", "message", 1));
   auto dir = testing::scratch_dir("dataset_lobster");
   const auto aapl = testing::lobster_file("AAPL", "message", 1);
   auto o = run_bin({"features", "--export", "out", "--format", "lobster", aapl.string()}, dir);

@@ -8,9 +8,9 @@
 #include <mutex>
 #include <vector>
 
-#include "app/pipeline.h"
-#include "audit/alert_sink.h"
+#include "detect/alert_sink.h"
 #include "ingest/sim/simulator.h"
+#include "pipeline/pipeline.h"
 
 namespace ts {
 namespace {

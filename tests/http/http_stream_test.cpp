@@ -158,7 +158,7 @@ TEST(HttpStream, MarketBoardReachesSymbolsTicksAndLadder) {
   // Within the board's interval a second publish is skipped; after it, it lands.
   top.last = 185100;
   s.board.maybe_publish(id, 1'050'000'000, top);
-  http::QuoteSnapshot q;
+  QuoteSnapshot q;
   ASSERT_TRUE(s.board.read(id, &q));
   EXPECT_EQ(q.last, 185005);
   s.board.maybe_publish(id, 1'200'000'000, top);

@@ -15,8 +15,8 @@
 #include "http/event_hub.h"
 #include "http/http_server.h"
 #include "http/live_feed.h"
-#include "http/market_board.h"
 #include "http/memory_silences.h"
+#include "pipeline/market_board.h"
 #include "test_data.h"
 
 namespace ts::testing {
@@ -94,7 +94,7 @@ struct TestServer {
   SymbolTable symbols;
   Metrics metrics;
   http::EventHub hub;
-  http::MarketBoard board{1024};
+  MarketBoard board{1024};
   http::MemorySilences silences;
   TestModels models;
   std::unique_ptr<AuditStore> writer;

@@ -9,9 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "http/score_board.h"
 #include "http/serving_stats.h"
 #include "http_test_util.h"
+#include "pipeline/score_board.h"
 
 namespace ts::testing {
 namespace {
@@ -28,7 +28,7 @@ TEST(BucketQuantile, InterpolatesWithinTheBucketLikePrometheus) {
 }
 
 TEST(ScoreBoard, PeakSinceTheLastLookAndShardLatencies) {
-  http::ScoreBoard board(64, /*publish_interval_ns=*/0);
+  ScoreBoard board(64, /*publish_interval_ns=*/0);
   board.set_shards(2);
   float p = 0;
   EXPECT_FALSE(board.take_peak(3, &p)) << "never scored";
@@ -51,7 +51,7 @@ TEST(ScoreBoard, PeakSinceTheLastLookAndShardLatencies) {
   board.set_threshold(0.5);
   EXPECT_NEAR(board.threshold(3), 0.8, 1e-6) << "the symbol's own (group) threshold";
   EXPECT_DOUBLE_EQ(board.threshold(9), 0.5) << "never scored: the default";
-  http::ScoreBoard::Latency l = board.take_latency();
+  ScoreBoard::Latency l = board.take_latency();
   EXPECT_EQ(l.hist.count(), 2001u) << "every result of both shards (interval 0: handed over at once)";
   EXPECT_NEAR(double(l.hist.quantile_ns(0.25)), 40'000, 40'000 * 0.02);
   EXPECT_NEAR(double(l.hist.quantile_ns(0.75)), 400'000, 400'000 * 0.02);
@@ -63,7 +63,7 @@ TEST(ScoreBoard, PeakSinceTheLastLookAndShardLatencies) {
   board.record(0, 2, 0.1f, 0.9f, 5'000'000'000, 3'000'000);  // 5 s: +Inf
   l = board.take_latency();
   EXPECT_EQ(l.buckets[0], 1u);
-  EXPECT_EQ(l.buckets[http::ScoreBoard::kBuckets - 1], 1u);
+  EXPECT_EQ(l.buckets[ScoreBoard::kBuckets - 1], 1u);
   EXPECT_EQ(l.sum_ns, 5'000'025'000);
 }
 
@@ -134,7 +134,7 @@ TEST(ServingStats, PerSecondNumbersFromTheServingMetrics) {
 TEST(ServingStats, LiveFeedPublishesProbabilitiesAndServingPanels) {
   TestServer s("http_serving_feed");
   s.metrics.counter("model_batches_total", "as src/serve registers it").Increment(5);
-  http::ScoreBoard board(1024, 0);
+  ScoreBoard board(1024, 0);
   board.set_shards(1);
   board.set_threshold(0.7);
   s.live->set_scores(&board);

@@ -34,6 +34,7 @@ void expect_same(const std::vector<Event>& a, const std::vector<Event>& b) {
 }
 
 TEST(CsvRoundTrip, LobsterDayIsExactInPlainAndGzip) {
+  TS_REQUIRE_DATA(::ts::testing::lobster_file("GOOG", "message", 10));
   SymbolTable symbols;
   InputErrors errors;
   auto src = make_lobster_source(ts::testing::lobster_file("GOOG", "message", 10).string(), symbols, errors);
@@ -56,6 +57,7 @@ TEST(CsvRoundTrip, LobsterDayIsExactInPlainAndGzip) {
 }
 
 TEST(CsvRoundTrip, SseDayIsExactAndCarriesPrevClose) {
+  TS_REQUIRE_DATA(::ts::testing::sse_day_dir());
   SymbolTable symbols;
   InputErrors errors;
   auto src = make_sse_source(ts::testing::sse_day_dir().string(), symbols, errors);
@@ -176,6 +178,7 @@ TEST(CsvSource, AuctionSnapshotWithBidEqualAskIsNotCrossed) {
 }
 
 TEST(CsvSource, TruncatedGzipDeliversEverythingBeforeTheCut) {
+  TS_REQUIRE_DATA(::ts::testing::lobster_file("GOOG", "message", 10));
   SymbolTable symbols;
   InputErrors errors;
   auto src = make_lobster_source(ts::testing::lobster_file("GOOG", "message", 10).string(), symbols, errors);

@@ -77,6 +77,7 @@ TEST(LineReader, ReadsLinesLongerThanItsBuffer) {
 }
 
 TEST(LineReader, TruncatedGzipDeliversTheCompleteLinesThenReportsOnce) {
+  TS_REQUIRE_DATA(::ts::testing::lobster_file("GOOG", "message", 10));
   const auto src = ts::testing::lobster_file("GOOG", "message", 10).string();
   const std::string full = ts::testing::read_gz(src);
   const std::string gz = ts::testing::read_bytes(src);

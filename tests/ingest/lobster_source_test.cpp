@@ -58,6 +58,7 @@ TEST(LobsterSource, NewYorkOffsetFollowsUsDaylightSavingRules) {
 }
 
 TEST(LobsterSource, GoogDayCountsAndKnownRows) {
+  TS_REQUIRE_DATA(::ts::testing::lobster_file("GOOG", "message", 10));
   SymbolTable symbols;
   InputErrors errors;
   const auto all = read_lobster(lobster_file("GOOG", "message", 10).string(), symbols, errors);
@@ -128,6 +129,7 @@ TEST(LobsterSource, GoogDayCountsAndKnownRows) {
 }
 
 TEST(LobsterSource, OpeningSnapshotIsTheBookBeforeTheFirstMessage) {
+  TS_REQUIRE_DATA(::ts::testing::lobster_file("GOOG", "message", 10));
   SymbolTable symbols;
   InputErrors errors;
   const auto ev = read_lobster(lobster_file("GOOG", "message", 10).string(), symbols, errors);
@@ -148,6 +150,7 @@ TEST(LobsterSource, OpeningSnapshotIsTheBookBeforeTheFirstMessage) {
 }
 
 TEST(LobsterSource, OrderbookReaderGivesVendorRowsInTicks) {
+  TS_REQUIRE_DATA(::ts::testing::lobster_file("GOOG", "orderbook", 10));
   InputErrors errors;
   auto r = LobsterBookReader::open(lobster_file("GOOG", "orderbook", 10).string(), errors);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
@@ -182,6 +185,8 @@ TEST(LobsterSource, OrderbookReaderMapsVendorDummiesToEmptyLevels) {
 }
 
 TEST(LobsterSource, PlainAndGzipFilesGiveIdenticalEvents) {
+  TS_REQUIRE_DATA(::ts::testing::lobster_file("GOOG", "message", 10));
+  TS_REQUIRE_DATA(::ts::testing::lobster_file("GOOG", "orderbook", 10));
   const auto dir = scratch_dir("lobster_plain");
   const std::string name = "GOOG_2012-06-21_34200000_57600000_";
   ts::testing::write_text(dir / (name + "message_10.csv"),
@@ -467,6 +472,8 @@ TEST(LobsterSource, UnterminatedCutLastLineIsATruncation) {
 }
 
 TEST(LobsterSource, TruncatedGzipDeliversEveryMessageBeforeTheCut) {
+  TS_REQUIRE_DATA(::ts::testing::lobster_file("GOOG", "message", 10));
+  TS_REQUIRE_DATA(::ts::testing::lobster_file("GOOG", "orderbook", 10));
   const auto dir = scratch_dir("lobster_cut_gz");
   const std::string name = "GOOG_2012-06-21_34200000_57600000_";
   const std::string gz = ts::testing::read_bytes(lobster_file("GOOG", "message", 10).string());
@@ -486,6 +493,8 @@ TEST(LobsterSource, TruncatedGzipDeliversEveryMessageBeforeTheCut) {
 }
 
 TEST(LobsterSource, ParseRateOnTheGoogDay) {
+  TS_REQUIRE_DATA(::ts::testing::lobster_file("GOOG", "message", 10));
+  TS_REQUIRE_DATA(::ts::testing::lobster_file("GOOG", "orderbook", 10));
   // Best of 3 runs (the build machine is shared), .csv.gz and the same file decompressed.
   const auto dir = scratch_dir("lobster_rate");
   const std::string name = "GOOG_2012-06-21_34200000_57600000_";

@@ -35,6 +35,9 @@ TEST(OpenSource, MissingPathIsAnErrorForEveryFormat) {
 }
 
 TEST(OpenSource, SeveralLobsterFilesMergeInTimeOrder) {
+  TS_REQUIRE_DATA(::ts::testing::lobster_file("AAPL", "message", 1));
+  TS_REQUIRE_DATA(::ts::testing::lobster_file("AMZN", "message", 5));
+  TS_REQUIRE_DATA(::ts::testing::lobster_file("GOOG", "message", 10));
   const std::vector<std::string> paths = {lobster_file("AAPL", "message", 1).string(),
                                           lobster_file("AMZN", "message", 5).string(),
                                           lobster_file("GOOG", "message", 10).string()};
@@ -68,6 +71,7 @@ TEST(OpenSource, SeveralLobsterFilesMergeInTimeOrder) {
 }
 
 TEST(OpenSource, SseAndCsvOpenThroughTheFactory) {
+  TS_REQUIRE_DATA(::ts::testing::sse_day_dir());
   SymbolTable symbols;
   InputErrors errors;
   auto r = open_source("sse-l2", {ts::testing::sse_day_dir().string()}, symbols, errors);

@@ -46,6 +46,7 @@ std::string with_field(const std::string& row, size_t index, const std::string& 
 }
 
 TEST(SseSource, DayCountsAndKnownRows) {
+  TS_REQUIRE_DATA(::ts::testing::sse_day_dir());
   SymbolTable symbols;
   InputErrors errors;
   const auto ev = read_sse(sse_day_dir().string(), symbols, errors);
@@ -133,6 +134,7 @@ TEST(SseSource, DayCountsAndKnownRows) {
 }
 
 TEST(SseSource, AuctionSnapshotsKeepTheIndicativePriceOnBothSides) {
+  TS_REQUIRE_DATA(::ts::testing::sse_day_dir());
   SymbolTable symbols;
   InputErrors errors;
   const auto ev = read_sse(sse_day_dir().string(), symbols, errors);
@@ -150,6 +152,7 @@ TEST(SseSource, AuctionSnapshotsKeepTheIndicativePriceOnBothSides) {
 }
 
 TEST(SseSource, PlainAndGzipFilesGiveIdenticalEvents) {
+  TS_REQUIRE_DATA(::ts::testing::sse_day_dir());
   const auto dir = scratch_dir("sse_plain") / "600519-20230201";
   std::filesystem::create_directories(dir);
   for (const char* f : {"snapshot", "entrust", "trade"}) {
@@ -165,6 +168,7 @@ TEST(SseSource, PlainAndGzipFilesGiveIdenticalEvents) {
 }
 
 TEST(SseSource, MissingFolderFileOrDateIsAStatusError) {
+  TS_REQUIRE_DATA(::ts::testing::sse_day_dir());
   SymbolTable symbols;
   InputErrors errors;
   auto none = make_sse_source("/nonexistent/600519-20230201", symbols, errors);
@@ -188,6 +192,7 @@ TEST(SseSource, MissingFolderFileOrDateIsAStatusError) {
 }
 
 TEST(SseSource, DateOptionOverridesTheFolderName) {
+  TS_REQUIRE_DATA(::ts::testing::sse_day_dir());
   const auto dir = scratch_dir("sse_date_option") / "moutai";
   std::filesystem::create_directories(dir);
   const auto snap = real_lines("snapshot"), ent = real_lines("entrust"), trd = real_lines("trade");
@@ -244,6 +249,7 @@ struct BadRow {
 class SseBadInput : public ::testing::TestWithParam<BadRow> {};
 
 TEST_P(SseBadInput, CountsTheBadRowAndKeepsTheRest) {
+  TS_REQUIRE_DATA(::ts::testing::sse_day_dir());  // SmallDay is cut from the real day
   const BadRow& p = GetParam();
   SmallDay day;
   std::vector<std::string>& rows = std::string(p.file) == "snapshot" ? day.snapshot
@@ -294,6 +300,7 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<BadRow>& p) { return std::string(p.param.name); });
 
 TEST(SseSource, CutLastLineIsATruncation) {
+  TS_REQUIRE_DATA(::ts::testing::sse_day_dir());  // SmallDay is cut from the real day
   SmallDay day;
   const auto dir = scratch_dir("sse_cut_plain") / "600519-20230201";
   day.write(dir);
@@ -311,6 +318,7 @@ TEST(SseSource, CutLastLineIsATruncation) {
 }
 
 TEST(SseSource, TruncatedGzipKeepsEverythingBeforeTheCutAndTheOtherFiles) {
+  TS_REQUIRE_DATA(::ts::testing::sse_day_dir());
   const auto dir = scratch_dir("sse_cut_gz") / "600519-20230201";
   std::filesystem::create_directories(dir);
   for (const char* f : {"snapshot", "trade"}) {

@@ -50,6 +50,7 @@ TEST(AuditStoreIdempotence, AnAlertIdIsStoredOnceAlsoAcrossReopen) {
 }
 
 TEST(KafkaDelivery, ReReadingTheTopicAddsNoAlertAndCommittedOffsetsAreNotReRead) {
+  TS_REQUIRE_DATA(::ts::testing::lobster_file("GOOG", "message", 10));
   const auto dir = scratch_dir("kafka_delivery");
   const Child rec = run_child({"record", "--format", "lobster", lobster_file("GOOG", "message", 10).string(), "--out",
                                "goog.csv"},

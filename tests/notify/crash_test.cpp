@@ -59,6 +59,7 @@ std::set<uint64_t> jsonl_ids(const std::filesystem::path& path) {
 }
 
 TEST(NotifyCrash, KillNineMidDeliveryLosesNothingAndRepeatsAtMostOnePerReceiver) {
+  TS_REQUIRE_DATA(testing::lobster_file("GOOG", "message", 10));
   auto dir = testing::scratch_dir("notify_crash");
   // 120 ms per request: the notifications of the day take seconds to deliver, so the kill lands
   // while most of them are pending.

@@ -87,6 +87,7 @@ TEST_F(DeliveryAuditPg, ABatchRefusedWhileConnectedIsDroppedAndCountedAndLaterBa
 // End to end: `ticksentry replay` with [sinks] audit_backend = "postgres" and a [notify] webhook:
 // every delivery is in PostgreSQL (no SQLite audit file is made), read back by the CLI.
 TEST_F(DeliveryAuditPg, ReplayRecordsEveryDeliveryInPostgres) {
+  TS_REQUIRE_DATA(lobster_file("GOOG", "message", 10));
   auto dir = scratch_dir("notify_audit_pg_replay");
   PeerProcess peer("webhook_peer.py", dir, "web");
   {

@@ -16,6 +16,7 @@ namespace ts::notify {
 namespace {
 
 TEST(NotifyReplay, ReplayedAlertsArriveAtTheWebhook) {
+  TS_REQUIRE_DATA(testing::lobster_file("GOOG", "message", 10));
   auto dir = testing::scratch_dir("notify_replay");
   testing::PeerProcess peer("webhook_peer.py", dir, "web");
   {
@@ -76,6 +77,8 @@ TEST(NotifyReplay, ReplayedAlertsArriveAtTheWebhook) {
 }
 
 TEST(NotifyReplay, BadNotifySectionIsAClearStartupError) {
+  // The source opens before the config's [notify] section is checked: it needs the file.
+  TS_REQUIRE_DATA(testing::lobster_file("GOOG", "message", 10));
   auto dir = testing::scratch_dir("notify_replay_bad");
   {
     std::ofstream cfg(dir / "ticksentry.toml");

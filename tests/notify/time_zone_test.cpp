@@ -8,8 +8,8 @@
 #include <string>
 
 #include "core/clock.h"
+#include "core/time_zone.h"
 #include "notify/time_window.h"
-#include "notify/time_zone.h"
 #include "notify_test_util.h"
 
 namespace ts::notify {
@@ -52,8 +52,8 @@ TEST(NotifyTimeZone, OffsetsMatchZdumpAcross2026Transitions) {
 TEST(NotifyTimeZone, AgreesWithGlibcEveryHalfHourOverYears) {
   const char* old_tz = std::getenv("TZ");
   const std::string saved = old_tz ? old_tz : "";
-  for (const char* name : {"America/New_York", "Asia/Shanghai", "Europe/London", "Australia/Sydney",
-                           "America/Sao_Paulo", "Pacific/Chatham", "Asia/Kolkata", "Europe/Berlin"}) {
+  for (const char* name : {"America/New_York", "Asia/Shanghai", "Europe/London", "Australia/Sydney", "America/Sao_Paulo",
+                           "Pacific/Chatham", "Asia/Kolkata", "Europe/Berlin"}) {
     auto z = zone(name);
     setenv("TZ", name, 1);
     tzset();
@@ -77,7 +77,7 @@ TEST(NotifyTimeZone, AgreesWithGlibcEveryHalfHourOverYears) {
   tzset();
 }
 
-TEST(NotifyTimeZone, PosixRulesAndSlimFiles) {
+TEST(NotifyTimeZone, PosixRules) {
   auto us = PosixTzRule::parse("EST5EDT,M3.2.0,M11.1.0").value();
   EXPECT_EQ(us.std_offset_s, -18000);
   EXPECT_EQ(us.dst_offset_s, -14400);
@@ -92,32 +92,6 @@ TEST(NotifyTimeZone, PosixRulesAndSlimFiles) {
   EXPECT_FALSE(PosixTzRule::parse("E5").is_ok());
   EXPECT_FALSE(PosixTzRule::parse("EST5EDT,M13.2.0,M11.1.0").is_ok());
   EXPECT_NE(PosixTzRule::parse("EST").status().message().find("UTC offset"), std::string::npos);
-
-  // A "slim" TZif v2 file: no transitions, only the footer rule.
-  auto be32 = [](std::string& s, uint32_t v) {
-    for (int i = 3; i >= 0; --i) s += char((v >> (8 * i)) & 0xff);
-  };
-  auto header = [&](std::string& s) {
-    s += "TZif2";
-    s += std::string(15, '\0');
-    for (uint32_t v : {0u, 0u, 0u, 0u, 1u, 4u}) be32(s, v);  // isut, isstd, leap, time, type, char
-  };
-  auto types = [&](std::string& s) {
-    be32(s, uint32_t(-18000));
-    s += std::string("\0\0", 2);
-    s += std::string("EST\0", 4);
-  };
-  std::string slim;
-  header(slim);
-  types(slim);
-  header(slim);
-  types(slim);
-  slim += "\nEST5EDT,M3.2.0,M11.1.0\n";
-  auto z = TimeZone::from_tzif("slim", slim);
-  ASSERT_TRUE(z.is_ok()) << z.status().to_string();
-  EXPECT_EQ(z.value()->utc_offset_s(utc(2026, 7, 1, 0)), -14400);
-  EXPECT_EQ(z.value()->utc_offset_s(utc(2026, 12, 1, 0)), -18000);
-  EXPECT_FALSE(TimeZone::from_tzif("junk", "TZif2 but much too short").is_ok());
 }
 
 TEST(NotifyTimeZone, BadNamesAreClearErrors) {
@@ -176,19 +150,19 @@ TEST(NotifyTimeWindowDst, SkippedAndRepeatedHours) {
   // Local 8 March runs 05:00 UTC to 04:00 UTC the next day (23 h).
   const int64_t mar8 = utc(2026, 3, 8, 5), mar9 = utc(2026, 3, 9, 4);
   const TimeWindow across_gap = ny_window("01:30-03:30");
-  EXPECT_EQ(open_minutes(across_gap, mar8, mar9), 60);  // 01:30 EST .. 03:30 EDT is one real hour
-  EXPECT_TRUE(across_gap.contains(utc(2026, 3, 8, 6, 30) * kNsPerSec));    // 01:30 EST
-  EXPECT_TRUE(across_gap.contains(utc(2026, 3, 8, 7, 29) * kNsPerSec));    // 03:29 EDT
-  EXPECT_FALSE(across_gap.contains(utc(2026, 3, 8, 7, 30) * kNsPerSec));   // 03:30 EDT
-  EXPECT_EQ(open_minutes(ny_window("02:00-03:00"), mar8, mar9), 0);  // the hour that never happens
+  EXPECT_EQ(open_minutes(across_gap, mar8, mar9), 60);                    // 01:30 EST .. 03:30 EDT is one real hour
+  EXPECT_TRUE(across_gap.contains(utc(2026, 3, 8, 6, 30) * kNsPerSec));   // 01:30 EST
+  EXPECT_TRUE(across_gap.contains(utc(2026, 3, 8, 7, 29) * kNsPerSec));   // 03:29 EDT
+  EXPECT_FALSE(across_gap.contains(utc(2026, 3, 8, 7, 30) * kNsPerSec));  // 03:30 EDT
+  EXPECT_EQ(open_minutes(ny_window("02:00-03:00"), mar8, mar9), 0);       // the hour that never happens
   EXPECT_EQ(open_minutes(ny_window("09:00-10:00"), mar8, mar9), 60);
   // 1 November 2026: 02:00 EDT → 01:00 EST (06:00 UTC); 01:00-02:00 local happens twice.
   const int64_t nov1 = utc(2026, 11, 1, 4), nov2 = utc(2026, 11, 2, 5);  // local 1 November: 25 h
   const TimeWindow repeated = ny_window("01:00-02:00");
   EXPECT_EQ(open_minutes(repeated, nov1, nov2), 120);
-  EXPECT_TRUE(repeated.contains(utc(2026, 11, 1, 5, 0) * kNsPerSec));    // 01:00 EDT
-  EXPECT_TRUE(repeated.contains(utc(2026, 11, 1, 6, 59) * kNsPerSec));   // 01:59 EST
-  EXPECT_FALSE(repeated.contains(utc(2026, 11, 1, 7, 0) * kNsPerSec));   // 02:00 EST
+  EXPECT_TRUE(repeated.contains(utc(2026, 11, 1, 5, 0) * kNsPerSec));   // 01:00 EDT
+  EXPECT_TRUE(repeated.contains(utc(2026, 11, 1, 6, 59) * kNsPerSec));  // 01:59 EST
+  EXPECT_FALSE(repeated.contains(utc(2026, 11, 1, 7, 0) * kNsPerSec));  // 02:00 EST
   // That Sunday lasts 25 hours, the spring one 23.
   TimeWindow sundays = ny_window("00:00-24:00", {"sun"});
   EXPECT_EQ(open_minutes(sundays, utc(2026, 10, 31, 0), utc(2026, 11, 3, 0)), 25 * 60);
@@ -201,18 +175,18 @@ TEST(NotifyTimeWindowDst, HolidaysAreLocalDays) {
   ny.zone = zone("America/New_York");
   ny.exclude_days = {parse_date_days("2026-11-26").value()};
   EXPECT_FALSE(ny.contains(utc(2026, 11, 26, 15) * kNsPerSec));
-  EXPECT_FALSE(ny.contains(utc(2026, 11, 27, 4, 59) * kNsPerSec));   // 23:59 EST on the 26th
+  EXPECT_FALSE(ny.contains(utc(2026, 11, 27, 4, 59) * kNsPerSec));  // 23:59 EST on the 26th
   EXPECT_TRUE(ny.contains(utc(2026, 11, 27, 5, 0) * kNsPerSec));
-  EXPECT_TRUE(ny.contains(utc(2026, 11, 26, 4, 59) * kNsPerSec));    // 23:59 on the 25th
+  EXPECT_TRUE(ny.contains(utc(2026, 11, 26, 4, 59) * kNsPerSec));  // 23:59 on the 25th
   // China's National Day in Shanghai starts at 16:00 UTC the day before.
   TimeWindow sh;
   sh.zone = zone("Asia/Shanghai");
   sh.times = {parse_time_range("09:30-11:30").value(), parse_time_range("13:00-15:00").value()};
   sh.exclude_days = {parse_date_days("2026-10-01").value()};
-  EXPECT_TRUE(sh.contains(utc(2026, 9, 30, 1, 30) * kNsPerSec));     // 09:30 CST on the 30th
-  EXPECT_FALSE(sh.contains(utc(2026, 10, 1, 1, 30) * kNsPerSec));    // holiday
+  EXPECT_TRUE(sh.contains(utc(2026, 9, 30, 1, 30) * kNsPerSec));   // 09:30 CST on the 30th
+  EXPECT_FALSE(sh.contains(utc(2026, 10, 1, 1, 30) * kNsPerSec));  // holiday
   EXPECT_TRUE(sh.contains(utc(2026, 10, 2, 1, 30) * kNsPerSec));
-  EXPECT_FALSE(sh.contains(utc(2026, 10, 2, 4, 0) * kNsPerSec));     // 12:00 lunch
+  EXPECT_FALSE(sh.contains(utc(2026, 10, 2, 4, 0) * kNsPerSec));  // 12:00 lunch
 }
 
 TEST(NotifyTimeWindowDst, ConfigNamesAZone) {
@@ -243,8 +217,10 @@ exclude_dates = ["2026-11-26"]
     }
     return "";
   };
-  EXPECT_NE(error_of("time_zone = \"America/New_Yrok\"\n").find("notify.time_windows[0].time_zone: unknown time zone 'America/New_Yrok'"),
-            std::string::npos) << error_of("time_zone = \"America/New_Yrok\"\n");
+  EXPECT_NE(error_of("time_zone = \"America/New_Yrok\"\n")
+                .find("notify.time_windows[0].time_zone: unknown time zone 'America/New_Yrok'"),
+            std::string::npos)
+      << error_of("time_zone = \"America/New_Yrok\"\n");
   EXPECT_NE(error_of("time_zone = \"America/New_York\"\nutc_offset_hours = -5\n").find("not both"), std::string::npos);
   EXPECT_NE(error_of("time_zone = \"EST5EDT,M3.2.0\"\n").find("expected an IANA zone name"), std::string::npos);
 }

@@ -10,6 +10,7 @@
 
 #include "core/clock.h"
 #include "engine/backend.h"
+#include "features/feature_window.h"
 #include "serve/eval_dataset.h"
 #include "serve_test_util.h"
 
@@ -26,7 +27,6 @@ constexpr int kFeatures = kFeatureCount;
 ServeOptions small_options() {
   ServeOptions o;
   o.window_rows = 8;
-  o.min_rows = 1;
   o.workers = 2;
   o.deadline_us = 10'000'000;  // 10 s: nothing expires on a loaded test machine
   o.slots_per_shard = 256;
@@ -45,6 +45,12 @@ FeatureWindow window_with(float value) {
     w.window_push(row);
   }
   return w;
+}
+
+// A window's rows as ShardPort::submit takes them.
+ShardPort::Rows rows_of(const FeatureWindow& w) {
+  const auto [older, newer] = w.window_runs();
+  return {older, newer};
 }
 
 struct ShardDriver {
@@ -83,7 +89,7 @@ struct ShardDriver {
       r.symbol = sym;
       r.enqueue_ns = mono_ns();
       r.deadline_ns = r.enqueue_ns + 10'000'000'000;
-      if (port.submit(window_with(float(sym) / 1000.f), nullptr, r)) ++submitted;
+      if (port.submit(rows_of(window_with(float(sym) / 1000.f)), nullptr, r)) ++submitted;
       port.poll(on_result);
       if (submitted % 64 == 0) std::this_thread::yield();
     }
@@ -227,7 +233,7 @@ TEST(ModelServer, CudaHotSwapUnderLoadFailsNoRequest) {
         r.symbol = SymbolId(shard + 2 * (k++ % 500));
         r.enqueue_ns = mono_ns();
         r.deadline_ns = r.enqueue_ns + 10'000'000'000;
-        if (port.submit(w, nullptr, r)) ++submitted[shard];
+        if (port.submit(rows_of(w), nullptr, r)) ++submitted[shard];
         port.poll(on_result);
       }
       const int64_t give_up = mono_ns() + 30'000'000'000;
@@ -346,7 +352,7 @@ TEST(ModelServer, PastDeadlineRequestsAreDroppedAndCounted) {
     r.symbol = SymbolId(i);
     r.enqueue_ns = mono_ns();
     r.deadline_ns = r.enqueue_ns - 1;  // already late
-    if (port.submit(window_with(0.f), nullptr, r)) ++submitted;
+    if (port.submit(rows_of(window_with(0.f)), nullptr, r)) ++submitted;
   }
   const int64_t give_up = mono_ns() + 30'000'000'000;
   while (port.free_slots() != port.slot_count() && mono_ns() < give_up) {

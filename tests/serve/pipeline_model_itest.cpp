@@ -26,6 +26,7 @@ TEST(PipelineModel, ReplayRaisesModelAlertsWithTheirWindowsAudited) {
         << "backend = \"cpu\"\n";
   }
   const auto goog = testing::lobster_file("GOOG", "message", 10);
+  TS_REQUIRE_DATA(goog);
   auto o = run_bin({"replay", "--format", "lobster", goog.string(), "--config", "model.toml", "--no-stdout",
                     "--summary-json", "summary.json", "--audit-db", "audit.db", "--jsonl", "alerts.jsonl"},
                    dir);
@@ -113,6 +114,7 @@ TEST(PipelineModel, ASymbolGroupsThresholdAndCooldownApplyToItsSymbols) {
         << "[[model.groups]]\nname = \"goog\"\nsymbols = [\"GOO?\"]\nthreshold = 0.35\ncooldown_s = 100000\n";
   }
   const auto goog = testing::lobster_file("GOOG", "message", 10);
+  TS_REQUIRE_DATA(goog);
   auto o = run_bin({"replay", "--format", "lobster", goog.string(), "--config", "model.toml", "--no-stdout",
                     "--summary-json", "summary.json", "--jsonl", "alerts.jsonl"},
                    dir);
@@ -132,6 +134,7 @@ TEST(PipelineModel, ASymbolGroupsThresholdAndCooldownApplyToItsSymbols) {
 TEST(PipelineModel, MissingModelIsAClearStartupError) {
   auto dir = testing::scratch_dir("serve_pipeline_model_missing");
   const auto goog = testing::lobster_file("GOOG", "message", 10);
+  TS_REQUIRE_DATA(goog);
   auto o = run_bin({"replay", "--format", "lobster", goog.string(), "--model", "/nonexistent/m.onnx", "--no-stdout"}, dir);
   EXPECT_EQ(o.exit_code, 2);
   EXPECT_NE(o.err.find("model /nonexistent/m.onnx: no such file"), std::string::npos) << o.err;
@@ -144,6 +147,7 @@ TEST(PipelineModel, BadModelConfigIsAClearStartupError) {
     cfg << "[model]\npath = \"" << kModel << "\"\nthreshold = 1.5\n";
   }
   const auto goog = testing::lobster_file("GOOG", "message", 10);
+  TS_REQUIRE_DATA(goog);
   auto o = run_bin({"replay", "--format", "lobster", goog.string(), "--config", "bad.toml", "--no-stdout"}, dir);
   EXPECT_EQ(o.exit_code, 2);
   EXPECT_NE(o.err.find("threshold must be in (0, 1]"), std::string::npos) << o.err;

@@ -42,6 +42,7 @@ std::string entry(int version, const std::string& stage, const std::string& onnx
 class PromotionGateTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    TS_REQUIRE_DATA(testing::lobster_file("AAPL", "message", 1));
     dir_ = testing::scratch_dir(std::string("promotion_gate_") + ::testing::UnitTest::GetInstance()->current_test_info()->name());
     ExportOptions ex;
     ex.out_dir = (dir_ / "data").string();

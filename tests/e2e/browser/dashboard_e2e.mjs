@@ -1,4 +1,5 @@
-// End-to-end: a real ticksentry replaying real LOBSTER data (../shared/data) with its dashboard,
+// End-to-end: a real ticksentry replaying real LOBSTER data ($TICKSENTRY_DATA_DIR, else
+// <repo>/../shared/data; skipped, naming the file, where it is absent) with its dashboard,
 // driven by Debian's chromium (headless) through playwright-core. Checks what a user sees:
 //  1. the alert feed fills from the live stream;
 //  2. the symbol page's chart renders (canvas drawn, price shown) and the order-book ladder fills;
@@ -13,7 +14,7 @@
 //     labels to Chinese.
 // Screenshots of every page go to --out (ctest: the build tree); --docs DIR also copies them to
 // DIR/dashboard-<page>.png. Exit 0 = pass, 1 = fail (with the reason), 77 = skipped (the dashboard
-// or playwright-core is not built here).
+// or playwright-core is not built here, or the data is absent).
 //
 // usage: node dashboard_e2e.mjs --bin build/release/src/app/ticksentry --out DIR [--docs docs]
 import { spawn } from "node:child_process";
@@ -27,7 +28,7 @@ const repo = resolve(here, "../../..");
 const args = Object.fromEntries(process.argv.slice(2).reduce((acc, a, i, all) => (a.startsWith("--") ? [...acc, [a.slice(2), all[i + 1]]] : acc), []));
 const bin = resolve(args.bin ?? join(repo, "build/release/src/app/ticksentry"));
 const out = resolve(args.out ?? join(repo, "build/e2e-browser"));
-const data = process.env.TICKSENTRY_DATA_DIR ?? join(repo, "../shared/data");
+const data = process.env.TICKSENTRY_DATA_DIR || join(repo, "../shared/data");  // set: only there
 const chromiumPath = process.env.CHROMIUM ?? "/usr/bin/chromium";
 
 function skip(why) {
@@ -46,6 +47,7 @@ const token = "e2e-" + Math.random().toString(16).slice(2);
 const port = 18000 + Math.floor(Math.random() * 2000);
 const base = `http://127.0.0.1:${port}`;
 const files = ["GOOG", "AAPL"].map((s) => join(data, "lobster", `${s}_2012-06-21_34200000_57600000_message_${s === "GOOG" ? 10 : 1}.csv.gz`));
+for (const f of files) if (!existsSync(f)) skip(`needs the real data: ${f} is missing (set TICKSENTRY_DATA_DIR to the data folder)`);
 
 // The shipped model scores every symbol; threshold 0.3 makes GOOG's day raise model alerts.
 const model = join(repo, "models/default.onnx");

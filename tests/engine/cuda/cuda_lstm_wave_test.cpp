@@ -353,7 +353,7 @@ float max_rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
 // most), LSTM-2x128 FP16 input 32, X [T, B, 32]: Y, Y_h, Y_c, and the head of one output on
 // batch-first X, at [T, B] = [30, 9], [30, 17] (a 16-row cluster and a 1-row one), [20, 300],
 // [20, 1000], [5, 2049] and [60, 4096]. (The kernel's PERF NOTE times came from this test's
-// earlier timing loop, lstmwide-h200-20261201-0827-tests.log; speed is the benchmark's now.)
+// earlier timing loop, bench/results/archive/lstmwide-h200-20261201-0827-tests.log; speed is the benchmark's now.)
 TEST(CudaLstmWave, ForcedNTilesMatchOneTile) {
   SKIP_WITHOUT_GPU();
   if (!cuda::lstm_wave_supported(128, 32)) GTEST_SKIP() << "the wavefront needs a device with clusters (sm_90)";

@@ -51,7 +51,8 @@ __global__ void __launch_bounds__(kQueriesPerBlock)
     if (!active) continue;
     for (int jj = 0; jj < n; ++jj) {
       // 16-byte shared loads (a broadcast: every thread reads the same key): a quarter of the
-      // load instructions of scalar reads, which bound the kernel (ncu, batch 4096: 254 µs).
+      // load instructions of scalar reads, which bound the kernel (ncu at batch 4096,
+      // bench/results/archive/ncu-transformer-b4096-h200-20261130-1237.txt).
       const float4* kr = reinterpret_cast<const float4*>(ks[jj]);
       const float4* vr = reinterpret_cast<const float4*>(vs[jj]);
       float s = 0.0f;

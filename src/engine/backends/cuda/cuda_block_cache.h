@@ -4,7 +4,8 @@
 // PERF NOTE: a hot swap creates the new version's contexts while the old ones serve, then releases
 // the old ones. cudaFree and cudaFreeHost synchronize the device and cudaMalloc / cudaHostAlloc take
 // the driver's locks: each stalled every serving stream for a while, and together they made the P99
-// around a swap (H200, GRU-2x128, 4 workers: the first 5 ms and the release were the worst bins).
+// around a swap (GRU-2x128, 4 workers: the first 5 ms and the release were the worst bins;
+// bench/results/serve-h200-20261130-2306-swap-blockcache-pause1000.json and the runs before it).
 // With the cache, a swap to a version of the same shapes allocates and frees nothing.
 //
 // Contract: a block is given back only when no queued work can still touch it (its context's

@@ -230,11 +230,12 @@ Status launch_cast_f32_bf16(const float* in, void* out_bf16, int64_t n, cudaStre
 
 // PERF NOTE: Transpose and Slice of the Transformer move [batch·T, 64]-sized tensors several
 // times per layer; with 64-bit div/mod per axis per element the copies were most of its time at
-// batch 4096 (transformer-2x64 FP16 12.0 ms host-to-host on the H200). 32-bit indices when they
-// fit, and 16-byte elements when the last axis is contiguous and everything is 16-byte aligned
-// (a quarter of the index math, vector loads): 4.7 ms, ncu 113 µs per 63 MB copy (~1.1 TB/s).
-// Then 4 elements per thread with the loads issued before the stores, for latency hiding: 3.5 ms
-// together with the attention and LayerNorm changes of the same commit (not separated).
+// batch 4096. 32-bit indices when they fit, and 16-byte elements when the last axis is contiguous
+// and everything is 16-byte aligned (a quarter of the index math, vector loads), cut that time by
+// more than half; 4 elements per thread with the loads issued before the stores (latency hiding)
+// helped again, together with the attention and LayerNorm changes of the same commit (not
+// separated). Numbers: bench/results/engine-cuda-h200-20261130-1215.json, -1222.json, -1247.json
+// (docs/performance.md, history rows ca71c51 and ce46680).
 namespace {
 
 Status strided_copy(const void* in, void* out, const StridedDims& d, int elem_bytes, cudaStream_t stream,

@@ -23,9 +23,9 @@
 // Where every CTA has an SM to itself (batch ≤ the SM count) the same items go to more warps
 // (24 at D 64/128 with T ≤ 64, else 16): at T 60, D 64, in_proj 3 → 1 round, attention 2 → 1,
 // FF1 2 → 1, LayerNorm 8 → 3 rows per warp, so one sequence's latency through the layer is
-// shorter. H200, both layers of transformer-2x64 alone (CUDA-graph replays): 8 warps 31.4 µs,
-// 16 warps 26.1 µs at batch 1 (before the staging loop took float2 pairs again); batch 16
-// within 0.6 µs of batch 1.
+// shorter: both layers of transformer-2x64 alone ran faster at batch 1 with 16 warps than with 8,
+// and batch 16 as fast as batch 1 (bench/results/archive/gpu-tests-xfmr2-h200-20261201-0154.log, -0201.log;
+// docs/performance.md, history row 8a07881).
 #include <cuda_fp16.h>
 
 #include <algorithm>

@@ -17,15 +17,12 @@
 // D 64, FF 128) for 128 FFMA. With the head folded in, the rows after in_proj are the last one
 // alone: a [1 × K] · [K × N] product split over k across the CTA (red).
 //
-// PERF NOTE: H200, transformer-2x64 FP32 plan (2 layers, d 64, FF 128, F 32, T 60), host-to-host
-// P50 µs at batch 1 / 16 / 256 / 1,024 / 4,096: fused 78.4 / 82.1 / 162.8 / 508.5 / 1,832.5
-// (device-resident 73.2 / 73.1 / 111.9 / 412.5 / 1,661.6), the unfused layers (~50 kernels)
-// 157.5 / 155.3 / 319.0 / 1,018.9 / 3,715.3 (device 151.4 / 145.5 / 272.0 / 907.1 / 3,192.9):
-// faster at every batch, so the node has the one tactic and no batch limit
-// (bench/results/xf32-h200-20261201-0847-fused.txt, -0837-unfused-fp32.txt). The kernel alone
-// per layer, 8 / 16 warps (-0837-kernel-timing.txt): batch 1 47.9 µs at 16 warps (62.9 at 8),
-// head layer 20.5 (23.2); batch 256 79.1 at 8 (96.2 at 16), 4,096 1,238.5 (1,496.3): 16 warps
-// where batch ≤ the SM count, else 8 (two CTAs of ~80 KB per SM). At batch 1 the layer is
+// PERF NOTE: for transformer-2x64's FP32 plan the fused layer is faster than the unfused layers
+// (~50 kernels) at every batch from 1 to 4,096, host-to-host and device-resident,
+// so the node has the one tactic and no batch limit (bench/results/xf32-h200-20261201-0847-fused.json,
+// xf32-h200-20261201-0837-unfused-fp32.json). The kernel alone per layer with 8 and 16 warps
+// (bench/results/archive/xf32-h200-20261201-0837-kernel-timing.txt): 16 warps are faster where
+// batch ≤ the SM count, 8 above (two CTAs of ~80 KB per SM). At batch 1 the layer is
 // latency-bound (each thread's k loop waits on L2 for its weights); staging weights in shared
 // memory was not tried.
 #include <algorithm>
@@ -419,7 +416,7 @@ size_t encoder_f32_scratch_bytes(const EncoderF32Params& p) {
   return bytes * size_t(f32_scratch_grid(p.batch));
 }
 
-// The H200 numbers: the PERF NOTE at the top and RESULTS.md "FP32 fused encoder (xf32)".
+// Measurements: the PERF NOTE at the top; docs/performance.md, history row 4351015.
 Status launch_encoder_layer_f32(const EncoderF32Params& p, cudaStream_t stream) {
   TS_RETURN_IF_ERROR(encoder_check(p.d_model, p.head_dim > 0 ? p.d_model / p.head_dim : 0, p.t_len, p.ff,
                                    p.w_pre ? p.pre_k : 0));

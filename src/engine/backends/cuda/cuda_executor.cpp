@@ -1,3 +1,6 @@
+// The CUDA executor proper (cuda_executor.h): creation, device memory, staging, eager runs and
+// the steady replay of a bucket's graph. Capture and bucket choice: cuda_graph_capture.cpp;
+// pipelined chunks: cuda_pipeline.cpp.
 #include "engine/backends/cuda/cuda_executor.h"
 
 #include "engine/backends/cuda/cuda_block_cache.h"
@@ -5,138 +8,17 @@
 #include "engine/backends/cuda/cuda_launch.h"
 
 #include <algorithm>
-#include <atomic>
-#include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <iterator>
-#include <mutex>
 
 namespace ts::engine::cuda {
 namespace {
 
 constexpr size_t kLtWorkspaceBytes = size_t(32) << 20;
 
-std::string dims_key(std::span<const TensorView> inputs) {
-  std::string k;
-  for (const TensorView& t : inputs) {
-    for (int64_t d : t.dims) k += std::to_string(d) + ",";
-    k += ";";
-  }
-  return k;
-}
-
 Status invalid(const std::string& m) { return Status(StatusCode::kInvalidArgument, m); }
 
-// PERF NOTE: a bucket's zero-copy measurement costs 2 x 10 graph launch + synchronize (~2.5 ms for
-// GRU-2x128 at 124 us each). A server warms up several contexts of every engine it loads, and a
-// hot swap's time includes that warm-up (the measurement's launches also compete with the serving
-// batches), so a choice is measured once per device, model architecture and bucket IO signature —
-// the bucket's input shapes and the bytes it moves each way — and reused by every context, of this
-// Program or a later one (a new version of a model, same architecture, moves the same bytes
-// through the same graph). The one piece of state shared between executors:
-// guarded by its mutex, bounded (cleared when full).
-struct SharedIoChoice {
-  int io = 0;
-  double copy_us = 0, mapped_us = 0;
-  int chunks = 0;  // pipelining choice (signature "pipe|..."): K, 1 = plain; 0 = not measured
-  std::vector<std::pair<int, double>> chunk_us;
-};
-
-class IoChoiceCache {
- public:
-  bool find(const std::string& signature, SharedIoChoice* out) {
-    std::lock_guard<std::mutex> lk(mu_);
-    auto it = m_.find(signature);
-    if (it == m_.end()) return false;
-    *out = it->second;
-    return true;
-  }
-  void put(const std::string& signature, const SharedIoChoice& c) {
-    std::lock_guard<std::mutex> lk(mu_);
-    if (m_.size() >= 4096) m_.clear();
-    m_[signature] = c;
-  }
-
- private:
-  std::mutex mu_;
-  std::map<std::string, SharedIoChoice> m_;
-};
-
-IoChoiceCache& io_choice_cache() {
-  static IoChoiceCache cache;
-  return cache;
-}
-
-// Bytes of the first `rows` rows of a tensor whose dims are `dims` (all of it when rows < 0).
-size_t row_bytes(const std::vector<int64_t>& dims, DType t, int64_t rows) {
-  std::vector<int64_t> d = dims;
-  if (rows >= 0 && !d.empty()) d[0] = std::min(d[0], rows);
-  return size_t(shape_numel(d)) * dtype_size(t);
-}
-
-std::atomic<int> g_forced_chunks{0};  // set_pipeline_chunks_for_testing
-
-// Pipelined path: what chunk k (of `rows` rows) copies of an input whose rows are `rb` bytes,
-// for a caller batch of `batch` rows: its caller rows, or for a chunk wholly past them one row
-// (the caller's first: finite values into a padding row) since a graph copy node cannot be empty.
-struct ChunkCopy {
-  size_t dst_off, src_off, bytes;
-};
-// Rows per chunk when a bucket of `bucket` rows runs in k chunks: ceil(bucket / k), the last
-// chunk the rest (fewer where k does not divide the bucket). Chunk k starts at row k · rows.
-int64_t chunk_rows(int64_t bucket, int k) { return (bucket + k - 1) / k; }
-
-ChunkCopy chunk_copy(int64_t batch, int64_t rows, int k, size_t rb) {
-  const int64_t first = int64_t(k) * rows;
-  const int64_t n = std::clamp<int64_t>(batch - first, 0, rows);
-  if (n > 0) return {size_t(first) * rb, size_t(first) * rb, size_t(n) * rb};
-  return {size_t(first) * rb, 0, rb};
-}
-
-// True when `p` is page-locked host memory (what a graph copy node may read).
-bool page_locked_host(const void* p) {
-  cudaPointerAttributes a{};
-  if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
-    cudaGetLastError();
-    return false;
-  }
-  return a.type == cudaMemoryTypeHost;
-}
-
 }  // namespace
-
-void set_pipeline_chunks_for_testing(int chunks) { g_forced_chunks.store(chunks); }
-
-CopyInSource copy_in_source(const void* caller_dev, size_t caller_bytes, int elem_bytes, const void* staging_dev,
-                            size_t bucket_bytes) {
-  const uintptr_t a = reinterpret_cast<uintptr_t>(caller_dev);
-  const size_t eb = size_t(elem_bytes > 0 ? elem_bytes : 1);
-  if (caller_dev && caller_bytes && caller_bytes <= bucket_bytes && a % eb == 0 && caller_bytes % eb == 0) {
-    return CopyInSource{caller_dev, caller_bytes, false};
-  }
-  return CopyInSource{staging_dev, bucket_bytes, true};
-}
-
-std::string CudaExecutor::model_fingerprint() const {
-  // Every node's op, tactic and packed weight bytes (FP32 vs 16-bit kernels) and every
-  // constant's dims: the same for versions of one model (weights differ, kernels do not),
-  // different for another architecture, precision or tactic choice.
-  const Graph& g = program_->graph;
-  std::string f;
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    const auto* k = i < program_->kernels.size() ? dynamic_cast<const CudaKernel*>(program_->kernels[i].get()) : nullptr;
-    f.append(g.nodes[i].op).append("/").append(g.nodes[i].tactic).append("/");
-    f.append(std::to_string(k ? k->weight_bytes() : 0)).append(";");
-  }
-  for (const Value& v : g.values) {
-    if (!v.is_constant) continue;
-    for (int64_t d : v.const_dims()) f.append(std::to_string(d)).append(",");
-    f.append(";");
-  }
-  return std::to_string(g.nodes.size()) + ":" + std::to_string(std::hash<std::string>{}(f));
-}
 
 CudaExecutor::CudaExecutor(std::shared_ptr<const Program> program, const ExecutorOptions& options)
     : program_(std::move(program)), options_(options) {}
@@ -175,7 +57,7 @@ Status CudaExecutor::init() {
   TS_CUDA(cudaEventCreateWithFlags(&join_ev_, cudaEventDisableTiming));
   buckets_ = options_.batch_buckets;
   std::sort(buckets_.begin(), buckets_.end());
-  forced_chunks_ = g_forced_chunks.load();
+  forced_chunks_ = forced_pipeline_chunks();
   TS_CUBLAS(cublasLtCreate(&lt_));  // its workspace: at the first GEMM (lt_workspace())
   values_.resize(g.values.size());
   constants_.resize(g.values.size());
@@ -250,26 +132,6 @@ Status CudaExecutor::init() {
   }
   out_dims_.resize(g.outputs.size());
   return Status::ok();
-}
-
-void CudaExecutor::destroy_pipe(PipeGraph& p) {
-  if (p.exec) cudaGraphExecDestroy(p.exec);
-  if (p.graph) cudaGraphDestroy(p.graph);
-  p = PipeGraph{};
-}
-
-void CudaExecutor::destroy_entry(GraphEntry& e) {
-  if (e.exec) cudaGraphExecDestroy(e.exec);
-  e.exec = nullptr;
-  if (e.copy_in_graph) cudaGraphDestroy(e.copy_in_graph);
-  e.copy_in_graph = nullptr;
-  e.copy_in.clear();
-  destroy_pipe(e.pipe);
-}
-
-void CudaExecutor::drop_graphs() {
-  for (auto& [k, e] : graphs_) destroy_entry(e);
-  graphs_.clear();
 }
 
 Status CudaExecutor::sync() {
@@ -385,38 +247,6 @@ Result<LtWorkspace> CudaExecutor::lt_workspace() {
   return LtWorkspace{lt_workspace_.get(), lt_workspace_.bytes()};
 }
 
-int64_t CudaExecutor::bucket_of(int64_t batch) const {
-  for (int64_t b : buckets_) {
-    if (b >= batch) return b;
-  }
-  return batch;
-}
-
-void CudaExecutor::pad_inputs(std::span<const TensorView> inputs) {
-  // Assigned in place: the dims vectors keep their capacity, so a warm run allocates nothing.
-  padded_.resize(inputs.size());
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    padded_[i].dtype = inputs[i].dtype;
-    padded_[i].dims.assign(inputs[i].dims.begin(), inputs[i].dims.end());
-    padded_[i].data = inputs[i].data;
-  }
-  run_batch_ = run_bucket_ = -1;
-  if (buckets_.empty() || inputs.empty()) return;
-  for (const TensorView& t : inputs) {
-    if (t.dims.empty() || t.dims[0] != inputs[0].dims[0]) return;
-  }
-  run_batch_ = inputs[0].dims[0];
-  run_bucket_ = bucket_of(run_batch_);
-  for (TensorView& t : padded_) t.dims[0] = run_bucket_;
-}
-
-bool CudaExecutor::outputs_follow_batch(int64_t bucket) const {
-  for (const auto& d : out_dims_) {
-    if (d.empty() || d[0] != bucket) return false;
-  }
-  return true;
-}
-
 Status CudaExecutor::stage_inputs(std::span<const TensorView> inputs, const std::vector<bool>* staged) {
   for (size_t i = 0; i < inputs.size(); ++i) {
     const size_t bytes = padded_[i].bytes();
@@ -426,91 +256,6 @@ Status CudaExecutor::stage_inputs(std::span<const TensorView> inputs, const std:
     if (staged && !(*staged)[i]) continue;  // the zero-copy graph's copy-in reads the caller's rows
     const size_t n = inputs[i].bytes();  // the caller's rows; a bucket's padding rows stay
     if (n) std::memcpy(in_stage_[i].p, inputs[i].data, n);
-  }
-  return Status::ok();
-}
-
-void CudaExecutor::find_copy_in(cudaGraph_t graph, GraphEntry* e) const {
-  const Graph& g = program_->graph;
-  e->copy_in.assign(g.inputs.size(), CopyInNode{});
-  size_t n = 0;
-  if (cudaGraphGetNodes(graph, nullptr, &n) != cudaSuccess || n == 0) {
-    cudaGetLastError();
-    e->copy_in.clear();
-    return;
-  }
-  std::vector<cudaGraphNode_t> nodes(n);
-  if (cudaGraphGetNodes(graph, nodes.data(), &n) != cudaSuccess) n = 0;
-  bool any = false;
-  for (size_t k = 0; k < n; ++k) {
-    cudaGraphNodeType type = cudaGraphNodeTypeEmpty;
-    if (cudaGraphNodeGetType(nodes[k], &type) != cudaSuccess || type != cudaGraphNodeTypeKernel) continue;
-    cudaKernelNodeParams kp{};
-    if (cudaGraphKernelNodeGetParams(nodes[k], &kp) != cudaSuccess || !kp.kernelParams) continue;
-    const int eb = strided_copy_kernel_elem_bytes(kp.func);
-    if (!eb) continue;
-    const void* src = *static_cast<void* const*>(kp.kernelParams[0]);
-    void* dst = *static_cast<void* const*>(kp.kernelParams[1]);
-    for (size_t i = 0; i < g.inputs.size(); ++i) {
-      if (direct_[i] || !in_stage_[i].dev || src != in_stage_[i].dev || dst != values_[size_t(g.inputs[i])].data) continue;
-      if (padded_[i].bytes() < kZeroCopyCallerMinBytes) continue;  // never worth it in this bucket
-      CopyInNode& c = e->copy_in[i];
-      c.node = nodes[k];
-      c.params = kp;
-      c.params.kernelParams = nullptr;
-      c.params.extra = nullptr;
-      c.dst = dst;
-      c.elem_bytes = eb;
-      c.src = src;
-      c.bytes = padded_[i].bytes();
-      any = true;
-    }
-  }
-  cudaGetLastError();
-  if (!any) e->copy_in.clear();
-}
-
-Status CudaExecutor::point_copy_in(GraphEntry& e, std::span<const TensorView> inputs) {
-  // TS_CUDA_ZC_DIRECT=0: always memcpy into the staging (the measurement's baseline).
-  static const bool enabled = [] {
-    const char* v = std::getenv("TS_CUDA_ZC_DIRECT");
-    return !(v && std::string(v) == "0");
-  }();
-  staged_.assign(inputs.size(), true);
-  for (size_t i = 0; i < inputs.size() && i < e.copy_in.size(); ++i) {
-    CopyInNode& c = e.copy_in[i];
-    if (!c.node) continue;
-    const size_t n = inputs[i].bytes();  // the caller's rows; a bucket's padding rows keep what the tensor holds
-    const void* caller_dev = nullptr;
-    if (enabled && n >= kZeroCopyCallerMinBytes) {
-      // Asked every call (a cached answer could outlive the caller's buffer): page-locked host
-      // memory has a device address the copy kernel can read over the bus.
-      cudaPointerAttributes a{};
-      if (cudaPointerGetAttributes(&a, inputs[i].data) == cudaSuccess) {
-        if (a.type == cudaMemoryTypeHost) caller_dev = a.devicePointer;
-      } else {
-        cudaGetLastError();
-      }
-    }
-    const CopyInSource from = copy_in_source(caller_dev, n, c.elem_bytes, in_stage_[i].dev, padded_[i].bytes());
-    staged_[i] = from.staged;
-    const void* want = from.src;
-    const size_t bytes = from.bytes;
-    if (want == c.src && bytes == c.bytes) continue;
-    const void* in = want;
-    void* out = c.dst;
-    StridedDims d;
-    d.rank = 1;
-    d.dims[0] = int64_t(bytes) / c.elem_bytes;
-    d.strides[0] = 1;
-    int32_t count = int32_t(d.dims[0]);
-    void* args[4] = {&in, &out, &d, &count};
-    cudaKernelNodeParams kp = c.params;
-    kp.kernelParams = args;
-    kp.extra = nullptr;
-    TS_CUDA(cudaGraphExecKernelNodeSetParams(e.exec, c.node, &kp));
-    c.src = want;
-    c.bytes = bytes;
   }
   return Status::ok();
 }
@@ -530,16 +275,16 @@ Status CudaExecutor::copy_bytes(void* dst, const void* src, size_t bytes, bool k
   return dependent ? launch_strided_copy_dependent(src, dst, d, eb, s) : launch_strided_copy(src, dst, d, eb, s);
 }
 
-Status CudaExecutor::check_memory(const void* p, const std::string& what, void** dev) const {
+Status CudaExecutor::check_memory(const void* p, const char* what, const std::string& name, void** dev) const {
   *dev = nullptr;
   cudaPointerAttributes a{};
   cudaError_t e = cudaPointerGetAttributes(&a, p);
   if (e != cudaSuccess) {
     cudaGetLastError();
-    return invalid(what + ": not memory the GPU can reach (" + cudaGetErrorString(e) + ")");
+    return invalid(std::string(what) + " " + name + ": not memory the GPU can reach (" + cudaGetErrorString(e) + ")");
   }
   if (a.type == cudaMemoryTypeUnregistered) {
-    return invalid(what + ": pageable host memory cannot be copied asynchronously; use Engine::allocate_host, " +
+    return invalid(std::string(what) + " " + name + ": pageable host memory cannot be copied asynchronously; use Engine::allocate_host, " +
                    "page-locked (cudaHostAlloc, cudaHostRegister) or device memory");
   }
   *dev = a.devicePointer;
@@ -581,8 +326,10 @@ Status CudaExecutor::enqueue_all(std::span<const TensorView> inputs, Io io, bool
   // PERF NOTE: in a zero-copy capture the kernel that produces an output once with plain stores
   // (out_direct_ok_: a GRUStack's fused head) writes it straight into the mapped staging, so no
   // copy-out kernel runs after it (batch 1: 4 bytes over the bus from the wavefront's last CTA
-  // instead of a dependent kernel's launch, read and write). The tensor points at its device
-  // buffer again right after: every other path (DMA graph, eager runs, the caller's stream) uses it.
+  // instead of a dependent kernel's launch, read and write; the batch-1 P50/P99 before and after,
+  // interleaved in one call, are in commit 79bcfbe's message: no bench file was kept). The tensor
+  // points at its device buffer again right after: every other path (DMA graph, eager runs, the
+  // caller's stream) uses it.
   std::fill(redirected_.begin(), redirected_.end(), false);
   redirect_outputs_ = mapped && capturing_;
   Status ls = launch_nodes();
@@ -605,61 +352,6 @@ Status CudaExecutor::enqueue_all(std::span<const TensorView> inputs, Io io, bool
   return Status::ok();
 }
 
-Status CudaExecutor::capture(Io io, std::span<const TensorView> inputs, cudaGraphExec_t* exec, GraphEntry* keep) {
-  *exec = nullptr;
-  TS_CUDA(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
-  capturing_ = true;
-  realloc_in_capture_ = false;
-  Status s = enqueue_all(inputs, io, false);
-  cudaGraph_t graph = nullptr;
-  cudaError_t e = cudaStreamEndCapture(stream_, &graph);
-  capturing_ = false;
-  if (s && e == cudaSuccess && graph) e = cudaGraphInstantiate(exec, graph, 0);
-  if (s && e == cudaSuccess && *exec && keep && io == Io::kMapped) {
-    find_copy_in(graph, keep);
-    if (!keep->copy_in.empty()) {
-      keep->copy_in_graph = graph;  // its nodes name the copy-in in cudaGraphExecKernelNodeSetParams
-      graph = nullptr;
-    }
-  }
-  if (graph) cudaGraphDestroy(graph);
-  if (s && e == cudaSuccess && *exec) return Status::ok();
-  if (*exec) cudaGraphExecDestroy(*exec);
-  *exec = nullptr;
-  cudaGetLastError();  // clear a capture error; the eager run that follows reports real ones
-  if (!s && !realloc_in_capture_) return s;
-  if (s && e != cudaSuccess) return cuda_error(e, "capturing a CUDA graph");
-  return Status::ok();
-}
-
-Status CudaExecutor::time_variants(const std::function<Status(int)>& launch, double* us0, double* us1) {
-  std::vector<double> us;
-  TS_RETURN_IF_ERROR(time_variants(launch, 2, &us));
-  *us0 = us[0];
-  *us1 = us[1];
-  return Status::ok();
-}
-
-Status CudaExecutor::time_variants(const std::function<Status(int)>& launch, int n, std::vector<double>* us) {
-  using clock = std::chrono::steady_clock;
-  constexpr int kWarm = 1, kRuns = 9;
-  std::vector<std::vector<double>> t(static_cast<size_t>(n));
-  for (int r = 0; r < kWarm + kRuns; ++r) {
-    for (int v = 0; v < n; ++v) {
-      auto t0 = clock::now();
-      TS_RETURN_IF_ERROR(launch(v));
-      TS_RETURN_IF_ERROR(sync());
-      auto t1 = clock::now();
-      if (r >= kWarm) t[size_t(v)].push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
-    }
-  }
-  us->clear();
-  for (auto& v : t) {
-    std::sort(v.begin(), v.end());
-    us->push_back(v[v.size() / 2]);
-  }
-  return Status::ok();
-}
 
 Status CudaExecutor::run(std::span<const TensorView> inputs) {
   const Graph& g = program_->graph;
@@ -671,10 +363,7 @@ Status CudaExecutor::run(std::span<const TensorView> inputs) {
   pad_inputs(inputs);
   Status s = run_padded(inputs);
   if (s && run_bucket_ != run_batch_ && !outputs_follow_batch(run_bucket_)) {
-    buckets_off_ = "an output's dim 0 is not the padded batch " + std::to_string(run_bucket_);
-    buckets_.clear();
-    drop_graphs();
-    seen_.clear();
+    buckets_off(run_bucket_);
     pad_inputs(inputs);
     return run_padded(inputs);
   }
@@ -682,183 +371,55 @@ Status CudaExecutor::run(std::span<const TensorView> inputs) {
 }
 
 Status CudaExecutor::run_padded(std::span<const TensorView> inputs) {
-  const Graph& g = program_->graph;
-  const std::string shape = dims_key(padded_);
-  const std::string key = shape + "run";
-  auto it = graphs_.find(key);
-  if (it != graphs_.end() && it->second.generation == generation_ && !it->second.copy_in.empty()) {
+  const int found = graphs_.find(GraphPath::kRun, padded_);
+  GraphEntry* e = found >= 0 ? &graphs_.at(found) : nullptr;
+  if (e && e->generation == generation_ && !e->copy_in.empty()) {
     for (size_t i = 0; i < inputs.size(); ++i) direct_[i] = padded_[i].bytes() >= kDirectCopyBytes;
-    TS_RETURN_IF_ERROR(point_copy_in(it->second, inputs));
+    TS_RETURN_IF_ERROR(point_copy_in(*e, inputs));
     TS_RETURN_IF_ERROR(stage_inputs(inputs, &staged_));
-    if (it->second.generation != generation_) TS_RETURN_IF_ERROR(stage_inputs(inputs));  // staging moved
+    if (e->generation != generation_) TS_RETURN_IF_ERROR(stage_inputs(inputs));  // staging moved
   } else {
     TS_RETURN_IF_ERROR(stage_inputs(inputs));
   }
-  if (it != graphs_.end() && it->second.generation == generation_) {
-    bool piped = false;
-    if (it->second.pipe.exec) TS_RETURN_IF_ERROR(point_pipeline(it->second.pipe, inputs, &piped));
-    if (piped) {
-      TS_CUDA(cudaGraphLaunch(it->second.pipe.exec, stream_));
-    } else if (it->second.exec) {
-      TS_RETURN_IF_ERROR(copy_direct_inputs(inputs, it->second.io, stream_));
-      TS_CUDA(cudaGraphLaunch(it->second.exec, stream_));
-    } else {
-      // A bucket shrunk to its chunks (shrink_to_pipeline) keeps no plain graph: a call its
-      // pipelined graph cannot take (pageable input) runs the same chunks eagerly.
-      out_dims_ = it->second.out_dims;  // enqueue_pipeline sizes the output staging from the bucket's
-      Status es = enqueue_pipeline(inputs, it->second.pipe.chunks);
-      if (!es) {
-        Status drained = sync();
-        (void)drained;
-        return es;
-      }
-    }
-    TS_RETURN_IF_ERROR(sync());
-    out_dims_ = it->second.out_dims;
-    return Status::ok();
-  }
-  if (it != graphs_.end()) {
-    destroy_entry(it->second);
-    graphs_.erase(it);
-  }
+  // Replay: the bucket's graph is current (staging above may have moved a buffer: then not).
+  if (e && e->generation == generation_) return replay(*e, inputs);
+  if (e) graphs_.erase(found);
+  // Capture: the second run at this shape.
+  const std::string shape = dims_key(padded_);
   if (seen_.count(shape) && graphs_.size() < kMaxGraphs) {
-    // Pipelining (large buckets): an eager run gives the bucket's outputs (their bytes sign
-    // the cached choice), then an eager run of each K left makes its allocations, so the
-    // captures that follow allocate nothing.
-    std::vector<int> ks = pipeline_candidates(inputs);
-    std::string pipe_signature;
-    SharedIoChoice pipe_known;
-    bool have_pipe_known = false;
-    if (!ks.empty()) {
-      Status es = enqueue_all(inputs, Io::kCopy, true);
-      if (!es) {
-        Status drained = sync();
-        (void)drained;
-        return es;
-      }
-      TS_RETURN_IF_ERROR(sync());
-      if (!outputs_follow_batch(run_bucket_)) {
-        ks.clear();
-      } else {
-        size_t in_b = 0, out_b = 0;
-        for (const TensorView& t : padded_) in_b += t.bytes();
-        for (size_t i = 0; i < g.outputs.size(); ++i) out_b += row_bytes(out_dims_[i], values_[size_t(g.outputs[i])].dtype, -1);
-        int device = 0;
-        cudaGetDevice(&device);
-        // Unlike the zero-copy choice (how bytes travel), this one depends on the kernels: the
-        // signature names the model's architecture and tactics too (two models with the same
-        // input and output shapes shared one choice in the first H200 run).
-        pipe_signature = "pipe|" + std::to_string(device) + "|" + key + "|" + std::to_string(in_b) + "|" +
-                         std::to_string(out_b) + "|" + model_fingerprint();
-        if (forced_chunks_ == 0 && io_choice_cache().find(pipe_signature, &pipe_known) && pipe_known.chunks > 0) {
-          have_pipe_known = true;  // another context measured this signature: build only its choice
-          std::vector<int> keep;
-          for (int k : ks) if (k == pipe_known.chunks) keep.push_back(k);
-          ks = keep;
-        }
-        TS_RETURN_IF_ERROR(warm_pipelines(inputs, &ks));
-      }
-    }
-    cudaGraphExec_t copy_exec = nullptr, mapped_exec = nullptr;
-    TS_RETURN_IF_ERROR(capture(Io::kCopy, inputs, &copy_exec));
-    if (copy_exec) {
-      GraphEntry entry{copy_exec, generation_, Io::kCopy, out_dims_};
-      size_t in_bytes = 0, out_bytes = 0;
-      bool device_outputs = true;
-      for (const TensorView& t : padded_) in_bytes += t.bytes();
-      for (ValueId id : g.outputs) {
-        out_bytes += values_[size_t(id)].bytes();
-        device_outputs = device_outputs && !values_[size_t(id)].on_host;
-      }
-      const size_t io_bytes = in_bytes + out_bytes;
-      int device = 0;
-      cudaGetDevice(&device);
-      // The model's architecture and tactics are part of it (model_fingerprint(): not its
-      // weights, so a new version of a model still reuses the choice in a hot swap): the zero-copy
-      // graph differs by model (a fused head writes the mapped staging itself, no copy-out
-      // kernel), and with the shapes alone the first model of a process chose for every other
-      // (H200 engine benchmark at 3b210ee: GRU-2x128 FP32's near-tie at batch 16, 111.0 vs 110.4
-      // us, made the FP16 GRU and LSTM take copies, 61.4 / 77.7 us, where gru3's single-model
-      // runs measured zero-copy at 44.3 us for the GRU).
-      const std::string signature = std::to_string(device) + "|" + key + "|" + std::to_string(in_bytes) + "|" +
-                                    std::to_string(out_bytes) + "|" + model_fingerprint();
-      SharedIoChoice known;
-      const bool have_known = io_choice_cache().find(signature, &known);
-      GraphEntry zc;  // the zero-copy graph's copy-in nodes (capture), moved into entry when it runs
-      if (io_bytes <= kZeroCopyMaxBytes && device_outputs && ks.empty() && (!have_known || known.io == int(Io::kMapped))) {
-        Status cs = capture(Io::kMapped, inputs, &mapped_exec, &zc);
-        if (!cs) {
-          cudaGraphExecDestroy(copy_exec);
-          return cs;
-        }
-      }
-      IoChoice c;
-      if (have_known) {  // another context measured this signature
-        c.io = Io(known.io);
-        c.copy_us = known.copy_us;
-        c.mapped_us = known.mapped_us;
-      }
-      if (mapped_exec) {
-        auto launch = [&](int v) -> Status {
-          TS_RETURN_IF_ERROR(copy_direct_inputs(inputs, v ? Io::kMapped : Io::kCopy, stream_));
-          TS_CUDA(cudaGraphLaunch(v ? mapped_exec : copy_exec, stream_));
-          return Status::ok();
-        };
-        if (!have_known) {
-          Status ts = time_variants(launch, &c.copy_us, &c.mapped_us);
-          if (!ts) {
-            cudaGraphExecDestroy(copy_exec);
-            cudaGraphExecDestroy(mapped_exec);
-            destroy_entry(zc);
-            return ts;
-          }
-          c.io = c.mapped_us < c.copy_us ? Io::kMapped : Io::kCopy;
-          io_choice_cache().put(signature, SharedIoChoice{int(c.io), c.copy_us, c.mapped_us});
-        }
-        cudaGraphExecDestroy(c.io == Io::kMapped ? copy_exec : mapped_exec);
-        entry.exec = c.io == Io::kMapped ? mapped_exec : copy_exec;
-        entry.io = c.io;
-        if (c.io == Io::kMapped) {
-          entry.copy_in_graph = zc.copy_in_graph;
-          entry.copy_in = std::move(zc.copy_in);
-          zc.copy_in_graph = nullptr;
-        }
-      }
-      destroy_entry(zc);  // its exec is null: the graph of copy-in nodes the choice did not keep
-      for (const CopyInNode& n : entry.copy_in) c.copy_in_nodes += n.node ? 1 : 0;
-      c.io = entry.io;  // what runs (copies when the zero-copy graph could not be captured)
-      if (!ks.empty()) {
-        const bool time_them = forced_chunks_ == 0 && !have_pipe_known;
-        Status ps = choose_pipeline(inputs, ks, copy_exec, time_them, &entry, &c);
-        if (!ps) {
-          destroy_entry(entry);
-          return ps;
-        }
-        if (time_them && !c.chunk_us.empty()) {
-          SharedIoChoice sc;
-          sc.chunks = c.chunks;
-          sc.chunk_us = c.chunk_us;
-          io_choice_cache().put(pipe_signature, sc);
-        }
-      }
-      if (have_pipe_known) {
-        c.chunks = entry.pipe.exec ? entry.pipe.chunks : 1;
-        c.chunk_us = pipe_known.chunk_us;
-      }
-      const bool shrunk = entry.pipe.exec != nullptr;
-      if (shrunk) TS_RETURN_IF_ERROR(shrink_to_pipeline(inputs, &entry));
-      io_[key] = c;
-      graphs_[key] = entry;
-      if (shrunk) return sync();  // shrink_to_pipeline ran this call's chunks
-      if (entry.pipe.exec) {  // its copy nodes read this call's inputs
-        TS_CUDA(cudaGraphLaunch(entry.pipe.exec, stream_));
-      } else {
-        TS_RETURN_IF_ERROR(copy_direct_inputs(inputs, entry.io, stream_));
-        TS_CUDA(cudaGraphLaunch(entry.exec, stream_));
-      }
-      return sync();
+    bool ran = false;
+    Status s = capture_run(inputs, shape, &ran);
+    if (ran) return s;
+  }
+  // Eager: the first run at this shape, a capture a reallocation interrupted, or no room left.
+  return run_eager(inputs, shape);
+}
+
+Status CudaExecutor::replay(GraphEntry& e, std::span<const TensorView> inputs) {
+  bool piped = false;
+  if (e.pipe.exec) TS_RETURN_IF_ERROR(point_pipeline(e.pipe, inputs, &piped));
+  if (piped) {
+    TS_CUDA(cudaGraphLaunch(e.pipe.exec, stream_));
+  } else if (e.exec) {
+    TS_RETURN_IF_ERROR(copy_direct_inputs(inputs, e.io, stream_));
+    TS_CUDA(cudaGraphLaunch(e.exec, stream_));
+  } else {
+    // A bucket shrunk to its chunks (shrink_to_pipeline) keeps no plain graph: a call its
+    // pipelined graph cannot take (pageable input) runs the same chunks eagerly.
+    out_dims_ = e.out_dims;  // enqueue_pipeline sizes the output staging from the bucket's
+    Status es = enqueue_pipeline(inputs, e.pipe.chunks);
+    if (!es) {
+      Status drained = sync();
+      (void)drained;
+      return es;
     }
   }
+  TS_RETURN_IF_ERROR(sync());
+  out_dims_ = e.out_dims;
+  return Status::ok();
+}
+
+Status CudaExecutor::run_eager(std::span<const TensorView> inputs, const std::string& shape) {
   Status s = enqueue_all(inputs, Io::kCopy, true);
   if (!s) {
     Status drained = sync();
@@ -900,339 +461,6 @@ Status CudaExecutor::replan_buffers() {
   return Status::ok();
 }
 
-// --- pipelined copy and compute (cuda_executor.h, PERF NOTE) --------------------------------
-
-std::vector<int> CudaExecutor::pipeline_candidates(std::span<const TensorView> inputs) const {
-  std::vector<int> ks;
-  if (forced_chunks_ == 1 || buckets_.empty() || run_bucket_ < 1 || run_batch_ < 1 || padded_.empty()) return ks;
-  size_t in_bytes = 0;
-  for (const TensorView& t : padded_) in_bytes += t.bytes();
-  if (forced_chunks_ == 0 && in_bytes < kPipelineMinBytes) return ks;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    // The graph's copy nodes read the caller's large inputs: page-locked host memory only
-    // (device memory has no PCIe copy to hide).
-    if (direct_[i] && inputs[i].bytes() && !page_locked_host(inputs[i].data)) return ks;
-  }
-  for (int k : kPipelineChunkCounts) {
-    if (forced_chunks_ > 1 && k != forced_chunks_) continue;
-    const int64_t rows = chunk_rows(run_bucket_, k);
-    if (rows * (k - 1) >= run_bucket_) continue;  // the last chunk would be empty
-    bool aligned = true;  // every chunk's input rows start 256-byte aligned, as a tensor's would
-    for (const TensorView& t : padded_) aligned = aligned && row_bytes(t.dims, t.dtype, rows) % 256 == 0;
-    if (aligned) ks.push_back(k);
-  }
-  return ks;
-}
-
-Status CudaExecutor::ensure_pipe_streams() {
-  if (copy_stream_) return Status::ok();
-  chunk_ev_.assign(size_t(kMaxPipelineChunks) + 1, nullptr);
-  for (cudaEvent_t& e : chunk_ev_) TS_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-  TS_CUDA(cudaStreamCreateWithFlags(&copy_stream_, cudaStreamNonBlocking));
-  return Status::ok();
-}
-
-Status CudaExecutor::enqueue_pipeline(std::span<const TensorView> inputs, int chunks) {
-  const Graph& g = program_->graph;
-  TS_RETURN_IF_ERROR(ensure_pipe_streams());
-  const int64_t rows = chunk_rows(run_bucket_, chunks);
-  const std::vector<std::vector<int64_t>> bucket_out = out_dims_;  // the bucket's, from its plain run
-  std::vector<char*> base(inputs.size());
-  std::vector<size_t> rb(inputs.size());
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    DevTensor& t = values_[size_t(g.inputs[i])];
-    TS_RETURN_IF_ERROR(alloc(t, padded_[i].dtype, padded_[i].dims));
-    base[i] = static_cast<char*>(t.data);
-    rb[i] = row_bytes(padded_[i].dims, padded_[i].dtype, 1);
-  }
-  for (size_t o = 0; o < g.outputs.size(); ++o) {
-    TS_RETURN_IF_ERROR(ensure_pinned(out_stage_[o], row_bytes(bucket_out[o], values_[size_t(g.outputs[o])].dtype, -1)));
-  }
-  // Copies: chunk after chunk on the copy stream, an event after each.
-  TS_CUDA(cudaEventRecord(chunk_ev_[0], stream_));
-  TS_CUDA(cudaStreamWaitEvent(copy_stream_, chunk_ev_[0]));
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (!direct_[i]) TS_RETURN_IF_ERROR(copy_bytes(base[i], in_stage_[i].p, padded_[i].bytes(), false, copy_stream_));
-  }
-  for (int k = 0; k < chunks; ++k) {
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      if (!direct_[i] || !rb[i]) continue;
-      const ChunkCopy c = chunk_copy(run_batch_, rows, k, rb[i]);
-      TS_RETURN_IF_ERROR(copy_bytes(base[i] + c.dst_off, static_cast<const char*>(inputs[i].data) + c.src_off, c.bytes,
-                                    false, copy_stream_));
-    }
-    TS_CUDA(cudaEventRecord(chunk_ev_[size_t(k) + 1], copy_stream_));
-  }
-  // Kernels: chunk k on its rows of the inputs once they landed, its output rows to staging.
-  Status s;
-  for (int k = 0; k < chunks && s; ++k) {
-    cudaError_t e = cudaStreamWaitEvent(stream_, chunk_ev_[size_t(k) + 1]);
-    if (e != cudaSuccess) {
-      s = cuda_error(e, "cudaStreamWaitEvent");
-      break;
-    }
-    const int64_t rk = std::min(rows, run_bucket_ - int64_t(k) * rows);  // this chunk's rows
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      DevTensor& t = values_[size_t(g.inputs[i])];
-      t.dims[0] = rk;
-      t.data = base[i] + size_t(k) * size_t(rows) * rb[i];
-    }
-    s = launch_nodes();
-    for (size_t o = 0; o < g.outputs.size() && s; ++o) {
-      const DevTensor& t = values_[size_t(g.outputs[o])];
-      if (t.dims.empty() || t.dims[0] != rk) {
-        s = Status(StatusCode::kUnsupported, "output " + g.value(g.outputs[o]).name + " does not follow the chunk's batch");
-        break;
-      }
-      const size_t orb = row_bytes(t.dims, t.dtype, 1);
-      s = copy_bytes(static_cast<char*>(out_stage_[o].p) + size_t(k) * size_t(rows) * orb, t.data, size_t(rk) * orb, false,
-                     stream_);
-    }
-  }
-  // Join the copy stream whatever happened (a capture must end joined; eager copies must be
-  // done before the inputs are reused), and put the inputs back at the bucket.
-  cudaError_t je = cudaStreamWaitEvent(stream_, chunk_ev_[size_t(chunks)]);
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    DevTensor& t = values_[size_t(g.inputs[i])];
-    t.dims = padded_[i].dims;
-    t.data = base[i];
-  }
-  out_dims_ = bucket_out;
-  if (s && je != cudaSuccess) s = cuda_error(je, "cudaStreamWaitEvent");
-  return s;
-}
-
-Status CudaExecutor::warm_pipelines(std::span<const TensorView> inputs, std::vector<int>* ks) {
-  std::vector<int> ok;
-  for (int k : *ks) {
-    Status s = enqueue_pipeline(inputs, k);
-    Status synced = sync();
-    // This K's outputs do not follow its chunks, or its tactics need more scratch than the
-    // workspace limit leaves: the plain graph does without it.
-    if (!s && (s.code() == StatusCode::kUnsupported || s.code() == StatusCode::kOutOfRange)) continue;
-    TS_RETURN_IF_ERROR(s);
-    TS_RETURN_IF_ERROR(synced);
-    ok.push_back(k);
-  }
-  *ks = ok;
-  return Status::ok();
-}
-
-Status CudaExecutor::capture_pipeline(std::span<const TensorView> inputs, int chunks, PipeGraph* p) {
-  const Graph& g = program_->graph;
-  *p = PipeGraph{};
-  TS_RETURN_IF_ERROR(ensure_pipe_streams());
-  TS_CUDA(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
-  capturing_ = true;
-  realloc_in_capture_ = false;
-  Status s = enqueue_pipeline(inputs, chunks);
-  cudaGraph_t graph = nullptr;
-  cudaError_t e = cudaStreamEndCapture(stream_, &graph);
-  capturing_ = false;
-  cudaGraphExec_t exec = nullptr;
-  if (s && e == cudaSuccess && graph) e = cudaGraphInstantiate(&exec, graph, 0);
-  if (!s || e != cudaSuccess || !exec) {
-    if (exec) cudaGraphExecDestroy(exec);
-    if (graph) cudaGraphDestroy(graph);
-    cudaGetLastError();
-    if (!s && !realloc_in_capture_ && s.code() != StatusCode::kUnsupported) return s;
-    if (s && e != cudaSuccess) return cuda_error(e, "capturing a pipelined CUDA graph");
-    return Status::ok();  // no graph: this K is not used
-  }
-  p->chunks = chunks;
-  p->graph = graph;
-  p->exec = exec;
-  p->batch = run_batch_;
-  p->src.assign(inputs.size(), nullptr);
-  for (size_t i = 0; i < inputs.size(); ++i) p->src[i] = inputs[i].data;
-  // The copy node of each (direct input, chunk), found by its destination (fixed: the input
-  // tensor's rows), so a later call can re-point its source. Without them the graph runs only
-  // for this call's addresses and batch.
-  size_t n = 0;
-  std::vector<cudaGraphNode_t> nodes;
-  if (cudaGraphGetNodes(graph, nullptr, &n) == cudaSuccess && n) {
-    nodes.resize(n);
-    if (cudaGraphGetNodes(graph, nodes.data(), &n) != cudaSuccess) nodes.clear();
-  }
-  cudaGetLastError();
-  const int64_t rows = chunk_rows(run_bucket_, chunks);
-  std::vector<cudaGraphNode_t> found(inputs.size() * size_t(chunks), nullptr);
-  size_t want = 0, got = 0;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (!direct_[i] || !inputs[i].bytes()) continue;
-    const char* base = static_cast<const char*>(values_[size_t(g.inputs[i])].data);
-    const size_t rb = row_bytes(padded_[i].dims, padded_[i].dtype, 1);
-    for (int k = 0; k < chunks; ++k) {
-      ++want;
-      const char* dst = base + size_t(k) * size_t(rows) * rb;
-      for (cudaGraphNode_t node : nodes) {
-        cudaGraphNodeType type{};
-        if (cudaGraphNodeGetType(node, &type) != cudaSuccess || type != cudaGraphNodeTypeMemcpy) continue;
-        cudaMemcpy3DParms prm{};
-        if (cudaGraphMemcpyNodeGetParams(node, &prm) != cudaSuccess) continue;
-        const char* at = static_cast<const char*>(prm.dstPtr.ptr) + prm.dstPos.x +
-                         (prm.dstPos.y + prm.dstPos.z * prm.dstPtr.ysize) * prm.dstPtr.pitch;
-        if (at == dst) {
-          found[i * size_t(chunks) + size_t(k)] = node;
-          ++got;
-          break;
-        }
-      }
-    }
-  }
-  cudaGetLastError();
-  if (got == want) p->in_nodes = std::move(found);
-  return Status::ok();
-}
-
-Status CudaExecutor::point_pipeline(PipeGraph& p, std::span<const TensorView> inputs, bool* usable) {
-  const Graph& g = program_->graph;
-  *usable = false;
-  if (run_batch_ < 1) return Status::ok();
-  bool same = p.batch == run_batch_;
-  for (size_t i = 0; i < inputs.size() && same; ++i) same = !direct_[i] || p.src[i] == inputs[i].data;
-  if (same) {
-    *usable = true;
-    return Status::ok();
-  }
-  if (p.in_nodes.empty()) return Status::ok();  // a graph for its capture's addresses only
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (direct_[i] && inputs[i].bytes() && !page_locked_host(inputs[i].data)) return Status::ok();
-  }
-  const int64_t rows = chunk_rows(run_bucket_, p.chunks);
-  p.batch = -1;  // until every node points at this call's rows
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (!direct_[i] || !inputs[i].bytes()) continue;
-    char* base = static_cast<char*>(values_[size_t(g.inputs[i])].data);
-    const size_t rb = row_bytes(padded_[i].dims, padded_[i].dtype, 1);
-    for (int k = 0; k < p.chunks; ++k) {
-      const ChunkCopy c = chunk_copy(run_batch_, rows, k, rb);
-      cudaError_t e = cudaGraphExecMemcpyNodeSetParams1D(p.exec, p.in_nodes[i * size_t(p.chunks) + size_t(k)], base + c.dst_off,
-                                                         static_cast<const char*>(inputs[i].data) + c.src_off, c.bytes,
-                                                         cudaMemcpyDefault);
-      if (e != cudaSuccess) {  // the plain graph runs this call
-        cudaGetLastError();
-        return Status::ok();
-      }
-    }
-    p.src[i] = inputs[i].data;
-  }
-  p.batch = run_batch_;
-  *usable = true;
-  return Status::ok();
-}
-
-Status CudaExecutor::shrink_to_pipeline(std::span<const TensorView> inputs, GraphEntry* entry) {
-  const int chunks = entry->pipe.chunks;
-  size_t before = 0;
-  for (const DeviceBuffer& b : pool_) before += b.bytes();
-  for (const DeviceBuffer& b : scratch_slots_) before += b.bytes();
-  destroy_entry(*entry);  // both graphs point at the buffers about to be freed
-  out_dims_ = entry->out_dims;  // the bucket's (enqueue_pipeline sizes the output staging from them)
-  TS_RETURN_IF_ERROR(release_buffers());
-  // This call's chunks, eagerly: their allocations (chunk-sized), and this call's outputs.
-  Status s = enqueue_pipeline(inputs, chunks);
-  Status synced = sync();
-  TS_RETURN_IF_ERROR(s);
-  TS_RETURN_IF_ERROR(synced);
-  entry->pipe.chunks = chunks;  // the eager fallback's K, should no graph be captured below
-  PipeGraph p;
-  TS_RETURN_IF_ERROR(capture_pipeline(inputs, chunks, &p));
-  if (p.exec && p.in_nodes.empty()) destroy_pipe(p);  // usable for this call's addresses only
-  if (p.exec) {
-    p.batch = run_batch_;  // its copy nodes read this call's inputs (not launched: already ran)
-    entry->pipe = std::move(p);
-  }
-  entry->exec = nullptr;
-  entry->generation = generation_;
-  size_t after = 0;
-  for (const DeviceBuffer& b : pool_) after += b.bytes();
-  for (const DeviceBuffer& b : scratch_slots_) after += b.bytes();
-  shrunk_bucket_ = run_bucket_;
-  shrunk_from_ = before;
-  shrunk_to_ = after;
-  return Status::ok();
-}
-
-Status CudaExecutor::choose_pipeline(std::span<const TensorView> inputs, const std::vector<int>& ks, cudaGraphExec_t plain,
-                                     bool time_them, GraphEntry* entry, IoChoice* c) {
-  std::vector<PipeGraph> pg;
-  const uint64_t generation = generation_;
-  Status s;
-  for (int k : ks) {
-    PipeGraph p;
-    s = capture_pipeline(inputs, k, &p);
-    if (!s) break;
-    if (p.exec) pg.push_back(std::move(p));
-  }
-  auto drop_all = [&] {
-    for (PipeGraph& p : pg) destroy_pipe(p);
-  };
-  if (!s || generation != generation_) {  // an error, or a capture reallocated: plain graph
-    drop_all();
-    return s;
-  }
-  // Only graphs whose copy nodes can follow the caller's address and batch are kept.
-  for (PipeGraph& p : pg) {
-    bool usable = false;
-    p.batch = -1;
-    Status ps = p.in_nodes.empty() ? Status::ok() : point_pipeline(p, inputs, &usable);
-    if (!ps) {
-      drop_all();
-      return ps;
-    }
-    if (!usable) destroy_pipe(p);
-  }
-  pg.erase(std::remove_if(pg.begin(), pg.end(), [](const PipeGraph& p) { return !p.exec; }), pg.end());
-  if (pg.empty()) return Status::ok();
-  size_t best = 0;  // index into pg; pg.size() = the plain graph
-  if (time_them) {
-    std::vector<double> us;
-    auto launch = [&](int v) -> Status {
-      if (v == 0) {
-        TS_RETURN_IF_ERROR(copy_direct_inputs(inputs, Io::kCopy, stream_));
-        TS_CUDA(cudaGraphLaunch(plain, stream_));
-      } else {
-        // Re-pointed as if the caller's address changed (the engine benchmark rotates 4
-        // buffers; a server its staging): the measurement includes the node updates.
-        PipeGraph& p = pg[size_t(v) - 1];
-        bool usable = false;
-        p.batch = -1;
-        TS_RETURN_IF_ERROR(point_pipeline(p, inputs, &usable));
-        TS_CUDA(cudaGraphLaunch(usable ? p.exec : plain, stream_));
-      }
-      return Status::ok();
-    };
-    Status ts = time_variants(launch, int(pg.size()) + 1, &us);
-    if (!ts) {
-      drop_all();
-      return ts;
-    }
-    c->chunk_us.clear();
-    c->chunk_us.emplace_back(1, us[0]);
-    best = pg.size();
-    double best_us = us[0];
-    for (size_t j = 0; j < pg.size(); ++j) {
-      c->chunk_us.emplace_back(pg[j].chunks, us[j + 1]);
-      if (us[j + 1] < best_us) {
-        best_us = us[j + 1];
-        best = j;
-      }
-    }
-  }
-  c->chunks = best < pg.size() ? pg[best].chunks : 1;
-  c->chunks_forced = forced_chunks_ > 1;
-  for (size_t j = 0; j < pg.size(); ++j) {
-    if (j == best) {
-      entry->pipe = std::move(pg[j]);
-      pg[j] = PipeGraph{};
-    } else {
-      destroy_pipe(pg[j]);
-    }
-  }
-  return Status::ok();
-}
-
 Status CudaExecutor::copy_outputs(std::span<TensorView> outputs) const {
   const Graph& g = program_->graph;
   if (outputs.size() != g.outputs.size()) {
@@ -1254,6 +482,33 @@ Status CudaExecutor::copy_outputs(std::span<TensorView> outputs) const {
   return Status::ok();
 }
 
+Status CudaExecutor::launch_on_stream(cudaStream_t on, cudaGraphExec_t exec, Io io, std::span<const TensorView> inputs,
+                                      std::span<TensorView> outputs, bool* mismatch) {
+  const Graph& g = program_->graph;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    DevTensor& t = values_[size_t(g.inputs[i])];
+    if (!exec) TS_RETURN_IF_ERROR(alloc(t, padded_[i].dtype, padded_[i].dims));
+    const bool k = io == Io::kMapped && in_dev_[i];
+    TS_RETURN_IF_ERROR(copy_bytes(t.data, k ? in_dev_[i] : inputs[i].data, inputs[i].bytes(), k, on));
+  }
+  if (exec) {
+    TS_CUDA(cudaGraphLaunch(exec, on));
+  } else {
+    TS_RETURN_IF_ERROR(enqueue_all(inputs, Io::kKernelsOnly, false));
+    if (run_bucket_ != run_batch_ && !outputs_follow_batch(run_bucket_)) {
+      *mismatch = true;
+      return Status(StatusCode::kInternal, "output dims do not follow the padded batch");
+    }
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const DevTensor& t = values_[size_t(g.outputs[i])];
+    const bool k = io == Io::kMapped && out_dev_[i];
+    const size_t bytes = row_bytes(out_dims_[i], t.dtype, run_bucket_ >= 0 ? run_batch_ : -1);
+    TS_RETURN_IF_ERROR(copy_bytes(k ? out_dev_[i] : outputs[i].data, t.data, bytes, k, on));
+  }
+  return Status::ok();
+}
+
 Status CudaExecutor::enqueue_on_stream(std::span<const TensorView> inputs, std::span<TensorView> outputs,
                                        DeviceStream stream) {
   const Graph& g = program_->graph;
@@ -1266,12 +521,10 @@ Status CudaExecutor::enqueue_on_stream(std::span<const TensorView> inputs, std::
   cudaStream_t s = static_cast<cudaStream_t>(stream.handle);
   // Where the caller's memory is: device addresses the copy kernel may use (zero-copy), and a
   // clear error for pageable memory, before anything is queued.
-  std::vector<void*>& in_dev = in_dev_;
-  std::vector<void*>& out_dev = out_dev_;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    in_dev[i] = nullptr;
+    in_dev_[i] = nullptr;
     if (!inputs[i].bytes()) continue;
-    TS_RETURN_IF_ERROR(check_memory(inputs[i].data, "input " + g.value(g.inputs[i]).name, &in_dev[i]));
+    TS_RETURN_IF_ERROR(check_memory(inputs[i].data, "input", g.value(g.inputs[i]).name, &in_dev_[i]));
   }
   for (size_t i = 0; i < outputs.size(); ++i) {
     const Value& v = g.value(g.outputs[i]);
@@ -1279,99 +532,49 @@ Status CudaExecutor::enqueue_on_stream(std::span<const TensorView> inputs, std::
       return invalid("output " + v.name + ": dtype " + dtype_name(outputs[i].dtype) + ", engine produces " + dtype_name(v.dtype));
     }
     if (!outputs[i].data) return invalid("output " + v.name + ": null data");
-    TS_RETURN_IF_ERROR(check_memory(outputs[i].data, "output " + v.name, &out_dev[i]));
+    TS_RETURN_IF_ERROR(check_memory(outputs[i].data, "output", v.name, &out_dev_[i]));
   }
   pad_inputs(inputs);
   const int64_t batch = run_batch_, bucket = run_bucket_;
-  bool bucket_mismatch = false;  // an eager run found an output that does not follow the batch
-  // Queues the copy-in, `exec` (null: the kernels, eagerly) and the copy-out on `on`.
-  auto launch = [&](cudaStream_t on, cudaGraphExec_t exec, Io io) -> Status {
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      DevTensor& t = values_[size_t(g.inputs[i])];
-      if (!exec) TS_RETURN_IF_ERROR(alloc(t, padded_[i].dtype, padded_[i].dims));
-      const bool k = io == Io::kMapped && in_dev[i];
-      TS_RETURN_IF_ERROR(copy_bytes(t.data, k ? in_dev[i] : inputs[i].data, inputs[i].bytes(), k, on));
-    }
-    if (exec) {
-      TS_CUDA(cudaGraphLaunch(exec, on));
-    } else {
-      TS_RETURN_IF_ERROR(enqueue_all(inputs, Io::kKernelsOnly, false));
-      if (bucket != batch && !outputs_follow_batch(bucket)) {
-        bucket_mismatch = true;
-        return Status(StatusCode::kInternal, "output dims do not follow the padded batch");
-      }
-    }
-    for (size_t i = 0; i < outputs.size(); ++i) {
-      const DevTensor& t = values_[size_t(g.outputs[i])];
-      const bool k = io == Io::kMapped && out_dev[i];
-      const size_t bytes = row_bytes(out_dims_[i], t.dtype, bucket >= 0 ? batch : -1);
-      TS_RETURN_IF_ERROR(copy_bytes(k ? out_dev[i] : outputs[i].data, t.data, bytes, k, on));
-    }
-    return Status::ok();
-  };
   if (async_pending_) TS_CUDA(cudaStreamWaitEvent(s, done_ev_));  // the previous call of this context
-  const std::string shape = dims_key(padded_);
-  const std::string key = shape + "enqueue_on_stream";
-  auto it = graphs_.find(key);
-  if (it != graphs_.end() && it->second.generation != generation_) {
-    destroy_entry(it->second);
-    graphs_.erase(it);
-    it = graphs_.end();
+  int found = graphs_.find(GraphPath::kOnStream, padded_);
+  if (found >= 0 && graphs_.at(found).generation != generation_) {
+    graphs_.erase(found);
+    found = -1;
   }
-  if (it == graphs_.end() && seen_.count(shape) && graphs_.size() < kMaxGraphs) {
-    cudaGraphExec_t exec = nullptr;
-    TS_RETURN_IF_ERROR(capture(Io::kKernelsOnly, inputs, &exec));
-    if (exec) {
-      GraphEntry entry{exec, generation_, Io::kCopy, out_dims_};
-      size_t io_bytes = 0;
-      bool all_mapped = true;
-      for (size_t i = 0; i < inputs.size(); ++i) {
-        io_bytes += padded_[i].bytes();
-        all_mapped = all_mapped && (in_dev[i] || !inputs[i].bytes());
+  if (found < 0) {  // the key string is built only off the replay path
+    const std::string shape = dims_key(padded_);
+    if (seen_.count(shape) && graphs_.size() < kMaxGraphs) {
+      Result<int> captured = capture_on_stream(inputs, outputs, shape, s);
+      if (!captured) return captured.status();
+      found = captured.value();
+    }
+    if (found < 0) {
+      // Eager, on the internal stream after the caller's queued work; the caller's stream waits
+      // for it. Allocation here may block until the device is idle.
+      TS_CUDA(cudaEventRecord(fork_ev_, s));
+      TS_CUDA(cudaStreamWaitEvent(stream_, fork_ev_));
+      bool bucket_mismatch = false;  // the eager run found an output that does not follow the batch
+      Status ls = launch_on_stream(stream_, nullptr, Io::kCopy, inputs, outputs, &bucket_mismatch);
+      if (!ls) {
+        Status drained = sync();
+        (void)drained;
+        if (bucket_mismatch) {
+          buckets_off(bucket);
+          return enqueue_on_stream(inputs, outputs, stream);
+        }
+        return ls;
       }
-      for (size_t i = 0; i < outputs.size(); ++i) {
-        io_bytes += values_[size_t(g.outputs[i])].bytes();
-        all_mapped = all_mapped && out_dev[i];
-      }
-      IoChoice c;
-      if (io_bytes <= kZeroCopyMaxBytes && all_mapped) {
-        // Measured on the internal stream once the caller's queued work is done: copies vs the
-        // copy kernel on the caller's memory (it writes the caller's outputs, as the call will).
-        TS_CUDA(cudaEventRecord(fork_ev_, s));
-        TS_CUDA(cudaStreamWaitEvent(stream_, fork_ev_));
-        TS_RETURN_IF_ERROR(time_variants([&](int v) { return launch(stream_, exec, v ? Io::kMapped : Io::kCopy); },
-                                         &c.copy_us, &c.mapped_us));
-        c.io = c.mapped_us < c.copy_us ? Io::kMapped : Io::kCopy;
-        entry.io = c.io;
-      }
-      io_[key] = c;
-      it = graphs_.emplace(key, std::move(entry)).first;
+      TS_CUDA(cudaEventRecord(join_ev_, stream_));
+      TS_CUDA(cudaStreamWaitEvent(s, join_ev_));
+      seen_[shape] = 1;
     }
   }
-  if (it != graphs_.end()) {
-    out_dims_ = it->second.out_dims;
-    TS_RETURN_IF_ERROR(launch(s, it->second.exec, it->second.io));
-  } else {
-    // Eager, on the internal stream after the caller's queued work; the caller's stream waits
-    // for it. Allocation here may block until the device is idle.
-    TS_CUDA(cudaEventRecord(fork_ev_, s));
-    TS_CUDA(cudaStreamWaitEvent(stream_, fork_ev_));
-    Status ls = launch(stream_, nullptr, Io::kCopy);
-    if (!ls) {
-      Status drained = sync();
-      (void)drained;
-      if (bucket_mismatch) {
-        buckets_off_ = "an output's dim 0 is not the padded batch " + std::to_string(bucket);
-        buckets_.clear();
-        drop_graphs();
-        seen_.clear();
-        return enqueue_on_stream(inputs, outputs, stream);
-      }
-      return ls;
-    }
-    TS_CUDA(cudaEventRecord(join_ev_, stream_));
-    TS_CUDA(cudaStreamWaitEvent(s, join_ev_));
-    seen_[shape] = 1;
+  if (found >= 0) {  // replay: the bucket's kernels-only graph between the caller's copies
+    const GraphEntry& e = graphs_.at(found);
+    out_dims_ = e.out_dims;
+    bool unused = false;
+    TS_RETURN_IF_ERROR(launch_on_stream(s, e.exec, e.io, inputs, outputs, &unused));
   }
   for (size_t i = 0; i < outputs.size(); ++i) {
     outputs[i].dims = out_dims_[i];

@@ -9,27 +9,9 @@
 // are copied by cudaMemcpyAsync straight from the caller's memory (DMA when it is page-locked,
 // Engine::allocate_host), outside the CUDA graph since their address changes per call.
 //
-// CUDA graphs: the first run at an input shape runs eagerly (it may allocate); the second at
-// that shape is captured (copies and kernels) and replayed from then on with one
-// cudaGraphLaunch. Any reallocation (a larger shape, a bigger scratch) invalidates every graph
-// (their pointers moved). Up to kMaxGraphs graphs are kept; shapes beyond run eagerly.
-//
-// Shape buckets (ExecutorOptions::batch_buckets): the batch (dim 0 of every input) is rounded
-// up to its bucket, so every batch of a bucket replays that bucket's graph: the caller's rows
-// are copied, the padding rows hold zeros or an earlier run's rows (finite values; rows are
-// independent in the models this is enabled for), and the outputs are trimmed to the caller's
-// batch. An output whose dim 0 is not the padded batch turns bucketing off for the context.
-//
-// Zero-copy (PERF NOTE): for a bucket whose inputs and outputs are at most kZeroCopyMaxBytes,
-// the capture makes two graphs, one moving data with DMA copies (pinned staging ↔ device), one
-// with a copy kernel reading and writing mapped pinned memory (cudaHostAllocMapped) over the
-// bus, times both (median of interleaved launch + synchronize) and keeps the faster; the
-// choice and both times are in describe(). Large inputs copied directly from the caller's
-// memory are read by the copy kernel too when that memory is page-locked; so are staged inputs of
-// kZeroCopyCallerMinBytes or more (the graph's copy-in node re-pointed per call, point_copy_in).
-// A GRUStack's fused head writes its output straight into the mapped staging (no copy-out), and
-// on sm_90 the copy-in, the GRU wavefront and the copy-out overlap as programmatic dependent
-// launches (cuda_launch.h).
+// Graph capture, shape buckets and the zero-copy choice: cuda_graph_capture.h. Pipelined copy
+// and compute of large buckets: cuda_pipeline.h. The member functions of those jobs are declared
+// here (they use the executor's tensors, streams and staging) and defined in their own .cpp.
 //
 // Caller's stream (enqueue_on_stream): inputs are copied (or read by the copy kernel, in a
 // bucket that chose zero-copy) into the device input tensors on the caller's stream, then a
@@ -37,23 +19,9 @@
 // outputs are copied out; an event recorded after it orders the next call of this context
 // (any stream, or the synchronous run()) after it.
 //
-// Pipelined copy and compute (PERF NOTE): a bucket whose inputs are kPipelineMinBytes or more
-// (batch 4096 × 60 × 32 fp32 is 31.5 MB, ≈ 600 µs of pinned PCIe copy on the H200, about half
-// of a GRU-2x128 run) can run as K chunks of ⌈bucket/K⌉ rows in ONE graph: chunk k+1's H2D copy,
-// on a second internal stream, fills its rows of the input tensor while chunk k's kernels run
-// on rows already there (the chunk's kernels read the input at a row offset: no extra copy),
-// then each chunk's output rows are copied into the pinned output staging. Total ≈ max(copy,
-// compute) + one chunk instead of copy + compute. The capture times the plain graph against
-// K = 2, 4, 6, 8 (kPipelineChunkCounts; median launch + synchronize, like zero-copy) and keeps
-// the fastest, cached by device, IO signature and model (model_fingerprint). Chunks can cost
-// more than one big launch: they run the plan's tactics, and a recurrence pays its T sequential
-// steps per launch (H200 GRU-2x128 FP16 b4096: plain 1,130 µs, K=2 966, K=4 1,463; Transformer
-// 949, K=8 666), which is why K is measured. Used when every input and output follows the batch (buckets on)
-// and the caller's large inputs are page-locked (the graph's copy nodes read them; a call with
-// other memory runs the plain graph); the copy nodes are re-pointed
-// (cudaGraphExecMemcpyNodeSetParams1D) only when the caller's address or batch changes. Rows
-// past the caller's batch keep earlier (finite) rows, as the plain path's padding does. No
-// extra device memory: the input tensor's own rows receive the chunks.
+// Steady state: once a bucket's graph is captured, run() and enqueue_on_stream() at that bucket
+// allocate no host memory (the graph is found by GraphTable::find; tested by
+// engine_cuda_alloc_test).
 //
 // Memory: memory_bytes() is the device memory this context holds (intermediates, scratch,
 // cuBLASLt workspace), weights excluded (they belong to the Program). Intermediates whose
@@ -62,27 +30,32 @@
 // pipelines keeps only what its chunks need (shrink_to_pipeline): its plain graph is dropped, a
 // call the pipelined graph cannot take (pageable input) runs the chunks eagerly, and
 // enqueue_on_stream at that bucket (a kernels-only graph of the whole bucket) grows the buffers
-// back until the next run() shrinks them. H200, batch 4096, T=60, context + weights: LSTM-2x128
-// FP16 417 -> 243 MiB, Transformer FP32 1,016 -> 287 (bench/results/mem-h200-20261201-0447-*).
+// back until the next run() shrinks them (context + weights at batch 4096 before and after:
+// bench/results/mem-h200-20261201-0447-before.json, -after.json).
 // Scratch plus the cuBLASLt workspace stay within ExecutorOptions::workspace_bytes.
 #include <functional>
 #include <map>
 #include <memory>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "engine/backends/cuda/cuda_buffer_plan.h"
 #include "engine/backends/cuda/cuda_common.h"
+#include "engine/backends/cuda/cuda_graph_capture.h"
+#include "engine/backends/cuda/cuda_pipeline.h"
 
 namespace ts::engine::cuda {
 
+// Threading: one caller at a time (the runtime's ContextImpl serializes); the only state shared
+// with other executors is io_choice_cache() (thread-safe) and the block cache.
 class CudaExecutor final : public BackendExecutor, private CudaRunEnv {
  public:
   static Result<std::unique_ptr<CudaExecutor>> create(std::shared_ptr<const Program> program,
                                                       const ExecutorOptions& options);
   ~CudaExecutor() override;
 
+  // Runs the program on `inputs` (host memory, pageable or page-locked) and waits; the outputs
+  // stay in pinned staging until copy_outputs(). An error Status leaves the context usable.
   Status run(std::span<const TensorView> inputs) override;
   Status copy_outputs(std::span<TensorView> outputs) const override;
   int64_t memory_bytes() const override;
@@ -93,84 +66,24 @@ class CudaExecutor final : public BackendExecutor, private CudaRunEnv {
                            DeviceStream stream) override;
   std::string describe() const override;
 
-  static constexpr size_t kMaxGraphs = 32;
-  // PERF NOTE: below this an input is memcpy'd into pinned staging (a few µs at most, and the
-  // H2D copy then lives inside the graph: one launch for the whole run); above it the memcpy
-  // would cost more than a separate cudaMemcpyAsync call (~3 µs).
+  // PERF NOTE: below this an input is memcpy'd into pinned staging (the H2D copy then lives
+  // inside the graph: one launch for the whole run); above it the memcpy would cost more than a
+  // separate cudaMemcpyAsync call.
   static constexpr size_t kDirectCopyBytes = size_t(256) << 10;
-  // Buckets whose inputs plus outputs are at most this are timed with zero-copy at capture.
-  static constexpr size_t kZeroCopyMaxBytes = size_t(1) << 20;
-  // PERF NOTE: a zero-copy graph's copy-in reads the caller's page-locked input directly (no
-  // memcpy into the staging) from this many bytes of it: below, the per-call cost of asking where
-  // the memory is (cudaPointerGetAttributes) and re-pointing the node when the address changes
-  // (cudaGraphExecKernelNodeSetParams) exceeds the memcpy's. H200, GRU-2x128 FP16 T=60, the
-  // benchmark's 4 rotating input buffers (bench/results/gru3-h200-20261201-0455.json): batch 1
-  // (7.7 KB) 41.4-42.0 us direct vs 40.2-40.6 memcpy'd; batch 16 (123 KB) 51.0 vs 56.3.
-  static constexpr size_t kZeroCopyCallerMinBytes = size_t(64) << 10;
-  // Buckets whose inputs are at least this are timed with the pipelined path at capture
-  // (serving's buckets, ≤ 256 rows × 120 steps × 20 features = 2.5 MB, never are).
-  static constexpr size_t kPipelineMinBytes = size_t(4) << 20;
-  // The chunk counts K timed (ceil(bucket / K) rows per chunk, the last chunk the rest). PERF
-  // NOTE: H200, FP16, T=60, bucket 4096, host-to-host per K (plain / 2 / 4 / 6 / 8 / 12 / 16;
-  // bench/results/lead-h200-20261201-0843-chunks.log): GRU-2x128 1,128 / 949 / 923 / 988 / 933 /
-  // 1,294 / 1,004 µs, LSTM-2x128 1,257 / 1,053 / 1,090 / 1,039 / 1,308 / 1,145 / 1,474,
-  // Transformer 937 / 767 / 690 / 680 / 659 / 734 / 847. 12 (342 rows: one wave of the GRU's
-  // 44 three-CTA clusters) was meant for the wavefronts and won nowhere; 6 won the LSTM's.
-  static constexpr int kPipelineChunkCounts[] = {2, 4, 6, 8};
-  static constexpr int kMaxPipelineChunks = 8;
 
  private:
-  // How a graph moves data: DMA copies (pinned staging, direct caller memory), the copy kernel
-  // on mapped memory (zero-copy), or not at all (enqueue_on_stream: kernels only).
-  enum class Io : uint8_t { kCopy = 0, kMapped, kKernelsOnly };
-  struct IoChoice {  // per bucket and path, what the capture measured
-    Io io = Io::kCopy;
-    double copy_us = 0, mapped_us = 0;  // median launch + synchronize; 0 = not measured
-    int chunks = 1;                     // pipelined path: K (1 = plain graph)
-    bool chunks_forced = false;         // set_pipeline_chunks_for_testing
-    std::vector<std::pair<int, double>> chunk_us;  // K → median µs (K = 1: plain); empty = not timed
-    int copy_in_nodes = 0;              // zero-copy run(): inputs whose copy-in reads page-locked caller memory
-  };
-  // A pipelined graph of one bucket (see the PERF NOTE above).
-  struct PipeGraph {
-    int chunks = 0;                   // K; 0 = none
-    cudaGraph_t graph = nullptr;      // kept: its copy nodes are re-pointed per caller address
-    cudaGraphExec_t exec = nullptr;
-    std::vector<cudaGraphNode_t> in_nodes;  // [input * K + k]; null for staged inputs
-    std::vector<const void*> src;     // caller addresses the nodes read now
-    int64_t batch = -1;               // caller batch the nodes copy now (−1: re-point)
-  };
-  // run()'s zero-copy graph (Io::kMapped): each staged input's copy-in kernel node. A call whose
-  // input is page-locked re-points it at the caller's rows (cudaGraphExecKernelNodeSetParams, only
-  // when the address or batch changed) instead of memcpy'ing them into the mapped staging, and a
-  // call with pageable memory points it back at the staging (point_copy_in).
-  struct CopyInNode {
-    cudaGraphNode_t node = nullptr;  // null: this input is always staged
-    cudaKernelNodeParams params{};   // as captured (function, grid, block); its kernelParams not kept
-    void* dst = nullptr;             // the device input tensor
-    int elem_bytes = 0;              // the copy kernel's element size
-    const void* src = nullptr;       // what the node reads now (at capture: the staging)
-    size_t bytes = 0;                // and how many bytes
-  };
-  struct GraphEntry {
-    cudaGraphExec_t exec = nullptr;
-    uint64_t generation = 0;
-    Io io = Io::kCopy;
-    std::vector<std::vector<int64_t>> out_dims;  // at the padded batch
-    PipeGraph pipe;                              // run(): the pipelined graph, when chosen
-    cudaGraph_t copy_in_graph = nullptr;         // kept while copy_in's nodes are used
-    std::vector<CopyInNode> copy_in;             // per input (Io::kMapped); empty: always staged
-  };
-  void destroy_entry(GraphEntry& e);
-
   CudaExecutor(std::shared_ptr<const Program> program, const ExecutorOptions& options);
   Status init();
-  // The batch a run uses: the smallest bucket ≥ batch (batch when none or bucketing is off).
-  int64_t bucket_of(int64_t batch) const;
-  // inputs with dim 0 rounded up to the bucket, into padded_ (data pointers unchanged).
-  void pad_inputs(std::span<const TensorView> inputs);
-  // After an eager run at a padded shape: every output's dim 0 must be the padded batch.
-  bool outputs_follow_batch(int64_t bucket) const;
+
+  // --- the executor proper (cuda_executor.cpp) ---------------------------------------------
+  // run()'s three branches: replay the bucket's graph; capture it (second run at the shape;
+  // *ran false when the capture was interrupted, then the eager branch runs); run eagerly.
+  Status run_padded(std::span<const TensorView> inputs);
+  Status replay(GraphEntry& e, std::span<const TensorView> inputs);
+  Status run_eager(std::span<const TensorView> inputs, const std::string& shape);
+  // Copies the caller's rows of each small input into the staging, except where `staged` (when
+  // given) is false: the zero-copy graph's copy-in reads the caller's memory then.
+  Status stage_inputs(std::span<const TensorView> inputs, const std::vector<bool>* staged = nullptr);
   // Queues the input copies (staged ones; direct ones when include_direct), every kernel and
   // the output copies into staging, as `io` says (eager or under capture).
   Status enqueue_all(std::span<const TensorView> inputs, Io io, bool include_direct);
@@ -179,6 +92,11 @@ class CudaExecutor final : public BackendExecutor, private CudaRunEnv {
   // `dependent` the copy kernel is a programmatic dependent launch of the kernel before it
   // (launch_strided_copy_dependent: the copy-out after the last kernel).
   Status copy_bytes(void* dst, const void* src, size_t bytes, bool kernel, cudaStream_t s, bool dependent = false);
+  // enqueue_on_stream: queues the copy-in, `exec` (null: the kernels, eagerly) and the copy-out
+  // on `on`, with the caller's device addresses in in_dev_/out_dev_. *mismatch is set when an
+  // eager run finds an output that does not follow the padded batch.
+  Status launch_on_stream(cudaStream_t on, cudaGraphExec_t exec, Io io, std::span<const TensorView> inputs,
+                          std::span<TensorView> outputs, bool* mismatch);
   Status launch_nodes();      // every kernel in order on the stream
   Status unshare_buffers();   // before timing a node: own storage for every value, recomputed
   // After an eager run: when the values' sizes seen so far fit slots chosen by size
@@ -187,16 +105,29 @@ class CudaExecutor final : public BackendExecutor, private CudaRunEnv {
   Status replan_buffers();
   // Frees the pool and scratch (synchronized; graphs dropped): the next run allocates what it needs.
   Status release_buffers();
-  // Copies the caller's rows of each small input into the staging, except where `staged` (when
-  // given) is false: the zero-copy graph's copy-in reads the caller's memory then.
-  Status stage_inputs(std::span<const TensorView> inputs, const std::vector<bool>* staged = nullptr);
-  // Re-points the copy-in nodes of `e` (a zero-copy graph) at the caller's page-locked inputs, or
-  // at the staging; staged_[i] says which inputs still need their staging memcpy.
-  Status point_copy_in(GraphEntry& e, std::span<const TensorView> inputs);
-  // After a zero-copy capture: finds each staged input's copy-in kernel node in `graph`.
-  void find_copy_in(cudaGraph_t graph, GraphEntry* e) const;
+  // Where caller memory is: *dev its device address (null if the device cannot read it directly);
+  // pageable host memory → kInvalidArgument naming `what` and `name` (the string is built only
+  // for the error).
+  Status check_memory(const void* p, const char* what, const std::string& name, void** dev) const;
   Status sync();              // the internal stream and any caller-stream work of this context
-  void drop_graphs();
+
+  // --- graph capture and bucket choice (cuda_graph_capture.cpp) ----------------------------
+  // The batch a run uses: the smallest bucket ≥ batch (batch when none or bucketing is off).
+  int64_t bucket_of(int64_t batch) const;
+  // inputs with dim 0 rounded up to the bucket, into padded_ (data pointers unchanged).
+  void pad_inputs(std::span<const TensorView> inputs);
+  // After an eager run at a padded shape: every output's dim 0 must be the padded batch.
+  bool outputs_follow_batch(int64_t bucket) const;
+  // Turns bucketing off for this context (an output does not follow the batch), saying why.
+  void buckets_off(int64_t bucket);
+  // run(): captures the bucket at padded_ (copies, zero-copy, pipelined: measured or known
+  // choices), records it in graphs_ and io_, and runs this call with it. *ran false when the
+  // capture was interrupted by a reallocation (nothing recorded: the caller runs eagerly).
+  Status capture_run(std::span<const TensorView> inputs, const std::string& shape, bool* ran);
+  // enqueue_on_stream(): captures the kernels-only graph at padded_ and measures the caller-memory
+  // path; returns its graphs_ index, or −1 when the capture was interrupted.
+  Result<int> capture_on_stream(std::span<const TensorView> inputs, std::span<TensorView> outputs,
+                                const std::string& shape, cudaStream_t caller);
   // Captures enqueue_all(padded_, io) on the internal stream; null exec when a reallocation
   // interrupted it (the caller then runs eagerly).
   // With `keep` (and io kMapped): the graph is kept in *keep and its copy-in nodes recorded.
@@ -205,14 +136,21 @@ class CudaExecutor final : public BackendExecutor, private CudaRunEnv {
   // (pipelining choice).
   Status time_variants(const std::function<Status(int)>& launch, double* us0, double* us1);
   Status time_variants(const std::function<Status(int)>& launch, int n, std::vector<double>* us);
-  // Where caller memory is: *dev its device address (null if the device cannot read it directly);
-  // pageable host memory → kInvalidArgument.
-  Status check_memory(const void* p, const std::string& what, void** dev) const;
-  Status run_padded(std::span<const TensorView> inputs);
-  // Pipelined path: the K worth trying for this run's bucket (empty: none); the eager runs that
-  // make every chunk size's allocations before capture (drops K whose outputs do not follow);
-  // queueing the chunks (eager or under capture); capturing one K; re-pointing its copy nodes
-  // at the caller's inputs (false in *usable: run the plain graph this call).
+  // Re-points the copy-in nodes of `e` (a zero-copy graph) at the caller's page-locked inputs, or
+  // at the staging; staged_[i] says which inputs still need their staging memcpy.
+  Status point_copy_in(GraphEntry& e, std::span<const TensorView> inputs);
+  // After a zero-copy capture: finds each staged input's copy-in kernel node in `graph`.
+  void find_copy_in(cudaGraph_t graph, GraphEntry* e) const;
+  void drop_graphs();
+  // Names the model's architecture and tactics (ops, tactics, constant dims), for the cached
+  // choices: another model with the same IO shapes must measure its own.
+  std::string model_fingerprint() const;
+
+  // --- pipelined copy and compute (cuda_pipeline.cpp) --------------------------------------
+  // The K worth trying for this run's bucket (empty: none); the eager runs that make every
+  // chunk size's allocations before capture (drops K whose outputs do not follow); queueing the
+  // chunks (eager or under capture); capturing one K; re-pointing its copy nodes at the
+  // caller's inputs (false in *usable: run the plain graph this call).
   std::vector<int> pipeline_candidates(std::span<const TensorView> inputs) const;
   Status warm_pipelines(std::span<const TensorView> inputs, std::vector<int>* ks);
   Status enqueue_pipeline(std::span<const TensorView> inputs, int chunks);
@@ -224,13 +162,9 @@ class CudaExecutor final : public BackendExecutor, private CudaRunEnv {
   Status point_pipeline(PipeGraph& p, std::span<const TensorView> inputs, bool* usable);
   // Once K > 1 is chosen for a bucket: frees the whole-bucket buffers and the plain graph, runs
   // this call's chunks eagerly (their allocations: chunk-sized) and captures the pipelined graph
-  // again; a call that graph cannot take runs the chunks eagerly (see the PERF NOTE).
+  // again; a call that graph cannot take runs the chunks eagerly (cuda_pipeline.h).
   Status shrink_to_pipeline(std::span<const TensorView> inputs, GraphEntry* entry);
   Status ensure_pipe_streams();
-  // Names the model's architecture and tactics (ops, tactics, constant dims), for the cached
-  // pipelining choice: another model with the same IO shapes must measure its own.
-  std::string model_fingerprint() const;
-  static void destroy_pipe(PipeGraph& p);
 
   // CudaRunEnv
   Status alloc(DevTensor& t, DType dtype, std::span<const int64_t> dims) override;
@@ -243,7 +177,6 @@ class CudaExecutor final : public BackendExecutor, private CudaRunEnv {
     size_t bytes = 0;
   };
   Status ensure_pinned(PinnedBuffer& b, size_t bytes);
-
 
   std::shared_ptr<const Program> program_;
   ExecutorOptions options_;
@@ -286,30 +219,12 @@ class CudaExecutor final : public BackendExecutor, private CudaRunEnv {
   std::vector<std::vector<int64_t>> out_dims_;  // outputs of the last run (padded batch)
   std::vector<int64_t> buckets_;                // ascending; empty = exact shapes
   std::string buckets_off_;                     // why bucketing was turned off, if it was
-  std::map<std::string, GraphEntry> graphs_;    // by input dims + path
-  std::map<std::string, IoChoice> io_;          // by input dims + path
-  std::map<std::string, int> seen_;             // shapes run eagerly once
+  GraphTable graphs_;                           // by path + padded input dims (at most kMaxGraphs)
+  std::map<std::string, IoChoice> io_;          // by dims_key + path name (describe(); written at capture)
+  std::map<std::string, int> seen_;             // dims_key of shapes run eagerly once
   uint64_t generation_ = 1;                     // bumped by every reallocation
   bool capturing_ = false;
   bool realloc_in_capture_ = false;
 };
-
-// Where run()'s zero-copy copy-in of one input reads in a call (point_copy_in): the caller's
-// memory when the device can read it (caller_dev, from cudaPointerGetAttributes of page-locked
-// host memory; null for pageable memory) at the copy kernel's alignment — then only the caller's
-// caller_bytes, never a bucket's padding rows past its buffer — else the staging's whole bucket
-// (staged: the caller's rows are memcpy'd there first).
-struct CopyInSource {
-  const void* src = nullptr;
-  size_t bytes = 0;
-  bool staged = true;
-};
-CopyInSource copy_in_source(const void* caller_dev, size_t caller_bytes, int elem_bytes, const void* staging_dev,
-                            size_t bucket_bytes);
-
-// Test hook: the pipelined path's chunk count for contexts created after the call. 0 (the
-// default): measured at capture for buckets of kPipelineMinBytes or more; 1: never pipelined;
-// 2, 4 or 8: always that K where the bucket allows it, whatever its size (no timing).
-void set_pipeline_chunks_for_testing(int chunks);
 
 }  // namespace ts::engine::cuda

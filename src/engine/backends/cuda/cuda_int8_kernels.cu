@@ -3,9 +3,10 @@
 //            (8 packed words) through shared memory;
 //   small M (fewer 64-row tiles than multiprocessors, K ≤ 256): 16×64 tiles, 1×4 outputs per
 //            thread, the whole K loaded in one step.
-// PERF NOTE: the first H200 run had only the large shape: at batch 1 (M = 60 rows) each GEMM
-// was one or a few CTAs walking K in dependent 32-wide steps, and transformer-2x64 INT8 took
-// 175.6 µs host-to-host vs FP16's 142.2 (bench/results/engine-cuda-int8-h200-20261130-1636.json).
+// PERF NOTE: the first GPU run had only the large shape: at batch 1 (M = 60 rows) each GEMM
+// was one or a few CTAs walking K in dependent 32-wide steps, and transformer-2x64 INT8 was
+// slower than FP16 (bench/results/engine-cuda-int8-h200-20261130-1636.json); the small-M shape
+// brought it level (-1640.json).
 #include "engine/backends/cuda/cuda_int8.h"
 
 namespace ts::engine::cuda {

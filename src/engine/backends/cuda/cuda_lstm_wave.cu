@@ -44,30 +44,26 @@
 // fragments per k tile (NN independent accumulator chains per gate), every per-column piece (x,
 // the rings' slots and byte counts, h, Y / Y_h / Y_c, the head) over the NN tiles. Fewer clusters
 // for a batch: fewer waves of them where the batch does not fit the GPU at once (4-CTA clusters:
-// 29-30 at a time on the H200). The shared memory (72 KB at NN = 2) is dynamic.
+// about 30 at a time on a 132-SM device). The shared memory (72 KB at NN = 2) is dynamic.
 //
-// PERF NOTE (lstm3, H200, LSTM-2x128 FP16 F=32, LSTMStack node time by the builder's timing at
-// b1 T = 1/30/60/120, 2026-12-01): wave_split 8.1/27.0/46.3/86.0 µs = 0.655 µs per step + 7.3
-// fixed (T=30-120 fit); wave 9.7/37.1/65.2/122.9 = 0.953 + 8.5; wave3 10.2/36.6/63.3/118.2 =
-// 0.907 + 9.4 (these with the k-tile-major h; before it: wave 0.96 + 8.3, wave3 0.99). b16 / b64
-// T=60: wave_split 50.2 / 50.4, wave3 65.4 / 65.4. Host-to-host b1 T=60 P50 55.6-57.5 µs (was
-// 76.0 with wave). At batch 1 only batch column 0 of the 8 is real; the cell then computes 2 of
-// its 4 cells per thread (a uniform branch). Measured and not kept: the split's epilogue with the
-// partner's half of the last h2 st.async'd onto an mbarrier (one cluster barrier instead of two)
-// and the head's weights staged in shared memory: node 46.2 vs 46.3 µs at T=60, 8.3 vs 8.1 at
-// T=1 (no gain).
-// PERF NOTE (lstmwide, H200, 2026-12-01 08:27, bench/results/lstmwide-h200-20261201-0827-*):
-// with the gate slots laid out without bank conflicts (WaveSmem) LSTM-2x128 FP16 b1 T=60
-// (wave_split) host-to-host P50 46.8 µs, device-resident 44.2 (56.4 / 52.8 in the 08:25 call
-// before it); "wave" at NN = 1 takes 46.4 µs per wave of clusters (was 64.5), "wave3" 62 (66.5).
-// The last h2 for the head now goes into its own buffer (hl) during the last step, so h is not
-// carried in registers across steps and the split with a head meets at one cluster barrier.
-// PERF NOTE (perf4096, H200, ncu of "wave" NN = 2 at b4096, 664 µs; bench/results/
-// perf4096-h200-20261201-0916-ncu.txt): the tensor pipe is 28 % busy, 2 warps per scheduler with
-// 0.27 eligible; the recurrence CTAs spend 35 % of their warp samples on fixed-latency dependency
-// chains, 12 % waiting for gate slots, 10 % at the step's barrier. lrole 0 waited on its x loads
-// for 62 % of its samples, but that is slack: x two steps ahead (two register sets) left the time
-// unchanged (686.2 vs 683.2 µs; -0926-xahead.*) and was not kept.
+// PERF NOTE (lstm3): by the builder's node times at batch 1 and T = 1..120, wave_split has the
+// shortest step of the three layouts and about the same fixed part, and it stays ahead up to 64
+// rows; the k-tile-major h shortened every layout's step (bench/results/lstm3-h200-20261201-0514.json,
+// archive/gpu-tests-lstm3-h200-20261201-0514.log). At batch 1 only batch column 0 of the 8 is
+// real; the cell then computes 2 of its 4 cells per thread (a uniform branch). Measured and not
+// kept, no gain: the split's epilogue with the partner's half of the last h2 st.async'd onto an
+// mbarrier (one cluster barrier instead of two) and the head's weights staged in shared memory.
+// PERF NOTE (lstmwide): the gate slots laid out without bank conflicts (WaveSmem) made the step
+// shorter at every batch, batch 1 included (bench/results/lstmwide-h200-20261201-0827-bench.json
+// against -0825-before-bench.json). The last h2 for the head now goes into its own buffer (hl)
+// during the last step, so h is not carried in registers across steps and the split with a head
+// meets at one cluster barrier.
+// PERF NOTE (perf4096, Nsight Compute of "wave" NN = 2 at b4096,
+// bench/results/archive/perf4096-h200-20261201-0916-ncu.txt): the tensor pipe is a quarter busy,
+// 2 warps per scheduler with few eligible; the recurrence CTAs spend their samples mostly on
+// fixed-latency dependency chains, then on gate slots and the step's barrier. lrole 0 waits on its
+// x loads most of its time, but that is slack: x two steps ahead (two register sets) left the
+// time unchanged (archive/perf4096-h200-20261201-0926-xahead.*) and was not kept.
 #include <cooperative_groups.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -112,9 +108,9 @@ constexpr int kDG = 2, kDH = 4;  // ring depths: gate slots (CTA 0 → 1, 2 → 
 // gate slot is [n tile][gate][thread] float4s (a thread's 4 cells of one gate): a warp's float4
 // st.async and loads cover 512 contiguous bytes. PERF NOTE: with a thread's 16·NN words
 // contiguous instead ([thread][n tile][gate]) those accesses were 16-way (NN = 1) and 32-way
-// (NN ≥ 2) bank conflicts, and NN = 2 / 4 made the step 2.0–2.3× / 4.6× longer than NN = 1
-// (H200, T = 60, the kernel at one wave of clusters: wave3 b256 66.5 → 133.8 µs at NN = 2; wave
-// b256 NN 4 305 µs); with this layout "wave" takes 1.64× / 3.4× (step_cost).
+// (NN ≥ 2) bank conflicts, and more n tiles lengthened the step far more than with this layout
+// (the kernel at one wave of clusters, bench/results/archive/lstmwide-h200-20261201-0825-before-tests.log
+// against -0827-tests.log; this layout's ratios are step_cost below).
 template <int KT, int NW, int NN>
 struct WaveSmem {
   static constexpr int kSlotH = KT * 64 * NN;                 // a whole h, all 8·NN columns
@@ -631,22 +627,22 @@ template <int KX, int kRoles>
 constexpr int kMaxNTiles = kRoles == 4 && KX == 2 ? 4 : 2;
 
 // The time of one wave of clusters at NN = 1, 2, 4 n tiles relative to NN = 1, per layout
-// (4-CTA "wave", 3-CTA "wave3"; 0: not run). PERF NOTE (H200, LSTM-2x128 FP16, input 32, T = 60,
-// the kernel alone with batch-first X and the head, the timing loop CudaLstmWave.ForcedNTilesMatchOneTile had,
-// bench/results/lstmwide-h200-20261201-0827-tests.log): a wave takes 46.4 / 76 / 157 µs with
-// "wave" (b256..b4096, every batch within 1 µs of it: 1.64× and 3.4× for twice and four times
-// the rows) and 62 / 122 µs with "wave3" (1.97×: its layer-1 CTA's W1·x_t runs in the step at
-// NN > 1; never fewer waves by enough). NN = 4 never won (b4096 787 µs vs NN = 2 683).
+// (4-CTA "wave", 3-CTA "wave3"; 0: not run). PERF NOTE: measured for LSTM-2x128 FP16, input 32,
+// T = 60, the kernel alone with batch-first X and the head, by the timing loop
+// CudaLstmWave.ForcedNTilesMatchOneTile had (bench/results/archive/lstmwide-h200-20261201-0827-tests.log):
+// every batch took its number of waves times one wave's time, and a wave's time grew with NN by
+// these ratios; "wave3" grows faster (its layer-1 CTA's W1·x_t runs in the step at NN > 1) and is
+// never fewer waves by enough. NN = 4 never won.
 constexpr double step_cost(int roles, int nn_index) {
   constexpr double wave[3] = {1.0, 1.64, 3.4}, wave3[3] = {1.0, 1.97, 0.0};
   return roles == 4 ? wave[nn_index] : wave3[nn_index];
 }
 
 // n tiles per cluster at `batch` rows: the NN of the fewest waves · a wave's time (step_cost),
-// from the clusters that fit at once (cudaOccupancyMaxActiveClusters; 29-30 for "wave" on the
-// H200, by the measured waves). "wave" there: NN = 2 at 241-480 rows and above 720, else NN = 1
-// (measured: b256 77 vs 93 µs, b512 NN = 1 139 vs 152, b1024 228 vs 232, b2048 381 vs 418, b4096
-// 683 vs 837); "wave3": NN = 1 at every batch.
+// from the clusters that fit at once (cudaOccupancyMaxActiveClusters; about 30 for "wave" on a
+// 132-SM device, as the measured waves showed). "wave" there: NN = 2 at 241-480 rows and above
+// 720, else NN = 1, which the kernel's times at b256..b4096 agree with (same log as step_cost);
+// "wave3": NN = 1 at every batch.
 template <int KX, typename T16, int kRoles>
 int choose_n_tiles(int batch) {
   const int fits[3] = {WaveKernel<8, KX, T16, kRoles, 1, 1>::clusters_fit(), WaveKernel<8, KX, T16, kRoles, 1, 2>::clusters_fit(),

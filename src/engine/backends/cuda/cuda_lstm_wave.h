@@ -47,22 +47,20 @@ struct LstmWaveParams {
 // Batch rows per n tile (the mma's n = 8 columns); a cluster serves 8·NN rows (n_tiles).
 constexpr int kLstmWaveRows = 8;
 // Above this batch tactic "wave" runs its layers one by one ("layers:mma_x2"), as the GRU's
-// wavefront does (cuda_rnn_wave.h). PERF NOTE (H200, LSTM-2x128 FP16 input 32, T=60): at 8 rows
-// per cluster the wavefront ran in ~65 µs waves of fewer than 32 clusters and lost to the
-// layers above 1,280 rows (wave vs layers:mma_x2 node time b1536 487 vs 456 µs, b2048 627 vs
-// 485: lstm-wave-tactic-times-h200-20261130-2254.txt); with the bank-conflict-free gate slots
-// and two n tiles per cluster (lstmwide) "wave" takes b2048 381 µs, b4096 683 (kernel alone,
-// lstmwide-h200-20261201-0827-tests.log) against the layers' 485 and 813-954 (lstm2's chunked
-// b4096 node), and the engine benchmark's device-resident LSTM-2x128 model b2048 486 µs / b4096
-// 813 (with NN = 4 at both then; lstmwide-h200-20261201-0827-bench.json) against the layers'
-// 529 (lstmwide-h200-20261201-0825-before-bench.json) / 950 (engine-cuda-h200-20261201-0536-
-// final.json). 4096 is the largest batch measured (the models' profiles end there).
+// wavefront does (cuda_rnn_wave.h). PERF NOTE (LSTM-2x128 FP16 input 32, T=60): at 8 rows per
+// cluster the wavefront ran in long waves of fewer than 32 clusters and lost to the layers above
+// 1,280 rows (bench/results/archive/lstm-wave-tactic-times-h200-20261130-2254.txt); with the
+// bank-conflict-free gate slots and two n tiles per cluster (lstmwide) "wave" beats the layers at
+// 2,048 and 4,096 rows, kernel alone (archive/lstmwide-h200-20261201-0827-tests.log) and in the
+// engine benchmark (lstmwide-h200-20261201-0827-bench.json against
+// lstmwide-h200-20261201-0825-before-bench.json and engine-cuda-h200-20261201-0536-final.json).
+// 4096 is the largest batch measured (the models' profiles end there).
 constexpr int kLstmWaveMaxBatch = 4096;
 
 // Tactic "wave3": a cluster of three CTAs per 8 batch rows instead of four — layer 1's CTA
 // computes W1·x_t itself, W1's A fragments in its shared memory (the inbound gate ring it no
-// longer has), so ~44 clusters fit the H200 at once instead of fewer than 32 (352 rows in one
-// wave instead of 248). Input 1..32 (W1 must fit that ring); the launch is as "wave".
+// longer has), so ~44 clusters fit a 132-SM device at once instead of fewer than 32 (352 rows in
+// one wave instead of 248). Input 1..32 (W1 must fit that ring); the launch is as "wave".
 bool lstm_wave3_shape_supported(int hidden, int input);
 
 // Most batch rows tactic "wave_split" runs split (8 CTAs per 8 rows: 64 CTAs at 64 rows); above,

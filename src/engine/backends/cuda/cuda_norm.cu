@@ -4,8 +4,8 @@
 // PERF NOTE: the Transformer fixtures normalize rows of 64 floats (d_model), 2 per lane; a
 // block per row would leave 30 of 32 lanes of every warp but one idle. Eight rows per
 // 256-thread block. Rows of 32·N floats (N = 1, 2, 4, 8) are held in registers: one global
-// read per element instead of three (ncu, Transformer batch 4096: 108 µs per LayerNorm over
-// 245,760 rows of 64 with three reads).
+// read per element instead of three (ncu of the three-read version at Transformer batch 4096,
+// 245,760 rows of 64: bench/results/archive/ncu-transformer-b4096-h200-20261130-1237.txt).
 #include "engine/backends/cuda/cuda_layers.h"
 
 namespace ts::engine::cuda {

@@ -14,10 +14,11 @@
 //    is ~96 FMAs + 96 shared loads per thread plus the reduction and gate math.
 //  - larger batches: 4 rows per CTA (each R element read from shared memory once per step
 //    serves 4 rows), KS as large as shared memory allows. 8 rows spilled registers (ptxas:
-//    ~110-160 bytes of stack at 128 registers) and ran batch 4096 at 8 ms (first H200 run).
+//    ~110-160 bytes of stack at 128 registers) and were slower at large batches (first GPU run).
 //  R in registers for small batches is tactic "regs_b1" (cuda_rnn_regs.cu), tensor-core
-//  tiles for FP16/BF16 tactic "mma" (cuda_rnn_mma.cu). Not yet: the two layers of a stack
-//  pipelined as a wavefront (issue 5); see tests/engine/cuda/RESULTS.md for numbers.
+//  tiles for FP16/BF16 tactic "mma" (cuda_rnn_mma.cu), the two layers of a stack as one
+//  wavefront GRUStack / LSTMStack (cuda_rnn_wave.cu, cuda_lstm_wave.cu). Numbers: docs/performance.md,
+//  history rows "before e3c6d46" and e3c6d46 (bench/results/engine-cuda-h200-20261130.json).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -59,8 +60,8 @@ __global__ void __launch_bounds__(RB == 1 ? kMaxThreadsRow1 : kMaxThreads) rnn_k
   if (r_in_smem) {
     // PERF NOTE: 16-byte loads, 8 in flight per thread before the first store. The plain
     // element loop can wait out one global-load latency per element (the compiler cannot batch
-    // loads across stores it cannot prove disjoint). Measured on the H200, GRU-2x128 FP32
-    // batch 1 host-to-host: 389 → 351 µs (two launches of this kernel).
+    // loads across stores it cannot prove disjoint). Measured faster at GRU-2x128 batch 1
+    // (docs/performance.md, history row "before e3c6d46").
     RT* rs = reinterpret_cast<RT*>(smem);
     const size_t n = size_t(Hp) * G * H;
     const size_t n16 = n * sizeof(RT) / 16;
@@ -133,8 +134,8 @@ __global__ void __launch_bounds__(RB == 1 ? kMaxThreadsRow1 : kMaxThreads) rnn_k
       // fp32 one instead of 64; h pairs are one 8-byte broadcast load.
       // PERF NOTE: pointers step through the loop (no 64-bit index arithmetic per load; the
       // first version recomputed (k·G + g)·H + j in size_t for every load). With the pair
-      // layout, measured on the H200, GRU-2x128 batch 1 host-to-host: FP32 351 → 293 µs,
-      // FP16 404 → 290 µs.
+      // layout both were measured faster at GRU-2x128 batch 1, FP32 and FP16 (docs/performance.md,
+      // history row "before e3c6d46").
       const int gstride = G * H;             // pairs from one k pair to the next
       const RT* rp = R + (size_t(k0 / 2) * gstride + j) * 2;
       const float2* hrow = reinterpret_cast<const float2*>(hin + rg * RB * Hp) + k0 / 2;

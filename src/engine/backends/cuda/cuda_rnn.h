@@ -50,8 +50,8 @@ constexpr int kRnnRegsMaxBatchPerSm = 2;
 bool rnn_regs_supported(const RnnStepParams& p, int sms);
 // rnn_regs_supported() on this device (false when its attributes cannot be read). Tactics "mma_x"
 // and "mma_x2" run the regs_b1 kernel where this holds: at those batches it is the faster one
-// (H200, GRU-2x128 FP16 node times at batch 1/16/256: 54/55/113 µs against 127/128/128 µs for
-// layer 1), and one tactic serves every batch of a dynamic profile.
+// (GRU-2x128 FP16 node times, bench/results/archive/rnn-tactic-times-h200-20261130-1635.txt), and
+// one tactic serves every batch of a dynamic profile.
 bool rnn_regs_preferred(const RnnStepParams& p);
 Status launch_rnn_regs(const RnnStepParams& p, cudaStream_t stream);
 

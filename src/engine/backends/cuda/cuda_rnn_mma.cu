@@ -17,15 +17,14 @@
 // before (fp32 [T][B][G·H]); its loads are issued before the step's mma loop.
 //
 // PERF NOTE: tile rows. MT = 1 (16 rows) when ceil(B / 16) CTAs fit the GPU at once, else
-// MT = 2 (32 rows: batch 4096 → 128 CTAs on the 132 SMs of an H200). Shared memory: Rᵀ
+// MT = 2 (32 rows: batch 4096 → 128 CTAs on a 132-SM device). Shared memory: Rᵀ
 // G·H²·2 bytes (GRU H=128: 96 KiB, LSTM 128 KiB) + h tiles.
 //
-// PERF NOTE (perf4096, H200, ncu of mma_x2 MT = 2, GRU-2x128 b4096, layer 1 / 2: 215.6 / 291.0
-// µs; bench/results/perf4096-h200-20261201-0916-ncu.txt): tensor pipe 24 / 27 % busy, issue slots
-// 39 / 37 %, 43 / 47 % of the warp samples on fixed-latency dependencies. Layer 1 executes 77 M
-// instructions for 7.4 M HMMA (14.6 M IMAD, 8.6 M LDS, 4.9 M ISETP): H, KT and NC are runtime
-// values here, so the fragment loops carry address arithmetic and branches that a kernel
-// templated on H would fold away.
+// PERF NOTE (perf4096, Nsight Compute of mma_x2 MT = 2, GRU-2x128 b4096,
+// bench/results/archive/perf4096-h200-20261201-0916-ncu.txt): the tensor pipe is a quarter busy and
+// nearly half the warp samples wait on fixed-latency dependencies; layer 1 executes about ten
+// instructions per HMMA (IMAD, LDS, ISETP): with H, KT and NC runtime values the fragment loops
+// carry address arithmetic and branches that a kernel templated on H folds away (HC below).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -42,10 +41,9 @@ namespace {
 constexpr int kWarps = 8;
 // Warps of a kernel compiled for one hidden size (HC > 0) with 32-row tiles (MT = 2): 16, one
 // chunk of 8 units each, so that each scheduler has 4 warps' chains to issue from instead of 2.
-// PERF NOTE: H200, GRU-2x128 FP16 T=60, device-resident P50 (the same call, two runs each;
-// bench/results/mma128-h200-20261201-2320-ab.log): batch 4096 (MT 2) 381.3 / 381.8 µs with 16
-// warps vs 429.0 / 429.1 with 8; batch 2048 (16-row tiles, MT 1) 250.2 / 250.4 with 16 vs 239.8 /
-// 240.3 with 8, so 16-row tiles keep 8.
+// PERF NOTE: GRU-2x128 FP16 T=60, device-resident, 8 against 16 warps in the same call
+// (bench/results/archive/mma128-h200-20261201-2320-ab.log): 16 warps are faster with 32-row tiles
+// (batch 4096) and slower with 16-row tiles (batch 2048), so 16-row tiles keep 8.
 constexpr int kFixedWarps = 16;
 constexpr int mma_warps(int hc, int mt) { return hc > 0 && mt == 2 ? kFixedWarps : kWarps; }
 
@@ -453,9 +451,9 @@ Status launch_mt(const RnnStepParams& p, const MmaDevice& d, cudaStream_t s) {
 }
 
 // PERF NOTE: the kernel with H (and x's width) fixed at compile time where one exists for the
-// shape. perf4096's ncu of mma_x2 (GRU-2x128 b4096, H200) counted 77 M instructions for 7.4 M
-// HMMA in layer 1 with the sizes taken at run time: the issue slots, not the tensor pipe (24 %
-// busy), set its pace.
+// shape. perf4096's Nsight Compute profile of mma_x2 (GRU-2x128 b4096) found the run-time-size
+// kernel issue-bound (about ten instructions per HMMA), not tensor-bound
+// (bench/results/archive/perf4096-h200-20261201-0916-ncu.txt; the gain: mma128-h200-20261201-2312-*.json).
 template <int G, bool LBR0, typename T16, bool FX, bool UNR>
 Status launch_cfg(const RnnStepParams& p, const MmaDevice& d, cudaStream_t s) {
   if constexpr (kMmaHasFixed<G, LBR0, T16> && (!FX || UNR)) {

@@ -137,9 +137,9 @@ __device__ __forceinline__ void mbar_arrive_peer(uint32_t peer_bar) {
 }
 // CTA-scope wait and remote arrive: the default semantics, as CUTLASS's cluster barriers use
 // them; the bytes a peer's st.async completed on the barrier are visible once its phase flips.
-// PERF NOTE (GRU wavefront, H200, ncu): the cluster-scope acquire above compiles to an L1
+// PERF NOTE (GRU wavefront, ncu): the cluster-scope acquire above compiles to an L1
 // invalidation (CCTL.IVALL, the top stall) per wait and the release arrive to MEMBAR.ALL.GPU;
-// with these the GRU step went from 0.744 to 0.665 µs.
+// with these the GRU step is shorter (bench/results/archive/rnn-wave-gru1-h200-20261130-2224.txt).
 __device__ __forceinline__ void mbar_wait_cta(uint32_t bar, uint32_t parity) {
   uint32_t done = 0;
   do {

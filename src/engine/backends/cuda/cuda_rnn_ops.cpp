@@ -38,9 +38,9 @@ Status check_rnn_x(const DevTensor* x, int64_t input) {
 // requested at its full size before the layers run, so that no request moves it); other tensors
 // come from the parent. PERF NOTE (memory): each request used to take a new parent slot the size
 // of layer 1's Y plus the request, and the region was sized for the gates of all steps whether
-// a layer used them or not (a fused mma_x layer does not). H200, batch 4096, T=60, FP16, the
-// context plus weights: GRU-2x128 576 -> 218 MiB, LSTM-2x128 1,760 -> 1,006 MiB, P50 within 1%
-// (bench/results/engine-cuda-h200-20261130-2334-mem.json).
+// a layer used them or not (a fused mma_x layer does not). Sizing both to what is requested cut
+// the context's memory at batch 4096 severalfold for the GRU and substantially for the LSTM at
+// the same speed (bench/results/engine-cuda-h200-20261130-2334-mem.json; history row 528ddf3).
 class StackEnv final : public CudaRunEnv {
  public:
   StackEnv(CudaRunEnv* parent, const DevTensor* placed, void* placed_at, void* region, size_t region_bytes)
@@ -231,8 +231,8 @@ class RnnKernel final : public CudaKernel {
   // 605 MiB for the whole FP32 model. Above this the steps run in equal time chunks: per chunk
   // one GEMM into the same scratch, then the recurrence from the state the previous chunk left
   // (ping-pong state buffers), Y written at the chunk's steps. Each boundary costs one more GEMM
-  // and recurrence launch (the recurrence reloads R): a few µs against an FP32 layer's ≈ 3.5 ms
-  // at that batch. A GRUStack/LSTMStack sets its own (larger) budget: it chunks its layers itself
+  // and recurrence launch (the recurrence reloads R): a few µs against an FP32 layer's
+  // milliseconds at that batch. A GRUStack/LSTMStack sets its own (larger) budget: it chunks its layers itself
   // (kLayersChunkBytes) and a second level of chunks would only cost launches.
   static constexpr size_t kGateChunkBytes = size_t(64) << 20;
   void set_gate_chunk_bytes(size_t bytes) { gate_chunk_bytes_ = bytes; }
@@ -681,15 +681,14 @@ class RnnStackKernel final : public CudaKernel {
   // PERF NOTE (memory): the stacks' layer-by-layer path (above kLstmWaveMaxBatch / kRnnWaveMaxBatch,
   // and FP32's layers:<t>) runs in time chunks when the intermediates of all T steps would exceed
   // this. GRU FP32 `layers:gemm_steps` at batch 4096, T=60: X transposed 30 MiB + layer 1's Y 120 MiB
-  // + the step GEMMs' gates (64 MiB) held 291.9 MiB (PyTorch alone 221; H200,
-  // bench/results/mem-h200-20261201-0447-after.json), in chunks of 8 steps about half. LSTM: layer 2's input
+  // + the step GEMMs' gates (64 MiB) held more than PyTorch alone
+  // (bench/results/mem-h200-20261201-0447-after.json), in chunks of 8 steps about half. LSTM: layer 2's input
   // projection (the gates of every step, fp32 [T·B, 4H]: its W does not fit the mma kernel next
   // to R) alone was 480 MiB at batch 4096, T=60, and layer 1's Y 120 MiB more. Each chunk
-  // boundary costs ~25-40 µs (five more launches; the recurrences reload their weights). H200,
-  // LSTM-2x128 FP16, batch 4096, T=60 (bench/results/engine-cuda-h200-20261201-0145-lstm2*.json,
-  // …-0157-lstm2*.json), node time / host-to-host P50 / device memory: no chunks 835 µs /
-  // 1,415 µs / 755 MiB; 6 chunks (128 MiB) 1,002 / 1,563 / 194; 4 chunks (this, 192 MiB) 954 /
-  // 1,522 / 263 (PyTorch CUDA graphs 1,586 µs, 270 MiB).
+  // boundary costs a few tens of µs (five more launches; the recurrences reload their weights).
+  // For LSTM-2x128 FP16 at batch 4096 the chunk size trades node time against device memory;
+  // 192 MiB (4 chunks) kept both near PyTorch's CUDA graphs, 128 MiB cost more time for little
+  // memory (bench/results/engine-cuda-h200-20261201-0145-lstm2*.json, -0157-lstm2*.json).
   static constexpr size_t kLayersChunkBytes = size_t(192) << 20;
 
   // Steps per time chunk of the layer-by-layer path for X at `x` (t_len · b rows): t_len

@@ -79,8 +79,8 @@ __device__ __forceinline__ void dot32(const WRegs<float> (&w)[G], const float* h
 }
 // FP16: h·R in half2 FMAs (HFMA2) on a half copy of h, four half partial sums of 8 products
 // per gate, summed in fp32. PERF NOTE: the fp32-FMA version (cvt of every weight pair, 96 FMAs
-// per thread) was issue-bound on the one SM: GRU-2x128 FP16 batch 1 host-to-host 218 µs,
-// 2.9 µs per step for the two layers (seq slope); this one needs ~⅓ of the instructions.
+// per thread) was issue-bound on the one SM; this one needs ~⅓ of the instructions
+// (bench/results/engine-cuda-h200-20261130-1055.json against -1058.json and -1104.json).
 template <int G>
 __device__ __forceinline__ void dot32(const WRegs<__half> (&w)[G], const float*, const __half* h, int g0, int g1, float (&acc)[G]) {
   __half2 a0[G], a1[G];

@@ -24,36 +24,35 @@
 // for its 64 units from the whole h1_t (both layer-1 CTAs send to both) for the layer-2 CTA of
 // the same units. The step is then the half-size product, the cell and one DSMEM hand-over.
 //
-// PERF NOTE: synchronisation (H200, GRU-2x128 FP16 batch 1, T = 30/60/120, this kernel alone,
-// CUDA-graph replays; .devcarry driver, 2026-11-30).
-//  - Lockstep, one barrier.cluster per step: 1.09-1.19 µs per step.
-//  - Decoupled CTAs through rings, cluster-scope acquire waits and release arrives: 0.744 µs
-//    per step. ncu: CTA 1 and 2 spin on their full barriers (12-15 polls per step), so CTA 0
-//    sets the pace; its acquire.cluster waits compile to an L1 invalidation (CCTL.IVALL, the
-//    top stall), the release.cluster arrives to MEMBAR.ALL.GPU.
+// PERF NOTE: synchronisation, measured on GRU-2x128 FP16 batch 1, T = 30/60/120, this kernel
+// alone (CUDA-graph replays), µs per step in bench/results/archive/rnn-wave-gru1-h200-20261130-2224.txt
+// and archive/rnn-wave-gru2-h200-20261201-0207.txt (docs/performance.md, history rows 46556c3,
+// e733767, c4b4d18).
+//  - Lockstep, one barrier.cluster per step: the slowest.
+//  - Decoupled CTAs through rings, cluster-scope acquire waits and release arrives: shorter.
+//    ncu: CTA 1 and 2 spin on their full barriers, so CTA 0 sets the pace; its acquire.cluster
+//    waits compile to an L1 invalidation (CCTL.IVALL, the top stall), the release.cluster
+//    arrives to MEMBAR.ALL.GPU.
 //  - CTA-scope waits and arrives (rnn_cluster::mbar_wait_cta, as CUTLASS's cluster barriers):
-//    0.665 µs per step, ≈ 5 µs fixed (this version, with x read through a stepped pointer).
-//  - Measured and dropped: tanh.approx.f16x2 for two cells per MUFU (0.692: MUFU is not the
+//    shorter again (kept, with x read through a stepped pointer).
+//  - Measured and dropped: tanh.approx.f16x2 for two cells per MUFU (slower: MUFU is not the
 //    limit); 16 warps, a warp pair splitting the k tiles and swapping partial sums through
-//    shared memory (1.30: the pair barrier and the exchange cost more than the shorter mma
-//    chains save); W1·x_t computed ahead by CTA 1 into a ring of CTA 0 (1.29: CTA 0 then waits
-//    on CTA 1, which waits on CTA 2's ring, so the three run in lockstep).
-//  - gru2, 2026-12-01 (kernel alone, b1, head on): split over 6 CTAs 0.511 µs per step (3-CTA
-//    0.652 in the same run); + the next step's W1·x among this step's mma (XI) 0.484 (3-CTA:
-//    no change, 0.654); four accumulator chains per gate instead of two: no gain (0.516 split,
-//    0.652 3-CTA; dropped). ncu of the split kernel (warp-state samples, layer-1 CTAs): 21 % of
-//    the loop waiting for the partner's half of h, 11 % computing x addresses (a 64-bit
-//    multiply per step: now a stepped offset), 36 % the mma and the cell; the input side and
-//    layer 2 wait on their full barriers (layer 1 sets the pace). Second call (same driver,
-//    all variants with the stepped x offset; bench/results/rnn-wave-gru2-h200-20261201-0207.txt):
-//    split + XI 0.547 (0.484 in the first call: not explained; the combined poll in layer 2 and
-//    the stepped offset came in between, not separated); + k-tile-major h (KTM: a warp's
-//    st.async of h covers 4 sectors instead of 16) 0.419; + h1_t into the input side's ring
-//    after the step's barrier 0.424; + the own half of h multiplied while the partner's is in
-//    flight 0.437 (the partner wait fell from 21 % to 5 % of layer 1's samples, but the step did
-//    not shorten); 3-CTA with XI, KTM and the late ring send 0.644. Kept: XI and KTM (engine b1
-//    41.5 vs 42.1 µs host-to-host against the late send + overlap, lead's call 2026-12-01 02:29);
-//    the late send, the overlap and the driver's variant entry point were removed after it.
+//    shared memory (much slower: the pair barrier and the exchange cost more than the shorter
+//    mma chains save); W1·x_t computed ahead by CTA 1 into a ring of CTA 0 (much slower: CTA 0
+//    then waits on CTA 1, which waits on CTA 2's ring, so the three run in lockstep).
+//  - gru2 (kernel alone, b1, head on): the split over 6 CTAs has a shorter step than the 3-CTA
+//    kernel; the next step's W1·x among this step's mma (XI) helps the split (not the 3-CTA
+//    kernel); four accumulator chains per gate instead of two: no gain (dropped). ncu of the
+//    split kernel (warp-state samples, layer-1 CTAs): a fifth of the loop waiting for the
+//    partner's half of h, a tenth computing x addresses (a 64-bit multiply per step: now a
+//    stepped offset), a third the mma and the cell; the input side and layer 2 wait on their
+//    full barriers (layer 1 sets the pace). Second call, all variants with the stepped x offset:
+//    k-tile-major h (KTM: a warp's st.async of h covers 4 sectors instead of 16) shortened the
+//    step again; h1_t into the input side's ring after the step's barrier, and the own half of
+//    h multiplied while the partner's is in flight, did not (the partner wait fell to a twentieth
+//    of layer 1's samples, but the step did not shorten). Kept: XI and KTM (the engine's batch-1
+//    time against the late send + overlap); the late send, the overlap and the driver's variant
+//    entry point were removed after it.
 //
 // Layout. H/16 warps per CTA; warp w owns units 16w..16w+15 and all three gates' rows of them
 // (three m16 tiles), so a thread holds z, r and both halves of n for its 4 cells (units
@@ -66,17 +65,17 @@
 // 16 of the row-major layout with padded rows it replaced). The weights are packed in the same order on the host, each lane's A
 // fragment as one 16-byte word.
 //
-// PERF NOTE (perf4096, H200, ncu of the 3-CTA kernel at b2048, 316 µs; bench/results/
-// perf4096-h200-20261201-0916-ncu.txt): the tensor pipe is 23 % busy (an m16n8k16 every ~26
-// cycles per sub-partition where the pipe takes ~6), 2 warps per scheduler with 0.25 eligible:
-// the step is a latency chain, not mma throughput. Layer 1 sets the pace (layer 2 waits for g2
-// 41 % of its samples, the input side for h1 24 %); its own samples: 26 % at the step's first
-// instruction (long scoreboard: the pack of x, which also overwrites the address register of the
-// previous step's last st.async), 23 % dependency chains, 17 % the step's barrier. x two steps
-// ahead did not change the step (b1024 188.1 vs 186.2 µs; -0926-xahead.*): not kept.
+// PERF NOTE (perf4096, Nsight Compute of the 3-CTA kernel at b2048,
+// bench/results/archive/perf4096-h200-20261201-0916-ncu.txt): the tensor pipe is under a quarter
+// busy (an m16n8k16 issues every few times the pipe's own rate), 2 warps per scheduler with few
+// eligible: the step is a latency chain, not mma throughput. Layer 1 sets the pace (layer 2 waits
+// for g2, the input side for h1); layer 1's own samples: the step's first instruction (long
+// scoreboard: the pack of x, which also overwrites the address register of the previous step's
+// last st.async), dependency chains, then the step's barrier. x two steps ahead did not change
+// the step (archive/perf4096-h200-20261201-0926-xahead.*): not kept.
 // PERF NOTE: registers. CTA 0 holds R1 (12·H/16 words) and W1 (12·ceil(I/16) words) per thread,
 // ~120 of its registers at H = 128, I = 32; one CTA per SM. 8 batch rows per cluster: batch
-// ≤ 8·44 runs in one wave on the 132 SMs of an H200; larger batches run in waves (the builder
+// ≤ 8·44 runs in one wave on a 132-SM device; larger batches run in waves (the builder
 // times this tactic against the layer-by-layer ones).
 #include <cooperative_groups.h>
 #include <cuda_bf16.h>

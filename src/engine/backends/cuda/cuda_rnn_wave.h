@@ -40,18 +40,19 @@ constexpr int kRnnWaveRows = 8;
 // Most head outputs per batch row the kernel computes (the GRUStack's fused Gemm).
 constexpr int kRnnWaveMaxHead = 16;
 // Above this batch tactic "wave" runs its layers one by one ("layers:mma_x2"), so that a dynamic
-// profile timed at a small opt shape stays fast at large batches. PERF NOTE: H200, GRU-2x128 FP16,
-// T=60: the wavefront costs ~51 µs per wave of ~40 clusters (b256 53.6 µs, b1024 204, b4096 709)
-// against 313 / 520 µs for layers:mma_x2 at b1024 / b4096; the two meet near 2,500 rows.
+// profile timed at a small opt shape stays fast at large batches. PERF NOTE: GRU-2x128 FP16, T=60:
+// the wavefront's time grows by one wave per ~40 clusters, the layers' (layers:mma_x2) more
+// slowly; the two meet near 2,500 rows (bench/results/engine-cuda-h200-20261130-1931-wave.json,
+// archive/rnn-wave-tactic-times-h200-20261130-1931.txt).
 constexpr int kRnnWaveMaxBatch = 2048;
-// Most batch rows tactic "wave_split" runs split; above it, the 3-CTA wavefront. PERF NOTE: H200,
-// GRU-2x128 FP16, T=60, kernel alone (gru2, 2026-12-01): split vs 3-CTA 34.0 / 44.7 µs at b1,
-// 36.3 / 45.1 at b64, 61.7 / 45.2 at b176 (22 clusters of 6 CTAs: not one per SM any more);
-// with the k-tile-major h (second call) 32.8 / 44.7 at b64 and 33.2 / 44.9 at b128. A single
-// stream gains up to 128 (engine b128 host-to-host P50 80.0 → 67.0 µs, lead's call 2026-12-01
-// 02:29), but the split takes twice the SMs per row, and serving runs several workers' batches
-// at once: at the serving defaults (4 workers, max batch 256) the sustained rate with P99 ≤ 1 ms
-// fell from 2,644,973 (64) to 2,300,000 requests/s (128), so 64 it is.
+// Most batch rows tactic "wave_split" runs split; above it, the 3-CTA wavefront. PERF NOTE:
+// GRU-2x128 FP16, T=60, kernel alone (gru2): the split is faster than the 3-CTA kernel up to 128
+// rows and slower beyond, once its 6-CTA clusters no longer get an SM each
+// (bench/results/archive/rnn-wave-gru2-h200-20261201-0148.txt, -0207.txt). A single stream gains up
+// to 128 (gru-wave-variant-h200-20261201-0229-*.json), but the split takes twice the SMs per row,
+// and serving runs several workers' batches at once: at the serving defaults the sustained rate
+// with P99 ≤ 1 ms was lower with 128 than with 64 (serve-h200-20261201-0237-split128.json against
+// serve-h200-20261201-0250-final.json), so 64 it is.
 constexpr int kRnnWaveSplitMaxBatch = 64;
 
 // Hidden 64 or 128, input 1..64, GRU linear_before_reset = 1 in both layers (as PyTorch exports

@@ -16,8 +16,9 @@
 // iteration it is read in it + 1 (slot t & 1), and a slot is rewritten only in it + 2.
 //
 // PERF NOTE: the lockstep barrier (instead of per-CTA mbarrier rings, cuda_rnn_wave.cu) was the
-// FP16 wavefront's first version too (1.09 vs 0.74 µs per step there); at FP32 the step is longer
-// (regs_b1 FP32: ~1.57 µs per layer-step at batch 1) so the barrier weighs less.
+// FP16 wavefront's first version too, where the rings made the step shorter (cuda_rnn_wave.cu's
+// PERF NOTE); at FP32 the step is about twice as long (regs_b1 FP32 against FP16 at batch 1,
+// bench/results/engine-cuda-h200-20261130-1104.json) so the barrier weighs less.
 #include <cooperative_groups.h>
 
 #include <string>

@@ -1,0 +1,227 @@
+#include "pipeline/pipeline.h"
+
+#include <algorithm>
+#include <thread>
+
+#include "core/clock.h"
+#include "core/log.h"
+#include "core/spsc_ring.h"
+#include "pipeline/alert_dispatcher.h"
+#include "pipeline/market_board.h"
+#include "pipeline/pacer.h"
+#include "pipeline/score_board.h"
+#include "pipeline/shard_worker.h"
+
+namespace ts {
+
+PipelineOptions PipelineOptions::from_config(const ConfigSection& s) {
+  PipelineOptions o;
+  o.shards = std::max(1, s.get("shards", o.shards));
+  o.event_ring = size_t(s.get("event_ring", int64_t(o.event_ring)));
+  o.alert_ring = size_t(s.get("alert_ring", int64_t(o.alert_ring)));
+  o.speed = s.get("speed", o.speed);
+  o.rate = s.get("rate", o.rate);
+  o.duration_s = s.get("duration_s", o.duration_s);
+  o.progress_s = s.get("progress_s", o.progress_s);
+  o.metrics_s = s.get("metrics_s", o.metrics_s);
+  return o;
+}
+
+Pipeline::Pipeline(SymbolTable& symbols, const Config& config, PipelineOptions options)
+    : symbols_(symbols), config_(config), options_(options) {
+  // Read (and so validate) the stages' sections now, at start-up: a bad value throws
+  // ConfigError here rather than inside a shard thread, and the keys count as read.
+  (void)FeatureOptions::from_config(config.section("features"));
+  (void)RuleOptions::from_config(config);
+}
+
+Pipeline::~Pipeline() = default;
+
+void Pipeline::add_sink(std::string name, std::shared_ptr<AlertSink> sink) {
+  sinks_.emplace_back(std::move(name), std::move(sink));
+}
+
+void Pipeline::set_model(serve::ModelServer* server, const ModelAlertOptions& alerts, std::string name) {
+  model_server_ = server;
+  model_alerts_ = alerts;
+  model_name_ = std::move(name);
+}
+
+namespace {
+
+struct ShardThread {
+  std::unique_ptr<SpscRing<Event>> ring;
+  std::unique_ptr<ShardWorker> worker;
+  std::thread thread;
+};
+
+// A shard's loop: pop and process until the source is done and the ring is empty. With a
+// market board, each processed event offers its symbol's book top to the dashboard (the board
+// copies it at most every 100 ms per symbol; otherwise one compare).
+void shard_loop(SpscRing<Event>& ring, ShardWorker& worker, const std::atomic<bool>& source_done,
+                MarketBoard* board) {
+  BackoffIdle idle;
+  Event e;
+  auto process = [&] {
+    worker.process(e);
+    if (board) board->maybe_publish(e.symbol, e.recv_ts_ns, worker.books().top(e.symbol));
+  };
+  for (;;) {
+    size_t n = 0;
+    while (n < 256 && ring.try_pop(e)) {
+      process();
+      ++n;
+    }
+    n += worker.poll_model();  // model results → decisions → model alerts
+    if (n == 0 && source_done.load(std::memory_order_acquire)) {
+      while (ring.try_pop(e)) process();
+      // Every request out gets its result (the server answers all): wait for them, so no
+      // model alert of the run's data is lost.
+      while (worker.model_busy()) {
+        if (worker.poll_model() == 0) std::this_thread::yield();
+      }
+      return;
+    }
+    idle.idle(n);
+  }
+}
+
+}  // namespace
+
+RunSummary Pipeline::run(Source& source, InputErrors& source_errors, const std::atomic<bool>& stop) {
+  RunSummary summary;
+  const int nshards = options_.shards;
+  DispatcherOptions dopts;
+  dopts.ring_capacity = options_.alert_ring;
+  AlertDispatcher dispatcher(symbols_, nshards, dopts);
+  for (auto& [name, sink] : sinks_) dispatcher.add_sink(name, sink);
+  dispatcher.start();
+
+  std::atomic<bool> source_done{false};
+  std::vector<ShardThread> shards(nshards);
+  for (int i = 0; i < nshards; ++i) {
+    shards[i].ring = std::make_unique<SpscRing<Event>>(options_.event_ring);
+    shards[i].worker = std::make_unique<ShardWorker>(i, symbols_, config_, &dispatcher, options_.order_tracking);
+    if (model_server_) {
+      shards[i].worker->attach_model(&model_server_->port(i), model_server_->options(), model_alerts_, model_name_);
+      shards[i].worker->set_score_board(score_board_);
+    }
+  }
+  if (model_server_ && score_board_) {
+    score_board_->set_shards(nshards);
+    score_board_->set_threshold(model_alerts_.threshold);
+  }
+  for (auto& s : shards) {
+    s.thread = std::thread(shard_loop, std::ref(*s.ring), std::ref(*s.worker), std::cref(source_done), board_);
+  }
+
+  // The source loop runs on this thread.
+  Pacer pacer(options_.speed, options_.rate);
+  const int64_t start_ns = mono_ns();
+  const int64_t end_ns = options_.duration_s > 0 ? start_ns + int64_t(options_.duration_s * 1e9) : INT64_MAX;
+  const int64_t progress_every_ns = options_.progress_s > 0 ? int64_t(options_.progress_s * 1e9) : INT64_MAX;
+  int64_t next_progress_ns = start_ns + progress_every_ns;
+  const int64_t metrics_every_ns = options_.metrics_s > 0 ? int64_t(options_.metrics_s * 1e9) : INT64_MAX;
+  int64_t next_metrics_ns = start_ns + metrics_every_ns;
+  uint64_t by_kind[kEventKindCount] = {};
+  // Metrics are published as deltas from this (source) thread: counters read from the shards
+  // are their own plain counts, read racily but monotonically (a progress figure, not billing).
+  prometheus::Counter& events_total = metrics_.counter("events_total", "Input records accepted by the sources");
+  prometheus::Counter& stalls_total =
+      metrics_.counter("source_stalls_total", "Times the source waited on a full shard ring");
+  uint64_t events_published = 0, stalls_published = 0;
+  InputErrors errors_published;
+  auto publish = [&](const InputErrors& source_errs) {
+    events_total.Increment(double(summary.events - events_published));
+    events_published = summary.events;
+    stalls_total.Increment(double(summary.source_stalls - stalls_published));
+    stalls_published = summary.source_stalls;
+    for (size_t k = 0; k < kInputErrorCount; ++k) {
+      const auto kind = static_cast<InputError>(k);
+      const uint64_t now_count = source_errs.count(kind), before = errors_published.count(kind);
+      if (now_count > before) {
+        metrics_.counter("input_errors_total", "Bad input records, by kind", {{"kind", input_error_name(kind)}})
+            .Increment(double(now_count - before));
+      }
+    }
+    errors_published = source_errs;
+    dispatcher.publish_metrics(metrics_);
+  };
+  std::vector<Event> batch(256);
+  BackoffIdle idle;
+  for (;;) {
+    if (stop.load(std::memory_order_relaxed)) {
+      summary.interrupted = true;
+      break;
+    }
+    const int64_t now = mono_ns();
+    if (now >= end_ns) {
+      summary.interrupted = true;
+      break;
+    }
+    if (now >= next_metrics_ns) {
+      next_metrics_ns = now + metrics_every_ns;
+      publish(source_errors);
+    }
+    if (now >= next_progress_ns) {
+      next_progress_ns = now + progress_every_ns;
+      uint64_t alerts = 0;
+      for (auto& s : shards) alerts += s.worker->alerts_emitted();
+      publish(source_errors);
+      spdlog::info("progress: {} events in {:.1f} s ({:.0f}/s), {} alerts, {} bad records", summary.events,
+                   double(now - start_ns) / 1e9, double(summary.events) * 1e9 / double(now - start_ns),
+                   alerts, source_errors.total());
+    }
+    const size_t n = source.next_batch(batch);
+    if (n == 0) {
+      if (source.done()) break;
+      idle.idle(0);
+      continue;
+    }
+    for (size_t i = 0; i < n; ++i) {
+      Event& e = batch[i];
+      e.recv_ts_ns = pacer.wait_until_due(e.exch_ts_ns, stop);
+      ++by_kind[static_cast<int>(e.kind)];
+      auto& ring = *shards[e.symbol % uint32_t(nshards)].ring;
+      if (!ring.try_push(e)) {
+        ++summary.source_stalls;
+        while (!ring.try_push(e)) std::this_thread::yield();
+      }
+      // Paced runs can wait long inside a batch: check the limits per event there.
+      if (!pacer.unpaced() && (e.recv_ts_ns >= end_ns || stop.load(std::memory_order_relaxed))) {
+        summary.events += i + 1;
+        summary.interrupted = true;
+        goto drained;  // NOLINT: leave both loops; the rest of the batch is not consumed
+      }
+    }
+    summary.events += n;
+  }
+drained:
+  source_done.store(true, std::memory_order_release);
+  for (auto& s : shards) s.thread.join();
+  dispatcher.stop();
+  summary.wall_s = double(mono_ns() - start_ns) / 1e9;
+
+  InputErrors all = source_errors;
+  for (auto& s : shards) {
+    all.merge(s.worker->errors());
+    summary.alert_latency.merge(s.worker->alert_latency());
+    summary.event_latency.merge(s.worker->event_latency());
+    summary.events_processed += s.worker->processed();
+  }
+  summary.errors = all.by_kind();
+  publish(all);
+  for (size_t i = 0; i < sinks_.size(); ++i) {
+    if (const uint64_t n = dispatcher.sink_errors(i)) summary.errors["sink_" + sinks_[i].first] = n;
+  }
+  for (int k = 0; k < kEventKindCount; ++k) {
+    if (by_kind[k]) summary.events_by_kind[event_kind_name(static_cast<EventKind>(k))] = by_kind[k];
+  }
+  for (int t = 0; t < kAlertTypeCount; ++t) {
+    const uint64_t c = dispatcher.alerts_by_type(static_cast<AlertType>(t));
+    if (c) summary.alerts[alert_type_name(static_cast<AlertType>(t))] = c;
+  }
+  return summary;
+}
+
+}  // namespace ts

@@ -1,0 +1,105 @@
+#pragma once
+// One shard: owns its symbols' books, feature state and rule state outright (no locks) and runs
+// book → features → rules for each event it is given. Alerts go to the dispatcher's ring for
+// this shard; a full alert ring blocks (alerts are never dropped).
+// Threading: process() is called by exactly one thread (the shard's loop, or the caller in
+// single-threaded benchmarks).
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "book/book_set.h"
+#include "core/config.h"
+#include "core/input_errors.h"
+#include "core/latency_histogram.h"
+#include "core/symbol_table.h"
+#include "detect/alert.h"
+#include "detect/model_alert.h"
+#include "detect/model_decision.h"
+#include "detect/rule_engine.h"
+#include "features/feature_engine.h"
+#include "serve/serve_options.h"
+#include "serve/shard_port.h"
+
+namespace ts {
+
+class AlertDispatcher;
+class ScoreBoard;
+
+class ShardWorker {
+ public:
+  // `dispatcher` may be null (benchmarks): alerts are then counted and discarded.
+  // `tracking`: whether books keep an order-id map (feeds that cancel/trade by order number
+  // without a price, like SSE, need it; LOBSTER and the simulator carry price and side).
+  ShardWorker(int shard, const SymbolTable& symbols, const Config& config, AlertDispatcher* dispatcher,
+              OrderTracking tracking = OrderTracking::kAuto);
+
+  // Runs one event through book → features → rules. Stamps stage times; records latencies.
+  // With a model attached, also queues the symbol's window as an inference request when the
+  // trigger says so (ModelAlertOptions::trigger / every_n / min_rows).
+  void process(const Event& e);
+
+  // Model alerts (src/serve): requests go to `port`, results come back through poll_model();
+  // `serving` gives the deadline and lossless policy, `alerts` the trigger and the decision
+  // (detect/model_alert.h). Before the shard thread starts. `port` must outlive the worker's use of it.
+  void attach_model(serve::ShardPort* port, const serve::ServeOptions& serving, const ModelAlertOptions& alerts,
+                    const std::string& model_name);
+  // The dashboard's model view: every serving-version result (symbol, probability, end-to-end
+  // latency) is handed to `board` (pipeline/score_board.h: no allocation, never waits). Before the
+  // shard thread starts; null = none.
+  void set_score_board(ScoreBoard* board) { scores_ = board; }
+  // Handles the inference results waiting: decision → model alert. Returns the number handled.
+  size_t poll_model();
+  // Whether requests are still out (results not yet polled).
+  bool model_busy() const { return port_ && port_->free_slots() != port_->slot_count(); }
+  const serve::ShardPort* model_port() const { return port_; }
+
+  int shard() const { return shard_; }
+  uint64_t processed() const { return processed_; }
+  uint64_t alerts_emitted() const { return alerts_emitted_; }
+  const InputErrors& errors() const { return errors_; }
+  InputErrors& mutable_errors() { return errors_; }
+  const LatencyHistogram& alert_latency() const { return alert_latency_; }
+  const LatencyHistogram& event_latency() const { return event_latency_; }
+  const BookSet& books() const { return books_; }
+  const FeatureEngine& features() const { return features_; }
+  // Time-stamping costs two clock reads per event; benchmarks of pure throughput may turn it off.
+  void set_stage_timing(bool on) { stage_timing_ = on; }
+
+ private:
+  void emit(Alert& a);
+  void emit(Alert& a, const float* window);  // a model alert with the window that fed it
+
+  int shard_;
+  const SymbolTable& symbols_;
+  BookSet books_;
+  FeatureEngine features_;
+  RuleEngine rules_;
+  AlertDispatcher* dispatcher_;
+  InputErrors errors_;
+  LatencyHistogram alert_latency_;
+  LatencyHistogram event_latency_;
+  uint64_t processed_ = 0;
+  uint64_t alerts_emitted_ = 0;
+  Alert fired_[kRuleTypeCount];  // rules write here; one per type at most, so no overflow
+  // Model alerts.
+  struct ModelSymbolState {
+    uint64_t pushes = 0;   // window rows seen at the last request check
+    uint64_t count = 0;    // trigger count (rows or events)
+  };
+  void maybe_request(const Event& e, const StageTimes& t, const float* row);
+  serve::ShardPort* port_ = nullptr;
+  ModelAlertOptions alert_opts_;
+  int64_t deadline_us_ = 0;
+  bool lossless_ = false;
+  char model_name_[ModelScore::kMaxName] = {};
+  ScoreBoard* scores_ = nullptr;
+  std::unique_ptr<ModelDecision> decision_;
+  std::unique_ptr<ModelDecision> shadow_decision_;  // the shadow version's own hysteresis/cooldown
+  std::vector<ModelSymbolState> model_state_;
+  Alert model_alert_;
+  bool stage_timing_ = true;
+};
+
+}  // namespace ts
