@@ -16,12 +16,13 @@ double limit_pct_for(std::string_view name, bool is_st) {
   const Market m = market_of(name);
   if (m == Market::kUs || m == Market::kUnknown) return 0.0;
   if (m == Market::kBeijing) return 0.30;
-  if (is_st) return 0.05;
+  // ChiNext and STAR keep ±20 % for ST names too (ChiNext since the 2020-08-24 reform); the ±5 %
+  // ST band is a main-board rule.
   if (name.starts_with("300") || name.starts_with("301") || name.starts_with("688") ||
       name.starts_with("689")) {
     return 0.20;
   }
-  return 0.10;
+  return is_st ? 0.05 : 0.10;
 }
 
 Price limit_up_price(Price prev_close, double pct) {

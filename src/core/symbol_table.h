@@ -33,8 +33,9 @@ struct RefData {
   Price limit_down = 0;        // ticks; 0 = none
 };
 
-// The A-share band for a symbol: ±5% for ST, ±20% for ChiNext (300xxx/301xxx) and STAR
-// (688xxx/689xxx), ±30% Beijing, ±10% otherwise; 0 (none) outside China.
+// The A-share band for a symbol: ±20% for ChiNext (300xxx/301xxx) and STAR (688xxx/689xxx),
+// ST or not; ±30% Beijing; ±5% for ST and ±10% otherwise on the main boards; 0 (none) outside
+// China.
 double limit_pct_for(std::string_view name, bool is_st);
 Market market_of(std::string_view name);
 // Limit prices in ticks, rounded as the exchanges do (half up to the tick).

@@ -8,6 +8,8 @@
 #include <iterator>
 #include <string_view>
 
+#include "core/civil_time.h"
+
 namespace ts {
 
 namespace {
@@ -63,6 +65,11 @@ int32_t TimeZone::utc_offset_s(int64_t unix_s) const {
   if (rule_ && unix_s >= last_transition_s_) return rule_->utc_offset_s(unix_s);
   const auto info = zone_->get_info(date::sys_seconds(std::chrono::seconds(unix_s)));
   return int32_t(info.offset.count());
+}
+
+int64_t TimeZone::local_seconds(int64_t utc_ns) const {
+  const int64_t utc_s = floor_div(utc_ns, kNsPerSecond);
+  return utc_s + utc_offset_s(utc_s);
 }
 
 }  // namespace ts

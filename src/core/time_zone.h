@@ -1,7 +1,7 @@
 #pragma once
 // IANA time zones ("America/New_York", "Asia/Shanghai") from the system's tz database
-// (/usr/share/zoneinfo: Debian's tzdata), for notification time windows and exchange-local
-// times in alert text.
+// (/usr/share/zoneinfo: Debian's tzdata), for notification time windows, exchange-local
+// times in alert text and instruments' trading phases (core/market_calendars.h).
 //
 // Why not std::chrono::locate_zone: libstdc++ 12 (Debian 12's) has no C++20 tzdb. Howard
 // Hinnant's date library (Debian's libhowardhinnant-date-dev, `date/tz.h` built with
@@ -35,6 +35,9 @@ class TimeZone {
   const std::string& name() const { return name_; }
   // Offset from UTC in effect at `unix_s` (east positive: New York in winter −18000).
   int32_t utc_offset_s(int64_t unix_s) const;
+  // Local wall-clock seconds since the epoch at `utc_ns` (UTC ns; the seconds floored, then the
+  // offset added): the local day is floor(local / 86400).
+  int64_t local_seconds(int64_t utc_ns) const;
 
  private:
   std::string name_;

@@ -23,6 +23,10 @@ TEST(SymbolTable, PriceLimitBands) {
   EXPECT_DOUBLE_EQ(limit_pct_for("300750.SZ", false), 0.20);
   EXPECT_DOUBLE_EQ(limit_pct_for("688981.SH", false), 0.20);
   EXPECT_DOUBLE_EQ(limit_pct_for("600000.SH", true), 0.05);
+  EXPECT_DOUBLE_EQ(limit_pct_for("000001.SZ", true), 0.05);
+  EXPECT_DOUBLE_EQ(limit_pct_for("300001.SZ", true), 0.20);  // ST on ChiNext keeps ±20%
+  EXPECT_DOUBLE_EQ(limit_pct_for("688001.SH", true), 0.20);  // and on STAR
+  EXPECT_DOUBLE_EQ(limit_pct_for("430047.BJ", true), 0.30);
   EXPECT_DOUBLE_EQ(limit_pct_for("AAPL", false), 0.0);
 }
 

@@ -1,0 +1,37 @@
+#include "core/instrument_ref.h"
+
+namespace ts {
+
+void fill_ref_data(const Instrument& in, RefData& r) {
+  switch (in.board) {
+    case Board::kSseMain:
+    case Board::kSseStar: r.market = Market::kShanghai; break;
+    case Board::kSzseMain:
+    case Board::kSzseChiNext: r.market = Market::kShenzhen; break;
+    case Board::kBse: r.market = Market::kBeijing; break;
+    case Board::kNasdaq:
+    case Board::kNyse:
+    case Board::kUsListed: r.market = Market::kUs; break;
+    default: r.market = Market::kUnknown; break;
+  }
+  r.tick_size = in.tick_size.to_double();
+  r.lot_size = in.lot_size;  // size increments; whole shares on every share market
+  r.limit_pct = in.limit_bps / 10000.0;
+  r.is_st = in.is_st;
+  r.limit_up = limit_up_ticks(r.prev_close, in.limit_bps);
+  r.limit_down = limit_down_ticks(r.prev_close, in.limit_bps);
+}
+
+Result<SymbolId> intern_instrument(SymbolTable& symbols, InstrumentTable& instruments,
+                                   std::string_view symbol) {
+  auto in = instruments.resolve(symbol);
+  if (!in) return in.status();
+  const SymbolId id = symbols.intern(symbol);
+  if (id == kInvalidSymbol) {
+    return Status{StatusCode::kOutOfRange, "symbol table full: " + std::string(symbol)};
+  }
+  fill_ref_data(*in.value(), symbols.mutable_ref(id));
+  return id;
+}
+
+}  // namespace ts
