@@ -92,6 +92,7 @@ bool matches(const InstrumentSession& s, int64_t t, TradingPhase feed) {
 }
 
 TEST_F(PhaseData, SzseVendorPhasesFollowTheSchedule) {
+  TS_REQUIRE_DATA(testing::data_dir() / "szse-l2" / "5stocks-20220601");
   const auto rows = read_gz_csv((testing::data_dir() / "szse-l2" / "5stocks-20220601" /
                                  "tick.csv.gz").string(),
                                 {"MDTime", "SecurityID", "TradingPhaseCode"});
@@ -118,6 +119,7 @@ TEST_F(PhaseData, SzseVendorPhasesFollowTheSchedule) {
 }
 
 TEST_F(PhaseData, SseInstruStatusIsCoarserThanTheSchedule) {
+  TS_REQUIRE_DATA(testing::sse_day_dir() / "snapshot.csv.gz");
   const auto rows = read_gz_csv((testing::sse_day_dir() / "snapshot.csv.gz").string(),
                                 {"UpdateTime", "InstruStatus"});
   ASSERT_GT(rows.size(), 5000u);
