@@ -292,6 +292,19 @@ int main(int argc, char** argv) {
     // A step that misses is run once more at the same rate before the search stops: one noisy
     // second (a page fault storm, another process) must not end it. Both runs are recorded.
     bool retried = false;
+    // What ran, for every result row of this mode (the rows differ only in their kind).
+    const auto case_json = [&](const char* kind) {
+      return nlohmann::json{{"model", a.model},
+                            {"backend", server.backend()},
+                            {"precision", a.precision},
+                            {"mode", mode},
+                            {"shards", a.shards},
+                            {"workers", a.workers},
+                            {"seq", a.rows},
+                            {"max_batch", o.batcher.max_batch},
+                            {"max_delay_us", o.batcher.max_delay_us},
+                            {"kind", kind}};
+    };
     for (double rate = a.start_rate;; rate *= a.step) {
       const uint64_t b0 = server.batches(), r0 = server.requests_run();
       StepResult r = run_step(server, a, rate, a.seconds, windows);
@@ -299,20 +312,8 @@ int main(int argc, char** argv) {
       std::printf("%-10s %12.0f %12.0f %9.1f %9.1f %9.1f %8.1f\n", mode, r.offered, r.achieved, r.p50_us, r.p99_us,
                   r.p999_us, r.mean_batch);
       std::fflush(stdout);
-      nlohmann::json step = {{"system", "ticksentry"},
-                             {"case",
-                              {{"model", a.model},
-                               {"backend", server.backend()},
-                               {"precision", a.precision},
-                               {"mode", mode},
-                               {"shards", a.shards},
-                               {"workers", a.workers},
-                               {"seq", a.rows},
-                               {"max_batch", o.batcher.max_batch},
-                               {"max_delay_us", o.batcher.max_delay_us},
-                               {"kind", retried ? "step_retry" : "step"}}},
-                             {"metrics", step_json(r)}};
-      results.push_back(step);
+      results.push_back(
+          {{"system", "ticksentry"}, {"case", case_json(retried ? "step_retry" : "step")}, {"metrics", step_json(r)}});
       const bool met = r.p99_us <= 1000.0 && r.dropped == 0 && r.achieved >= 0.95 * r.offered;
       if (!met && !retried) {
         retried = true;
@@ -323,19 +324,7 @@ int main(int argc, char** argv) {
       retried = false;
       best = r;
     }
-    results.push_back({{"system", "ticksentry"},
-                       {"case",
-                        {{"model", a.model},
-                         {"backend", server.backend()},
-                         {"precision", a.precision},
-                         {"mode", mode},
-                         {"shards", a.shards},
-                         {"workers", a.workers},
-                         {"seq", a.rows},
-                         {"max_batch", o.batcher.max_batch},
-                         {"max_delay_us", o.batcher.max_delay_us},
-                         {"kind", "sustained_p99_le_1ms"}}},
-                       {"metrics", step_json(best)}});
+    results.push_back({{"system", "ticksentry"}, {"case", case_json("sustained_p99_le_1ms")}, {"metrics", step_json(best)}});
     std::printf("%-10s sustained with P99 <= 1 ms: %.0f requests/s (P99 %.1f us)\n", mode, best.achieved, best.p99_us);
     if (std::string(mode) == "dynamic") {
       best_dynamic = best.achieved;

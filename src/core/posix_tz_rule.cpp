@@ -3,25 +3,12 @@
 #include <cctype>
 #include <string>
 
+#include "core/civil_time.h"
 #include "core/clock.h"
 
 namespace ts {
 
 namespace {
-
-int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
-
-// Inverse of days_from_civil (H. Hinnant's algorithm): the proleptic Gregorian year of a day.
-int year_of_day(int64_t days) {
-  days += 719468;
-  const int64_t era = floor_div(days, 146097);
-  const int64_t doe = days - era * 146097;
-  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const int64_t mp = (5 * doy + 2) / 153;
-  const int64_t m = mp < 10 ? mp + 3 : mp - 9;
-  return int(yoe + era * 400 + (m <= 2));
-}
 
 bool is_leap(int y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
 
@@ -141,7 +128,7 @@ Result<PosixTzRule> PosixTzRule::parse(std::string_view text) { return RuleParse
 
 int32_t PosixTzRule::utc_offset_s(int64_t unix_s) const {
   if (!has_dst) return std_offset_s;
-  const int year = year_of_day(floor_div(unix_s + std_offset_s, 86400));
+  const int year = civil_from_days(floor_div(unix_s + std_offset_s, kSecondsPerDay)).year;
   // The start is given in standard local time, the end in DST local time.
   const int64_t on = rule_day(start, year) * 86400 + start.time_s - std_offset_s;
   const int64_t off = rule_day(end, year) * 86400 + end.time_s - dst_offset_s;
