@@ -2,6 +2,10 @@
 
 #include <toml++/toml.h>
 
+#include <cmath>
+#include <limits>
+#include <sstream>
+
 namespace ts {
 
 Config::Config() : root_(std::make_unique<toml::table>()), read_(std::make_shared<std::set<std::string>>()) {}
@@ -91,8 +95,40 @@ namespace {
 double ConfigSection::get(std::string_view key, double def) const {
   auto* n = static_cast<const toml::node*>(node(key));
   if (!n) return def;
-  if (auto v = n->value<double>()) return *v;
+  if (auto v = n->value<double>()) {
+    if (std::isnan(*v)) type_error(name_, key, "a number (got nan)");
+    return *v;
+  }
   type_error(name_, key, "a number");
+}
+
+int ConfigSection::get(std::string_view key, int def) const {
+  return get_in(key, def, std::numeric_limits<int>::min(), std::numeric_limits<int>::max());
+}
+
+namespace {
+template <typename T>
+[[noreturn]] void range_error(const std::string& section, std::string_view key, T v, T lo, T hi) {
+  std::ostringstream o;
+  o << "config key " << section << "." << key << " = " << v << ": out of range [" << lo << ", " << hi << "]";
+  throw ConfigError(o.str());
+}
+}  // namespace
+
+double ConfigSection::get_in(std::string_view key, double def, double lo, double hi) const {
+  double v = get(key, def);
+  if (!(v >= lo && v <= hi)) range_error(name_, key, v, lo, hi);
+  return v;
+}
+
+int64_t ConfigSection::get_in(std::string_view key, int64_t def, int64_t lo, int64_t hi) const {
+  int64_t v = get(key, def);
+  if (v < lo || v > hi) range_error(name_, key, v, lo, hi);
+  return v;
+}
+
+int ConfigSection::get_in(std::string_view key, int def, int lo, int hi) const {
+  return int(get_in(key, int64_t(def), int64_t(lo), int64_t(hi)));
 }
 
 int64_t ConfigSection::get(std::string_view key, int64_t def) const {

@@ -47,7 +47,14 @@ class ConfigSection {
  public:
   double get(std::string_view key, double def) const;
   int64_t get(std::string_view key, int64_t def) const;
-  int get(std::string_view key, int def) const { return int(get(key, int64_t(def))); }
+  // An int key: a value outside int's range is a ConfigError naming the key (never cut).
+  int get(std::string_view key, int def) const;
+  // Ranged reads: a value outside [lo, hi], NaN, or of the wrong type is a ConfigError naming
+  // the key, its value and the range. Every numeric key should be read this way; docs/config.md
+  // lists the ranges. (Plain get() of a double already refuses NaN.)
+  double get_in(std::string_view key, double def, double lo, double hi) const;
+  int64_t get_in(std::string_view key, int64_t def, int64_t lo, int64_t hi) const;
+  int get_in(std::string_view key, int def, int lo, int hi) const;
   bool get(std::string_view key, bool def) const;
   std::string get(std::string_view key, const char* def) const;
   std::string get(std::string_view key, const std::string& def) const { return get(key, def.c_str()); }

@@ -38,5 +38,29 @@ TEST(Config, WrongTypeAndBadSyntaxAreClearErrors) {
   EXPECT_THROW(Config::load_file("/nonexistent/ticksentry.toml"), ConfigError);
 }
 
+TEST(Config, RangesOverflowAndNanAreErrorsNamingTheKey) {
+  auto c = Config::parse("[pipeline]\nevent_ring = -1\nsymbols = 4294967297\n"
+                         "[rules.volume_burst]\nmin_volume_z = nan\n[http]\nport = 70000\nok = 8080\n");
+  auto msg = [](auto&& f) {
+    try {
+      f();
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(msg([&] { (void)c.section("pipeline").get_in("event_ring", 1024, 2, 1 << 24); })
+                .find("pipeline.event_ring = -1: out of range [2, 16777216]"),
+            std::string::npos);
+  EXPECT_NE(msg([&] { (void)c.section("pipeline").get("symbols", 1); }).find("pipeline.symbols"), std::string::npos)
+      << "an int key is never cut to 32 bits";
+  EXPECT_NE(msg([&] { (void)c.section("rules.volume_burst").get("min_volume_z", 8.0); }).find("nan"),
+            std::string::npos);
+  EXPECT_NE(msg([&] { (void)c.section("http").get_in("port", 0, 0, 65535); }).find("http.port = 70000"),
+            std::string::npos);
+  EXPECT_EQ(c.section("http").get_in("ok", 0, 0, 65535), 8080);
+  EXPECT_DOUBLE_EQ(c.section("http").get_in("absent", 2.5, 0.0, 3.0), 2.5);
+}
+
 }  // namespace
 }  // namespace ts
