@@ -41,9 +41,10 @@ DashboardOptions DashboardOptions::from_config(const ConfigSection& s, bool enab
   DashboardOptions o;
   o.enabled = s.get("enabled", enabled_default);
   o.bind = s.get("bind", o.bind);
-  o.port = s.get("port", o.port);
+  o.port = s.get_in("port", o.port, 0, 65535);
   o.token = s.get("token", o.token);
   o.web_root = s.get("web_root", o.web_root);
+  o.limits = http_limits_from_config(s);
   return o;
 }
 
@@ -86,6 +87,7 @@ Status Dashboard::start() {
   ho.bind = options_.bind;
   ho.port = options_.port;
   ho.token = options_.token;
+  ho.limits = options_.limits;
   ho.web_root = options_.web_root.empty() ? env_or("TICKSENTRY_WEB_ROOT", "") : options_.web_root;
   if (ho.web_root.empty()) {
     ho.web_root = TICKSENTRY_WEB_DIST;

@@ -9,6 +9,7 @@
 //   port     = 8080
 //   token    = ""               "" = $TICKSENTRY_TOKEN, else a random one printed at start-up
 //   web_root = ""               "" = $TICKSENTRY_WEB_ROOT, else the source tree's web/dist
+//   max_connections, timeouts, body and head sizes, threads: http_limits.h (docs/config.md)
 // Usage (src/app/commands.cpp): construct after the Pipeline (its Metrics), start(), hand
 // board() to Pipeline::set_market_board, scores() to Pipeline::set_score_board and alert_sink() to Pipeline::add_sink, run
 // the pipeline with set_ready(true), then stop() (or let the destructor do it).
@@ -20,6 +21,7 @@
 #include "core/metrics.h"
 #include "core/symbol_table.h"
 #include "http/admin_api.h"
+#include "http/http_limits.h"
 
 namespace ts::notify {
 class SilenceStore;
@@ -46,11 +48,13 @@ struct DashboardOptions {
   int port = 8080;
   std::string token;
   std::string web_root;
+  HttpLimits limits;
   std::string audit_db;  // the run's audit store ("" = no alert history)
   // [sinks] audit_backend = "postgres": /api/alerts reads this database instead of audit_db
   // (silences still live in audit_db's SQLite file when the notifier has none).
   std::string audit_postgres_dsn;
-  // Reads [http]; `enabled_default` is the command's default. Flags are applied by the caller.
+  // Reads [http] (numeric keys with their ranges: out of range is a ConfigError naming the
+  // key); `enabled_default` is the command's default. Flags are applied by the caller.
   static DashboardOptions from_config(const ConfigSection& s, bool enabled_default);
   // "127.0.0.1:8080", ":8080", "8080" or "off"; false with `error` set when malformed.
   bool set_listen(const std::string& spec, std::string* error);

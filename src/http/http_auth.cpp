@@ -69,6 +69,15 @@ std::string random_token() {
   return t;
 }
 
+std::string login_redirect_target(const std::string& path) {
+  if (path.empty() || path[0] != '/') return "/";
+  if (path.size() > 1 && (path[1] == '/' || path[1] == '\\')) return "/";
+  for (unsigned char c : path) {
+    if (c < 0x20 || c == 0x7f || c == '\\') return "/";
+  }
+  return path;
+}
+
 std::string token_cookie(const std::string& token) {
   return "ts_token=" + token + "; Path=/; HttpOnly; SameSite=Strict";
 }

@@ -29,6 +29,12 @@ bool token_equal(const std::string& a, const std::string& b);
 // 32 hex characters from /dev/urandom (std::random_device).
 std::string random_token();
 
+// Where the login link (/?token=...) sends the browser after setting the cookie: `path` when it
+// is a path on this server ("/", "/symbol/AAPL"), else "/". Never another site: "//evil.example"
+// (a scheme-relative URL), "/\\evil.example" (browsers read "\\" as "/"), anything not
+// starting with "/" and anything with control characters becomes "/".
+std::string login_redirect_target(const std::string& path);
+
 // "ts_token=<token>; Path=/; HttpOnly; SameSite=Strict"
 std::string token_cookie(const std::string& token);
 

@@ -1,23 +1,43 @@
 #include "http/http_server.h"
 
-#include <chrono>
-#include <thread>
-
 #include <httplib.h>
+
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <filesystem>
 
+#include "core/log.h"
+
 #include "http/alert_history.h"
 #include "http/alert_stream.h"
+#include "http/conn_stream.h"
+#include "http/connection_gate.h"
 #include "http/http_auth.h"
 #include "http/http_json.h"
+#include "http/listen_socket.h"
 #include "http/live_feed.h"
 
 namespace ts::http {
 
+// cpp-httplib's request processing for connections the ConnectionGate reads: process_request is
+// the library's per-request entry (parse, route, write the response) without its accept loop or
+// its thread-per-connection reads. svr_sock_ is what the library's streaming responses watch:
+// while it is INVALID_SOCKET a content provider stops, so it holds the listener while serving.
+class RequestRouter : public httplib::Server {
+ public:
+  bool serve(httplib::Stream& s, bool close_connection, bool& connection_closed) {
+    return process_request(s, close_connection, connection_closed, nullptr);
+  }
+  void set_serving(bool on, int listen_fd) { svr_sock_ = on ? listen_fd : INVALID_SOCKET; }
+};
+
 namespace {
-constexpr const char* kErrorKinds[] = {"unauthorized", "csrf", "bad_request", "not_found", "conflict",
-                                       "internal", "unavailable", "stream_limit"};
+constexpr const char* kErrorKinds[] = {"unauthorized",      "csrf",          "bad_request",          "not_found",
+                                       "conflict",          "internal",      "unavailable",          "stream_limit",
+                                       "too_many_connections", "too_many_from_client", "timeout", "header_too_large",
+                                       "body_too_large"};
+constexpr uint64_t kKeepAliveMaxRequests = 10000;  // then the connection closes (a fresh one rebalances)
 
 // What a browser without the token sees: a form that sends it as ?token=, which sets the cookie.
 constexpr const char* kLoginPage = R"(<!doctype html><html><head><meta charset="utf-8"><title>ticksentry</title>
@@ -30,7 +50,8 @@ bool is_api_path(const std::string& p) { return p.rfind("/api/", 0) == 0 || p ==
 }  // namespace
 
 HttpServer::HttpServer(HttpOptions options, EventHub& hub, Metrics& metrics)
-    : options_(std::move(options)), hub_(hub), metrics_(metrics), server_(std::make_unique<httplib::Server>()) {
+    : options_(std::move(options)), hub_(hub), metrics_(metrics), server_(std::make_unique<RequestRouter>()) {
+  router_ = static_cast<RequestRouter*>(server_.get());
   const char* classes[] = {"2xx", "4xx", "5xx"};
   for (int i = 0; i < 3; ++i) {
     requests_[i] = &metrics_.counter("http_requests_total", "HTTP requests answered, by status class",
@@ -53,38 +74,69 @@ std::string HttpServer::url() const {
          std::to_string(port_);
 }
 
+namespace {
+// Every connection is a descriptor: make room for max_connections (and the rest of the process).
+int raise_open_file_limit(int wanted) {
+  rlimit rl{};
+  if (::getrlimit(RLIMIT_NOFILE, &rl) != 0) return wanted;
+  if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < rlim_t(wanted)) {
+    rl.rlim_cur = rl.rlim_max == RLIM_INFINITY ? rlim_t(wanted) : std::min(rl.rlim_max, rlim_t(wanted));
+    ::setrlimit(RLIMIT_NOFILE, &rl);
+    ::getrlimit(RLIMIT_NOFILE, &rl);
+  }
+  return rl.rlim_cur == RLIM_INFINITY ? wanted : int(std::min<rlim_t>(rl.rlim_cur, rlim_t(wanted)));
+}
+}  // namespace
+
 Status HttpServer::start() {
   if (options_.token.empty()) return {StatusCode::kInvalidArgument, "http: a token is required"};
   if (!options_.web_root.empty() && !std::filesystem::is_regular_file(std::filesystem::path(options_.web_root) / "index.html")) {
     return {StatusCode::kNotFound, "http: no dashboard at " + options_.web_root +
                                        " (index.html missing: build it with `npm ci && npm run build` in web/)"};
   }
-  const size_t threads = size_t(options_.max_streams) + 8;  // an SSE stream holds a thread
-  server_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  server_->set_payload_max_length(options_.max_body_bytes);
-  add_routes();
-  if (options_.port == 0) {
-    port_ = server_->bind_to_any_port(options_.bind);
-    if (port_ <= 0) return {StatusCode::kIoError, "http: cannot bind " + options_.bind};
-  } else {
-    if (!server_->bind_to_port(options_.bind, options_.port)) {
-      return {StatusCode::kIoError, "http: cannot listen on " + options_.bind + ":" + std::to_string(options_.port) +
-                                        " (address in use or not local?)"};
-    }
-    port_ = options_.port;
+  HttpLimits& limits = options_.limits;
+  constexpr int kSpareFiles = 256;  // the audit store, the outbox, sources, logs
+  const int files = raise_open_file_limit(limits.max_connections + kSpareFiles);
+  if (files < limits.max_connections + kSpareFiles) {
+    const int fit = std::max(16, files - kSpareFiles);
+    spdlog::warn("http: the open-file limit is {}: at most {} connections instead of max_connections = {}", files,
+                 fit, limits.max_connections);
+    limits.max_connections = fit;
   }
-  thread_ = std::thread([this] { server_->listen_after_bind(); });
-  // cpp-httplib's stop() does nothing until the listen loop has started: a stop() that came
-  // first left the loop accepting forever (a test hung in join). Wait for it here (≤ 5 s).
-  for (int i = 0; i < 5000 && !server_->is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  auto fd = listen_tcp(options_.bind, options_.port, limits.listen_backlog);
+  if (!fd.is_ok()) return fd.status();
+  const int listen_fd = fd.value();
+  port_ = socket_port(listen_fd);
+  server_->set_payload_max_length(size_t(limits.max_body_bytes));
+  add_routes();
+  router_->set_serving(true, listen_fd);
+  auto answer = [this](Connection& c) {
+    ConnStream stream(c.fd, c.request, c.peer_ip, c.peer_port, options_.limits.write_timeout_ms);
+    const bool last = c.requests + 1 >= kKeepAliveMaxRequests;
+    bool closed = false;
+    const bool ok = router_->serve(stream, last, closed);
+    return ok && !closed && !last && !stream.write_failed();
+  };
+  auto refused = [this](GateRefusal why) {
+    count_error(gate_refusal_name(why));
+    requests_[why == GateRefusal::kTooManyConnections ? 2 : 1]->Increment();
+  };
+  // An SSE stream holds a worker for its lifetime: the streams get threads of their own.
+  gate_ = std::make_unique<ConnectionGate>(limits, limits.workers + limits.max_streams, answer, refused);
+  if (Status st = gate_->start(listen_fd); !st.is_ok()) {
+    gate_.reset();
+    return st;
+  }
   return Status::ok();
 }
 
 void HttpServer::stop() {
   hub_.close();
-  if (server_) server_->stop();
-  if (thread_.joinable()) thread_.join();
+  if (router_) router_->set_serving(false, -1);  // ends content providers (live streams)
+  if (gate_) gate_->stop();
 }
+
+int HttpServer::open_connections() const { return gate_ ? gate_->open_connections() : 0; }
 
 void HttpServer::add_routes() {
   httplib::Server& s = *server_;
@@ -95,7 +147,7 @@ void HttpServer::add_routes() {
       // The login link (/?token=...): remember the token in a cookie and drop it from the URL.
       if (!is_api_path(req.path) && req.has_param("token")) {
         res.set_header("Set-Cookie", token_cookie(options_.token));
-        res.set_redirect(req.path);
+        res.set_redirect(login_redirect_target(req.path));
         return httplib::Server::HandlerResponse::Handled;
       }
       return httplib::Server::HandlerResponse::Unhandled;
@@ -191,11 +243,11 @@ void HttpServer::add_routes() {
 
 void HttpServer::add_stream_route() {
   server_->Get("/api/stream", [this](const httplib::Request&, httplib::Response& res) {
-    if (streams_.fetch_add(1) >= options_.max_streams) {
+    if (streams_.fetch_add(1) >= options_.limits.max_streams) {
       streams_.fetch_sub(1);
       count_error("stream_limit");
       return reply_error(res, 503, "too_many_streams",
-                         "at most " + std::to_string(options_.max_streams) + " live streams at a time");
+                         "at most " + std::to_string(options_.limits.max_streams) + " live streams at a time");
     }
     res.set_header("Cache-Control", "no-store");
     res.set_header("X-Accel-Buffering", "no");

@@ -1,6 +1,9 @@
 #pragma once
-// HttpServer: ticksentry's one HTTP server (cpp-httplib, its own thread pool; nothing here runs
-// on a shard thread). It serves
+// HttpServer: ticksentry's one HTTP server; nothing here runs on a shard thread. Connections go
+// through a ConnectionGate (connection_gate.h: one epoll thread reads every request whole, with
+// connection limits, timeouts and body limits; a fixed pool of workers answers), and cpp-httplib
+// (Debian's libcpp-httplib) parses each complete request, routes it and writes the response.
+// It serves
 //   /healthz                 200 while the process is up (the only path without a token)
 //   /readyz                  200 once the pipeline runs, 503 before/after (set_ready)
 //   /metrics                 Prometheus text format of the process's registry
@@ -24,6 +27,17 @@
 #include "core/status.h"
 #include "http/admin_api.h"
 #include "http/event_hub.h"
+#include "http/http_limits.h"
+
+
+namespace ts::http {
+
+class AlertHistory;
+class AlertStream;
+class ConnectionGate;
+class LiveFeed;
+class RequestRouter;
+}  // namespace ts::http
 
 namespace httplib {
 class Server;
@@ -31,17 +45,12 @@ class Server;
 
 namespace ts::http {
 
-class AlertHistory;
-class AlertStream;
-class LiveFeed;
-
 struct HttpOptions {
   std::string bind = "127.0.0.1";  // config [http] bind; "0.0.0.0" exposes it to the network
   int port = 8080;                 // 0 = any free port (tests); see port()
   std::string token;               // required; commands generate one when none is configured
   std::string web_root;            // the built dashboard (web/dist); "" = API only
-  int max_streams = 32;            // concurrent SSE connections; more get 503
-  size_t max_body_bytes = 64 * 1024;
+  HttpLimits limits;               // connections, timeouts, sizes, threads ([http], http_limits.h)
 };
 
 class HttpServer {
@@ -55,8 +64,10 @@ class HttpServer {
   void set_models(ModelAdmin* m) { models_ = m; }
   void set_silences(SilenceAdmin* s) { silences_ = s; }
 
-  // Binds and starts serving on a thread of its own. Errors (address in use, bad bind address,
-  // missing web_root) come back as a Status; nothing is left running then.
+  // Binds (exclusively: a port another process listens on is an error naming it) and starts
+  // serving on threads of its own. Errors (address in use, bad bind address, missing web_root)
+  // come back as a Status; nothing is left running then. Raises the process's open-file limit
+  // (RLIMIT_NOFILE) towards limits.max_connections when it is lower.
   Status start();
   // Stops accepting, ends every SSE stream, joins the threads. Idempotent.
   void stop();
@@ -65,6 +76,7 @@ class HttpServer {
 
   void set_ready(bool ready) { ready_.store(ready, std::memory_order_relaxed); }
   int active_streams() const { return streams_.load(std::memory_order_relaxed); }
+  int open_connections() const;
 
  private:
   void add_routes();
@@ -75,8 +87,9 @@ class HttpServer {
   HttpOptions options_;
   EventHub& hub_;
   Metrics& metrics_;
-  std::unique_ptr<httplib::Server> server_;
-  std::thread thread_;
+  std::unique_ptr<httplib::Server> server_;  // routes (admin_routes.cpp adds to it)
+  RequestRouter* router_ = nullptr;          // the same object, as the gate's workers use it
+  std::unique_ptr<ConnectionGate> gate_;
   int port_ = 0;
   std::atomic<bool> ready_{false};
   std::atomic<int> streams_{0};

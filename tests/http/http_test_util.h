@@ -104,7 +104,8 @@ struct TestServer {
   std::unique_ptr<http::HttpServer> server;
 
   // `with_services`: false leaves models, silences and history out (their endpoints answer 503).
-  explicit TestServer(const std::string& name, bool with_services = true) {
+  // `limits`: the server's connection limits (default: HttpLimits's, with 4 streams).
+  explicit TestServer(const std::string& name, bool with_services = true, const http::HttpLimits* limits = nullptr) {
     const auto db = (scratch_dir(name) / "audit.db").string();
     writer = std::move(AuditStore::open(db)).value();
     history = std::move(http::AlertHistory::open(db)).value();
@@ -115,7 +116,8 @@ struct TestServer {
     http::HttpOptions o;
     o.port = 0;
     o.token = kToken;
-    o.max_streams = 4;
+    o.limits.max_streams = 4;
+    if (limits) o.limits = *limits;
     server = std::make_unique<http::HttpServer>(o, hub, metrics);
     server->set_alert_stream(stream.get());
     server->set_live_feed(live.get());
