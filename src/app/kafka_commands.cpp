@@ -138,7 +138,7 @@ int KafkaCommands::publish(const std::atomic<bool>& stop) const {
     }
     for (size_t i = 0; i < n && !stop.load(); ++i) {
       const Event& e = batch[i];
-      (void)pacer.wait_until_due(e.exch_ts_ns, stop);
+      if (!pacer.wait_until_due(e.exch_ts_ns, stop)) break;  // SIGINT during the wait: not sent
       const RefData& ref = symbols.ref(e.symbol);
       WireEvent w{e, ref.name, ref.prev_close, ref.is_st};
       std::span<const uint8_t> bytes;

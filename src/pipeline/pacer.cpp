@@ -7,7 +7,7 @@
 
 namespace ts {
 
-int64_t Pacer::wait_until_due(int64_t exch_ts_ns, const std::atomic<bool>& stop) {
+std::optional<int64_t> Pacer::wait_until_due(int64_t exch_ts_ns, const std::atomic<bool>& stop, int64_t deadline_ns) {
   int64_t now = mono_ns();
   if (unpaced()) return now;
   if (!started_) {
@@ -28,10 +28,12 @@ int64_t Pacer::wait_until_due(int64_t exch_ts_ns, const std::atomic<bool>& stop)
   // 0.9-2.0 ms over 5 runs. Sleeping at least 100 µs releases events in small bursts (as a
   // NIC or Kafka consumer delivers them), stamped when released, and leaves a core free.
   while (now < due) {
-    if (stop.load(std::memory_order_relaxed)) return now;
-    std::this_thread::sleep_for(std::chrono::nanoseconds(std::clamp<int64_t>(due - now, 100'000, 50'000'000)));
+    if (stop.load(std::memory_order_relaxed) || now >= deadline_ns) return std::nullopt;
+    const int64_t wake = std::min(due, deadline_ns);
+    std::this_thread::sleep_for(std::chrono::nanoseconds(std::clamp<int64_t>(wake - now, 100'000, 50'000'000)));
     now = mono_ns();
   }
+  if (now > deadline_ns && due > deadline_ns) return std::nullopt;  // overslept past the deadline
   return now;
 }
 

@@ -7,6 +7,8 @@
 // released together, as a network source delivers them.
 #include <atomic>
 #include <cstdint>
+#include <limits>
+#include <optional>
 
 namespace ts {
 
@@ -14,9 +16,12 @@ class Pacer {
  public:
   Pacer(double speed, double rate) : speed_(speed), rate_(rate) {}
   bool unpaced() const { return speed_ <= 0 && rate_ <= 0; }
-  // Blocks until the event may be released, or until `stop` is set (checked at least every
-  // 50 ms while sleeping); returns the monotonic time it was released.
-  int64_t wait_until_due(int64_t exch_ts_ns, const std::atomic<bool>& stop);
+  // Blocks until the event may be released and returns the monotonic time it was released; or
+  // returns nullopt without releasing it when `stop` is set (checked at least every 50 ms while
+  // sleeping) or the monotonic clock reaches `deadline_ns` (the run's --duration) first. A paced
+  // replay can sleep minutes for the next event (a lunch break): both end that sleep on time.
+  std::optional<int64_t> wait_until_due(int64_t exch_ts_ns, const std::atomic<bool>& stop,
+                                        int64_t deadline_ns = std::numeric_limits<int64_t>::max());
 
  private:
   double speed_;

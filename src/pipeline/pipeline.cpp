@@ -179,7 +179,15 @@ RunSummary Pipeline::run(Source& source, InputErrors& source_errors, const std::
     }
     for (size_t i = 0; i < n; ++i) {
       Event& e = batch[i];
-      e.recv_ts_ns = pacer.wait_until_due(e.exch_ts_ns, stop);
+      // A paced run can sleep long for one event (a market's lunch break): the wait itself
+      // ends at the deadline or on SIGINT, and the event it waited for is not released.
+      const std::optional<int64_t> released = pacer.wait_until_due(e.exch_ts_ns, stop, end_ns);
+      if (!released) {
+        summary.events += i;
+        summary.interrupted = true;
+        goto drained;  // NOLINT: leave both loops; the rest of the batch is not consumed
+      }
+      e.recv_ts_ns = *released;
       ++by_kind[static_cast<int>(e.kind)];
       auto& ring = *shards[e.symbol % uint32_t(nshards)].ring;
       if (!ring.try_push(e)) {

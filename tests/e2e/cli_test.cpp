@@ -132,6 +132,22 @@ TEST(Cli, RunWithDurationStopsOnTime) {
   EXPECT_GT(j["events"].get<uint64_t>(), 1000u) << "real-time simulator produces events";
 }
 
+// Paced replay of a real day: the first events of a trading day are minutes apart (the call
+// auction, then the open), and --duration used to wait for the next one (--duration 6 ran 57 s).
+TEST(Cli, PacedReplayWithDurationStopsOnTime) {
+  TS_REQUIRE_DATA(::ts::testing::sse_day_dir());
+  auto dir = testing::scratch_dir("cli_paced_duration");
+  const auto t0 = std::chrono::steady_clock::now();
+  auto o = run_bin({"replay", "--format", "sse-l2", testing::sse_day_dir().string(), "--speed", "1", "--duration", "3",
+                    "--no-stdout", "--summary-json", "s.json"},
+                   dir);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_LT(s, 3.0 + 5.0) << "--duration 3 ran " << s << " s";
+  auto j = read_json(dir / "s.json");
+  EXPECT_TRUE(j["interrupted"].get<bool>());
+}
+
 }  // namespace
 }  // namespace ts
 
