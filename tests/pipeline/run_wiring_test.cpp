@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <nlohmann/json.hpp>
+
 #include <regex>
 #include <string>
 
@@ -50,6 +52,81 @@ TEST(RunWiring, KafkaRunServesTheDashboardWithHttp) {
                    "127.0.0.1:0", "--no-stdout"},
                   dir, "run-kafka");
   expect_healthz_then_clean_stop(c);
+}
+
+// The production path end to end: events published to the topic are consumed by
+// `run --source kafka`, and its dashboard's /metrics and admin API show them.
+TEST(RunWiring, KafkaRunServesMetricsAndApiOverPublishedEvents) {
+  const auto dir = scratch_dir("run_wiring_kafka_api-" + std::to_string(::getpid()));
+  auto cluster = KafkaMockCluster::start(1);
+  ASSERT_TRUE(cluster.is_ok()) << cluster.status().to_string();
+  ASSERT_TRUE(cluster.value()->create_topic("md", 1).is_ok());
+  const std::string brokers = cluster.value()->bootstraps();
+  Child pub = run_child({"publish", "--format", "sim", "--symbols", "5", "--sim-seconds", "20", "--brokers", brokers,
+                         "--topic", "md"},
+                        dir, "publish", 120);
+  ASSERT_EQ(pub.exit_code, 0) << slurp(pub.err);
+  const std::string token = "kafka-wiring-token";
+  Child c = spawn({"run", "--source", "kafka", "--brokers", brokers, "--topic", "md", "--http", "127.0.0.1:0",
+                   "--http-token", token, "--no-stdout"},
+                  dir, "run-kafka-api");
+  const int port = dashboard_port(c);
+  ASSERT_GT(port, 0) << "no dashboard line; stderr:\n" << slurp(c.err);
+  httplib::Client client("127.0.0.1", port);
+  client.set_connection_timeout(10);
+  client.set_read_timeout(10);
+  client.set_bearer_token_auth(token.c_str());
+  // /metrics counts the consumed events (published once a second by the source loop).
+  std::string metrics;
+  for (int i = 0; i < 100; ++i) {
+    auto r = client.Get("/metrics");
+    ASSERT_TRUE(r) << httplib::to_string(r.error());
+    ASSERT_EQ(r->status, 200);
+    metrics = r->body;
+    const size_t at = metrics.find("\nticksentry_events_total ");
+    if (at != std::string::npos && std::stod(metrics.substr(at + 25)) > 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  const size_t at = metrics.find("\nticksentry_events_total ");
+  ASSERT_NE(at, std::string::npos) << metrics.substr(0, 2000);
+  EXPECT_GT(std::stod(metrics.substr(at + 25)), 0.0) << "no consumed event on /metrics";
+  auto r = client.Get("/readyz");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+  r = client.Get("/api/info");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200);
+  const auto info = nlohmann::json::parse(r->body);
+  EXPECT_TRUE(info["services"]["market"].get<bool>()) << r->body;
+  EXPECT_TRUE(info["services"]["alerts"].get<bool>()) << r->body;
+  r = client.Get("/api/symbols");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200);
+  EXPECT_GT(r->body.size(), 2u) << "no symbol on the Kafka run's dashboard: " << r->body;
+  // Without the token: 401, the API is not open on the production path either.
+  httplib::Client anon("127.0.0.1", port);
+  r = anon.Get("/api/info");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 401);
+  kill(c.pid, SIGINT);
+  EXPECT_EQ(wait_child(c, 60), 0) << slurp(c.err);
+}
+
+// Issue 27: two processes must never share the dashboard's port; an explicit --http on a taken
+// port is exit 2 naming it.
+TEST(RunWiring, ASecondRunOnATakenPortExitsTwo) {
+  const auto dir = scratch_dir("run_wiring_port-" + std::to_string(::getpid()));
+  Child first = spawn({"run", "--symbols", "5", "--http", "127.0.0.1:0", "--no-stdout"}, dir, "first");
+  const int port = dashboard_port(first);
+  ASSERT_GT(port, 0) << slurp(first.err);
+  Child second = run_child({"run", "--symbols", "5", "--http", "127.0.0.1:" + std::to_string(port), "--no-stdout",
+                            "--duration", "5"},
+                           dir, "second", 60);
+  EXPECT_EQ(second.exit_code, 2) << slurp(second.err);
+  EXPECT_NE(slurp(second.err).find("port " + std::to_string(port) + " is in use"), std::string::npos)
+      << slurp(second.err);
+  kill(first.pid, SIGINT);
+  EXPECT_EQ(wait_child(first, 60), 0) << slurp(first.err);
 }
 
 TEST(RunWiring, SimulatorRunServesTheDashboardWithHttp) {
