@@ -110,7 +110,10 @@ ChunkedDecoder::State ChunkedDecoder::feed(std::string_view in, std::string* bod
     // A line: size, the CRLF after data, or a trailer line.
     const char c = in[i++];
     if (c != '\n') {
-      if (line_.size() >= kMaxLine) state_ = State::kBad;
+      // After a chunk's data only its CRLF may come; any other line is bounded.
+      if (line_.size() >= kMaxLine || (phase_ == Phase::kDataEnd && (c != '\r' || !line_.empty()))) {
+        state_ = State::kBad;
+      }
       line_ += c;
       continue;
     }

@@ -145,6 +145,17 @@ TEST(HttpLimits, ChunkedBodyWithinTheLimitReachesTheHandler) {
   ::close(fd);
 }
 
+TEST(HttpLimits, AmbiguousBodyFramingIs400AndClosed) {
+  TestServer s("http_smuggling");
+  const int fd = raw_connect(s.server->port());
+  // Content-Length and chunked at once: the smuggled request after it must never be answered.
+  ASSERT_TRUE(raw_send(fd, "POST /api/silences HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + kToken +
+                               "\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n" +
+                               get_request("/api/silences", true)));
+  EXPECT_EQ(raw_read_statuses(fd, 2, 3000), std::vector<int>{400});
+  ::close(fd);
+}
+
 TEST(HttpLimits, ConnectionsPerClientAndInTotalAreBounded) {
   http::HttpLimits l;
   l.max_connections = 16;
