@@ -108,6 +108,9 @@ Status HttpServer::start() {
   const int listen_fd = fd.value();
   port_ = socket_port(listen_fd);
   server_->set_payload_max_length(size_t(limits.max_body_bytes));
+  // Only for the "Keep-Alive: timeout=, max=" header the library writes: the gate enforces both.
+  server_->set_keep_alive_timeout(std::max(1, limits.idle_timeout_ms / 1000));
+  server_->set_keep_alive_max_count(kKeepAliveMaxRequests);
   add_routes();
   router_->set_serving(true, listen_fd);
   auto answer = [this](Connection& c) {

@@ -78,6 +78,16 @@ TEST(Cli, ConfigTypoIsAClearError) {
   EXPECT_NE(o.err.find("sim.symbolz"), std::string::npos) << o.err;
 }
 
+// [http] port = 70000 used to bind port 4464 (70000 cut to 16 bits) while logging 70000.
+TEST(Cli, HttpPortOutOfRangeIsAClearError) {
+  auto dir = testing::scratch_dir("cli_http_port");
+  std::ofstream(dir / "port.toml") << "[http]\nport = 70000\n";
+  auto o = run_bin({"run", "--config", "port.toml", "--duration", "1", "--symbols", "5", "--no-stdout"}, dir);
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_NE(o.err.find("http.port"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("70000"), std::string::npos) << o.err;
+}
+
 TEST(Cli, ReplayLobsterWritesSummaryJson) {
   TS_REQUIRE_DATA(::ts::testing::lobster_file("GOOG", "message", 10));
   auto dir = testing::scratch_dir("cli_lobster");
