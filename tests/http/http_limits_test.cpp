@@ -9,6 +9,7 @@
 
 #include "core/config.h"
 #include "http/dashboard.h"
+#include "http/listen_socket.h"
 #include "http_test_util.h"
 #include "raw_client.h"
 
@@ -58,7 +59,7 @@ TEST(HttpLimits, SlowClientsDoNotStopHealthz) {
     const double ms = ms_since(t0);
     ::close(fd);
     EXPECT_EQ(raw_status(r), 200) << r;
-    EXPECT_LT(ms, 500) << "/healthz waited behind slow clients";
+    EXPECT_LT(ms, 1000) << "/healthz waited behind slow clients (before the gate: 5 s and more)";
   }
   EXPECT_GE(s.server->open_connections(), 200);
 }
@@ -186,6 +187,42 @@ TEST(HttpLimits, ConnectionsPerClientAndInTotalAreBounded) {
   ::close(fd);
 }
 
+// How many of `n` connects to `port` complete within `timeout_ms` while nobody accepts: what the
+// listen backlog holds (beyond it the kernel drops SYNs and a client waits a 1 s retry).
+int connects_completed(int port, int n, int timeout_ms) {
+  Fds fds;
+  for (int i = 0; i < n; ++i) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    sockaddr_in dst{};
+    dst.sin_family = AF_INET;
+    dst.sin_port = htons(uint16_t(port));
+    inet_pton(AF_INET, "127.0.0.1", &dst.sin_addr);
+    (void)::connect(fd, reinterpret_cast<sockaddr*>(&dst), sizeof(dst));
+    fds.fds.push_back(fd);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(timeout_ms));
+  int done = 0;
+  for (int fd : fds.fds) {
+    int err = -1;
+    socklen_t len = sizeof(err);
+    pollfd p{fd, POLLOUT, 0};
+    if (::poll(&p, 1, 0) > 0 && ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0) ++done;
+  }
+  return done;
+}
+
+TEST(HttpLimits, TheListenBacklogHoldsABurstOf500) {
+  // cpp-httplib listened with a backlog of 5: 22 % of 500 concurrent requests timed out.
+  auto fd = http::listen_tcp("127.0.0.1", 0, http::HttpLimits{}.listen_backlog);
+  ASSERT_TRUE(fd.is_ok()) << fd.status().to_string();
+  EXPECT_EQ(connects_completed(http::socket_port(fd.value()), 500, 300), 500);
+  ::close(fd.value());
+  auto small = http::listen_tcp("127.0.0.1", 0, 5);  // the old backlog, for contrast
+  ASSERT_TRUE(small.is_ok());
+  EXPECT_LT(connects_completed(http::socket_port(small.value()), 500, 300), 500);
+  ::close(small.value());
+}
+
 TEST(HttpLimits, ABurstOf500ConnectionsIsAnswered) {
   TestServer s("http_burst");
   std::vector<std::thread> clients;
@@ -195,12 +232,12 @@ TEST(HttpLimits, ABurstOf500ConnectionsIsAnswered) {
       const std::string src = "127.0.5." + std::to_string(1 + i / 50);
       const int fd = raw_connect(s.server->port(), src.c_str());
       if (fd < 0) return;
-      if (raw_send(fd, get_request("/healthz")) && raw_status(raw_read_response(fd, 900)) == 200) ++ok;
+      if (raw_send(fd, get_request("/healthz")) && raw_status(raw_read_response(fd, 10000)) == 200) ++ok;
       ::close(fd);
     });
   }
   for (auto& t : clients) t.join();
-  EXPECT_EQ(ok.load(), 500) << "connections dropped from the listen backlog wait a SYN retry (1 s)";
+  EXPECT_EQ(ok.load(), 500);
 }
 
 TEST(HttpLimits, LoginLinkRedirectsOnlyWithinTheServer) {
