@@ -20,6 +20,10 @@ struct CommonOptions {
   std::optional<int> shards;
   std::optional<std::string> jsonl_path;   // default: sinks.jsonl ("ticksentry-alerts.jsonl")
   std::optional<std::string> audit_db;     // default: sinks.audit_db ("ticksentry-audit.db")
+  // A JSONL file or SQLite audit store that already holds alerts is refused (exit 2) unless
+  // --append (or [sinks] append = true): then this run adds the alerts not there yet.
+  bool append = false;
+  std::string out_dir;  // --out-dir: relative output paths resolve here (created if missing)
   bool no_stdout = false;
   std::string model_path;                 // --model: ONNX/plan for model alerts (overrides [model] path)
   std::string summary_json;
