@@ -82,7 +82,8 @@ int main(int argc, char** argv) {
   ts::ReplayFailureCommand replay_failure(app);  // replay-failure
   ts::ModelsCommand models_command(app);      // models: list, promote, rollback
   ts::KafkaCommands kafka_commands(app);      // publish, mock-kafka
-  ts::AuditCommand audit_command(app);        // audit deliveries
+  ts::AuditCommand audit_command(app);        // audit deliveries, audit alerts
+  ts::ExplainCommand explain_command(app);    // explain ID
 
   try {
     app.parse(argc, argv);
@@ -105,6 +106,7 @@ int main(int argc, char** argv) {
     if (auto rc = models_command.run()) return *rc;
     if (auto rc = kafka_commands.run(g_stop)) return *rc;
     if (auto rc = audit_command.run()) return *rc;
+    if (auto rc = explain_command.run()) return *rc;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ticksentry: %s\n", e.what());
     return 2;

@@ -14,6 +14,7 @@
 // }
 #include <nlohmann/json.hpp>
 
+#include "audit/audit_store.h"
 #include "core/symbol_table.h"
 #include "detect/alert.h"
 
@@ -22,5 +23,8 @@ namespace ts {
 nlohmann::json alert_to_json(const Alert& a, const SymbolTable& symbols);
 nlohmann::json alert_values_json(const Alert& a);
 nlohmann::json alert_features_json(const Alert& a);
+// A stored alert (AlertRecord) in the same schema, less what the store does not keep (the model
+// object: see model_inputs) and with latency_ns holding only "total" beside the stage deltas.
+nlohmann::json alert_record_json(const AlertRecord& r);
 
 }  // namespace ts
