@@ -25,6 +25,7 @@ struct CommonOptions {
   bool append = false;
   std::string out_dir;  // --out-dir: relative output paths resolve here (created if missing)
   bool no_stdout = false;
+  bool no_notify = false;  // --no-notify: [notify] is checked but no receiver is contacted
   std::string model_path;                 // --model: ONNX/plan for model alerts (overrides [model] path)
   std::string summary_json;
   std::string log_level = "info";

@@ -42,6 +42,7 @@ int main(int argc, char** argv) {
     c->add_flag("--append", common.append, "add to the JSONL file / audit store of a previous run (default: refuse)");
     c->add_option("--out-dir", common.out_dir, "write this run's files (JSONL, audit store, summary) to this folder");
     c->add_flag("--no-stdout", common.no_stdout, "do not print alerts to stdout");
+    c->add_flag("--no-notify", common.no_notify, "send no notification ([notify] is still checked): replaying history");
     c->add_option("--model", common.model_path, "ONNX model or plan for model alerts (overrides [model] path)");
     c->add_option("--summary-json", common.summary_json, "write the run summary as JSON");
     c->add_option("--log-level", common.log_level, "trace, debug, info, warn, error, off");

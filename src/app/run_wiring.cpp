@@ -16,6 +16,7 @@
 #include "core/log.h"
 #include "http/alert_stream.h"
 #include "http/dashboard.h"
+#include "notify/notify_config.h"
 #include "notify/notify_sink.h"
 
 namespace ts {
@@ -148,8 +149,18 @@ Result<ModelServing> attach_model(Pipeline& p, const Config& config, const Commo
 // `out` receives the sink (null without [notify]), so the dashboard can share its silences.
 // Deliveries are recorded in the audit store the alerts go to (table notify_deliveries): the
 // SQLite file, or the PostgreSQL database with [sinks] audit_backend = "postgres".
-bool add_notify_sink(Pipeline& p, const Config& config, const RunOutputs& outputs, const SymbolTable& symbols,
-                     std::shared_ptr<notify::NotifySink>* out) {
+bool add_notify_sink(Pipeline& p, const Config& config, const CommonOptions& c, const RunOutputs& outputs,
+                     const SymbolTable& symbols, std::shared_ptr<notify::NotifySink>* out) {
+  if (c.no_notify) {
+    // Replaying history must never page anyone: the section is read and checked (a bad one is
+    // still exit 2), but no notifier, outbox or receiver is made.
+    if (notify::has_notify_section(config)) {
+      (void)notify::read_notify_config(config);
+      spdlog::info("notifications off (--no-notify): [notify] checked, no receiver will be contacted");
+    }
+    *out = nullptr;
+    return true;
+  }
   auto sink = notify::make_notify_sink(config, symbols, &p.metrics(), outputs.audit_db, outputs.postgres_dsn);
   if (!sink.is_ok()) {
     std::fprintf(stderr, "ticksentry: %s\n", sink.status().to_string().c_str());
@@ -179,7 +190,7 @@ bool RunWiring::build(const RunSetup& setup) {
     return false;
   }
   model_ = std::move(model).value();
-  if (!add_notify_sink(*pipeline_, config_, outputs_, symbols_, &notify_)) return false;
+  if (!add_notify_sink(*pipeline_, config_, common_, outputs_, symbols_, &notify_)) return false;
   dashboard_ = make_dashboard(config_, common_, outputs_, symbols_, *pipeline_, setup.dashboard_default);
   // Silences made in the dashboard mute notifications too: one SilenceStore.
   if (dashboard_ && notify_) dashboard_->set_silence_store(&notify_->notifier().silences());
