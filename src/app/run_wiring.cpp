@@ -171,6 +171,17 @@ bool add_notify_sink(Pipeline& p, const Config& config, const CommonOptions& c, 
   return true;
 }
 
+// The whole configuration is read and checked before anything slow starts (a model build takes
+// seconds; a notifier starts threads): a bad value or an unknown key in any section is exit 2
+// first. The sections read later ([model], [notify], [http]) are read here once more for that.
+bool check_config_before_start(const Config& config, bool dashboard_default) {
+  const serve::ServeOptions serve = serve::ServeOptions::from_config(config.section("model"));
+  (void)ModelAlertOptions::from_config(config.section("model"), serve.window_rows);
+  if (notify::has_notify_section(config)) (void)notify::read_notify_config(config);
+  (void)http::DashboardOptions::from_config(config.section("http"), dashboard_default);
+  return check_unread(config);
+}
+
 }  // namespace
 
 RunWiring::RunWiring(const Config& config, const CommonOptions& common, SymbolTable& symbols)
@@ -184,6 +195,7 @@ bool RunWiring::build(const RunSetup& setup) {
   pipeline_ = std::make_unique<Pipeline>(symbols_, config_, options_);
   if (!add_sinks(*pipeline_, config_, common_, outputs_, setup.kafka, &jsonl_, &alerts_topic_)) return false;
   to_stdout_ = config_.section("sinks").get("stdout", true) && !common_.no_stdout;
+  if (!check_config_before_start(config_, setup.dashboard_default)) return false;
   auto model = attach_model(*pipeline_, config_, common_, outputs_, options_);
   if (!model.is_ok()) {
     std::fprintf(stderr, "ticksentry: %s\n", model.status().to_string().c_str());
@@ -195,7 +207,6 @@ bool RunWiring::build(const RunSetup& setup) {
   // Silences made in the dashboard mute notifications too: one SilenceStore.
   if (dashboard_ && notify_) dashboard_->set_silence_store(&notify_->notifier().silences());
   if (dashboard_ && model_.admin) dashboard_->set_models(model_.admin.get());
-  if (!check_unread(config_)) return false;
   if (!start_dashboard(dashboard_.get(), common_)) return false;
   spdlog::info("alerts to: {}", describe_outputs(false));
   return true;

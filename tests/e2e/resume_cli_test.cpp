@@ -128,3 +128,34 @@ TEST(ResumeCli, OutDirKeepsOneRunsFilesTogether) {
 
 }  // namespace
 }  // namespace ts::testing
+
+namespace ts::testing {
+namespace {
+
+// The whole configuration is checked before anything slow starts: with a model that would fail
+// to open (or take seconds to build), a typo in [notify] or an unknown key elsewhere is what the
+// user hears about, and the model is never touched.
+TEST(ConfigCli, WholeConfigIsCheckedBeforeTheModelIsBuilt) {
+  const auto goog = lobster_file("GOOG", "message", 10);
+  TS_REQUIRE_DATA(goog);
+  const auto dir = scratch_dir("config_before_model");
+  {
+    std::ofstream(dir / "notify.toml") << "[model]\npath = \"missing.onnx\"\n"
+                                          "[notify]\n[[notify.receivers]]\nname = \"desk\"\ntype = \"webhook\"\n"
+                                          "url = \"http://127.0.0.1:9/x\"\n[notify.route]\nreceiver = \"desk\"\n"
+                                          "group_wiat_ms = 0\n";
+    std::ofstream(dir / "sinks.toml") << "[model]\npath = \"missing.onnx\"\n[sinks]\njsnol = \"a.jsonl\"\n";
+  }
+  for (const char* cfg : {"notify.toml", "sinks.toml"}) {
+    const auto o = run_bin({"replay", "--format", "lobster", goog.string(), "--config", cfg, "--no-stdout", "--http",
+                            "off", "--jsonl", "", "--audit-db", ""},
+                           dir);
+    EXPECT_EQ(o.exit_code, 2) << cfg;
+    EXPECT_EQ(o.err.find("missing.onnx"), std::string::npos) << cfg << ": the model was opened first:\n" << o.err;
+    EXPECT_NE(o.err.find(std::string(cfg) == "sinks.toml" ? "sinks.jsnol" : "group_wiat_ms"), std::string::npos)
+        << cfg << ":\n" << o.err;
+  }
+}
+
+}  // namespace
+}  // namespace ts::testing
