@@ -45,6 +45,7 @@ struct RunOptions {
 struct ReplayOptions {
   std::string format;
   std::vector<std::string> paths;
+  std::vector<std::string> symbol_globs;  // --symbol: only these symbols (app/symbol_filter.h)
 };
 
 struct RecordOptions {
@@ -54,6 +55,7 @@ struct RecordOptions {
   std::optional<int> symbols;
   std::optional<uint64_t> seed;
   std::optional<double> sim_seconds;
+  std::vector<std::string> symbol_globs;  // --symbol: only these symbols
 };
 
 int command_run(const CommonOptions& common, const RunOptions& opts, const std::atomic<bool>& stop);

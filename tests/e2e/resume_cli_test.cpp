@@ -159,3 +159,66 @@ TEST(ConfigCli, WholeConfigIsCheckedBeforeTheModelIsBuilt) {
 
 }  // namespace
 }  // namespace ts::testing
+
+namespace ts::testing {
+namespace {
+
+std::map<uint64_t, std::string> ids_and_symbols(const std::filesystem::path& p) {
+  std::map<uint64_t, std::string> out;
+  std::ifstream in(p);
+  for (std::string line; std::getline(in, line);) {
+    const auto j = nlohmann::json::parse(line);
+    out[j.at("id").get<uint64_t>()] = j.at("symbol").get<std::string>();
+  }
+  return out;
+}
+
+// --symbol on replay: one stock of a two-stock day raises exactly the alerts it raises in the
+// full replay (symbols are independent in every stage); on record: only its events are written.
+TEST(SymbolCli, ReplayAndRecordKeepOnlyTheSymbolsAsked) {
+  const auto goog = lobster_file("GOOG", "message", 10), aapl = lobster_file("AAPL", "message", 1);
+  TS_REQUIRE_DATA(goog);
+  TS_REQUIRE_DATA(aapl);
+  const auto dir = scratch_dir("symbol_cli");
+  const std::vector<std::string> base = {"replay", "--format", "lobster", goog.string(), aapl.string(),
+                                         "--no-stdout", "--http", "off", "--audit-db", ""};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_bin(args, dir);
+  };
+  auto o = with({"--jsonl", "all.jsonl"});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  std::map<uint64_t, std::string> want;
+  std::set<std::string> seen;
+  for (const auto& [id, sym] : ids_and_symbols(dir / "all.jsonl")) {
+    seen.insert(sym);
+    if (sym == "GOOG") want[id] = sym;
+  }
+  ASSERT_EQ(seen.size(), 2u) << "both stocks alert in the full replay: the test needs that";
+  ASSERT_FALSE(want.empty());
+  o = with({"--jsonl", "goog.jsonl", "--symbol", "GO*"});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(ids_and_symbols(dir / "goog.jsonl"), want);
+  EXPECT_NE(o.err.find("--symbol: 1 symbols kept"), std::string::npos) << o.err;
+  o = with({"--jsonl", "none.jsonl", "--symbol", "MSFT"});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.err.find("--symbol matched no symbol"), std::string::npos) << o.err;
+
+  o = run_bin({"record", "--format", "lobster", goog.string(), aapl.string(), "--symbol", "AAPL", "--out", "aapl.csv"},
+              dir);
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  std::ifstream csv(dir / "aapl.csv");
+  std::string line;
+  size_t rows = 0, goog_rows = 0;
+  std::getline(csv, line);  // header
+  while (std::getline(csv, line)) {
+    ++rows;
+    goog_rows += line.find(",GOOG,") != std::string::npos;
+  }
+  EXPECT_GT(rows, 1000u);
+  EXPECT_EQ(goog_rows, 0u);
+}
+
+}  // namespace
+}  // namespace ts::testing
