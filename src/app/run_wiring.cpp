@@ -17,6 +17,7 @@
 #include "http/alert_stream.h"
 #include "http/dashboard.h"
 #include "notify/notify_config.h"
+#include "notify/notifier.h"
 #include "notify/notify_sink.h"
 
 namespace ts {
@@ -253,6 +254,14 @@ Status RunWiring::write_summary_json(const RunSummary& summary) const {
     o["jsonl_repaired_bytes"] = jsonl_->repaired_bytes();
   }
   j["outputs"] = std::move(o);
+  if (notify_) {
+    auto counts = notify_->notifier().outbox().counts();
+    if (counts.is_ok()) {
+      j["notify"] = {{"pending", counts.value().pending},
+                     {"delivered", counts.value().delivered},
+                     {"dead", counts.value().dead}};
+    }
+  }
   std::ofstream out(outputs_.summary_json, std::ios::trunc);
   out << j.dump(2) << '\n';
   if (!out) return Status(StatusCode::kIoError, "writing " + outputs_.summary_json);
@@ -268,6 +277,18 @@ RunSummary RunWiring::run(Source& source, InputErrors& source_errors, const std:
 int RunWiring::finish(const RunSummary& summary) const {
   summary.print(stderr);
   std::fprintf(stderr, "alerts went to: %s\n", describe_outputs(true).c_str());
+  if (notify_) {
+    // Said at the end, in plain words: what the notifier could not deliver before it stopped.
+    auto counts = notify_->notifier().outbox().counts();
+    if (counts.is_ok() && counts.value().pending > 0) {
+      std::fprintf(stderr,
+                   "notifications: %lld still pending in the outbox (not delivered before the run ended); the next "
+                   "run with the same [notify] outbox_db delivers them\n",
+                   (long long)counts.value().pending);
+    } else if (counts.is_ok()) {
+      std::fprintf(stderr, "notifications: none pending\n");
+    }
+  }
   if (!outputs_.summary_json.empty()) {
     if (Status st = write_summary_json(summary); !st.is_ok()) {
       std::fprintf(stderr, "ticksentry: %s\n", st.to_string().c_str());

@@ -112,6 +112,33 @@ TEST(NotifyReplay, NoNotifyContactsNoReceiverButStillChecksTheSection) {
   EXPECT_NE(o.err.find("notify.route.receiver: no receiver named 'nobody'"), std::string::npos) << o.err;
 }
 
+// A receiver that is down when the run ends: the run says how many notifications are still
+// pending (stderr and the summary JSON) instead of ending as if all went out.
+TEST(NotifyReplay, PendingNotificationsAreReportedAtShutdown) {
+  TS_REQUIRE_DATA(testing::lobster_file("GOOG", "message", 10));
+  auto dir = testing::scratch_dir("notify_replay_pending");
+  {
+    std::ofstream cfg(dir / "ticksentry.toml");
+    cfg << "[notify]\noutbox_db = \"outbox.db\"\ndrain_ms = 200\n"
+           "[[notify.receivers]]\nname = \"desk\"\ntype = \"webhook\"\nurl = \"http://127.0.0.1:9/down\"\n"
+           "[notify.route]\nreceiver = \"desk\"\ngroup_wait_ms = 0\n";
+  }
+  const auto o = testing::run_bin({"replay", "--format", "lobster", testing::lobster_file("GOOG", "message", 10).string(),
+                                   "--config", "ticksentry.toml", "--no-stdout", "--jsonl", "", "--http", "off",
+                                   "--summary-json", "s.json"},
+                                  dir);
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  auto outbox = Outbox::open((dir / "outbox.db").string());
+  ASSERT_TRUE(outbox.is_ok());
+  const int64_t pending = outbox.value()->counts().value().pending;
+  ASSERT_GT(pending, 0) << "the receiver is down: something must be pending";
+  EXPECT_NE(o.err.find("notifications: " + std::to_string(pending) + " still pending in the outbox"), std::string::npos)
+      << o.err;
+  std::ifstream sj(dir / "s.json");
+  const auto summary = nlohmann::json::parse(sj);
+  EXPECT_EQ(summary["notify"]["pending"].get<int64_t>(), pending);
+}
+
 TEST(NotifyReplay, BadNotifySectionIsAClearStartupError) {
   // The source opens before the config's [notify] section is checked: it needs the file.
   TS_REQUIRE_DATA(testing::lobster_file("GOOG", "message", 10));
