@@ -51,6 +51,13 @@ std::string us(int64_t ns) {
 
 int64_t delta(int64_t later, int64_t earlier) { return later > 0 && earlier > 0 ? later - earlier : -1; }
 
+// A price as stored, without format_number's rounding to 4 significant digits (564.59, not 564.6).
+std::string price_text(double price) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.10g", price);
+  return buf;
+}
+
 }  // namespace
 
 CLI::App* add_audit_alerts(CLI::App* audit, AuditAlertsOptions* o) {
@@ -93,7 +100,7 @@ int run_audit_alerts(const AuditAlertsOptions& o) {
               "id", "values (threshold)");
   for (const auto& r : rows.value()) {
     std::printf("%-30s  %-12s %-22s %-8s %12s  %-16llu  %s\n", format_utc_ns(r.exch_ts_ns).c_str(), r.symbol.c_str(),
-                r.type.c_str(), r.severity.c_str(), format_number(r.price).c_str(), (unsigned long long)r.alert_id,
+                r.type.c_str(), r.severity.c_str(), price_text(r.price).c_str(), (unsigned long long)r.alert_id,
                 values_text(r).c_str());
   }
   std::printf("(%zu alerts, newest first, from %s)\n", rows.value().size(), reader.value()->describe().c_str());
@@ -137,7 +144,7 @@ std::optional<int> ExplainCommand::run() {
   std::printf("alert %llu: %s %s %s\n", (unsigned long long)r.alert_id, r.symbol.c_str(), r.type.c_str(), r.severity.c_str());
   std::printf("  exchange time   %s (%lld ns)\n", format_utc_ns(r.exch_ts_ns).c_str(), (long long)r.exch_ts_ns);
   std::printf("  event sequence  %llu\n", (unsigned long long)r.event_seq);
-  std::printf("  price           %s (%lld ticks)\n", format_number(r.price).c_str(), (long long)r.price_ticks);
+  std::printf("  price           %s (%lld ticks)\n", price_text(r.price).c_str(), (long long)r.price_ticks);
   std::printf("  fired on\n");
   for (const auto& v : r.values) {
     std::printf("    %-24s %14s  %s %s\n", v.name.c_str(), format_number(v.value).c_str(),
