@@ -37,6 +37,14 @@ std::string io_error(const std::string& what, const std::string& path) {
 
 Result<JsonlContents> jsonl_read_contents(const std::string& path) {
   JsonlContents c;
+  // Only a regular file holds a previous run: /dev/stdout, a FIFO or a terminal is written to
+  // as it is (reading one would block or consume someone else's data).
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return c;
+    return Status(StatusCode::kIoError, io_error("stat", path));
+  }
+  if (!S_ISREG(st.st_mode)) return c;
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) {
     if (errno == ENOENT) return c;

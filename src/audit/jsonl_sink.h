@@ -24,7 +24,8 @@ struct JsonlContents {
   std::unordered_set<uint64_t> ids;
 };
 
-// Reads `path` (absent = empty). kIoError when it exists but cannot be read.
+// Reads `path` (absent, or not a regular file such as /dev/stdout or a FIFO = empty). kIoError
+// when it exists but cannot be read.
 Result<JsonlContents> jsonl_read_contents(const std::string& path);
 
 class JsonlSink : public AlertSink {

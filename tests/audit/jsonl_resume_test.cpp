@@ -3,6 +3,7 @@
 // alert, with the same exchange time, as the SQLite row.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 
 #include <fstream>
 #include <map>
@@ -91,6 +92,21 @@ TEST(JsonlResume, APreviousRunsFileIsRefusedWithoutAppendAndLeftAsItIs) {
   // An empty file is not a previous run.
   std::ofstream(path, std::ios::trunc).close();
   EXPECT_TRUE(JsonlSink::open(path.string(), false).is_ok());
+}
+
+// --jsonl /dev/stdout (piping alerts into jq) or a FIFO: nothing is read back from it, so opening
+// it neither blocks nor refuses.
+TEST(JsonlResume, ANonRegularFileIsWrittenAsItIs) {
+  const auto dir = scratch_dir("jsonl_fifo");
+  const auto fifo = dir / "alerts.fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  auto c = jsonl_read_contents(fifo.string());
+  ASSERT_TRUE(c.is_ok()) << c.status().to_string();
+  EXPECT_EQ(c.value().alerts, 0u);
+  auto dev_null = JsonlSink::open("/dev/null", false);
+  ASSERT_TRUE(dev_null.is_ok()) << dev_null.status().to_string();
+  SymbolTable symbols;
+  EXPECT_TRUE(dev_null.value()->write(real_alert(symbols.intern("600519.SH"), 1), symbols).is_ok());
 }
 
 TEST(AlertIdentity, JsonlReadAsDoublesMatchesTheSqliteRow) {
