@@ -66,10 +66,12 @@ AuditCommand::AuditCommand(CLI::App& app) {
   deliveries_->add_option("--state", state_, "only this state")->check(CLI::IsMember({"pending", "delivered", "failed"}));
   deliveries_->add_option("--limit", limit_, "newest N rows (default 50)")->check(CLI::Range(1, 1'000'000));
   deliveries_->add_flag("--json", json_, "one JSON object per line instead of a table");
+  alerts_ = add_audit_alerts(cmd_, &alerts_options_);
 }
 
 std::optional<int> AuditCommand::run() {
   if (!*cmd_) return std::nullopt;
+  if (*alerts_) return run_audit_alerts(alerts_options_);
   if (!config_path_.empty()) {
     Config config = Config::load_file(config_path_);  // a bad file throws: exit 2 with its message
     auto s = config.section("sinks");

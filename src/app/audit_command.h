@@ -12,6 +12,8 @@
 #include <optional>
 #include <string>
 
+#include "app/audit_alerts.h"
+
 namespace CLI {
 class App;
 }
@@ -26,6 +28,8 @@ class AuditCommand {
  private:
   CLI::App* cmd_ = nullptr;
   CLI::App* deliveries_ = nullptr;
+  CLI::App* alerts_ = nullptr;  // audit alerts (app/audit_alerts.h)
+  AuditAlertsOptions alerts_options_;
   std::string audit_db_ = "ticksentry-audit.db";
   std::string postgres_dsn_;
   std::string config_path_;

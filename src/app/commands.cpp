@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "app/run_wiring.h"
+#include "app/symbol_filter.h"
 #include "core/config.h"
 #include "core/log.h"
 #include "ingest/csv_writer.h"
@@ -30,6 +31,17 @@ SimOptions sim_options(const Config& config, std::optional<int> symbols, std::op
   if (seed) o.seed = *seed;
   if (sim_seconds) o.duration_s = *sim_seconds;
   return o;
+}
+
+// After a --symbol run: how many symbols matched and how many events of the others were skipped;
+// a glob that matched nothing is worth a warning (a typo reads as a quiet day).
+void report_symbol_filter(const SymbolFilterSource& f, const std::vector<std::string>& globs) {
+  if (globs.empty()) return;
+  if (f.symbols_kept() == 0) {
+    spdlog::warn("--symbol matched no symbol of the input: {} events skipped", f.skipped());
+  } else {
+    spdlog::info("--symbol: {} symbols kept, {} events of other symbols skipped", f.symbols_kept(), f.skipped());
+  }
 }
 
 // `run --source kafka`: consume market data from a topic (docs/kafka.md). Offsets are committed
@@ -111,8 +123,10 @@ int command_replay(const CommonOptions& c, const ReplayOptions& r, const std::at
   // LOBSTER messages carry price and side; SSE deletes and trades name orders by number only.
   const OrderTracking tracking = r.format == "lobster" ? OrderTracking::kOff : OrderTracking::kAuto;
   if (!wiring.build({.default_speed = 0.0, .order_tracking = tracking, .dashboard_default = false})) return kExitUsage;
-  spdlog::info("replay: {}", source.value()->describe());
-  RunSummary summary = wiring.run(*source.value(), source_errors, stop);
+  SymbolFilterSource filtered(*source.value(), symbols, r.symbol_globs);
+  spdlog::info("replay: {}", filtered.describe());
+  RunSummary summary = wiring.run(filtered, source_errors, stop);
+  report_symbol_filter(filtered, r.symbol_globs);
   return wiring.finish(summary);
 }
 
@@ -132,6 +146,7 @@ int command_record(const RecordOptions& r, const std::atomic<bool>& stop) {
     }
     source = std::move(opened).value();
   }
+  SymbolFilterSource filtered(*source, symbols, r.symbol_globs);
   auto writer = CsvWriter::open(r.out);
   if (!writer.is_ok()) {
     std::fprintf(stderr, "ticksentry: %s\n", writer.status().to_string().c_str());
@@ -140,8 +155,8 @@ int command_record(const RecordOptions& r, const std::atomic<bool>& stop) {
   std::vector<Event> batch(1024);
   uint64_t written = 0;
   while (!stop.load()) {
-    const size_t n = source->next_batch(batch);
-    if (n == 0 && source->done()) break;
+    const size_t n = filtered.next_batch(batch);
+    if (n == 0 && filtered.done()) break;
     for (size_t i = 0; i < n; ++i) {
       if (Status st = writer.value().write(batch[i], symbols); !st.is_ok()) {
         std::fprintf(stderr, "ticksentry: %s\n", st.to_string().c_str());
@@ -155,7 +170,8 @@ int command_record(const RecordOptions& r, const std::atomic<bool>& stop) {
     return 1;
   }
   std::fprintf(stderr, "recorded %llu events from %s to %s (%llu bad records skipped)\n", (unsigned long long)written,
-               source->describe().c_str(), r.out.c_str(), (unsigned long long)errors.total());
+               filtered.describe().c_str(), r.out.c_str(), (unsigned long long)errors.total());
+  report_symbol_filter(filtered, r.symbol_globs);
   return kExitOk;
 }
 

@@ -20,7 +20,12 @@ struct CommonOptions {
   std::optional<int> shards;
   std::optional<std::string> jsonl_path;   // default: sinks.jsonl ("ticksentry-alerts.jsonl")
   std::optional<std::string> audit_db;     // default: sinks.audit_db ("ticksentry-audit.db")
+  // A JSONL file or SQLite audit store that already holds alerts is refused (exit 2) unless
+  // --append (or [sinks] append = true): then this run adds the alerts not there yet.
+  bool append = false;
+  std::string out_dir;  // --out-dir: relative output paths resolve here (created if missing)
   bool no_stdout = false;
+  bool no_notify = false;  // --no-notify: [notify] is checked but no receiver is contacted
   std::string model_path;                 // --model: ONNX/plan for model alerts (overrides [model] path)
   std::string summary_json;
   std::string log_level = "info";
@@ -40,6 +45,7 @@ struct RunOptions {
 struct ReplayOptions {
   std::string format;
   std::vector<std::string> paths;
+  std::vector<std::string> symbol_globs;  // --symbol: only these symbols (app/symbol_filter.h)
 };
 
 struct RecordOptions {
@@ -49,6 +55,7 @@ struct RecordOptions {
   std::optional<int> symbols;
   std::optional<uint64_t> seed;
   std::optional<double> sim_seconds;
+  std::vector<std::string> symbol_globs;  // --symbol: only these symbols
 };
 
 int command_run(const CommonOptions& common, const RunOptions& opts, const std::atomic<bool>& stop);

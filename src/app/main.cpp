@@ -39,7 +39,10 @@ int main(int argc, char** argv) {
     c->add_option("--shards", common.shards, "shard threads");
     c->add_option("--jsonl", common.jsonl_path, "JSON Lines alert file ('' = none)");
     c->add_option("--audit-db", common.audit_db, "SQLite audit store ('' = none)");
+    c->add_flag("--append", common.append, "add to the JSONL file / audit store of a previous run (default: refuse)");
+    c->add_option("--out-dir", common.out_dir, "write this run's files (JSONL, audit store, summary) to this folder");
     c->add_flag("--no-stdout", common.no_stdout, "do not print alerts to stdout");
+    c->add_flag("--no-notify", common.no_notify, "send no notification ([notify] is still checked): replaying history");
     c->add_option("--model", common.model_path, "ONNX model or plan for model alerts (overrides [model] path)");
     c->add_option("--summary-json", common.summary_json, "write the run summary as JSON");
     c->add_option("--log-level", common.log_level, "trace, debug, info, warn, error, off");
@@ -65,6 +68,7 @@ int main(int argc, char** argv) {
   add_common(replay);
   replay->add_option("--format", replay_opts.format, "lobster | sse-l2 | csv")->required();
   replay->add_option("paths", replay_opts.paths, "message files, day folders or CSV files")->required();
+  replay->add_option("--symbol", replay_opts.symbol_globs, "only symbols matching this glob (repeatable: GOOG, '6005*')");
 
   auto* record = app.add_subcommand("record", "write any source to ticksentry's normalized CSV");
   record->add_option("--format", record_opts.format, "lobster | sse-l2 | csv | sim")->required();
@@ -73,6 +77,7 @@ int main(int argc, char** argv) {
   record->add_option("--symbols", record_opts.symbols, "sim: symbols");
   record->add_option("--seed", record_opts.seed, "sim: seed");
   record->add_option("--sim-seconds", record_opts.sim_seconds, "sim: simulated seconds");
+  record->add_option("--symbol", record_opts.symbol_globs, "only symbols matching this glob (repeatable)");
 
   ts::EngineCommands engine_commands(app);  // build, bench, inspect, infer
   ts::FeaturesCommand features_command(app);  // features --export
@@ -80,7 +85,8 @@ int main(int argc, char** argv) {
   ts::ReplayFailureCommand replay_failure(app);  // replay-failure
   ts::ModelsCommand models_command(app);      // models: list, promote, rollback
   ts::KafkaCommands kafka_commands(app);      // publish, mock-kafka
-  ts::AuditCommand audit_command(app);        // audit deliveries
+  ts::AuditCommand audit_command(app);        // audit deliveries, audit alerts
+  ts::ExplainCommand explain_command(app);    // explain ID
 
   try {
     app.parse(argc, argv);
@@ -103,6 +109,7 @@ int main(int argc, char** argv) {
     if (auto rc = models_command.run()) return *rc;
     if (auto rc = kafka_commands.run(g_stop)) return *rc;
     if (auto rc = audit_command.run()) return *rc;
+    if (auto rc = explain_command.run()) return *rc;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ticksentry: %s\n", e.what());
     return 2;

@@ -4,6 +4,11 @@
 #include <cstdio>
 #include <cstring>
 
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "app/run_outputs.h"
 #include "audit/audit_store.h"
 #include "audit/jsonl_sink.h"
 #include "audit/postgres_store.h"
@@ -11,6 +16,8 @@
 #include "core/log.h"
 #include "http/alert_stream.h"
 #include "http/dashboard.h"
+#include "notify/notify_config.h"
+#include "notify/notifier.h"
 #include "notify/notify_sink.h"
 
 namespace ts {
@@ -38,41 +45,47 @@ PipelineOptions pipeline_options(const Config& config, const CommonOptions& c, d
   return o;
 }
 
-// Builds the sinks from [sinks] and the flags (and the alerts topic from [kafka] or `kafka`).
-// Returns false (with a message) on failure.
-bool add_sinks(Pipeline& p, const Config& config, const CommonOptions& c, const KafkaRunOptions& kafka) {
+// Builds the sinks from [sinks], the flags and `out` (and the alerts topic from [kafka] or
+// `kafka`). Returns false (with a message) on failure. `jsonl` receives the JSONL sink.
+bool add_sinks(Pipeline& p, const Config& config, const CommonOptions& c, const RunOutputs& out,
+               const KafkaRunOptions& kafka, std::shared_ptr<JsonlSink>* jsonl, bool* alerts_topic_added) {
   auto s = config.section("sinks");
   const bool to_stdout = s.get("stdout", true) && !c.no_stdout;
-  const std::string jsonl = c.jsonl_path.value_or(s.get("jsonl", "ticksentry-alerts.jsonl"));
-  const std::string db = c.audit_db.value_or(s.get("audit_db", "ticksentry-audit.db"));
   if (to_stdout) p.add_sink("stdout", std::make_shared<StdoutSink>(stdout));
-  if (!jsonl.empty()) {
-    // Fail at start-up, not on the first alert, when the file cannot be written.
-    std::FILE* probe = std::fopen(jsonl.c_str(), "a");
-    if (!probe) {
-      std::fprintf(stderr, "ticksentry: cannot write alerts to %s: %s\n", jsonl.c_str(), std::strerror(errno));
+  if (!out.jsonl.empty()) {
+    // Fail at start-up, not on the first alert, when the file cannot be written or holds a
+    // previous run's alerts without --append.
+    auto sink = JsonlSink::open(out.jsonl, out.append);
+    if (!sink.is_ok()) {
+      std::fprintf(stderr, "ticksentry: cannot write alerts to %s: %s\n", out.jsonl.c_str(),
+                   sink.status().message().c_str());
       return false;
     }
-    std::fclose(probe);
-    p.add_sink("jsonl", std::make_shared<JsonlSink>(jsonl));
+    *jsonl = std::move(sink).value();
+    p.add_sink("jsonl", *jsonl);
   }
-  // The audit backend: the embedded SQLite store, or PostgreSQL shared by several instances.
-  const std::string backend = s.get("audit_backend", "sqlite");
-  const std::string dsn = s.get("postgres_dsn", "");
-  if (backend == "postgres") {
-    auto pg = PostgresStore::open(dsn);
+  // The audit backend: the embedded SQLite store, or PostgreSQL shared by several instances
+  // (shared by design: several runs and instances add to it, each alert id once).
+  if (out.postgres) {
+    auto pg = PostgresStore::open(out.postgres_dsn);
     if (!pg.is_ok()) {
       std::fprintf(stderr, "ticksentry: %s\n", pg.status().to_string().c_str());
       return false;
     }
     p.add_sink("postgres", std::shared_ptr<PostgresStore>(std::move(pg).value()));
-  } else if (backend != "sqlite") {
-    std::fprintf(stderr, "ticksentry: sinks.audit_backend must be sqlite or postgres, not '%s'\n", backend.c_str());
-    return false;
-  } else if (!db.empty()) {
-    auto store = AuditStore::open(db);
+  } else if (!out.audit_db.empty()) {
+    auto store = AuditStore::open(out.audit_db);
     if (!store.is_ok()) {
       std::fprintf(stderr, "ticksentry: %s\n", store.status().to_string().c_str());
+      return false;
+    }
+    auto held = store.value()->count();
+    if (held.is_ok() && held.value() > 0 && !out.append) {
+      std::fprintf(stderr,
+                   "ticksentry: audit store %s already holds %lld alerts of a previous run: --append adds this "
+                   "run's alerts to it (alerts already there are not stored twice), --out-dir DIR writes this "
+                   "run's files to another folder; or remove it\n",
+                   out.audit_db.c_str(), (long long)held.value());
       return false;
     }
     p.add_sink("sqlite", std::shared_ptr<AuditStore>(std::move(store).value()));
@@ -83,21 +96,22 @@ bool add_sinks(Pipeline& p, const Config& config, const CommonOptions& c, const 
     return false;
   }
   if (alerts_topic.value()) p.add_sink("kafka", alerts_topic.value());
+  *alerts_topic_added = alerts_topic.value() != nullptr;
   return true;
 }
 
 // The dashboard ([http], --http, --http-token): read before check_unread, started after it.
 // Returns null when disabled; throws ConfigError on a bad --http.
-std::unique_ptr<http::Dashboard> make_dashboard(const Config& config, const CommonOptions& c, SymbolTable& symbols,
-                                                Pipeline& p, bool enabled_default) {
+std::unique_ptr<http::Dashboard> make_dashboard(const Config& config, const CommonOptions& c, const RunOutputs& out,
+                                                SymbolTable& symbols, Pipeline& p, bool enabled_default) {
   auto o = http::DashboardOptions::from_config(config.section("http"), enabled_default);
   std::string error;
   if (c.http_listen && !o.set_listen(*c.http_listen, &error)) throw ConfigError(error);
   if (c.http_token) o.token = *c.http_token;
   if (!o.enabled) return nullptr;
-  o.audit_db = c.audit_db.value_or(config.section("sinks").get("audit_db", "ticksentry-audit.db"));
-  if (config.section("sinks").get("audit_backend", "sqlite") == "postgres") {
-    o.audit_postgres_dsn = config.section("sinks").get("postgres_dsn", "");  // /api/alerts reads the shared store
+  o.audit_db = out.audit_db;
+  if (out.postgres) {
+    o.audit_postgres_dsn = out.postgres_dsn;  // /api/alerts reads the shared store
   }
   auto d = std::make_unique<http::Dashboard>(o, symbols, p.metrics());
   p.set_market_board(d->board());
@@ -124,10 +138,10 @@ bool start_dashboard(http::Dashboard* d, const CommonOptions& c) {
 }
 
 // Model alerts ([model] / --model). Failed batches go to the audit database.
-Result<ModelServing> attach_model(Pipeline& p, const Config& config, const CommonOptions& c, const PipelineOptions& po) {
-  const std::string db = c.audit_db.value_or(config.section("sinks").get("audit_db", "ticksentry-audit.db"));
+Result<ModelServing> attach_model(Pipeline& p, const Config& config, const CommonOptions& c, const RunOutputs& out,
+                                  const PipelineOptions& po) {
   const bool unpaced = po.speed <= 0 && po.rate <= 0;
-  return attach_model_serving(p, config, c.model_path, po.shards, db, unpaced);
+  return attach_model_serving(p, config, c.model_path, po.shards, out.audit_db, unpaced);
 }
 
 // Notifications ([notify], docs/notifications.md): alerts routed, grouped and delivered by the
@@ -136,13 +150,19 @@ Result<ModelServing> attach_model(Pipeline& p, const Config& config, const Commo
 // `out` receives the sink (null without [notify]), so the dashboard can share its silences.
 // Deliveries are recorded in the audit store the alerts go to (table notify_deliveries): the
 // SQLite file, or the PostgreSQL database with [sinks] audit_backend = "postgres".
-bool add_notify_sink(Pipeline& p, const Config& config, const CommonOptions& c, const SymbolTable& symbols,
-                     std::shared_ptr<notify::NotifySink>* out) {
-  auto s = config.section("sinks");
-  const bool postgres = s.get("audit_backend", "sqlite") == "postgres";
-  const std::string audit_db = postgres ? "" : c.audit_db.value_or(s.get("audit_db", "ticksentry-audit.db"));
-  const std::string dsn = postgres ? s.get("postgres_dsn", "") : "";
-  auto sink = notify::make_notify_sink(config, symbols, &p.metrics(), audit_db, dsn);
+bool add_notify_sink(Pipeline& p, const Config& config, const CommonOptions& c, const RunOutputs& outputs,
+                     const SymbolTable& symbols, std::shared_ptr<notify::NotifySink>* out) {
+  if (c.no_notify) {
+    // Replaying history must never page anyone: the section is read and checked (a bad one is
+    // still exit 2), but no notifier, outbox or receiver is made.
+    if (notify::has_notify_section(config)) {
+      (void)notify::read_notify_config(config);
+      spdlog::info("notifications off (--no-notify): [notify] checked, no receiver will be contacted");
+    }
+    *out = nullptr;
+    return true;
+  }
+  auto sink = notify::make_notify_sink(config, symbols, &p.metrics(), outputs.audit_db, outputs.postgres_dsn);
   if (!sink.is_ok()) {
     std::fprintf(stderr, "ticksentry: %s\n", sink.status().to_string().c_str());
     return false;
@@ -152,10 +172,21 @@ bool add_notify_sink(Pipeline& p, const Config& config, const CommonOptions& c, 
   return true;
 }
 
+// The whole configuration is read and checked before anything slow starts (a model build takes
+// seconds; a notifier starts threads): a bad value or an unknown key in any section is exit 2
+// first. The sections read later ([model], [notify], [http]) are read here once more for that.
+bool check_config_before_start(const Config& config, bool dashboard_default) {
+  const serve::ServeOptions serve = serve::ServeOptions::from_config(config.section("model"));
+  (void)ModelAlertOptions::from_config(config.section("model"), serve.window_rows);
+  if (notify::has_notify_section(config)) (void)notify::read_notify_config(config);
+  (void)http::DashboardOptions::from_config(config.section("http"), dashboard_default);
+  return check_unread(config);
+}
+
 }  // namespace
 
 RunWiring::RunWiring(const Config& config, const CommonOptions& common, SymbolTable& symbols)
-    : config_(config), common_(common), symbols_(symbols) {}
+    : config_(config), common_(common), symbols_(symbols), outputs_(run_outputs(config, common)) {}
 
 RunWiring::~RunWiring() = default;
 
@@ -163,20 +194,78 @@ bool RunWiring::build(const RunSetup& setup) {
   options_ = pipeline_options(config_, common_, setup.default_speed);
   options_.order_tracking = setup.order_tracking;
   pipeline_ = std::make_unique<Pipeline>(symbols_, config_, options_);
-  if (!add_sinks(*pipeline_, config_, common_, setup.kafka)) return false;
-  auto model = attach_model(*pipeline_, config_, common_, options_);
+  if (!add_sinks(*pipeline_, config_, common_, outputs_, setup.kafka, &jsonl_, &alerts_topic_)) return false;
+  to_stdout_ = config_.section("sinks").get("stdout", true) && !common_.no_stdout;
+  if (!check_config_before_start(config_, setup.dashboard_default)) return false;
+  auto model = attach_model(*pipeline_, config_, common_, outputs_, options_);
   if (!model.is_ok()) {
     std::fprintf(stderr, "ticksentry: %s\n", model.status().to_string().c_str());
     return false;
   }
   model_ = std::move(model).value();
-  if (!add_notify_sink(*pipeline_, config_, common_, symbols_, &notify_)) return false;
-  dashboard_ = make_dashboard(config_, common_, symbols_, *pipeline_, setup.dashboard_default);
+  if (!add_notify_sink(*pipeline_, config_, common_, outputs_, symbols_, &notify_)) return false;
+  dashboard_ = make_dashboard(config_, common_, outputs_, symbols_, *pipeline_, setup.dashboard_default);
   // Silences made in the dashboard mute notifications too: one SilenceStore.
   if (dashboard_ && notify_) dashboard_->set_silence_store(&notify_->notifier().silences());
   if (dashboard_ && model_.admin) dashboard_->set_models(model_.admin.get());
-  if (!check_unread(config_)) return false;
-  return start_dashboard(dashboard_.get(), common_);
+  if (!start_dashboard(dashboard_.get(), common_)) return false;
+  spdlog::info("alerts to: {}", describe_outputs(false));
+  return true;
+}
+
+std::string RunWiring::describe_outputs(bool with_counts) const {
+  std::vector<std::string> parts;
+  if (to_stdout_) parts.push_back("stdout");
+  if (jsonl_) {
+    std::string p = jsonl_->path();
+    if (with_counts) {
+      p += fmt::format(" ({} written", jsonl_->written());
+      if (jsonl_->skipped_present() > 0) p += fmt::format(", {} already there", jsonl_->skipped_present());
+      p += ")";
+    } else if (jsonl_->previous_alerts() > 0) {
+      p += fmt::format(" (appending to {} alerts of a previous run)", jsonl_->previous_alerts());
+    }
+    if (jsonl_->repaired_bytes() > 0) p += fmt::format(", its torn last line cut ({} bytes)", jsonl_->repaired_bytes());
+    parts.push_back(p);
+  }
+  if (outputs_.postgres) {
+    parts.push_back("the PostgreSQL audit store");
+  } else if (!outputs_.audit_db.empty()) {
+    parts.push_back("audit store " + outputs_.audit_db);
+  }
+  if (alerts_topic_) parts.push_back("the Kafka alerts topic");
+  if (notify_) parts.push_back("notifications ([notify])");
+  if (dashboard_) parts.push_back("the dashboard");
+  return parts.empty() ? std::string("nowhere (no sink configured)") : fmt::format("{}", fmt::join(parts, ", "));
+}
+
+Status RunWiring::write_summary_json(const RunSummary& summary) const {
+  TS_RETURN_IF_ERROR(summary.write_json(outputs_.summary_json));
+  // Where the alerts went, added to the summary's object.
+  std::ifstream in(outputs_.summary_json);
+  nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return Status::ok();
+  nlohmann::json o = {{"stdout", to_stdout_}, {"audit_db", outputs_.audit_db}, {"postgres", outputs_.postgres},
+                      {"kafka_alerts_topic", alerts_topic_}, {"notify", notify_ != nullptr}, {"out_dir", outputs_.out_dir}};
+  o["jsonl"] = jsonl_ ? jsonl_->path() : "";
+  if (jsonl_) {
+    o["jsonl_written"] = jsonl_->written();
+    o["jsonl_already_there"] = jsonl_->skipped_present();
+    o["jsonl_repaired_bytes"] = jsonl_->repaired_bytes();
+  }
+  j["outputs"] = std::move(o);
+  if (notify_) {
+    auto counts = notify_->notifier().outbox().counts();
+    if (counts.is_ok()) {
+      j["notify"] = {{"pending", counts.value().pending},
+                     {"delivered", counts.value().delivered},
+                     {"dead", counts.value().dead}};
+    }
+  }
+  std::ofstream out(outputs_.summary_json, std::ios::trunc);
+  out << j.dump(2) << '\n';
+  if (!out) return Status(StatusCode::kIoError, "writing " + outputs_.summary_json);
+  return Status::ok();
 }
 
 RunSummary RunWiring::run(Source& source, InputErrors& source_errors, const std::atomic<bool>& stop) {
@@ -187,8 +276,21 @@ RunSummary RunWiring::run(Source& source, InputErrors& source_errors, const std:
 
 int RunWiring::finish(const RunSummary& summary) const {
   summary.print(stderr);
-  if (!common_.summary_json.empty()) {
-    if (Status st = summary.write_json(common_.summary_json); !st.is_ok()) {
+  std::fprintf(stderr, "alerts went to: %s\n", describe_outputs(true).c_str());
+  if (notify_) {
+    // Said at the end, in plain words: what the notifier could not deliver before it stopped.
+    auto counts = notify_->notifier().outbox().counts();
+    if (counts.is_ok() && counts.value().pending > 0) {
+      std::fprintf(stderr,
+                   "notifications: %lld still pending in the outbox (not delivered before the run ended); the next "
+                   "run with the same [notify] outbox_db delivers them\n",
+                   (long long)counts.value().pending);
+    } else if (counts.is_ok()) {
+      std::fprintf(stderr, "notifications: none pending\n");
+    }
+  }
+  if (!outputs_.summary_json.empty()) {
+    if (Status st = write_summary_json(summary); !st.is_ok()) {
       std::fprintf(stderr, "ticksentry: %s\n", st.to_string().c_str());
       return kExitUsage;
     }

@@ -17,6 +17,7 @@
 
 #include "app/commands.h"
 #include "app/model_wiring.h"
+#include "app/run_outputs.h"
 #include "core/config.h"
 #include "core/input_errors.h"
 #include "core/symbol_table.h"
@@ -26,6 +27,7 @@
 
 namespace ts {
 
+class JsonlSink;
 namespace http {
 class Dashboard;
 }
@@ -61,14 +63,25 @@ class RunWiring {
   // model server and adds its figures to the summary.
   RunSummary run(Source& source, InputErrors& source_errors, const std::atomic<bool>& stop);
 
-  // Prints the summary to stderr and writes --summary-json; returns the exit code.
+  // Prints the summary and where the alerts went to stderr and writes --summary-json (with an
+  // "outputs" object: the JSONL file, lines written and already there, the audit store);
+  // returns the exit code.
   int finish(const RunSummary& summary) const;
 
+  const RunOutputs& outputs() const { return outputs_; }
+
  private:
+  std::string describe_outputs(bool with_counts) const;
+  Status write_summary_json(const RunSummary& summary) const;
+
   const Config& config_;
   const CommonOptions& common_;
   SymbolTable& symbols_;
+  RunOutputs outputs_;
   PipelineOptions options_;
+  std::shared_ptr<JsonlSink> jsonl_;
+  bool to_stdout_ = false;
+  bool alerts_topic_ = false;
   // Destroyed in reverse: the dashboard first (it reads the pipeline's boards and metrics), the
   // pipeline last.
   std::unique_ptr<Pipeline> pipeline_;

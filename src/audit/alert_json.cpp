@@ -1,6 +1,7 @@
 #include "audit/alert_json.h"
 
 #include <cmath>
+#include <string>
 
 #include "audit/alert_format.h"
 
@@ -43,14 +44,15 @@ nlohmann::json alert_to_json(const Alert& a, const SymbolTable& symbols) {
   j["symbol_id"] = a.symbol;
   j["type"] = alert_type_name(a.type);
   j["severity"] = severity_name(a.severity);
-  j["exch_ts_ns"] = a.exch_ts_ns;
+  j["exch_ts_ns"] = std::to_string(a.exch_ts_ns);  // a string: exact in jq and JavaScript too
   j["event_seq"] = a.event_seq;
   j["price_ticks"] = a.price;
   j["price"] = price_in_currency(a.price, tick);
   j["values"] = alert_values_json(a);
   const StageTimes& t = a.t;
-  j["stage_ns"] = {{"recv", t.recv_ns}, {"book", t.book_ns}, {"features", t.features_ns},
-                   {"detect", t.detect_ns}, {"emit", t.emit_ns}};
+  j["stage_ns"] = {{"recv", std::to_string(t.recv_ns)},         {"book", std::to_string(t.book_ns)},
+                   {"features", std::to_string(t.features_ns)}, {"detect", std::to_string(t.detect_ns)},
+                   {"emit", std::to_string(t.emit_ns)}};
   j["latency_ns"] = {{"book", stage_delta(t.book_ns, t.recv_ns)},
                      {"features", stage_delta(t.features_ns, t.book_ns)},
                      {"detect", stage_delta(t.detect_ns, t.features_ns)},
@@ -61,6 +63,41 @@ nlohmann::json alert_to_json(const Alert& a, const SymbolTable& symbols) {
     j["model"] = {{"name", a.model.model}, {"version", a.model.version}, {"probability", a.model.probability},
                   {"threshold", a.model.threshold}, {"shadow", a.model.shadow}};
   }
+  return j;
+}
+
+nlohmann::json alert_record_json(const AlertRecord& r) {
+  nlohmann::json j;
+  j["id"] = r.alert_id;
+  j["symbol"] = r.symbol;
+  j["symbol_id"] = r.symbol_id;
+  j["type"] = r.type;
+  j["severity"] = r.severity;
+  j["exch_ts_ns"] = std::to_string(r.exch_ts_ns);
+  j["event_seq"] = r.event_seq;
+  j["price_ticks"] = r.price_ticks;
+  j["price"] = r.price;
+  nlohmann::json values = nlohmann::json::array();
+  for (const auto& v : r.values) values.push_back({{"name", v.name}, {"value", v.value}, {"threshold", v.threshold}, {"cmp", v.cmp}});
+  j["values"] = std::move(values);
+  const StageTimes& t = r.t;
+  j["stage_ns"] = {{"recv", std::to_string(t.recv_ns)},         {"book", std::to_string(t.book_ns)},
+                   {"features", std::to_string(t.features_ns)}, {"detect", std::to_string(t.detect_ns)},
+                   {"emit", std::to_string(t.emit_ns)}};
+  j["latency_ns"] = {{"book", stage_delta(t.book_ns, t.recv_ns)},
+                     {"features", stage_delta(t.features_ns, t.book_ns)},
+                     {"detect", stage_delta(t.detect_ns, t.features_ns)},
+                     {"emit", stage_delta(t.emit_ns, t.detect_ns)},
+                     {"total", r.latency_ns}};
+  nlohmann::json f = nlohmann::json::object();
+  for (int i = 0; i < kFeatureCount && size_t(i) < r.features.size(); ++i) {
+    if (std::isfinite(r.features[size_t(i)])) {
+      f[feature_name(i)] = r.features[size_t(i)];
+    } else {
+      f[feature_name(i)] = nullptr;
+    }
+  }
+  j["features"] = std::move(f);
   return j;
 }
 

@@ -1,17 +1,20 @@
 #pragma once
 // An alert as JSON (nlohmann; off the hot path). One schema for the JSONL sink, the audit
 // store's JSON columns and, later, the admin API:
+// Integers that can exceed 2^53 (nanosecond timestamps) are decimal strings, so jq and JavaScript,
+// which read numbers as doubles, keep them exact; the id is a number below 2^53 (detect/alert.h).
 // {
-//   "id", "symbol", "symbol_id", "type", "severity", "exch_ts_ns", "event_seq",
+//   "id", "symbol", "symbol_id", "type", "severity", "exch_ts_ns" (string), "event_seq",
 //   "price_ticks", "price",                       // price in currency = ticks * tick_size
 //   "values": [{"name", "value", "threshold", "cmp"}],
-//   "stage_ns": {"recv", "book", "features", "detect", "emit"},      // monotonic ns
+//   "stage_ns": {"recv", "book", "features", "detect", "emit"},      // monotonic ns (strings)
 //   "latency_ns": {"book", "features", "detect", "emit", "total"},   // each stage minus the one
 //                                                                    // before; total = last stamped − recv
 //   "features": {"ret_1s_bps": ..., ...}          // non-finite values are null
 // }
 #include <nlohmann/json.hpp>
 
+#include "audit/audit_store.h"
 #include "core/symbol_table.h"
 #include "detect/alert.h"
 
@@ -20,5 +23,8 @@ namespace ts {
 nlohmann::json alert_to_json(const Alert& a, const SymbolTable& symbols);
 nlohmann::json alert_values_json(const Alert& a);
 nlohmann::json alert_features_json(const Alert& a);
+// A stored alert (AlertRecord) in the same schema, less what the store does not keep (the model
+// object: see model_inputs) and with latency_ns holding only "total" beside the stage deltas.
+nlohmann::json alert_record_json(const AlertRecord& r);
 
 }  // namespace ts

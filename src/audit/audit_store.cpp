@@ -182,12 +182,22 @@ Status AuditStore::write_model_input(const Alert& a, const float* window, int ro
   return s.run();
 }
 
-Result<std::vector<ModelInputRecord>> AuditStore::model_inputs() {
+Result<std::optional<ModelInputRecord>> AuditStore::model_input(uint64_t alert_id) {
+  auto all = model_inputs(int64_t(alert_id));
+  if (!all.is_ok()) return all.status();
+  if (all.value().empty()) return std::optional<ModelInputRecord>();
+  return std::optional<ModelInputRecord>(std::move(all.value().front()));
+}
+
+Result<std::vector<ModelInputRecord>> AuditStore::model_inputs() { return model_inputs(-1); }
+
+Result<std::vector<ModelInputRecord>> AuditStore::model_inputs(int64_t only_id) {
   if (!db_) return Status(StatusCode::kIoError, "audit store: closed");
   auto s = db_->prepare(
       "SELECT alert_id, model, version, probability, threshold, shadow, rows, cols, window_blob "
-      "FROM model_inputs ORDER BY rowid");
+      "FROM model_inputs WHERE ?1 < 0 OR alert_id = ?1 ORDER BY rowid");
   if (!s) return s.status();
+  s.value().bind(1, only_id);
   std::vector<ModelInputRecord> out;
   for (;;) {
     auto row = s.value().step();
@@ -386,7 +396,8 @@ Result<std::vector<AlertRecord>> AuditStore::query(const AlertQuery& q) {
   if (!db_) return Status(StatusCode::kIoError, "audit store: closed");
   auto s = db_->prepare(std::string("SELECT ") + kColumns +
                         " FROM alerts WHERE (?1 IS NULL OR symbol = ?1) AND (?2 IS NULL OR type = ?2)"
-                        " AND exch_ts_ns >= ?3 AND exch_ts_ns < ?4 ORDER BY exch_ts_ns DESC, row_id DESC LIMIT ?5");
+                        " AND exch_ts_ns >= ?3 AND exch_ts_ns < ?4 AND (?6 IS NULL OR alert_id = ?6)"
+                        " ORDER BY exch_ts_ns DESC, row_id DESC LIMIT ?5");
   if (!s) return s.status();
   SqlStmt& st = s.value();
   if (q.symbol) st.bind(1, *q.symbol);
@@ -394,6 +405,8 @@ Result<std::vector<AlertRecord>> AuditStore::query(const AlertQuery& q) {
   if (q.type) st.bind(2, *q.type);
   else st.bind_null(2);
   st.bind(3, q.since_exch_ns).bind(4, q.until_exch_ns).bind(5, int64_t(q.limit));
+  if (q.alert_id) st.bind(6, int64_t(*q.alert_id));
+  else st.bind_null(6);
   return read_rows(st);
 }
 

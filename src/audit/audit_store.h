@@ -93,6 +93,7 @@ struct AlertQuery {
   int64_t since_exch_ns = INT64_MIN;  // inclusive
   int64_t until_exch_ns = INT64_MAX;  // exclusive
   int limit = 1000;                   // newest first
+  std::optional<uint64_t> alert_id;   // only this alert (`ticksentry explain`)
 };
 
 class AuditStore : public AlertSink {
@@ -108,6 +109,7 @@ class AuditStore : public AlertSink {
   // window_blob (rows × cols little-endian float32), in the same transaction as the alert.
   Status write_model_input(const Alert& a, const float* window, int rows, int cols) override;
   Result<std::vector<ModelInputRecord>> model_inputs();  // oldest first
+  Result<std::optional<ModelInputRecord>> model_input(uint64_t alert_id);
   bool records_shadow() const override { return true; }
   // Upserts a delivery row by (outbox_uid, notification_id) in the open batch (flush() commits).
   // A row never goes back: an update with fewer attempts than stored, or "pending" over a final
@@ -131,6 +133,7 @@ class AuditStore : public AlertSink {
   explicit AuditStore(std::unique_ptr<SqlDb> db) : db_(std::move(db)) {}
   Status begin_batch();  // BEGIN unless a batch is open
   Result<std::vector<AlertRecord>> read_rows(SqlStmt& stmt);
+  Result<std::vector<ModelInputRecord>> model_inputs(int64_t only_id);  // -1: all
 
   std::unique_ptr<SqlDb> db_;  // null once closed (declared first: outlives the statements)
   std::optional<SqlStmt> insert_, insert_input_, upsert_delivery_;

@@ -194,16 +194,18 @@ constexpr const char* kQuery =
     "SELECT row_id, alert_id, symbol_id, symbol, type, severity, exch_ts_ns, event_seq, price_ticks, price, recv_ns, "
     "book_ns, features_ns, detect_ns, emit_ns, latency_ns, values_json, features_blob FROM alerts "
     "WHERE ($1::text IS NULL OR symbol = $1) AND ($2::text IS NULL OR type = $2) "
-    "AND exch_ts_ns >= $3::bigint AND exch_ts_ns < $4::bigint ORDER BY exch_ts_ns DESC, row_id DESC LIMIT $5::int";
+    "AND exch_ts_ns >= $3::bigint AND exch_ts_ns < $4::bigint AND ($6::bigint IS NULL OR alert_id = $6) "
+    "ORDER BY exch_ts_ns DESC, row_id DESC LIMIT $5::int";
 }  // namespace
 
 Result<std::vector<AlertRecord>> PostgresStore::query(const AlertQuery& q) {
   if (!conn_) return Status(StatusCode::kInvalidArgument, "postgres audit store: closed");
   const std::string since = std::to_string(q.since_exch_ns), until = std::to_string(q.until_exch_ns),
                     limit = std::to_string(q.limit);
-  const char* values[5] = {q.symbol ? q.symbol->c_str() : nullptr, q.type ? q.type->c_str() : nullptr, since.c_str(),
-                           until.c_str(), limit.c_str()};
-  auto result = pg_query(conn_, kQuery, 5, values, "query alerts");
+  const std::string id = q.alert_id ? std::to_string(int64_t(*q.alert_id)) : "";
+  const char* values[6] = {q.symbol ? q.symbol->c_str() : nullptr, q.type ? q.type->c_str() : nullptr, since.c_str(),
+                           until.c_str(), limit.c_str(), q.alert_id ? id.c_str() : nullptr};
+  auto result = pg_query(conn_, kQuery, 6, values, "query alerts");
   if (!result.is_ok()) return result.status();
   const PgRows& r = result.value();
   std::vector<AlertRecord> rows;

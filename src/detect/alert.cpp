@@ -35,7 +35,7 @@ uint64_t alert_id(std::string_view symbol, AlertType type, int64_t exch_ts_ns, u
   };
   h = mix(h ^ static_cast<uint64_t>(type));
   h = mix(h ^ static_cast<uint64_t>(exch_ts_ns));
-  return mix(h ^ event_seq);
+  return mix(h ^ event_seq) & kAlertIdMask;
 }
 
 const char* cmp_symbol(Cmp c) {

@@ -67,7 +67,7 @@ struct ModelScore {
 
 struct Alert {
   static constexpr int kMaxValues = 4;
-  uint64_t id = 0;  // alert_id(symbol name, type, exch_ts_ns, event_seq): deterministic
+  uint64_t id = 0;  // alert_id(symbol name, type, exch_ts_ns, event_seq): deterministic, < 2^53
   AlertType type = AlertType::kRapidRise;
   Severity severity = Severity::kInfo;
   SymbolId symbol = kInvalidSymbol;
@@ -87,11 +87,15 @@ struct Alert {
 };
 static_assert(std::is_trivially_copyable_v<Alert>, "alerts travel through rings by memcpy");
 
-// An alert's id: a 64-bit hash of the symbol's name, the alert type and the triggering event's
+// An alert's id: a 53-bit hash of the symbol's name, the alert type and the triggering event's
 // exchange time and source sequence. The same input read twice (a restart that re-reads Kafka
 // messages, a second instance taking over a partition) raises alerts with the same ids, so
 // downstream stores and consumers dedupe by id (the audit store inserts an id once). Symbol
 // names, not ids, go in: ids depend on the order a process first saw its symbols.
+// Alert ids are 53-bit: a JSON number below 2^53 is exact in every parser (jq and JavaScript
+// read numbers as doubles) and a positive INTEGER in SQLite and PostgreSQL, so the same id reads
+// the same in every sink. 2^53 ids keep the chance of a collision among 10^6 alerts below 10^-4.
+constexpr uint64_t kAlertIdMask = (uint64_t(1) << 53) - 1;
 uint64_t alert_id(std::string_view symbol, AlertType type, int64_t exch_ts_ns, uint64_t event_seq);
 
 }  // namespace ts

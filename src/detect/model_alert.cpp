@@ -82,7 +82,7 @@ void make_model_alert(const ModelVerdict& v, std::string_view symbol_name, const
   a.event_seq = v.event_seq;
   // Deterministic across runs and instances (detect/alert.h); a shadow version's alert on the
   // same event gets its own id.
-  a.id = alert_id(symbol_name, AlertType::kModel, a.exch_ts_ns, a.event_seq) ^ (v.shadow ? 0x5a5a5a5a5a5a5a5aull : 0);
+  a.id = alert_id(symbol_name, AlertType::kModel, a.exch_ts_ns, a.event_seq) ^ (v.shadow ? 0x5a5a5a5a5a5a5a5aull & kAlertIdMask : 0);
   a.price = v.price;
   a.t = v.t;
   a.t.detect_ns = mono_ns();

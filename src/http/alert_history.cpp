@@ -28,7 +28,7 @@ nlohmann::json record_json(const AlertRecord& r) {
   nlohmann::json values = nlohmann::json::array();
   for (const auto& v : r.values) values.push_back({{"name", v.name}, {"value", v.value}, {"threshold", v.threshold}, {"cmp", v.cmp}});
   return {{"id", r.alert_id},     {"symbol", r.symbol},         {"symbol_id", r.symbol_id},
-          {"type", r.type},       {"severity", r.severity},     {"exch_ts_ns", r.exch_ts_ns},
+          {"type", r.type},       {"severity", r.severity},     {"exch_ts_ns", std::to_string(r.exch_ts_ns)},
           {"event_seq", r.event_seq}, {"price_ticks", r.price_ticks}, {"price", r.price},
           {"values", values},     {"latency_ns", {{"total", r.latency_ns}}}};
 }

@@ -80,6 +80,10 @@ void Grouper::emit(const std::string& key, Group& g, int64_t now_ns, int64_t now
       n.news_unix_ns = n.news_unix_ns ? std::min(n.news_unix_ns, t) : t;
     }
   }
+  // Read in the order things happened (entries are keyed by fingerprint, not time).
+  std::stable_sort(n.alerts.begin(), n.alerts.end(), [](const NotifyAlert& a, const NotifyAlert& b) {
+    return a.exch_ts_ns != b.exch_ts_ns ? a.exch_ts_ns < b.exch_ts_ns : a.alert_id < b.alert_id;
+  });
   n.resolved = all_resolved;
   if (!n.news_unix_ns) n.news_unix_ns = now_unix_ns;  // a repeat: measured from when it was due
   if (!n.alerts.empty()) out.push_back(std::move(n));

@@ -97,7 +97,7 @@ TEST(JsonlSink, EveryFieldParsesBack) {
   EXPECT_EQ(j["symbol_id"].get<uint32_t>(), sym);
   EXPECT_EQ(j["type"], alert_type_name(a.type));
   EXPECT_EQ(j["severity"], "warning");
-  EXPECT_EQ(j["exch_ts_ns"].get<int64_t>(), a.exch_ts_ns);
+  EXPECT_EQ(j["exch_ts_ns"], std::to_string(a.exch_ts_ns)) << "a string: exact in jq and JavaScript";
   EXPECT_EQ(j["event_seq"].get<uint64_t>(), 1007u);
   EXPECT_EQ(j["price_ticks"].get<int64_t>(), 185012);
   EXPECT_NEAR(j["price"].get<double>(), 1850.12, 1e-9);
@@ -107,11 +107,11 @@ TEST(JsonlSink, EveryFieldParsesBack) {
   EXPECT_DOUBLE_EQ(j["values"][0]["threshold"].get<double>(), 200);
   EXPECT_EQ(j["values"][0]["cmp"], ">=");
   EXPECT_EQ(j["values"][1]["cmp"], ">");
-  EXPECT_EQ(j["stage_ns"]["recv"].get<int64_t>(), 1'000'000);
-  EXPECT_EQ(j["stage_ns"]["book"].get<int64_t>(), 1'002'000);
-  EXPECT_EQ(j["stage_ns"]["features"].get<int64_t>(), 1'005'000);
-  EXPECT_EQ(j["stage_ns"]["detect"].get<int64_t>(), 1'023'000);
-  EXPECT_EQ(j["stage_ns"]["emit"].get<int64_t>(), 1'030'000);
+  EXPECT_EQ(j["stage_ns"]["recv"], std::to_string(1'000'000));
+  EXPECT_EQ(j["stage_ns"]["book"], std::to_string(1'002'000));
+  EXPECT_EQ(j["stage_ns"]["features"], std::to_string(1'005'000));
+  EXPECT_EQ(j["stage_ns"]["detect"], std::to_string(1'023'000));
+  EXPECT_EQ(j["stage_ns"]["emit"], std::to_string(1'030'000));
   EXPECT_EQ(j["latency_ns"]["book"].get<int64_t>(), 2'000);
   EXPECT_EQ(j["latency_ns"]["features"].get<int64_t>(), 3'000);
   EXPECT_EQ(j["latency_ns"]["detect"].get<int64_t>(), 18'000);

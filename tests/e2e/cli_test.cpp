@@ -170,13 +170,13 @@ TEST(Cli, ExampleConfigIsAcceptedByRunAndReplay) {
   TS_REQUIRE_DATA(::ts::testing::sse_day_dir());
   auto dir = testing::scratch_dir("cli_example_config");
   const std::string cfg = std::string(TICKSENTRY_SOURCE_DIR) + "/config/ticksentry.example.toml";
-  auto o = run_bin({"run", "--config", cfg, "--duration", "1", "--symbols", "50", "--no-stdout"}, dir);
+  auto o = run_bin({"run", "--config", cfg, "--duration", "1", "--symbols", "50", "--no-stdout", "--out-dir", "run"}, dir);
   EXPECT_EQ(o.exit_code, 0) << o.err;
   const auto sse = testing::sse_day_dir();
-  o = run_bin({"replay", "--format", "sse-l2", sse.string(), "--config", cfg, "--no-stdout", "--summary-json", "s.json"},
-              dir);
+  // Its own folder: the run's files hold alerts, and a second run refuses to mix its own in.
+  o = run_bin({"replay", "--format", "sse-l2", sse.string(), "--config", cfg, "--no-stdout", "--out-dir", "replay"}, dir);
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  auto j = read_json(dir / "s.json");
+  auto j = read_json(dir / "replay" / "summary.json");
   EXPECT_EQ(j["events"].get<uint64_t>(), 86979u);
 }
 

@@ -88,7 +88,7 @@ inline bool wait_for_text(const std::filesystem::path& file, const std::string& 
 // What a user compares between two runs: type, symbol, exchange time and event sequence.
 inline std::string alert_key(const nlohmann::json& a) {
   return a.at("type").get<std::string>() + "|" + a.at("symbol").get<std::string>() + "|" +
-         std::to_string(a.at("exch_ts_ns").get<int64_t>()) + "|" + std::to_string(a.at("event_seq").get<uint64_t>());
+         a.at("exch_ts_ns").get<std::string>() + "|" + std::to_string(a.at("event_seq").get<uint64_t>());
 }
 
 inline std::multiset<std::string> jsonl_alert_keys(const std::filesystem::path& p) {

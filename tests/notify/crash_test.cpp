@@ -121,7 +121,8 @@ TEST(NotifyCrash, KillNineMidDeliveryLosesNothingAndRepeatsAtMostOnePerReceiver)
     std::ofstream empty(dir / "empty.csv");
     empty << "kind,symbol\n";
   }
-  std::vector<std::string> second = {"replay", "--format", "csv", "empty.csv", "--jsonl", ""};
+  // --append: the audit store holds the first run's alerts; this run resumes it.
+  std::vector<std::string> second = {"replay", "--format", "csv", "empty.csv", "--jsonl", "", "--append"};
   second.insert(second.end(), common.begin(), common.end());
   const auto o = testing::run_bin(second, dir);
   ASSERT_EQ(o.exit_code, 0) << o.err;

@@ -28,6 +28,24 @@ Route route() {
   return r;
 }
 
+// The alerts inside one notification read in exchange-time order (not in the order of their
+// fingerprints: "600036.SH" sorts before "600519.SH" whatever happened first).
+TEST(NotifyGrouper, AlertsOfOneNotificationAreInTimeOrder) {
+  const Route r = route();
+  Grouper g;
+  std::vector<Notification> out;
+  const char* symbols[] = {"601318.SH", "600519.SH", "600036.SH", "688981.SH", "600000.SH"};
+  for (int i = 0; i < 5; ++i) {
+    NotifyAlert a = alert(symbols[i], AlertType::kRapidRise, uint64_t(10 + i));
+    a.exch_ts_ns = 1'675'213'867'000'000'000 + int64_t(i) * kMs;
+    g.add(r, a, int64_t(i) * kMs);
+  }
+  g.flush_due(100 * kMs, 0, out);
+  ASSERT_EQ(out.size(), 1u);
+  ASSERT_EQ(out[0].alerts.size(), 5u);
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(out[0].alerts[size_t(i)].labels.get("symbol"), symbols[i]) << i;
+}
+
 TEST(NotifyGrouper, WaitThenIntervalOneMessagePerGroup) {
   const Route r = route();
   Grouper g;

@@ -79,6 +79,66 @@ TEST(NotifyReplay, ReplayedAlertsArriveAtTheWebhook) {
   EXPECT_NE(no_db.err.find("nothing-here.db: no such audit database"), std::string::npos) << no_db.err;
 }
 
+// Replaying history with --no-notify pages nobody: no request reaches the webhook, no outbox is
+// made; the alerts still go to the other sinks, and a bad [notify] is still refused.
+TEST(NotifyReplay, NoNotifyContactsNoReceiverButStillChecksTheSection) {
+  TS_REQUIRE_DATA(testing::lobster_file("GOOG", "message", 10));
+  auto dir = testing::scratch_dir("notify_replay_off");
+  testing::PeerProcess peer("webhook_peer.py", dir, "web");
+  {
+    std::ofstream cfg(dir / "ticksentry.toml");
+    cfg << "[notify]\noutbox_db = \"outbox.db\"\n"
+           "[[notify.receivers]]\nname = \"desk\"\ntype = \"webhook\"\nurl = \"http://127.0.0.1:"
+        << peer.port() << "/generic\"\n[notify.route]\nreceiver = \"desk\"\ngroup_wait_ms = 0\n";
+    std::ofstream bad(dir / "bad.toml");
+    bad << "[notify]\n[[notify.receivers]]\nname = \"desk\"\ntype = \"webhook\"\nurl = \"http://127.0.0.1:9/x\"\n"
+           "[notify.route]\nreceiver = \"nobody\"\n";
+  }
+  const std::string day = testing::lobster_file("GOOG", "message", 10).string();
+  auto o = testing::run_bin({"replay", "--format", "lobster", day, "--config", "ticksentry.toml", "--no-stdout",
+                             "--no-notify", "--jsonl", "alerts.jsonl", "--http", "off"},
+                            dir);
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.err.find("notifications off (--no-notify)"), std::string::npos) << o.err;
+  std::ifstream f(dir / "alerts.jsonl");
+  std::string line;
+  EXPECT_TRUE(std::getline(f, line)) << "the alerts still reach the JSONL file";
+  EXPECT_TRUE(peer.received().empty()) << peer.received().size() << " requests reached the webhook";
+  EXPECT_FALSE(std::filesystem::exists(dir / "outbox.db")) << "nothing queued for later either";
+  o = testing::run_bin({"replay", "--format", "lobster", day, "--config", "bad.toml", "--no-stdout", "--no-notify",
+                        "--jsonl", "", "--audit-db", ""},
+                       dir);
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_NE(o.err.find("notify.route.receiver: no receiver named 'nobody'"), std::string::npos) << o.err;
+}
+
+// A receiver that is down when the run ends: the run says how many notifications are still
+// pending (stderr and the summary JSON) instead of ending as if all went out.
+TEST(NotifyReplay, PendingNotificationsAreReportedAtShutdown) {
+  TS_REQUIRE_DATA(testing::lobster_file("GOOG", "message", 10));
+  auto dir = testing::scratch_dir("notify_replay_pending");
+  {
+    std::ofstream cfg(dir / "ticksentry.toml");
+    cfg << "[notify]\noutbox_db = \"outbox.db\"\ndrain_ms = 200\n"
+           "[[notify.receivers]]\nname = \"desk\"\ntype = \"webhook\"\nurl = \"http://127.0.0.1:9/down\"\n"
+           "[notify.route]\nreceiver = \"desk\"\ngroup_wait_ms = 0\n";
+  }
+  const auto o = testing::run_bin({"replay", "--format", "lobster", testing::lobster_file("GOOG", "message", 10).string(),
+                                   "--config", "ticksentry.toml", "--no-stdout", "--jsonl", "", "--http", "off",
+                                   "--summary-json", "s.json"},
+                                  dir);
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  auto outbox = Outbox::open((dir / "outbox.db").string());
+  ASSERT_TRUE(outbox.is_ok());
+  const int64_t pending = outbox.value()->counts().value().pending;
+  ASSERT_GT(pending, 0) << "the receiver is down: something must be pending";
+  EXPECT_NE(o.err.find("notifications: " + std::to_string(pending) + " still pending in the outbox"), std::string::npos)
+      << o.err;
+  std::ifstream sj(dir / "s.json");
+  const auto summary = nlohmann::json::parse(sj);
+  EXPECT_EQ(summary["notify"]["pending"].get<int64_t>(), pending);
+}
+
 TEST(NotifyReplay, BadNotifySectionIsAClearStartupError) {
   // The source opens before the config's [notify] section is checked: it needs the file.
   TS_REQUIRE_DATA(testing::lobster_file("GOOG", "message", 10));

@@ -1,0 +1,136 @@
+// `ticksentry audit alerts` and `ticksentry explain` over the audit store a real replay wrote,
+// checked against the run's own JSONL file; exchange-time arguments.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "app/time_arg.h"
+#include "features/feature_set.h"
+#include "run_bin.h"
+#include "test_data.h"
+
+namespace ts::testing {
+namespace {
+
+std::vector<nlohmann::json> json_lines(const std::string& text) {
+  std::vector<nlohmann::json> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(nlohmann::json::parse(line));
+  return out;
+}
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+TEST(TimeArg, NanosecondsOrRfc3339WithAZone) {
+  EXPECT_EQ(parse_exchange_time("1340285400012000123").value(), 1340285400012000123);
+  // 09:30 in New York on 2012-06-21 (EDT, UTC-4) is 13:30 UTC.
+  EXPECT_EQ(parse_exchange_time("2012-06-21T09:30:00-04:00").value(), 1340285400LL * 1'000'000'000);
+  EXPECT_EQ(parse_exchange_time("2012-06-21T13:30:00Z").value(), 1340285400LL * 1'000'000'000);
+  EXPECT_EQ(parse_exchange_time("2023-02-01 10:50:00.5+08:00").value(), 1675219800LL * 1'000'000'000 + 500'000'000);
+  for (const char* bad : {"", "2012-06-21T09:30:00", "2012-06-21", "yesterday", "2012-13-01T00:00Z",
+                          "2012-06-21T09:30:00.1234567891Z", "2012-06-21T09:30Zjunk"}) {
+    auto r = parse_exchange_time(bad);
+    ASSERT_FALSE(r.is_ok()) << bad;
+    EXPECT_NE(r.status().message().find("with Z or +HH:MM"), std::string::npos) << r.status().message();
+  }
+  EXPECT_EQ(format_utc_ns(1340285400012000123), "2012-06-21T13:30:00.012000123Z");
+  EXPECT_EQ(format_utc_ns(1340285400LL * 1'000'000'000), "2012-06-21T13:30:00Z");
+}
+
+TEST(AuditCli, AlertsAndExplainAnswerFromTheStoreTheRunWrote) {
+  const auto goog = lobster_file("GOOG", "message", 10);
+  TS_REQUIRE_DATA(goog);
+  const auto dir = scratch_dir("audit_cli");
+  auto o = run_bin({"replay", "--format", "lobster", goog.string(), "--no-stdout", "--http", "off", "--jsonl",
+                    "alerts.jsonl", "--audit-db", "audit.db"},
+                   dir);
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const auto written = json_lines(slurp(dir / "alerts.jsonl"));
+  ASSERT_GE(written.size(), 20u);
+
+  // Every alert, newest first, in the JSONL schema: the same objects less the model block.
+  o = run_bin({"audit", "alerts", "--audit-db", "audit.db", "--json", "--limit", "100000"}, dir);
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const auto listed = json_lines(o.out);
+  ASSERT_EQ(listed.size(), written.size());
+  std::map<uint64_t, nlohmann::json> by_id;
+  for (const auto& j : written) by_id[j["id"].get<uint64_t>()] = j;
+  for (size_t i = 0; i < listed.size(); ++i) {
+    const auto& j = listed[i];
+    ASSERT_TRUE(by_id.count(j["id"].get<uint64_t>())) << j.dump();
+    const auto& w = by_id[j["id"].get<uint64_t>()];
+    for (const char* key : {"symbol", "type", "severity", "exch_ts_ns", "event_seq", "price_ticks", "values",
+                            "stage_ns", "features"}) {
+      EXPECT_EQ(j[key], w[key]) << key << " of " << j["id"];
+    }
+    if (i > 0) {
+      EXPECT_GE(std::stoll(listed[i - 1]["exch_ts_ns"].get<std::string>()), std::stoll(j["exch_ts_ns"].get<std::string>()))
+          << "newest first";
+    }
+  }
+
+  // Filters: a type, and a window of exchange time given with its zone.
+  const std::string type = written.front()["type"];
+  o = run_bin({"audit", "alerts", "--audit-db", "audit.db", "--json", "--type", type, "--limit", "100000"}, dir);
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  size_t of_type = 0;
+  for (const auto& j : written) of_type += j["type"] == type;
+  EXPECT_EQ(json_lines(o.out).size(), of_type);
+  for (const auto& j : json_lines(o.out)) EXPECT_EQ(j["type"], type);
+  // 10:00 to 11:00 in New York (EDT).
+  const int64_t from = 1340287200LL * 1'000'000'000, to = 1340290800LL * 1'000'000'000;
+  o = run_bin({"audit", "alerts", "--audit-db", "audit.db", "--json", "--since", "2012-06-21T10:00:00-04:00", "--until",
+               "2012-06-21T11:00:00-04:00", "--limit", "100000"},
+              dir);
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  size_t in_window = 0;
+  for (const auto& j : written) {
+    const int64_t t = std::stoll(j["exch_ts_ns"].get<std::string>());
+    in_window += t >= from && t < to;
+  }
+  EXPECT_GT(in_window, 0u);
+  EXPECT_EQ(json_lines(o.out).size(), in_window);
+  o = run_bin({"audit", "alerts", "--audit-db", "audit.db", "--limit", "3"}, dir);
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("2012-06-21T"), std::string::npos) << "the date is shown: " << o.out;
+  EXPECT_NE(o.out.find("(3 alerts, newest first, from audit store audit.db)"), std::string::npos) << o.out;
+  o = run_bin({"audit", "alerts", "--audit-db", "audit.db", "--since", "10:00"}, dir);
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_NE(o.err.find("--since"), std::string::npos) << o.err;
+  o = run_bin({"audit", "alerts", "--audit-db", "audit.db", "--type", "rapid_rsie"}, dir);
+  EXPECT_EQ(o.exit_code, 2);
+  o = run_bin({"audit", "alerts", "--audit-db", "nothing.db"}, dir);
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_NE(o.err.find("nothing.db: no such audit database"), std::string::npos) << o.err;
+
+  // explain: what fired against its thresholds, every feature, the stages.
+  const auto& first = written.front();
+  const std::string id = std::to_string(first["id"].get<uint64_t>());
+  o = run_bin({"explain", id, "--audit-db", "audit.db"}, dir);
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("alert " + id + ": " + first["symbol"].get<std::string>() + " " + first["type"].get<std::string>()),
+            std::string::npos)
+      << o.out;
+  EXPECT_NE(o.out.find(first["exch_ts_ns"].get<std::string>() + " ns"), std::string::npos) << o.out;
+  for (const auto& v : first["values"]) EXPECT_NE(o.out.find(v["name"].get<std::string>()), std::string::npos) << o.out;
+  for (int i = 0; i < kFeatureCount; ++i) EXPECT_NE(o.out.find(feature_name(i)), std::string::npos) << feature_name(i);
+  EXPECT_NE(o.out.find("stages (us)     book "), std::string::npos) << o.out;
+  o = run_bin({"explain", id, "--audit-db", "audit.db", "--json"}, dir);
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const auto j = nlohmann::json::parse(o.out);
+  EXPECT_EQ(j["features"], first["features"]);
+  EXPECT_EQ(j["values"], first["values"]);
+  o = run_bin({"explain", "12345", "--audit-db", "audit.db"}, dir);
+  EXPECT_EQ(o.exit_code, 1);
+  EXPECT_NE(o.err.find("no alert 12345 in audit store audit.db"), std::string::npos) << o.err;
+}
+
+}  // namespace
+}  // namespace ts::testing

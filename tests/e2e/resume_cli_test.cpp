@@ -1,0 +1,224 @@
+// kill -9 in the middle of a replay, then the same replay again (docs/formats.md, "Crash
+// safety"): without --append the previous run's files are refused and left as they are; with
+// --append the JSONL file ends with every alert of the day once, each line whole, the same ids as
+// an uninterrupted run, and the same ids as the audit store's rows.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <thread>
+
+#include "audit/audit_store.h"
+#include "run_bin.h"
+#include "test_data.h"
+
+namespace ts::testing {
+namespace {
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Every line must parse: a torn line fails the test.
+std::multiset<uint64_t> jsonl_ids(const std::filesystem::path& p) {
+  std::multiset<uint64_t> ids;
+  std::ifstream in(p);
+  for (std::string line; std::getline(in, line);) ids.insert(nlohmann::json::parse(line).at("id").get<uint64_t>());
+  return ids;
+}
+
+size_t complete_lines(const std::filesystem::path& p) {
+  const std::string s = slurp(p);
+  return size_t(std::count(s.begin(), s.end(), '\n'));
+}
+
+TEST(ResumeCli, KillNineMidReplayThenAppendLeavesEveryAlertOnce) {
+  const auto goog = lobster_file("GOOG", "message", 10);
+  TS_REQUIRE_DATA(goog);
+  const auto ref_dir = scratch_dir("resume_ref");
+  const auto dir = scratch_dir("resume_kill");
+  const std::vector<std::string> replay = {"replay", "--format", "lobster", goog.string(), "--no-stdout", "--http",
+                                           "off", "--jsonl", "alerts.jsonl", "--audit-db", "audit.db"};
+  const auto ref = run_bin(replay, ref_dir);
+  ASSERT_EQ(ref.exit_code, 0) << ref.err;
+  const auto want = jsonl_ids(ref_dir / "alerts.jsonl");
+  ASSERT_GE(want.size(), 20u);
+
+  // Paced so that the kill lands mid-day: after the first alerts are in the file.
+  std::vector<std::string> paced = replay;
+  paced.insert(paced.end(), {"--rate", "15000"});
+  const pid_t pid = fork();
+  if (pid == 0) {
+    if (!freopen((dir / "first.err").c_str(), "w", stderr) || chdir(dir.c_str()) != 0) _exit(99);
+    std::vector<char*> argv{const_cast<char*>(TICKSENTRY_BIN)};
+    for (auto& a : paced) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(TICKSENTRY_BIN, argv.data());
+    _exit(97);
+  }
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (complete_lines(dir / "alerts.jsonl") < 3 && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "the replay ended before the kill: " << slurp(dir / "first.err");
+  const size_t at_kill = complete_lines(dir / "alerts.jsonl");
+  ASSERT_GE(at_kill, 3u);
+  ASSERT_LT(at_kill, want.size()) << "the kill came after the whole day: the test proves nothing";
+  // Whatever the kill left, make the last line torn as a kill inside write() leaves it.
+  { std::ofstream(dir / "alerts.jsonl", std::ios::app) << R"({"event_seq":12,"exch_ts_ns":"13402)"; }
+  const std::string left = slurp(dir / "alerts.jsonl");
+
+  // The same command again: refused (exit 2), naming the file and --append; nothing touched.
+  const auto refused = run_bin(replay, dir);
+  EXPECT_EQ(refused.exit_code, 2) << refused.err;
+  EXPECT_NE(refused.err.find("alerts.jsonl already holds"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("--append"), std::string::npos) << refused.err;
+  EXPECT_EQ(slurp(dir / "alerts.jsonl"), left);
+
+  std::vector<std::string> resume = replay;
+  resume.insert(resume.end(), {"--append", "--summary-json", "s.json"});
+  const auto again = run_bin(resume, dir);
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(jsonl_ids(dir / "alerts.jsonl"), want) << "each alert of the day once, every line whole";
+  EXPECT_NE(again.err.find("alerts went to: "), std::string::npos) << again.err;
+  EXPECT_NE(again.err.find("alerts.jsonl (" + std::to_string(want.size() - at_kill) + " written, " +
+                           std::to_string(at_kill) + " already there)"),
+            std::string::npos)
+      << again.err;
+  const auto summary = nlohmann::json::parse(slurp(dir / "s.json"));
+  EXPECT_EQ(summary["outputs"]["jsonl_written"].get<uint64_t>(), want.size() - at_kill);
+  EXPECT_GT(summary["outputs"]["jsonl_repaired_bytes"].get<uint64_t>(), 0u);
+
+  // The audit store holds the same alerts, each once.
+  auto store = AuditStore::open((dir / "audit.db").string());
+  ASSERT_TRUE(store.is_ok());
+  auto rows = store.value()->query(AlertQuery{.limit = 100000});
+  ASSERT_TRUE(rows.is_ok());
+  std::multiset<uint64_t> stored;
+  for (const auto& r : rows.value()) stored.insert(r.alert_id);
+  EXPECT_EQ(stored, want);
+}
+
+TEST(ResumeCli, OutDirKeepsOneRunsFilesTogether) {
+  const auto goog = lobster_file("GOOG", "message", 10);
+  TS_REQUIRE_DATA(goog);
+  const auto dir = scratch_dir("resume_out_dir");
+  const auto o = run_bin({"replay", "--format", "lobster", goog.string(), "--no-stdout", "--http", "off", "--out-dir",
+                          "day1"},
+                         dir);
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_TRUE(std::filesystem::exists(dir / "day1" / "ticksentry-alerts.jsonl"));
+  EXPECT_TRUE(std::filesystem::exists(dir / "day1" / "ticksentry-audit.db"));
+  EXPECT_TRUE(std::filesystem::exists(dir / "day1" / "summary.json"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "ticksentry-alerts.jsonl")) << "nothing outside --out-dir";
+  EXPECT_NE(o.err.find("day1/ticksentry-alerts.jsonl"), std::string::npos) << o.err;
+  const auto summary = nlohmann::json::parse(slurp(dir / "day1" / "summary.json"));
+  EXPECT_EQ(summary["outputs"]["jsonl_written"].get<int64_t>(), summary["alerts_total"].get<int64_t>());
+}
+
+}  // namespace
+}  // namespace ts::testing
+
+namespace ts::testing {
+namespace {
+
+// The whole configuration is checked before anything slow starts: with a model that would fail
+// to open (or take seconds to build), a typo in [notify] or an unknown key elsewhere is what the
+// user hears about, and the model is never touched.
+TEST(ConfigCli, WholeConfigIsCheckedBeforeTheModelIsBuilt) {
+  const auto goog = lobster_file("GOOG", "message", 10);
+  TS_REQUIRE_DATA(goog);
+  const auto dir = scratch_dir("config_before_model");
+  {
+    std::ofstream(dir / "notify.toml") << "[model]\npath = \"missing.onnx\"\n"
+                                          "[notify]\n[[notify.receivers]]\nname = \"desk\"\ntype = \"webhook\"\n"
+                                          "url = \"http://127.0.0.1:9/x\"\n[notify.route]\nreceiver = \"desk\"\n"
+                                          "group_wiat_ms = 0\n";
+    std::ofstream(dir / "sinks.toml") << "[model]\npath = \"missing.onnx\"\n[sinks]\njsnol = \"a.jsonl\"\n";
+  }
+  for (const char* cfg : {"notify.toml", "sinks.toml"}) {
+    const auto o = run_bin({"replay", "--format", "lobster", goog.string(), "--config", cfg, "--no-stdout", "--http",
+                            "off", "--jsonl", "", "--audit-db", ""},
+                           dir);
+    EXPECT_EQ(o.exit_code, 2) << cfg;
+    EXPECT_EQ(o.err.find("missing.onnx"), std::string::npos) << cfg << ": the model was opened first:\n" << o.err;
+    EXPECT_NE(o.err.find(std::string(cfg) == "sinks.toml" ? "sinks.jsnol" : "group_wiat_ms"), std::string::npos)
+        << cfg << ":\n" << o.err;
+  }
+}
+
+}  // namespace
+}  // namespace ts::testing
+
+namespace ts::testing {
+namespace {
+
+std::map<uint64_t, std::string> ids_and_symbols(const std::filesystem::path& p) {
+  std::map<uint64_t, std::string> out;
+  std::ifstream in(p);
+  for (std::string line; std::getline(in, line);) {
+    const auto j = nlohmann::json::parse(line);
+    out[j.at("id").get<uint64_t>()] = j.at("symbol").get<std::string>();
+  }
+  return out;
+}
+
+// --symbol on replay: one stock of a two-stock day raises exactly the alerts it raises in the
+// full replay (symbols are independent in every stage); on record: only its events are written.
+TEST(SymbolCli, ReplayAndRecordKeepOnlyTheSymbolsAsked) {
+  const auto goog = lobster_file("GOOG", "message", 10), aapl = lobster_file("AAPL", "message", 1);
+  TS_REQUIRE_DATA(goog);
+  TS_REQUIRE_DATA(aapl);
+  const auto dir = scratch_dir("symbol_cli");
+  const std::vector<std::string> base = {"replay", "--format", "lobster", goog.string(), aapl.string(),
+                                         "--no-stdout", "--http", "off", "--audit-db", ""};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_bin(args, dir);
+  };
+  auto o = with({"--jsonl", "all.jsonl"});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  std::map<uint64_t, std::string> want;
+  std::set<std::string> seen;
+  for (const auto& [id, sym] : ids_and_symbols(dir / "all.jsonl")) {
+    seen.insert(sym);
+    if (sym == "GOOG") want[id] = sym;
+  }
+  ASSERT_EQ(seen.size(), 2u) << "both stocks alert in the full replay: the test needs that";
+  ASSERT_FALSE(want.empty());
+  o = with({"--jsonl", "goog.jsonl", "--symbol", "GO*"});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(ids_and_symbols(dir / "goog.jsonl"), want);
+  EXPECT_NE(o.err.find("--symbol: 1 symbols kept"), std::string::npos) << o.err;
+  o = with({"--jsonl", "none.jsonl", "--symbol", "MSFT"});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.err.find("--symbol matched no symbol"), std::string::npos) << o.err;
+
+  o = run_bin({"record", "--format", "lobster", goog.string(), aapl.string(), "--symbol", "AAPL", "--out", "aapl.csv"},
+              dir);
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  std::ifstream csv(dir / "aapl.csv");
+  std::string line;
+  size_t rows = 0, goog_rows = 0;
+  std::getline(csv, line);  // header
+  while (std::getline(csv, line)) {
+    ++rows;
+    goog_rows += line.find(",GOOG,") != std::string::npos;
+  }
+  EXPECT_GT(rows, 1000u);
+  EXPECT_EQ(goog_rows, 0u);
+}
+
+}  // namespace
+}  // namespace ts::testing
