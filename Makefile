@@ -10,6 +10,9 @@ PRESET ?= release
 BUILD_DIR := build/$(PRESET)
 DEMO_SECONDS ?= 0
 DEMO_TOKEN ?= demo
+# Each demo run keeps its alerts and audit store in a fresh folder (a run never appends to an
+# earlier run's files unless told to with --append).
+DEMO_OUT ?= demo-runs/$(shell date +%Y%m%d-%H%M%S)
 
 # Debian packages the build and tests need (apt-get is skipped when all are present).
 DEB_PACKAGES := build-essential cmake ninja-build ccache pkg-config git zlib1g-dev \
@@ -47,7 +50,7 @@ build: deps web
 
 demo: build
 	@echo "dashboard: http://127.0.0.1:8080/?token=$(DEMO_TOKEN)  (Ctrl-C stops the demo)"
-	$(BUILD_DIR)/src/app/ticksentry run --duration $(DEMO_SECONDS) --http 127.0.0.1:8080 --http-token $(DEMO_TOKEN)
+	$(BUILD_DIR)/src/app/ticksentry run --duration $(DEMO_SECONDS) --http 127.0.0.1:8080 --http-token $(DEMO_TOKEN) --out-dir $(DEMO_OUT)
 
 test: build
 	ctest --preset $(PRESET)
