@@ -129,5 +129,47 @@ TEST(KafkaLoss, CommittedOffsetDeletedByRetentionIsCounted) {
   EXPECT_EQ(third.stats.lost_messages, 0u);
 }
 
+// A consumer that falls behind while the broker deletes what it has not read yet: its next fetch
+// is out of range, librdkafka resets to the partition's start, and the jump is counted.
+TEST(KafkaLoss, RetentionOvertakingARunningConsumerIsCounted) {
+  auto cluster = KafkaMockCluster::start(1);
+  ASSERT_TRUE(cluster.is_ok()) << cluster.status().to_string();
+  const std::string brokers = cluster.value()->bootstraps();
+  ASSERT_TRUE(cluster.value()->create_topic("md", 1).is_ok());
+  produce(brokers, 1, 2000);
+
+  SymbolTable symbols;
+  InputErrors errors;
+  KafkaSourceOptions o;
+  o.brokers = brokers;
+  o.topic = "md";
+  o.group = "slow";
+  o.exit_at_eof = true;
+  o.eof_idle_ms = 500;
+  // A tiny prefetch queue, so that the consumer is really behind: what it has not asked for is
+  // still on the broker when the retention deletes it.
+  o.props = {{"session.timeout.ms", "6000"},     {"heartbeat.interval.ms", "500"},
+             {"queued.max.messages.kbytes", "1"}, {"fetch.max.bytes", "1024"},
+             {"message.max.bytes", "1000"},       {"max.partition.fetch.bytes", "1024"},
+             {"fetch.wait.max.ms", "10"}};
+  auto src = KafkaSource::open(o, symbols, errors);
+  ASSERT_TRUE(src.is_ok()) << src.status().to_string();
+  std::vector<Event> batch(10);
+  uint64_t read = 0;
+  const int64_t deadline = mono_ns() + 60'000'000'000;
+  while (read < 10 && mono_ns() < deadline) read += src.value()->next_batch(batch);
+  ASSERT_GE(read, 10u);
+
+  produce(brokers, 2001, 100'000);  // meanwhile the retention deletes the unread rest
+  const auto [lo, hi] = watermarks(brokers);
+  ASSERT_GT(lo, 2000);
+  std::vector<Event> big(1024);
+  while (!src.value()->done() && mono_ns() < deadline) (void)src.value()->next_batch(big);
+  ASSERT_TRUE(src.value()->done());
+  const KafkaSourceStats st = src.value()->stats();
+  EXPECT_GT(st.lost_messages, 0u);
+  EXPECT_EQ(st.messages + st.lost_messages, uint64_t(hi)) << "every offset either read or counted lost";
+}
+
 }  // namespace
 }  // namespace ts
