@@ -37,6 +37,7 @@ struct KafkaSource::Impl {
   // Absent: unknown (the committed offset could not be read), not checked until a first message.
   std::map<int32_t, int64_t> expected;
   std::set<int32_t> started;  // partitions that gave a message since their assignment
+  std::set<int32_t> need_committed;  // assigned; committed offset not asked yet (asked at the first message)
   bool assigned_once = false;
   int64_t last_message_ns = 0;  // mono_ns of the last message or EOF event
 
@@ -53,7 +54,7 @@ struct KafkaSource::Impl {
   void dead_letter(const rd_kafka_message_t* m, const WireDecodeStatus& why);
   void on_rebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* parts);
   void publish_metrics(int64_t now_ns);
-  void expect_committed(const rd_kafka_topic_partition_list_t* parts);
+  void expect_committed(int32_t partition);
   void check_offset(int32_t partition, int64_t offset);
   int64_t compute_lag() const;
 };
@@ -127,7 +128,13 @@ void KafkaSource::Impl::on_rebalance(rd_kafka_resp_err_t err, rd_kafka_topic_par
       at_eof.erase(parts->elems[i].partition);
     }
     assigned_once = true;
-    expect_committed(parts);
+    for (int i = 0; i < parts->cnt; ++i) {
+      // The committed offset is asked at the partition's first message, not here: a blocking
+      // call in the rebalance callback would hold up the group's rebalance.
+      started.erase(parts->elems[i].partition);
+      expected.erase(parts->elems[i].partition);
+      need_committed.insert(parts->elems[i].partition);
+    }
     last_message_ns = mono_ns();  // idle time counts from the assignment
     if (cooperative) {
       if (rd_kafka_error_t* e = rd_kafka_incremental_assign(rk, parts)) {
@@ -148,6 +155,7 @@ void KafkaSource::Impl::on_rebalance(rd_kafka_resp_err_t err, rd_kafka_topic_par
       at_eof.erase(parts->elems[i].partition);
       expected.erase(parts->elems[i].partition);
       started.erase(parts->elems[i].partition);
+      need_committed.erase(parts->elems[i].partition);
     }
     if (cooperative) {
       if (rd_kafka_error_t* e = rd_kafka_incremental_unassign(rk, parts)) rd_kafka_error_destroy(e);
@@ -157,25 +165,22 @@ void KafkaSource::Impl::on_rebalance(rd_kafka_resp_err_t err, rd_kafka_topic_par
   }
 }
 
-void KafkaSource::Impl::expect_committed(const rd_kafka_topic_partition_list_t* parts) {
-  // A copy: the offsets rd_kafka_committed() writes must not change where assign() starts.
-  rd_kafka_topic_partition_list_t* c = rd_kafka_topic_partition_list_copy(parts);
+void KafkaSource::Impl::expect_committed(int32_t p) {
+  rd_kafka_topic_partition_list_t* c = rd_kafka_topic_partition_list_new(1);
+  rd_kafka_topic_partition_list_add(c, opt.topic.c_str(), p);
   const rd_kafka_resp_err_t err = rd_kafka_committed(rk, c, /*timeout_ms=*/10000);
-  for (int i = 0; i < c->cnt; ++i) {
-    const int32_t p = c->elems[i].partition;
-    started.erase(p);
-    if (err || c->elems[i].err) {
-      spdlog::warn("kafka: {}[{}]: committed offset unknown ({}): a loss before its first message is not checked",
-                   opt.topic, p, rd_kafka_err2str(err ? err : c->elems[i].err));
-      expected.erase(p);
-    } else {
-      expected[p] = c->elems[i].offset >= 0 ? c->elems[i].offset : 0;  // never committed: from 0
-    }
+  if (err || c->elems[0].err) {
+    spdlog::warn("kafka: {}[{}]: committed offset unknown ({}): a loss before its first message is not checked",
+                 opt.topic, p, rd_kafka_err2str(err ? err : c->elems[0].err));
+    expected.erase(p);
+  } else {
+    expected[p] = c->elems[0].offset >= 0 ? c->elems[0].offset : 0;  // never committed: from 0
   }
   rd_kafka_topic_partition_list_destroy(c);
 }
 
 void KafkaSource::Impl::check_offset(int32_t p, int64_t offset) {
+  if (need_committed.erase(p)) expect_committed(p);
   const bool first = started.insert(p).second;
   auto it = expected.find(p);
   if (it != expected.end() && offset > it->second) {
