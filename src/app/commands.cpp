@@ -17,6 +17,7 @@ namespace ts {
 namespace {
 
 constexpr int kExitOk = 0;
+constexpr int kExitFailed = 1;
 constexpr int kExitUsage = 2;
 
 Config load_config(const std::string& path) {
@@ -67,9 +68,19 @@ int run_kafka(const CommonOptions& c, const KafkaRunOptions& k, const std::atomi
   if (Status st = source.value()->commit(); !st.is_ok()) spdlog::error("{}", st.to_string());
   source.value()->flush_metrics();
   const KafkaSourceStats ks = source.value()->stats();
-  spdlog::info("kafka: {} messages, {} events, {} bad ({} to the dead-letter topic), lag {}", ks.messages, ks.decoded,
-               ks.decode_errors, ks.dlq, ks.lag_messages);
-  return wiring.finish(summary);
+  spdlog::info("kafka: {} messages, {} events, {} bad ({} to the dead-letter topic), {} lost, lag {}", ks.messages,
+               ks.decoded, ks.decode_errors, ks.dlq, ks.lost_messages, ks.lag_messages);
+  if (ks.lost_messages > 0) summary.errors["lost_messages"] += ks.lost_messages;
+  const int rc = wiring.finish(summary);
+  if (rc == kExitOk && ks.lost_messages > 0 && source.value()->loss_is_error()) {
+    std::fprintf(stderr,
+                 "ticksentry: kafka: %llu messages of %s were lost before this run could read them (%llu read); "
+                 "the log above names the partitions and offsets. Set [kafka.consumer] auto.offset.reset "
+                 "to accept starting where the topic now begins.\n",
+                 (unsigned long long)ks.lost_messages, ko.topic.c_str(), (unsigned long long)ks.messages);
+    return kExitFailed;
+  }
+  return rc;
 }
 
 }  // namespace

@@ -17,6 +17,7 @@ const char* input_error_name(InputError kind) {
     case InputError::kTruncatedFile: return "truncated_file";
     case InputError::kBinaryGarbage: return "binary_garbage";
     case InputError::kUnknownOrder: return "unknown_order";
+    case InputError::kEmptyFile: return "empty_file";
     case InputError::kCount: break;
   }
   return "unknown";

@@ -23,6 +23,7 @@ enum class InputError : uint8_t {
   kTruncatedFile,       // file ends mid-record or the gzip stream is cut short
   kBinaryGarbage,       // non-text bytes in a text record
   kUnknownOrder,        // L3 cancel/execute for an order id the book never saw
+  kEmptyFile,           // a file with no records (empty, or a header only): reported once per file
   kCount
 };
 constexpr size_t kInputErrorCount = static_cast<size_t>(InputError::kCount);

@@ -2,11 +2,15 @@
 // Bounded single-producer/single-consumer ring. One thread calls try_push, one thread calls
 // try_pop; neither blocks. Capacity is rounded up to a power of two. A full ring is a return
 // value (false), never an error: the caller decides to wait, drop, or count.
+#include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cstddef>
 #include <memory>
 #include <new>
 #include <optional>
+#include <stdexcept>
+#include <string>
 
 namespace ts {
 
@@ -15,9 +19,17 @@ inline constexpr size_t kCacheLine = 64;
 template <typename T>
 class SpscRing {
  public:
+  // The largest capacity a ring accepts (2^32 slots); configs bound theirs far lower.
+  static constexpr size_t kMaxCapacity = size_t(1) << 32;
+
+  // Start-up only. Throws std::length_error when `capacity` exceeds kMaxCapacity (rounding it up
+  // to a power of two would overflow, or the allocation could never succeed); 0 gives 1 slot.
   explicit SpscRing(size_t capacity) {
-    size_t cap = 1;
-    while (cap < capacity) cap <<= 1;
+    if (capacity > kMaxCapacity) {
+      throw std::length_error("ring capacity " + std::to_string(capacity) + " exceeds " +
+                              std::to_string(kMaxCapacity));
+    }
+    const size_t cap = std::bit_ceil(std::max<size_t>(capacity, 1));
     mask_ = cap - 1;
     slots_ = std::make_unique<T[]>(cap);
   }

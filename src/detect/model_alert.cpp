@@ -11,20 +11,17 @@ namespace ts {
 ModelAlertOptions ModelAlertOptions::from_config(const ConfigSection& s, int window_rows) {
   ModelAlertOptions o;
   auto bad = [&](const std::string& what) { throw ConfigError("[" + s.name() + "] " + what); };
-  o.min_rows = s.get("min_rows", window_rows);
-  if (o.min_rows < 1 || o.min_rows > window_rows) bad("min_rows must be in 1..window_rows");
+  o.min_rows = s.get_in("min_rows", window_rows, 1, window_rows);
   const std::string trig = s.get("trigger", "row");
   if (trig == "row") o.trigger = Trigger::kRow;
   else if (trig == "event") o.trigger = Trigger::kEvent;
   else bad("trigger must be row or event, not '" + trig + "'");
-  o.every_n = s.get("every_n", o.every_n);
-  if (o.every_n < 1) bad("every_n must be >= 1");
+  o.every_n = s.get_in("every_n", o.every_n, 1, 1'000'000);
   o.threshold = s.get("threshold", o.threshold);
   if (!(o.threshold > 0 && o.threshold <= 1)) bad("threshold must be in (0, 1]");
   o.hysteresis = s.get("hysteresis", o.hysteresis);
   if (o.hysteresis < 0 || o.hysteresis >= o.threshold) bad("hysteresis must be in [0, threshold)");
-  o.cooldown_s = s.get("cooldown_s", o.cooldown_s);
-  if (o.cooldown_s < 0) bad("cooldown_s must be >= 0");
+  o.cooldown_s = s.get_in("cooldown_s", o.cooldown_s, 0.0, 7.0 * 86400);
   // [[model.groups]]: per symbol group threshold / hysteresis / cooldown.
   std::vector<SymbolGroupSpec> specs;
   for (const ConfigSection& g : s.tables("groups")) {
@@ -38,8 +35,7 @@ ModelAlertOptions ModelAlertOptions::from_config(const ConfigSection& s, int win
     if (!(d.threshold > 0 && d.threshold <= 1)) bad_group("threshold must be in (0, 1]");
     d.hysteresis = g.get("hysteresis", std::min(o.hysteresis, d.threshold / 2));
     if (d.hysteresis < 0 || d.hysteresis >= d.threshold) bad_group("hysteresis must be in [0, threshold)");
-    d.cooldown_s = g.get("cooldown_s", o.cooldown_s);
-    if (d.cooldown_s < 0) bad_group("cooldown_s must be >= 0");
+    d.cooldown_s = g.get_in("cooldown_s", o.cooldown_s, 0.0, 7.0 * 86400);
     for (const auto& k : g.unread_keys()) {
       bad_group("unknown key '" + k + "' (name, symbols, regex, markets, threshold, hysteresis, cooldown_s)");
     }

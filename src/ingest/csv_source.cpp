@@ -60,7 +60,10 @@ class CsvSource final : public Source {
     size_t n = 0;
     Line line;
     while (n < out.size() && lines_->next(line)) {
-      if (line.number == 1 && line.text.starts_with("kind,")) continue;  // header
+      if (line.number == 1 && line.text.starts_with("kind,")) {  // header
+        header_lines_ = 1;
+        continue;
+      }
       if (line.has_garbage) {
         errors_.report(InputError::kBinaryGarbage, lines_->file_name(), line.number, "control bytes in a text line");
         continue;
@@ -73,7 +76,10 @@ class CsvSource final : public Source {
       last_ts_ns_ = out[n].exch_ts_ns;
       ++n;
     }
-    if (n == 0) done_ = true;
+    if (n == 0 && !done_) {
+      done_ = true;
+      ingest::report_if_empty(errors_, *lines_, header_lines_);
+    }
     return n;
   }
   bool done() const override { return done_; }
@@ -210,6 +216,7 @@ class CsvSource final : public Source {
   int64_t last_ts_ns_ = INT64_MIN;
   std::string last_name_;
   SymbolId last_id_ = kInvalidSymbol;
+  uint64_t header_lines_ = 0;
   bool done_ = false;
 };
 

@@ -32,6 +32,12 @@ struct KafkaSource::Impl {
   std::set<int32_t> assigned;
   std::set<int32_t> at_eof;
   std::map<int32_t, int64_t> eof_offsets;  // the end offset each partition's last EOF event gave
+  // Where each assigned partition must continue for nothing to be lost: the committed offset (0
+  // for a group that never committed) until its first message, then the last offset read + 1.
+  // Absent: unknown (the committed offset could not be read), not checked until a first message.
+  std::map<int32_t, int64_t> expected;
+  std::set<int32_t> started;  // partitions that gave a message since their assignment
+  std::set<int32_t> need_committed;  // assigned; committed offset not asked yet (asked at the first message)
   bool assigned_once = false;
   int64_t last_message_ns = 0;  // mono_ns of the last message or EOF event
 
@@ -48,6 +54,8 @@ struct KafkaSource::Impl {
   void dead_letter(const rd_kafka_message_t* m, const WireDecodeStatus& why);
   void on_rebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* parts);
   void publish_metrics(int64_t now_ns);
+  void expect_committed(int32_t partition);
+  void check_offset(int32_t partition, int64_t offset);
   int64_t compute_lag() const;
 };
 
@@ -120,6 +128,13 @@ void KafkaSource::Impl::on_rebalance(rd_kafka_resp_err_t err, rd_kafka_topic_par
       at_eof.erase(parts->elems[i].partition);
     }
     assigned_once = true;
+    for (int i = 0; i < parts->cnt; ++i) {
+      // The committed offset is asked at the partition's first message, not here: a blocking
+      // call in the rebalance callback would hold up the group's rebalance.
+      started.erase(parts->elems[i].partition);
+      expected.erase(parts->elems[i].partition);
+      need_committed.insert(parts->elems[i].partition);
+    }
     last_message_ns = mono_ns();  // idle time counts from the assignment
     if (cooperative) {
       if (rd_kafka_error_t* e = rd_kafka_incremental_assign(rk, parts)) {
@@ -138,6 +153,9 @@ void KafkaSource::Impl::on_rebalance(rd_kafka_resp_err_t err, rd_kafka_topic_par
       next_offsets.erase(parts->elems[i].partition);
       eof_offsets.erase(parts->elems[i].partition);
       at_eof.erase(parts->elems[i].partition);
+      expected.erase(parts->elems[i].partition);
+      started.erase(parts->elems[i].partition);
+      need_committed.erase(parts->elems[i].partition);
     }
     if (cooperative) {
       if (rd_kafka_error_t* e = rd_kafka_incremental_unassign(rk, parts)) rd_kafka_error_destroy(e);
@@ -145,6 +163,47 @@ void KafkaSource::Impl::on_rebalance(rd_kafka_resp_err_t err, rd_kafka_topic_par
       rd_kafka_assign(rk, nullptr);
     }
   }
+}
+
+void KafkaSource::Impl::expect_committed(int32_t p) {
+  rd_kafka_topic_partition_list_t* c = rd_kafka_topic_partition_list_new(1);
+  rd_kafka_topic_partition_list_add(c, opt.topic.c_str(), p);
+  const rd_kafka_resp_err_t err = rd_kafka_committed(rk, c, /*timeout_ms=*/10000);
+  if (err || c->elems[0].err) {
+    spdlog::warn("kafka: {}[{}]: committed offset unknown ({}): a loss before its first message is not checked",
+                 opt.topic, p, rd_kafka_err2str(err ? err : c->elems[0].err));
+    expected.erase(p);
+  } else {
+    expected[p] = c->elems[0].offset >= 0 ? c->elems[0].offset : 0;  // never committed: from 0
+  }
+  rd_kafka_topic_partition_list_destroy(c);
+}
+
+void KafkaSource::Impl::check_offset(int32_t p, int64_t offset) {
+  if (need_committed.erase(p)) expect_committed(p);
+  const bool first = started.insert(p).second;
+  auto it = expected.find(p);
+  if (it != expected.end() && offset > it->second) {
+    const int64_t from = it->second;
+    bool lost = first;  // the start itself skipped offsets: retention or an offset reset
+    int64_t lo = -1, hi = -1;
+    if (!first) {
+      // Mid-stream: a loss only when the broker deleted what was skipped; a jump over offsets
+      // still in the log is compaction or transaction markers.
+      const rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(rk, opt.topic.c_str(), p, &lo, &hi, 5000);
+      lost = err || from < lo;
+    }
+    if (lost) {
+      const uint64_t n = uint64_t(offset - from);
+      st.lost_messages += n;
+      spdlog::error("kafka: {}[{}]: offsets {}..{} lost ({} messages, never read): {}", opt.topic, p, from,
+                    offset - 1, n,
+                    first ? "the partition now begins later (deleted by retention before this group read them, "
+                            "or skipped by auto.offset.reset)"
+                          : "deleted by retention while this consumer was behind");
+    }
+  }
+  expected[p] = offset + 1;
 }
 
 int64_t KafkaSource::Impl::compute_lag() const {
@@ -173,6 +232,8 @@ void KafkaSource::Impl::publish_metrics(int64_t now_ns) {
         .Increment(double(st.decode_errors - published.decode_errors));
     metrics->counter("kafka_dlq_total", "Bad Kafka messages sent to the dead-letter topic")
         .Increment(double(st.dlq - published.dlq));
+    metrics->counter("kafka_lost_messages_total", "Kafka offsets skipped unread (retention, offset reset)")
+        .Increment(double(st.lost_messages - published.lost_messages));
     metrics->gauge("kafka_lag_messages", "Messages behind the high watermark, over assigned partitions").Set(double(lag));
     if (published_at_ns > 0 && now_ns > published_at_ns) {
       metrics->gauge("kafka_consume_rate_per_s", "Kafka messages consumed per second")
@@ -249,12 +310,16 @@ size_t KafkaSource::next_batch(std::span<Event> out) {
     timeout_ms = 0;  // take what is buffered, do not wait again within one batch
     if (msg->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) m.last_message_ns = mono_ns();
     if (msg->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+      // A partition that starts past its expected offset and holds nothing more lost the gap too.
+      m.check_offset(msg->partition, msg->offset);
+      m.expected[msg->partition] = msg->offset;
       m.at_eof.insert(msg->partition);
       m.eof_offsets[msg->partition] = msg->offset;
     } else if (msg->err) {
       spdlog::warn("kafka: {}", rd_kafka_message_errstr(msg));
     } else {
       ++m.st.messages;
+      m.check_offset(msg->partition, msg->offset);
       m.at_eof.erase(msg->partition);
       m.next_offsets[msg->partition] = msg->offset + 1;
       if (m.decode(msg, out[n])) {
@@ -283,6 +348,8 @@ bool KafkaSource::done() const {
   // An EOF seen before newer messages arrived is stale: the cached high watermarks say so.
   return m.compute_lag() <= 0;
 }
+
+bool KafkaSource::loss_is_error() const { return !impl_->opt.props.count("auto.offset.reset"); }
 
 std::string KafkaSource::describe() const {
   return "kafka topic " + impl_->opt.topic + " group " + impl_->opt.group;

@@ -16,9 +16,17 @@
 // A live source is never done(), unless exit_at_eof: then done() once every assigned partition
 // has reached its end and no message has arrived for eof_idle_ms (tests, benchmarks, catching up
 // a backlog; the idle time lets a consumer that keeps pace with a producer see its last message).
+// Lost messages: the source knows where each assigned partition should continue (the group's
+// committed offset, or offset 0 for a group that never committed) and counts every offset it
+// skips as lost — a start behind the topic's retention (the first offsets were deleted before
+// they were read), an offset reset (auto.offset.reset after an out-of-range position), or a
+// mid-stream jump past offsets the broker deleted. Each loss is logged with the partition and the
+// offset range. A jump over offsets that are still in the log (compaction, transaction markers)
+// is not a loss.
 // Metrics (when given a registry; published about once a second from the source thread):
 // ticksentry_kafka_messages_total, ticksentry_kafka_decode_errors_total,
-// ticksentry_kafka_dlq_total, ticksentry_kafka_lag_messages, ticksentry_kafka_consume_rate_per_s.
+// ticksentry_kafka_dlq_total, ticksentry_kafka_lost_messages_total, ticksentry_kafka_lag_messages,
+// ticksentry_kafka_consume_rate_per_s.
 // Offsets: auto-commit is off. commit() commits the offsets of every event handed on so far; the
 // caller calls it only once the alerts derived from those events are durable (after the pipeline
 // has drained and its sinks have flushed): at-least-once delivery (docs/kafka.md).
@@ -55,6 +63,7 @@ struct KafkaSourceStats {
   uint64_t decode_errors = 0;  // bad messages
   uint64_t dlq = 0;            // bad messages sent to the dead-letter topic
   int64_t lag_messages = -1;   // high watermark − position over assigned partitions; -1 unknown
+  uint64_t lost_messages = 0;  // offsets skipped (retention, offset reset): never read, see above
 };
 
 class KafkaSource : public Source {
@@ -75,6 +84,10 @@ class KafkaSource : public Source {
   void flush_metrics();
   // Commits (synchronously) the next offset of every owned partition that handed on events.
   Status commit();
+  // True when [kafka.consumer] left auto.offset.reset at its default: a loss is then an error
+  // the caller must not let pass (the run exits non-zero); set it to accept starting wherever
+  // the topic now begins.
+  bool loss_is_error() const;
 
  private:
   struct Impl;

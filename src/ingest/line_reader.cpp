@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <utility>
 
 #include "ingest/field_parse.h"
 
@@ -25,28 +26,144 @@ bool contains_garbage(const char* p, size_t n) {
 
 }  // namespace
 
+// The gzip decoder state: one z_stream reused for every member (inflateReset between them).
+struct LineReader::Gzip {
+  z_stream zs{};
+  std::vector<unsigned char> in = std::vector<unsigned char>(128 * 1024);
+  uint64_t consumed_before = 0;  // compressed bytes before in[0] (offsets in reports)
+  uint64_t member = 0;           // 1-based index of the member being (or last) decoded
+  bool in_member = false;        // between a member's header and its end
+  bool resyncing = false;        // after a corrupt member, until a member ends cleanly
+  bool input_eof = false;
+  bool cut_line = false;        // a fault cut the line being assembled (refill() trims it)
+  ~Gzip() { inflateEnd(&zs); }
+  uint64_t offset() const { return consumed_before + uint64_t(zs.next_in - in.data()); }
+};
+
 Result<std::unique_ptr<LineReader>> LineReader::open(const std::string& path, InputErrors& errors) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return Status(StatusCode::kNotFound, "no such file: " + path);
   if (std::filesystem::is_directory(path, ec)) {
     return Status(StatusCode::kInvalidArgument, "is a directory, not a file: " + path);
   }
-  gzFile gz = gzopen(path.c_str(), "rb");
-  if (gz == nullptr) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) {
     return Status(StatusCode::kIoError, "cannot open " + path + ": " + std::strerror(errno));
   }
-  gzbuffer(gz, 128 * 1024);
-  return std::unique_ptr<LineReader>(new LineReader(path, gz, errors));
+  // gzip or plain, by the magic bytes (as gzopen decides).
+  unsigned char magic[2] = {0, 0};
+  const size_t got = std::fread(magic, 1, 2, f);
+  const bool gzip = got == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+  std::rewind(f);
+  std::unique_ptr<LineReader> r(new LineReader(path, f, gzip, errors));
+  if (gzip && inflateInit2(&r->gz_->zs, 15 + 16) != Z_OK) {
+    return Status(StatusCode::kInternal, "zlib: inflateInit2 failed for " + path);
+  }
+  return r;
 }
 
-LineReader::LineReader(std::string path, void* gz, InputErrors& errors)
-    : path_(std::move(path)), gz_(gz), errors_(errors), buf_(kBufferBytes) {}
+LineReader::LineReader(std::string path, std::FILE* file, bool gzip, InputErrors& errors)
+    : path_(std::move(path)), file_(file), gz_(gzip ? std::make_unique<Gzip>() : nullptr), errors_(errors),
+      buf_(kBufferBytes) {
+  if (gz_) {
+    gz_->zs.next_in = gz_->in.data();
+    gz_->zs.avail_in = 0;
+  }
+}
 
 LineReader::~LineReader() {
-  if (gz_ != nullptr) gzclose(static_cast<gzFile>(gz_));
+  if (file_ != nullptr) std::fclose(file_);
 }
 
 std::string_view LineReader::file_name() const { return base_name(path_); }
+
+void LineReader::report_fault(const std::string& what) {
+  truncated_ = true;
+  errors_.report(InputError::kTruncatedFile, file_name(), number_ + 1, what);
+}
+
+void LineReader::drop_partial_line() {
+  size_t keep = end_;
+  while (keep > begin_ && buf_[keep - 1] != '\n') --keep;
+  end_ = keep;
+}
+
+bool LineReader::fill_input() {
+  Gzip& g = *gz_;
+  if (g.input_eof) return false;
+  const size_t left = g.zs.avail_in;
+  g.consumed_before += uint64_t(g.zs.next_in - g.in.data());
+  if (left > 0) std::memmove(g.in.data(), g.zs.next_in, left);
+  const size_t n = std::fread(g.in.data() + left, 1, g.in.size() - left, file_);
+  g.zs.next_in = g.in.data();
+  g.zs.avail_in = static_cast<uInt>(left + n);
+  if (n == 0) g.input_eof = true;
+  return n > 0;
+}
+
+size_t LineReader::read_gzip(char* out, size_t room) {
+  Gzip& g = *gz_;
+  z_stream& zs = g.zs;
+  zs.next_out = reinterpret_cast<Bytef*>(out);
+  zs.avail_out = static_cast<uInt>(room);
+  auto produced = [&] { return room - zs.avail_out; };
+  while (zs.avail_out > 0) {
+    if (!g.in_member) {
+      // At a member boundary: the next bytes are another member's header, trailing garbage or
+      // nothing. zlib's gzread skips garbage here silently; it is reported instead.
+      while (zs.avail_in < 3 && fill_input()) {
+      }
+      if (zs.avail_in == 0) break;  // clean end of file
+      if (zs.avail_in < 3 || zs.next_in[0] != 0x1f || zs.next_in[1] != 0x8b || zs.next_in[2] != 8) {
+        if (g.resyncing) {  // inside a corrupt member: look for the next header
+          ++zs.next_in;
+          --zs.avail_in;
+          continue;
+        }
+        // A damaged member header or trailing garbage: reported once; the bytes are skipped
+        // up to the next member header (if any), as after a corrupt member.
+        report_fault("bytes at " + std::to_string(g.offset()) + " after gzip member " + std::to_string(g.member) +
+                     " are not a gzip member (a damaged member or trailing garbage); skipped to the next "
+                     "member header, if any");
+        g.resyncing = true;
+        continue;
+      }
+      inflateReset(&zs);
+      g.in_member = true;
+      ++g.member;
+    }
+    if (zs.avail_in == 0 && !fill_input()) {
+      g.in_member = false;
+      g.cut_line = true;
+      report_fault("compressed stream ends early in gzip member " + std::to_string(g.member) +
+                   " (cut off); the partial last line is dropped");
+      break;
+    }
+    const uint64_t at = g.offset();
+    const int ret = inflate(&zs, Z_NO_FLUSH);
+    if (ret == Z_STREAM_END) {
+      g.in_member = false;
+      g.resyncing = false;
+    } else if (ret != Z_OK && ret != Z_BUF_ERROR) {
+      // A corrupt member (or a false header while resyncing): its partial line goes, and the
+      // search for the next member starts one byte past where this one failed.
+      g.in_member = false;
+      g.cut_line = true;
+      if (!g.resyncing) {
+        report_fault("gzip member " + std::to_string(g.member) + " is corrupt near byte " + std::to_string(at) +
+                     " (" + (zs.msg ? zs.msg : "?") + "); its partial last line is dropped, reading resumes at the "
+                     "next member");
+        g.resyncing = true;
+      }
+      if (zs.avail_in > 0) {
+        ++zs.next_in;
+        --zs.avail_in;
+      }
+      break;  // the caller trims the partial line before more output follows
+    }
+  }
+  return produced();
+}
 
 bool LineReader::refill() {
   if (eof_) return false;
@@ -57,23 +174,23 @@ bool LineReader::refill() {
     begin_ = 0;
   }
   if (end_ == buf_.size()) buf_.resize(buf_.size() * 2);
-  const auto room = static_cast<unsigned>(buf_.size() - end_);
-  const int n = gzread(static_cast<gzFile>(gz_), buf_.data() + end_, room);
-  if (n > 0) {
-    end_ += static_cast<size_t>(n);
-    return true;
+  const size_t room = buf_.size() - end_;
+  size_t n = 0;
+  bool cut = false;
+  if (gz_) {
+    n = read_gzip(buf_.data() + end_, room);
+    cut = std::exchange(gz_->cut_line, false);
+  } else {
+    n = std::fread(buf_.data() + end_, 1, room, file_);
+    if (n == 0 && std::ferror(file_)) report_fault(std::string("read error: ") + std::strerror(errno));
   }
+  end_ += n;
+  if (cut) {
+    drop_partial_line();
+    if (!gz_->input_eof || gz_->zs.avail_in > 0) return true;  // more members may follow
+  }
+  if (n > 0) return true;
   eof_ = true;
-  int errnum = Z_OK;
-  const char* msg = gzerror(static_cast<gzFile>(gz_), &errnum);
-  // zlib reports a cut-off stream as Z_BUF_ERROR ("unexpected end of file") with gzread
-  // returning 0, and a corrupt one as Z_DATA_ERROR with -1.
-  if (n < 0 || errnum != Z_OK) {
-    truncated_ = true;
-    errors_.report(InputError::kTruncatedFile, file_name(), number_ + 1,
-                   std::string("compressed stream ends early or is corrupt (") +
-                       (msg ? msg : "?") + "); the partial last line is dropped");
-  }
   return false;
 }
 
@@ -88,18 +205,20 @@ bool LineReader::next(Line& line) {
       len = static_cast<size_t>(nl - start);
       begin_ += len + 1;
     } else if (!refill()) {
-      if (avail == 0 || truncated_) {
-        begin_ = end_;
-        return false;
-      }
-      len = avail;
+      // refill() moved the unread bytes to the front (and may have dropped a cut line).
+      len = end_ - begin_;
+      if (len == 0) return false;
       unterminated = true;
+      start = buf_.data() + begin_;
       begin_ = end_;
-      start = buf_.data() + begin_ - len;
     } else {
       continue;
     }
     if (len > 0 && start[len - 1] == '\r') --len;
+    if (number_ == 0 && len >= 3 && std::memcmp(start, "\xEF\xBB\xBF", 3) == 0) {  // UTF-8 BOM
+      start += 3;
+      len -= 3;
+    }
     line.text = std::string_view(start, len);
     line.number = ++number_;
     line.unterminated = unterminated;

@@ -1,19 +1,24 @@
 #pragma once
-// LineReader: buffered line-by-line reading of a text file, gzip-compressed or plain (zlib's
-// gzopen reads both, so `.csv` and `.csv.gz` are the same to callers).
+// LineReader: buffered line-by-line reading of a text file, gzip-compressed or plain (told apart
+// by the gzip magic bytes, so `.csv` and `.csv.gz` are the same to callers).
 //
 // Contract:
 // - next() yields each line without its '\n' (and without a trailing '\r'), numbered from 1.
-//   The string_view stays valid until the next call to next(); no allocation per line.
+//   The string_view stays valid until the next call to next(); no allocation per line. A UTF-8
+//   byte-order mark at the start of the file is not part of line 1.
 // - A final line without '\n' is still yielded, with `unterminated` set: a source parses it
 //   normally and reports kTruncatedFile (not a parse error) if it does not parse.
-// - A gzip stream that ends early (cut-off file) or is corrupt is reported once as
-//   kTruncatedFile to the InputErrors given at open(); the partial last line is dropped and
-//   next() returns false from then on. Everything before the cut is delivered.
+// - gzip: every member of a multi-member file is read (`cat a.gz b.gz`, bgzip, pigz -i). Each
+//   fault is reported once as kTruncatedFile to the InputErrors given at open(), with the member
+//   and the compressed byte offset: a corrupt member (its partial last line is dropped; reading
+//   resumes at the next member's header, so the members after it are not lost), bytes after the
+//   last member that are not a gzip member ("trailing garbage"), and a stream cut off inside a
+//   member (the partial last line is dropped). Everything else is delivered.
 // - Lines containing NUL or any other control byte except '\t' and '\r' (or DEL) have
 //   `has_garbage` set; the line is still yielded so the source can count kBinaryGarbage.
 // Threading: one reader per thread.
 #include <cstdint>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -39,9 +44,9 @@ class LineReader {
   LineReader(const LineReader&) = delete;
   LineReader& operator=(const LineReader&) = delete;
 
-  // The next line, or false at the end of input (or after a truncation, see above).
+  // The next line, or false at the end of input.
   bool next(Line& line);
-  // True once a truncated or corrupt gzip stream was detected.
+  // True once a corrupt, cut-off or garbage-trailed gzip stream was detected (and reported).
   bool truncated() const { return truncated_; }
   const std::string& path() const { return path_; }
   // File name without directories, as used in error reports.
@@ -49,13 +54,19 @@ class LineReader {
   uint64_t line_number() const { return number_; }
 
  private:
-  LineReader(std::string path, void* gz, InputErrors& errors);
-  bool refill();  // false when no more bytes will come
+  struct Gzip;
+  LineReader(std::string path, std::FILE* file, bool gzip, InputErrors& errors);
+  bool refill();            // false when no more bytes will come
+  size_t read_gzip(char* out, size_t room);  // decompressed bytes written to `out`; 0 = end
+  bool fill_input();        // more compressed bytes into the input buffer; false at end of file
+  void report_fault(const std::string& what);
+  void drop_partial_line();  // a fault cut the line being assembled: forget its bytes
 
   static constexpr size_t kBufferBytes = 256 * 1024;
 
   std::string path_;
-  void* gz_;  // gzFile (kept opaque so this header does not pull in zlib.h)
+  std::FILE* file_;
+  std::unique_ptr<Gzip> gz_;  // null for a plain file
   InputErrors& errors_;
   std::vector<char> buf_;
   size_t begin_ = 0;  // first unread byte
@@ -72,6 +83,15 @@ inline void report_line_error(InputErrors& errors, const LineReader& reader, con
                               std::string_view detail) {
   const bool cut = line.unterminated && kind != InputError::kOutOfOrder;
   errors.report(cut ? InputError::kTruncatedFile : kind, reader.file_name(), line.number, detail);
+}
+
+// Called by a source when `reader` is at its end: a file that held no record line (nothing, or
+// only `header_lines` header lines) is counted once as kEmptyFile, so that "0 events" always
+// comes with a word. A file whose gzip stream failed was reported as truncated instead.
+inline void report_if_empty(InputErrors& errors, const LineReader& reader, uint64_t header_lines) {
+  if (reader.line_number() > header_lines || reader.truncated()) return;
+  errors.report(InputError::kEmptyFile, reader.file_name(), reader.line_number(),
+                header_lines > 0 && reader.line_number() > 0 ? "no records after the header" : "the file is empty");
 }
 
 }  // namespace ts::ingest

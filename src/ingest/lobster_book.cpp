@@ -51,7 +51,15 @@ bool LobsterBookReader::next(LobsterBookRow& row) {
           break;
         }
       }
-      if (!ok || lv >= kBookLevels) continue;
+      if (!ok) break;
+      if (const char* why = lobster_level_error(v[0], v[1], v[2], v[3])) {
+        errors_.report(line.unterminated ? InputError::kTruncatedFile
+                       : v[1] < 0 || v[3] < 0 ? InputError::kBadSize : InputError::kBadPrice,
+                       file, line.number, why);
+        ok = false;
+        break;
+      }
+      if (lv >= kBookLevels) continue;
       const bool ask_empty = v[0] >= kLobsterEmptyPrice || v[1] == 0;
       const bool bid_empty = v[2] <= -kLobsterEmptyPrice || v[3] == 0;
       r.asks[lv] = ask_empty ? Level{} : Level{lobster_price_ticks(v[0]), v[1]};

@@ -26,6 +26,16 @@ constexpr Price lobster_price_ticks(int64_t price_x10000) {
 }
 constexpr int64_t kLobsterEmptyPrice = 9999999999;  // ask side dummy; bids carry the negative
 
+// Why one orderbook level (vendor units) is bad, or nullptr when it is good. Empty: size 0, or
+// the dummy price (asks ≥ kLobsterEmptyPrice, bids ≤ −kLobsterEmptyPrice). Otherwise the price
+// and the size must be positive.
+constexpr const char* lobster_level_error(int64_t ask_px, int64_t ask_sz, int64_t bid_px, int64_t bid_sz) {
+  if (ask_sz < 0 || bid_sz < 0) return "negative size in an orderbook level";
+  if (ask_sz > 0 && ask_px <= 0) return "ask price <= 0 at a level with a size";
+  if (bid_sz > 0 && bid_px <= 0 && bid_px > -kLobsterEmptyPrice) return "bid price <= 0 at a level with a size";
+  return nullptr;
+}
+
 struct LobsterBookRow {
   uint64_t line = 0;   // 1-based row number = number of the message it follows
   int levels = 0;      // levels in the file (columns / 4), at most kBookLevels kept

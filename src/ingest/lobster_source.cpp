@@ -186,7 +186,10 @@ class LobsterSource final : public Source {
         check_row(m, out[n - 1], out, n);
       }
     }
-    if (n == 0) done_ = true;
+    if (n == 0 && !done_) {
+      done_ = true;
+      ingest::report_if_empty(errors_, *lines_, 0);
+    }
     return n;
   }
 
@@ -228,8 +231,19 @@ class LobsterSource final : public Source {
             ok = false;
           }
         }
-        if (r.ask_sz[i] <= 0 || r.ask_px[i] >= kLobsterEmptyPrice) r.ask_px[i] = kLobsterEmptyPrice, r.ask_sz[i] = 0;
-        if (r.bid_sz[i] <= 0 || r.bid_px[i] <= -kLobsterEmptyPrice) r.bid_px[i] = -kLobsterEmptyPrice, r.bid_sz[i] = 0;
+        if (!ok) break;
+        // A level is empty (size 0, or the vendor's ±9999999999 price) or a positive price and
+        // size; a negative size or a non-positive price with a size refuses the row, as the
+        // csv reader refuses such a snapshot level.
+        if (const char* why = lobster_level_error(r.ask_px[i], r.ask_sz[i], r.bid_px[i], r.bid_sz[i])) {
+          errors_.report(line.unterminated ? InputError::kTruncatedFile
+                         : r.ask_sz[i] < 0 || r.bid_sz[i] < 0 ? InputError::kBadSize : InputError::kBadPrice,
+                         file, line.number, why);
+          ok = false;
+          break;
+        }
+        if (r.ask_sz[i] == 0 || r.ask_px[i] >= kLobsterEmptyPrice) r.ask_px[i] = kLobsterEmptyPrice, r.ask_sz[i] = 0;
+        if (r.bid_sz[i] == 0 || r.bid_px[i] <= -kLobsterEmptyPrice) r.bid_px[i] = -kLobsterEmptyPrice, r.bid_sz[i] = 0;
       }
       if (!ok) continue;
       if (book_levels_ == 0) book_levels_ = n / 4;

@@ -42,7 +42,9 @@ class SseFile : public Source {
   Status read_header(const std::vector<std::string_view>& names) {
     Line line;
     if (!lines_->next(line)) {
-      return Status(StatusCode::kParseError, lines_->path() + ": empty file, expected a header line");
+      return Status(StatusCode::kParseError,
+                    lines_->path() + (lines_->truncated() ? ": compressed stream is corrupt or cut off before the header line"
+                                                          : ": empty file, expected a header line"));
     }
     std::vector<std::string_view> header(512);
     ncols_ = ingest::split_fields(line.text, header.data(), header.size());
@@ -81,7 +83,10 @@ class SseFile : public Source {
       last_ts_ns_ = ev.exch_ts_ns;
       ++n;
     }
-    if (n == 0) done_ = true;
+    if (n == 0 && !done_) {
+      done_ = true;
+      ingest::report_if_empty(errors_, *lines_, 1);
+    }
     return n;
   }
   bool done() const override { return done_; }

@@ -5,8 +5,10 @@
 // Used by the tests, the benchmark and `ticksentry mock-kafka` (demos, manual use with kcat).
 // The cluster lives as long as the object. Threading: the cluster runs on librdkafka's own
 // threads; the methods may be called from any one thread.
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/status.h"
 
@@ -33,9 +35,22 @@ class KafkaMockCluster {
   Status broker_up(int id);
   int brokers() const { return brokers_; }
 
+  // Retention: the mock keeps about 5 MiB of record batches per partition and drops the oldest
+  // beyond that (hard-coded in librdkafka's rdkafka_mock.c; no API sets it). first_offset > 0
+  // means offsets 0..first_offset-1 of that partition are gone.
+  struct PartitionRange {
+    std::string topic;
+    int32_t partition = 0;
+    int64_t first_offset = 0;  // low watermark
+    int64_t next_offset = 0;   // high watermark
+  };
+  // Every partition of every topic, asked over the Kafka protocol (a client of this cluster).
+  Result<std::vector<PartitionRange>> partition_ranges(int timeout_ms = 5000);
+
  private:
   KafkaMockCluster() = default;
   rd_kafka_s* rk_ = nullptr;  // the handle that owns the cluster
+  rd_kafka_s* client_ = nullptr;  // a client of the cluster for partition_ranges(), made on first use
   rd_kafka_mock_cluster_s* cluster_ = nullptr;
   int brokers_ = 0;
 };

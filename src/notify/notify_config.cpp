@@ -18,10 +18,9 @@ T must(Result<T> r, TomlReader& rd, const std::string& key) {
   return std::move(r).value();
 }
 
+// A duration in ms: 0 .. 7 days.
 int64_t non_negative(TomlReader& rd, const std::string& key, int64_t def) {
-  const int64_t v = rd.integer(key, def);
-  if (v < 0) rd.fail(key, "must be >= 0");
-  return v;
+  return rd.integer_in(key, def, 0, 7 * int64_t(86'400'000));
 }
 
 TimeWindow read_window(TomlReader rd) {
@@ -34,7 +33,7 @@ TimeWindow read_window(TomlReader rd) {
     }
     w.zone = must(TimeZone::load(rd.str("time_zone", "")), rd, "time_zone");
   }
-  const int64_t off_min = rd.integer("utc_offset_minutes", rd.integer("utc_offset_hours", 0) * 60);
+  const int64_t off_min = rd.integer_in("utc_offset_minutes", rd.integer_in("utc_offset_hours", 0, -14, 14) * 60, -14 * 60, 14 * 60);
   if (off_min < -14 * 60 || off_min > 14 * 60) rd.fail("utc_offset_minutes", "must be within ±14 h");
   w.utc_offset_minutes = int(off_min);
   w.weekday_mask = must(parse_weekdays(rd.strings("weekdays")), rd, "weekdays");
@@ -92,12 +91,12 @@ Route read_route(TomlReader rd, const Route& parent, std::string id, const Ctx& 
 // `base`: the policy the table overrides (the defaults for [notify.retry], that for a receiver's).
 RetryPolicy read_retry(TomlReader rd, const RetryPolicy& base) {
   RetryPolicy p = base;
-  p.initial_backoff_ms = rd.integer("initial_backoff_ms", p.initial_backoff_ms);
-  p.max_backoff_ms = rd.integer("max_backoff_ms", p.max_backoff_ms);
-  p.multiplier = rd.number("multiplier", p.multiplier);
+  p.initial_backoff_ms = rd.integer_in("initial_backoff_ms", p.initial_backoff_ms, 1, 86'400'000);
+  p.max_backoff_ms = rd.integer_in("max_backoff_ms", p.max_backoff_ms, 1, 86'400'000);
+  p.multiplier = rd.number_in("multiplier", p.multiplier, 1.0, 100.0);
   p.jitter = rd.number("jitter", p.jitter);
   const int64_t attempts = rd.integer("max_attempts", p.max_attempts);
-  p.give_up_after_ms = rd.integer("give_up_after_ms", p.give_up_after_ms);
+  p.give_up_after_ms = rd.integer_in("give_up_after_ms", p.give_up_after_ms, 1, 365 * int64_t(86'400'000));
   if (p.initial_backoff_ms < 1) rd.fail("initial_backoff_ms", "must be >= 1");
   if (p.max_backoff_ms < p.initial_backoff_ms) {
     rd.fail("max_backoff_ms", "must be >= initial_backoff_ms (" + std::to_string(p.initial_backoff_ms) + ")");
@@ -135,12 +134,12 @@ ReceiverConfig read_receiver(TomlReader rd, const RetryPolicy& retry) {
   }
   c.title = must(Template::parse(rd.str("title", "[{{status}}] {{count}} alert(s) {{group}}")), rd, "title");
   c.text = must(Template::parse(rd.str("text", "{{alerts}}")), rd, "text");
-  c.max_alerts = int(rd.integer("max_alerts", 20));
+  c.max_alerts = int(rd.integer_in("max_alerts", 20, 1, 10'000));
   if (c.max_alerts < 1) rd.fail("max_alerts", "must be >= 1");
-  c.timeout_ms = rd.integer("timeout_ms", 5000);
+  c.timeout_ms = rd.integer_in("timeout_ms", 5000, 1, 600'000);
   if (c.timeout_ms < 1) rd.fail("timeout_ms", "must be >= 1");
-  c.rate_per_s = rd.number("rate_per_s", 10.0);
-  c.burst = int(rd.integer("burst", 20));
+  c.rate_per_s = rd.number_in("rate_per_s", 10.0, 1e-6, 1e6);
+  c.burst = int(rd.integer_in("burst", 20, 1, 1'000'000));
   if (c.rate_per_s <= 0 || c.burst < 1) rd.fail("rate_per_s", "rate_per_s must be > 0 and burst >= 1");
   c.headers = rd.strings("headers");
   c.retry = retry;
@@ -175,7 +174,7 @@ InhibitRule read_inhibit(TomlReader rd) {
   if (r.source_matchers.empty()) rd.fail("source_matchers", "required (which alerts mute others)");
   if (r.target_matchers.empty()) rd.fail("target_matchers", "required (which alerts are muted)");
   r.equal = rd.strings("equal");
-  r.duration_ms = rd.integer("duration_ms", r.duration_ms);
+  r.duration_ms = rd.integer_in("duration_ms", r.duration_ms, 1, 7 * int64_t(86'400'000));
   if (r.duration_ms < 1) rd.fail("duration_ms", "must be >= 1");
   rd.finish();
   return r;
@@ -193,7 +192,7 @@ NotifyConfig read_notify_config(const Config& config) {
   c.outbox_db = rd.str("outbox_db", c.outbox_db);
   if (c.outbox_db.empty()) rd.fail("outbox_db", "must name a file");
   c.outbox_sync_full = rd.boolean("outbox_sync_full", c.outbox_sync_full);
-  c.queue_capacity = int(rd.integer("queue_capacity", c.queue_capacity));
+  c.queue_capacity = int(rd.integer_in("queue_capacity", c.queue_capacity, 1, 1 << 22));
   if (c.queue_capacity < 1) rd.fail("queue_capacity", "must be >= 1");
   const std::string ts = rd.str("time_source", "exchange");
   if (ts != "exchange" && ts != "wall") rd.fail("time_source", "expected exchange or wall");

@@ -2,6 +2,9 @@
 
 #include <toml++/toml.h>
 
+#include <cmath>
+#include <sstream>
+
 namespace ts::notify {
 
 bool TomlReader::has(const std::string& key) const { return t_.contains(key); }
@@ -32,8 +35,29 @@ int64_t TomlReader::integer(const std::string& key, int64_t def) {
 double TomlReader::number(const std::string& key, double def) {
   auto* n = static_cast<const toml::node*>(get(key));
   if (!n) return def;
-  if (auto v = n->value<double>()) return *v;
+  if (auto v = n->value<double>()) {
+    if (std::isnan(*v)) fail(key, "expected a number (got nan)");
+    return *v;
+  }
   fail(key, "expected a number");
+}
+
+int64_t TomlReader::integer_in(const std::string& key, int64_t def, int64_t lo, int64_t hi) {
+  const int64_t v = integer(key, def);
+  if (v < lo || v > hi) {
+    fail(key, std::to_string(v) + " out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  }
+  return v;
+}
+
+double TomlReader::number_in(const std::string& key, double def, double lo, double hi) {
+  const double v = number(key, def);
+  if (!(v >= lo && v <= hi)) {
+    std::ostringstream o;
+    o << v << " out of range [" << lo << ", " << hi << "]";
+    fail(key, o.str());
+  }
+  return v;
 }
 
 bool TomlReader::boolean(const std::string& key, bool def) {

@@ -19,6 +19,9 @@ class TomlReader {
   std::string str(const std::string& key, const std::string& def);
   int64_t integer(const std::string& key, int64_t def);
   double number(const std::string& key, double def);
+  // Ranged reads: outside [lo, hi] (or NaN) fails naming the key, its value and the range.
+  int64_t integer_in(const std::string& key, int64_t def, int64_t lo, int64_t hi);
+  double number_in(const std::string& key, double def, double lo, double hi);
   bool boolean(const std::string& key, bool def);
   std::vector<std::string> strings(const std::string& key);
   const toml::table* table(const std::string& key);                // nullptr when absent

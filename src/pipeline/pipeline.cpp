@@ -15,15 +15,17 @@
 namespace ts {
 
 PipelineOptions PipelineOptions::from_config(const ConfigSection& s) {
+  // Ranges: docs/config.md. A ring is bounded so that no value can exhaust memory (event_ring
+  // 2^22 events of ~400 bytes is 1.6 GB per shard) or overflow the power-of-two rounding.
   PipelineOptions o;
-  o.shards = std::max(1, s.get("shards", o.shards));
-  o.event_ring = size_t(s.get("event_ring", int64_t(o.event_ring)));
-  o.alert_ring = size_t(s.get("alert_ring", int64_t(o.alert_ring)));
-  o.speed = s.get("speed", o.speed);
-  o.rate = s.get("rate", o.rate);
-  o.duration_s = s.get("duration_s", o.duration_s);
-  o.progress_s = s.get("progress_s", o.progress_s);
-  o.metrics_s = s.get("metrics_s", o.metrics_s);
+  o.shards = s.get_in("shards", o.shards, 1, kMaxShards);
+  o.event_ring = size_t(s.get_in("event_ring", int64_t(o.event_ring), int64_t(2), int64_t(1) << 22));
+  o.alert_ring = size_t(s.get_in("alert_ring", int64_t(o.alert_ring), int64_t(2), int64_t(1) << 20));
+  o.speed = s.get_in("speed", o.speed, 0.0, 1e6);
+  o.rate = s.get_in("rate", o.rate, 0.0, 1e9);
+  o.duration_s = s.get_in("duration_s", o.duration_s, 0.0, 366.0 * 86400);
+  o.progress_s = s.get_in("progress_s", o.progress_s, 0.0, 86400.0);
+  o.metrics_s = s.get_in("metrics_s", o.metrics_s, 0.0, 86400.0);
   return o;
 }
 

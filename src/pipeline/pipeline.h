@@ -28,6 +28,7 @@ class MarketBoard;
 class ScoreBoard;
 
 struct PipelineOptions {
+  static constexpr int kMaxShards = 256;
   int shards = 1;                                              // shard threads; symbols are split by id % shards
   size_t event_ring = 1 << 16;                                 // events per shard ring (power of two)
   size_t alert_ring = 1 << 12;                                 // alerts per shard ring to the sink thread

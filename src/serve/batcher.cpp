@@ -1,14 +1,14 @@
 #include "serve/batcher.h"
 
 #include <algorithm>
+#include <bit>
 #include <climits>
 
 namespace ts::serve {
 
 Batcher::Batcher(BatcherOptions opts) : opts_(opts) {
   opts_.max_batch = std::max(1, opts_.max_batch);
-  size_t cap = 1;
-  while (cap < std::max<size_t>(opts_.max_queue, 1)) cap <<= 1;
+  const size_t cap = std::bit_ceil(std::clamp<size_t>(opts_.max_queue, 1, size_t(1) << 32));  // no loop to overflow
   opts_.max_queue = cap;
   ring_.resize(cap);
   mask_ = cap - 1;

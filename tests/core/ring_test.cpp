@@ -18,6 +18,15 @@ TEST(SpscRing, RoundsCapacityUpAndReportsFull) {
   EXPECT_TRUE(ring.try_push(8));
 }
 
+// `[pipeline] event_ring = -1` reached the ring as 2^64 - 1: rounding up to a power of two
+// overflowed to 0 and spun forever. Any capacity now either builds or throws at once.
+TEST(SpscRing, HugeCapacityThrowsInsteadOfSpinning) {
+  EXPECT_THROW(SpscRing<int>(size_t(-1)), std::length_error);
+  EXPECT_THROW(SpscRing<int>((size_t(1) << 63) + 1), std::length_error);
+  EXPECT_EQ(SpscRing<int>(0).capacity(), 1u);
+  EXPECT_EQ(SpscRing<char>(size_t(1) << 20).capacity(), size_t(1) << 20);
+}
+
 TEST(SpscRing, EmptyPopFails) {
   SpscRing<int> ring(4);
   int v = 7;

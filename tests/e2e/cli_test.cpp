@@ -11,6 +11,7 @@
 #include <fstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "run_bin.h"
@@ -86,6 +87,34 @@ TEST(Cli, HttpPortOutOfRangeIsAClearError) {
   EXPECT_EQ(o.exit_code, 2);
   EXPECT_NE(o.err.find("http.port"), std::string::npos) << o.err;
   EXPECT_NE(o.err.find("70000"), std::string::npos) << o.err;
+}
+
+// Out-of-range values stop every command at start with exit 2 and the key's name — before the
+// fix `event_ring = -1` spun forever in the ring's rounding loop and `shards = 100000` started
+// 100,000 threads.
+TEST(Cli, OutOfRangeConfigValuesExitTwoNamingTheKey) {
+  auto dir = testing::scratch_dir("cli_config_ranges");
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"[pipeline]\nevent_ring = -1\n", "pipeline.event_ring"},
+      {"[pipeline]\nalert_ring = -1\n", "pipeline.alert_ring"},
+      {"[pipeline]\nshards = 100000\n", "pipeline.shards"},
+      {"[sim]\nsymbols = 4294967297\n", "sim.symbols"},
+      {"[pipeline]\nspeed = nan\n", "pipeline.speed"},
+      {"[kafka]\neof_idle_ms = -5\n", "kafka.eof_idle_ms"},
+  };
+  for (const auto& [toml, key] : bad) {
+    std::ofstream(dir / "bad.toml") << toml;
+    const std::vector<std::vector<std::string>> commands = {
+        {"run", "--config", "bad.toml", "--sim-seconds", "1", "--no-stdout", "--jsonl", "", "--audit-db", ""},
+        {"run", "--source", "kafka", "--brokers", "127.0.0.1:1", "--topic", "md", "--config", "bad.toml",
+         "--no-stdout", "--jsonl", "", "--audit-db", ""},
+    };
+    for (const auto& args : commands) {
+      const auto o = run_bin(args, dir);
+      EXPECT_EQ(o.exit_code, 2) << toml << args[1] << "\n" << o.err;
+      EXPECT_NE(o.err.find(key), std::string::npos) << toml << o.err;
+    }
+  }
 }
 
 TEST(Cli, ReplayLobsterWritesSummaryJson) {

@@ -165,6 +165,22 @@ INSTANTIATE_TEST_SUITE_P(
         BadCsv{"garbage", std::string("order_add,600519.SH,2500,1,\0\0\0,18450,100,B", 42), InputError::kBinaryGarbage}),
     [](const ::testing::TestParamInfo<BadCsv>& p) { return std::string(p.param.name); });
 
+// An empty or header-only file used to give 0 events and no word.
+TEST(CsvSource, EmptyOrHeaderOnlyFileIsCountedOnce) {
+  const auto dir = ts::testing::scratch_dir("csv_empty");
+  ts::testing::write_text(dir / "empty.csv", "");
+  ts::testing::write_text(dir / "header.csv", "kind,symbol,exch_ts_ns\n");
+  ts::testing::write_gz(dir / "header.csv.gz", "kind,symbol,exch_ts_ns\n");
+  for (const char* name : {"empty.csv", "header.csv", "header.csv.gz"}) {
+    SymbolTable symbols;
+    InputErrors errors;
+    errors.set_quiet(true);
+    EXPECT_TRUE(read_csv((dir / name).string(), symbols, errors).empty());
+    EXPECT_EQ(errors.count(InputError::kEmptyFile), 1u) << name;
+    EXPECT_EQ(errors.total(), 1u) << name;
+  }
+}
+
 TEST(CsvSource, AuctionSnapshotWithBidEqualAskIsNotCrossed) {
   const std::string path = (scratch_dir("csv_auction") / "x.csv").string();
   ts::testing::write_text(path, snapshot_line("600519.SH", 1, "opening_auction", 18450, 18450) + "\n" +

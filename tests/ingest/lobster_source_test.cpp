@@ -182,6 +182,33 @@ TEST(LobsterSource, OrderbookReaderMapsVendorDummiesToEmptyLevels) {
   EXPECT_EQ(row.bids[1].price, 0);
 }
 
+// Negative levels entered the book (the csv reader refuses the same snapshot levels): now the
+// row is refused and counted, and the good rows around it are kept.
+TEST(LobsterSource, OrderbookReaderRefusesNegativeLevels) {
+  const auto dir = scratch_dir("lobster_book_negative");
+  ts::testing::write_text(dir / "X_orderbook_1.csv",
+                          "5800100,100,5800000,50\n"
+                          "5800100,-100,5800000,50\n"   // negative ask size
+                          "-5800100,100,5800000,50\n"   // negative ask price with a size
+                          "5800100,100,-5800000,50\n"   // negative bid price with a size
+                          "5800100,100,5800000,-1\n"    // negative bid size
+                          "5800200,100,5800000,50\n");
+  InputErrors errors;
+  errors.set_quiet(true);
+  auto r = LobsterBookReader::open(dir / "X_orderbook_1.csv", errors);
+  ASSERT_TRUE(r.is_ok());
+  LobsterBookRow row;
+  std::vector<uint64_t> lines;
+  while (r.value()->next(row)) {
+    lines.push_back(row.line);
+    EXPECT_GT(row.asks[0].price, 0);
+    EXPECT_GT(row.bids[0].price, 0);
+  }
+  EXPECT_EQ(lines, (std::vector<uint64_t>{1, 6}));
+  EXPECT_EQ(errors.count(InputError::kBadSize), 2u);
+  EXPECT_EQ(errors.count(InputError::kBadPrice), 2u);
+}
+
 TEST(LobsterSource, PlainAndGzipFilesGiveIdenticalEvents) {
   TS_REQUIRE_DATA(::ts::testing::lobster_file("GOOG", "message", 10));
   TS_REQUIRE_DATA(::ts::testing::lobster_file("GOOG", "orderbook", 10));
@@ -270,6 +297,45 @@ std::string write_level_day(const std::string& dir_name, const std::string& mess
   ts::testing::write_text(base + "message_2.csv", messages);
   ts::testing::write_text(base + "orderbook_2.csv", book);
   return base + "message_2.csv";
+}
+
+TEST(LobsterSource, NegativeOrderbookLevelsAreRefusedAndCounted) {
+  const std::string book =
+      "5800100,100,5800000,100,5800200,50,5799900,70\n"
+      "5800200,50,5800000,-100,5800500,20,5799900,70\n"   // negative bid size
+      "5800200,50,5800000,100,5800500,20,5799900,60\n"
+      "-5800200,50,5799900,60,5800500,20,5799800,5\n"     // negative ask price
+      "5800200,50,5799900,60,5800500,25,5799800,5\n";
+  const std::string path = write_level_day("lobster_negative_levels", kLevelDayMessages, book);
+  SymbolTable symbols;
+  InputErrors errors;
+  errors.set_quiet(true);
+  const auto ev = read_lobster(path, symbols, errors);
+  EXPECT_EQ(errors.count(InputError::kBadSize), 1u);
+  EXPECT_EQ(errors.count(InputError::kBadPrice), 1u);
+  size_t messages = 0;
+  for (const Event& e : ev) {
+    if (e.kind != EventKind::kSnapshot) {
+      ++messages;
+      continue;
+    }
+    for (int i = 0; i < kBookLevels; ++i) {
+      for (const Level& l : {e.snapshot.asks[i], e.snapshot.bids[i]}) {
+        EXPECT_GE(l.qty, 0) << "seq " << e.seq;
+        if (l.qty > 0) EXPECT_GT(l.price, 0) << "seq " << e.seq;
+      }
+    }
+  }
+  EXPECT_EQ(messages, 5u) << "the messages are kept";
+}
+
+TEST(LobsterSource, EmptyMessageFileIsCounted) {
+  const std::string path = write_level_day("lobster_empty", "", kLevelDayBook);
+  SymbolTable symbols;
+  InputErrors errors;
+  errors.set_quiet(true);
+  (void)read_lobster(path, symbols, errors);
+  EXPECT_EQ(errors.count(InputError::kEmptyFile), 1u);
 }
 
 TEST(LobsterSource, ResyncSnapshotFollowsAMessageTheBookDoesNotExplain) {

@@ -317,6 +317,55 @@ TEST(SseSource, CutLastLineIsATruncation) {
   EXPECT_EQ(ev.size(), SmallDay::kEvents);
 }
 
+// A BOM (Excel's "CSV UTF-8") on the snapshot file refused the whole day: "header lacks column
+// UpdateTime".
+TEST(SseSource, ByteOrderMarkOnASnapshotFileIsAccepted) {
+  TS_REQUIRE_DATA(::ts::testing::sse_day_dir());  // SmallDay is cut from the real day
+  SmallDay day;
+  const auto dir = scratch_dir("sse_bom") / "600519-20230201";
+  day.write(dir);
+  ts::testing::write_text(dir / "snapshot.csv", "\xEF\xBB\xBF" + ts::testing::read_bytes((dir / "snapshot.csv").string()));
+  SymbolTable symbols;
+  InputErrors errors;
+  const auto ev = read_sse(dir.string(), symbols, errors);
+  EXPECT_EQ(ev.size(), SmallDay::kEvents);
+  EXPECT_EQ(errors.total(), 0u);
+}
+
+TEST(SseSource, CorruptGzipIsReportedAsCorruptNotEmpty) {
+  TS_REQUIRE_DATA(::ts::testing::sse_day_dir());
+  SmallDay day;
+  const auto dir = scratch_dir("sse_corrupt_gz") / "600519-20230201";
+  day.write(dir);
+  std::filesystem::remove(dir / "trade.csv");
+  std::string gz = ts::testing::read_bytes((sse_day_dir() / "trade.csv.gz").string());
+  for (size_t i = 10; i < 64; ++i) gz[i] = char(gz[i] ^ 0xa5);  // the deflate data at the start
+  ts::testing::write_text(dir / "trade.csv.gz", gz);
+  SymbolTable symbols;
+  InputErrors errors;
+  errors.set_quiet(true);
+  auto src = make_sse_source(dir.string(), symbols, errors);
+  ASSERT_FALSE(src.is_ok());
+  EXPECT_NE(src.status().message().find("corrupt"), std::string::npos) << src.status().to_string();
+  EXPECT_EQ(src.status().message().find("empty file"), std::string::npos) << src.status().to_string();
+  EXPECT_EQ(errors.count(InputError::kTruncatedFile), 1u);
+}
+
+TEST(SseSource, HeaderOnlyFileIsCounted) {
+  TS_REQUIRE_DATA(::ts::testing::sse_day_dir());
+  SmallDay day;
+  day.trade.resize(1);  // the header only
+  const auto dir = scratch_dir("sse_header_only") / "600519-20230201";
+  day.write(dir);
+  SymbolTable symbols;
+  InputErrors errors;
+  errors.set_quiet(true);
+  const auto ev = read_sse(dir.string(), symbols, errors);
+  EXPECT_EQ(ev.size(), SmallDay::kEvents - 3);
+  EXPECT_EQ(errors.count(InputError::kEmptyFile), 1u);
+  EXPECT_EQ(errors.total(), 1u);
+}
+
 TEST(SseSource, TruncatedGzipKeepsEverythingBeforeTheCutAndTheOtherFiles) {
   TS_REQUIRE_DATA(::ts::testing::sse_day_dir());
   const auto dir = scratch_dir("sse_cut_gz") / "600519-20230201";

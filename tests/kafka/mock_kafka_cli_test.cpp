@@ -2,6 +2,8 @@
 // delivers to it), and stops cleanly on SIGTERM.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "kafka/kafka_producer.h"
 #include "kafka_test_util.h"
 #include "test_data.h"
@@ -30,6 +32,72 @@ TEST(MockKafkaCli, PrintsBootstrapServersServesAndStopsOnSigterm) {
   EXPECT_GT(partitions.size(), 1u) << "keys spread over the 6 partitions";
   prod.value().reset();
 
+  kill(mock.pid, SIGTERM);
+  EXPECT_EQ(wait_child(mock, 30), 0) << slurp(mock.err);
+}
+
+std::string mock_brokers(const Child& mock) {
+  const std::string out = slurp(mock.out);
+  if (out.rfind("bootstrap.servers=", 0) != 0 || out.find('\n') == std::string::npos) return "";
+  return std::string(out.begin() + 18, out.begin() + std::ptrdiff_t(out.find('\n')));
+}
+
+// The README's sequence: start the mock, publish a LOBSTER day, then run --source kafka. The
+// whole day must arrive (before: 34,672 of 192,368 events, the rest dropped by the mock's 5 MiB
+// per partition, and exit 0).
+TEST(MockKafkaCli, ReadmeSequenceProcessesTheWholeDay) {
+  TS_REQUIRE_DATA(::ts::testing::lobster_file("GOOG", "message", 10));
+  const auto dir = scratch_dir("mock_kafka_readme");
+  Child mock = spawn({"mock-kafka", "--brokers", "3", "--topic", "md", "--partitions", "8"}, dir, "mock");
+  ASSERT_TRUE(wait_for_text(mock.out, "\n", 60)) << slurp(mock.err);
+  const std::string brokers = mock_brokers(mock);
+  ASSERT_FALSE(brokers.empty()) << slurp(mock.out);
+  const auto goog = lobster_file("GOOG", "message", 10).string();
+  const Child pub = run_child({"publish", "--format", "lobster", goog, "--brokers", brokers, "--topic", "md"}, dir, "pub");
+  ASSERT_EQ(pub.exit_code, 0) << slurp(pub.err);
+  std::ofstream(dir / "k.toml") << "[kafka.consumer]\n\"session.timeout.ms\" = 6000\n";
+  const Child run = run_child({"run", "--source", "kafka", "--brokers", brokers, "--topic", "md", "--group", "desk1",
+                               "--exit-at-eof", "--config", "k.toml", "--no-stdout", "--jsonl", "", "--audit-db", "",
+                               "--summary-json", "summary.json"},
+                              dir, "run", 300);
+  EXPECT_EQ(run.exit_code, 0) << slurp(run.err);
+  const auto j = nlohmann::json::parse(slurp(dir / "summary.json"));
+  EXPECT_EQ(j["events"].get<uint64_t>(), 192368u);
+  EXPECT_FALSE(j["errors"].contains("lost_messages")) << j["errors"].dump();
+  EXPECT_EQ(slurp(mock.err).find("dropped offsets"), std::string::npos) << slurp(mock.err);
+  kill(mock.pid, SIGTERM);
+  EXPECT_EQ(wait_child(mock, 30), 0) << slurp(mock.err);
+}
+
+// A day the mock cannot hold (uncompressed: ~150 bytes an event): the mock says which offsets it
+// dropped, and the consumer counts them and fails with the numbers instead of exiting 0.
+TEST(MockKafkaCli, ADayBeyondTheMocksRetentionIsALossNotSilence) {
+  TS_REQUIRE_DATA(::ts::testing::lobster_file("GOOG", "message", 10));
+  const auto dir = scratch_dir("mock_kafka_loss");
+  Child mock = spawn({"mock-kafka", "--brokers", "1", "--topic", "md", "--partitions", "1"}, dir, "mock");
+  ASSERT_TRUE(wait_for_text(mock.out, "\n", 60)) << slurp(mock.err);
+  const std::string brokers = mock_brokers(mock);
+  ASSERT_FALSE(brokers.empty()) << slurp(mock.out);
+  std::ofstream(dir / "k.toml") << "[kafka.producer]\n\"compression.type\" = \"none\"\n"
+                                   "[kafka.consumer]\n\"session.timeout.ms\" = 6000\n";
+  const auto goog = lobster_file("GOOG", "message", 10).string();
+  const Child pub = run_child({"publish", "--format", "lobster", goog, "--brokers", brokers, "--topic", "md",
+                               "--config", "k.toml"},
+                              dir, "pub");
+  ASSERT_EQ(pub.exit_code, 0) << slurp(pub.err);
+  const Child run = run_child({"run", "--source", "kafka", "--brokers", brokers, "--topic", "md", "--exit-at-eof",
+                               "--config", "k.toml", "--no-stdout", "--jsonl", "", "--audit-db", "", "--summary-json",
+                               "summary.json"},
+                              dir, "run", 300);
+  EXPECT_EQ(run.exit_code, 1) << slurp(run.err);
+  const std::string err = slurp(run.err);
+  EXPECT_NE(err.find("md[0]: offsets 0.."), std::string::npos) << err;
+  EXPECT_NE(err.find("were lost"), std::string::npos) << err;
+  const auto j = nlohmann::json::parse(slurp(dir / "summary.json"));
+  const uint64_t lost = j["errors"].value("lost_messages", uint64_t(0));
+  EXPECT_GT(lost, 0u);
+  EXPECT_EQ(j["events"].get<uint64_t>() + lost, 192368u) << "read + lost = the day";
+  EXPECT_TRUE(wait_for_text(mock.err, "dropped offsets 0..", 10)) << slurp(mock.err);
   kill(mock.pid, SIGTERM);
   EXPECT_EQ(wait_child(mock, 30), 0) << slurp(mock.err);
 }

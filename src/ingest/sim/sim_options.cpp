@@ -8,20 +8,22 @@ namespace ts {
 
 SimOptions SimOptions::from_config(const ConfigSection& s) {
   SimOptions o;
-  o.symbols = s.get("symbols", o.symbols);
-  o.seed = uint64_t(s.get("seed", int64_t(o.seed)));
-  o.duration_s = s.get("duration_s", o.duration_s);
-  o.events_per_s = s.get("events_per_s", o.events_per_s);
-  o.start_ns = s.get("start_ns", o.start_ns);
-  o.anomalies_per_hour = s.get("anomalies_per_hour", o.anomalies_per_hour);
-  o.anomaly_warmup_s = s.get("anomaly_warmup_s", o.anomaly_warmup_s);
-  o.anomaly_gap_s = s.get("anomaly_gap_s", o.anomaly_gap_s);
+  // Ranges: docs/config.md. Out of range, NaN or a value cut by a narrower type is a ConfigError
+  // naming the key; validate() below checks the same bounds for values set in code.
+  o.symbols = s.get_in("symbols", o.symbols, 1, 5000);
+  o.seed = uint64_t(s.get_in("seed", int64_t(o.seed), int64_t(0), INT64_MAX));
+  o.duration_s = s.get_in("duration_s", o.duration_s, 0.0, 366.0 * 86400);
+  o.events_per_s = s.get_in("events_per_s", o.events_per_s, 1e-3, 1e8);
+  o.start_ns = s.get_in("start_ns", o.start_ns, int64_t(0), int64_t(4102444800) * kNsPerSec);  // 1970..2100
+  o.anomalies_per_hour = s.get_in("anomalies_per_hour", o.anomalies_per_hour, 0.0, 3600.0);
+  o.anomaly_warmup_s = s.get_in("anomaly_warmup_s", o.anomaly_warmup_s, 0.0, 86400.0);
+  o.anomaly_gap_s = s.get_in("anomaly_gap_s", o.anomaly_gap_s, 0.0, 86400.0);
   o.anomaly_types = s.get("anomaly_types", o.anomaly_types);
   o.labels_path = s.get("labels_path", o.labels_path);
-  o.vol_bps = s.get("vol_bps", o.vol_bps);
-  o.hawkes_branching = s.get("hawkes_branching", o.hawkes_branching);
-  o.hawkes_decay_s = s.get("hawkes_decay_s", o.hawkes_decay_s);
-  o.st_fraction = s.get("st_fraction", o.st_fraction);
+  o.vol_bps = s.get_in("vol_bps", o.vol_bps, 0.0, 100.0);
+  o.hawkes_branching = s.get_in("hawkes_branching", o.hawkes_branching, 0.0, 0.8);
+  o.hawkes_decay_s = s.get_in("hawkes_decay_s", o.hawkes_decay_s, 1e-3, 3600.0);
+  o.st_fraction = s.get_in("st_fraction", o.st_fraction, 0.0, 1.0);
   if (Status st = o.validate(); !st.is_ok()) {
     throw ConfigError("[" + s.name() + "] " + st.message());
   }
