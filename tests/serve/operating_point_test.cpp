@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "app/model_wiring.h"
+#include "serve/model_registry.h"
 #include "serve/model_version.h"
 
 namespace ts {
@@ -62,6 +63,19 @@ TEST(OperatingPoint, BadThresholdIsRefusedWithTheEntryNamed) {
     EXPECT_NE(v.status().message().find("models[4] (m v2)"), std::string::npos) << v.status().message();
     EXPECT_NE(v.status().message().find("operating_point"), std::string::npos) << v.status().message();
   }
+}
+
+// A fresh clone serves the shipped registry's prod version: at its validation-fitted threshold.
+TEST(OperatingPoint, TheShippedProdVersionCarriesItsValidationThreshold) {
+  auto reg = serve::ModelRegistry::open(std::string(TICKSENTRY_SOURCE_DIR) + "/models/registry.json");
+  ASSERT_TRUE(reg.is_ok()) << reg.status().to_string();
+  auto prod = reg.value()->prod("alert-default");
+  ASSERT_TRUE(prod.has_value());
+  ASSERT_TRUE(prod->threshold.has_value());
+  EXPECT_EQ(prod->raw["operating_point"]["fitted_on"], "validation");
+  ModelAlertOptions alerts;
+  apply_operating_point(alerts, *prod);
+  EXPECT_DOUBLE_EQ(alerts.threshold, *prod->threshold);
 }
 
 }  // namespace
