@@ -27,15 +27,11 @@ def roc_auc(score, label):
     neg = label.size - pos
     if pos == 0 or neg == 0:
         return None
-    # Average ranks of ties (1-based), as the C++ evaluator.
-    order = np.argsort(score, kind="stable")
-    s = score[order]
-    ranks = np.empty(score.size, dtype=np.float64)
-    n = s.size
-    starts = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
-    ends = np.r_[starts[1:], n]
-    for a, b in zip(starts, ends):
-        ranks[order[a:b]] = 0.5 * (a + 1 + b)
+    # Average ranks of ties (1-based), as the C++ evaluator (vectorised: the bootstrap calls
+    # this hundreds of times).
+    _, inv, counts = np.unique(score, return_inverse=True, return_counts=True)
+    starts = np.r_[0, np.cumsum(counts)[:-1]]
+    ranks = (starts + 0.5 * (counts + 1))[inv].astype(np.float64)
     return float((ranks[label].sum() - pos * (pos + 1) / 2) / (pos * neg))
 
 
@@ -106,16 +102,27 @@ def alerts_at(score, label, symbol, end_ts, event_ts, t, cooldown_ns):
             "median_lead_s": float(np.median(leads)) if leads else None}
 
 
-def at_budget(score, label, symbol, end_ts, event_ts, max_false_alerts, cooldown_ns):
+def at_budget(score, label, symbol, end_ts, event_ts, max_false_alerts, cooldown_ns,
+              patience=None):
+    """patience: stop the scan (highest candidate first) after this many consecutive candidates
+    over the budget (None: check every one, as `ticksentry eval` does). With a cooldown false
+    alerts are not monotone in t, but they rarely fall back under the budget after 50 lower
+    candidates broke it; the protocol's operating-point fit uses 50 for speed."""
     distinct = np.unique(score)[::-1]
     if distinct.size > MAX_CANDIDATES:
         distinct = distinct[[k * (distinct.size - 1) // (MAX_CANDIDATES - 1)
                              for k in range(MAX_CANDIDATES)]]
     best = np.inf
+    over = 0
     for t in distinct:  # false alerts need not be monotone in t with a cooldown: check each
         alert = _alerts(score, symbol, end_ts, t, cooldown_ns)
         if np.count_nonzero(alert & ~label) <= max_false_alerts:
             best = min(best, float(t))
+            over = 0
+        else:
+            over += 1
+            if patience is not None and over >= patience:
+                break
     return alerts_at(score, label, symbol, end_ts, event_ts, best, cooldown_ns)
 
 

@@ -26,9 +26,17 @@ class Normalize(nn.Module):
         self.clip = float(clip)
 
     def set_stats(self, mean, std):
-        std = torch.as_tensor(std, dtype=torch.float32).clamp_min(1e-6)
-        self.mean.copy_(torch.as_tensor(mean, dtype=torch.float32))
-        self.inv_std.copy_(1.0 / std)
+        """Sets the training split's statistics; returns the indices of the features that are
+        constant there (std <= 1e-9 x max(1, |mean|)). They are dropped: weight 0, so they
+        enter the model as 0 whatever value they take in another market (a feature that is
+        always 0 on LOBSTER used to arrive at ~1e5 sigma on SSE through a std clamped to 1e-6)."""
+        std = torch.as_tensor(std, dtype=torch.float64)
+        mean = torch.as_tensor(mean, dtype=torch.float64)
+        constant = std <= 1e-9 * mean.abs().clamp_min(1.0)
+        inv = torch.where(constant, torch.zeros_like(std), 1.0 / std.clamp_min(1e-12))
+        self.mean.copy_(mean.to(torch.float32))
+        self.inv_std.copy_(inv.to(torch.float32))
+        return [int(i) for i in torch.nonzero(constant).flatten()]
 
     def forward(self, x):
         z = (x - self.mean) * self.inv_std

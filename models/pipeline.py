@@ -9,10 +9,12 @@ Steps, each printed as it runs; the first failure stops the pipeline (exit 1):
   1. train      train.py with the config → DIR/model.pt, DIR/train.json
   2. export     export_onnx.py: ONNX + onnx.checker + engine-vs-PyTorch check ≤ 1e-5 → DIR/model.onnx
   3. plan       `ticksentry build` → DIR/model.plan
-  4. evaluate   candidate and shipped model on the same test split → DIR/eval_candidate.json,
-                DIR/eval_shipped.json
-  5. gate       refuse (exit 3) if the candidate's PR-AUC is more than 0.5 % (relative) below the
-                shipped model's on that test set (registry.py)
+  4. evaluate   candidate and shipped model on the validation split → DIR/eval_candidate_val.json,
+                DIR/eval_shipped_val.json; the candidate's operating point (threshold for 1 false
+                alert per symbol-hour) is fitted there; then the test split is read once, to
+                report → DIR/eval_candidate.json
+  5. gate       on validation: refuse (exit 3) if the candidate's PR-AUC is more than 0.5 %
+                (relative) below the shipped model's or below the best baseline's (registry.py)
   6. benchmark  `ticksentry bench` on the plan, batch 1 and 64, T = the export's window
   7. record     append the candidate (stage "candidate", metrics, sha256) to the registry
 Promotion of a candidate belongs to the serving issue.
@@ -90,25 +92,40 @@ def main(argv=None):
         plan = os.path.join(args.work, "model.plan")
         engine_cli.build_plan(onnx_path, plan, args.ticksentry)
         print(f"plan: {plan} ({os.path.getsize(plan)} bytes)")
-        step("4/7 evaluate (test split)")
+        step("4/7 evaluate (validation: operating point and gate; test: once, to report)")
+        cand_val = ev.evaluate(plan, args.data, "val", args.ticksentry)
+        with open(os.path.join(args.work, "eval_candidate_val.json"), "w") as f:
+            json.dump(cand_val, f, indent=1)
+        for name, m in cand_val["detectors"].items():
+            print("val " + ev.summary_line("candidate" if name == "model" else name, m))
+        op = {"threshold": cand_val["detectors"]["model"]["threshold"],
+              "budget_false_alerts_per_symbol_hour": 1.0, "fitted_on": "validation",
+              "data": os.path.relpath(os.path.abspath(args.data))}
+        print(f"operating point: threshold {op['threshold']} (validation, 1 false alert per "
+              "symbol-hour)")
+        shipped = None
+        if os.path.exists(args.shipped):
+            shipped = ev.evaluate(args.shipped, args.data, "val", args.ticksentry)
+            with open(os.path.join(args.work, "eval_shipped_val.json"), "w") as f:
+                json.dump(shipped, f, indent=1)
+            print("val " + ev.summary_line("shipped", shipped["detectors"]["model"]))
+        else:
+            print(f"evaluate: no shipped model at {args.shipped}")
         cand = ev.evaluate(plan, args.data, "test", args.ticksentry)
         with open(os.path.join(args.work, "eval_candidate.json"), "w") as f:
             json.dump(cand, f, indent=1)
-        for name, m in cand["detectors"].items():
-            print(ev.summary_line("candidate" if name == "model" else name, m))
-        shipped = None
-        if os.path.exists(args.shipped):
-            shipped = ev.evaluate(args.shipped, args.data, "test", args.ticksentry)
-            with open(os.path.join(args.work, "eval_shipped.json"), "w") as f:
-                json.dump(shipped, f, indent=1)
-            print(ev.summary_line("shipped", shipped["detectors"]["model"]))
-        else:
-            print(f"evaluate: no shipped model at {args.shipped}")
+        print("test " + ev.summary_line("candidate", cand["detectors"]["model"]))
         if args.until == "eval":
             return 0
-        step("5/7 gate")
-        g = registry.gate(cand["detectors"]["model"]["pr_auc"],
-                          shipped["detectors"]["model"]["pr_auc"] if shipped else None)
+        step("5/7 gate (validation)")
+        bases = {k: m.get("pr_auc") for k, m in cand_val["detectors"].items() if k != "model"}
+        best = max(bases, key=lambda k: -1 if bases[k] is None else bases[k])
+        g = registry.gate(cand_val["detectors"]["model"]["pr_auc"],
+                          shipped["detectors"]["model"]["pr_auc"] if shipped else None,
+                          baseline=(best, bases[best]), split="validation")
+        if g["passed"] and op["threshold"] is None:
+            g.update(passed=False, reason="no threshold keeps false alerts within 1 per "
+                     "symbol-hour on validation: there is no operating point to serve")
         print(f"gate: {'PASS' if g['passed'] else 'REFUSED'}: {g['reason']}")
         if not g["passed"]:
             with open(os.path.join(args.work, "gate.json"), "w") as f:
@@ -123,7 +140,7 @@ def main(argv=None):
             evaluator=cand.get("evaluator"),
             data={"path": os.path.relpath(os.path.abspath(args.data)), "split": "test",
                   "manifest": tsum["data_manifest"]},
-            config=cfg, gate=g, benchmark=b,
+            config=cfg, gate=g, benchmark=b, operating_point=op,
             train={"best_epoch": tsum["best_epoch"], "best_val_pr_auc": tsum["best_val_pr_auc"],
                    "seconds": tsum["seconds"]})
         print(f"record: {args.name} version {entry['version']} (candidate), sha256 "

@@ -13,8 +13,15 @@ shadow, staging, prod and retired are set by `ticksentry models` (src/serve/mode
 which runs the promotion gate and keeps the history. Format 1 (no plans, no history) is read as
 well; every write is format 2, and fields this script does not know are kept.
 
-Gate: a candidate is refused when its test-set PR-AUC drops by more than 0.5 % relative to the
-shipped model's PR-AUC on the same test set: refuse if cand < shipped * (1 - 0.005).
+Gate (`make model`): on the VALIDATION split (the test split is read once, to report, never to
+gate; docs/labels.md), a candidate is refused when its PR-AUC drops by more than 0.5 % relative
+to the shipped model's on the same windows (cand < shipped * (1 - 0.005)), or when it is below
+the best baseline's PR-AUC there; the reason states both numbers. The promotion gate of
+`ticksentry models promote` (src/serve/promotion_gate.h) does the same with block-bootstrap
+intervals.
+
+Each recorded version carries "operating_point": the alert threshold fitted on validation for
+1 false alert per symbol-hour; serving a registry version decides with exactly that threshold.
 """
 import datetime
 import hashlib
@@ -32,15 +39,31 @@ class RegistryError(ValueError):
     pass
 
 
-def gate(candidate_pr_auc, shipped_pr_auc, max_drop=GATE_MAX_RELATIVE_DROP):
-    """Returns {"passed": bool, "reason": str, ...}; a missing shipped metric passes (first model)."""
+def gate(candidate_pr_auc, shipped_pr_auc, max_drop=GATE_MAX_RELATIVE_DROP, baseline=None,
+         split="validation"):
+    """Returns {"passed": bool, "reason": str, ...}; a missing shipped metric passes the prod
+    comparison (first model). baseline: (name, PR-AUC) of the best baseline on the same windows.
+    split: the windows' split; "test" is refused (the protocol never gates on test)."""
+    if split == "test":
+        raise RegistryError("the gate never reads the test split (docs/labels.md): gate on "
+                            "validation")
     if candidate_pr_auc is None:
-        return {"passed": False, "reason": "candidate PR-AUC undefined (test split has one class)",
-                "candidate_pr_auc": None, "shipped_pr_auc": shipped_pr_auc}
-    out = {"candidate_pr_auc": candidate_pr_auc, "shipped_pr_auc": shipped_pr_auc,
-           "max_relative_drop": max_drop}
+        return {"passed": False, "reason": f"candidate PR-AUC undefined ({split} split has one "
+                "class)", "candidate_pr_auc": None, "shipped_pr_auc": shipped_pr_auc}
+    out = {"split": split, "candidate_pr_auc": candidate_pr_auc,
+           "shipped_pr_auc": shipped_pr_auc, "max_relative_drop": max_drop}
+    base_txt = ""
+    if baseline is not None and baseline[1] is not None:
+        out["baseline"], out["baseline_pr_auc"] = baseline
+        base_txt = f"; best baseline {baseline[0]} {baseline[1]:.4f}"
+        if candidate_pr_auc < baseline[1]:
+            ship = "none" if shipped_pr_auc is None else f"{shipped_pr_auc:.4f}"
+            out.update(passed=False, reason=f"PR-AUC {candidate_pr_auc:.4f} on {split} is below "
+                       f"the best baseline {baseline[0]}'s {baseline[1]:.4f} (shipped model: "
+                       f"{ship})")
+            return out
     if shipped_pr_auc is None:
-        out.update(passed=True, reason="no shipped model to compare with")
+        out.update(passed=True, reason="no shipped model to compare with" + base_txt)
         return out
     floor = shipped_pr_auc * (1.0 - max_drop)
     out["floor"] = floor
@@ -48,10 +71,11 @@ def gate(candidate_pr_auc, shipped_pr_auc, max_drop=GATE_MAX_RELATIVE_DROP):
     out["relative_drop"] = drop
     if candidate_pr_auc < floor:
         out.update(passed=False, reason=f"PR-AUC {candidate_pr_auc:.4f} is {100 * drop:.2f} % below "
-                   f"the shipped model's {shipped_pr_auc:.4f} (limit {100 * max_drop:.1f} %)")
+                   f"the shipped model's {shipped_pr_auc:.4f} (limit {100 * max_drop:.1f} %)"
+                   + base_txt)
     else:
         out.update(passed=True, reason=f"PR-AUC {candidate_pr_auc:.4f} vs shipped "
-                   f"{shipped_pr_auc:.4f} (floor {floor:.4f})")
+                   f"{shipped_pr_auc:.4f} (floor {floor:.4f})" + base_txt)
     return out
 
 

@@ -1,13 +1,21 @@
 #!/usr/bin/python3
-"""Tabulate the experiments: models/report.json, models/REPORT.md and PR-curve plots.
+"""models/REPORT.md and models/report.json from the protocol study (models/study.py).
 
-    /usr/bin/python3 models/report.py --work build/models-exp [--out models]
+    /usr/bin/python3 models/report.py --study build/models-study/study.json [--out models]
 
-Reads every WORK/<run>/eval_<data>_<split>.json written by experiments.py (and train.json for
-the training summary) and groups them by test set "<data>:<split>": per test set, one row per
-detector (each trained model, plus the rules and z-score baselines, which are the same for every
-model on one test set). The Markdown is generated; hand-written findings go in
-models/REPORT_NOTES.md, which is copied in verbatim after the tables.
+Every number comes from study.json; nothing is typed by hand. Hand-written findings go in
+models/REPORT_NOTES.md, copied in after the tables; notes may not state numbers of their own
+(tests/models/test_report.py checks that every number there appears in the generated part).
+
+report.json schema (format_version 2):
+  {"format_version", "created", "protocol": {budget, block_s, reps, split, markets},
+   "evaluations": {NAME: {"measured_on", "excluded_markets", "excluded_symbols",
+       "best_neural", "best_baseline", "decision": {...},
+       "operating_points": {DETECTOR: {threshold, fitted_on, ...}},
+       "results": {GROUP: {DETECTOR: {METRIC: {"value", "lo", "hi"}, "events", ...}}}}}}
+  NAME: pooled (test split), held_out_symbols, lomo:MARKET (held-out rows);
+  GROUP: all, market:M, symbol:M:S. METRIC: pr_auc, roc_auc, recall, precision,
+  false_alerts_per_symbol_hour, median_lead_s, p10_lead_s.
 """
 import argparse
 import datetime
@@ -15,159 +23,168 @@ import json
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from experiments import eval_path, load_spec  # noqa: E402
-
 HERE = os.path.dirname(os.path.abspath(__file__))
-METRIC_KEYS = ("roc_auc", "pr_auc", "threshold", "alerts", "false_alerts",
-               "false_alerts_per_symbol_hour", "precision", "recall", "events",
-               "events_detected", "median_lead_s")
+METRICS = ("pr_auc", "roc_auc", "recall", "precision", "false_alerts_per_symbol_hour",
+           "median_lead_s", "p10_lead_s")
+COUNTS = ("events", "events_caught", "alerts", "false_alerts", "symbol_hours", "windows",
+          "positives", "threshold")
+TITLES = {"pooled": "Pooled markets, test split (the last 15 % of each market's trading time)",
+          "held_out_symbols": "Held-out symbols (never in training or selection; all their rows)"}
 
 
-def collect(spec, work):
-    tests = {}
-    runs = {}
-    for r in spec["run"]:
-        tj = os.path.join(work, r["name"], "train.json")
-        if os.path.exists(tj):
-            with open(tj) as f:
-                t = json.load(f)
-            runs[r["name"]] = {"config": r["config"], "train_data": r["train"],
-                               "kind": t["config"]["model"]["kind"],
-                               "parameters": t["parameters"], "best_epoch": t["best_epoch"],
-                               "epochs_run": len(t["history"]), "stop_reason": t["stop_reason"],
-                               "best_val_pr_auc": t["best_val_pr_auc"],
-                               "train_windows": t["train_windows"],
-                               "train_positives": t["train_positives"],
-                               "seconds": round(t["seconds"], 1)}
-        for target in r["tests"]:
-            p = eval_path(work, r, target)
-            if not os.path.exists(p):
-                continue
-            with open(p) as f:
-                ev = json.load(f)
-            entry = tests.setdefault(target, {k: ev.get(k) for k in
-                                              ("evaluator", "symbol_hours", "label", "windows",
-                                               "positives", "budget")})
-            entry.setdefault("detectors", {})
-            d = entry["detectors"]
-            d[f"{r['name']} ({runs.get(r['name'], {}).get('kind', '?')})"] = ev["detectors"]["model"]
-            entry.setdefault("baselines", {"rules": ev["detectors"]["rules"],
-                                           "zscore": ev["detectors"]["zscore"]})
-    for entry in tests.values():  # models first, then the baselines
-        entry["detectors"].update(entry.pop("baselines"))
-    return tests, runs
+def f(v, fmt="{:.3f}"):
+    return "–" if v is None else fmt.format(v)
 
 
-def fmt(v, f="{:.3f}"):
-    return "–" if v is None else f.format(v)
+def ci(c, fmt="{:.3f}"):
+    if c is None or c.get("value") is None:
+        return "–"
+    if c.get("lo") is None:
+        return f(c["value"], fmt)
+    return f"{f(c['value'], fmt)} [{f(c['lo'], fmt)}, {f(c['hi'], fmt)}]"
 
 
-def plot(target, entry, path):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(6, 4.5), dpi=100)
-    for name, m in entry["detectors"].items():
-        c = m.get("pr_curve")
-        if not c or not c.get("points"):
+def build(study):
+    ev_out = {}
+    for name, e in study["evaluations"].items():
+        if "skipped" in e:
+            ev_out[name] = {"skipped": e["skipped"], "excluded_markets": e["excluded_markets"],
+                            "excluded_symbols": e["excluded_symbols"]}
             continue
-        pts = c["points"]  # [threshold, precision, recall]
-        style = "--" if name in ("rules", "zscore") else "-"
-        ax.plot([p[2] for p in pts], [p[1] for p in pts], style, label=f"{name}  PR-AUC {fmt(m['pr_auc'])}",
-                drawstyle="steps-post")
-    if entry.get("windows"):
-        ax.axhline(entry["positives"] / entry["windows"], color="grey", lw=0.8, ls=":",
-                   label="base rate")
-    ax.set_xlabel("recall")
-    ax.set_ylabel("precision")
-    top = max((p[1] for m in entry["detectors"].values()
-               for p in (m.get("pr_curve") or {}).get("points", [])), default=1.0)
-    ax.set_xlim(0, 1)
-    ax.set_ylim(0, min(1.02, max(0.25, 1.1 * top)))
-    ax.set_title(f"PR curves, {target}")
-    ax.legend(fontsize=7, loc="upper right")
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+        results = {}
+        for det, groups in e["detectors"].items():
+            for g, m in groups.items():
+                results.setdefault(g, {})[det] = {
+                    **{k: m[k] for k in METRICS}, **{k: m[k] for k in COUNTS}}
+        ev_out[name] = {k: e[k] for k in ("measured_on", "excluded_markets", "excluded_symbols",
+                                          "best_neural", "best_baseline", "decision",
+                                          "operating_points", "validation_pr_auc", "training",
+                                          "train_windows", "train_positives",
+                                          "validation_windows", "validation_positives")}
+        ev_out[name]["results"] = results
+    return ev_out
+
+
+def table(rows_by_det, neural, base):
+    md = ["| detector | PR-AUC [95 %] | ROC-AUC [95 %] | events caught @ budget | "
+          "recall [95 %] | precision [95 %] | false alerts / symbol-h [95 %] | median lead s "
+          "[95 %] | p10 lead s |", "|---|---|---|---|---|---|---|---|---|"]
+    for det, m in rows_by_det.items():
+        tag = " (best neural)" if det == neural else " (best baseline)" if det == base else ""
+        md.append(f"| {det}{tag} | {ci(m['pr_auc'])} | {ci(m['roc_auc'])} | "
+                  f"{m['events_caught']}/{m['events']} | {ci(m['recall'])} | "
+                  f"{ci(m['precision'])} | {ci(m['false_alerts_per_symbol_hour'], '{:.2f}')} | "
+                  f"{ci(m['median_lead_s'], '{:.1f}')} | {f(m['p10_lead_s']['value'], '{:.1f}')} |")
+    return md
+
+
+def markdown(study, evs, created):
+    md = ["# Alert model report", "",
+          f"Generated by `models/report.py` from `models/study.py` ({created}); do not edit by "
+          "hand (findings: models/REPORT_NOTES.md). Protocol: docs/labels.md.", "",
+          f"Every detector's threshold is fitted on **validation** for "
+          f"{study['budget_false_alerts_per_symbol_hour']:g} false alert per symbol-hour and "
+          "applied unchanged where it is measured; the epoch, the neural architecture and the "
+          "best baseline are chosen on validation PR-AUC; the test split is read once. "
+          f"Intervals: block bootstrap, {study['block_s']:.0f} s blocks, {study['reps']} "
+          "replicates, 2.5–97.5 %. Lead = event start − end of the first window at or above the "
+          "threshold (negative: after the onset).", "", "## Data", "",
+          "| market | exports | symbols | windows | positives | train / validation / test windows |",
+          "|---|---|---|---|---|---|"]
+    for name, m in study["markets"].items():
+        md.append(f"| {name} | {', '.join(os.path.basename(p) for p in m['exports'])} | "
+                  f"{', '.join(s.split(':', 1)[1] for s in m['symbols'])} | {m['windows']} | "
+                  f"{m['positives']} | {' / '.join(str(x) for x in m['split_windows'])} |")
+    md += ["", "## The default decision", "",
+           "| evaluation | default | why |", "|---|---|---|"]
+    for name, e in evs.items():
+        if "skipped" in e:
+            md.append(f"| {name} | – | not possible: {e['skipped']} |")
+        else:
+            md.append(f"| {name} | **{e['decision']['default']}** | {e['decision']['why']} |")
+    md += ["", "## The goal (issue 24): ≥ 60 % of events caught at ≤ 1 false alert per symbol-hour, "
+           "median lead ≥ 10 s, the default's PR-AUC interval above the best baseline", "",
+           "| evaluation | default | events caught | false alerts / symbol-h | median lead s | "
+           "best neural's PR-AUC interval above the best baseline | goal met |",
+           "|---|---|---|---|---|---|---|"]
+    for name, e in evs.items():
+        if "skipped" in e:
+            md.append(f"| {name} | – | – | – | – | – | no data to judge |")
+            continue
+        d = e["results"]["all"][e["decision"]["default"]]
+        rec, fa, lead = (d["recall"]["value"], d["false_alerts_per_symbol_hour"]["value"],
+                         d["median_lead_s"]["value"])
+        met = (rec is not None and rec >= 0.6 and fa is not None and fa <= 1.0 and
+               lead is not None and lead >= 10 and e["decision"]["interval_above_baseline"])
+        md.append(f"| {name} | {e['decision']['default']} | {d['events_caught']}/{d['events']} "
+                  f"| {f(fa, '{:.2f}')} | {f(lead, '{:.1f}')} | "
+                  f"{'yes' if e['decision']['interval_above_baseline'] else 'no'} | "
+                  f"{'yes' if met else 'no'} |")
+    for name, e in evs.items():
+        title = TITLES.get(name) or (f"Leave one market out: {name.split(':', 1)[1]} held out "
+                                     "(trained and chosen on the other markets)")
+        md += ["", f"## {name}: {title}", ""]
+        if "skipped" in e:
+            md += [f"Not possible: {e['skipped']}."]
+            continue
+        md += [f"Trained on {e['train_windows']} windows ({e['train_positives']} positive), "
+               f"chosen on {e['validation_windows']} validation windows "
+               f"({e['validation_positives']} positive); measured on the {e['measured_on']} rows."
+               + (f" Held out: {', '.join(e['excluded_markets'] + e['excluded_symbols'])}."
+                  if e["excluded_markets"] or e["excluded_symbols"] else ""), ""]
+        for group, rows in e["results"].items():
+            any_m = next(iter(rows.values()))
+            md += [f"### {group}: {any_m['windows']} windows, {any_m['positives']} positive, "
+                   f"{any_m['events']} events, {f(any_m['symbol_hours'], '{:.2f}')} symbol-hours",
+                   ""] + table(rows, e["best_neural"], e["best_baseline"]) + [""]
+        md += ["Operating points (validation) and training:", "",
+               "| detector | threshold | validation PR-AUC | validation alerts (false) | "
+               "validation events caught |", "|---|---|---|---|---|"]
+        for det, op in e["operating_points"].items():
+            md.append(f"| {det} | {f(op['threshold'], '{:.4g}')} | "
+                      f"{f(e['validation_pr_auc'].get(det))} | {op['validation_alerts']} "
+                      f"({op['validation_false_alerts']}) | {op['validation_events_detected']}/"
+                      f"{op['validation_events']} |")
+        md += ["", "| neural model | best epoch / run | validation PR-AUC | stop | constant "
+               "features dropped |", "|---|---|---|---|---|"]
+        for kind, t in e["training"].items():
+            md.append(f"| {kind} | {t['best_epoch']} / {t['epochs_run']} | "
+                      f"{f(t['best_val_pr_auc'])} | {t['stop_reason']} | "
+                      f"{t['dropped_features'] or '–'} |")
+    return md
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--spec", default=os.path.join(HERE, "experiments.toml"))
-    ap.add_argument("--work", required=True)
+    ap.add_argument("--study", required=True)
     ap.add_argument("--out", default=HERE)
     args = ap.parse_args(argv)
-    spec = load_spec(args.spec)
-    tests, runs = collect(spec, args.work)
-    order = list(spec.get("data", {}))  # sections in the order of the spec's [data] table
-    tests = dict(sorted(tests.items(), key=lambda kv: (
-        order.index(kv[0].split(":")[0]) if kv[0].split(":")[0] in order else len(order),
-        kv[0].split(":")[1] != "test")))
-    if not tests:
-        print(f"report: no evaluations under {args.work} (run models/experiments.py)",
-              file=sys.stderr)
+    try:
+        with open(args.study) as fh:
+            study = json.load(fh)
+    except (OSError, ValueError) as e:
+        print(f"report: error: {args.study}: {e} (run models/study.py)", file=sys.stderr)
         return 1
-    os.makedirs(os.path.join(args.out, "plots"), exist_ok=True)
     created = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-    report = {"created": created, "alert_budget": "1 false alert per symbol-hour of the split",
-              "datasets": {}, "runs": runs}
-    md = ["# Alert model report", "",
-          f"Generated by `models/report.py` from the runs of `models/experiments.py` "
-          f"({created}); do not edit by hand (notes: models/REPORT_NOTES.md).", "",
-          "Metrics on each test set (definitions: docs/labels.md, models/metrics.py): ROC-AUC, "
-          "PR-AUC (average precision), and at the alert budget (the lowest threshold where false "
-          "alerts ≤ 1 per symbol-hour of the split; alerts per symbol have a cooldown of H): "
-          "precision of the alerts, recall of the labelled events, median detection lead time "
-          "over the detected events (event start − end of its first window above threshold). `rules` = any default "
-          "rule fired in the last R s (binary), `zscore` = |10 s mid return| / rolling "
-          "volatility, both computed by the C++ exporter.", ""]
-    for target, entry in tests.items():
-        data, split = target.split(":")
-        png = f"plots/pr_{data}_{split}.png"
-        plot(target, entry, os.path.join(args.out, png))
-        any_m = next(iter(entry["detectors"].values()))
-        report["datasets"][target] = {
-            "data": data, "split": split, "description": spec.get("data", {}).get(data),
-            "evaluator": entry["evaluator"], "windows": entry["windows"],
-            "positives": entry["positives"], "events": any_m["events"],
-            "symbol_hours": entry["symbol_hours"], "budget": entry["budget"],
-            "label": entry["label"], "plot": png,
-            "detectors": {k: {mk: v.get(mk) for mk in METRIC_KEYS} for k, v in
-                          entry["detectors"].items()}}
-        md += [f"## {target} — {spec.get('data', {}).get(data, data)}", "",
-               f"Split `{split}`: {entry['windows']} windows, {entry['positives']} positive, "
-               f"{any_m['events']} labelled events, {fmt(entry['symbol_hours'], '{:.2f}')} "
-               f"symbol-hours (budget {fmt(entry['budget']['max_false_alerts'], '{:.1f}')} false "
-               f"alerts, cooldown {entry['budget']['cooldown_s']:.0f} s). "
-               f"Evaluator: {entry['evaluator']}.", "",
-               "| detector | ROC-AUC | PR-AUC | alerts (false) | precision @ budget | "
-               "recall @ budget (events) | median lead (s) |",
-               "|---|---|---|---|---|---|---|"]
-        for name, m in entry["detectors"].items():
-            md.append(f"| {name} | {fmt(m['roc_auc'])} | {fmt(m['pr_auc'])} | "
-                      f"{m['alerts']} ({m['false_alerts']}) | {fmt(m['precision'])} | "
-                      f"{fmt(m['recall'])} ({m['events_detected']}/{m['events']}) | "
-                      f"{fmt(m['median_lead_s'], '{:.1f}')} |")
-        md += ["", f"![PR curves {target}]({png})", ""]
-    md += ["## Training runs", "",
-           "| run | model | parameters | trained on | train windows (pos.) | best epoch / run | "
-           "val PR-AUC | seconds | stop |", "|---|---|---|---|---|---|---|---|---|"]
-    for name, r in runs.items():
-        md.append(f"| {name} | {r['kind']} | {r['parameters']} | {r['train_data']} | "
-                  f"{r['train_windows']} ({r['train_positives']}) | {r['best_epoch']} / "
-                  f"{r['epochs_run']} | {fmt(r['best_val_pr_auc'])} | {r['seconds']:.0f} | "
-                  f"{r['stop_reason']} |")
+    evs = build(study)
+    report = {"format_version": 2, "created": created,
+              "protocol": {"budget_false_alerts_per_symbol_hour":
+                           study["budget_false_alerts_per_symbol_hour"],
+                           "block_s": study["block_s"], "reps": study["reps"],
+                           "split": "by trading time per market: 70 % train, 15 % validation, "
+                                    "15 % test (docs/labels.md)",
+                           "markets": study["markets"], "config": study["config"]},
+              "evaluations": evs}
+    md = markdown(study, evs, created)
     notes = os.path.join(args.out, "REPORT_NOTES.md")
     if os.path.exists(notes):
-        with open(notes) as f:
-            md += ["", f.read().rstrip()]
-    with open(os.path.join(args.out, "report.json"), "w") as f:
-        json.dump(report, f, indent=1)
-    with open(os.path.join(args.out, "REPORT.md"), "w") as f:
-        f.write("\n".join(md) + "\n")
-    print(f"report: {len(tests)} test sets, {len(runs)} runs → {args.out}/REPORT.md, "
-          f"report.json, plots/")
+        with open(notes) as fh:
+            md += ["", fh.read().rstrip()]
+    with open(os.path.join(args.out, "report.json"), "w") as fh:
+        json.dump(report, fh, indent=1)
+    with open(os.path.join(args.out, "REPORT.md"), "w") as fh:
+        fh.write("\n".join(md) + "\n")
+    print(f"report: {len(evs)} evaluations → {args.out}/REPORT.md, report.json")
     return 0
 
 

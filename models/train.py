@@ -35,6 +35,7 @@ from dataset import DatasetError, load_export, split_bounds_ns, split_masks  # n
 from nets import KINDS, build_model, parameter_count  # noqa: E402
 from sklearn.metrics import average_precision_score, roc_auc_score  # noqa: E402
 
+DEFAULT_CLIP = 8.0  # normalised inputs are squashed into (-8, 8) (docs/labels.md)
 DEFAULTS = {
     "data": {"path": "", "max_train_windows": 60000, "neg_per_pos": 0},
     "model": {"kind": "gru", "hidden": 32, "layers": 1, "dropout": 0.1},
@@ -126,37 +127,31 @@ def score(y, p):
     return {"pr_auc": float(average_precision_score(y, p)), "roc_auc": float(roc_auc_score(y, p))}
 
 
-def train(cfg, data_path, out_dir, log=functools.partial(print, flush=True)):
-    t_start = time.time()
-    tc, dc = cfg["train"], cfg["data"]
-    seed_everything(int(tc["seed"]), int(tc["threads"]))
-    rng = np.random.default_rng(int(tc["seed"]))
-    ds = load_export(data_path)
-    tr = select_rows(ds, "train", tc["purge"], rng, int(dc["max_train_windows"]),
-                     int(dc["neg_per_pos"]))
-    va = select_rows(ds, "val", tc["purge"], rng, 0, 0)
-    if tr.size == 0 or ds.labels[tr].sum() == 0:
-        raise DatasetError(f"{data_path}: the training split has no positive windows")
-    if va.size == 0 or ds.labels[va].min() == ds.labels[va].max():
-        raise DatasetError(f"{data_path}: the validation split needs both classes "
-                           f"({va.size} windows, {int(ds.labels[va].sum()) if va.size else 0} "
-                           "positive); early stopping has nothing to watch")
-    xtr = np.asarray(ds.windows[tr], dtype=np.float32)
-    ytr = ds.labels[tr].astype(np.float32)
-    xva = np.asarray(ds.windows[va], dtype=np.float32)
-    yva = ds.labels[va].astype(np.int64)
+def fit(cfg, xtr, ytr, xva, yva, log=functools.partial(print, flush=True), t_start=None):
+    """Trains cfg's model on (xtr, ytr); the epoch is chosen on the validation windows (xva, yva)
+    by PR-AUC (early stopping), the only place validation enters. Features constant over the
+    training windows are dropped (Normalize gives them weight 0) and normalised inputs are clipped
+    softly to +-clip (cfg model.clip, default 8). Returns (model, summary dict)."""
+    tc = cfg["train"]
+    t_start = time.time() if t_start is None else t_start
+    if yva.size == 0 or yva.min() == yva.max():
+        raise DatasetError(f"the validation windows need both classes ({yva.size} windows, "
+                           f"{int(yva.sum()) if yva.size else 0} positive); early stopping has "
+                           "nothing to watch")
     mean, std = feature_stats(xtr)
-    model = build_model(cfg["model"], xtr.shape[2])
-    model.norm.set_stats(mean, std)
+    cfg["model"].setdefault("clip", DEFAULT_CLIP)  # saved with the weights: export rebuilds it
+    mcfg = cfg["model"]
+    model = build_model(mcfg, xtr.shape[2])
+    dropped = model.norm.set_stats(mean, std)
     n_pos = float(ytr.sum())
     pos_weight = min(float(tc["pos_weight_cap"]), (ytr.size - n_pos) / max(n_pos, 1.0))
     loss_fn = nn.BCEWithLogitsLoss(pos_weight=torch.tensor([pos_weight]))
     opt = torch.optim.AdamW(model.parameters(), lr=float(tc["lr"]),
                             weight_decay=float(tc["weight_decay"]))
-    log(f"train: {cfg['model']['kind']} ({parameter_count(model)} parameters) on {data_path}: "
-        f"train {tr.size} windows ({int(n_pos)} positive), val {va.size} "
-        f"({int(yva.sum())} positive), T={ds.window}, pos_weight {pos_weight:.2f}, "
-        f"{tc['threads']} threads")
+    log(f"train: {mcfg['kind']} ({parameter_count(model)} parameters): "
+        f"train {ytr.size} windows ({int(n_pos)} positive), val {yva.size} "
+        f"({int(yva.sum())} positive), pos_weight {pos_weight:.2f}, {tc['threads']} threads, "
+        f"constant features dropped: {dropped or 'none'}")
     xt, yt = torch.from_numpy(xtr), torch.from_numpy(ytr)[:, None]
     gen = torch.Generator().manual_seed(int(tc["seed"]))
     best, best_state, best_epoch, history, stale = -1.0, None, 0, [], 0
@@ -196,6 +191,34 @@ def train(cfg, data_path, out_dir, log=functools.partial(print, flush=True)):
     model.load_state_dict(best_state)
     log(f"train: best epoch {best_epoch} (val PR-AUC {best:.4f}); {stop_reason}; "
         f"{time.time() - t_start:.0f}s")
+    return model, {"history": history, "best_epoch": best_epoch, "best_val_pr_auc": best,
+                   "stop_reason": stop_reason, "pos_weight": pos_weight,
+                   "dropped_features": dropped}
+
+
+def train(cfg, data_path, out_dir, log=functools.partial(print, flush=True)):
+    t_start = time.time()
+    tc, dc = cfg["train"], cfg["data"]
+    seed_everything(int(tc["seed"]), int(tc["threads"]))
+    rng = np.random.default_rng(int(tc["seed"]))
+    ds = load_export(data_path)
+    tr = select_rows(ds, "train", tc["purge"], rng, int(dc["max_train_windows"]),
+                     int(dc["neg_per_pos"]))
+    va = select_rows(ds, "val", tc["purge"], rng, 0, 0)
+    if tr.size == 0 or ds.labels[tr].sum() == 0:
+        raise DatasetError(f"{data_path}: the training split has no positive windows")
+    if va.size == 0 or ds.labels[va].min() == ds.labels[va].max():
+        raise DatasetError(f"{data_path}: the validation split needs both classes "
+                           f"({va.size} windows, {int(ds.labels[va].sum()) if va.size else 0} "
+                           "positive); early stopping has nothing to watch")
+    xtr = np.asarray(ds.windows[tr], dtype=np.float32)
+    ytr = ds.labels[tr].astype(np.float32)
+    xva = np.asarray(ds.windows[va], dtype=np.float32)
+    yva = ds.labels[va].astype(np.int64)
+    log(f"train: {data_path}: train {tr.size} windows, val {va.size}, T={ds.window}")
+    model, fitted = fit(cfg, xtr, ytr, xva, yva, log, t_start)
+    history, best_epoch, best = fitted["history"], fitted["best_epoch"], fitted["best_val_pr_auc"]
+    stop_reason, n_pos, pos_weight = fitted["stop_reason"], float(ytr.sum()), fitted["pos_weight"]
     os.makedirs(out_dir, exist_ok=True)
     torch.save({"state_dict": model.state_dict(), "config": cfg, "features": xtr.shape[2],
                 "window": ds.window, "feature_names": ds.manifest.get("feature_names")},
@@ -210,6 +233,7 @@ def train(cfg, data_path, out_dir, log=functools.partial(print, flush=True)):
         "pos_weight": pos_weight, "parameters": parameter_count(model),
         "best_epoch": best_epoch, "best_val_pr_auc": best, "stop_reason": stop_reason,
         "seconds": time.time() - t_start, "torch": torch.__version__, "history": history,
+        "dropped_features": fitted["dropped_features"],
     }
     with open(os.path.join(out_dir, "train.json"), "w") as f:
         json.dump(summary, f, indent=1)

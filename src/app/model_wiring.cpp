@@ -95,10 +95,28 @@ Result<ModelServing> start_model_serving(const serve::ServeOptions& options, int
   return ms;
 }
 
+std::string apply_operating_point(ModelAlertOptions& alerts, const serve::ModelVersion& v) {
+  if (!v.threshold) return "";
+  auto hysteresis_for = [](double h, double t) { return h < t ? h : t / 2; };
+  std::string line = "model " + v.name + " v" + std::to_string(v.version) + ": threshold " +
+                     std::to_string(*v.threshold) + " from the registry's operating point (configured " +
+                     std::to_string(alerts.threshold) + ")";
+  alerts.threshold = *v.threshold;
+  alerts.hysteresis = hysteresis_for(alerts.hysteresis, alerts.threshold);
+  for (DecisionGroup& g : alerts.groups) {
+    auto it = v.group_thresholds.find(g.match.name);
+    if (it == v.group_thresholds.end()) continue;
+    g.threshold = it->second;
+    g.hysteresis = hysteresis_for(g.hysteresis, g.threshold);
+    line += "; group " + g.match.name + " " + std::to_string(g.threshold);
+  }
+  return line;
+}
+
 Result<ModelServing> attach_model_serving(Pipeline& pipeline, const Config& config, const std::string& model_path,
                                           int pipeline_shards, const std::string& failure_db, bool unpaced) {
   serve::ServeOptions opts = serve::ServeOptions::from_config(config.section("model"));
-  const ModelAlertOptions alerts = ModelAlertOptions::from_config(config.section("model"), opts.window_rows);
+  ModelAlertOptions alerts = ModelAlertOptions::from_config(config.section("model"), opts.window_rows);
   if (!model_path.empty()) opts.path = model_path;
   std::unique_ptr<serve::ModelRegistry> registry;
   std::optional<serve::ModelVersion> shadow;
@@ -112,6 +130,7 @@ Result<ModelServing> attach_model_serving(Pipeline& pipeline, const Config& conf
     }
     opts.path = registry->resolve(prod->onnx);
     opts.version = uint32_t(prod->version);
+    if (std::string line = apply_operating_point(alerts, *prod); !line.empty()) spdlog::info("{}", line);
     shadow = registry->shadow(opts.name);
   }
   if (opts.path.empty()) return ModelServing{};

@@ -41,6 +41,14 @@ Result<std::shared_ptr<engine::Engine>> open_model_engine(const std::string& pat
 Result<ModelServing> start_model_serving(const serve::ServeOptions& opts, int shards, const std::string& failure_db,
                                          Metrics* metrics = nullptr);
 
+// The operating point recorded with a registry version (its validation-fitted threshold for the
+// alert budget, docs/labels.md) replaces [model] threshold, and each [[model.groups]] whose name
+// the operating point lists gets that group's threshold: serving decides with exactly the
+// threshold that was evaluated. Hysteresis is lowered to at most half the threshold where it
+// would reach it. A version without an operating point leaves `alerts` as configured. Returns a
+// line for the log ("" when nothing changed).
+std::string apply_operating_point(ModelAlertOptions& alerts, const serve::ModelVersion& version);
+
 // For `run` and `replay`: reads [model] (always, so its keys count as read); `model_path` (the
 // --model flag) overrides [model] path. With a model, starts serving for pipeline_shards and
 // attaches it to `pipeline`; without one returns an empty ModelServing (server null).

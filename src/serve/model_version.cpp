@@ -67,6 +67,23 @@ Result<ModelVersion> model_version_from_json(const nlohmann::ordered_json& j, co
   if (auto m = j.find("metrics"); m != j.end() && m->is_object()) {
     if (auto p = m->find("pr_auc"); p != m->end() && p->is_number()) v.pr_auc = p->get<double>();
   }
+  if (auto op = j.find("operating_point"); op != j.end() && !op->is_null()) {
+    if (!op->is_object()) return bad(atv, "\"operating_point\" must be an object");
+    auto t = op->find("threshold");
+    if (t == op->end() || !t->is_number() || !(t->get<double>() > 0 && t->get<double>() <= 1)) {
+      return bad(atv, "operating_point.threshold must be a number in (0, 1]");
+    }
+    v.threshold = t->get<double>();
+    if (auto g = op->find("groups"); g != op->end()) {
+      if (!g->is_object()) return bad(atv, "operating_point.groups must map a group name to a threshold");
+      for (const auto& [group, gt] : g->items()) {
+        if (!gt.is_number() || !(gt.get<double>() > 0 && gt.get<double>() <= 1)) {
+          return bad(atv, "operating_point.groups." + group + " must be a number in (0, 1]");
+        }
+        v.group_thresholds[group] = gt.get<double>();
+      }
+    }
+  }
   if (auto plans = j.find("plans"); plans != j.end()) {
     if (!plans->is_object()) return bad(atv, "\"plans\" must map a backend to a plan file");
     for (const auto& [backend, path] : plans->items()) {

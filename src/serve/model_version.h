@@ -45,6 +45,12 @@ struct ModelVersion {
   std::string sha256;                       // of the ONNX file, as recorded ("" if not)
   std::map<std::string, std::string> plans; // backend ("cpu", "cuda") → plan file, paths as for onnx
   std::optional<double> pr_auc;             // metrics.pr_auc recorded by `make model` (its test split)
+  // "operating_point": {"threshold": t, "budget_false_alerts_per_symbol_hour": 1, "fitted_on":
+  // "validation", "groups": {"<group name>": t, ...}}: the alert threshold fitted on validation
+  // for the alert budget (docs/labels.md). Serving a registry version decides with exactly this
+  // threshold (app/model_wiring.cpp); absent in entries recorded before the protocol.
+  std::optional<double> threshold;
+  std::map<std::string, double> group_thresholds;  // symbol group name → its threshold
   std::vector<StageChange> history;         // oldest first
   nlohmann::ordered_json raw;               // the entry as read: fields not named above survive a write
 };

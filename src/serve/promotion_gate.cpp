@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "serve/eval_dataset.h"
+#include "serve/eval_interval.h"
 #include "serve/eval_metrics.h"
 
 namespace ts::serve {
@@ -26,6 +27,44 @@ Status refused(const std::string& why) { return Status(StatusCode::kUnsupported,
 
 nlohmann::ordered_json num(double v) { return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr); }
 
+std::string with_interval(double v, double lo, double hi) {
+  return fmt("%.4f", v) + (std::isfinite(lo) ? " [" + fmt("%.4f", lo) + ", " + fmt("%.4f", hi) + "]" : " [no interval]");
+}
+
+struct Baseline {
+  std::string name;
+  double pr_auc = 0;
+};
+
+// The baselines' PR-AUC on `rows`; the best of them.
+Baseline best_baseline(const EvalDataset& d, const std::vector<size_t>& rows, const std::vector<uint8_t>& labels) {
+  std::vector<float> rule, zscore, win;
+  win.reserve(rows.size() * size_t(d.t * d.f));
+  const float* w = d.windows.as<float>();
+  for (size_t r : rows) {
+    rule.push_back(d.rule.as<float>()[r]);
+    zscore.push_back(d.zscore.as<float>()[r]);
+    win.insert(win.end(), w + r * size_t(d.t * d.f), w + (r + 1) * size_t(d.t * d.f));
+  }
+  Baseline best{"", -1};
+  auto consider = [&](const char* name, const std::vector<float>& s) {
+    const double ap = average_precision(s, labels);
+    if (std::isfinite(ap) && ap > best.pr_auc) best = {name, ap};
+  };
+  consider("rules", rule);
+  consider("zscore", zscore);
+  consider("ret60", baseline_ret60(win, d.t, d.f));
+  consider("volume_z", baseline_volume_z(win, d.t, d.f));
+  return best;
+}
+
+std::vector<int64_t> end_ts_of(const EvalDataset& d, const std::vector<size_t>& rows) {
+  std::vector<int64_t> out;
+  out.reserve(rows.size());
+  for (size_t r : rows) out.push_back(d.end_ts.as<int64_t>()[r]);
+  return out;
+}
+
 }  // namespace
 
 double gate_tolerance_abs(const engine::Engine& eng) {
@@ -42,7 +81,13 @@ nlohmann::ordered_json GateReport::to_json() const {
                               {"split", split},         {"windows", windows},      {"positives", positives},
                               {"warmup_ms", warmup_ms}, {"max_abs_diff", max_abs_diff},
                               {"tolerance_abs", tolerance_abs}, {"pr_auc", num(pr_auc)}};
+  j["pr_auc_lo"] = num(pr_auc_lo);
+  j["pr_auc_hi"] = num(pr_auc_hi);
   if (!prod.empty()) j["prod"] = prod;
+  if (prod_pr_auc_lo) j["prod_pr_auc_lo"] = num(*prod_pr_auc_lo);
+  if (prod_pr_auc_hi) j["prod_pr_auc_hi"] = num(*prod_pr_auc_hi);
+  if (!baseline.empty()) j["baseline"] = baseline;
+  if (baseline_pr_auc) j["baseline_pr_auc"] = num(*baseline_pr_auc);
   if (prod_pr_auc) j["prod_pr_auc"] = num(*prod_pr_auc);
   if (floor) j["floor"] = num(*floor);
   return j;
@@ -54,6 +99,11 @@ Result<GateResult> run_promotion_gate(const GateModel& candidate, const std::opt
   if (o.batch < 1 || o.batch > 65536) return Status(StatusCode::kInvalidArgument, "batch must be in 1..65536");
   auto split = parse_split(o.split);
   if (!split) return split.status();
+  if (split.value() == Split::kTest) {
+    return Status(StatusCode::kInvalidArgument,
+                  "the gate never reads the test split (it is read once per release, to report; docs/labels.md): "
+                  "gate on validation or a dedicated gate data set");
+  }
   auto ds = load_eval_dataset(o.data_dir);
   if (!ds) return ds.status();
   const EvalDataset& d = ds.value();
@@ -116,29 +166,50 @@ Result<GateResult> run_promotion_gate(const GateModel& candidate, const std::opt
     }
   }
 
-  // 4. Accuracy against prod on the same windows.
-  r.pr_auc = average_precision(scores.value(), labels);
+  // 4. Accuracy against prod and the best baseline on the same windows, with intervals.
+  const std::vector<int64_t> ends = end_ts_of(d, rows);
+  const Interval cand = pr_auc_interval(scores.value(), labels, ends, int64_t(300) * 1'000'000'000, o.bootstrap_reps);
+  r.pr_auc = cand.value;
+  r.pr_auc_lo = cand.lo;
+  r.pr_auc_hi = cand.hi;
   const std::string on = std::to_string(r.windows) + " " + o.split + " windows of " + o.data_dir;
-  if (o.check_accuracy && prod) {
+  const std::string cand_s = "PR-AUC " + with_interval(cand.value, cand.lo, cand.hi) + " of " + candidate.label;
+  if (o.check_accuracy && (prod || o.check_baseline)) {
     if (r.positives == 0) return refused("no positive window among the " + on + ": PR-AUC is undefined, nothing to gate on");
-    auto prod_engine = build_window_engine(prod->onnx_path, d.t, d.f, o.batch);
-    if (!prod_engine) return prod_engine.status().with_context("scoring prod " + prod->label);
-    auto prod_scores = score_windows(*prod_engine.value(), d, rows, o.batch, prod->label);
-    if (!prod_scores) return prod_scores.status().with_context("scoring prod");
-    r.prod = prod->label;
-    r.prod_pr_auc = average_precision(prod_scores.value(), labels);
-    r.floor = *r.prod_pr_auc * (1.0 - o.max_relative_drop);
-    const double drop = *r.prod_pr_auc > 0 ? (*r.prod_pr_auc - r.pr_auc) / *r.prod_pr_auc : 0.0;
-    if (r.pr_auc < *r.floor) {
-      return refused("PR-AUC " + fmt("%.4f", r.pr_auc) + " of " + candidate.label + " on " + on + " is " +
-                     fmt("%.2f", 100 * drop) + " % below prod " + prod->label + "'s " + fmt("%.4f", *r.prod_pr_auc) +
-                     " (floor " + fmt("%.4f", *r.floor) + ", allowed drop " + fmt("%.1f", 100 * o.max_relative_drop) + " %)");
+    std::string prod_s = "no prod to compare with", base_s = "no baseline checked";
+    bool below_prod = false, below_base = false;
+    if (prod) {
+      auto prod_engine = build_window_engine(prod->onnx_path, d.t, d.f, o.batch);
+      if (!prod_engine) return prod_engine.status().with_context("scoring prod " + prod->label);
+      auto prod_scores = score_windows(*prod_engine.value(), d, rows, o.batch, prod->label);
+      if (!prod_scores) return prod_scores.status().with_context("scoring prod");
+      const Interval p = pr_auc_interval(prod_scores.value(), labels, ends, int64_t(300) * 1'000'000'000, o.bootstrap_reps);
+      r.prod = prod->label;
+      r.prod_pr_auc = p.value;
+      r.prod_pr_auc_lo = p.lo;
+      r.prod_pr_auc_hi = p.hi;
+      r.floor = p.value * (1.0 - o.max_relative_drop);
+      const double drop = p.value > 0 ? (p.value - r.pr_auc) / p.value : 0.0;
+      below_prod = r.pr_auc < *r.floor;
+      prod_s = "prod " + prod->label + " " + with_interval(p.value, p.lo, p.hi) + " (floor " + fmt("%.4f", *r.floor) +
+               ", allowed drop " + fmt("%.1f", 100 * o.max_relative_drop) + " %" +
+               (below_prod ? "; " + fmt("%.2f", 100 * drop) + " % below it" : "") + ")";
     }
-    r.summary = "PR-AUC " + fmt("%.4f", r.pr_auc) + " vs prod " + prod->label + "'s " + fmt("%.4f", *r.prod_pr_auc) +
-                " (floor " + fmt("%.4f", *r.floor) + ") on " + on;
+    if (o.check_baseline) {
+      const Baseline b = best_baseline(d, rows, labels);
+      if (!b.name.empty()) {
+        r.baseline = b.name;
+        r.baseline_pr_auc = b.pr_auc;
+        below_base = r.pr_auc < b.pr_auc;
+        base_s = "best baseline " + b.name + " " + fmt("%.4f", b.pr_auc) +
+                 (below_base ? " (above the candidate's " + fmt("%.4f", r.pr_auc) + ")" : "");
+      }
+    }
+    const std::string both = cand_s + " on " + on + " vs " + prod_s + " and " + base_s;
+    if (below_prod || below_base) return refused(both);
+    r.summary = both;
   } else {
-    r.summary = "PR-AUC " + fmt("%.4f", r.pr_auc) + " on " + on +
-                (o.check_accuracy ? " (no prod to compare with)" : " (outputs checked, no accuracy gate)");
+    r.summary = cand_s + " on " + on + (o.check_accuracy ? " (no prod to compare with)" : " (outputs checked, no accuracy gate)");
   }
   r.summary += "; outputs within " + fmt("%.0e", r.tolerance_abs) + " of the CPU FP32 reference (max " +
                fmt("%.2g", r.max_abs_diff) + (is_reference ? ", the engine is the reference" : "") + ")";

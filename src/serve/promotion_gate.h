@@ -10,8 +10,15 @@
 //      1e-2 for FP16, BF16 and INT8 plans and FP32 plans that allow TF32 (the plan's precision as
 //      `inspect` shows it). An engine built here by the CPU backend in FP32 without timed
 //      tactics is the reference build itself (no second build);
-//   4. accuracy (prod only): PR-AUC on the same windows >= prod's PR-AUC × (1 − 0.005), prod
-//      scored from its ONNX by the CPU FP32 engine. No prod yet: passes.
+//   4. accuracy: PR-AUC on the same windows, each with a block-bootstrap 95 % interval
+//      (5-minute blocks, serve/eval_interval.h), against (a) prod: PR-AUC >= prod's PR-AUC ×
+//      (1 − 0.005), prod scored from its ONNX by the CPU FP32 engine (no prod yet: passes), and
+//      (b) the best baseline on those windows (the export's rule score and z-score, |ret_60s| /
+//      (σ√60), volume_z): refused when the candidate's PR-AUC is below the baseline's. A
+//      refusal states both comparisons' numbers, with the intervals (with few events they are
+//      wide: read them before trusting a pass).
+//   The gate reads the validation split (or a dedicated gate data set), never "test": the test
+//   split is read once per release to report (docs/labels.md); asking for it is an error.
 // Refusals are error Status values with code kUnsupported (the admin API's "refused", HTTP
 // 409); a missing or unreadable data set is kNotFound / kInvalidArgument / kParseError. The
 // message carries the numbers, e.g.
@@ -43,6 +50,8 @@ struct GateOptions {
   int warmup_runs = 3;
   double max_relative_drop = 0.005;      // PR-AUC may fall at most this fraction below prod's
   bool check_accuracy = true;            // false: outputs only (rollback, shadow, staging)
+  bool check_baseline = true;            // with check_accuracy: also against the best baseline
+  int bootstrap_reps = 400;              // block-bootstrap replicates of the intervals
 };
 
 // A model to check: files resolved to usable paths.
@@ -61,6 +70,11 @@ struct GateReport {
   double max_abs_diff = 0;              // candidate vs reference, over every window
   double tolerance_abs = 0;
   double pr_auc = std::numeric_limits<double>::quiet_NaN();
+  double pr_auc_lo = std::numeric_limits<double>::quiet_NaN();  // block-bootstrap 95 % interval
+  double pr_auc_hi = std::numeric_limits<double>::quiet_NaN();
+  std::optional<double> prod_pr_auc_lo, prod_pr_auc_hi;
+  std::string baseline;                 // the best baseline's name ("" when not checked)
+  std::optional<double> baseline_pr_auc;
   std::string prod;                     // prod's label; "" when there is none or no accuracy check
   std::optional<double> prod_pr_auc;
   std::optional<double> floor;          // prod_pr_auc × (1 − max_relative_drop)

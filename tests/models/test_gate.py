@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""The release gate (refuse a candidate whose test PR-AUC is more than 0.5 % below the shipped
-model's) and the registry it records candidates in."""
+"""The release gate (on validation: refuse a candidate whose PR-AUC is more than 0.5 % below the
+shipped model's or below the best baseline's; never on test) and the registry it records candidates in."""
 import hashlib
 import json
 import os
@@ -34,6 +34,19 @@ class GateTest(unittest.TestCase):
 
     def test_undefined_candidate_is_refused(self):
         self.assertFalse(registry.gate(None, 0.4)["passed"])
+
+    def test_below_the_best_baseline_is_refused_with_both_numbers(self):
+        g = registry.gate(0.20, 0.19, baseline=("ret60", 0.25))
+        self.assertFalse(g["passed"])
+        self.assertIn("ret60's 0.2500", g["reason"])
+        self.assertIn("shipped model: 0.1900", g["reason"])
+        g = registry.gate(0.30, 0.19, baseline=("ret60", 0.25))
+        self.assertTrue(g["passed"])
+        self.assertIn("best baseline ret60 0.2500", g["reason"])
+
+    def test_the_gate_never_reads_the_test_split(self):
+        with self.assertRaisesRegex(registry.RegistryError, "never reads the test split"):
+            registry.gate(0.4, 0.4, split="test")
 
 
 class RegistryTest(unittest.TestCase):

@@ -113,12 +113,42 @@ TEST_F(PromotionGateTest, AccuracyGateRefusesAWorseModelWithBothNumbersAndProdKe
   std::snprintf(rate, sizeof rate, "PR-AUC %.4f", double(positives_) / double(windows_));
   EXPECT_NE(msg.find("promoting m v2 to prod: refused: "), std::string::npos) << msg;
   EXPECT_NE(msg.find(rate), std::string::npos) << msg;
-  EXPECT_NE(msg.find("below prod m v1's 0."), std::string::npos) << msg;
+  EXPECT_NE(msg.find(" vs prod m v1 0."), std::string::npos) << msg;
+  EXPECT_NE(msg.find("% below it"), std::string::npos) << msg;
   EXPECT_NE(msg.find("floor"), std::string::npos) << msg;
+  // Both comparisons are stated, each PR-AUC with its block-bootstrap interval.
+  EXPECT_NE(msg.find("and best baseline "), std::string::npos) << msg;
+  EXPECT_EQ(std::count(msg.begin(), msg.end(), '['), 2) << msg;
   EXPECT_NE(msg.find(std::to_string(windows_) + " validation windows"), std::string::npos) << msg;
   EXPECT_TRUE(swaps_.empty());
   EXPECT_EQ(reg_->prod("m")->version, 1);
   EXPECT_EQ(reg_->find("m", 2)->stage, Stage::kCandidate);
+  EXPECT_EQ(slurp(dir_ / "registry.json"), before);
+}
+
+TEST_F(PromotionGateTest, WithoutProdAModelBelowTheBestBaselineIsRefused) {
+  std::ofstream(dir_ / "registry.json") << "{\"format_version\": 2, \"models\": [" << entry(2, "candidate", "constant.onnx")
+                                        << ", " << entry(3, "candidate", "default.onnx") << "]}";
+  auto r = ModelRegistry::open((dir_ / "registry.json").string());
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  auto p = r.value()->promote("m", 2, Stage::kProd, options());
+  ASSERT_FALSE(p.is_ok()) << p.value().gate.summary;
+  const std::string& msg = p.status().message();
+  EXPECT_NE(msg.find("no prod to compare with and best baseline "), std::string::npos) << msg;
+  EXPECT_NE(msg.find("(above the candidate's 0."), std::string::npos) << msg;
+  EXPECT_FALSE(r.value()->prod("m").has_value());
+}
+
+TEST_F(PromotionGateTest, TheGateNeverReadsTheTestSplit) {
+  write_registry();
+  const std::string before = slurp(dir_ / "registry.json");
+  PromotionOptions o = options();
+  o.gate.split = "test";
+  auto r = reg_->promote("m", 3, Stage::kProd, o);
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("never reads the test split"), std::string::npos) << r.status().message();
+  EXPECT_TRUE(swaps_.empty());
   EXPECT_EQ(slurp(dir_ / "registry.json"), before);
 }
 

@@ -1,0 +1,91 @@
+"""The baselines a model must beat at equal alert volume (docs/labels.md "Baselines").
+
+Score baselines, parameter-free, from each window's last feature row or the export's columns:
+  rules      the exporter's rule score (1 when any default rule fired in the last R s; binary,
+             so its only threshold rarely fits the alert budget)
+  ret60      |ret_60s_bps| / (vol_long_bps x sqrt(60)): the 60 s return in units of the
+             symbol's own 60 s volatility (vol floored at the label's vol_floor_bps)
+  volume_z   the volume-vs-profile z-score feature (volume_z), the quantity of volume_burst
+  zscore     the exporter's |10 s return| / rolling volatility column
+Fitted baselines on the same windows the networks see, summarised per feature (last row,
+mean, min, max over the window; normalised with the training split's statistics, constant
+features dropped, clipped to +-8):
+  logreg     scikit-learn LogisticRegression (balanced classes)
+  gbm        scikit-learn HistGradientBoostingClassifier (fixed small settings, seeded)
+Fitted baselines see the training split only; nothing here reads validation or test labels.
+"""
+import numpy as np
+
+CLIP = 8.0
+SCORE_BASELINES = ("rules", "ret60", "volume_z", "zscore")
+FITTED_BASELINES = ("logreg", "gbm")
+
+
+def _col(names, name, default):
+    return names.index(name) if name in names else default
+
+
+def score_baseline(name, split):
+    """Scores of a parameter-free baseline over a protocol Split's rows."""
+    if name == "rules":
+        return split.column("rule_score").astype(np.float32)
+    if name == "zscore":
+        return split.column("zscore").astype(np.float32)
+    m0 = split.parts[0][0]
+    names = list(m0.feature_names)
+    last = np.concatenate([m.windows[r, -1, :] for m, r in split.parts]).astype(np.float64)
+    if name == "ret60":
+        floor = float(m0.label.get("vol_floor_bps", 0.5)) or 0.5
+        ret = last[:, _col(names, "ret_60s_bps", 2)]
+        vol = np.maximum(last[:, _col(names, "vol_long_bps", 5)], floor)
+        return (np.abs(ret) / (vol * np.sqrt(60.0))).astype(np.float32)
+    if name == "volume_z":
+        return last[:, _col(names, "volume_z", 7)].astype(np.float32)
+    raise ValueError(f"unknown baseline {name!r} (one of {SCORE_BASELINES + FITTED_BASELINES})")
+
+
+def summarise(windows):
+    """[N, T, F] → [N, 4F]: last row, mean, min, max over the window."""
+    w = np.asarray(windows, np.float64)
+    return np.concatenate([w[:, -1, :], w.mean(axis=1), w.min(axis=1), w.max(axis=1)], axis=1)
+
+
+class FittedBaseline:
+    def __init__(self, kind, seed=1):
+        if kind not in FITTED_BASELINES:
+            raise ValueError(f"unknown fitted baseline {kind!r}")
+        self.kind, self.seed = kind, seed
+
+    def fit(self, split, max_rows=20000):
+        if split.kind != "train":
+            raise ValueError(f"a fitted baseline trains on the train split, not {split.kind}")
+        from sklearn.ensemble import HistGradientBoostingClassifier
+        from sklearn.linear_model import LogisticRegression
+        x = summarise(split.windows())
+        y = split.column("labels").astype(int)
+        rng = np.random.default_rng(self.seed)
+        if y.size > max_rows:  # keep every positive, subsample negatives
+            pos, neg = np.flatnonzero(y == 1), np.flatnonzero(y == 0)
+            neg = rng.choice(neg, size=max(0, max_rows - pos.size), replace=False)
+            keep = np.sort(np.r_[pos, neg])
+            x, y = x[keep], y[keep]
+        self.mean = x.mean(axis=0)
+        std = x.std(axis=0)
+        self.constant = std <= 1e-9 * np.maximum(1.0, np.abs(self.mean))
+        self.inv_std = np.where(self.constant, 0.0, 1.0 / np.maximum(std, 1e-12))
+        z = self._norm(x)
+        if self.kind == "logreg":
+            self.model = LogisticRegression(C=1.0, class_weight="balanced", max_iter=500)
+        else:
+            self.model = HistGradientBoostingClassifier(max_iter=80, learning_rate=0.1,
+                                                        max_leaf_nodes=15, l2_regularization=1.0,
+                                                        random_state=self.seed)
+        self.model.fit(z, y)
+        return self
+
+    def _norm(self, x):
+        return np.clip((x - self.mean) * self.inv_std, -CLIP, CLIP)
+
+    def score(self, split):
+        return self.model.predict_proba(self._norm(summarise(split.windows())))[:, 1].astype(
+            np.float32)

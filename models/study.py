@@ -1,0 +1,173 @@
+#!/usr/bin/python3
+"""The protocol's evaluation (docs/labels.md): pooled markets, leave-one-market-out, held-out
+symbols; every detector with block-bootstrap intervals; writes WORK/study.json for report.py.
+
+    /usr/bin/python3 models/study.py --market lobster=build/models-data/lobster \
+        --market sse=build/models-data/sse-20230201 [--market sse=...day2 ...] \
+        --hold-out-symbol lobster:GOOG --work build/models-study [--config configs/study_gru.toml]
+
+Per evaluation: the baselines (baselines.py) and the neural candidates are trained on the
+train split; the epoch (early stopping), the best neural candidate, the best baseline and every
+detector's alert threshold (1 false alert per symbol-hour) are chosen on validation only
+(protocol.select / fit_operating_point); then the test split (or the held-out rows) is read
+once and every detector is measured there at its validation threshold.
+"""
+import argparse
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import baselines  # noqa: E402
+import intervals  # noqa: E402
+import protocol  # noqa: E402
+import train as trainer  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def log(msg):
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def fit_neural(cfg, tr, va, seed):
+    trainer.seed_everything(seed, int(cfg["train"]["threads"]))
+    rng = np.random.default_rng(seed)
+    y = tr.column("labels")
+    rows = np.arange(y.size)
+    cap = int(cfg["data"]["max_train_windows"])
+    if cap and y.size > cap:
+        pos, neg = rows[y == 1], rows[y == 0]
+        rows = np.sort(np.r_[pos, rng.choice(neg, size=max(0, cap - pos.size), replace=False)])
+    xtr = tr.windows()[rows]
+    model, summary = trainer.fit(cfg, xtr, y[rows].astype(np.float32), va.windows(),
+                                 va.column("labels").astype(np.int64), log=log)
+    return model, summary
+
+
+def detectors_on(split, fitted, neural):
+    scores = {name: baselines.score_baseline(name, split) for name in baselines.SCORE_BASELINES}
+    for name, b in fitted.items():
+        scores[name] = b.score(split)
+    for name, model in neural.items():
+        scores[name] = trainer.predict(model, split.windows())
+    return scores
+
+
+def run_evaluation(name, study, cfg, held_out):
+    """One evaluation: train, choose on validation, measure on test (or held-out) rows once."""
+    t0 = time.time()
+    tr, va = study.train(), study.validation()
+    out = {"name": name, "train_windows": len(tr), "train_positives": int(tr.column("labels").sum()),
+           "validation_windows": len(va),
+           "validation_positives": int(va.column("labels").sum()) if len(va) else 0,
+           "excluded_markets": sorted(study.exclude_markets),
+           "excluded_symbols": sorted(study.exclude_symbols)}
+    if out["train_positives"] == 0 or out["validation_positives"] == 0:
+        out["skipped"] = (f"train has {out['train_positives']} and validation "
+                          f"{out['validation_positives']} positive windows: nothing to fit or choose")
+        log(f"{name}: skipped: {out['skipped']}")
+        return out
+    fitted = {k: baselines.FittedBaseline(k).fit(tr) for k in baselines.FITTED_BASELINES}
+    neural, training = {}, {}
+    for kind in cfg["kinds"]:
+        c = {**cfg["base"], "model": {**cfg["base"]["model"], "kind": kind}}
+        c = {k: dict(v) if isinstance(v, dict) else v for k, v in c.items()}
+        model, summary = fit_neural(c, tr, va, int(c["train"]["seed"]))
+        neural[kind] = model
+        training[kind] = {k: summary[k] for k in ("best_epoch", "best_val_pr_auc", "stop_reason",
+                                                  "dropped_features")}
+        training[kind]["epochs_run"] = len(summary["history"])
+    out["training"] = training
+    val_scores = detectors_on(va, fitted, neural)
+    best_neural, val_neural = protocol.select({k: val_scores[k] for k in neural}, va)
+    base_names = list(baselines.SCORE_BASELINES) + list(baselines.FITTED_BASELINES)
+    best_base, val_base = protocol.select({k: val_scores[k] for k in base_names}, va)
+    ops = {k: protocol.fit_operating_point(va, s) for k, s in val_scores.items()}
+    out.update(validation_pr_auc={**val_neural, **val_base}, best_neural=best_neural,
+               best_baseline=best_base, operating_points=ops)
+    target = study.held_out() if held_out else study.test()
+    out["measured_on"] = target.kind
+    scores = detectors_on(target, fitted, neural)
+    by = ("market", "symbol") if not held_out else ("symbol",)
+    out["detectors"] = {k: intervals.split_metrics(target, s, ops[k]["threshold"], by=by)
+                        for k, s in scores.items()}
+    out["decision"] = decide(out["detectors"], best_neural, best_base)
+    out["seconds"] = round(time.time() - t0, 1)
+    log(f"{name}: {out['decision']['why']}")
+    return out
+
+
+def decide(det, neural, base):
+    """The default decision: the neural model only if its PR-AUC interval lies above the best
+    baseline's point value and it catches more events at the budget."""
+    n, b = det[neural]["all"], det[base]["all"]
+    lo, bp = n["pr_auc"]["lo"], b["pr_auc"]["value"]
+    above = lo is not None and bp is not None and lo > bp
+    more = n["events_caught"] > b["events_caught"]
+    default = neural if above and more else base
+    why = (f"{neural}: PR-AUC {_f(n['pr_auc']['value'])} [{_f(lo)}, {_f(n['pr_auc']['hi'])}], "
+           f"{n['events_caught']}/{n['events']} events at the budget; best baseline {base} "
+           f"(chosen on validation): PR-AUC {_f(bp)}, {b['events_caught']}/{b['events']} events. "
+           + ("The neural model earns the default." if default == neural else
+              "The default decision is the baseline: "
+              + ("the interval is not above the baseline" if not above else "")
+              + (" and " if not above and not more else "")
+              + ("it does not catch more events" if not more else "") + "."))
+    return {"default": default, "neural": neural, "baseline": base,
+            "interval_above_baseline": above, "catches_more": more, "why": why}
+
+
+def _f(v):
+    return "–" if v is None else f"{v:.3f}"
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--market", action="append", required=True, help="NAME=EXPORT_DIR (repeat)")
+    ap.add_argument("--hold-out-symbol", action="append", default=[],
+                    help="MARKET:SYMBOL held out of training (the held-out-symbols evaluation)")
+    ap.add_argument("--config", default=os.path.join(HERE, "configs/study.toml"))
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--no-lomo", action="store_true")
+    args = ap.parse_args(argv)
+    paths = {}
+    for m in args.market:
+        name, _, path = m.partition("=")
+        if not os.path.exists(os.path.join(path, "manifest.json")):
+            log(f"market {name}: {path} has no export, left out")
+            continue
+        paths.setdefault(name, []).append(path)
+    markets = [protocol.load_market(n, p) for n, p in paths.items()]
+    base = trainer.load_config(args.config)
+    cfg = {"base": base, "kinds": list(base["model"].get("kinds", [base["model"]["kind"]]))}
+    base["model"].pop("kinds", None)
+    res = {"markets": {m.name: {"exports": paths[m.name], "windows": len(m),
+                                "positives": int(m.labels.sum()), "symbols": m.symbols,
+                                "label": m.label,
+                                "split_windows": [int((m.split == k).sum()) for k in range(3)]}
+                       for m in markets},
+           "config": base, "block_s": intervals.BLOCK_S, "reps": intervals.REPS,
+           "budget_false_alerts_per_symbol_hour": protocol.BUDGET_FALSE_PER_SYMBOL_HOUR,
+           "evaluations": {}}
+    res["evaluations"]["pooled"] = run_evaluation("pooled", protocol.Study(markets), cfg, False)
+    if args.hold_out_symbol:
+        res["evaluations"]["held_out_symbols"] = run_evaluation(
+            "held_out_symbols", protocol.Study(markets, exclude_symbols=args.hold_out_symbol),
+            cfg, True)
+    if not args.no_lomo and len(markets) > 1:
+        for m in markets:
+            res["evaluations"][f"lomo:{m.name}"] = run_evaluation(
+                f"lomo:{m.name}", protocol.Study(markets, exclude_markets=[m.name]), cfg, True)
+    os.makedirs(args.work, exist_ok=True)
+    with open(os.path.join(args.work, "study.json"), "w") as f:
+        json.dump(res, f, indent=1)
+    log(f"study: wrote {args.work}/study.json")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,48 @@
+#!/usr/bin/python3
+"""models/REPORT.md is generated from models/report.json, and the hand-written findings
+(models/REPORT_NOTES.md) state no number that the generated part does not contain: a stale note
+fails here."""
+import json
+import os
+import re
+import unittest
+
+import common
+
+NUMBER = re.compile(r"(?<![\w.])-?\d+\.\d+")
+
+
+class ReportTest(unittest.TestCase):
+    def setUp(self):
+        with open(os.path.join(common.MODELS, "REPORT.md")) as f:
+            self.report = f.read()
+        with open(os.path.join(common.MODELS, "REPORT_NOTES.md")) as f:
+            self.notes = f.read().rstrip()
+        with open(os.path.join(common.MODELS, "report.json")) as f:
+            self.json = json.load(f)
+
+    def test_notes_are_copied_in_after_the_generated_tables(self):
+        self.assertTrue(self.report.rstrip().endswith(self.notes))
+
+    def test_every_number_in_the_notes_is_in_the_generated_report(self):
+        generated = self.report[:self.report.rfind(self.notes)]
+        missing = sorted({n for n in NUMBER.findall(self.notes) if n not in generated})
+        self.assertEqual(missing, [], "numbers in REPORT_NOTES.md that the generated report does "
+                         "not contain (stale notes)")
+
+    def test_json_has_the_fixed_schema(self):
+        self.assertEqual(self.json["format_version"], 2)
+        self.assertIn("pooled", self.json["evaluations"])
+        pooled = self.json["evaluations"]["pooled"]
+        self.assertEqual(pooled["measured_on"], "test")
+        for det, m in pooled["results"]["all"].items():
+            for key in ("pr_auc", "roc_auc", "recall", "precision",
+                        "false_alerts_per_symbol_hour", "median_lead_s", "p10_lead_s"):
+                self.assertEqual(set(m[key]), {"value", "lo", "hi"}, f"{det} {key}")
+            op = pooled["operating_points"][det]
+            self.assertEqual(op["fitted_on"], "validation")
+        self.assertIn(pooled["decision"]["default"], pooled["results"]["all"])
+
+
+if __name__ == "__main__":
+    unittest.main()
