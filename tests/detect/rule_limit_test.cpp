@@ -59,8 +59,10 @@ TEST_F(RuleLimit, LimitUpSealedOpenedSealedAgainInOrder) {
 TEST_F(RuleLimit, LimitUpNotSealedWithThinQueueOrAskAtLimit) {
   RuleEngine engine(symbols, RuleOptions{});
   EXPECT_TRUE(eval(engine, snapshot(1), book(1100, 9'900, 0, 0, 1100)).empty()) << "99 lots < 100";
-  EXPECT_TRUE(eval(engine, snapshot(2), book(1100, 50'000, 1100, 100, 1100)).empty())
-      << "sellers still at the limit";
+  // Sellers still at the limit: touched (触及涨停), not sealed.
+  const auto touched = eval(engine, snapshot(2), book(1100, 50'000, 1100, 100, 1100));
+  ASSERT_EQ(touched.size(), 1u) << "sellers still at the limit";
+  EXPECT_EQ(touched[0].type, AlertType::kLimitUpTouched);
   EXPECT_TRUE(eval(engine, snapshot(3), book(1099, 50'000, 0, 0, 1099)).empty()) << "bid not at the limit";
 }
 
@@ -90,7 +92,10 @@ TEST_F(RuleLimit, LimitDownSealedThenOpened) {
 TEST_F(RuleLimit, LimitDownNotSealedWithThinQueueOrBidAtLimit) {
   RuleEngine engine(symbols, RuleOptions{});
   EXPECT_TRUE(eval(engine, snapshot(1), book(0, 0, 900, 9'900, 900)).empty());
-  EXPECT_TRUE(eval(engine, snapshot(2), book(900, 100, 900, 50'000, 900)).empty());
+  // Buyers still at the limit: touched (触及跌停), not sealed.
+  const auto touched = eval(engine, snapshot(2), book(900, 100, 900, 50'000, 900));
+  ASSERT_EQ(touched.size(), 1u) << "buyers still at the limit";
+  EXPECT_EQ(touched[0].type, AlertType::kLimitDownTouched);
 }
 
 TEST_F(RuleLimit, QueueShrinkFiresOnAFastDropOfTheSealedQueue) {
