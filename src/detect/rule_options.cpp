@@ -1,6 +1,7 @@
 #include "detect/rule_options.h"
 
 #include <string>
+#include <utility>
 
 #include "core/config.h"
 
@@ -127,10 +128,13 @@ RuleOptions RuleOptions::from_config(const Config& config) {
   o.limit.min_seal_lots = lim.get_in("min_seal_lots", o.limit.min_seal_lots, int64_t{1}, int64_t{1'000'000'000});
   o.limit.touch_rearm_bps = lim.get_in("touch_rearm_bps", o.limit.touch_rearm_bps, 0.0, 1e4);
 
-  const ConfigSection qs = config.section("rules.limit_up_queue_shrink");
-  o.queue_shrink.min_drop_pct = qs.get_in("min_drop_pct", o.queue_shrink.min_drop_pct, 0.1, 100.0);
-  o.queue_shrink.window_ms = qs.get_in("window_ms", o.queue_shrink.window_ms, int64_t{16}, kDayMs);
-  o.queue_shrink.critical_drop_pct = qs.get_in("critical_drop_pct", o.queue_shrink.critical_drop_pct, 0.1, 100.0);
+  for (auto [name, q] : {std::pair{"rules.limit_up_queue_shrink", &o.queue_shrink},
+                         std::pair{"rules.limit_down_queue_shrink", &o.queue_shrink_down}}) {
+    const ConfigSection qs = config.section(name);
+    q->min_drop_pct = qs.get_in("min_drop_pct", q->min_drop_pct, 0.1, 100.0);
+    q->window_ms = qs.get_in("window_ms", q->window_ms, int64_t{16}, kDayMs);
+    q->critical_drop_pct = qs.get_in("critical_drop_pct", q->critical_drop_pct, 0.1, 100.0);
+  }
 
   const ConfigSection sw = config.section("rules.spread_widening");
   auto& sp = o.spread;

@@ -77,7 +77,7 @@ struct LimitOptions {                // [rules.limit] 触及/封/打开 涨停·
   double touch_rearm_bps = 100;
 };
 
-struct QueueShrinkOptions {          // [rules.limit_up_queue_shrink] 封单量骤减
+struct QueueShrinkOptions {  // [rules.limit_up_queue_shrink] / [rules.limit_down_queue_shrink] 封单量骤减
   double min_drop_pct = 50;          // bid qty at limit fell this much below its peak ...
   int64_t window_ms = 10'000;        // ... reached within this window
   double critical_drop_pct = 80;
@@ -147,7 +147,8 @@ struct RuleOptions {
   FlowOptions flow;
   LargeTradeOptions large_trade;
   LimitOptions limit;
-  QueueShrinkOptions queue_shrink;
+  QueueShrinkOptions queue_shrink;       // limit-up (bid queue)
+  QueueShrinkOptions queue_shrink_down;  // limit-down (ask queue)
   SpreadOptions spread;
   ImbalanceOptions imbalance;
   VolumeBurstOptions volume_burst;

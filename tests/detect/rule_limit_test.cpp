@@ -114,6 +114,22 @@ TEST_F(RuleLimit, QueueShrinkFiresOnAFastDropOfTheSealedQueue) {
   EXPECT_TRUE(eval(engine, snapshot(9), book(1100, 30'000, 0, 0, 1100)).empty());
 }
 
+// 跌停封单骤减: the mirror at limit-down (9.00): the sealed ask queue halves within 10 s.
+TEST_F(RuleLimit, LimitDownQueueShrinkFiresOnAFastDropOfTheSealedAskQueue) {
+  RuleEngine engine(symbols, RuleOptions{});
+  const auto sealed = eval(engine, snapshot(0), book(0, 0, 900, 100'000, 900));
+  ASSERT_EQ(sealed.size(), 1u);
+  EXPECT_EQ(sealed[0].type, AlertType::kLimitDownSealed);
+  EXPECT_TRUE(eval(engine, snapshot(5), book(0, 0, 900, 51'000, 900)).empty()) << "49% < 50%";
+  const auto a = eval(engine, snapshot(8), book(0, 0, 900, 15'000, 900));
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].type, AlertType::kLimitDownQueueShrink);
+  EXPECT_EQ(a[0].severity, Severity::kCritical) << "85% >= 80%";
+  EXPECT_DOUBLE_EQ(value(a[0], "queue_drop_pct")->value, 85);
+  EXPECT_DOUBLE_EQ(value(a[0], "ask_qty_at_limit")->value, 15'000);
+  EXPECT_DOUBLE_EQ(value(a[0], "peak_qty")->value, 100'000);
+}
+
 TEST_F(RuleLimit, QueueShrinkQuietWhenTheDropIsSlowerThanTheWindow) {
   RuleEngine engine(symbols, RuleOptions{});
   ASSERT_EQ(eval(engine, snapshot(0), book(1100, 100'000, 0, 0, 1100)).size(), 1u);
