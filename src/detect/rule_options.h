@@ -1,6 +1,6 @@
 #pragma once
-// Thresholds of every rule, with their defaults. docs/rules.md describes each rule and
-// docs/config.md lists every key's range.
+// Thresholds of every rule, with their defaults. docs/rules.md describes each rule and lists
+// every key's range ("Ranges"); from_config() enforces them.
 // Read once at start-up (RuleOptions::from_config); a change takes effect when a RuleEngine is
 // constructed with the new options. Units are in the names: _bps basis points, _pct percent,
 // _ms / _s exchange-time durations, _lots board lots (RefData::lot_size size increments each),
