@@ -142,8 +142,46 @@ def cuda_tables():
     return "\n".join(out)
 
 
+def alert_rate_tables():
+    """Alerts per symbol-hour on real data at the default configuration (bench/alert_rates.sh):
+    the newest file per machine, and the oldest file of that machine beside it as "before"."""
+    out = []
+    by_machine = {}
+    for path in sorted(glob.glob(os.path.join(ROOT, "bench", "results", "alert-rates-*.json"))):
+        with open(path) as f:
+            doc = json.load(f)
+        by_machine.setdefault(doc["machine"]["name"], []).append((doc["date"], path, doc))
+    for machine, runs in sorted(by_machine.items()):
+        runs.sort(key=lambda r: r[0])
+        _, path, doc = runs[-1]
+        before = {r["name"]: r for r in runs[0][2]["results"]} if len(runs) > 1 else {}
+        out.append(f"Alert rates on real data, default configuration, `{machine}`, commit `{doc['commit']}`, "
+                   f"{doc['date']} — `{os.path.relpath(path, ROOT)}`"
+                   + (f"; before: commit `{runs[0][2]['commit']}` — `{os.path.relpath(runs[0][1], ROOT)}`" if before else "")
+                   + f". Target ≤ {doc['target_per_symbol_hour']} alert per symbol-hour.\n")
+        out.append("| dataset | symbol-hours | alerts / symbol-hour | before | by type (per symbol-hour) | real events |")
+        out.append("|---|---|---|---|---|---|")
+        for r in doc["results"]:
+            if "skipped" in r:
+                out.append(f"| {r['name']} | — | skipped: {r['skipped']} | | | |")
+                continue
+            b = before.get(r["name"])
+            types = ", ".join(f"{k} {v:.2f}" for k, v in r["per_symbol_hour_by_type"].items()) or "none"
+            events = "; ".join(f"{e['what']}: " + (f"alerted ({', '.join(e['alerts'])})" if e["alerted"] else "**missed**")
+                               for e in r["real_events"]) or "—"
+            out.append(f"| {r['name']} | {r['symbol_hours']:g} | **{r['per_symbol_hour']:.2f}** "
+                       f"{'✓' if r['target_met'] else '✗'} | {b['per_symbol_hour']:.2f} |" if b else
+                       f"| {r['name']} | {r['symbol_hours']:g} | **{r['per_symbol_hour']:.2f}** "
+                       f"{'✓' if r['target_met'] else '✗'} | — |")
+            out[-1] += f" {types} | {events} |"
+        if doc.get("not_readable_yet"):
+            out.append("\nNot readable by `ticksentry replay` yet (the feeds issue): " + "; ".join(doc["not_readable_yet"]) + ".")
+        out.append("")
+    return "\n".join(out)
+
+
 def main():
-    text = pipeline_tables() + "\n" + engine_tables() + "\n" + cuda_tables()
+    text = pipeline_tables() + "\n" + engine_tables() + "\n" + cuda_tables() + "\n" + alert_rate_tables()
     if "--write" in sys.argv:
         doc = os.path.join(ROOT, "docs", "performance.md")
         with open(doc) as f:

@@ -15,6 +15,8 @@ void fill_ref_data(const Instrument& in, RefData& r) {
     default: r.market = Market::kUnknown; break;
   }
   r.tick_size = in.tick_size.to_double();
+  r.tick = in.tick_size;
+  r.size_increment = in.size_increment;
   r.lot_size = in.lot_size;  // size increments; whole shares on every share market
   r.limit_pct = in.limit_bps / 10000.0;
   r.is_st = in.is_st;

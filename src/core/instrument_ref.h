@@ -14,8 +14,8 @@
 
 namespace ts {
 
-// Copies what RefData carries of an instrument (market, tick size as double, lot size in size
-// increments, limit band, ST flag) and recomputes the limit prices from r.prev_close with
+// Copies what RefData carries of an instrument (market, tick size as double and exact, size
+// increment, lot size in size increments, limit band, ST flag) and recomputes the limit prices from r.prev_close with
 // limit_up_ticks()/limit_down_ticks() (exact integer rounding). Crypto has no RefData market:
 // Market::kUnknown.
 void fill_ref_data(const Instrument& in, RefData& r);

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "core/decimal.h"
 #include "core/event.h"
 
 namespace ts {
@@ -25,6 +26,10 @@ struct RefData {
   std::string name;            // "600519.SH"
   Market market = Market::kUnknown;
   double tick_size = 0.01;     // currency per tick
+  // The same tick and the size increment as exact decimals (core/instrument.h), for exact
+  // notionals: ticks × tick × increments × size_increment. Set by fill_ref_data().
+  Decimal tick{1, 2};
+  Decimal size_increment{1, 0};  // instrument units (shares, coins) per size unit
   Qty lot_size = 100;          // shares per board lot
   Price prev_close = 0;        // ticks; 0 = unknown
   double limit_pct = 0;        // price-limit band as a fraction (0.10 = ±10%); 0 = no limits

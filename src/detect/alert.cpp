@@ -18,6 +18,9 @@ const char* alert_type_name(AlertType type) {
     case AlertType::kBookImbalance: return "book_imbalance";
     case AlertType::kVolumeBurst: return "volume_burst";
     case AlertType::kLargeOrder: return "large_order";
+    case AlertType::kLimitUpTouched: return "limit_up_touched";
+    case AlertType::kLimitDownTouched: return "limit_down_touched";
+    case AlertType::kLimitDownQueueShrink: return "limit_down_queue_shrink";
     case AlertType::kModel: return "model";
     case AlertType::kCount: break;
   }

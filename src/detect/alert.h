@@ -27,6 +27,9 @@ enum class AlertType : uint8_t {
   kBookImbalance,
   kVolumeBurst,
   kLargeOrder,  // 大单挂单: a resting order far larger than the levels around it (spoofing, walls)
+  kLimitUpTouched,    // 触及涨停: a trade at, or the best ask at, the limit-up price
+  kLimitDownTouched,  // 触及跌停: a trade at, or the best bid at, the limit-down price
+  kLimitDownQueueShrink,  // 跌停封单骤减: the sealed ask queue at limit-down shrinking fast
   kModel,       // a model's probability crossed its threshold (src/detect/model_decision.h)
   kCount
 };

@@ -5,30 +5,23 @@
 #include <cstring>
 
 #include "core/clock.h"
+#include "detect/rule_engine_ctx.h"
 
 namespace ts {
 
+using rule_detail::print_of;
+using rule_detail::sev_at;
+
 // PERF NOTE: evaluate() runs on every event. Each rule starts with a float compare against its
 // threshold (or an event-kind test) and leaves at once when that fails; the per-symbol work on
-// the quiet path is one WindowMax update, one EWMA and a handful of compares. Measured in
-// tests/detect/rule_engine_bench_test.cpp (see docs/rules.md for the number).
-
-struct RuleEngine::Ctx {
-  const Event& e;
-  const BookTop& book;
-  const float* row;
-  const RefData& ref;
-  SymbolRuleState& s;
-  StageTimes t;
-  Alert* out;
-  int max_out;
-  int count = 0;
-  bool stamped = false;
-};
+// the quiet path is one WindowMax update, the minute-flow roll and a handful of compares; the
+// typical spread and depths take a sample at most every 50 ms of exchange time (RobustLevel).
+// Measured by RuleGateTest.QuietEventCost (see docs/rules.md for the number).
 
 namespace {
 
 const float kZeroRow[kFeatureCount] = {};
+constexpr double kMaxLogDev = 3.0;  // one spread sample moves the dispersion by at most e^3 = 20×
 
 constexpr int64_t kNsPerDay = 86400 * kNsPerSec;
 
@@ -40,26 +33,41 @@ int64_t day_of(int64_t exch_ts_ns) {
   return exch_ts_ns >= 0 ? exch_ts_ns / kNsPerDay : (exch_ts_ns - kNsPerDay + 1) / kNsPerDay;
 }
 
-Severity sev_at(double value, double critical) {
-  return value >= critical ? Severity::kCritical : Severity::kWarning;
+constexpr int64_t kNsPerMinute = 60 * kNsPerSec;
+__extension__ typedef __int128 Int128;
+
+// Exact notional of price_ticks × qty size increments in the symbol's currency:
+// ticks × increments × tick.mantissa × size_increment.mantissa in 128-bit integers, then one
+// rounding to double when the decimal scale is applied (a 1e-5 BTC increment and a 1-share
+// increment with the same notional give the same double).
+double notional_of(Price price_ticks, Qty qty, const RefData& r) {
+  static constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,
+                                      1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19,
+                                      1e20, 1e21, 1e22, 1e23, 1e24, 1e25, 1e26, 1e27, 1e28, 1e29,
+                                      1e30, 1e31, 1e32, 1e33, 1e34, 1e35, 1e36};
+  const Int128 units = Int128(price_ticks) * Int128(qty);
+  const Int128 unit_mantissa = Int128(r.tick.mantissa) * Int128(r.size_increment.mantissa);
+  const int scale = std::clamp(r.tick.scale + r.size_increment.scale, 0, 36);
+  // |units| < 2^126 and |unit_mantissa| < 2^126; their product is formed in double when it
+  // would overflow 128 bits (no real trade comes near).
+  const double m = double(unit_mantissa);
+  const double u = double(units);
+  if (std::fabs(u) * std::fabs(m) < 1.6e38) return double(units * unit_mantissa) / kPow10[scale];
+  return u * m / kPow10[scale];
 }
 
-// Trade price and aggressor of a print, if the event is one. kOrderExecute's side is the
-// resting order's: the aggressor is the other side.
-bool print_of(const Event& e, Price& price, Qty& qty, Side& aggressor) {
-  if (e.kind == EventKind::kTrade) {
-    price = e.trade.price;
-    qty = e.trade.qty;
-    aggressor = e.trade.aggressor;
-    return true;
-  }
-  if (e.kind == EventKind::kOrderExecute) {
-    price = e.order.price;
-    qty = e.order.qty;
-    aggressor = e.order.side == Side::kBuy ? Side::kSell : e.order.side == Side::kSell ? Side::kBuy : Side::kNone;
-    return true;
-  }
-  return false;
+// Rolls the minute flow to the minute of ts_ns: a completed minute becomes a sample of the
+// typical flow. Minutes without any event (a lunch break, a quiet spell) add no sample.
+void roll_flow(MinuteFlow& f, int64_t ts_ns, const FlowOptions& o) {
+  const int64_t minute = ts_ns / kNsPerMinute;
+  if (minute == f.minute) return;
+  if (f.minute != std::numeric_limits<int64_t>::min()) f.typical.add(f.notional, o.minute_alpha, o.clip);
+  f.minute = minute;
+  f.notional = 0;
+}
+
+double typical_flow(const MinuteFlow& f, const FlowOptions& o) {
+  return f.typical.samples >= o.min_minutes ? f.typical.level : 0.0;
 }
 
 }  // namespace
@@ -94,6 +102,8 @@ void RuleEngine::new_day(SymbolRuleState& s, int64_t day) {
   s.seal_peak.reset(opts_.queue_shrink.window_ms * kNsPerMs);
   s.up_sealed = false;
   s.down_sealed = false;
+  s.up_touch_armed = true;
+  s.down_touch_armed = true;
   for (auto& g : s.gates) g = RuleGate{};
 }
 
@@ -142,10 +152,17 @@ int RuleEngine::evaluate(const Event& e, const BookTop& book, const float* featu
     s.recent_high.update(e.exch_ts_ns, p);
   }
 
+  roll_flow(s.flow, e.exch_ts_ns, opts_.flow);
   check_large_trade(c);
   if (e.kind == EventKind::kOrderAdd) check_large_order(c);
-  if (c.ref.limit_up > 0) check_limit_up(c);
-  if (c.ref.limit_down > 0) check_limit_down(c);
+  if (c.ref.limit_up > 0) {
+    check_limit_up(c);
+    check_limit_touch(c, p, true);
+  }
+  if (c.ref.limit_down > 0) {
+    check_limit_down(c);
+    check_limit_touch(c, p, false);
+  }
   if (p > 0) {
     check_trend(c, p);
     check_high_dive(c, p);
@@ -154,42 +171,62 @@ int RuleEngine::evaluate(const Event& e, const BookTop& book, const float* featu
   return c.count;
 }
 
+// The relative trend thresholds: a 60 s move in units of the symbol's own volatility over 60 s,
+// sigma_60 = vol_long_bps × √60, and at least min_move_ticks ticks (a one-tick bounce of a
+// coarse-tick stock is not a rapid move) and min_move_bps. 0 when vol_long is not known yet.
+static double sigma_60s_bps(const float* row) {
+  const double vol = row[kVolLong];
+  return vol > 0 ? vol * std::sqrt(60.0) : 0.0;
+}
+
 void RuleEngine::check_trend(Ctx& c, Price p) {
   const float r60 = c.row[kRet60s];
   const float r10 = c.row[kRet10s];
+  const double sigma60 = sigma_60s_bps(c.row);
+  const double tick_bps = 1e4 / double(p);
 
-  // 快速拉升: up >= X bps over 60 s and still rising over 10 s.
+  // 快速拉升: up >= X over 60 s and still rising over 10 s.
   {
     constexpr auto kType = AlertType::kRapidRise;
     const auto& o = opts_.rapid_rise;
-    const double ratio = r60 / o.min_ret_60s_bps;
+    const double min_ret =
+        o.relative ? std::max({o.min_sigma_60s * sigma60, o.min_move_ticks * tick_bps, o.min_move_bps})
+                   : o.min_ret_60s_bps;
+    const double critical = o.relative ? o.critical_sigma_60s * sigma60 : o.critical_ret_60s_bps;
+    const bool known = !o.relative || sigma60 > 0;
     RuleGate& g = c.s.gates[int(kType)];
-    if (opts_.enabled[int(kType)] && r60 >= o.min_ret_60s_bps && r10 > o.min_ret_10s_bps) {
-      if (Alert* a = gate_fire(c, kType, sev_at(r60, o.critical_ret_60s_bps), p)) {
-        a->add_value("ret_60s_bps", r60, o.min_ret_60s_bps, Cmp::kGe);
+    if (opts_.enabled[int(kType)] && known && r60 >= min_ret && r10 > o.min_ret_10s_bps) {
+      if (Alert* a = gate_fire(c, kType, sev_at(r60, std::max(critical, min_ret)), p)) {
+        a->add_value("ret_60s_bps", r60, min_ret, Cmp::kGe);
         a->add_value("ret_10s_bps", r10, o.min_ret_10s_bps, Cmp::kGt);
+        if (o.relative) a->add_value("ret_60s_sigma", r60 / sigma60, o.min_sigma_60s, Cmp::kInfo);
       }
     } else {
-      g.observe_false(ratio, opts_.rearm_fraction);
+      g.observe_false(min_ret > 0 ? r60 / min_ret : 0.0, opts_.rearm_fraction);
     }
   }
 
-  // 加速下跌: down >= X bps over 60 s and falling faster (per second) over the last 10 s.
+  // 加速下跌: down >= X over 60 s and falling faster (per second) over the last 10 s.
   {
     constexpr auto kType = AlertType::kAcceleratingDrop;
     const auto& o = opts_.accelerating_drop;
-    const double ratio = r60 / o.max_ret_60s_bps;
+    const double max_ret =
+        o.relative ? std::min({o.max_sigma_60s * sigma60, -o.min_move_ticks * tick_bps, -o.min_move_bps})
+                   : o.max_ret_60s_bps;
+    const double critical = o.relative ? o.critical_sigma_60s * sigma60 : o.critical_ret_60s_bps;
+    const bool known = !o.relative || sigma60 > 0;
     const double speed_10 = r10 / 10.0;
     const double speed_limit = o.accel_ratio * r60 / 60.0;
     RuleGate& g = c.s.gates[int(kType)];
-    if (opts_.enabled[int(kType)] && r60 <= o.max_ret_60s_bps && speed_10 <= speed_limit) {
-      const Severity sev = r60 <= o.critical_ret_60s_bps ? Severity::kCritical : Severity::kWarning;
+    if (opts_.enabled[int(kType)] && known && r60 <= max_ret && speed_10 <= speed_limit) {
+      const Severity sev = r60 <= std::min(critical, max_ret) ? Severity::kCritical : Severity::kWarning;
       if (Alert* a = gate_fire(c, kType, sev, p)) {
-        a->add_value("ret_60s_bps", r60, o.max_ret_60s_bps, Cmp::kLe);
+        a->add_value("ret_60s_bps", r60, max_ret, Cmp::kLe);
         a->add_value("ret_10s_bps_per_s", speed_10, speed_limit, Cmp::kLe);
+        if (o.relative) a->add_value("ret_60s_sigma", r60 / sigma60, o.max_sigma_60s, Cmp::kInfo);
       }
     } else {
-      g.observe_false(ratio, opts_.rearm_fraction);
+      g.observe_false(max_ret < 0 ? r60 / max_ret : 0.0, opts_.rearm_fraction);
     }
   }
 }
@@ -201,18 +238,26 @@ void RuleEngine::check_high_dive(Ctx& c, Price p) {
   RuleGate& g = c.s.gates[int(kType)];
   const int64_t high = c.s.recent_high.max(c.e.exch_ts_ns);
   const double drop_bps = high > 0 ? (1.0 - double(p) / double(high)) * 1e4 : 0.0;
-  if (drop_bps < o.min_drop_bps) {
-    g.observe_false(drop_bps / o.min_drop_bps, opts_.rearm_fraction);
+  // Relative: the drop in units of the symbol's volatility over the lookback window.
+  const double sigma = c.row[kVolLong] > 0 ? c.row[kVolLong] * std::sqrt(double(o.lookback_s)) : 0.0;
+  if (o.relative && sigma <= 0) {
+    g.observe_false(0, opts_.rearm_fraction);
+    return;
+  }
+  const double min_drop = o.relative ? std::max(o.min_drop_sigma * sigma, o.min_drop_floor_bps) : o.min_drop_bps;
+  const double critical = o.relative ? o.critical_drop_sigma * sigma : o.critical_drop_bps;
+  if (drop_bps < min_drop) {
+    g.observe_false(drop_bps / min_drop, opts_.rearm_fraction);
     return;
   }
   const Price ref = c.ref.prev_close > 0 ? c.ref.prev_close : c.s.day_open;
   const double gain_bps = ref > 0 ? (double(high) / double(ref) - 1.0) * 1e4 : 0.0;
   if (gain_bps < o.min_high_gain_bps) {
-    g.observe_false(drop_bps / o.min_drop_bps, opts_.rearm_fraction);
+    g.observe_false(drop_bps / min_drop, opts_.rearm_fraction);
     return;
   }
-  if (Alert* a = gate_fire(c, kType, sev_at(drop_bps, o.critical_drop_bps), p)) {
-    a->add_value("drop_from_high_bps", drop_bps, o.min_drop_bps, Cmp::kGe);
+  if (Alert* a = gate_fire(c, kType, sev_at(drop_bps, std::max(critical, min_drop)), p)) {
+    a->add_value("drop_from_high_bps", drop_bps, min_drop, Cmp::kGe);
     a->add_value("high_gain_bps", gain_bps, o.min_high_gain_bps, Cmp::kGe);
     a->add_value("recent_high_ticks", double(high), 0, Cmp::kInfo);
   }
@@ -222,17 +267,24 @@ void RuleEngine::check_large_trade(Ctx& c) {
   Price price;
   Qty qty;
   Side aggressor;
-  if (!print_of(c.e, price, qty, aggressor) || aggressor == Side::kNone || qty <= 0) return;
+  if (!print_of(c.e, price, qty, aggressor) || qty <= 0 || price <= 0) return;
+  const double notional = notional_of(price, qty, c.ref);
+  // The print counts in this minute's flow after it was judged against the typical minute.
+  const double typical = typical_flow(c.s.flow, opts_.flow);
+  c.s.flow.notional += notional;
+  if (aggressor == Side::kNone) return;
   const auto& o = opts_.large_trade;
-  const double notional = double(price) * c.ref.tick_size * double(qty);
-  if (notional < o.min_notional) return;
+  const double min_notional = o.relative ? o.min_flow_multiple * typical : o.min_notional;
+  const double critical = o.relative ? o.critical_flow_multiple * typical : o.critical_notional;
+  if ((o.relative && typical <= 0) || notional < min_notional) return;
   const AlertType type = aggressor == Side::kBuy ? AlertType::kLargeBuy : AlertType::kLargeSell;
   if (!opts_.enabled[int(type)]) return;
   // Discrete events: always armed (no hysteresis), only the cooldown applies.
   c.s.gates[int(type)].observe_false(0, opts_.rearm_fraction);
-  if (Alert* a = gate_fire(c, type, sev_at(notional, o.critical_notional), price)) {
-    a->add_value("notional", notional, o.min_notional, Cmp::kGe);
+  if (Alert* a = gate_fire(c, type, sev_at(notional, std::max(critical, min_notional)), price)) {
+    a->add_value("notional", notional, min_notional, Cmp::kGe);
     a->add_value("qty", double(qty), 0, Cmp::kInfo);
+    if (o.relative) a->add_value("typical_minute_notional", typical, 0, Cmp::kInfo);
   }
 }
 
@@ -244,8 +296,10 @@ void RuleEngine::check_large_order(Ctx& c) {
   const auto& o = opts_.large_order;
   const OrderBody& ord = c.e.order;
   if (!opts_.enabled[int(kType)] || ord.qty <= 0 || ord.price <= 0) return;
-  const double notional = double(ord.price) * c.ref.tick_size * double(ord.qty);
-  if (notional < o.min_notional) return;
+  const double notional = notional_of(ord.price, ord.qty, c.ref);
+  const double typical = typical_flow(c.s.flow, opts_.flow);
+  const double min_notional = o.relative ? o.min_flow_multiple * typical : o.min_notional;
+  if ((o.relative && typical <= 0) || notional < min_notional) return;
   const bool bid = ord.side == Side::kBuy;
   const Level* levels = bid ? c.book.bids : c.book.asks;
   const int n = std::min(bid ? c.book.bid_levels : c.book.ask_levels, 5);
@@ -268,114 +322,9 @@ void RuleEngine::check_large_order(Ctx& c) {
   if (multiple < o.min_level_multiple) return;
   if (Alert* a = gate_fire(c, kType, sev_at(multiple, o.critical_level_multiple), ord.price)) {
     a->add_value("level_multiple", multiple, o.min_level_multiple, Cmp::kGe);
-    a->add_value("notional", notional, o.min_notional, Cmp::kGe);
+    a->add_value("notional", notional, min_notional, Cmp::kGe);
     a->add_value("level", double(at + 1), double(o.max_level), Cmp::kInfo);
     a->add_value("side_buy", bid ? 1.0 : 0.0, 0, Cmp::kInfo);
-  }
-}
-
-void RuleEngine::check_limit_up(Ctx& c) {
-  const Price limit = c.ref.limit_up;
-  const BookTop& b = c.book;
-  SymbolRuleState& s = c.s;
-  const Qty min_qty = opts_.limit.min_seal_lots * c.ref.lot_size;
-  const bool bid_at_limit = b.bid_levels > 0 && b.bids[0].price == limit;
-  const bool ask_at_or_below = b.ask_levels > 0 && b.asks[0].price <= limit;
-
-  if (s.up_sealed) {
-    Price tp;
-    Qty tq;
-    Side ta;
-    const bool print_below = print_of(c.e, tp, tq, ta) && tp > 0 && tp < limit;
-    if (print_below || ask_at_or_below || !bid_at_limit) {
-      s.up_sealed = false;
-      constexpr auto kType = AlertType::kLimitUpOpened;
-      c.s.gates[int(kType)].observe_false(0, 1);
-      if (opts_.enabled[int(kType)]) {
-        if (Alert* a = gate_fire(c, kType, Severity::kCritical, print_below ? tp : b.last)) {
-          a->add_value("limit_up_ticks", double(limit), 0, Cmp::kInfo);
-          a->add_value("best_bid_ticks", double(b.best_bid()), double(limit), Cmp::kLt);
-          a->add_value("bid_qty_at_limit", bid_at_limit ? double(b.bids[0].qty) : 0.0, 0, Cmp::kInfo);
-          if (print_below) a->add_value("trade_price_ticks", double(tp), double(limit), Cmp::kLt);
-        }
-      }
-      return;
-    }
-    // Still sealed: 封单量骤减 — the queue at the limit vs its recent peak.
-    constexpr auto kType = AlertType::kLimitUpQueueShrink;
-    const auto& o = opts_.queue_shrink;
-    const Qty q = b.bids[0].qty;
-    s.seal_peak.update(c.e.exch_ts_ns, q);
-    const int64_t peak = s.seal_peak.max(c.e.exch_ts_ns);
-    const double drop_pct = peak > 0 ? 100.0 * double(peak - q) / double(peak) : 0.0;
-    RuleGate& g = s.gates[int(kType)];
-    if (opts_.enabled[int(kType)] && drop_pct >= o.min_drop_pct) {
-      if (Alert* a = gate_fire(c, kType, sev_at(drop_pct, o.critical_drop_pct), limit)) {
-        a->add_value("queue_drop_pct", drop_pct, o.min_drop_pct, Cmp::kGe);
-        a->add_value("bid_qty_at_limit", double(q), 0, Cmp::kInfo);
-        a->add_value("peak_qty", double(peak), 0, Cmp::kInfo);
-      }
-    } else {
-      g.observe_false(drop_pct / o.min_drop_pct, opts_.rearm_fraction);
-    }
-    return;
-  }
-
-  if (bid_at_limit && !ask_at_or_below && b.bids[0].qty >= min_qty) {
-    s.up_sealed = true;
-    s.seal_peak.reset(opts_.queue_shrink.window_ms * kNsPerMs);
-    s.seal_peak.update(c.e.exch_ts_ns, b.bids[0].qty);
-    s.gates[int(AlertType::kLimitUpQueueShrink)] = RuleGate{};
-    constexpr auto kType = AlertType::kLimitUpSealed;
-    c.s.gates[int(kType)].observe_false(0, 1);
-    if (opts_.enabled[int(kType)]) {
-      if (Alert* a = gate_fire(c, kType, Severity::kCritical, limit)) {
-        a->add_value("bid_qty_at_limit", double(b.bids[0].qty), double(min_qty), Cmp::kGe);
-        a->add_value("limit_up_ticks", double(limit), 0, Cmp::kInfo);
-      }
-    }
-  }
-}
-
-void RuleEngine::check_limit_down(Ctx& c) {
-  const Price limit = c.ref.limit_down;
-  const BookTop& b = c.book;
-  SymbolRuleState& s = c.s;
-  const Qty min_qty = opts_.limit.min_seal_lots * c.ref.lot_size;
-  const bool ask_at_limit = b.ask_levels > 0 && b.asks[0].price == limit;
-  const bool bid_at_or_above = b.bid_levels > 0 && b.bids[0].price >= limit;
-
-  if (s.down_sealed) {
-    Price tp;
-    Qty tq;
-    Side ta;
-    const bool print_above = print_of(c.e, tp, tq, ta) && tp > limit;
-    if (print_above || bid_at_or_above || !ask_at_limit) {
-      s.down_sealed = false;
-      constexpr auto kType = AlertType::kLimitDownOpened;
-      c.s.gates[int(kType)].observe_false(0, 1);
-      if (opts_.enabled[int(kType)]) {
-        if (Alert* a = gate_fire(c, kType, Severity::kCritical, print_above ? tp : b.last)) {
-          a->add_value("limit_down_ticks", double(limit), 0, Cmp::kInfo);
-          a->add_value("best_ask_ticks", double(b.best_ask()), double(limit), Cmp::kGt);
-          a->add_value("ask_qty_at_limit", ask_at_limit ? double(b.asks[0].qty) : 0.0, 0, Cmp::kInfo);
-          if (print_above) a->add_value("trade_price_ticks", double(tp), double(limit), Cmp::kGt);
-        }
-      }
-    }
-    return;
-  }
-
-  if (ask_at_limit && !bid_at_or_above && b.asks[0].qty >= min_qty) {
-    s.down_sealed = true;
-    constexpr auto kType = AlertType::kLimitDownSealed;
-    c.s.gates[int(kType)].observe_false(0, 1);
-    if (opts_.enabled[int(kType)]) {
-      if (Alert* a = gate_fire(c, kType, Severity::kCritical, limit)) {
-        a->add_value("ask_qty_at_limit", double(b.asks[0].qty), double(min_qty), Cmp::kGe);
-        a->add_value("limit_down_ticks", double(limit), 0, Cmp::kInfo);
-      }
-    }
   }
 }
 
@@ -390,14 +339,19 @@ void RuleEngine::check_book(Ctx& c, Price p) {
     const double spread = c.row[kSpreadTicks];
     if (uncrossed && spread > 0) {
       SymbolRuleState& s = c.s;
-      const double typical = s.spread_typical;
+      const double typical = s.spread.level;
       const double depth_change = c.row[kDepthChange];
       const bool withdrawn = depth_change <= o.withdrawal_depth_change;
-      const double threshold =
-          std::max(o.min_ticks, (withdrawn ? o.withdrawal_multiple : o.typical_multiple) * typical);
+      // How far this symbol's spread usually strays from its typical level (log units): a spread
+      // that routinely doubles needs more than 4× to be news.
+      const double stretch = std::max(1.0, std::exp(o.dispersion_k * s.spread_dev.level) / o.typical_multiple);
+      const double multiple = (withdrawn ? o.withdrawal_multiple : o.typical_multiple) * stretch;
+      const double threshold = o.relative ? std::max(o.min_ticks, multiple * typical) : o.min_ticks;
+      const bool known = !o.relative || s.spread.samples >= o.min_samples;
       RuleGate& g = s.gates[int(kType)];
-      if (opts_.enabled[int(kType)] && s.spread_samples >= o.min_samples && spread >= threshold) {
-        const Severity sev = spread >= o.critical_multiple * typical ? Severity::kCritical : Severity::kWarning;
+      if (opts_.enabled[int(kType)] && known && spread >= threshold) {
+        const Severity sev = spread >= std::max(o.critical_multiple * typical, threshold) ? Severity::kCritical
+                                                                                          : Severity::kWarning;
         if (Alert* a = gate_fire(c, kType, sev, p)) {
           a->add_value("spread_ticks", spread, threshold, Cmp::kGe);
           a->add_value("typical_spread_ticks", typical, 0, Cmp::kInfo);
@@ -405,10 +359,16 @@ void RuleEngine::check_book(Ctx& c, Price p) {
         }
       } else {
         g.observe_false(spread / threshold, opts_.rearm_fraction);
-        // The typical spread learns from quiet periods only, so a long wide spell does not
-        // become the new normal while it is being alerted on.
-        s.spread_typical = s.spread_samples == 0 ? spread : typical + o.typical_alpha * (spread - typical);
-        ++s.spread_samples;
+      }
+      // The typical spread learns from every event, alerting or not, with bounded influence
+      // (RobustLevel): a short widening barely moves it, a spread that stays wide becomes the
+      // normal one within minutes (typical_tau_s, typical_clip) and the alerts stop.
+      if (s.spread.due(c.e.exch_ts_ns)) {
+        if (typical > 0) {
+          const double dev = std::min(std::fabs(std::log(spread / typical)), kMaxLogDev);
+          s.spread_dev.add_at(c.e.exch_ts_ns, dev, o.dispersion_tau_s * 1e9, 0);
+        }
+        s.spread.add_at(c.e.exch_ts_ns, spread, o.typical_tau_s * 1e9, o.typical_clip);
       }
     }
   }
@@ -421,10 +381,25 @@ void RuleEngine::check_book(Ctx& c, Price p) {
     RuleGate& g = c.s.gates[int(kType)];
     const double ratio = std::fabs(imb) / o.min_abs_imbalance_5;
     bool fire = opts_.enabled[int(kType)] && uncrossed && std::fabs(imb) >= o.min_abs_imbalance_5;
-    Qty depth = 0;
-    if (fire) {
-      for (int i = 0; i < 5; ++i) depth += b.bids[i].qty + b.asks[i].qty;
-      fire = depth >= o.min_depth_lots * c.ref.lot_size;
+    const bool sample_depth = uncrossed && c.s.bid_depth.due(c.e.exch_ts_ns);
+    Qty bid_depth = 0, ask_depth = 0;
+    if (fire || sample_depth) {
+      for (int i = 0; i < 5; ++i) {
+        bid_depth += b.bids[i].qty;
+        ask_depth += b.asks[i].qty;
+      }
+    }
+    const Qty depth = bid_depth + ask_depth;
+    // Relative: the heavy side is a wall that was not there before (its depth a multiple of
+    // its own typical level), not a book whose other side merely thinned out.
+    const RobustLevel& heavy_typical = imb >= 0 ? c.s.bid_depth : c.s.ask_depth;
+    const double heavy = double(imb >= 0 ? bid_depth : ask_depth);
+    const double heavy_multiple = heavy_typical.level > 0 ? heavy / heavy_typical.level : 0.0;
+    if (fire) fire = depth >= o.min_depth_lots * c.ref.lot_size;
+    if (fire && o.relative) fire = heavy_typical.samples >= 100 && heavy_multiple >= o.min_depth_multiple;
+    if (sample_depth) {
+      c.s.bid_depth.add_at(c.e.exch_ts_ns, double(bid_depth), o.depth_tau_s * 1e9, 2.0);
+      c.s.ask_depth.add_at(c.e.exch_ts_ns, double(ask_depth), o.depth_tau_s * 1e9, 2.0);
     }
     if (fire) {
       if (Alert* a = gate_fire(c, kType, sev_at(std::fabs(imb), o.critical_abs_imbalance_5), p)) {
@@ -432,6 +407,7 @@ void RuleEngine::check_book(Ctx& c, Price p) {
         a->add_value("imbalance_5", imb, imb >= 0 ? o.min_abs_imbalance_5 : -o.min_abs_imbalance_5,
                      imb >= 0 ? Cmp::kGe : Cmp::kLe);
         a->add_value("depth_5", double(depth), double(o.min_depth_lots * c.ref.lot_size), Cmp::kGe);
+        if (o.relative) a->add_value("heavy_side_depth_multiple", heavy_multiple, o.min_depth_multiple, Cmp::kGe);
       }
     } else {
       g.observe_false(ratio, opts_.rearm_fraction);

@@ -1,6 +1,8 @@
 #pragma once
-// Rule-based detection: 快速拉升, 加速下跌, 高台跳水, 大笔买入/卖出, 封涨停/打开涨停,
-// 封跌停/打开跌停, 封单量骤减, spread widening, book imbalance, volume burst.
+// Rule-based detection: 快速拉升, 加速下跌, 高台跳水, 大笔买入/卖出, 触及涨停/跌停,
+// 封涨停/打开涨停, 封跌停/打开跌停, 封单量骤减 (both sides), spread widening, book imbalance, volume burst,
+// 大单挂单. Thresholds are relative to the symbol's own statistics by default (volatility,
+// typical spread, typical one-minute notional flow, typical depth), absolute per rule on request.
 // Conditions, defaults, severities and cooldowns: docs/rules.md.
 //
 // Threading: one RuleEngine per shard thread; it owns the rule state of the symbols that shard
@@ -60,6 +62,8 @@ class RuleEngine {
   void check_large_order(Ctx& c);
   void check_limit_up(Ctx& c);
   void check_limit_down(Ctx& c);
+  void check_limit_touch(Ctx& c, Price p, bool up);
+  void check_queue_shrink(Ctx& c, AlertType type, const QueueShrinkOptions& o, Price limit, Qty q);
   void check_book(Ctx& c, Price p);
 
   const SymbolTable& symbols_;

@@ -1,9 +1,16 @@
 #pragma once
-// Thresholds of every rule, with their defaults. docs/rules.md describes each rule.
+// Thresholds of every rule, with their defaults. docs/rules.md describes each rule and lists
+// every key's range ("Ranges"); from_config() enforces them.
 // Read once at start-up (RuleOptions::from_config); a change takes effect when a RuleEngine is
 // constructed with the new options. Units are in the names: _bps basis points, _pct percent,
-// _ms / _s exchange-time durations, _lots board lots (RefData::lot_size shares each),
-// notional in the symbol's currency.
+// _ms / _s exchange-time durations, _lots board lots (RefData::lot_size size increments each),
+// _sigma units of the symbol's own volatility (vol_long_bps × √seconds), _multiple times the
+// symbol's own typical level, notional in the symbol's currency.
+//
+// Relative vs absolute: rules whose size depends on the price scale or the symbol's liquidity
+// have `relative` (default true): the threshold is in units of the symbol's own statistics, so
+// a $60,000 coin and a ¥2.72 stock alert at comparable rates. `relative = false` selects the
+// absolute threshold (bps, notional, ticks) per rule.
 #include <cstdint>
 
 #include "detect/alert.h"
@@ -13,64 +20,112 @@ namespace ts {
 class Config;
 
 struct RapidRiseOptions {            // [rules.rapid_rise] 快速拉升 / 火箭发射
-  double min_ret_60s_bps = 200;      // ret_60s >= this ...
-  double min_ret_10s_bps = 0;        // ... and ret_10s > this (still rising)
-  double critical_ret_60s_bps = 500; // severity critical at or beyond
+  bool relative = true;
+  // relative: ret_60s >= min_sigma_60s × vol_long × √60 ...
+  double min_sigma_60s = 8;
+  double critical_sigma_60s = 14;
+  // absolute: ret_60s >= min_ret_60s_bps ...
+  double min_ret_60s_bps = 200;
+  double critical_ret_60s_bps = 500;
+  double min_ret_10s_bps = 0;        // ... and ret_10s > this (still rising), both modes
+  double min_move_ticks = 3;         // relative: the move is also at least this many ticks ...
+  double min_move_bps = 20;          // ... and at least this many bps
 };
 
 struct AcceleratingDropOptions {     // [rules.accelerating_drop] 加速下跌
-  double max_ret_60s_bps = -200;     // ret_60s <= this ...
-  double accel_ratio = 1.0;          // ... and ret_10s/10 <= accel_ratio * ret_60s/60 (bps per s)
+  bool relative = true;
+  double max_sigma_60s = -8;         // relative: ret_60s <= this × vol_long × √60 ...
+  double critical_sigma_60s = -14;
+  double max_ret_60s_bps = -200;     // absolute: ret_60s <= this ...
   double critical_ret_60s_bps = -500;
+  double accel_ratio = 1.0;          // ... and ret_10s/10 <= accel_ratio * ret_60s/60 (bps per s)
+  double min_move_ticks = 3;         // relative: the move is also at least this many ticks ...
+  double min_move_bps = 20;          // ... and at least this many bps
 };
 
 struct HighDiveOptions {             // [rules.high_dive] 高台跳水
-  double min_drop_bps = 300;         // last fell this far below the recent high ...
+  bool relative = true;
+  double min_drop_sigma = 6;         // relative: drop >= this × vol_long × √lookback_s ...
+  double critical_drop_sigma = 10;
+  double min_drop_floor_bps = 100;   // relative: the drop is also at least this many bps
+  double min_drop_bps = 300;         // absolute: last fell this far below the recent high ...
+  double critical_drop_bps = 600;
   double min_high_gain_bps = 200;    // ... and that high was this far above prev close (or open)
   int64_t lookback_s = 600;          // "recent": the high was made within this window
-  double critical_drop_bps = 600;
+};
+
+// The symbol's typical flow: an EWMA, one sample per completed minute of continuous trading, of
+// the notional traded in that minute, each sample clipped to [typical / clip, typical × clip].
+struct FlowOptions {                 // [rules.flow]
+  double minute_alpha = 0.05;        // EWMA weight of one minute (memory ~20 minutes)
+  double clip = 3;                   // bounded influence of one minute
+  int64_t min_minutes = 5;           // minutes before a relative notional threshold is trusted
 };
 
 struct LargeTradeOptions {           // [rules.large_trade] 大笔买入 / 大笔卖出
-  double min_notional = 1'000'000;   // price * qty, currency
+  bool relative = true;
+  // relative: one print's notional >= this × the symbol's typical one-minute notional flow
+  double min_flow_multiple = 1.5;
+  double critical_flow_multiple = 5;
+  double min_notional = 1'000'000;   // absolute: notional (currency) >= this
   double critical_notional = 5'000'000;
 };
 
-struct LimitOptions {                // [rules.limit] 封涨停 / 打开涨停 / 封跌停 / 打开跌停
+struct LimitOptions {                // [rules.limit] 触及/封/打开 涨停·跌停
   int64_t min_seal_lots = 100;       // queue at the limit needed to call it sealed
+  // A touch re-arms once the price has gone this far back from the limit (bps of the limit).
+  double touch_rearm_bps = 100;
 };
 
-struct QueueShrinkOptions {          // [rules.limit_up_queue_shrink] 封单量骤减
+struct QueueShrinkOptions {  // [rules.limit_up_queue_shrink] / [rules.limit_down_queue_shrink] 封单量骤减
   double min_drop_pct = 50;          // bid qty at limit fell this much below its peak ...
   int64_t window_ms = 10'000;        // ... reached within this window
   double critical_drop_pct = 80;
 };
 
 struct SpreadOptions {               // [rules.spread_widening]
-  double min_ticks = 5;              // spread_ticks >= max(min_ticks, typical_multiple * typical)
-  double typical_multiple = 4;
+  bool relative = true;
+  double min_ticks = 5;              // absolute: spread >= this; relative: also a floor
+  double typical_multiple = 4;       // relative: spread >= typical_multiple × typical
   // Liquidity withdrawal: a smaller widening counts when the top-5 depth collapsed with it.
   double withdrawal_multiple = 3.0;  // spread >= max(min_ticks, this * typical) ...
   double withdrawal_depth_change = -1.2;  // ... and depth_change (log, 10 s) <= this (depth < 30%)
-  double typical_alpha = 0.01;       // per-event EWMA weight of the typical spread
+  // The typical spread: a time-weighted EWMA of every event's spread (alerting or not), each
+  // sample clipped to [typical / clip, typical × clip]: a spread that stays wide becomes the
+  // normal one within about tau × ln(spread / (multiple × typical)) / ln(clip).
+  double typical_tau_s = 60;
+  double typical_clip = 2;
+  // Dispersion: the multiples stretch to e^(dispersion_k × d) / typical_multiple times
+  // themselves when larger, d = EWMA (time constant dispersion_tau_s) of |ln(spread / typical)|.
+  double dispersion_k = 3;
+  double dispersion_tau_s = 600;
   int64_t min_samples = 100;         // events before the typical spread is trusted
   double critical_multiple = 10;     // critical at >= critical_multiple * typical
 };
 
 struct ImbalanceOptions {            // [rules.book_imbalance]
+  bool relative = true;
   double min_abs_imbalance_5 = 0.8;  // |imbalance_5| >= this ...
-  int64_t min_depth_lots = 200;      // ... with top-5 bid+ask depth at least this
+  int64_t min_depth_lots = 200;      // ... with top-5 bid+ask depth at least this (both modes)
+  // relative: ... and the heavy side's top-5 depth >= this × its typical level (a wall that
+  // was not there before, not a side that merely thinned out)
+  double min_depth_multiple = 10;
+  double depth_tau_s = 300;          // time constant of the typical one-side depth
   double critical_abs_imbalance_5 = 0.95;
 };
 
 struct LargeOrderOptions {           // [rules.large_order] 大单挂单
-  double min_level_multiple = 12;     // order qty >= this × the average of the other top-5 levels ...
-  double min_notional = 500'000;     // ... and price * qty >= this (currency) ...
+  double min_level_multiple = 12;    // order qty >= this × the average of the other top-5 levels ...
+  bool relative = true;
+  double min_flow_multiple = 3;      // relative: ... and notional >= this × typical minute flow
+  double min_notional = 500'000;     // absolute: ... and price * qty >= this (currency) ...
   int max_level = 3;                 // ... resting within this many levels of the touch (1 = at it)
   double critical_level_multiple = 20;
 };
 
 struct VolumeBurstOptions {          // [rules.volume_burst]
+  // volume_z is already relative: the 10 s volume against the symbol's own expected volume
+  // (features/feature_set.h kVolumeZ); there is no absolute mode.
   double min_volume_z = 8;       // calibrated on the simulator's quiet flow: z >= 4 fired ~2.8
   double critical_volume_z = 16; // times per symbol-hour on Hawkes clustering alone
 };
@@ -89,9 +144,11 @@ struct RuleOptions {
   RapidRiseOptions rapid_rise;
   AcceleratingDropOptions accelerating_drop;
   HighDiveOptions high_dive;
+  FlowOptions flow;
   LargeTradeOptions large_trade;
   LimitOptions limit;
-  QueueShrinkOptions queue_shrink;
+  QueueShrinkOptions queue_shrink;       // limit-up (bid queue)
+  QueueShrinkOptions queue_shrink_down;  // limit-down (ask queue)
   SpreadOptions spread;
   ImbalanceOptions imbalance;
   VolumeBurstOptions volume_burst;
@@ -102,8 +159,10 @@ struct RuleOptions {
   static int64_t default_cooldown_ms(AlertType type);
   // 2 s for book imbalance (a one-event lopsided book is noise), 0 for the others.
   static int64_t default_hold_ms(AlertType type);
-  // Reads [rules] and its subsections; absent keys keep their defaults. Throws ConfigError on a
-  // wrong type (start-up only).
+  // Every relative threshold off: the absolute thresholds of every rule.
+  static RuleOptions absolute();
+  // Reads [rules] and its subsections; absent keys keep their defaults. Throws ConfigError
+  // naming the key on a wrong type, NaN, or a value outside its range (start-up only: exit 2).
   static RuleOptions from_config(const Config& config);
 };
 

@@ -2,6 +2,7 @@
 // Per-symbol rule state: cooldown/hysteresis gates, the recent-high and queue-peak trackers and
 // the limit seal flags. Owned by one RuleEngine (one shard thread); no sharing, no locks.
 // All times are exchange time (ns since the Unix epoch): replays behave like the live day.
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 
@@ -84,6 +85,54 @@ class WindowMax {
   Bucket buckets_[kBuckets];
 };
 
+// A symbol's typical level of a positive quantity (spread, one side's depth, one minute's
+// notional flow), with bounded influence: every sample is first clipped to
+// [level / clip, level × clip], so one outlier moves the level by at most a factor
+// 1 + alpha·(clip − 1), while a lasting shift is learned geometrically at up to that factor per
+// step. Every sample counts, alerting or not: a lasting change becomes the new normal.
+struct RobustLevel {
+  double level = 0;
+  int64_t samples = 0;
+  int64_t last_ns = std::numeric_limits<int64_t>::min();
+
+  // One sample with weight alpha in [0, 1]. The first sample sets the level. clip <= 0: no
+  // clipping (a quantity that is bounded already); otherwise a level of 0 is re-set by the next
+  // sample (a multiplicative clip cannot leave 0).
+  void add(double x, double alpha, double clip) {
+    if (!(x >= 0)) return;
+    if (samples++ == 0 || (clip > 0 && level <= 0)) {
+      level = x;
+      return;
+    }
+    const double clipped = clip > 0 ? std::clamp(x, level / clip, level * clip) : x;
+    level += alpha * (clipped - level);
+  }
+  // A quantity that holds over time (a spread, a depth) is sampled at most every kStepNs of
+  // exchange time; due() says whether the next add_at() would take a sample.
+  // PERF NOTE: a busy book changes every few µs; sampling every 50 ms keeps the quiet path at a
+  // few ns (RuleGateTest.QuietEventCost) and changes nothing a tau of a minute can see.
+  static constexpr int64_t kStepNs = 50'000'000;
+  bool due(int64_t ts_ns) const {
+    return last_ns == std::numeric_limits<int64_t>::min() || ts_ns - last_ns >= kStepNs;
+  }
+  // Its weight is the exchange time since the previous sample: alpha = dt / (tau + dt) (1 − e^(−dt/tau)
+  // to first order, and 1 after a long gap). No-op unless due().
+  void add_at(int64_t ts_ns, double x, double tau_ns, double clip) {
+    if (!due(ts_ns)) return;
+    const double dt = last_ns == std::numeric_limits<int64_t>::min() ? 0.0 : double(ts_ns - last_ns);
+    last_ns = ts_ns;
+    add(x, dt / (tau_ns + dt), clip);
+  }
+};
+
+// Notional traded per minute of continuous trading, and its typical level (RobustLevel, one
+// sample per completed minute that saw any event).
+struct MinuteFlow {
+  int64_t minute = std::numeric_limits<int64_t>::min();  // exch_ts_ns / 60 s of `notional`
+  double notional = 0;                                   // traded so far in that minute
+  RobustLevel typical;
+};
+
 struct SymbolRuleState {
   bool initialized = false;
   int64_t day = std::numeric_limits<int64_t>::min();  // UTC day of the last event
@@ -92,8 +141,13 @@ struct SymbolRuleState {
   bool up_sealed = false;
   bool down_sealed = false;
   WindowMax seal_peak;         // bid qty at limit-up while sealed, shares
-  double spread_typical = 0;   // EWMA of spread_ticks
-  int64_t spread_samples = 0;
+  bool up_touch_armed = true;  // a limit touch re-arms once the price left the limit
+  bool down_touch_armed = true;
+  RobustLevel spread;          // typical spread_ticks
+  RobustLevel spread_dev;      // typical |ln(spread / typical)|: how much the spread strays
+  RobustLevel bid_depth;       // typical top-5 bid depth, size increments
+  RobustLevel ask_depth;       // typical top-5 ask depth
+  MinuteFlow flow;             // notional flow (currency per minute)
   RuleGate gates[kRuleTypeCount];
 };
 

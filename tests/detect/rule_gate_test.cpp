@@ -13,7 +13,7 @@ namespace {
 using RuleGateTest = RuleFixture;
 
 TEST_F(RuleGateTest, SustainedFiveMinuteRiseIsOneAlertPerCooldownPeriod) {
-  RuleEngine engine(symbols, RuleOptions{});  // rapid_rise cooldown 60 s
+  RuleEngine engine(symbols, RuleOptions::absolute());  // rapid_rise cooldown 60 s
   row[kRet60s] = 320;
   row[kRet10s] = 40;
   std::vector<int64_t> fired_at;
@@ -29,7 +29,7 @@ TEST_F(RuleGateTest, SustainedFiveMinuteRiseIsOneAlertPerCooldownPeriod) {
 }
 
 TEST_F(RuleGateTest, FlickerAroundTheThresholdStaysQuietUntilReArmed) {
-  RuleEngine engine(symbols, RuleOptions{});  // threshold 200 bps, re-arm below 100 bps
+  RuleEngine engine(symbols, RuleOptions::absolute());  // threshold 200 bps, re-arm below 100 bps
   const BookTop b = book(1030, 1000, 1031, 1000, 1030);
   auto rapid = [&](double t, float r60) {
     row[kRet60s] = r60;
@@ -49,7 +49,7 @@ TEST_F(RuleGateTest, FlickerAroundTheThresholdStaysQuietUntilReArmed) {
 TEST_F(RuleGateTest, CooldownIsPerSymbolAndType) {
   const SymbolId other = symbols.intern("600001.SH");
   symbols.set_prev_close(other, 1000);
-  RuleEngine engine(symbols, RuleOptions{});
+  RuleEngine engine(symbols, RuleOptions::absolute());
   row[kRet60s] = 300;
   row[kRet10s] = 10;
   row[kVolumeZ] = 9;
@@ -66,11 +66,13 @@ TEST_F(RuleGateTest, ConfigOverridesThresholdsCooldownsAndEnables) {
 [rules]
 rearm_fraction = 0.25
 [rules.rapid_rise]
+relative = false
 min_ret_60s_bps = 100.0
 cooldown_ms = 1000
 [rules.volume_burst]
 enabled = false
 [rules.large_trade]
+relative = false
 min_notional = 50000.0
 [rules.limit]
 min_seal_lots = 1000
@@ -105,13 +107,16 @@ TEST_F(RuleGateTest, HoldTimeIsReadFromConfigPerAlertType) {
   EXPECT_EQ(d.hold_ms[int(AlertType::kRapidRise)], 0);
   Config config = Config::parse(R"(
 [rules.book_imbalance]
+relative = false
 hold_ms = 500
 [rules.rapid_rise]
+relative = false
 hold_ms = 3000
 [rules.spread_widening]
 withdrawal_multiple = 2.5
 withdrawal_depth_change = -0.7
 [rules.large_order]
+relative = false
 min_level_multiple = 8.0
 min_notional = 100000.0
 max_level = 1

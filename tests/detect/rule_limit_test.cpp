@@ -59,8 +59,10 @@ TEST_F(RuleLimit, LimitUpSealedOpenedSealedAgainInOrder) {
 TEST_F(RuleLimit, LimitUpNotSealedWithThinQueueOrAskAtLimit) {
   RuleEngine engine(symbols, RuleOptions{});
   EXPECT_TRUE(eval(engine, snapshot(1), book(1100, 9'900, 0, 0, 1100)).empty()) << "99 lots < 100";
-  EXPECT_TRUE(eval(engine, snapshot(2), book(1100, 50'000, 1100, 100, 1100)).empty())
-      << "sellers still at the limit";
+  // Sellers still at the limit: touched (触及涨停), not sealed.
+  const auto touched = eval(engine, snapshot(2), book(1100, 50'000, 1100, 100, 1100));
+  ASSERT_EQ(touched.size(), 1u) << "sellers still at the limit";
+  EXPECT_EQ(touched[0].type, AlertType::kLimitUpTouched);
   EXPECT_TRUE(eval(engine, snapshot(3), book(1099, 50'000, 0, 0, 1099)).empty()) << "bid not at the limit";
 }
 
@@ -90,7 +92,10 @@ TEST_F(RuleLimit, LimitDownSealedThenOpened) {
 TEST_F(RuleLimit, LimitDownNotSealedWithThinQueueOrBidAtLimit) {
   RuleEngine engine(symbols, RuleOptions{});
   EXPECT_TRUE(eval(engine, snapshot(1), book(0, 0, 900, 9'900, 900)).empty());
-  EXPECT_TRUE(eval(engine, snapshot(2), book(900, 100, 900, 50'000, 900)).empty());
+  // Buyers still at the limit: touched (触及跌停), not sealed.
+  const auto touched = eval(engine, snapshot(2), book(900, 100, 900, 50'000, 900));
+  ASSERT_EQ(touched.size(), 1u) << "buyers still at the limit";
+  EXPECT_EQ(touched[0].type, AlertType::kLimitDownTouched);
 }
 
 TEST_F(RuleLimit, QueueShrinkFiresOnAFastDropOfTheSealedQueue) {
@@ -107,6 +112,22 @@ TEST_F(RuleLimit, QueueShrinkFiresOnAFastDropOfTheSealedQueue) {
   EXPECT_DOUBLE_EQ(value(a[0], "bid_qty_at_limit")->value, 45'000);
   // Still shrinking within the cooldown: one alert, not one per event.
   EXPECT_TRUE(eval(engine, snapshot(9), book(1100, 30'000, 0, 0, 1100)).empty());
+}
+
+// 跌停封单骤减: the mirror at limit-down (9.00): the sealed ask queue halves within 10 s.
+TEST_F(RuleLimit, LimitDownQueueShrinkFiresOnAFastDropOfTheSealedAskQueue) {
+  RuleEngine engine(symbols, RuleOptions{});
+  const auto sealed = eval(engine, snapshot(0), book(0, 0, 900, 100'000, 900));
+  ASSERT_EQ(sealed.size(), 1u);
+  EXPECT_EQ(sealed[0].type, AlertType::kLimitDownSealed);
+  EXPECT_TRUE(eval(engine, snapshot(5), book(0, 0, 900, 51'000, 900)).empty()) << "49% < 50%";
+  const auto a = eval(engine, snapshot(8), book(0, 0, 900, 15'000, 900));
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].type, AlertType::kLimitDownQueueShrink);
+  EXPECT_EQ(a[0].severity, Severity::kCritical) << "85% >= 80%";
+  EXPECT_DOUBLE_EQ(value(a[0], "queue_drop_pct")->value, 85);
+  EXPECT_DOUBLE_EQ(value(a[0], "ask_qty_at_limit")->value, 15'000);
+  EXPECT_DOUBLE_EQ(value(a[0], "peak_qty")->value, 100'000);
 }
 
 TEST_F(RuleLimit, QueueShrinkQuietWhenTheDropIsSlowerThanTheWindow) {

@@ -2,6 +2,8 @@
 // input does not fire.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "detect/rule_test_util.h"
 
 namespace ts::testing {
@@ -10,7 +12,7 @@ namespace {
 using RulePrice = RuleFixture;
 
 TEST_F(RulePrice, RapidRiseFiresOnA3PercentPumpWithValuesAndContext) {
-  RuleEngine engine(symbols, RuleOptions{});
+  RuleEngine engine(symbols, RuleOptions::absolute());
   row[kRet60s] = 300;  // +3% in a minute
   row[kRet10s] = 25;
   row[kVolShort] = 7.5f;
@@ -40,7 +42,7 @@ TEST_F(RulePrice, RapidRiseFiresOnA3PercentPumpWithValuesAndContext) {
 }
 
 TEST_F(RulePrice, RapidRiseCriticalBeyond500Bps) {
-  RuleEngine engine(symbols, RuleOptions{});
+  RuleEngine engine(symbols, RuleOptions::absolute());
   row[kRet60s] = 600;
   row[kRet10s] = 50;
   const auto alerts = eval(engine, snapshot(1), book(1060, 1000, 1061, 1000, 1060));
@@ -49,7 +51,7 @@ TEST_F(RulePrice, RapidRiseCriticalBeyond500Bps) {
 }
 
 TEST_F(RulePrice, RapidRiseStaysQuietBelowThresholdOrWhenStalled) {
-  RuleEngine engine(symbols, RuleOptions{});
+  RuleEngine engine(symbols, RuleOptions::absolute());
   row[kRet60s] = 199;  // just below
   row[kRet10s] = 25;
   EXPECT_TRUE(eval(engine, snapshot(1), book(1020, 1000, 1021, 1000, 1020)).empty());
@@ -62,7 +64,7 @@ TEST_F(RulePrice, RapidRiseStaysQuietBelowThresholdOrWhenStalled) {
 }
 
 TEST_F(RulePrice, AcceleratingDropFiresWhenTheLast10sFallFasterThanTheMinute) {
-  RuleEngine engine(symbols, RuleOptions{});
+  RuleEngine engine(symbols, RuleOptions::absolute());
   row[kRet60s] = -250;  // -4.17 bps/s over 60 s
   row[kRet10s] = -60;   // -6 bps/s over 10 s
   const auto alerts = eval(engine, snapshot(1), book(975, 1000, 976, 1000, 975));
@@ -78,7 +80,7 @@ TEST_F(RulePrice, AcceleratingDropFiresWhenTheLast10sFallFasterThanTheMinute) {
 }
 
 TEST_F(RulePrice, AcceleratingDropQuietWhenDeceleratingOrSmall) {
-  RuleEngine engine(symbols, RuleOptions{});
+  RuleEngine engine(symbols, RuleOptions::absolute());
   row[kRet60s] = -250;
   row[kRet10s] = -30;  // -3 bps/s: slowing down
   EXPECT_TRUE(eval(engine, snapshot(1), book(975, 1000, 976, 1000, 975)).empty());
@@ -88,7 +90,7 @@ TEST_F(RulePrice, AcceleratingDropQuietWhenDeceleratingOrSmall) {
 }
 
 TEST_F(RulePrice, HighDiveFiresOnAFallFromARecentHighAfterBeingUp) {
-  RuleEngine engine(symbols, RuleOptions{});
+  RuleEngine engine(symbols, RuleOptions::absolute());
   // Up 6% on the day (prev close 1000), then a 3.3% slide from that high.
   for (int i = 0; i <= 60; ++i) {
     const Price p = 1000 + i;
@@ -109,14 +111,14 @@ TEST_F(RulePrice, HighDiveFiresOnAFallFromARecentHighAfterBeingUp) {
 }
 
 TEST_F(RulePrice, HighDiveNeedsTheStockToHaveBeenUpOnTheDay) {
-  RuleEngine engine(symbols, RuleOptions{});
+  RuleEngine engine(symbols, RuleOptions::absolute());
   // High only +1% over prev close; a 3.5% drop from it is a plain drop, not a 跳水 from a high.
   ASSERT_TRUE(eval(engine, snapshot(0), book(1010, 1000, 1011, 1000, 1010)).empty());
   EXPECT_TRUE(eval(engine, snapshot(30), book(974, 1000, 975, 1000, 974)).empty());
 }
 
 TEST_F(RulePrice, HighDiveForgetsHighsOlderThanTheLookback) {
-  RuleEngine engine(symbols, RuleOptions{});
+  RuleEngine engine(symbols, RuleOptions::absolute());
   ASSERT_TRUE(eval(engine, snapshot(0), book(1060, 1000, 1061, 1000, 1060)).empty());
   // 15 minutes later (lookback 10 min), down at 1025 after drifting there slowly.
   for (int i = 1; i <= 900; i += 30) {
@@ -126,7 +128,7 @@ TEST_F(RulePrice, HighDiveForgetsHighsOlderThanTheLookback) {
 }
 
 TEST_F(RulePrice, LargeBuyAndSellByAggressorWithNotional) {
-  RuleEngine engine(symbols, RuleOptions{});
+  RuleEngine engine(symbols, RuleOptions::absolute());
   const BookTop b = book(1000, 1000, 1001, 1000, 1000);
   // 100,000 shares at 10.00 = 1,000,000: exactly the threshold.
   auto alerts = eval(engine, trade(1, 1000, 100'000, Side::kBuy), b);
@@ -154,7 +156,7 @@ TEST_F(RulePrice, LargeBuyAndSellByAggressorWithNotional) {
 }
 
 TEST_F(RulePrice, LargeTradeQuietBelowNotionalOrWithoutAggressor) {
-  RuleEngine engine(symbols, RuleOptions{});
+  RuleEngine engine(symbols, RuleOptions::absolute());
   const BookTop b = book(1000, 1000, 1001, 1000, 1000);
   EXPECT_TRUE(eval(engine, trade(1, 1000, 99'900, Side::kBuy), b).empty()) << "999,000 < 1,000,000";
   EXPECT_TRUE(eval(engine, trade(2, 1000, 500'000, Side::kNone), b).empty());
@@ -168,15 +170,17 @@ TEST_F(RulePrice, SpreadWideningAgainstTheSymbolsTypicalSpread) {
   }
   row[kSpreadTicks] = 7.5f;  // below 4 x typical (8)
   EXPECT_TRUE(eval(engine, snapshot(11), book(996, 1000, 1004, 1000, 1000)).empty());
-  // The quiet 7.5 moved the typical spread to 2 + 0.01 * (7.5 - 2) = 2.055: threshold 8.22.
+  // The 7.5 moved the typical spread, clipped to 2 × 2 = 4 (bounded influence) and weighted by
+  // the 1.1 s since the last sample: 2 + 1.1 / (60 + 1.1) × (4 - 2) = 2.036: threshold 8.144.
+  const double typical = 2 + 1.1 / (60 + 1.1) * (4 - 2);
   row[kSpreadTicks] = 8.5f;
   const auto alerts = eval(engine, snapshot(12), book(996, 1000, 1004, 1000, 1000));
   ASSERT_EQ(alerts.size(), 1u);
   EXPECT_EQ(alerts[0].type, AlertType::kSpreadWidening);
   EXPECT_EQ(alerts[0].severity, Severity::kWarning);
   EXPECT_DOUBLE_EQ(value(alerts[0], "spread_ticks")->value, 8.5);
-  EXPECT_NEAR(value(alerts[0], "spread_ticks")->threshold, 8.22, 1e-9);
-  EXPECT_NEAR(value(alerts[0], "typical_spread_ticks")->value, 2.055, 1e-9);
+  EXPECT_NEAR(value(alerts[0], "spread_ticks")->threshold, 4 * typical, 1e-9);
+  EXPECT_NEAR(value(alerts[0], "typical_spread_ticks")->value, typical, 1e-9);
   EXPECT_EQ(value(alerts[0], "depth_change"), nullptr) << "depth did not collapse: no withdrawal value";
 }
 
@@ -221,7 +225,7 @@ TEST_F(RulePrice, SpreadWideningWaitsForABaseline) {
 }
 
 TEST_F(RulePrice, BookImbalanceNeedsStrengthAndDepth) {
-  RuleEngine engine(symbols, RuleOptions{});
+  RuleEngine engine(symbols, RuleOptions::absolute());
   BookTop b = book(1000, 5000, 1001, 500, 1000);
   for (int i = 1; i < 5; ++i) {
     b.bids[i] = {1000 - i, 5000};
@@ -247,13 +251,13 @@ TEST_F(RulePrice, BookImbalanceNeedsStrengthAndDepth) {
   EXPECT_DOUBLE_EQ(value(alerts[0], "depth_5")->value, 27'500);
   EXPECT_DOUBLE_EQ(value(alerts[0], "depth_5")->threshold, 20'000);
 
-  RuleEngine thin(symbols, RuleOptions{});
+  RuleEngine thin(symbols, RuleOptions::absolute());
   BookTop t = book(1000, 1000, 1001, 100, 1000);  // 1,100 shares: too thin to mean anything
   EXPECT_TRUE(eval(thin, snapshot(3), t).empty());
 }
 
 TEST_F(RulePrice, VolumeBurst) {
-  RuleEngine engine(symbols, RuleOptions{});
+  RuleEngine engine(symbols, RuleOptions::absolute());
   const BookTop b = book(1000, 1000, 1001, 1000, 1000);
   row[kVolumeZ] = 7.9f;
   EXPECT_TRUE(eval(engine, snapshot(1), b).empty()) << "below z = 8";
@@ -267,7 +271,7 @@ TEST_F(RulePrice, VolumeBurst) {
   EXPECT_DOUBLE_EQ(value(alerts[0], "volume_z")->threshold, 8);
   EXPECT_DOUBLE_EQ(value(alerts[0], "trade_count_z")->value, 3);
 
-  RuleEngine burst(symbols, RuleOptions{});
+  RuleEngine burst(symbols, RuleOptions::absolute());
   row[kVolumeZ] = 16.f;
   alerts = eval(burst, snapshot(3), b);
   ASSERT_EQ(alerts.size(), 1u);
@@ -275,7 +279,7 @@ TEST_F(RulePrice, VolumeBurst) {
 }
 
 TEST_F(RulePrice, AuctionPhasesAreSkipped) {
-  RuleEngine engine(symbols, RuleOptions{});
+  RuleEngine engine(symbols, RuleOptions::absolute());
   row[kRet60s] = 900;
   row[kRet10s] = 100;
   row[kVolumeZ] = 50;
@@ -290,7 +294,7 @@ TEST_F(RulePrice, AuctionPhasesAreSkipped) {
 }
 
 TEST_F(RulePrice, SeveralRulesOnOneEventAndOverflowIsCounted) {
-  RuleEngine engine(symbols, RuleOptions{});
+  RuleEngine engine(symbols, RuleOptions::absolute());
   row[kRet60s] = 300;
   row[kRet10s] = 20;
   row[kVolumeZ] = 9;
@@ -298,13 +302,13 @@ TEST_F(RulePrice, SeveralRulesOnOneEventAndOverflowIsCounted) {
   const int n = engine.evaluate(snapshot(1), book(1030, 1000, 1031, 1000, 1030), row, StageTimes{}, out, 1);
   EXPECT_EQ(n, 1);
   EXPECT_EQ(engine.overflow(), 1u);
-  RuleEngine roomy(symbols, RuleOptions{});
+  RuleEngine roomy(symbols, RuleOptions::absolute());
   EXPECT_EQ(eval(roomy, snapshot(1), book(1030, 1000, 1031, 1000, 1030)).size(), 2u);
 }
 
 // 大单挂单: every other top-5 bid level holds 10,000 shares (100,000 at 10.00).
 TEST_F(RulePrice, LargeOrderFiresOnA15xBidAtLevel2WithValues) {
-  RuleEngine engine(symbols, RuleOptions{});
+  RuleEngine engine(symbols, RuleOptions::absolute());
   BookTop b = deep_book(1000, 1001, 10'000);
   b.bids[1].qty = 150'000;  // the book after the add: the new order is all of level 2
   const Event e = order_add(1, 999, 150'000, Side::kBuy);
@@ -332,7 +336,7 @@ TEST_F(RulePrice, LargeOrderFiresOnA15xBidAtLevel2WithValues) {
 }
 
 TEST_F(RulePrice, LargeOrderJoiningALevelCountsWhatRestedThere) {
-  RuleEngine engine(symbols, RuleOptions{});
+  RuleEngine engine(symbols, RuleOptions::absolute());
   BookTop b = deep_book(1000, 1001, 10'000);
   b.asks[0].qty = 10'000 + 200'000;  // 10,000 already at the best ask, then a 200,000 sell
   const auto alerts = eval(engine, order_add(1, 1001, 200'000, Side::kSell), b);
@@ -346,7 +350,7 @@ TEST_F(RulePrice, LargeOrderJoiningALevelCountsWhatRestedThere) {
 
 TEST_F(RulePrice, LargeOrderQuietWhenSmallDeepOrCheap) {
   {
-    RuleEngine engine(symbols, RuleOptions{});
+    RuleEngine engine(symbols, RuleOptions::absolute());
     BookTop b = deep_book(1000, 1001, 10'000);
     b.bids[1].qty = 100'000;  // 10x, 999,000 notional
     EXPECT_TRUE(eval(engine, order_add(1, 999, 100'000, Side::kBuy), b).empty()) << "10x < 12x";
@@ -354,7 +358,7 @@ TEST_F(RulePrice, LargeOrderQuietWhenSmallDeepOrCheap) {
     EXPECT_TRUE(eval(engine, order_add(2, 999, 119'000, Side::kBuy), b).empty()) << "11.9x < 12x";
   }
   {
-    RuleEngine engine(symbols, RuleOptions{});
+    RuleEngine engine(symbols, RuleOptions::absolute());
     BookTop b = deep_book(1000, 1001, 10'000);
     b.bids[3].qty = 150'000;  // 15x, but at level 4
     EXPECT_TRUE(eval(engine, order_add(1, 997, 150'000, Side::kBuy), b).empty()) << "beyond level 3";
@@ -363,7 +367,7 @@ TEST_F(RulePrice, LargeOrderQuietWhenSmallDeepOrCheap) {
     EXPECT_EQ(of_type(eval(engine, order_add(2, 998, 150'000, Side::kBuy), b), AlertType::kLargeOrder).size(), 1u);
   }
   {
-    RuleEngine engine(symbols, RuleOptions{});
+    RuleEngine engine(symbols, RuleOptions::absolute());
     BookTop b = deep_book(1000, 1001, 2'000);
     b.bids[1].qty = 30'000;  // 15x, but 9.99 x 30,000 = 299,700 < 500,000
     EXPECT_TRUE(eval(engine, order_add(1, 999, 30'000, Side::kBuy), b).empty()) << "under the notional floor";
