@@ -14,6 +14,7 @@ void fill_ref_data(const Instrument& in, RefData& r) {
     case Board::kUsListed: r.market = Market::kUs; break;
     default: r.market = Market::kUnknown; break;
   }
+  r.instrument = &in;
   r.tick_size = in.tick_size.to_double();
   r.lot_size = in.lot_size;  // size increments; whole shares on every share market
   r.limit_pct = in.limit_bps / 10000.0;

@@ -19,6 +19,8 @@
 
 namespace ts {
 
+struct Instrument;
+
 enum class Market : uint8_t { kUnknown = 0, kShanghai, kShenzhen, kBeijing, kUs };
 
 struct RefData {
@@ -31,6 +33,9 @@ struct RefData {
   bool is_st = false;          // A-share special treatment (±5%)
   Price limit_up = 0;          // ticks; 0 = none (derived from prev_close and limit_pct)
   Price limit_down = 0;        // ticks; 0 = none
+  // The instrument master's entry (core/instrument_table.h) when the symbol was interned through
+  // one (intern_instrument / set_instruments); null otherwise. Owned by the InstrumentTable.
+  const Instrument* instrument = nullptr;
 };
 
 // The A-share band for a symbol: ±20% for ChiNext (300xxx/301xxx) and STAR (688xxx/689xxx),
