@@ -121,15 +121,16 @@ TEST_F(FeatureGolden, VolumeAndTradeCountZScores) {
   fe.on_event(trade_at(sh, 12 * kS, 180000, 500, Side::kBuy, 1), b);
   fe.on_event(trade_at(sh, 13 * kS, 180000, 500, Side::kBuy, 2), b);
   for (int i = 0; i < 3; ++i) fe.on_event(trade_at(sh, 20 * kS, 180000, 1000, Side::kSell, 3), b);
-  // Baseline, a = 1 - e^(-1/60) = 0.0165285:
-  //   volume: mean 1000 → 1000 + a*2000 = 1033.057; var = (1-a)(0 + 2000 * 33.057) = 65021.6, std 254.99
-  //   count:  mean 2 → 2 + a*1 = 2.016529; var = (1-a)(1 * a) = 0.016255, std 0.1275
+  // Profile (volume_profile.h): both buckets fall in one 5-minute bin (08:00 Shanghai, outside the
+  // session: shape 1), so the level and the bin hold the same EWMA, weight max(1/n, 1/memory):
+  //   volume: 1000, then 3000 with a = 1/2: mean 2000; var = (1-a)(0 + a * 2000^2) = 1e6, std 1000
+  //   count:  2, then 3: mean 2.5; var = 0.5 * 0.5 * 1 = 0.25, std 0.5
   // At second 30 (window 21-30) one trade of 5000:
-  //   volume_z = (5000 - 1033.057) / max(254.99, 10 lots * 100 = 1000, 0.1 * 1033) = 3.966943
-  //   count_z  = (1 - 2.016529) / max(0.1275, 2, 0.2017) = -0.508264
+  //   volume_z = (5000 - 2000) / max(1000, 10 lots * 100 = 1000, 0.1 * 2000) = 3
+  //   count_z  = (1 - 2.5) / max(0.5, 2, 0.25) = -0.75
   const float* r = fe.on_event(trade_at(sh, 30 * kS + kS / 2, 180000, 5000, Side::kBuy, 4), b);
-  EXPECT_NEAR(r[kVolumeZ], 3.966943, 1e-4);
-  EXPECT_NEAR(r[kTradeCountZ], -0.508264, 1e-4);
+  EXPECT_NEAR(r[kVolumeZ], 3.0, 1e-4);
+  EXPECT_NEAR(r[kTradeCountZ], -0.75, 1e-4);
 }
 
 TEST_F(FeatureGolden, ZScoresZeroUntilBaselineHasEnoughBuckets) {
