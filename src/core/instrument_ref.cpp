@@ -35,4 +35,14 @@ Result<SymbolId> intern_instrument(SymbolTable& symbols, InstrumentTable& instru
   return id;
 }
 
+void InstrumentRefResolver::fill(std::string_view name, RefData& r) {
+  auto in = table_.resolve(name);
+  if (!in) {
+    ++unknown_;
+    if (details_.size() < kMaxKept) details_.push_back(in.status().message());
+    return;
+  }
+  fill_ref_data(*in.value(), r);
+}
+
 }  // namespace ts

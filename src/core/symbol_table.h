@@ -47,8 +47,20 @@ Market market_of(std::string_view name);
 Price limit_up_price(Price prev_close, double pct);
 Price limit_down_price(Price prev_close, double pct);
 
+// Fills a new symbol's RefData from reference data, e.g. the instrument master
+// (InstrumentRefResolver, core/instrument_ref.h). Called by SymbolTable::intern() for each new
+// name, on the interning thread, after the name-based defaults are set.
+class RefDataResolver {
+ public:
+  virtual ~RefDataResolver() = default;
+  virtual void fill(std::string_view name, RefData& r) = 0;
+};
+
 class SymbolTable {
  public:
+  // Every symbol interned from now on gets its RefData from `resolver` (null: the defaults).
+  // Before the first intern(); `resolver` must outlive the table's interning.
+  void set_resolver(RefDataResolver* resolver) { resolver_ = resolver; }
   // Returns the id of `name`, adding it with default reference data if new; kInvalidSymbol
   // once kMaxSymbols symbols exist.
   SymbolId intern(std::string_view name);
@@ -77,6 +89,7 @@ class SymbolTable {
   std::unique_ptr<RefData[]> chunks_[kMaxChunks];
   std::atomic<size_t> size_{0};
   std::unordered_map<std::string, SymbolId> ids_;   // intern()/find() thread only
+  RefDataResolver* resolver_ = nullptr;
 };
 
 }  // namespace ts
