@@ -55,6 +55,7 @@ void BookSet::prefetch(SymbolId id) const {
   for (size_t off = 0; off < sizeof(Book); off += 64) __builtin_prefetch(p + off);
   b.bids.prefetch_touch();
   b.asks.prefetch_touch();
+  if (resolver_) resolver_->prefetch(id);
 }
 
 size_t BookSet::bid_depth(SymbolId id) const { return id < books_.size() ? books_[id].bids.size() : 0; }

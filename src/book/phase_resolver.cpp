@@ -24,21 +24,21 @@ Phase resolve_phase(Phase feed, TradingPhase sched, bool has_schedule, bool* dis
   return feed;
 }
 
+// Hot fields first: resolve() reads one cache line per event (the session only on a new day).
 struct PhaseResolver::Symbol {
-  bool loaded = false;
-  bool has_schedule = false;
-  MarketKind market = MarketKind::kUnknown;
-  InstrumentSession session;
-  const SessionSchedule* schedule = nullptr;
   // The cached local day: [day_start_ns, day_end_ns) in UTC.
   int64_t day_start_ns = 1;
   int64_t day_end_ns = 0;
+  const SessionSchedule* schedule = nullptr;
   int32_t offset_s = 0;     // local - UTC on that day
   bool trading_day = false;
+  bool has_schedule = false;
   // The last (feed, schedule) pair, to count a disagreement once per stretch.
+  bool last_odd = false;
   Phase last_feed = Phase::kUnknown;
   TradingPhase last_sched = TradingPhase::kClosed;
-  bool last_odd = false;
+  MarketKind market = MarketKind::kUnknown;
+  InstrumentSession session;
 };
 
 PhaseResolver::PhaseResolver(const SymbolTable& symbols, const MarketCalendars* calendars,
@@ -53,7 +53,6 @@ PhaseResolver::Symbol& PhaseResolver::symbol_for(SymbolId id) {
   if (slot) return *slot;
   slot = std::make_unique<Symbol>();
   Symbol& s = *slot;
-  s.loaded = true;
   if (id < symbols_.size()) {
     const RefData& r = symbols_.ref(id);
     Result<Instrument> derived = Status{StatusCode::kNotFound, ""};

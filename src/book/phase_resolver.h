@@ -55,6 +55,10 @@ class PhaseResolver {
   bool local_offset(SymbolId id, int32_t& offset_s, MarketKind& market) const;
 
   const PhaseCounters& counters() const { return counters_; }
+  // Hint: starts loading symbol `id`'s cached day (BookSet::prefetch calls it). Changes nothing.
+  void prefetch(SymbolId id) const {
+    if (id < symbols_state_.size() && symbols_state_[id]) __builtin_prefetch(symbols_state_[id].get());
+  }
 
   struct Symbol;  // per-symbol cache (phase_resolver.cpp)
 

@@ -262,7 +262,7 @@ void FeatureEngine::init_symbol(State& st, SymbolId id, const BookTop& book, int
   refresh_expectation(st);
 }
 
-void FeatureEngine::start_session(State& st, int64_t ts, bool from_continuous) {
+void FeatureEngine::start_session(State& st, int64_t ts, bool from_continuous, bool restart_returns) {
   const int64_t s_new = ts / kSecNs;
   if (from_continuous) finalize_second(st, st.sec, true, a_short_, a_long_, &profile_params_);
   if (s_new > st.sec) carry_to(st, s_new);
@@ -277,9 +277,11 @@ void FeatureEngine::start_session(State& st, int64_t ts, bool from_continuous) {
   }
   // Returns restart here: measured from the auction match when one was printed since the last
   // continuous event (the opening), else from the session's first mid (lunch, halts, gaps).
-  st.have_mid = false;
-  st.cur_mid = st.prev_mid = 0;
-  if (st.auction_px > 0) {
+  if (restart_returns) {
+    st.have_mid = false;
+    st.cur_mid = st.prev_mid = 0;
+  }
+  if (restart_returns && st.auction_px > 0) {
     st.have_mid = true;
     st.first_log_mid = std::log(double(st.auction_px));
     st.cur_log_mid = st.prev_log_mid = st.first_log_mid;
@@ -289,7 +291,6 @@ void FeatureEngine::start_session(State& st, int64_t ts, bool from_continuous) {
   st.auction_px = 0;
   st.paused = false;
   st.row_valid = false;
-  refresh_expectation(st);
 }
 
 void FeatureEngine::update_book_group(State& st, const BookTop& book) {
@@ -434,9 +435,11 @@ const float* FeatureEngine::on_event(const Event& e, const BookTop& book) {
   // after a gap without events longer than session_gap_s (feeds without phases).
   const bool rolled = ts >= st.next_sec_ns;
   if (st.paused || st.cont_day == INT64_MIN) {
-    start_session(st, ts, false);
+    start_session(st, ts, false, true);
   } else if (rolled && ts / kSecNs - st.sec > opts_.session_gap_s) {
-    start_session(st, ts, true);
+    // A quiet stretch inside a known continuous phase keeps the returns' history; without phase
+    // information the gap may be a lunch break or a night: returns restart.
+    start_session(st, ts, true, book.phase == Phase::kUnknown);
   } else if (rolled) {
     // Seconds: close every second that ended before this event.
     const int64_t s_new = ts / kSecNs;
@@ -446,16 +449,18 @@ const float* FeatureEngine::on_event(const Event& e, const BookTop& book) {
     }
     st.sec = s_new;
     st.next_sec_ns = (s_new + 1) * kSecNs;
+  }
+  if (rolled || !st.row_valid) {
     if (st.have_mid) {
       for (int k = 0; k < 4; ++k) {
-        const int64_t s = s_new - kHorizons[k];
+        const int64_t s = st.sec - kHorizons[k];
         st.log_ref[k] = s >= st.mid_first_sec ? st.log_close[s & (kCloseRing - 1)] : st.first_log_mid;
       }
     }
     st.vol_short = st.w_s > 0 ? std::sqrt(st.var_s / st.w_s) : 0;
     st.vol_long = st.w_l > 0 ? std::sqrt(st.var_l / st.w_l) : 0;
     if (st.have_depth) {
-      const int64_t s = s_new - 10;
+      const int64_t s = st.sec - 10;
       const double dref = s >= st.depth_first_sec ? st.depth_close[s & (kDepthRing - 1)] : st.first_depth;
       st.inv_depth_ref = dref > 0 ? 1.0 / dref : 0;
     }

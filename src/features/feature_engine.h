@@ -79,7 +79,7 @@ class FeatureEngine {
  private:
   State& state_for(SymbolId id);
   void init_symbol(State& st, SymbolId id, const BookTop& book, int64_t ts);
-  void start_session(State& st, int64_t ts, bool from_continuous);
+  void start_session(State& st, int64_t ts, bool from_continuous, bool restart_returns);
   void refresh_expectation(State& st) const;
   const float* on_pause_event(State& st, const Event& e, const BookTop& book, const RefData* ref);
   static void update_book_group(State& st, const BookTop& book);

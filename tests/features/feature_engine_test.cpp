@@ -141,6 +141,50 @@ TEST_F(FeatureGolden, ZScoresZeroUntilBaselineHasEnoughBuckets) {
   EXPECT_EQ(r[kVolumeZ], 0.f);  // only 4 usable buckets (10-19 .. 40-49 not yet complete)
 }
 
+// Phases (docs/features.md, "Phases"): the lunch break is no 90-minute 1 s return, auction
+// matches are never volume, and the open is measured against the match.
+TEST_F(FeatureGolden, LunchBreakIsNoReturnJumpAndFeedsNoVolatility) {
+  FeatureEngine fe(symbols, opts);
+  BookTop b = mid_book(1000);
+  b.phase = Phase::kContinuous;
+  const float* r = nullptr;
+  for (int s = 0; s < 20; ++s) r = fe.on_event(at(EventKind::kSnapshot, sh, s * kS), b);
+  EXPECT_EQ(r[kVolShort], 0.f);  // a flat morning
+  // The break (a status snapshot at 11:30), then 13:00 at mid 1010.
+  BookTop brk = mid_book(1000);
+  brk.phase = Phase::kBreak;
+  r = fe.on_event(at(EventKind::kSnapshot, sh, 30 * kS), brk);
+  EXPECT_EQ(r[kRet1s], 0.f);
+  BookTop reopen = mid_book(1010);
+  reopen.phase = Phase::kContinuous;
+  r = fe.on_event(at(EventKind::kSnapshot, sh, 5400 * kS), reopen);
+  EXPECT_EQ(r[kRet1s], 0.f) << "13:00 is measured against 13:00, not 11:30";
+  EXPECT_EQ(r[kRet300s], 0.f);
+  r = fe.on_event(at(EventKind::kSnapshot, sh, 5402 * kS), reopen);
+  EXPECT_EQ(r[kVolShort], 0.f) << "the 99.5 bps over the break fed no 1 s return";
+  EXPECT_EQ(r[kRet1s], 0.f);
+}
+
+TEST_F(FeatureGolden, OpenIsMeasuredAgainstTheAuctionMatch) {
+  FeatureEngine fe(symbols, opts);
+  BookTop call = make_book({{1020, 300}}, {{1000, 200}});  // crossed indicative book of the call
+  call.phase = Phase::kOpeningAuction;
+  const float* r = fe.on_event(at(EventKind::kSnapshot, sh, 0), call);
+  EXPECT_EQ(r[kRet1s], 0.f);
+  // The 09:25 match at 1005: a print, but no volume.
+  r = fe.on_event(trade_at(sh, 600 * kS, 1005, 20000, Side::kNone), call);
+  EXPECT_EQ(fe.trades(sh).last_price, 1005);
+  EXPECT_EQ(r[kVolumeZ], 0.f);
+  BookTop open = mid_book(1010);
+  open.phase = Phase::kContinuous;
+  r = fe.on_event(at(EventKind::kSnapshot, sh, 900 * kS), open);
+  EXPECT_NEAR(r[kRet1s], std::log(1010.0 / 1005.0) * 1e4, 1e-2);  // 49.63 bps against the match
+  EXPECT_NEAR(r[kRet60s], std::log(1010.0 / 1005.0) * 1e4, 1e-2);
+  // The match volume is not in the first continuous 10 s window: one trade of 100 there.
+  fe.on_event(trade_at(sh, 901 * kS, 1010, 100, Side::kBuy), open);
+  EXPECT_FLOAT_EQ(fe.row(sh)[kTradeFlowImbalance], 1.f);
+}
+
 TEST_F(FeatureGolden, LimitDistancesAndReturnFromPrevClose) {
   symbols.set_prev_close(sh, 184576);  // 1845.76 CNY; ±10%: up 203034 (2030.34), down 166118 (1661.18)
   FeatureEngine fe(symbols, opts);
