@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "app/market_wiring.h"
 #include "app/run_wiring.h"
 #include "app/symbol_filter.h"
 #include "core/config.h"
@@ -50,6 +51,9 @@ void report_symbol_filter(const SymbolFilterSource& f, const std::vector<std::st
 int run_kafka(const CommonOptions& c, const KafkaRunOptions& k, const std::atomic<bool>& stop) {
   Config config = load_config(c.config_path);
   SymbolTable symbols;
+  InputErrors source_errors;
+  MarketWiring markets;
+  if (!markets.build(config, c, symbols, source_errors)) return kExitUsage;
   (void)SimOptions::from_config(config.section("sim"));
   const KafkaSourceOptions ko = kafka_source_options(config, c.config_path, k);
   RunWiring wiring(config, c, symbols);
@@ -57,7 +61,7 @@ int run_kafka(const CommonOptions& c, const KafkaRunOptions& k, const std::atomi
           {.default_speed = 0.0, .order_tracking = OrderTracking::kAuto, .dashboard_default = false, .kafka = k})) {
     return kExitUsage;
   }
-  InputErrors source_errors;
+  markets.attach(wiring.pipeline());
   auto source = KafkaSource::open(ko, symbols, source_errors, &wiring.pipeline().metrics());
   if (!source.is_ok()) {
     std::fprintf(stderr, "ticksentry: %s\n", source.status().to_string().c_str());
@@ -71,6 +75,7 @@ int run_kafka(const CommonOptions& c, const KafkaRunOptions& k, const std::atomi
   spdlog::info("kafka: {} messages, {} events, {} bad ({} to the dead-letter topic), {} lost, lag {}", ks.messages,
                ks.decoded, ks.decode_errors, ks.dlq, ks.lost_messages, ks.lag_messages);
   if (ks.lost_messages > 0) summary.errors["lost_messages"] += ks.lost_messages;
+  if (!markets.finish(summary)) return kExitUsage;
   const int rc = wiring.finish(summary);
   if (rc == kExitOk && ks.lost_messages > 0 && source.value()->loss_is_error()) {
     std::fprintf(stderr,
@@ -98,6 +103,9 @@ int command_run(const CommonOptions& c, const RunOptions& r, const std::atomic<b
     std::fprintf(stderr, "ticksentry: --symbols must be in 1..5000\n");
     return kExitUsage;
   }
+  InputErrors source_errors;
+  MarketWiring markets;
+  if (!markets.build(config, c, symbols, source_errors)) return kExitUsage;
   Simulator sim(so, symbols);
   // `run` is a live demo by default: the simulator is paced at real time, with its dashboard.
   RunWiring wiring(config, c, symbols);
@@ -105,10 +113,10 @@ int command_run(const CommonOptions& c, const RunOptions& r, const std::atomic<b
   if (!wiring.build({.default_speed = 1.0, .order_tracking = OrderTracking::kOff, .dashboard_default = true})) {
     return kExitUsage;
   }
+  markets.attach(wiring.pipeline());
   const PipelineOptions& po = wiring.options();
   spdlog::info("run: simulator with {} symbols, seed {}, speed {}{}", so.symbols, so.seed, po.speed,
                po.duration_s > 0 ? fmt::format(", {} s", po.duration_s) : ", until Ctrl-C");
-  InputErrors source_errors;
   RunSummary summary = wiring.run(sim, source_errors, stop);
   const std::string labels = !r.labels_path.empty() ? r.labels_path : so.labels_path;
   if (!labels.empty()) {
@@ -116,6 +124,7 @@ int command_run(const CommonOptions& c, const RunOptions& r, const std::atomic<b
       std::fprintf(stderr, "ticksentry: %s\n", st.to_string().c_str());
     }
   }
+  if (!markets.finish(summary)) return kExitUsage;
   return wiring.finish(summary);
 }
 
@@ -123,6 +132,8 @@ int command_replay(const CommonOptions& c, const ReplayOptions& r, const std::at
   Config config = load_config(c.config_path);
   SymbolTable symbols;
   InputErrors source_errors;
+  MarketWiring markets;
+  if (!markets.build(config, c, symbols, source_errors)) return kExitUsage;
   auto source = open_source(r.format, r.paths, symbols, source_errors);
   if (!source.is_ok()) {
     std::fprintf(stderr, "ticksentry: %s\n", source.status().to_string().c_str());
@@ -134,10 +145,12 @@ int command_replay(const CommonOptions& c, const ReplayOptions& r, const std::at
   // LOBSTER messages carry price and side; SSE deletes and trades name orders by number only.
   const OrderTracking tracking = r.format == "lobster" ? OrderTracking::kOff : OrderTracking::kAuto;
   if (!wiring.build({.default_speed = 0.0, .order_tracking = tracking, .dashboard_default = false})) return kExitUsage;
+  markets.attach(wiring.pipeline());
   SymbolFilterSource filtered(*source.value(), symbols, r.symbol_globs);
   spdlog::info("replay: {}", filtered.describe());
   RunSummary summary = wiring.run(filtered, source_errors, stop);
   report_symbol_filter(filtered, r.symbol_globs);
+  if (!markets.finish(summary)) return kExitUsage;
   return wiring.finish(summary);
 }
 

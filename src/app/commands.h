@@ -28,6 +28,9 @@ struct CommonOptions {
   bool no_notify = false;  // --no-notify: [notify] is checked but no receiver is contacted
   std::string model_path;                 // --model: ONNX/plan for model alerts (overrides [model] path)
   std::string summary_json;
+  std::string instruments_path;           // --instruments: reference CSV (overrides [instruments] path)
+  std::string state_in;                   // --state-in: per-symbol state (volume profiles) to start from
+  std::string state_out;                  // --state-out: where to write the state after the run
   std::string log_level = "info";
   std::optional<std::string> http_listen;  // --http HOST:PORT | off; default: [http] (run: on)
   std::optional<std::string> http_token;   // --http-token; default: [http] token, $TICKSENTRY_TOKEN, random

@@ -20,6 +20,7 @@
 #include "detect/rule_engine.h"
 #include "engine/npy.h"
 #include "features/feature_engine.h"
+#include "core/market_calendars.h"
 #include "ingest/open_source.h"
 #include "ingest/sim/simulator.h"
 
@@ -175,6 +176,11 @@ Result<ExportSummary> export_dataset(const ExportOptions& o, const std::atomic<b
   if (!tmp) return Status(StatusCode::kIoError, "cannot write in " + o.out_dir);
 
   BookSet books(symbols, tracking);
+  // Phases as a run resolves them (app/market_wiring.h), so exported rows are the rows served.
+  MarketCalendars calendars;
+  const bool have_calendars = fs::is_directory("config/calendars") && calendars.load_dir("config/calendars", errors);
+  PhaseResolver phases(symbols, have_calendars ? &calendars : nullptr);
+  books.set_phase_resolver(&phases);
   FeatureEngine features(symbols, fo);
   RuleEngine rules(symbols, ro);
   const int T = o.window, F = kFeatureCount;

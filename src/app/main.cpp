@@ -45,6 +45,9 @@ int main(int argc, char** argv) {
     c->add_flag("--no-notify", common.no_notify, "send no notification ([notify] is still checked): replaying history");
     c->add_option("--model", common.model_path, "ONNX model or plan for model alerts (overrides [model] path)");
     c->add_option("--summary-json", common.summary_json, "write the run summary as JSON");
+    c->add_option("--instruments", common.instruments_path, "instrument reference CSV (overrides [instruments] path)");
+    c->add_option("--state-in", common.state_in, "per-symbol state file (volume profiles) to start from");
+    c->add_option("--state-out", common.state_out, "write the per-symbol state here after the run");
     c->add_option("--log-level", common.log_level, "trace, debug, info, warn, error, off");
     c->add_option("--http", common.http_listen, "dashboard and admin API: HOST:PORT, PORT or off (run: 127.0.0.1:8080)");
     c->add_option("--http-token", common.http_token, "admin API / dashboard token (default: random, printed)");

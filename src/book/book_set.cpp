@@ -41,6 +41,7 @@ void BookSet::reset(SymbolId id) {
   b.seen_l3 = false;
   b.seed_is_depth = true;
   b.seen_trade = false;
+  b.feed_phase = Phase::kUnknown;
 }
 
 const BookTop& BookSet::top(SymbolId id) const {
@@ -54,6 +55,7 @@ void BookSet::prefetch(SymbolId id) const {
   for (size_t off = 0; off < sizeof(Book); off += 64) __builtin_prefetch(p + off);
   b.bids.prefetch_touch();
   b.asks.prefetch_touch();
+  if (resolver_) resolver_->prefetch(id);
 }
 
 size_t BookSet::bid_depth(SymbolId id) const { return id < books_.size() ? books_[id].bids.size() : 0; }
@@ -111,23 +113,33 @@ bool BookSet::apply(const Event& e, InputErrors& errors) {
     return false;
   }
   Book& b = book_for(e.symbol);
+  Phase feed = b.feed_phase;
+  if (e.kind == EventKind::kSnapshot && e.snapshot.phase != Phase::kUnknown) feed = e.snapshot.phase;
+  if (e.kind == EventKind::kStatus) feed = e.status.phase;
+  Phase phase = feed;
+  if (resolver_) {
+    phase = resolver_->resolve(e.symbol, e.exch_ts_ns, feed);
+    MarketKind market = MarketKind::kUnknown;
+    if (resolver_->local_offset(e.symbol, b.top.local_offset_s, market)) b.top.schedule_market = uint8_t(market);
+    if (e.kind != EventKind::kSnapshot) b.top.phase = phase;
+  }
   switch (e.kind) {
-    case EventKind::kSnapshot: return apply_snapshot(b, e, errors);
+    case EventKind::kSnapshot: return apply_snapshot(b, e, feed, phase, errors);
     case EventKind::kOrderAdd: return apply_add(b, e, errors);
     case EventKind::kOrderCancel:
     case EventKind::kOrderExecute: return apply_reduce(b, e, errors);
     case EventKind::kTrade: apply_trade(b, e); return true;
     case EventKind::kStatus:
-      b.top.phase = e.status.phase;
+      b.feed_phase = feed;
+      b.top.phase = phase;
       b.top.update_ts_ns = e.exch_ts_ns;
       return true;
   }
   return true;
 }
 
-bool BookSet::apply_snapshot(Book& b, const Event& e, InputErrors& errors) {
+bool BookSet::apply_snapshot(Book& b, const Event& e, Phase feed, Phase phase, InputErrors& errors) {
   const SnapshotBody& s = e.snapshot;
-  const Phase phase = s.phase != Phase::kUnknown ? s.phase : b.top.phase;
   if (s.resync && b.seen_l3) {
     // The vendor's authoritative book: replaces the levels it shows, even after L3 flow.
     const bool has_both = s.bids[0].qty > 0 && s.asks[0].qty > 0;
@@ -157,6 +169,7 @@ bool BookSet::apply_snapshot(Book& b, const Event& e, InputErrors& errors) {
   // this process never saw, e.g. when it starts mid-day).
   b.top.cum_volume = std::max(b.top.cum_volume, s.cum_volume);
   b.top.cum_turnover = std::max(b.top.cum_turnover, s.cum_turnover);
+  b.feed_phase = feed;
   b.top.phase = phase;
   b.top.update_ts_ns = e.exch_ts_ns;
   return true;

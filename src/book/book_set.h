@@ -35,6 +35,8 @@
 //   reduced by the traded qty; an order number not in the book is the incoming (aggressive)
 //   order, published after matching with its remainder, and is not an error.
 // - kStatus sets the phase.
+// - The phase: BookTop::phase is the feed's latest phase (snapshot or status), refined by the
+//   symbol's schedule when a PhaseResolver is attached (set_phase_resolver; book/phase_resolver.h).
 // Rejected events are reported to `errors` with file "book" and line = event.seq.
 //
 // Threading: one shard thread owns a BookSet. Cost: ~50-100 ns per event; no allocation per
@@ -44,6 +46,7 @@
 
 #include "book/book_top.h"
 #include "book/order_map.h"
+#include "book/phase_resolver.h"
 #include "book/price_levels.h"
 #include "core/event.h"
 #include "core/input_errors.h"
@@ -62,6 +65,10 @@ class BookSet {
   // Applies one event to its symbol's book. Returns false when the event is rejected (counted in
   // `errors`); the book is then unchanged. Events for a symbol id not yet seen grow the set.
   bool apply(const Event& e, InputErrors& errors);
+
+  // Resolves every event's phase with `resolver` (may be null: the feed's phase alone). Before
+  // the first apply(); `resolver` must outlive the BookSet's use of it.
+  void set_phase_resolver(PhaseResolver* resolver) { resolver_ = resolver; }
 
   // Forgets everything about the symbol's book (levels, orders, totals, phase), e.g. before
   // re-seeding it from a fresh snapshot after a feed gap. Keeps the memory for reuse.
@@ -92,12 +99,13 @@ class BookSet {
     bool seen_l3 = false;
     bool seen_trade = false;
     bool seed_is_depth = true;  // the levels from the last pre-L3 snapshot are resting depth
+    Phase feed_phase = Phase::kUnknown;  // the feed's latest phase (top.phase may be refined)
   };
   // Marks the book as driven by L3 order flow (first L3 event: drop an auction-time seed).
   static void begin_l3(Book& b);
 
   Book& book_for(SymbolId id);
-  bool apply_snapshot(Book& b, const Event& e, InputErrors& errors);
+  bool apply_snapshot(Book& b, const Event& e, Phase feed, Phase phase, InputErrors& errors);
   bool apply_add(Book& b, const Event& e, InputErrors& errors);
   bool apply_reduce(Book& b, const Event& e, InputErrors& errors);
   void apply_trade(Book& b, const Event& e);
@@ -121,6 +129,7 @@ class BookSet {
   const SymbolTable& symbols_;
   OrderTracking tracking_;
   std::vector<Book> books_;
+  PhaseResolver* resolver_ = nullptr;
 };
 
 }  // namespace ts

@@ -15,7 +15,13 @@ struct BookTop {
   Price last = 0;           // last trade price, ticks; 0 before the first trade
   Qty cum_volume = 0;       // shares traded today (from snapshots, or summed from trades)
   double cum_turnover = 0;  // currency traded today
+  // The phase of the last event: the feed's, refined by the instrument's schedule where BookSet
+  // has a PhaseResolver (book/phase_resolver.h); the feed's alone otherwise.
   Phase phase = Phase::kUnknown;
+  // From the schedule (0 without one): exchange-local time = UTC + local_offset_s, and the
+  // schedule's market (MarketKind as an integer: 1 cn-a, 2 us, 3 crypto).
+  int32_t local_offset_s = 0;
+  uint8_t schedule_market = 0;
   int64_t update_ts_ns = 0; // exchange time of the last change
   Price prev_close = 0;     // previous close, ticks, from snapshots; 0 = not seen (see RefData)
   // Changes (BookSet increments it) whenever bids/asks/bid_levels/ask_levels change, so a

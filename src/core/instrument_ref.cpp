@@ -14,6 +14,7 @@ void fill_ref_data(const Instrument& in, RefData& r) {
     case Board::kUsListed: r.market = Market::kUs; break;
     default: r.market = Market::kUnknown; break;
   }
+  r.instrument = &in;
   r.tick_size = in.tick_size.to_double();
   r.tick = in.tick_size;
   r.size_increment = in.size_increment;
@@ -34,6 +35,16 @@ Result<SymbolId> intern_instrument(SymbolTable& symbols, InstrumentTable& instru
   }
   fill_ref_data(*in.value(), symbols.mutable_ref(id));
   return id;
+}
+
+void InstrumentRefResolver::fill(std::string_view name, RefData& r) {
+  auto in = table_.resolve(name);
+  if (!in) {
+    ++unknown_;
+    if (details_.size() < kMaxKept) details_.push_back(in.status().message());
+    return;
+  }
+  fill_ref_data(*in.value(), r);
 }
 
 }  // namespace ts

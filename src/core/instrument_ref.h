@@ -3,10 +3,14 @@
 // sources, book and rules read today. A source that knows its instruments interns a symbol with
 // intern_instrument() instead of SymbolTable::intern(): the RefData then carries the
 // instrument's market, tick size, lot and exact limit band instead of the name-based defaults.
-// Nothing calls it yet: wiring the sources to the instrument master is the next step of
-// issue 22 (the Instrument itself, with its Decimal units, stays in the InstrumentTable).
+// Sources intern through SymbolTable::intern(); a run attaches an InstrumentRefResolver to its
+// SymbolTable (SymbolTable::set_resolver) so that every symbol a source interns is resolved here
+// (the Instrument itself, with its Decimal units, stays in the InstrumentTable).
 // Threading: as SymbolTable::intern(): one thread, before the symbol's first event is
 // published through a ring.
+#include <string>
+#include <vector>
+
 #include "core/instrument.h"
 #include "core/instrument_table.h"
 #include "core/status.h"
@@ -25,5 +29,25 @@ void fill_ref_data(const Instrument& in, RefData& r);
 // when the SymbolTable is full.
 Result<SymbolId> intern_instrument(SymbolTable& symbols, InstrumentTable& instruments,
                                    std::string_view symbol);
+
+// The instrument master as the SymbolTable's resolver: a new symbol gets its instrument's
+// RefData (fill_ref_data). A symbol no rule knows and no reference row names is an
+// unknown_symbol: counted (unknown_symbols(), and by the InstrumentTable), its detail kept
+// (the first kMaxKept), and it keeps the name-based defaults, so its events still run (phases
+// from the feed only). `table` must outlive the resolver's use.
+class InstrumentRefResolver : public RefDataResolver {
+ public:
+  static constexpr size_t kMaxKept = 20;
+  explicit InstrumentRefResolver(InstrumentTable& table) : table_(table) {}
+  void fill(std::string_view name, RefData& r) override;
+  uint64_t unknown_symbols() const { return unknown_; }
+  // "unknown_symbol: \"AAPL\": ..." for the first kMaxKept unknown symbols.
+  const std::vector<std::string>& unknown_details() const { return details_; }
+
+ private:
+  InstrumentTable& table_;
+  uint64_t unknown_ = 0;
+  std::vector<std::string> details_;
+};
 
 }  // namespace ts

@@ -51,6 +51,7 @@ SymbolId SymbolTable::intern(std::string_view name) {
   r.market = market_of(name);
   r.limit_pct = limit_pct_for(name, false);
   r.lot_size = r.market == Market::kUs ? 1 : 100;
+  if (resolver_ != nullptr) resolver_->fill(name, r);
   ids_.emplace(r.name, id);
   size_.store(n + 1, std::memory_order_release);
   return id;

@@ -20,6 +20,8 @@
 
 namespace ts {
 
+struct Instrument;
+
 enum class Market : uint8_t { kUnknown = 0, kShanghai, kShenzhen, kBeijing, kUs };
 
 struct RefData {
@@ -36,6 +38,9 @@ struct RefData {
   bool is_st = false;          // A-share special treatment (±5%)
   Price limit_up = 0;          // ticks; 0 = none (derived from prev_close and limit_pct)
   Price limit_down = 0;        // ticks; 0 = none
+  // The instrument master's entry (core/instrument_table.h) when the symbol was interned through
+  // one (intern_instrument / set_instruments); null otherwise. Owned by the InstrumentTable.
+  const Instrument* instrument = nullptr;
 };
 
 // The A-share band for a symbol: ±20% for ChiNext (300xxx/301xxx) and STAR (688xxx/689xxx),
@@ -47,8 +52,20 @@ Market market_of(std::string_view name);
 Price limit_up_price(Price prev_close, double pct);
 Price limit_down_price(Price prev_close, double pct);
 
+// Fills a new symbol's RefData from reference data, e.g. the instrument master
+// (InstrumentRefResolver, core/instrument_ref.h). Called by SymbolTable::intern() for each new
+// name, on the interning thread, after the name-based defaults are set.
+class RefDataResolver {
+ public:
+  virtual ~RefDataResolver() = default;
+  virtual void fill(std::string_view name, RefData& r) = 0;
+};
+
 class SymbolTable {
  public:
+  // Every symbol interned from now on gets its RefData from `resolver` (null: the defaults).
+  // Before the first intern(); `resolver` must outlive the table's interning.
+  void set_resolver(RefDataResolver* resolver) { resolver_ = resolver; }
   // Returns the id of `name`, adding it with default reference data if new; kInvalidSymbol
   // once kMaxSymbols symbols exist.
   SymbolId intern(std::string_view name);
@@ -77,6 +94,7 @@ class SymbolTable {
   std::unique_ptr<RefData[]> chunks_[kMaxChunks];
   std::atomic<size_t> size_{0};
   std::unordered_map<std::string, SymbolId> ids_;   // intern()/find() thread only
+  RefDataResolver* resolver_ = nullptr;
 };
 
 }  // namespace ts

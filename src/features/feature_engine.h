@@ -18,6 +18,7 @@
 #include "features/feature_options.h"
 #include "features/feature_set.h"
 #include "features/feature_window.h"
+#include "features/volume_profile.h"
 
 namespace ts {
 
@@ -60,6 +61,15 @@ class FeatureEngine {
   const TradeState& trades(SymbolId id) const;
   const FeatureOptions& options() const { return opts_; }
 
+  // Volume profiles (volume_profile.h): a symbol seen for the first time starts from its
+  // profile in `initial` (by name; may be null: the market's default shape). Before the first
+  // on_event(); `initial` must outlive the engine.
+  void set_profile_store(const ProfileStore* initial) { profiles_in_ = initial; }
+  // Copies every symbol's profile that has learned something into `out` (after the run).
+  void save_profiles(ProfileStore& out) const;
+  // The symbol's profile; null for a symbol never seen.
+  const VolumeProfile* profile(SymbolId id) const;
+
   // Hint: starts loading the cache lines on_event() touches first for symbol `id` (the state's
   // hot fields, its reference data). Changes nothing; no-op for unseen ids.
   void prefetch(SymbolId id) const;
@@ -68,12 +78,21 @@ class FeatureEngine {
 
  private:
   State& state_for(SymbolId id);
+  void init_symbol(State& st, SymbolId id, const BookTop& book, int64_t ts);
+  void start_session(State& st, int64_t ts, bool from_continuous, bool restart_returns);
+  void refresh_expectation(State& st) const;
+  const float* on_pause_event(State& st, const Event& e, const BookTop& book, const RefData* ref);
+  static void update_book_group(State& st, const BookTop& book);
+  static void update_reference_group(State& st, const BookTop& book, const RefData* ref, double mid);
+  static void record_print_state(State& st, int64_t ts, Price px, Qty qty, Side aggressor, double notional);
 
   const SymbolTable& symbols_;
   FeatureOptions opts_;
   std::vector<std::unique_ptr<State>> states_;
-  // Constants derived from the options (EWMA weights per second / per 10 s bucket).
-  double a_short_, a_long_, a_base_;
+  const ProfileStore* profiles_in_ = nullptr;
+  ProfileParams profile_params_;
+  // Constants derived from the options (EWMA weights per second).
+  double a_short_, a_long_;
 };
 
 }  // namespace ts

@@ -16,6 +16,10 @@ FeatureOptions FeatureOptions::from_config(const ConfigSection& s) {
   o.std_floor_frac_of_mean = s.get("std_floor_frac_of_mean", o.std_floor_frac_of_mean);
   o.baseline_min_buckets = s.get("baseline_min_buckets", o.baseline_min_buckets);
   o.session_gap_s = s.get("session_gap_s", o.session_gap_s);
+  o.day_gap_s = s.get_in("day_gap_s", o.day_gap_s, int64_t(60), int64_t(7 * 86400));
+  o.profile_prior_buckets = s.get_in("profile_prior_buckets", o.profile_prior_buckets, 1, 100000);
+  o.profile_memory_days = s.get_in("profile_memory_days", o.profile_memory_days, 1, 365);
+  o.profile_level_buckets = s.get_in("profile_level_buckets", o.profile_level_buckets, 1, 1000000);
   if (o.row_interval_ns <= 0) throw ConfigError("config key features.row_interval_ns: must be > 0");
   if (o.window_rows < 1 || o.window_rows > 120) {
     throw ConfigError("config key features.window_rows: must be in 1..120, got " + std::to_string(o.window_rows));

@@ -19,6 +19,11 @@ struct FeatureOptions {
   double std_floor_frac_of_mean = 0.1;      // floor of both stds as a fraction of their mean
   int baseline_min_buckets = 6;             // completed 10 s buckets before z-scores are given
   int64_t session_gap_s = 300;              // a gap without events longer than this is a break
+  // Phases and the volume profile (docs/features.md):
+  int64_t day_gap_s = 14400;                // symbols without a schedule: a break this long starts a new day
+  int profile_prior_buckets = 30;           // weight of the default shape × level in a bin, 10 s buckets
+  int profile_memory_days = 5;              // a learned bin's EWMA span, days
+  int profile_level_buckets = 360;          // the level's EWMA span, 10 s buckets (1 hour)
 
   // Reads section "features" (keys as the member names); throws ConfigError on a bad value.
   static FeatureOptions from_config(const ConfigSection& section);

@@ -103,6 +103,7 @@ RunSummary Pipeline::run(Source& source, InputErrors& source_errors, const std::
   for (int i = 0; i < nshards; ++i) {
     shards[i].ring = std::make_unique<SpscRing<Event>>(options_.event_ring);
     shards[i].worker = std::make_unique<ShardWorker>(i, symbols_, config_, &dispatcher, options_.order_tracking);
+    if (has_markets_) shards[i].worker->set_markets(markets_);
     if (model_server_) {
       shards[i].worker->attach_model(&model_server_->port(i), model_server_->options(), model_alerts_, model_name_);
       shards[i].worker->set_score_board(score_board_);
@@ -217,6 +218,13 @@ drained:
     summary.alert_latency.merge(s.worker->alert_latency());
     summary.event_latency.merge(s.worker->event_latency());
     summary.events_processed += s.worker->processed();
+    if (has_markets_) {
+      const PhaseCounters& pc = s.worker->phase_counters();
+      summary.phases["disagreements"] += pc.disagreements;
+      summary.phases["refinements"] += pc.refinements;
+      summary.phases["no_schedule"] += pc.no_schedule;
+    }
+    if (profiles_out_) s.worker->features().save_profiles(*profiles_out_);
   }
   summary.errors = all.by_kind();
   publish(all);

@@ -20,6 +20,7 @@
 #include "detect/model_alert.h"
 #include "ingest/source.h"
 #include "pipeline/run_summary.h"
+#include "pipeline/shard_worker.h"
 #include "serve/model_server.h"
 
 namespace ts {
@@ -59,6 +60,14 @@ class Pipeline {
   // started for options.shards shards and outlive run()) when `alerts`' trigger says so, and
   // decides on the results with `alerts`' values. The summary gains `model`.
   void set_model(serve::ModelServer* server, const ModelAlertOptions& alerts, std::string name);
+  // Markets: each shard resolves phases with `markets.calendars` and starts volume profiles from
+  // `markets.profiles_in`; after the run, every symbol's profile is copied into `profiles_out`
+  // (null: not kept). The summary gains phases{...}. Before run(); both must outlive it.
+  void set_markets(const MarketContext& markets, ProfileStore* profiles_out) {
+    markets_ = markets;
+    has_markets_ = true;
+    profiles_out_ = profiles_out;
+  }
   // Runs `source` to its end (or until `stop`/duration). `source_errors` are the errors the
   // source reported (merged into the summary). Call once.
   RunSummary run(Source& source, InputErrors& source_errors, const std::atomic<bool>& stop);
@@ -79,6 +88,9 @@ class Pipeline {
   serve::ModelServer* model_server_ = nullptr;
   ModelAlertOptions model_alerts_;
   std::string model_name_;
+  MarketContext markets_;
+  bool has_markets_ = false;
+  ProfileStore* profiles_out_ = nullptr;
 };
 
 }  // namespace ts

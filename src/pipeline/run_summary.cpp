@@ -34,6 +34,10 @@ std::string RunSummary::to_json() const {
   for (auto& [k, v] : errors) j["errors"][k] = v;
   j["latency_us"] = latency_json(alert_latency);
   j["event_latency_us"] = latency_json(event_latency);
+  j["phases"] = nlohmann::json::object();
+  for (auto& [k, v] : phases) j["phases"][k] = v;
+  j["instruments"] = nlohmann::json::object();
+  for (auto& [k, v] : instruments) j["instruments"][k] = v;
   j["source_stalls"] = source_stalls;
   j["interrupted"] = interrupted;
   if (has_model) {
@@ -79,6 +83,14 @@ void RunSummary::print(std::FILE* out) const {
   std::fprintf(out, "\nerrors      ");
   if (errors.empty()) std::fprintf(out, "none");
   for (auto& [k, v] : errors) std::fprintf(out, "%s=%llu  ", k.c_str(), (unsigned long long)v);
+  if (!phases.empty()) {
+    std::fprintf(out, "\nphases      ");
+    for (auto& [k, v] : phases) std::fprintf(out, "%s=%llu  ", k.c_str(), (unsigned long long)v);
+  }
+  if (!instruments.empty()) {
+    std::fprintf(out, "\ninstruments ");
+    for (auto& [k, v] : instruments) std::fprintf(out, "%s=%llu  ", k.c_str(), (unsigned long long)v);
+  }
   auto us = [](int64_t ns) { return double(ns) / 1000.0; };
   std::fprintf(out, "\nlatency     receive→alert  p50 %.1f us  p99 %.1f us  p999 %.1f us  (%llu alerts)\n",
                us(alert_latency.quantile_ns(0.5)), us(alert_latency.quantile_ns(0.99)), us(alert_latency.quantile_ns(0.999)),

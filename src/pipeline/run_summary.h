@@ -3,7 +3,9 @@
 // (`--summary-json FILE`). Keys: events, events_per_s, wall_s, alerts{type: n},
 // errors{kind: n}, latency_us{p50,p99,p999,max,count} (receive → alert emitted),
 // event_latency_us{...} (receive → rules done, every event), events_by_kind{kind: n}, and with
-// a model: model{name, version, backend, requests, results, batches, mean_batch, drops{reason},
+// phases{disagreements, refinements, no_schedule} (the feed's phase against the schedule,
+// book/phase_resolver.h), instruments{unknown_symbol, reference_rows} (the instrument master),
+// and with a model: model{name, version, backend, requests, results, batches, mean_batch, drops{reason},
 // failures, fallback_results, backend_switches, swaps, batch_sizes{size: n},
 // inference_latency_us{...} (enqueue → result), queue_wait_us{...}, compute_us{...},
 // receive_to_score_us{...} (the event's receive → its probability back at the shard: what a model
@@ -48,6 +50,8 @@ struct RunSummary {
   std::map<std::string, uint64_t> errors;  // kind → count (bad input and sink failures)
   LatencyHistogram alert_latency;          // recv → alert emitted
   LatencyHistogram event_latency;          // recv → rules done
+  std::map<std::string, uint64_t> phases;       // disagreements, refinements, no_schedule
+  std::map<std::string, uint64_t> instruments;  // unknown_symbol, reference_rows
   uint64_t source_stalls = 0;              // times the source waited on a full shard ring
   bool interrupted = false;                // stopped by SIGINT/SIGTERM or --duration
   bool has_model = false;

@@ -21,6 +21,12 @@ ShardWorker::ShardWorker(int shard, const SymbolTable& symbols, const Config& co
   rules_.reserve(symbols.size());
 }
 
+void ShardWorker::set_markets(const MarketContext& markets) {
+  phases_ = std::make_unique<PhaseResolver>(symbols_, markets.calendars, markets.defaults);
+  books_.set_phase_resolver(phases_.get());
+  features_.set_profile_store(markets.profiles_in);
+}
+
 void ShardWorker::process(const Event& e) {
   ++processed_;
   StageTimes t;

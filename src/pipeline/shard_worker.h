@@ -27,6 +27,15 @@ namespace ts {
 class AlertDispatcher;
 class ScoreBoard;
 
+// What a run knows of its markets (all optional): the calendars that give each symbol its
+// session schedule (phases: book/phase_resolver.h), how bare tickers are read when a symbol has
+// no instrument, and the volume profiles to start from (features/volume_profile.h).
+struct MarketContext {
+  const MarketCalendars* calendars = nullptr;
+  InstrumentDefaults defaults;
+  const ProfileStore* profiles_in = nullptr;
+};
+
 class ShardWorker {
  public:
   // `dispatcher` may be null (benchmarks): alerts are then counted and discarded.
@@ -34,6 +43,10 @@ class ShardWorker {
   // without a price, like SSE, need it; LOBSTER and the simulator carry price and side).
   ShardWorker(int shard, const SymbolTable& symbols, const Config& config, AlertDispatcher* dispatcher,
               OrderTracking tracking = OrderTracking::kAuto);
+
+  // Phases from the schedule and the starting volume profiles. Before the first process().
+  void set_markets(const MarketContext& markets);
+  const PhaseCounters& phase_counters() const { return phases_ ? phases_->counters() : no_phases_; }
 
   // Runs one event through book → features → rules. Stamps stage times; records latencies.
   // With a model attached, also queues the symbol's window as an inference request when the
@@ -74,6 +87,8 @@ class ShardWorker {
   int shard_;
   const SymbolTable& symbols_;
   BookSet books_;
+  std::unique_ptr<PhaseResolver> phases_;
+  PhaseCounters no_phases_;
   FeatureEngine features_;
   RuleEngine rules_;
   AlertDispatcher* dispatcher_;

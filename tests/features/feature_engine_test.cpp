@@ -121,15 +121,16 @@ TEST_F(FeatureGolden, VolumeAndTradeCountZScores) {
   fe.on_event(trade_at(sh, 12 * kS, 180000, 500, Side::kBuy, 1), b);
   fe.on_event(trade_at(sh, 13 * kS, 180000, 500, Side::kBuy, 2), b);
   for (int i = 0; i < 3; ++i) fe.on_event(trade_at(sh, 20 * kS, 180000, 1000, Side::kSell, 3), b);
-  // Baseline, a = 1 - e^(-1/60) = 0.0165285:
-  //   volume: mean 1000 → 1000 + a*2000 = 1033.057; var = (1-a)(0 + 2000 * 33.057) = 65021.6, std 254.99
-  //   count:  mean 2 → 2 + a*1 = 2.016529; var = (1-a)(1 * a) = 0.016255, std 0.1275
+  // Profile (volume_profile.h): both buckets fall in one 5-minute bin (08:00 Shanghai, outside the
+  // session: shape 1), so the level and the bin hold the same EWMA, weight max(1/n, 1/memory):
+  //   volume: 1000, then 3000 with a = 1/2: mean 2000; var = (1-a)(0 + a * 2000^2) = 1e6, std 1000
+  //   count:  2, then 3: mean 2.5; var = 0.5 * 0.5 * 1 = 0.25, std 0.5
   // At second 30 (window 21-30) one trade of 5000:
-  //   volume_z = (5000 - 1033.057) / max(254.99, 10 lots * 100 = 1000, 0.1 * 1033) = 3.966943
-  //   count_z  = (1 - 2.016529) / max(0.1275, 2, 0.2017) = -0.508264
+  //   volume_z = (5000 - 2000) / max(1000, 10 lots * 100 = 1000, 0.1 * 2000) = 3
+  //   count_z  = (1 - 2.5) / max(0.5, 2, 0.25) = -0.75
   const float* r = fe.on_event(trade_at(sh, 30 * kS + kS / 2, 180000, 5000, Side::kBuy, 4), b);
-  EXPECT_NEAR(r[kVolumeZ], 3.966943, 1e-4);
-  EXPECT_NEAR(r[kTradeCountZ], -0.508264, 1e-4);
+  EXPECT_NEAR(r[kVolumeZ], 3.0, 1e-4);
+  EXPECT_NEAR(r[kTradeCountZ], -0.75, 1e-4);
 }
 
 TEST_F(FeatureGolden, ZScoresZeroUntilBaselineHasEnoughBuckets) {
@@ -138,6 +139,50 @@ TEST_F(FeatureGolden, ZScoresZeroUntilBaselineHasEnoughBuckets) {
   const float* r = nullptr;
   for (int s = 0; s < 50; ++s) r = fe.on_event(trade_at(sh, s * kS, 180000, 100, Side::kBuy), b);
   EXPECT_EQ(r[kVolumeZ], 0.f);  // only 4 usable buckets (10-19 .. 40-49 not yet complete)
+}
+
+// Phases (docs/features.md, "Phases"): the lunch break is no 90-minute 1 s return, auction
+// matches are never volume, and the open is measured against the match.
+TEST_F(FeatureGolden, LunchBreakIsNoReturnJumpAndFeedsNoVolatility) {
+  FeatureEngine fe(symbols, opts);
+  BookTop b = mid_book(1000);
+  b.phase = Phase::kContinuous;
+  const float* r = nullptr;
+  for (int s = 0; s < 20; ++s) r = fe.on_event(at(EventKind::kSnapshot, sh, s * kS), b);
+  EXPECT_EQ(r[kVolShort], 0.f);  // a flat morning
+  // The break (a status snapshot at 11:30), then 13:00 at mid 1010.
+  BookTop brk = mid_book(1000);
+  brk.phase = Phase::kBreak;
+  r = fe.on_event(at(EventKind::kSnapshot, sh, 30 * kS), brk);
+  EXPECT_EQ(r[kRet1s], 0.f);
+  BookTop reopen = mid_book(1010);
+  reopen.phase = Phase::kContinuous;
+  r = fe.on_event(at(EventKind::kSnapshot, sh, 5400 * kS), reopen);
+  EXPECT_EQ(r[kRet1s], 0.f) << "13:00 is measured against 13:00, not 11:30";
+  EXPECT_EQ(r[kRet300s], 0.f);
+  r = fe.on_event(at(EventKind::kSnapshot, sh, 5402 * kS), reopen);
+  EXPECT_EQ(r[kVolShort], 0.f) << "the 99.5 bps over the break fed no 1 s return";
+  EXPECT_EQ(r[kRet1s], 0.f);
+}
+
+TEST_F(FeatureGolden, OpenIsMeasuredAgainstTheAuctionMatch) {
+  FeatureEngine fe(symbols, opts);
+  BookTop call = make_book({{1020, 300}}, {{1000, 200}});  // crossed indicative book of the call
+  call.phase = Phase::kOpeningAuction;
+  const float* r = fe.on_event(at(EventKind::kSnapshot, sh, 0), call);
+  EXPECT_EQ(r[kRet1s], 0.f);
+  // The 09:25 match at 1005: a print, but no volume.
+  r = fe.on_event(trade_at(sh, 600 * kS, 1005, 20000, Side::kNone), call);
+  EXPECT_EQ(fe.trades(sh).last_price, 1005);
+  EXPECT_EQ(r[kVolumeZ], 0.f);
+  BookTop open = mid_book(1010);
+  open.phase = Phase::kContinuous;
+  r = fe.on_event(at(EventKind::kSnapshot, sh, 900 * kS), open);
+  EXPECT_NEAR(r[kRet1s], std::log(1010.0 / 1005.0) * 1e4, 1e-2);  // 49.63 bps against the match
+  EXPECT_NEAR(r[kRet60s], std::log(1010.0 / 1005.0) * 1e4, 1e-2);
+  // The match volume is not in the first continuous 10 s window: one trade of 100 there.
+  fe.on_event(trade_at(sh, 901 * kS, 1010, 100, Side::kBuy), open);
+  EXPECT_FLOAT_EQ(fe.row(sh)[kTradeFlowImbalance], 1.f);
 }
 
 TEST_F(FeatureGolden, LimitDistancesAndReturnFromPrevClose) {
