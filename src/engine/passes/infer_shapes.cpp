@@ -838,10 +838,11 @@ Status infer_node(Ctx& c, const Node& n) {
 Status infer_shapes(Graph& g, PassLog& log) {
   Ctx c{g, {}, std::vector<bool>(g.values.size(), false), std::vector<int>(g.values.size(), -1)};
   for (ValueId id : g.inputs) {
-    // Integer inputs may be shape inputs the user gives (TensorRT's shape tensors); the rest
-    // is data.
-    const DType t = g.value(id).dtype;
-    c.data_dep[size_t(id)] = t != DType::kI64 && t != DType::kI32;
+    // Integer inputs may be shape inputs the user gives (TensorRT's shape tensors), and a
+    // scalar is a parameter the user gives (Range's start); the rest is data.
+    const Value& v = g.value(id);
+    const bool scalar = v.rank_known && v.shape.empty();
+    c.data_dep[size_t(id)] = v.dtype != DType::kI64 && v.dtype != DType::kI32 && !scalar;
   }
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& n = g.nodes[i];
