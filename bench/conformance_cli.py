@@ -9,8 +9,10 @@ and, per failing case, the first line of the error; --json writes them.
         --cases build/release/onnx-node-tests --ops Add,Relu,...
 """
 import argparse
+import datetime
 import json
 import os
+import platform
 import subprocess
 import sys
 import tempfile
@@ -56,6 +58,23 @@ def run_case(binary, cases_dir, case, work):
     return "; ".join(problems)
 
 
+def machine():
+    model = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            model = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), "")
+    except OSError:
+        pass
+    return {"host": platform.node(), "cpu": model, "cores": os.cpu_count()}
+
+
+def commit_of(binary):
+    """The commit of the checkout the binary was built in (its build tree lies inside it)."""
+    r = subprocess.run(["git", "-C", os.path.dirname(os.path.abspath(binary)), "rev-parse", "--short", "HEAD"],
+                       capture_output=True, text=True)
+    return r.stdout.strip() if r.returncode == 0 else ""
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bin", required=True)
@@ -81,7 +100,9 @@ def main():
           f"({len(ops)} ops)")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"bin": args.bin, "ops": sorted(ops), "total": len(results),
+            json.dump({"bin": args.bin, "commit": commit_of(args.bin), "machine": machine(),
+                       "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                       "cases": os.path.abspath(args.cases), "ops": sorted(ops), "total": len(results),
                        "passed": len(results) - len(failed), "failures": failed}, f, indent=1)
     return 0
 

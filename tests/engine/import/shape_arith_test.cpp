@@ -174,5 +174,60 @@ TEST(ShapeArithRefusal, SliceEndFromTensorDataIsRefusedWithTheNodeAndWhy) {
   EXPECT_NE(m.find("not only on shapes"), std::string::npos) << m;
 }
 
+// Every shape argument is evaluated at the user's min/opt/max shapes: a Reshape to [-1, 12]
+// builds symbolically, but at the min shape 1x1x6 six elements do not fill a row of 12, and the
+// error quotes that shape and the node.
+TEST(ShapeArithProfiles, ErrorQuotesTheProfileShapesWhereAnArgumentFails) {
+  testing::OnnxModelBuilder b;
+  b.input("x", {"batch", "seq", 6});
+  b.output("y", {"rows", 12});
+  b.constant_i64("target", {2}, {-1, 12});
+  b.node("Reshape", {"x", "target"}, {"y"}, "to_rows");
+  BuildOptions opts;
+  opts.time_tactics = false;
+  OptimizationProfile p;
+  p.inputs["x"] = ShapeRange{{1, 1, 6}, {4, 10, 6}, {8, 32, 6}};
+  opts.profiles.push_back(p);
+  auto plan = build(b.bytes(), opts);
+  ASSERT_FALSE(plan.is_ok());
+  const std::string m = plan.status().message();
+  EXPECT_NE(m.find("at profile 0's min shapes x:1x1x6"), std::string::npos) << m;
+  EXPECT_NE(m.find("node 'to_rows' (Reshape)"), std::string::npos) << m;
+  // At shapes where every argument is valid the same model builds.
+  opts.profiles[0].inputs["x"] = ShapeRange{{2, 1, 6}, {4, 10, 6}, {8, 32, 6}};
+  auto ok = build(b.bytes(), opts);
+  EXPECT_TRUE(ok.is_ok()) << ok.status().message();
+}
+
+// The trial run gives an integer shape input values a user could give: an Expand shape of
+// ones (an all-zero shape, as before, cannot expand [3, 1] and failed the build).
+TEST(ShapeArithProfiles, TrialRunGivesShapeInputsValuesAUserCouldGive) {
+  testing::OnnxModelBuilder b;
+  b.input("x", {3, 1});
+  b.input("shape", {2}, onnx::TensorProto::INT64);
+  b.output("y", {"r", "c"});
+  b.node("Expand", {"x", "shape"}, {"y"}, "expand");
+  BuildOptions opts;
+  opts.time_tactics = false;
+  auto plan = build(b.bytes(), opts);
+  ASSERT_TRUE(plan.is_ok()) << plan.status().message();
+  auto engine = Engine::load(plan.value());
+  ASSERT_TRUE(engine.is_ok()) << engine.status().message();
+  auto ctx = engine.value()->create_context();
+  ASSERT_TRUE(ctx.is_ok());
+  HostTensor x = HostTensor::zeros(DType::kF32, {3, 1});
+  for (int i = 0; i < 3; ++i) x.as<float>()[i] = float(i + 1);
+  HostTensor shape = HostTensor::zeros(DType::kI64, {2});
+  shape.as<int64_t>()[0] = 3;
+  shape.as<int64_t>()[1] = 4;
+  HostTensor y = HostTensor::zeros(DType::kF32, {3, 4});
+  std::vector<TensorView> in, out = {y.view()};
+  for (const auto& bnd : engine.value()->inputs()) in.push_back(bnd.name == "x" ? x.view() : shape.view());
+  Status st = ctx.value()->execute(in, out);
+  ASSERT_TRUE(st.is_ok()) << st.message();
+  EXPECT_EQ(out[0].dims, (std::vector<int64_t>{3, 4}));
+  for (int i = 0; i < 12; ++i) EXPECT_EQ(y.as<float>()[i], float(i / 4 + 1)) << i;
+}
+
 }  // namespace
 }  // namespace ts::engine
