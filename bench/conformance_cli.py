@@ -39,8 +39,9 @@ def run_case(binary, cases_dir, case, work):
                        capture_output=True, text=True, timeout=120)
     if r.returncode != 0:
         return "build: " + (r.stderr.strip() or r.stdout.strip()).splitlines()[-1][:300]
-    cmd = [binary, "infer", "--loadEngine", plan, "--input"]
-    cmd += [f"{i['name']}={os.path.join(cases_dir, i['file'])}" for i in case["inputs"]]
+    cmd = [binary, "infer", "--loadEngine", plan]
+    if case["inputs"]:
+        cmd += ["--input"] + [f"{i['name']}={os.path.join(cases_dir, i['file'])}" for i in case["inputs"]]
     cmd += ["--output"]
     outs = []
     for k, o in enumerate(case["outputs"]):
