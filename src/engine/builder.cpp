@@ -16,6 +16,7 @@
 #include "engine/onnx_import.h"
 #include "engine/passes/passes.h"
 #include "engine/plan.h"
+#include "engine/profile_shapes.h"
 #include "engine/quantize.h"
 #include "engine/runtime.h"
 
@@ -149,6 +150,17 @@ Result<std::vector<uint8_t>> build_from_graph(Graph graph, const PassLog& log, c
   plan.profiles = options.profiles;
   if (plan.profiles.empty()) plan.profiles.push_back(default_profile(graph));
   for (size_t i = 0; i < plan.profiles.size(); ++i) TS_RETURN_IF_ERROR(check_profile(graph, plan.profiles[i], i));
+  // Every shape argument computed from the inputs' shapes, evaluated at the user's min, opt and
+  // max shapes (the default profile: at its opt shape only, its range being a guess).
+  {
+    Status s = check_profile_dims(graph, plan.profiles, !options.profiles.empty());
+    if (!s) return build_error(s.code(), s.message());
+  }
+  // The graph at profile 0's opt shapes, before the backend's fusions: what reads each input.
+  InputDims opt_dims;
+  for (const auto& [name, r] : plan.profiles[0].inputs) opt_dims[name] = r.opt;
+  auto at_opt = graph_at_dims(graph, opt_dims);
+  if (!at_opt) return build_error(at_opt.status().code(), at_opt.status().message());
   plan.pass_log = log.lines;
   if (options.precision == Precision::kINT8) {
     // Calibrate on the FP32 graph and mark each GEMM's precision before tactics are chosen:
@@ -207,7 +219,7 @@ Result<std::vector<uint8_t>> build_from_graph(Graph graph, const PassLog& log, c
   std::vector<int64_t> opt_numel_ratio;
   double max_ratio = 1.0;
   std::mt19937 rng(42);
-  std::uniform_real_distribution<float> uni(-1.0f, 1.0f);
+  std::string integer_inputs;  // how the integer inputs were chosen, for the error of a failed run
   for (ValueId id : graph.inputs) {
     const Value& v = graph.value(id);
     TensorView tv;
@@ -224,11 +236,10 @@ Result<std::vector<uint8_t>> build_from_graph(Graph graph, const PassLog& log, c
                                                            " has dynamic dims but profile 0 does not cover it");
     }
     buffers.emplace_back(tv.bytes() + 1, 0);
-    if (v.dtype == DType::kF32) {
-      auto* f = reinterpret_cast<float*>(buffers.back().data());
-      for (int64_t i = 0; i < shape_numel(tv.dims); ++i) f[i] = uni(rng);
-    }
     tv.data = buffers.back().data();
+    const ValueId at = at_opt.value().find_value(v.name);
+    const std::string how = at == kNoValue ? "" : fill_trial_input(at_opt.value(), at, tv, rng);
+    if (!how.empty()) integer_inputs += (integer_inputs.empty() ? "" : ", ") + how;
     views.push_back(tv);
   }
 
@@ -251,7 +262,10 @@ Result<std::vector<uint8_t>> build_from_graph(Graph graph, const PassLog& log, c
   if (!exr) return exr.status().with_context("building");
   BackendExecutor& ex = *exr.value();
   Status run = ex.run(views);
-  if (!run) return build_error(run.code(), "running at the opt shape: " + run.message());
+  if (!run) {
+    return build_error(run.code(), "trial run at profile 0's opt shapes " + input_dims_str(graph, opt_dims) +
+                                       (integer_inputs.empty() ? "" : " with " + integer_inputs) + ": " + run.message());
+  }
 
   TimingCache cache(options.timing_cache_path);
   for (size_t i = 0; i < graph.nodes.size() && options.time_tactics; ++i) {

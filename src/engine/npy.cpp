@@ -26,7 +26,10 @@ constexpr DescrMap kDescrs[] = {
     {"<i4", DType::kI32}, {"|i1", DType::kI8},  {"|u1", DType::kU8},  {"|b1", DType::kBool},
 };
 
-Result<DType> dtype_of_descr(std::string_view d) {
+// numpy has no bfloat16: bf16 travels as its 16-bit patterns, numpy's uint16.
+constexpr const char* kBf16Descr = "<u2";
+
+Result<DType> dtype_of_descr(std::string_view d, const NpyOptions& o) {
   std::string norm(d);
   if (norm.size() == 3 && norm[2] == '1' && std::strchr("<>=|", norm[0])) {
     norm[0] = '|';  // byte-sized: order does not matter
@@ -36,6 +39,11 @@ Result<DType> dtype_of_descr(std::string_view d) {
   for (auto& m : kDescrs) {
     if (norm == m.descr) return m.dtype;
   }
+  if (norm == kBf16Descr) {
+    if (o.u2_as_bf16) return DType::kBF16;
+    return npy_error("dtype '<u2' (uint16) is not one the engine computes; bf16 tensors are stored as '<u2' "
+                     "bit patterns: read them with the bf16 flag (NpyOptions::u2_as_bf16)");
+  }
   if (!norm.empty() && norm[0] == '>') {
     return npy_error("big-endian dtype '" + std::string(d) + "' is not supported");
   }
@@ -43,6 +51,7 @@ Result<DType> dtype_of_descr(std::string_view d) {
 }
 
 const char* descr_of_dtype(DType t) {
+  if (t == DType::kBF16) return kBf16Descr;
   for (auto& m : kDescrs) {
     if (m.dtype == t) return m.descr;
   }
@@ -138,7 +147,7 @@ TensorView HostTensor::view() const {
   return TensorView{dtype, dims, const_cast<uint8_t*>(data.data())};
 }
 
-Result<HostTensor> npy_parse(std::span<const uint8_t> bytes) {
+Result<HostTensor> npy_parse(std::span<const uint8_t> bytes, const NpyOptions& options) {
   if (bytes.size() < kMagicLen + 2 || std::memcmp(bytes.data(), kMagic, kMagicLen) != 0) {
     return npy_error("bad magic (not a .npy file)");
   }
@@ -162,7 +171,7 @@ Result<HostTensor> npy_parse(std::span<const uint8_t> bytes) {
   auto header = parse_header(h);
   if (!header) return header.status();
   if (header.value().fortran) return npy_error("Fortran-order arrays are not supported");
-  auto dt = dtype_of_descr(header.value().descr);
+  auto dt = dtype_of_descr(header.value().descr, options);
   if (!dt) return dt.status();
 
   HostTensor t;
@@ -190,11 +199,11 @@ Result<HostTensor> npy_parse(std::span<const uint8_t> bytes) {
   return t;
 }
 
-Result<HostTensor> npy_read(const std::string& path) {
+Result<HostTensor> npy_read(const std::string& path, const NpyOptions& options) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status(StatusCode::kNotFound, "reading " + path + ": cannot open file");
   std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  auto t = npy_parse(bytes);
+  auto t = npy_parse(bytes, options);
   if (!t) return t.status().with_context("reading " + path);
   return t;
 }

@@ -3,7 +3,10 @@
 // model's inputs and reference outputs can travel between Python and the engine
 // (`ticksentry infer`, the whole-model tests).
 //
-// Supported: little-endian (or byte-sized) f32, f64, f16, i64, i32, i8, u8 and bool, C order.
+// Supported: little-endian (or byte-sized) f32, f64, f16, i64, i32, i8, u8 and bool, C order;
+// and bf16, which numpy lacks, as its bit patterns in a '<u2' (uint16) array: written so always,
+// read as bf16 when NpyOptions::u2_as_bf16 is set (a '<u2' file is refused otherwise: the engine
+// computes no uint16).
 // Refused with an error naming why: bad magic, unknown version, malformed header, Fortran order,
 // big-endian or unsupported dtypes, data shorter than the header's shape says.
 // Not for the hot path: reading allocates.
@@ -36,13 +39,17 @@ struct HostTensor {
   T* as() { return reinterpret_cast<T*>(data.data()); }
 };
 
+struct NpyOptions {
+  bool u2_as_bf16 = false;  // read '<u2' (uint16) arrays as bf16 bit patterns; default off
+};
+
 // Parses the bytes of a .npy file.
-Result<HostTensor> npy_parse(std::span<const uint8_t> bytes);
+Result<HostTensor> npy_parse(std::span<const uint8_t> bytes, const NpyOptions& options = {});
 // Reads a .npy file; errors carry the path.
-Result<HostTensor> npy_read(const std::string& path);
+Result<HostTensor> npy_read(const std::string& path, const NpyOptions& options = {});
 
 // Serializes a tensor as .npy (version 1, or 2 if the header needs it). `data` must hold
-// dtype_size(dtype) * numel(dims) bytes. Unsupported dtype (bf16) → error.
+// dtype_size(dtype) * numel(dims) bytes. bf16 is written as '<u2' bit patterns.
 Result<std::vector<uint8_t>> npy_serialize(DType dtype, std::span<const int64_t> dims,
                                            const void* data);
 Status npy_write(const std::string& path, DType dtype, std::span<const int64_t> dims,

@@ -2,15 +2,20 @@
 //
 // Order of checks, cheapest and most specific first so the user sees the clearest message:
 //   1. bytes parse as a ModelProto with a graph ("not an ONNX model: ...")
-//   2. default-domain opset in 14..17 ("unsupported opset N (supported 14..17)")
+//   2. default-domain opset in 7..21 ("unsupported opset N (supported 7..21)"); each node is
+//      brought to the engine's form of its op (onnx_versions.h)
 //   3. every node input names a graph input, an initializer, a Constant or an earlier node's
 //      output ("node 'n' (Op): input 'w' is not defined ...") — before the ONNX checker, whose
 //      message for the same fault is about topological order and harder to read
-//   4. onnx::checker::check_model (anything else malformed: "invalid ONNX model: ...")
+//   4. onnx::checker::check_model (anything else malformed: "invalid ONNX model: ..."); this
+//      onnx (1.12) knows opsets up to 17, so models of opsets 18..21 are checked by the
+//      importer's own checks and shape inference only
 // Constant nodes become constant Values (their `value*` attribute is the data) and are not
 // kept as nodes; ConstantOfShape's TENSOR attribute `value` becomes a scalar FLOAT attr
 // "value" (and INT attr "value_dtype" with the DType) since the op only needs one element.
 #include "engine/onnx_import.h"
+
+#include "engine/onnx_versions.h"
 
 #include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
@@ -24,8 +29,9 @@
 namespace ts::engine {
 namespace {
 
-constexpr int64_t kMinOpset = 14;
-constexpr int64_t kMaxOpset = 17;
+constexpr int64_t kMinOpset = kMinOnnxOpset;
+constexpr int64_t kMaxOpset = kMaxOnnxOpset;
+constexpr int64_t kMaxCheckedOpset = 17;  // the newest opset this onnx's checker knows
 
 Status import_error(const std::string& msg) { return Status(StatusCode::kParseError, msg); }
 
@@ -189,7 +195,7 @@ std::string node_where(const onnx::NodeProto& n, int index) {
   return "node '" + name + "' (" + n.op_type() + ")";
 }
 
-Result<Graph> convert(const onnx::ModelProto& model) {
+Result<Graph> convert(const onnx::ModelProto& model, int64_t opset) {
   Graph g;
   g.producer = model.producer_name() + (model.producer_version().empty() ? "" : " " + model.producer_version());
   const auto& gp = model.graph();
@@ -247,7 +253,7 @@ Result<Graph> convert(const onnx::ModelProto& model) {
       ids[out] = id;
       node.outputs.push_back(id);
     }
-    g.nodes.push_back(std::move(node));
+    TS_RETURN_IF_ERROR(upgrade_node(std::move(node), opset, g, where, g.nodes));
   }
 
   for (const auto& out : gp.output()) {
@@ -289,10 +295,10 @@ Result<Graph> import_onnx(std::span<const uint8_t> model_bytes) {
     return Status(StatusCode::kUnsupported, "unsupported opset " + std::to_string(opset) + " (supported " +
                                                 std::to_string(kMinOpset) + ".." + std::to_string(kMaxOpset) + ")");
   }
-  auto g = convert(model);  // names undefined inputs precisely before the checker does
+  auto g = convert(model, opset);  // names undefined inputs precisely before the checker does
   if (!g) return g.status();
   try {
-    onnx::checker::check_model(model);
+    if (opset <= kMaxCheckedOpset) onnx::checker::check_model(model);
   } catch (const std::exception& e) {
     std::string what = e.what();
     if (auto p = what.find("\n\n==> Context"); p != std::string::npos) what.resize(p);

@@ -145,6 +145,15 @@ Result<std::optional<Value>> eval(const Graph& g, const Node& n) {
     DType dt = n.has_attr("value_dtype") ? DType(n.attr_i("value_dtype", 0)) : DType::kF32;
     return Opt(make_constant(name, dt, dims, std::vector<double>(size_t(shape_numel(dims)), n.attr_f("value", 0))));
   }
+  if (op == "Range" && x && cin(1) && cin(2) && x->numel() == 1 && cin(1)->numel() == 1 && cin(2)->numel() == 1) {
+    const double b = constant_as_f64(*x)[0], e = constant_as_f64(*cin(1))[0], d = constant_as_f64(*cin(2))[0];
+    if (d == 0) return node_error(n, "delta is 0");
+    const int64_t count = std::max<int64_t>(int64_t(std::ceil((e - b) / d)), 0);
+    if (count > kMaxFoldElems) return Opt{};
+    std::vector<double> xs;
+    for (int64_t i = 0; i < count; ++i) xs.push_back(b + double(i) * d);
+    return Opt(make_constant(name, x->dtype, {count}, xs));
+  }
   if (!x || x->numel() > kMaxFoldElems) return Opt{};
   auto xd = x->const_dims();
   auto relabel = [&](std::vector<int64_t> dims) {

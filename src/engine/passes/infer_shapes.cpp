@@ -9,6 +9,7 @@
 // runtime computes the concrete size. A product of symbols is written "batch*seq".
 // Graph inputs and constants keep their shapes; every node output is (re)computed.
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <optional>
 
@@ -29,13 +30,30 @@ using ShapeData = std::vector<Dim>;
 const Dim kUnknown{-1, "?"};
 
 constexpr int64_t kBig = int64_t(1) << 62;
+// Shape data longer than this is not tracked (a Range or ConstantOfShape of many elements is
+// data, not a shape argument).
+constexpr int64_t kMaxTracked = 64;
+
+// Elements of Range(start, limit, delta), delta != 0 (ONNX: max(ceil((limit - start) / delta), 0)).
+int64_t range_count(int64_t start, int64_t limit, int64_t delta) {
+  const int64_t span = limit - start;
+  int64_t q = span / delta;
+  if (q * delta != span && ((span < 0) == (delta < 0))) ++q;
+  return std::max<int64_t>(q, 0);
+}
 
 struct Ctx {
   Graph& g;
   std::map<ValueId, ShapeData> sdata;
+  // Values whose elements depend on tensor data (not only on input shapes, integer shape
+  // inputs and constants); a shape argument computed from one is refused.
+  std::vector<bool> data_dep;
+  std::vector<int> producer;  // value → index of the node that writes it, -1 for none
 };
 
 bool is_unknown(const Dim& d) { return d.symbol == kUnknown.symbol; }
+// A shape-data element holding a number (any value, negative ones included).
+bool is_literal(const Dim& d) { return d.symbol.empty(); }
 // As a dim of a shape: unknown when marked so or when neither known nor symbolic.
 bool dim_unknown(const Dim& d) { return is_unknown(d) || (!d.is_known() && d.symbol.empty()); }
 
@@ -97,6 +115,45 @@ std::optional<std::vector<int64_t>> ints_of(const Ctx& c, const Node& n, size_t 
     out.push_back(x.value);
   }
   return out;
+}
+
+// A shape argument (input i of n: Reshape's shape, Slice's ends, ...) that is not a constant
+// nor tracked shape data is computed at run time; that is fine when it depends only on input
+// shapes, integer shape inputs and constants (the backend computes it per shape), and refused
+// when it is read from tensor data: the error names the argument and where the data enters.
+Status check_shape_arg(const Ctx& c, const Node& n, size_t i, const char* what) {
+  if (i >= n.inputs.size() || n.inputs[i] == kNoValue || !c.data_dep[size_t(n.inputs[i])]) return Status::ok();
+  ValueId v = n.inputs[i];
+  std::string path;
+  for (int hops = 0; hops < 64; ++hops) {
+    const int p = c.producer[size_t(v)];
+    if (p < 0) break;
+    const Node& pn = c.g.nodes[size_t(p)];
+    path += (path.empty() ? "" : " ← ") + passes::where(pn);
+    ValueId next = kNoValue;
+    for (ValueId u : pn.inputs) {
+      if (u != kNoValue && c.data_dep[size_t(u)]) {
+        next = u;
+        break;
+      }
+    }
+    if (next == kNoValue) break;
+    v = next;
+  }
+  const Value& src = c.g.value(v);
+  return node_error(n, std::string(what) + " '" + c.g.value(n.inputs[i]).name + "' depends on the data of " +
+                           (c.producer[size_t(v)] < 0 ? "input" : "value") + " '" + src.name + "' (" +
+                           dtype_name(src.dtype) + ")" + (path.empty() ? "" : " through " + path) +
+                           ", not only on shapes: the engine computes shape arguments from input shapes, integer "
+                           "shape inputs and constants");
+}
+
+// Length of a 1-D shape argument from its own shape, or -1.
+int64_t arg_length(const Ctx& c, const Node& n, size_t i) {
+  const Value* v = in(c, n, i);
+  if (!v || !v->rank_known) return -1;
+  if (v->shape.empty()) return 1;
+  return v->shape.size() == 1 && v->shape[0].is_known() ? v->shape[0].value : -1;
 }
 
 // Axes from input `idx` (opset 13+) or attr "axes" (older exports).
@@ -298,8 +355,69 @@ void track_data(Ctx& c, const Node& n) {
     c.sdata[out] = ShapeData(x->shape.begin() + s, x->shape.begin() + e);
     return;
   }
+  if (op == "Range") {
+    auto a = ints_of(c, n, 0), b = ints_of(c, n, 1), d = ints_of(c, n, 2);
+    if (!a || !b || !d || a->size() != 1 || b->size() != 1 || d->size() != 1 || (*d)[0] == 0) return;
+    const int64_t count = range_count((*a)[0], (*b)[0], (*d)[0]);
+    if (count > kMaxTracked) return;
+    ShapeData r;
+    for (int64_t k = 0; k < count; ++k) r.push_back(Dim{(*a)[0] + k * (*d)[0], {}});
+    c.sdata[out] = r;
+    return;
+  }
   auto d0 = data_of(c, n, 0);
   if (!d0) return;
+  if (op == "ConstantOfShape") {
+    int64_t count = 1;
+    for (const Dim& e : *d0) {
+      if (!is_literal(e) || e.value < 0) return;
+      count *= e.value;
+    }
+    const double v = n.attr_f("value", 0.0f);
+    if (count > kMaxTracked || v != double(int64_t(v))) return;
+    c.sdata[out] = ShapeData(size_t(count), Dim{int64_t(v), {}});
+    return;
+  }
+  if (op == "Neg" || op == "Abs") {
+    ShapeData r;
+    for (const Dim& e : *d0) {
+      if (!is_literal(e)) return;
+      r.push_back(Dim{op == "Neg" ? -e.value : std::abs(e.value), {}});
+    }
+    c.sdata[out] = r;
+    return;
+  }
+  if (op == "Equal" || op == "Max" || op == "Min" || op == "Where") {
+    // Element-wise over equal lengths or a length-1 side; Where's condition is input 0.
+    std::vector<ShapeData> ins = {*d0};
+    for (size_t i = 1; i < n.inputs.size(); ++i) {
+      auto d = data_of(c, n, i);
+      if (!d) return;
+      ins.push_back(*d);
+    }
+    size_t len = 1;
+    for (auto& d : ins) len = std::max(len, d.size());
+    for (auto& d : ins) {
+      if (d.size() != len && d.size() != 1) return;
+    }
+    auto at = [&](size_t k, size_t i) -> const Dim& { return ins[k][ins[k].size() == 1 ? 0 : i]; };
+    ShapeData r;
+    for (size_t i = 0; i < len; ++i) {
+      if (op == "Where") {
+        const Dim& cond = at(0, i);
+        if (!is_literal(cond)) r.push_back(at(1, i) == at(2, i) ? at(1, i) : kUnknown);
+        else r.push_back(cond.value ? at(1, i) : at(2, i));
+        continue;
+      }
+      const Dim &a = at(0, i), &b = at(1, i);
+      if (op == "Equal" && a == b && !is_unknown(a)) r.push_back(Dim{1, {}});
+      else if (!is_literal(a) || !is_literal(b)) r.push_back(kUnknown);
+      else if (op == "Equal") r.push_back(Dim{a.value == b.value, {}});
+      else r.push_back(Dim{op == "Max" ? std::max(a.value, b.value) : std::min(a.value, b.value), {}});
+    }
+    c.sdata[out] = r;
+    return;
+  }
   if (op == "Identity" || op == "Cast" || op == "Unsqueeze" || op == "Squeeze" || op == "Reshape") {
     c.sdata[out] = *d0;
   } else if (op == "Gather") {
@@ -339,12 +457,18 @@ void track_data(Ctx& c, const Node& n) {
     for (size_t i = 0; i < len; ++i) {
       const Dim& a = (*d0)[d0->size() == 1 ? 0 : i];
       const Dim& b = (*d1)[d1->size() == 1 ? 0 : i];
-      if (a.is_known() && b.is_known()) {
-        int64_t v = op == "Mul" ? a.value * b.value : op == "Add" ? a.value + b.value
-                  : op == "Sub" ? a.value - b.value : (b.value ? a.value / b.value : -2);
-        r.push_back(v < 0 ? kUnknown : Dim{v, {}});
-      } else if (op == "Mul") {
+      if (is_literal(a) && is_literal(b)) {
+        if (op == "Div" && b.value == 0) return;
+        const int64_t v = op == "Mul" ? a.value * b.value : op == "Add" ? a.value + b.value
+                        : op == "Sub" ? a.value - b.value : a.value / b.value;
+        r.push_back(Dim{v, {}});  // a literal, negative ones included (-1 in a Reshape shape)
+      } else if (op == "Mul" && !is_unknown(a) && !is_unknown(b) && (a.is_known() || !a.symbol.empty()) &&
+                 (b.is_known() || !b.symbol.empty())) {
         r.push_back(product({a, b}));
+      } else if ((op == "Div" || op == "Mul") && is_literal(b) && b.value == 1) {
+        r.push_back(a);
+      } else if ((op == "Add" || op == "Sub") && is_literal(b) && b.value == 0) {
+        r.push_back(a);
       } else {
         r.push_back(kUnknown);
       }
@@ -389,7 +513,7 @@ Status infer_node(Ctx& c, const Node& n) {
     return set_out(c, n, 0, it->second, x->shape);
   }
   if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Pow" || op == "Where" ||
-      op == "Equal" || op == "Less" || op == "Greater") {
+      op == "Equal" || op == "Less" || op == "Greater" || op == "Max" || op == "Min") {
     size_t first = op == "Where" ? 1 : 0;
     Shape s;
     for (size_t i = 0; i < n.inputs.size(); ++i) {
@@ -458,6 +582,7 @@ Status infer_node(Ctx& c, const Node& n) {
     TS_RETURN_IF_ERROR(need_rank(n, x, 0));
     auto t = data_of(c, n, 1);
     if (!t) {
+      TS_RETURN_IF_ERROR(check_shape_arg(c, n, 1, "shape"));
       const Value* sv = in(c, n, 1);
       if (!sv || !sv->rank_known || sv->shape.size() != 1 || !sv->shape[0].is_known()) {
         return node_error(n, "shape input has unknown length");
@@ -480,7 +605,13 @@ Status infer_node(Ctx& c, const Node& n) {
   if (op == "Squeeze" || op == "Unsqueeze") {
     TS_RETURN_IF_ERROR(need_rank(n, x, 0));
     auto axes = axes_of(c, n, 1);
-    if (!axes) return node_error(n, "axes input is not constant");
+    if (!axes) {
+      // Axes computed per shape: the rank is known from their count, every dim at run time.
+      TS_RETURN_IF_ERROR(check_shape_arg(c, n, 1, "axes"));
+      const int64_t k = arg_length(c, n, 1), r = int64_t(x->shape.size());
+      if (k < 0 || (op == "Squeeze" && k > r)) return node_error(n, "axes input has unknown length");
+      return set_out(c, n, 0, x->dtype, Shape(size_t(op == "Squeeze" ? r - k : r + k), kUnknown));
+    }
     if (op == "Squeeze") {
       int64_t r = int64_t(x->shape.size());
       std::vector<bool> drop(size_t(r), false);
@@ -516,29 +647,55 @@ Status infer_node(Ctx& c, const Node& n) {
   }
   if (op == "Slice") {
     TS_RETURN_IF_ERROR(need_rank(n, x, 0));
-    auto st = ints_of(c, n, 1), en = ints_of(c, n, 2);
-    if (!st || !en || st->size() != en->size()) return node_error(n, "starts/ends are not constant");
-    int64_t r = int64_t(x->shape.size());
-    std::vector<int64_t> axes, steps(st->size(), 1);
-    if (in(c, n, 3)) {
-      auto a = ints_of(c, n, 3);
-      if (!a) return node_error(n, "axes are not constant");
-      axes = *a;
-    } else {
-      for (size_t i = 0; i < st->size(); ++i) axes.push_back(int64_t(i));
+    static const char* kArg[] = {"", "starts", "ends", "axes", "steps"};
+    for (size_t i = 1; i <= 4; ++i) {
+      if (in(c, n, i) && !data_of(c, n, i)) TS_RETURN_IF_ERROR(check_shape_arg(c, n, i, kArg[i]));
     }
+    const int64_t r = int64_t(x->shape.size());
+    auto st = data_of(c, n, 1), en = data_of(c, n, 2);
+    std::optional<std::vector<int64_t>> axes;
+    if (in(c, n, 3)) axes = ints_of(c, n, 3);
+    if (!st || !en || (in(c, n, 3) && !axes)) {
+      // Computed per shape but not followed here: the sliced axes' lengths are found at run time.
+      Shape s = x->shape;
+      if (!axes) s.assign(size_t(r), kUnknown);
+      for (int64_t a : axes ? *axes : std::vector<int64_t>{}) {
+        const int64_t k = norm_axis(a, r);
+        if (k < 0) return node_error(n, "axis " + std::to_string(a) + " out of range for " + shape_to_string(x->shape));
+        s[size_t(k)] = kUnknown;
+      }
+      if (!axes && st) {
+        for (size_t i = 0; i < st->size() && i < size_t(r); ++i) s[i] = kUnknown;
+        for (size_t i = st->size(); i < size_t(r); ++i) s[i] = x->shape[i];
+      }
+      return set_out(c, n, 0, x->dtype, s);
+    }
+    if (st->size() != en->size()) return node_error(n, "starts and ends differ in length");
+    if (!axes) {
+      axes.emplace();
+      for (size_t i = 0; i < st->size(); ++i) axes->push_back(int64_t(i));
+    }
+    if (axes->size() != st->size()) return node_error(n, "axes and starts differ in length");
+    ShapeData steps(st->size(), Dim{1, {}});
     if (in(c, n, 4)) {
-      auto s = ints_of(c, n, 4);
-      if (!s) return node_error(n, "steps are not constant");
-      steps = *s;
+      auto sd = data_of(c, n, 4);
+      if (!sd || sd->size() != st->size()) return node_error(n, "steps do not match starts");
+      steps = *sd;
     }
     Shape s = x->shape;
     for (size_t i = 0; i < st->size(); ++i) {
-      int64_t a = norm_axis(axes[i], r);
-      if (a < 0) return node_error(n, "axis out of range");
-      int64_t b = (*st)[i], e = (*en)[i], step = steps[i];
-      if (step == 0) return node_error(n, "step 0");
+      int64_t a = norm_axis((*axes)[i], r);
+      if (a < 0) return node_error(n, "axis " + std::to_string((*axes)[i]) + " out of range for " + shape_to_string(x->shape));
       const Dim& d = x->shape[size_t(a)];
+      const Dim &bd = (*st)[i], &ed = (*en)[i], &sd = steps[i];
+      if (!is_literal(bd) || !is_literal(ed) || !is_literal(sd)) {
+        // x[:, :x.shape[1]] (a causal trim): the whole axis when it is that very dim.
+        const bool whole = is_literal(bd) && bd.value == 0 && is_literal(sd) && sd.value == 1 && !is_unknown(ed) && ed == d;
+        s[size_t(a)] = whole ? d : kUnknown;
+        continue;
+      }
+      int64_t b = bd.value, e = ed.value, step = sd.value;
+      if (step == 0) return node_error(n, "step 0");
       if (d.is_known()) {
         int64_t len = d.value;
         if (b < 0) b += len;
@@ -617,6 +774,7 @@ Status infer_node(Ctx& c, const Node& n) {
     if (t) {
       s = *t;
     } else {
+      TS_RETURN_IF_ERROR(check_shape_arg(c, n, si, "shape"));
       const Value* sv = in(c, n, si);
       if (!sv || !sv->rank_known || sv->shape.size() != 1 || !sv->shape[0].is_known()) {
         return node_error(n, "shape input has unknown length");
@@ -631,6 +789,19 @@ Status infer_node(Ctx& c, const Node& n) {
     auto b = broadcast(n, x->shape, s);
     if (!b) return b.status();
     return set_out(c, n, 0, x->dtype, b.value());
+  }
+  if (op == "Range") {
+    for (size_t i = 0; i < 3; ++i) {
+      const Value* v = in(c, n, i);
+      TS_RETURN_IF_ERROR(need_rank(n, v, i));
+      if (!v->shape.empty()) return node_error(n, "input " + std::to_string(i) + " must be a scalar, got " + shape_to_string(v->shape));
+      static const char* kArg[] = {"start", "limit", "delta"};
+      TS_RETURN_IF_ERROR(check_shape_arg(c, n, i, kArg[i]));
+    }
+    auto a = ints_of(c, n, 0), b = ints_of(c, n, 1), d = ints_of(c, n, 2);
+    if (d && (*d)[0] == 0) return node_error(n, "delta is 0");
+    Dim len = a && b && d ? Dim::known(range_count((*a)[0], (*b)[0], (*d)[0])) : kUnknown;
+    return set_out(c, n, 0, x->dtype, {len});
   }
   if (op == "ReduceMean" || op == "ReduceSum" || op == "ReduceMax") {
     TS_RETURN_IF_ERROR(need_rank(n, x, 0));
@@ -665,8 +836,25 @@ Status infer_node(Ctx& c, const Node& n) {
 }  // namespace
 
 Status infer_shapes(Graph& g, PassLog& log) {
-  Ctx c{g, {}};
-  for (const Node& n : g.nodes) {
+  Ctx c{g, {}, std::vector<bool>(g.values.size(), false), std::vector<int>(g.values.size(), -1)};
+  for (ValueId id : g.inputs) {
+    // Integer inputs may be shape inputs the user gives (TensorRT's shape tensors), and a
+    // scalar is a parameter the user gives (Range's start); the rest is data.
+    const Value& v = g.value(id);
+    const bool scalar = v.rank_known && v.shape.empty();
+    c.data_dep[size_t(id)] = v.dtype != DType::kI64 && v.dtype != DType::kI32 && !scalar;
+  }
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& n = g.nodes[i];
+    bool dep = false;
+    if (n.op != "Shape") {
+      for (ValueId u : n.inputs) dep = dep || (u != kNoValue && c.data_dep[size_t(u)]);
+    }
+    for (ValueId o : n.outputs) {
+      if (o == kNoValue) continue;
+      c.data_dep[size_t(o)] = dep;
+      c.producer[size_t(o)] = int(i);
+    }
     track_data(c, n);
     TS_RETURN_IF_ERROR(infer_node(c, n));
   }

@@ -119,6 +119,8 @@ TEST_F(EngineCli, BadInputsExitWithCodeTwoAndSayWhy) {
        "bad magic"},
       {{"infer", "--loadEngine", p("gru.plan"), "--input", "z=" + m("x_b1_t30.npy"), "--output", p("y.npy")},
        "no --input for the engine's input x"},
+      // --input is optional (a model may have none); a missing one is named.
+      {{"infer", "--loadEngine", p("gru.plan"), "--output", p("y.npy")}, "no --input for the engine's input x"},
       {{"infer", "--loadEngine", p("gru.plan"), "--input", "x=" + p("wrong.npy"), "--output", p("y.npy")},
        ""},
       {{"infer", "--loadEngine", p("gru.plan"), "--input", "x=" + p("too_long.npy"), "--output", p("y.npy")},

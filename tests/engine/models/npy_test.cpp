@@ -135,5 +135,26 @@ TEST(Npy, RefusesFilesItCannotRead) {
   EXPECT_NE(missing.status().message().find("/nonexistent/dir/x.npy"), std::string::npos);
 }
 
+// bf16 travels as numpy's '<u2' bit patterns: written so, read back as bf16 with the flag, and a
+// '<u2' file without the flag is refused saying how to read it.
+TEST(Npy, Bf16AsU2BitPatternsWithTheFlag) {
+  const uint16_t bits[] = {bf16_from_f32(1.5f), bf16_from_f32(-2.0f), bf16_from_f32(0.25f)};
+  const std::vector<int64_t> dims = {3};
+  auto bytes = npy_serialize(DType::kBF16, dims, bits);
+  ASSERT_TRUE(bytes) << bytes.status().message();
+  const std::string text(bytes.value().begin(), bytes.value().end());
+  EXPECT_NE(text.find("'descr': '<u2'"), std::string::npos) << text.substr(0, 80);
+  auto plain = npy_parse(bytes.value());
+  ASSERT_FALSE(plain);
+  EXPECT_NE(plain.status().message().find("bf16 flag"), std::string::npos) << plain.status().message();
+  auto t = npy_parse(bytes.value(), NpyOptions{.u2_as_bf16 = true});
+  ASSERT_TRUE(t) << t.status().message();
+  EXPECT_EQ(t.value().dtype, DType::kBF16);
+  EXPECT_EQ(t.value().dims, dims);
+  EXPECT_EQ(bf16_to_f32(t.value().as<uint16_t>()[0]), 1.5f);
+  EXPECT_EQ(bf16_to_f32(t.value().as<uint16_t>()[1]), -2.0f);
+  EXPECT_EQ(bf16_to_f32(t.value().as<uint16_t>()[2]), 0.25f);
+}
+
 }  // namespace
 }  // namespace ts::engine

@@ -86,6 +86,7 @@ class CpuBackend final : public Backend {
     cpu::add_shape_ops(ops);
     cpu::add_rnn_ops(ops);
     cpu::add_attention_ops(ops);
+    cpu::add_compare_ops(ops);
     for (auto& o : ops) ops_[o.op] = std::move(o);
   }
 
@@ -158,15 +159,25 @@ class CpuBackend final : public Backend {
     return it->second.make(g, n, chosen);
   }
 
+  std::vector<std::string> op_names() const {
+    std::vector<std::string> names;
+    for (const auto& [name, info] : ops_) names.push_back(name);
+    return names;
+  }
+
  private:
   std::map<std::string, cpu::OpInfo> ops_;
 };
 
-}  // namespace
-
-const Backend& cpu_backend() {
+const CpuBackend& the_cpu_backend() {
   static const CpuBackend backend;
   return backend;
 }
+
+}  // namespace
+
+const Backend& cpu_backend() { return the_cpu_backend(); }
+
+std::vector<std::string> cpu_backend_ops() { return the_cpu_backend().op_names(); }
 
 }  // namespace ts::engine

@@ -71,6 +71,7 @@ void add_conv_ops(std::vector<OpInfo>& ops);
 void add_shape_ops(std::vector<OpInfo>& ops);
 void add_rnn_ops(std::vector<OpInfo>& ops);
 void add_attention_ops(std::vector<OpInfo>& ops);
+void add_compare_ops(std::vector<OpInfo>& ops);
 
 // "node <name>: op <op> <what>" as kUnsupported.
 Status unsupported(const Node& n, const std::string& what);

@@ -547,6 +547,17 @@ class RnnKernel final : public Kernel {
   bool lstm_, lbr_, batch_major_;
 };
 
+// W, R, B and the LSTM's peepholes: constants in exported models, runtime inputs in ONNX's
+// node tests.
+constexpr size_t kWeightInputs[] = {1, 2, 3, 7};
+
+bool has_runtime_weights(const Graph& g, const Node& n) {
+  for (size_t i : kWeightInputs) {
+    if (i < n.inputs.size() && n.inputs[i] != kNoValue && !is_const(g, n.inputs[i])) return true;
+  }
+  return false;
+}
+
 Status check_rnn(const Graph& g, const Node& n, bool lstm) {
   std::string dir = n.attr_s("direction", "forward");
   if (dir != "forward") return unsupported(n, "direction=" + dir + " is not supported by the cpu backend (forward only)");
@@ -559,10 +570,12 @@ Status check_rnn(const Graph& g, const Node& n, bool lstm) {
     if (!v || *v != want) return unsupported(n, "non-default activations are not supported by the cpu backend");
   }
   if (n.inputs.size() < 3) return unsupported(n, "needs X, W and R");
-  for (size_t i : {size_t(1), size_t(2), size_t(3), size_t(7)}) {
-    if (i < n.inputs.size() && n.inputs[i] != kNoValue && !(is_const(g, n.inputs[i]) && g.value(n.inputs[i]).dtype == DType::kF32)) {
-      return unsupported(n, "needs constant f32 weights (input " + std::to_string(i) + ") on the cpu backend");
-    }
+  for (size_t i : kWeightInputs) {
+    if (i >= n.inputs.size() || n.inputs[i] == kNoValue) continue;
+    const Value& v = g.value(n.inputs[i]);
+    if (v.dtype != DType::kF32) return unsupported(n, "needs f32 weights (input " + std::to_string(i) + ") on the cpu backend");
+    // Runtime weights of unknown shape are checked when they arrive (RuntimeWeightsRnnKernel).
+    if (!v.is_constant && (!v.rank_known || !shape_is_known(v.shape))) return Status::ok();
   }
   int64_t hs = n.attr_i("hidden_size", 0);
   auto wd = g.value(n.inputs[1]).const_dims();
@@ -580,9 +593,58 @@ Status check_rnn(const Graph& g, const Node& n, bool lstm) {
   return Status::ok();
 }
 
+// A GRU/LSTM whose weights are runtime inputs: on every run the weights that arrived become
+// constants of a one-node graph, are checked as the builder checks constant ones, and packed
+// into the kernel of `tactic`, which then runs.
+// PERF NOTE: packing costs about one pass over the weights per run, the order of one batch-1
+// step; exported models carry their weights as initializers and never take this path.
+class RuntimeWeightsRnnKernel final : public Kernel {
+ public:
+  RuntimeWeightsRnnKernel(const Graph& g, const Node& n, std::string tactic, bool bf16)
+      : node_(n), tactic_(std::move(tactic)), bf16_(bf16) {
+    for (ValueId v : n.inputs) values_.push_back(v == kNoValue ? Value{} : g.value(v));
+  }
+
+  Status run(const KernelArgs& a) const override {
+    Graph g;
+    Node n = node_;
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      if (n.inputs[i] == kNoValue) continue;
+      Value v = values_[i];
+      const RtTensor* t = a.input(i);
+      const bool weight = std::find(std::begin(kWeightInputs), std::end(kWeightInputs), i) != std::end(kWeightInputs);
+      if (weight && t) {
+        if (t->dtype != DType::kF32) return bad_input("weight input " + std::to_string(i) + " must be f32");
+        v.is_constant = true;
+        v.rank_known = true;
+        v.shape = shape_of(t->dims);
+        v.data.assign(t->data, t->data + t->bytes());
+      }
+      n.inputs[i] = g.add_value(std::move(v));
+    }
+    for (ValueId& o : n.outputs) {
+      if (o != kNoValue) o = g.add_value(Value{});
+    }
+    TS_RETURN_IF_ERROR(check_rnn(g, n, n.op == "LSTM"));
+    auto k = make_rnn_kernel(g, n, tactic_, bf16_);
+    if (!k) return k.status();
+    auto state = k.value()->make_state();
+    KernelArgs inner = a;
+    inner.state = state.get();
+    return k.value()->run(inner);
+  }
+
+ private:
+  Node node_;
+  std::vector<Value> values_;  // metadata of the node's inputs (weights' data arrive at run time)
+  std::string tactic_;
+  bool bf16_;
+};
+
 }  // namespace
 
 Result<KernelPtr> make_rnn_kernel(const Graph& g, const Node& n, const std::string& tactic, bool bf16_weights) {
+  if (has_runtime_weights(g, n)) return KernelPtr(new RuntimeWeightsRnnKernel(g, n, tactic, bf16_weights));
   if (tactic == kOnednnTactic) return make_rnn_onednn(g, n);
   const bool lstm = n.op == "LSTM";
   RnnWeights w;
@@ -625,8 +687,9 @@ bool rnn_kernel_is_bf16(const Kernel& k) {
 
 void add_rnn_ops(std::vector<OpInfo>& ops) {
   // Own tactics always; oneDNN's where it can run the node (no sequence_lens).
-  auto tactics_for = [](const Graph&, const Node& n) {
+  auto tactics_for = [](const Graph& g, const Node& n) {
     std::vector<std::string> t = {kBlockedTactic, kPanelTactic};
+    if (has_runtime_weights(g, n)) return t;  // oneDNN's primitive is made with its weights
     if (onednn_rnn_supports(n)) t.push_back(kOnednnTactic);
     return t;
   };
