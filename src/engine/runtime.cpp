@@ -213,11 +213,17 @@ Status Executor::copy_outputs(std::span<TensorView> outputs) const {
     if (o.dtype != t.dtype) {
       return invalid("output " + g.value(g.outputs[i]).name + ": dtype " + dtype_name(o.dtype) + ", engine produces " + dtype_name(t.dtype));
     }
+    TS_RETURN_IF_ERROR(check_output_room(g.value(g.outputs[i]).name, o, t.dims, t.dtype));
     o.dims.assign(t.dims.begin(), t.dims.end());
-    if (t.bytes() && !o.data) return invalid("output " + g.value(g.outputs[i]).name + ": null data");
     if (t.bytes()) std::memcpy(o.data, t.data, t.bytes());
   }
   return Status::ok();
+}
+
+std::vector<std::vector<int64_t>> Executor::output_dims() const {
+  std::vector<std::vector<int64_t>> d;
+  for (ValueId id : program_->graph.outputs) d.push_back(values_[size_t(id)].dims);
+  return d;
 }
 
 int64_t Executor::memory_bytes() const {
@@ -277,6 +283,7 @@ class ContextImpl final : public ExecutionContext {
   Status enqueue(std::span<const TensorView> inputs, std::span<TensorView> outputs,
                  std::function<void(Status)> done) override;
   Status execute_inline(std::span<const TensorView> inputs, std::span<TensorView> outputs);
+  Result<std::vector<std::vector<int64_t>>> output_dims(std::span<const TensorView> inputs) override;
   Status enqueue_on_stream(std::span<const TensorView> inputs, std::span<TensorView> outputs,
                            DeviceStream stream) override;
   std::string describe() const override {
@@ -406,6 +413,14 @@ Status ContextImpl::execute_inline(std::span<const TensorView> inputs, std::span
   return run_locked(inputs, outputs);
 }
 
+Result<std::vector<std::vector<int64_t>>> ContextImpl::output_dims(std::span<const TensorView> inputs) {
+  TS_RETURN_IF_ERROR(check_inputs(engine_->graph(), engine_->profiles(), inputs));
+  wait_idle();
+  std::lock_guard<std::mutex> lk(run_mu_);
+  TS_RETURN_IF_ERROR(exec_->run(inputs));
+  return exec_->output_dims();
+}
+
 std::string EngineImpl::describe() const {
   const Graph& g = program_->graph;
   std::ostringstream o;
@@ -452,6 +467,11 @@ Status ExecutionContext::execute(std::span<const TensorView> inputs, std::span<T
   auto fut = done.get_future();
   TS_RETURN_IF_ERROR(enqueue(inputs, outputs, [&done](Status s) { done.set_value(std::move(s)); }));
   return fut.get();
+}
+
+Result<std::vector<std::vector<int64_t>>> ExecutionContext::output_dims(std::span<const TensorView> inputs) {
+  (void)inputs;
+  return Status(StatusCode::kUnsupported, "this execution context does not report output shapes");
 }
 
 Result<std::shared_ptr<Engine>> make_engine(Plan plan) {

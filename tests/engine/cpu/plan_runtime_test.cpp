@@ -79,7 +79,7 @@ TEST(EnginePlan, RoundTripRunsAndDescribes) {
     HostTensor x = random_tensor({batch, 16}, uint32_t(batch));
     std::vector<float> y(size_t(batch * 24));
     std::vector<TensorView> in = {x.view()};
-    std::vector<TensorView> out = {TensorView{DType::kF32, {}, y.data()}};
+    std::vector<TensorView> out = {TensorView{DType::kF32, {batch, 24}, y.data()}};
     ASSERT_TRUE(ctx.value()->execute(in, out));
     EXPECT_EQ(out[0].dims, (std::vector<int64_t>{batch, 24}));
     auto want = naive_mlp(x);
@@ -147,7 +147,7 @@ TEST(EngineRuntime, ShapeOutsideProfileIsRefusedAtEnqueue) {
   HostTensor x = random_tensor({2000, 16}, 1);
   std::vector<float> y(2000 * 24);
   std::vector<TensorView> in = {x.view()};
-  std::vector<TensorView> out = {TensorView{DType::kF32, {}, y.data()}};
+  std::vector<TensorView> out = {TensorView{DType::kF32, {2000, 24}, y.data()}};
   bool called = false;
   Status s = ctx.value()->enqueue(in, out, [&](Status) { called = true; });
   ASSERT_FALSE(s);
@@ -172,7 +172,7 @@ TEST(EngineRuntime, AsyncEnqueueCallsDoneOnceWithResults) {
   for (int i = 0; i < kJobs; ++i) xs.push_back(random_tensor({5, 16}, uint32_t(100 + i)));
   for (int i = 0; i < kJobs; ++i) {
     std::vector<TensorView> in = {xs[size_t(i)].view()};
-    outs[size_t(i)] = {TensorView{DType::kF32, {}, ys[size_t(i)].data()}};
+    outs[size_t(i)] = {TensorView{DType::kF32, {5, 24}, ys[size_t(i)].data()}};
     ASSERT_TRUE(ctx.value()->enqueue(in, outs[size_t(i)], [&](Status s) {
       EXPECT_TRUE(s) << s.to_string();
       std::lock_guard<std::mutex> lk(mu);
