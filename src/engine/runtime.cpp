@@ -4,6 +4,8 @@
 // order and calls the completion callback.
 #include "engine/runtime.h"
 
+#include "engine/plan_check.h"
+
 #include <algorithm>
 #include <chrono>
 #include <climits>
@@ -485,6 +487,7 @@ Result<std::shared_ptr<Engine>> make_engine(Plan plan) {
   }
   TS_RETURN_IF_ERROR(be->check_precision(plan.precision));
   TS_RETURN_IF_ERROR(validate_graph(plan.graph));
+  TS_RETURN_IF_ERROR(check_plan(plan));
   auto program = be->prepare(plan.graph, KernelOptions{plan.precision, plan.tf32});
   if (!program) return program.status();
   return std::shared_ptr<Engine>(std::make_shared<EngineImpl>(std::move(plan), be, std::move(program).value()));
