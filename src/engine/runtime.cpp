@@ -255,7 +255,12 @@ std::vector<int64_t> batch_buckets(const Graph& g, const std::vector<Optimizatio
   }
   if (cap < 1) return {};
   std::vector<int64_t> b;
-  for (int64_t x = 1; x < cap; x *= 2) b.push_back(x);
+  // Stops before x * 2 could overflow: a profile max near 2^63 (a damaged plan) gives 63
+  // buckets, not an endless loop.
+  for (int64_t x = 1; x < cap; x *= 2) {
+    b.push_back(x);
+    if (x > cap / 2) break;
+  }
   b.push_back(cap);
   return b;
 }

@@ -8,6 +8,7 @@
 
 #include "engine/builder.h"
 #include "engine/device_share.h"
+#include "engine/passes/passes.h"
 #include "engine/plan.h"
 #include "engine/runtime.h"
 #include "graph_builder.h"
@@ -156,6 +157,23 @@ TEST(EngineRuntime, ShapeOutsideProfileIsRefusedAtEnqueue) {
   std::vector<TensorView> in2 = {bad.view()};
   EXPECT_EQ(ctx.value()->execute(in2, out).message(), "input x: shape [2,15] does not match [batch,16]");
   EXPECT_FALSE(called);
+}
+
+TEST(EngineRuntime, BatchBucketsOfAHugeProfileMaxStayFew) {
+  // plan_fuzz found it: a profile max of 2^62 doubled x past INT64_MAX and grew the list until
+  // the process ran out of memory.
+  Graph g = mlp_graph();
+  PassLog log;
+  ASSERT_TRUE(infer_shapes(g, log));  // y gets dim 0 "batch", as in a built plan
+  OptimizationProfile p;
+  p.inputs["x"] = ShapeRange{{1, 16}, {8, 16}, {int64_t(1) << 62, 16}};
+  auto b = batch_buckets(g, {p});
+  ASSERT_EQ(b.size(), 63u);
+  EXPECT_EQ(b.front(), 1);
+  EXPECT_EQ(b[61], int64_t(1) << 61);
+  EXPECT_EQ(b.back(), int64_t(1) << 62);
+  p.inputs["x"].max[0] = INT64_MAX;
+  EXPECT_EQ(batch_buckets(g, {p}).size(), 64u);
 }
 
 TEST(EngineRuntime, AsyncEnqueueCallsDoneOnceWithResults) {
