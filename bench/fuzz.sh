@@ -2,8 +2,8 @@
 # Runs libFuzzer targets of the `fuzz` preset for a set time each on a copy of their committed
 # seed corpus (fuzz/corpus/<target>/), then writes executions and findings as
 # bench/results/fuzz-<machine>-<yyyymmdd-hhmm>.json (machine, commit, date, per target:
-# seconds, executions, executions/s, corpus files before/after, findings with their first
-# sanitizer line). A finding's input is kept under $out/fuzz-artifacts/<target>/ to reproduce:
+# seconds allowed (a finding stops the target early), executions, libFuzzer's average
+# executions/s, corpus files before/after, findings with their first sanitizer line). A finding's input is kept under $out/fuzz-artifacts/<target>/ to reproduce:
 #   build/fuzz/fuzz/<target> <artifact>
 #
 #   bench/fuzz.sh [--seconds S] [--build DIR] [--out DIR] [--rss-mb N] [target ...]
@@ -47,7 +47,7 @@ for t in "${targets[@]}"; do
   rc=$?
   set -e
   execs=$(awk '/stat::number_of_executed_units/ {print $2}' "$work/$t/log" | tail -1)
-  took=$(awk '/Done [0-9]+ runs in/ {print $(NF-1)}' "$work/$t/log" | tail -1)
+  rate=$(awk '/stat::average_exec_per_sec/ {print $2}' "$work/$t/log" | tail -1)  # libFuzzer's own
   after=$(find "$work/$t/corpus" -type f | wc -l)
   findings="[]"
   if [ -n "$(ls -A "$work/$t/art")" ]; then
@@ -58,8 +58,8 @@ for t in "${targets[@]}"; do
       "$work/$t/art" "$first")
     tail -40 "$work/$t/log" >&2
   fi
-  entries+=("$(python3 -c 'import json,sys; e,s,t=int(sys.argv[2] or 0),float(sys.argv[4]),float(sys.argv[3] or sys.argv[4]); print(json.dumps({"target": sys.argv[1], "seconds": s, "executions": e, "exec_per_s": round(e/max(t,1),1), "corpus_before": int(sys.argv[5]), "corpus_after": int(sys.argv[6]), "exit_code": int(sys.argv[7]), "findings": json.loads(sys.argv[8])}))' \
-    "$t" "${execs:-0}" "${took:-}" "$seconds" "$before" "$after" "$rc" "$findings")")
+  entries+=("$(python3 -c 'import json,sys; e,s,r=int(sys.argv[2] or 0),float(sys.argv[4]),float(sys.argv[3] or 0); print(json.dumps({"target": sys.argv[1], "seconds": s, "executions": e, "exec_per_s": r, "corpus_before": int(sys.argv[5]), "corpus_after": int(sys.argv[6]), "exit_code": int(sys.argv[7]), "findings": json.loads(sys.argv[8])}))' \
+    "$t" "${execs:-0}" "${rate:-}" "$seconds" "$before" "$after" "$rc" "$findings")")
   echo "  $t: ${execs:-0} executions, exit $rc"
 done
 file="$out/fuzz-$machine-$stamp.json"
