@@ -142,7 +142,7 @@ int run_cases(const Options& o) {
       std::vector<float> y(static_cast<size_t>(output_capacity(out_info, b, o.seq)));
       auto run_once = [&](int i) {
         const TensorView in[] = {TensorView{DType::kF32, {b, o.seq, feat}, pool[size_t(i % kPool)].data()}};
-        TensorView out[] = {TensorView{DType::kF32, {}, y.data()}};
+        TensorView out[] = {TensorView{DType::kF32, {}, y.data(), y.size() * sizeof(float)}};
         return ctx.value()->execute(in, out);
       };
       const auto w0 = Clock::now();

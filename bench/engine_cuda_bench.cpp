@@ -112,6 +112,7 @@ DeviceTimes device_resident(ExecutionContext& ctx, const void* host_x, std::vect
   if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess) return fail("cudaStreamCreate failed");
   std::vector<TensorView> in{TensorView{DType::kF32, std::move(in_dims), dx}}, outs(1);
   outs[0].data = dy;
+  outs[0].capacity_bytes = out_bytes;
   auto enqueue = [&]() { return ctx.enqueue_on_stream(in, outs, DeviceStream{s}); };
   for (int w = 0; w < 20; ++w) {  // the first calls at the bucket run eagerly, then it is captured
     if (auto st = enqueue(); !st) return fail(st.to_string());
@@ -260,6 +261,7 @@ int main(int argc, char** argv) {
           std::vector<TensorView> in(1), outs(1);
           in[0] = TensorView{DType::kF32, {b, a.seq, features}, nullptr};
           outs[0].data = out.get();
+          outs[0].capacity_bytes = out_elems * sizeof(float);
           auto run_once = [&](int q) -> ts::Status {
             in[0].data = pool[size_t(q % 4)].get();
             return ctx.value()->execute(in, outs);

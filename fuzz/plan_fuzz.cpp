@@ -1,8 +1,12 @@
-// libFuzzer target for the plan loader: any byte string must give a Plan or an error, never a
-// crash, hang or giant allocation. Both the checksummed path (Engine::load) and the payload
-// parser behind the checksum (deserialize_plan without verification, then make_engine) are fed.
-//   clang++ -std=c++20 -fsanitize=fuzzer,address,undefined -Isrc fuzz/plan_fuzz.cpp <ts_engine
-//   built with the same sanitizers> ... ; ./plan_fuzz corpus/   (seed corpus: any built .plan)
+// libFuzzer target for plan load and execution: any byte string must give an Engine or an
+// error, never a crash, hang or giant allocation; and an Engine that loads must run on random
+// inputs inside its profile (engine_exercise.h: an error Status or a result whose shape is the
+// one the engine reported, never a write past a buffer). Both the checksummed path
+// (Engine::load) and the payload parser behind the checksum (deserialize_plan without
+// verification, then make_engine, where plan_check.h applies the builder's rules) are fed, so
+// mutations reach the graph, its attributes and the kernels.
+//   cmake --preset fuzz && cmake --build --preset fuzz
+//   build/fuzz/fuzz/plan_fuzz -max_total_time=60 fuzz/corpus/plan_fuzz   (bench/fuzz.sh runs it)
 // The ctest smoke run of the same property is tests/engine/cpu/plan_fuzz_smoke_test.cpp.
 #include <cstddef>
 #include <cstdint>
@@ -11,11 +15,20 @@
 #include "engine/engine.h"
 #include "engine/plan.h"
 #include "engine/runtime.h"
+#include "engine_exercise.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::span<const uint8_t> bytes(data, size);
-  (void)ts::engine::Engine::load(bytes);
+  uint32_t seed = 2166136261u;  // FNV-1a of the input: the same input runs the same inputs
+  for (uint8_t b : bytes) seed = (seed ^ b) * 16777619u;
+  auto loaded = ts::engine::Engine::load(bytes);
+  if (loaded) {
+    ts::fuzz::exercise(*loaded.value(), seed, nullptr);
+    return 0;
+  }
   auto plan = ts::engine::deserialize_plan(bytes, /*verify_checksum=*/false);
-  if (plan) (void)ts::engine::make_engine(std::move(plan).value());
+  if (!plan) return 0;
+  auto e = ts::engine::make_engine(std::move(plan).value());
+  if (e) ts::fuzz::exercise(*e.value(), seed, nullptr);
   return 0;
 }

@@ -86,32 +86,16 @@ Result<std::shared_ptr<engine::Engine>> load_engine(const std::string& path) {
   return e;
 }
 
-// Concrete dims of every output for the given input dims: symbols resolved from the inputs'
-// symbolic dims. An output dim no input names (rare: data-dependent) gets the largest input dim,
-// which is room enough for the shapes these models produce; the engine reports real dims.
-std::vector<std::vector<int64_t>> output_dims(const engine::Engine& e,
-                                              const std::vector<std::vector<int64_t>>& in_dims) {
-  std::map<std::string, int64_t> sym;
-  int64_t largest = 1;
-  for (size_t i = 0; i < e.inputs().size(); ++i) {
-    const auto& shape = e.inputs()[i].shape;
-    for (size_t k = 0; k < shape.size() && k < in_dims[i].size(); ++k) {
-      if (!shape[k].is_known()) sym[shape[k].symbol] = in_dims[i][k];
-      largest = std::max(largest, in_dims[i][k]);
-    }
-  }
-  std::vector<std::vector<int64_t>> out;
-  for (const auto& b : e.outputs()) {
-    std::vector<int64_t> dims;
-    for (const auto& d : b.shape) {
-      if (d.is_known()) {
-        dims.push_back(d.value);
-      } else {
-        auto it = sym.find(d.symbol);
-        dims.push_back(it != sym.end() ? it->second : largest);
-      }
-    }
-    out.push_back(dims);
+// Output buffers sized for these inputs: the shapes come from the engine itself (one run of its
+// kernels on the inputs), never from a guess over the bindings' symbolic dims (a Reshape to
+// [-1] or a Concat along a dynamic axis has dims no input names).
+Result<std::vector<HostTensor>> make_outputs(const engine::Engine& e, engine::ExecutionContext& ctx,
+                                             std::span<const engine::TensorView> inputs) {
+  auto dims = ctx.output_dims(inputs);
+  if (!dims) return dims.status();
+  std::vector<HostTensor> out;
+  for (size_t i = 0; i < e.outputs().size() && i < dims.value().size(); ++i) {
+    out.push_back(HostTensor::zeros(e.outputs()[i].dtype, dims.value()[i]));
   }
   return out;
 }
@@ -248,14 +232,12 @@ int command_engine_infer(const EngineInferOptions& o) {
     in_files[spec.substr(0, eq)] = spec.substr(eq + 1);
   }
   std::vector<HostTensor> inputs;
-  std::vector<std::vector<int64_t>> in_dims;
   for (const auto& b : eng.inputs()) {
     auto it = in_files.find(b.name);
     if (it == in_files.end()) return fail(kCmd, "no --input for the engine's input " + b.name);
     // A bf16 input reads numpy's '<u2' bit patterns as bf16 (npy.h).
     auto t = engine::npy_read(it->second, engine::NpyOptions{.u2_as_bf16 = b.dtype == engine::DType::kBF16});
     if (!t) return fail(kCmd, t.status().message());
-    in_dims.push_back(t.value().dims);
     inputs.push_back(std::move(t.value()));
     in_files.erase(it);
   }
@@ -278,16 +260,13 @@ int command_engine_infer(const EngineInferOptions& o) {
     if (!found) return fail(kCmd, "the engine has no output named " + name);
   }
 
-  const auto dims = output_dims(eng, in_dims);
-  std::vector<HostTensor> outputs;
-  for (size_t i = 0; i < eng.outputs().size(); ++i) {
-    outputs.push_back(HostTensor::zeros(eng.outputs()[i].dtype, dims[i]));
-  }
   std::vector<engine::TensorView> in_views, out_views;
   for (auto& t : inputs) in_views.push_back(t.view());
-  for (auto& t : outputs) out_views.push_back(t.view());
   auto ctx = eng.create_context();
   if (!ctx) return fail(kCmd, ctx.status().message());
+  auto outputs = make_outputs(eng, *ctx.value(), in_views);
+  if (!outputs) return fail(kCmd, outputs.status().message());
+  for (auto& t : outputs.value()) out_views.push_back(t.view());
   const Status st = ctx.value()->execute(in_views, out_views);
   if (!st) return fail(kCmd, st.message());
   for (size_t i = 0; i < eng.outputs().size(); ++i) {
@@ -338,16 +317,13 @@ int command_engine_bench(const EngineBenchOptions& o) {
   if (!shapes.value().empty()) {
     return fail(kCmd, "the engine has no input named " + shapes.value().begin()->first);
   }
-  const auto dims = output_dims(eng, in_dims);
-  std::vector<HostTensor> outputs;
-  for (size_t i = 0; i < eng.outputs().size(); ++i) {
-    outputs.push_back(HostTensor::zeros(eng.outputs()[i].dtype, dims[i]));
-  }
   std::vector<engine::TensorView> in_views, out_views;
   for (auto& t : inputs) in_views.push_back(t.view());
-  for (auto& t : outputs) out_views.push_back(t.view());
   auto ctx = eng.create_context();
   if (!ctx) return fail(kCmd, ctx.status().message());
+  auto outputs = make_outputs(eng, *ctx.value(), in_views);
+  if (!outputs) return fail(kCmd, outputs.status().message());
+  for (auto& t : outputs.value()) out_views.push_back(t.view());
 
   using Clock = std::chrono::steady_clock;
   const auto warm_end = Clock::now() + std::chrono::microseconds(int64_t(o.warm_up_ms * 1000));

@@ -83,3 +83,38 @@ std::vector<std::string> backend_names() {
 }
 
 }  // namespace ts::engine
+
+namespace ts::engine {
+namespace {
+
+// Elements of `dims`, or -1 for a negative dim or a count past 2^62 (no buffer holds it).
+int64_t checked_numel(std::span<const int64_t> dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    if (d < 0) return -1;
+    if (d != 0 && n > (int64_t(1) << 62) / d) return -1;
+    n *= d;
+  }
+  return n;
+}
+
+}  // namespace
+
+Status check_output_room(const std::string& name, const TensorView& out, std::span<const int64_t> dims, DType dtype) {
+  const int64_t es = int64_t(dtype_size(dtype));
+  const int64_t need = checked_numel(dims);
+  // The room in elements of `dtype`: capacity_bytes when set, else the dims on entry.
+  const int64_t dims_room = checked_numel(out.dims);
+  const int64_t have = out.capacity_bytes ? int64_t(std::min<size_t>(out.capacity_bytes, size_t(1) << 62)) / es : dims_room;
+  if (need >= 0 && have >= 0 && need <= have) {
+    if (need > 0 && !out.data) return Status(StatusCode::kInvalidArgument, "output " + name + ": null data");
+    return Status::ok();
+  }
+  auto count = [](int64_t n) { return n < 0 ? std::string("invalid") : std::to_string(n) + " values"; };
+  const std::string buffer = out.capacity_bytes ? std::to_string(out.capacity_bytes) + " bytes"
+                                                : dims_str(out.dims) + " (" + count(have) + ")";
+  return Status(StatusCode::kInvalidArgument, "output " + name + ": the result is " + dims_str(dims) + " (" + count(need) +
+                                                  " of " + dtype_name(dtype) + "), the buffer is " + buffer);
+}
+
+}  // namespace ts::engine

@@ -110,8 +110,11 @@ class BackendExecutor {
   // the executor until the next run. Errors name the node: "node /gru/GRU (GRU): ...".
   virtual Status run(std::span<const TensorView> inputs) = 0;
   // Copies the graph outputs of the last run into `outputs` (host memory, graph output order),
-  // filling in dims.
+  // filling in dims. Each output's room is its dims on entry (TensorView); a result that does
+  // not fit → kInvalidArgument from check_output_room, nothing copied for it.
   virtual Status copy_outputs(std::span<TensorView> outputs) const = 0;
+  // Dims of every graph output of the last run (as copy_outputs would fill them in).
+  virtual std::vector<std::vector<int64_t>> output_dims() const = 0;
   // Memory held now for this context (host backends: host bytes; device backends: device bytes
   // of intermediates, scratch and staging), not counting the Program's weights.
   virtual int64_t memory_bytes() const = 0;
@@ -189,6 +192,12 @@ class Backend {
   // prepare() with precision flags (make_kernel_for per node).
   Result<std::shared_ptr<const Program>> prepare(Graph graph, const KernelOptions& options) const;
 };
+
+// Whether a result of `dims` × `dtype` fits the caller's buffer `out` (its dims on entry, see
+// TensorView): ok, or kInvalidArgument "output y: the result is [4500] (4500 values), the
+// buffer is [5,45] (225 values)". Every backend checks it before copying into a caller's
+// buffer.
+Status check_output_room(const std::string& name, const TensorView& out, std::span<const int64_t> dims, DType dtype);
 
 // The registry: "cpu" → the CPU backend, "cuda" → the CUDA backend in builds with CUDA
 // (TICKSENTRY_HAVE_CUDA; it reports available() = error on a machine without a GPU);

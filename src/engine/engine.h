@@ -63,11 +63,17 @@ struct BuildOptions {
   bool int8_obey_precision = false;
 };
 
-// A tensor handed to or returned from enqueue: host memory owned by the caller.
+// A tensor handed to or returned from enqueue: host memory owned by the caller. An output's
+// room is `capacity_bytes` when set, else its dims on entry (numel(dims) elements of `dtype`;
+// empty dims = a scalar, one element). The engine writes at most that many bytes: a result
+// that does not fit is an error naming the output, the result's shape and the buffer's, and
+// nothing is written to it. On success `dims` hold the result's shape (which may be smaller
+// than the buffer); a view reused for a larger result keeps its room through capacity_bytes.
 struct TensorView {
   DType dtype = DType::kF32;
   std::vector<int64_t> dims;
   void* data = nullptr;
+  size_t capacity_bytes = 0;   // outputs: bytes at `data`; 0 = numel(dims) × dtype size
   size_t bytes() const;
 };
 
@@ -97,6 +103,12 @@ class ExecutionContext {
                          std::function<void(Status)> done) = 0;
   // Synchronous convenience: enqueue and wait.
   Status execute(std::span<const TensorView> inputs, std::span<TensorView> outputs);
+  // The shape of every output (binding order) for these inputs, as the engine's kernels
+  // compute it: runs the engine once on `inputs` (after queued work) and reports the shapes
+  // instead of copying the results. Size output buffers from it where a binding's shape has
+  // dims the inputs do not name (a Reshape to [-1], a Concat along a dynamic axis, a
+  // data-dependent ConstantOfShape). Errors as execute(). Default: kUnsupported.
+  virtual Result<std::vector<std::vector<int64_t>>> output_dims(std::span<const TensorView> inputs);
   // Asynchronous on the caller's stream (TensorRT's enqueueV3): queues the copy-in, the engine's
   // kernels (a CUDA graph per shape bucket once warm) and the copy-out on `stream` and returns;
   // completion is the caller's to observe (an event recorded on `stream`, a synchronize).

@@ -141,10 +141,10 @@ HostTensor HostTensor::zeros(DType dtype, std::vector<int64_t> dims) {
 
 int64_t HostTensor::numel() const { return shape_numel(dims); }
 
-TensorView HostTensor::view() { return TensorView{dtype, dims, data.data()}; }
+TensorView HostTensor::view() { return TensorView{dtype, dims, data.data(), data.size()}; }
 
 TensorView HostTensor::view() const {
-  return TensorView{dtype, dims, const_cast<uint8_t*>(data.data())};
+  return TensorView{dtype, dims, const_cast<uint8_t*>(data.data()), data.size()};
 }
 
 Result<HostTensor> npy_parse(std::span<const uint8_t> bytes, const NpyOptions& options) {

@@ -4,6 +4,8 @@
 // order and calls the completion callback.
 #include "engine/runtime.h"
 
+#include "engine/plan_check.h"
+
 #include <algorithm>
 #include <chrono>
 #include <climits>
@@ -213,11 +215,17 @@ Status Executor::copy_outputs(std::span<TensorView> outputs) const {
     if (o.dtype != t.dtype) {
       return invalid("output " + g.value(g.outputs[i]).name + ": dtype " + dtype_name(o.dtype) + ", engine produces " + dtype_name(t.dtype));
     }
+    TS_RETURN_IF_ERROR(check_output_room(g.value(g.outputs[i]).name, o, t.dims, t.dtype));
     o.dims.assign(t.dims.begin(), t.dims.end());
-    if (t.bytes() && !o.data) return invalid("output " + g.value(g.outputs[i]).name + ": null data");
     if (t.bytes()) std::memcpy(o.data, t.data, t.bytes());
   }
   return Status::ok();
+}
+
+std::vector<std::vector<int64_t>> Executor::output_dims() const {
+  std::vector<std::vector<int64_t>> d;
+  for (ValueId id : program_->graph.outputs) d.push_back(values_[size_t(id)].dims);
+  return d;
 }
 
 int64_t Executor::memory_bytes() const {
@@ -247,7 +255,12 @@ std::vector<int64_t> batch_buckets(const Graph& g, const std::vector<Optimizatio
   }
   if (cap < 1) return {};
   std::vector<int64_t> b;
-  for (int64_t x = 1; x < cap; x *= 2) b.push_back(x);
+  // Stops before x * 2 could overflow: a profile max near 2^63 (a damaged plan) gives 63
+  // buckets, not an endless loop.
+  for (int64_t x = 1; x < cap; x *= 2) {
+    b.push_back(x);
+    if (x > cap / 2) break;
+  }
   b.push_back(cap);
   return b;
 }
@@ -277,6 +290,7 @@ class ContextImpl final : public ExecutionContext {
   Status enqueue(std::span<const TensorView> inputs, std::span<TensorView> outputs,
                  std::function<void(Status)> done) override;
   Status execute_inline(std::span<const TensorView> inputs, std::span<TensorView> outputs);
+  Result<std::vector<std::vector<int64_t>>> output_dims(std::span<const TensorView> inputs) override;
   Status enqueue_on_stream(std::span<const TensorView> inputs, std::span<TensorView> outputs,
                            DeviceStream stream) override;
   std::string describe() const override {
@@ -406,6 +420,14 @@ Status ContextImpl::execute_inline(std::span<const TensorView> inputs, std::span
   return run_locked(inputs, outputs);
 }
 
+Result<std::vector<std::vector<int64_t>>> ContextImpl::output_dims(std::span<const TensorView> inputs) {
+  TS_RETURN_IF_ERROR(check_inputs(engine_->graph(), engine_->profiles(), inputs));
+  wait_idle();
+  std::lock_guard<std::mutex> lk(run_mu_);
+  TS_RETURN_IF_ERROR(exec_->run(inputs));
+  return exec_->output_dims();
+}
+
 std::string EngineImpl::describe() const {
   const Graph& g = program_->graph;
   std::ostringstream o;
@@ -454,6 +476,11 @@ Status ExecutionContext::execute(std::span<const TensorView> inputs, std::span<T
   return fut.get();
 }
 
+Result<std::vector<std::vector<int64_t>>> ExecutionContext::output_dims(std::span<const TensorView> inputs) {
+  (void)inputs;
+  return Status(StatusCode::kUnsupported, "this execution context does not report output shapes");
+}
+
 Result<std::shared_ptr<Engine>> make_engine(Plan plan) {
   const Backend* be = find_backend(plan.backend);
   if (!be) return Status(StatusCode::kUnsupported, "plan was built for backend '" + plan.backend + "', which this build does not have");
@@ -465,6 +492,7 @@ Result<std::shared_ptr<Engine>> make_engine(Plan plan) {
   }
   TS_RETURN_IF_ERROR(be->check_precision(plan.precision));
   TS_RETURN_IF_ERROR(validate_graph(plan.graph));
+  TS_RETURN_IF_ERROR(check_plan(plan));
   auto program = be->prepare(plan.graph, KernelOptions{plan.precision, plan.tf32});
   if (!program) return program.status();
   return std::shared_ptr<Engine>(std::make_shared<EngineImpl>(std::move(plan), be, std::move(program).value()));

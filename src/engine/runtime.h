@@ -43,6 +43,7 @@ class Executor final : public BackendExecutor {
   Status run(std::span<const TensorView> inputs) override;
   // Copies the graph outputs into `outputs` (in graph output order), filling in dims.
   Status copy_outputs(std::span<TensorView> outputs) const override;
+  std::vector<std::vector<int64_t>> output_dims() const override;
   // Runs node i alone on the tensors of the last run (tactic timing).
   Status run_node(size_t i, const Kernel& k, KernelState* state);
   // Median of up to 15 timed run_node calls after a warm-up (≤ ~200 ms), in ns.

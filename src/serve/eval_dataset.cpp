@@ -143,19 +143,25 @@ Result<std::vector<float>> score_windows(const engine::Engine& eng, const EvalDa
   const size_t row_floats = size_t(d.t * d.f);
   std::vector<float> out;
   out.reserve(rows.size());
+  std::vector<engine::HostTensor> outs;  // sized for batches of outs_batch rows
+  int64_t outs_batch = -1;
   for (size_t begin = 0; begin < rows.size(); begin += size_t(batch)) {
     const int64_t b = std::min<int64_t>(batch, int64_t(rows.size() - begin));
     auto x = engine::HostTensor::zeros(engine::DType::kF32, {b, d.t, d.f});
     for (int64_t k = 0; k < b; ++k) {
       std::copy_n(d.windows.as<float>() + rows[begin + size_t(k)] * row_floats, row_floats, x.as<float>() + size_t(k) * row_floats);
     }
-    std::vector<engine::HostTensor> outs;
-    for (const auto& ob : eng.outputs()) {
-      std::vector<int64_t> dims;
-      for (size_t k = 0; k < ob.shape.size(); ++k) dims.push_back(ob.shape[k].is_known() ? ob.shape[k].value : (k == 0 ? b : d.t));
-      outs.push_back(engine::HostTensor::zeros(ob.dtype, dims));
-    }
     std::vector<engine::TensorView> in_views{x.view()}, out_views;
+    if (b != outs_batch) {
+      // Output buffers sized from the engine's own shapes for this batch size (never guessed).
+      auto out_dims = ctx.value()->output_dims(in_views);
+      if (!out_dims) return out_dims.status().with_context("running " + model_name);
+      outs.clear();
+      for (size_t k = 0; k < eng.outputs().size() && k < out_dims.value().size(); ++k) {
+        outs.push_back(engine::HostTensor::zeros(eng.outputs()[k].dtype, out_dims.value()[k]));
+      }
+      outs_batch = b;
+    }
     for (auto& t : outs) out_views.push_back(t.view());
     if (Status st = ctx.value()->execute(in_views, out_views); !st.is_ok()) return st.with_context("running " + model_name);
     const auto& v = out_views[out_index];

@@ -76,6 +76,35 @@ std::vector<int> bucket_sizes(int max_batch) {
   return out;
 }
 
+// What the decision stage reads: one float32 output holding one probability per row, declared
+// [batch] or [batch, 1] (dim 0 any symbol or size; the real shape is checked on every run).
+Status check_output_binding(const engine::Engine& e, const std::string& what) {
+  const std::string expected = "serving reads one float32 output of one probability per row ([batch] or [batch,1])";
+  if (e.outputs().size() != 1) {
+    std::string names;
+    for (const auto& b : e.outputs()) names += (names.empty() ? "" : ", ") + b.name + " " + engine::shape_to_string(b.shape);
+    return Status(StatusCode::kInvalidArgument, what + ": " + expected + "; the model has " +
+                                                   std::to_string(e.outputs().size()) + " outputs: " + names);
+  }
+  const auto& b = e.outputs()[0];
+  const bool rank_ok = b.shape.size() == 1 || (b.shape.size() == 2 && (!b.shape[1].is_known() || b.shape[1].value == 1));
+  if (b.dtype != engine::DType::kF32 || !rank_ok) {
+    return Status(StatusCode::kInvalidArgument, what + ": " + expected + "; output " + b.name + " is " +
+                                                   engine::dtype_name(b.dtype) + " " + engine::shape_to_string(b.shape));
+  }
+  return Status::ok();
+}
+
+// A run's output as the decision stage reads it: exactly `rows` values (one per row).
+Status check_probabilities(const engine::Engine& e, const engine::TensorView& out, int64_t rows) {
+  int64_t n = 1;
+  for (int64_t d : out.dims) n *= d;
+  if (n == rows && (out.dims.size() == 1 || (out.dims.size() == 2 && out.dims[1] == 1))) return Status::ok();
+  return Status(StatusCode::kInvalidArgument, "output " + e.outputs()[0].name + " is " + engine::dims_str(out.dims) +
+                                                  " for a batch of " + std::to_string(rows) + ", expected [" +
+                                                  std::to_string(rows) + ",1] (one probability per row)");
+}
+
 int64_t bucket_of(int64_t n, int max_batch) {
   int64_t b = 1;
   while (b < n) b *= 2;
@@ -97,9 +126,7 @@ Result<std::shared_ptr<ModelServer::Served>> ModelServer::prepare(ModelHandle h,
   if (e.inputs().size() != 1 || e.inputs()[0].dtype != engine::DType::kF32) {
     return Status(StatusCode::kInvalidArgument, what + ": serving needs one float32 input [batch, T, F]");
   }
-  if (e.outputs().empty() || e.outputs()[0].dtype != engine::DType::kF32) {
-    return Status(StatusCode::kInvalidArgument, what + ": serving needs a float32 probability output");
-  }
+  TS_RETURN_IF_ERROR(check_output_binding(e, what));
   const int64_t max_b = profile_max_batch(e, opts_.window_rows);
   if (max_b < 1) {
     return Status(StatusCode::kInvalidArgument, what + ": no optimization profile admits T = " +
@@ -161,7 +188,10 @@ Result<std::shared_ptr<ModelServer::Served>> ModelServer::prepare(ModelHandle h,
           for (int k = 0; k < runs; ++k) {
             engine::TensorView iv{engine::DType::kF32, {b, opts_.window_rows, features_}, in.data()};
             engine::TensorView ov{engine::DType::kF32, {b, 1}, out.data()};
-            if (Status st = s->contexts[c]->execute({&iv, 1}, {&ov, 1}); !st.is_ok()) {
+            ov.capacity_bytes = out.size() * sizeof(float);
+            Status st = s->contexts[c]->execute({&iv, 1}, {&ov, 1});
+            if (st.is_ok()) st = check_probabilities(e, ov, b);
+            if (!st.is_ok()) {
               results[c] = st;
               return;
             }
@@ -485,6 +515,7 @@ void ModelServer::run_batch(Worker& w) {
   engine::TensorView in{engine::DType::kF32, {w.rows, opts_.window_rows, features_}, w.in};
   engine::TensorView out{engine::DType::kF32, {w.rows, 1}, w.out};
   Status st = model->contexts[size_t(w.index)]->execute({&in, 1}, {&out, 1});
+  if (st.is_ok()) st = check_probabilities(*model->handle.engine, out, w.rows);
   w.gather_ns.record(t1 - t0);
   w.execute_ns.record(mono_ns() - t1);
   bool fallback = false;
@@ -497,6 +528,7 @@ void ModelServer::run_batch(Worker& w) {
       engine::TensorView in2{engine::DType::kF32, {b, opts_.window_rows, features_}, w.in};
       engine::TensorView out2{engine::DType::kF32, {b, 1}, w.out};
       retry = fallback_->contexts[size_t(w.index)]->execute({&in2, 1}, {&out2, 1});
+      if (retry.is_ok()) retry = check_probabilities(*fallback_->handle.engine, out2, b);
       fallback = retry.is_ok();
       if (fallback) fallback_batches_.fetch_add(1, std::memory_order_relaxed);
     }
@@ -570,6 +602,7 @@ void ModelServer::run_shadow(Worker& w) {
   engine::TensorView out{engine::DType::kF32, {rows, 1}, w.out};
   const int64_t start = mono_ns();
   Status st = shadow->contexts[size_t(w.index)]->execute({&in, 1}, {&out, 1});
+  if (st.is_ok()) st = check_probabilities(*shadow->handle.engine, out, rows);
   if (!st.is_ok()) {
     spdlog::warn("model server: shadow {} v{} failed on a batch of {}: {}", shadow->handle.name, shadow->handle.version,
                  b, st.to_string());

@@ -388,5 +388,26 @@ TEST(ModelServer, SwapRefusesAModelThatDoesNotFitAndKeepsServing) {
   EXPECT_GT(d.ok, 0u);
 }
 
+TEST(ModelServer, RefusesAtLoadAModelWithManyOutputsPerRow) {
+  // 16 values per row: the decision stage reads one probability per row (replay --model with
+  // such a model once aborted in the warm-up, which copied 16 values per row into room for 1).
+  ModelServer server(small_options(), 1);
+  Status st = server.start({"wide", 3, cpu_engine(testing::many_outputs_model(16))}, nullptr, kFeatures);
+  ASSERT_FALSE(st.is_ok());
+  const std::string m = st.message();
+  EXPECT_NE(m.find("wide v3"), std::string::npos) << m;
+  EXPECT_NE(m.find("one probability per row"), std::string::npos) << m;
+  EXPECT_NE(m.find("output scores is f32 [batch,16]"), std::string::npos) << m;
+
+  // A swap to such a model is refused the same way, and the serving version goes on.
+  ModelServer live(small_options(), 1);
+  ASSERT_TRUE(live.start({"m", 1, cpu_engine(last_value_model(0.f))}, nullptr, kFeatures).is_ok());
+  auto rep = live.swap({"m", 2, cpu_engine(testing::many_outputs_model(16))});
+  ASSERT_FALSE(rep.is_ok());
+  EXPECT_NE(rep.status().message().find("one probability per row"), std::string::npos) << rep.status().to_string();
+  EXPECT_EQ(live.model_version(), 1u);
+  live.stop();
+}
+
 }  // namespace
 }  // namespace ts::serve

@@ -32,6 +32,21 @@ inline std::vector<uint8_t> last_value_model(float bias, int features = 20) {
   return m.bytes();
 }
 
+// `per_row` values per row: out[b, k] = x[b, T-1, k] for k < per_row, declared [batch, per_row]
+// (a model that is not a classifier of one probability per row; per_row <= features).
+inline std::vector<uint8_t> many_outputs_model(int per_row, int features = 20) {
+  engine::testing::OnnxModelBuilder m;
+  m.input("x", {"batch", "seq", int64_t(features)});
+  m.output("scores", {"batch", int64_t(per_row)});
+  m.init_i64("starts", {2}, {-1, 0});
+  m.init_i64("ends", {2}, {int64_t(1) << 62, per_row});
+  m.init_i64("axes", {2}, {1, 2});
+  m.init_i64("flat", {2}, {-1, per_row});
+  m.node("Slice", {"x", "starts", "ends", "axes"}, {"last"});
+  m.node("Reshape", {"last", "flat"}, {"scores"});
+  return m.bytes();
+}
+
 inline float sigmoid(float x) { return 1.f / (1.f + std::exp(-x)); }
 
 inline std::shared_ptr<engine::Engine> cpu_engine(const std::vector<uint8_t>& onnx) {

@@ -175,6 +175,7 @@ Result<std::vector<float>> run_region(const Graph& g, const std::vector<int>& re
   in.data = const_cast<float*>(xin.data());
   std::vector<float> out(size_t(b * t * 1024));
   TensorView ov;
+  ov.dims = {b, t, 1024};  // the buffer's room (TensorView): [batch, seq, d ≤ 1024]
   ov.data = out.data();
   std::vector<TensorView> ins{in}, outs{ov};
   TS_RETURN_IF_ERROR(ctx.value()->execute(ins, outs));

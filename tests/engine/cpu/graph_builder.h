@@ -123,6 +123,7 @@ inline Result<std::vector<HostTensor>> run_graph(Graph g, std::vector<HostTensor
     ov[i].dtype = program.value()->graph.value(program.value()->graph.outputs[i]).dtype;
     if (ov[i].dtype == DType::kF32 && false) {}
     ov[i].data = big[i].data();
+    ov[i].capacity_bytes = big[i].size();
   }
   // dtype of outputs is decided at run time; read it back from the graph value if set.
   Status s = ex.copy_outputs(ov);

@@ -1,7 +1,11 @@
 // Smoke run of the plan-loader fuzzer: thousands of mutated copies of a real plan (bit flips,
 // truncations, random bytes, spliced garbage) must be refused with an error, never crash.
-// Mutations are also fed past the checksum so the payload parser and graph checks are hit.
+// Mutations are also fed past the checksum so the payload parser and graph checks are hit, and
+// every mutated plan that loads is run on random inputs (fuzz/engine_exercise.h, as plan_fuzz
+// does): an error or a result of the shape the engine reported, never a crash or an overflow.
 #include <random>
+
+#include "engine_exercise.h"
 
 #include "engine/builder.h"
 #include "engine/plan.h"
@@ -35,7 +39,10 @@ TEST(PlanFuzzSmoke, MutatedPlansAreRefusedWithoutCrashing) {
   ASSERT_FALSE(good.empty());
   ASSERT_TRUE(Engine::load(good));
   std::mt19937 rng(1234);
-  int refused = 0, parsed_unchecked = 0;
+  int refused = 0, parsed_unchecked = 0, loaded_unchecked = 0;
+  ts::fuzz::ExerciseStats ran;
+  ts::fuzz::exercise(*Engine::load(good).value(), 1, &ran);
+  EXPECT_EQ(ran.runs, 1) << "the real plan runs";
   const int kRuns = 3000;
   for (int i = 0; i < kRuns; ++i) {
     std::vector<uint8_t> m = good;
@@ -62,11 +69,17 @@ TEST(PlanFuzzSmoke, MutatedPlansAreRefusedWithoutCrashing) {
     auto p = deserialize_plan(m, /*verify_checksum=*/false);
     if (p) {
       ++parsed_unchecked;
-      (void)make_engine(std::move(p).value());
+      auto e2 = make_engine(std::move(p).value());
+      if (e2) {
+        ++loaded_unchecked;
+        ts::fuzz::exercise(*e2.value(), uint32_t(i), &ran);
+      }
     }
   }
   EXPECT_EQ(refused, kRuns);  // every mutation changes bytes the checksum covers
-  std::printf("fuzz smoke: %d/%d refused, %d parsed with the checksum skipped\n", refused, kRuns, parsed_unchecked);
+  EXPECT_GT(ran.runs + ran.refused, 0) << "no mutated plan reached the engine";
+  std::printf("fuzz smoke: %d/%d refused, %d parsed with the checksum skipped, %d loaded, %d ran, %d refused at run\n",
+              refused, kRuns, parsed_unchecked, loaded_unchecked, ran.runs, ran.refused);
 }
 
 }  // namespace

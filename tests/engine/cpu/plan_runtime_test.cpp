@@ -8,6 +8,7 @@
 
 #include "engine/builder.h"
 #include "engine/device_share.h"
+#include "engine/passes/passes.h"
 #include "engine/plan.h"
 #include "engine/runtime.h"
 #include "graph_builder.h"
@@ -79,7 +80,7 @@ TEST(EnginePlan, RoundTripRunsAndDescribes) {
     HostTensor x = random_tensor({batch, 16}, uint32_t(batch));
     std::vector<float> y(size_t(batch * 24));
     std::vector<TensorView> in = {x.view()};
-    std::vector<TensorView> out = {TensorView{DType::kF32, {}, y.data()}};
+    std::vector<TensorView> out = {TensorView{DType::kF32, {batch, 24}, y.data()}};
     ASSERT_TRUE(ctx.value()->execute(in, out));
     EXPECT_EQ(out[0].dims, (std::vector<int64_t>{batch, 24}));
     auto want = naive_mlp(x);
@@ -147,7 +148,7 @@ TEST(EngineRuntime, ShapeOutsideProfileIsRefusedAtEnqueue) {
   HostTensor x = random_tensor({2000, 16}, 1);
   std::vector<float> y(2000 * 24);
   std::vector<TensorView> in = {x.view()};
-  std::vector<TensorView> out = {TensorView{DType::kF32, {}, y.data()}};
+  std::vector<TensorView> out = {TensorView{DType::kF32, {2000, 24}, y.data()}};
   bool called = false;
   Status s = ctx.value()->enqueue(in, out, [&](Status) { called = true; });
   ASSERT_FALSE(s);
@@ -156,6 +157,23 @@ TEST(EngineRuntime, ShapeOutsideProfileIsRefusedAtEnqueue) {
   std::vector<TensorView> in2 = {bad.view()};
   EXPECT_EQ(ctx.value()->execute(in2, out).message(), "input x: shape [2,15] does not match [batch,16]");
   EXPECT_FALSE(called);
+}
+
+TEST(EngineRuntime, BatchBucketsOfAHugeProfileMaxStayFew) {
+  // plan_fuzz found it: a profile max of 2^62 doubled x past INT64_MAX and grew the list until
+  // the process ran out of memory.
+  Graph g = mlp_graph();
+  PassLog log;
+  ASSERT_TRUE(infer_shapes(g, log));  // y gets dim 0 "batch", as in a built plan
+  OptimizationProfile p;
+  p.inputs["x"] = ShapeRange{{1, 16}, {8, 16}, {int64_t(1) << 62, 16}};
+  auto b = batch_buckets(g, {p});
+  ASSERT_EQ(b.size(), 63u);
+  EXPECT_EQ(b.front(), 1);
+  EXPECT_EQ(b[61], int64_t(1) << 61);
+  EXPECT_EQ(b.back(), int64_t(1) << 62);
+  p.inputs["x"].max[0] = INT64_MAX;
+  EXPECT_EQ(batch_buckets(g, {p}).size(), 64u);
 }
 
 TEST(EngineRuntime, AsyncEnqueueCallsDoneOnceWithResults) {
@@ -172,7 +190,7 @@ TEST(EngineRuntime, AsyncEnqueueCallsDoneOnceWithResults) {
   for (int i = 0; i < kJobs; ++i) xs.push_back(random_tensor({5, 16}, uint32_t(100 + i)));
   for (int i = 0; i < kJobs; ++i) {
     std::vector<TensorView> in = {xs[size_t(i)].view()};
-    outs[size_t(i)] = {TensorView{DType::kF32, {}, ys[size_t(i)].data()}};
+    outs[size_t(i)] = {TensorView{DType::kF32, {5, 24}, ys[size_t(i)].data()}};
     ASSERT_TRUE(ctx.value()->enqueue(in, outs[size_t(i)], [&](Status s) {
       EXPECT_TRUE(s) << s.to_string();
       std::lock_guard<std::mutex> lk(mu);

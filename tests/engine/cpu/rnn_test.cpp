@@ -334,6 +334,7 @@ Result<std::vector<HostTensor>> run_rnn_bf16(const Graph& g, std::vector<HostTen
   std::vector<TensorView> ov(outs.size());
   std::vector<std::vector<uint8_t>> big(outs.size(), std::vector<uint8_t>(1 << 22));
   for (size_t i = 0; i < outs.size(); ++i) ov[i].data = big[i].data();
+  for (size_t i = 0; i < outs.size(); ++i) ov[i].capacity_bytes = big[i].size();
   TS_RETURN_IF_ERROR(ex.copy_outputs(ov));
   for (size_t i = 0; i < outs.size(); ++i) {
     outs[i].dims = ov[i].dims;

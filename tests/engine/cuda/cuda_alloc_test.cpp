@@ -173,6 +173,7 @@ long run_rounds(BackendExecutor& ex, Buffers& buf, int64_t width, const std::vec
   in[0].dims = {1, width};
   out[0].dims = {1, kOut};
   out[0].data = buf.out.data();
+  out[0].capacity_bytes = buf.out.size() * sizeof(buf.out[0]);
   size_t turn = 0;
   auto round = [&] {
     for (int64_t b : batches) {
@@ -251,6 +252,7 @@ TEST(CudaAllocFree, SteadyEnqueueOnStreamAllocatesNothing) {
   in[0].dims = {1, kWidth};
   out[0].dims = {1, kOut};
   out[0].data = out_mem.get();
+  out[0].capacity_bytes = size_t(kMaxBatch * kOut) * sizeof(float);
   Status error;
   cudaError_t cuda_error = cudaSuccess;
   size_t turn = 0;

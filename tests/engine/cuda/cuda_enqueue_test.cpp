@@ -51,6 +51,7 @@ TEST(CudaEnqueue, CpuEngineSaysItHasNoDeviceStreams) {
   std::vector<float> y(2 * kOut);
   std::vector<TensorView> in{x.view()}, out(1);
   out[0].data = y.data();
+  out[0].capacity_bytes = y.size() * sizeof(float);
   Status s = ctx.value()->enqueue_on_stream(in, out, DeviceStream{});
   EXPECT_EQ(s.code(), StatusCode::kUnsupported);
   EXPECT_NE(s.message().find("needs the cuda backend"), std::string::npos) << s.message();
@@ -62,6 +63,7 @@ std::vector<float> run_sync(ExecutionContext& ctx, HostTensor& x) {
   std::vector<float> y(size_t(x.dims[0] * kOut) + 64, NAN);
   std::vector<TensorView> in{x.view()}, out(1);
   out[0].data = y.data();
+  out[0].capacity_bytes = y.size() * sizeof(float);
   Status s = ctx.execute(in, out);
   EXPECT_TRUE(s) << s.to_string();
   EXPECT_EQ(out[0].dims, (std::vector<int64_t>{x.dims[0], kOut}));
@@ -116,6 +118,7 @@ TEST(CudaEnqueue, TwoCallerStreamsMatchTheSyncApi) {
       std::vector<TensorView> ia{TensorView{DType::kF32, {b, kIn}, in_a.get()}}, oa(1);
       std::vector<TensorView> ib{TensorView{DType::kF32, {b, kIn}, in_b.p}}, ob(1);
       oa[0].data = out_a.get();
+      oa[0].capacity_bytes = ob[0].capacity_bytes = max_out;
       ob[0].data = out_b.p;
       Status s = ctx_a.value()->enqueue_on_stream(ia, oa, sa.handle());
       ASSERT_TRUE(s) << s.to_string();
@@ -137,6 +140,7 @@ TEST(CudaEnqueue, TwoCallerStreamsMatchTheSyncApi) {
       std::memcpy(in_c.get(), x1.bytes.data(), in_bytes);
       std::vector<TensorView> ic{TensorView{DType::kF32, {b, kIn}, in_c.get()}}, oc1(1), oc2(1);
       oc1[0].data = out_c1.get();
+      oc1[0].capacity_bytes = oc2[0].capacity_bytes = max_out;
       oc2[0].data = out_c2.get();
       ASSERT_TRUE(ctx_c.value()->enqueue_on_stream(ic, oc1, sa.handle()));
       ASSERT_TRUE(ctx_c.value()->enqueue_on_stream(std::vector<TensorView>{TensorView{DType::kF32, {b, kIn}, in_b.p}}, oc2,
@@ -167,6 +171,7 @@ TEST(CudaEnqueue, BadCallsAreStatusesAndQueueNothing) {
   auto in = eng.value()->allocate_host(size_t(128 * kIn) * 4), out = eng.value()->allocate_host(size_t(128 * kOut) * 4);
   std::vector<TensorView> o(1);
   o[0].data = out.get();
+  o[0].capacity_bytes = size_t(128 * kOut) * 4;
   // Wrong feature count: the bindings say so.
   Status s = ctx.value()->enqueue_on_stream(std::vector<TensorView>{TensorView{DType::kF32, {2, kIn + 1}, in.get()}}, o, st.handle());
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
@@ -235,6 +240,7 @@ TEST(CudaEnqueue, BucketingTurnsItselfOffWhenAnOutputDoesNotFollowTheBatch) {
   std::vector<float> yv(size_t(kMaxBatch * kIn), NAN);
   std::vector<TensorView> iv{in.view()}, ov(1);
   ov[0].data = yv.data();
+  ov[0].capacity_bytes = yv.size() * sizeof(float);
   for (int k = 0; k < 3; ++k) {
     Status s = ctx.value()->execute(iv, ov);
     ASSERT_TRUE(s) << s.to_string();
@@ -297,6 +303,7 @@ std::vector<float> run_rows(ExecutionContext& ctx, TensorView x, size_t out_cap,
   std::vector<float> y(out_cap, NAN);
   std::vector<TensorView> in{x}, out(1);
   out[0].data = y.data();
+  out[0].capacity_bytes = y.size() * sizeof(float);
   Status s = ctx.execute(in, out);
   EXPECT_TRUE(s) << s.to_string();
   if (!s) return {};
@@ -387,6 +394,7 @@ TEST_P(CudaPipeline, ForcedChunksMatchThePlainPathAndTheCpu) {
   std::vector<TensorView> in{TensorView{DType::kF32, x.dims, pin_a.get()}}, out(1);
   for (int call = 0; call < 3; ++call) {
     out[0].data = out_pin.get();
+    out[0].capacity_bytes = out_cap * 4;
     Status s = piped->enqueue_on_stream(in, out, st.handle());
     ASSERT_TRUE(s) << s.to_string();
     ASSERT_EQ(cudaStreamSynchronize(st.s), cudaSuccess);
@@ -399,6 +407,7 @@ TEST_P(CudaPipeline, ForcedChunksMatchThePlainPathAndTheCpu) {
   std::vector<float> y(out_cap);
   std::vector<TensorView> bi{bad.view()}, bo(1);
   bo[0].data = y.data();
+  bo[0].capacity_bytes = y.size() * sizeof(float);
   Status s = piped->execute(bi, bo);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.to_string();
   EXPECT_EQ(compare(run_rows(*piped, TensorView{DType::kF32, x.dims, pin_a.get()}, out_cap), want, kFp16.rel), "")

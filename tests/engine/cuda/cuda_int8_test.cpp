@@ -89,7 +89,7 @@ std::vector<float> run_plan(const std::vector<uint8_t>& plan, HostTensor& x, int
   auto ctx = e.value()->create_context();
   EXPECT_TRUE(ctx);
   std::vector<float> y(size_t(x.dims[0] * kT * n_out));
-  std::vector<TensorView> in{x.view()}, out{TensorView{DType::kF32, {}, y.data()}};
+  std::vector<TensorView> in{x.view()}, out{TensorView{DType::kF32, {}, y.data(), y.size() * sizeof(float)}};
   Status s = ctx.value()->execute(in, out);
   EXPECT_TRUE(s) << s.to_string();
   return y;

@@ -33,6 +33,7 @@ int64_t run_and_measure(Engine& e, std::vector<HostTensor>& in, std::vector<std:
   std::vector<TensorView> ov(e.outputs().size());
   for (int call = 0; call < 2; ++call) {
     for (size_t i = 0; i < ov.size(); ++i) ov[i].data = (*outs)[i].data();
+    for (size_t i = 0; i < ov.size(); ++i) ov[i].capacity_bytes = (*outs)[i].size() * sizeof(float);
     Status s = ctx.value()->execute(iv, ov);
     EXPECT_TRUE(s) << s.to_string();
     if (!s) return -1;

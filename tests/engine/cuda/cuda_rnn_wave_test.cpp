@@ -433,6 +433,7 @@ TEST(CudaZeroCopy, PinnedCallerInputsMatchTheCpuAndTheStagingPath) {
     std::vector<float> y(size_t(kMax) + 16, NAN);
     std::vector<TensorView> in{x}, out(1);
     out[0].data = y.data();
+    out[0].capacity_bytes = y.size() * sizeof(float);
     Status s = c.execute(in, out);
     EXPECT_TRUE(s) << s.to_string();
     EXPECT_EQ(out[0].dims, (std::vector<int64_t>{batch, 1}));
@@ -481,6 +482,7 @@ TEST(CudaZeroCopy, PinnedCallerInputsMatchTheCpuAndTheStagingPath) {
       std::vector<TensorView> in{TensorView{DType::kF32, x.dims, pin_a.get()}}, out(1);
       out[0].dtype = DType::kF32;
       out[0].data = out_pin.get();
+      out[0].capacity_bytes = size_t(kMax) * 4;
       Status s = ctx.value()->enqueue_on_stream(in, out, DeviceStream{st});
       ASSERT_TRUE(s) << s.to_string();
       ASSERT_EQ(cudaStreamSynchronize(st), cudaSuccess);

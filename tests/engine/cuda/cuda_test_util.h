@@ -106,7 +106,10 @@ inline Result<std::vector<std::vector<float>>> run(Engine& e, std::vector<HostTe
   for (auto& t : inputs) in.push_back(t.view());
   std::vector<std::vector<float>> bufs(e.outputs().size(), std::vector<float>(out_elems));
   std::vector<TensorView> out(e.outputs().size());
-  for (size_t i = 0; i < out.size(); ++i) out[i].data = bufs[i].data();
+  for (size_t i = 0; i < out.size(); ++i) {
+    out[i].data = bufs[i].data();
+    out[i].capacity_bytes = bufs[i].size() * sizeof(float);
+  }
   TS_RETURN_IF_ERROR(ctx.value()->execute(in, out));
   for (size_t i = 0; i < out.size(); ++i) bufs[i].resize(size_t(shape_numel(out[i].dims)));
   return bufs;
@@ -225,6 +228,7 @@ inline void check_model_file(const fs::path& onnx, int64_t features, Precision p
     std::vector<TensorView> oc(1), og(1);
     oc[0].data = yc.data();
     og[0].data = yg.data();
+    oc[0].capacity_bytes = og[0].capacity_bytes = yc.size() * sizeof(float);
     ASSERT_TRUE(cctx.value()->execute(in, oc));
     Status s = gctx.value()->execute(in, og);
     ASSERT_TRUE(s) << s.to_string();

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/import/onnx_model_builder.h"
+#include "engine/plan.h"
 #include "fixture_util.h"
 #include "run_bin.h"
 
@@ -139,6 +141,82 @@ TEST_F(EngineCli, BadInputsExitWithCodeTwoAndSayWhy) {
     EXPECT_EQ(o.err.find('\n'), o.err.size() - 1) << "one line: " << o.err;
   }
   EXPECT_FALSE(fs::exists(p("x.plan"))) << "no plan written by a failed build";
+}
+
+// Models whose output dims no input names: the CLI sizes its buffers from the engine's own
+// shapes for the given inputs (it once guessed "the largest input dim" and `infer` crashed).
+class EngineCliShapes : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = ts::testing::scratch_dir(std::string("engine_cli_shapes_") +
+                                    ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  }
+  std::string p(const std::string& name) const { return (dir_ / name).string(); }
+  void write(const std::string& name, const std::vector<uint8_t>& bytes) {
+    std::ofstream f(p(name), std::ios::binary);
+    f.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+  }
+  fs::path dir_;
+};
+
+TEST_F(EngineCliShapes, InferOnAFlatteningReshapeWritesTheWholeResult) {
+  testing::OnnxModelBuilder m(14);
+  m.input("x", {"batch", "seq", 20});
+  m.output("y", {""});
+  m.init_i64("shape", {1}, {-1});
+  m.node("Reshape", {"x", "shape"}, {"y"});
+  write("flat.onnx", m.bytes());
+  const auto built = run_bin({"build", "--onnx", p("flat.onnx"), "--saveEngine", p("flat.plan"), "--minShapes",
+                              "x:1x1x20", "--maxShapes", "x:64x64x20"},
+                             dir_);
+  ASSERT_EQ(built.exit_code, 0) << built.err;
+  HostTensor x = HostTensor::zeros(DType::kF32, {5, 45, 20});
+  for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = float(i);
+  ASSERT_TRUE(npy_write(p("x.npy"), x));
+  const auto inferred =
+      run_bin({"infer", "--loadEngine", p("flat.plan"), "--input", "x=" + p("x.npy"), "--output", p("y.npy")}, dir_);
+  ASSERT_EQ(inferred.exit_code, 0) << "signal/exit " << inferred.exit_code << ": " << inferred.err;
+  EXPECT_NE(inferred.out.find("(4500)"), std::string::npos) << inferred.out;
+  auto y = npy_read(p("y.npy"));
+  ASSERT_TRUE(y) << y.status().to_string();
+  ASSERT_EQ(y.value().dims, (std::vector<int64_t>{4500}));
+  EXPECT_EQ(y.value().data, x.data);
+
+  const auto bench = run_bin({"bench", "--loadEngine", p("flat.plan"), "--shapes", "x:5x45x20", "--iterations", "5",
+                              "--warmUp", "0"},
+                             dir_);
+  EXPECT_EQ(bench.exit_code, 0) << bench.err;
+}
+
+TEST_F(EngineCliShapes, PlanWhoseGatherLostItsAxisIsRefusedByInspectAndInfer) {
+  testing::OnnxModelBuilder m(14);
+  m.input("x", {"batch", 45, 20});
+  m.output("y", {"batch", 3, 20});
+  m.init_i64("idx", {3}, {0, 2, 4});
+  auto& g = m.node("Gather", {"x", "idx"}, {"y"}, "/pick/Gather");
+  testing::OnnxModelBuilder::attr_i(g, "axis", 1);
+  write("gather.onnx", m.bytes());
+  const auto built = run_bin({"build", "--onnx", p("gather.onnx"), "--saveEngine", p("gather.plan"), "--minShapes",
+                              "x:1x45x20", "--maxShapes", "x:64x45x20"},
+                             dir_);
+  ASSERT_EQ(built.exit_code, 0) << built.err;
+  std::ifstream f(p("gather.plan"), std::ios::binary);
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  auto plan = deserialize_plan(bytes);
+  ASSERT_TRUE(plan) << plan.status().to_string();
+  bool erased = false;
+  for (auto& n : plan.value().graph.nodes) erased = erased || (n.op == "Gather" && n.attrs.erase("axis") == 1);
+  ASSERT_TRUE(erased);
+  write("damaged.plan", serialize_plan(plan.value()));  // checksum recomputed
+  HostTensor x = HostTensor::zeros(DType::kF32, {5, 45, 20});
+  ASSERT_TRUE(npy_write(p("x.npy"), x));
+  const auto inspected = run_bin({"inspect", p("damaged.plan")}, dir_);
+  EXPECT_EQ(inspected.exit_code, 2) << inspected.out;
+  EXPECT_NE(inspected.err.find("invalid plan: node '/pick/Gather' (Gather)"), std::string::npos) << inspected.err;
+  const auto inferred = run_bin(
+      {"infer", "--loadEngine", p("damaged.plan"), "--input", "x=" + p("x.npy"), "--output", p("y.npy")}, dir_);
+  EXPECT_EQ(inferred.exit_code, 2) << inferred.err;
+  EXPECT_NE(inferred.err.find("invalid plan"), std::string::npos) << inferred.err;
 }
 
 }  // namespace

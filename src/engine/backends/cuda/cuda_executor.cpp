@@ -477,13 +477,22 @@ Status CudaExecutor::copy_outputs(std::span<TensorView> outputs) const {
       return invalid("output " + g.value(g.outputs[i]).name + ": dtype " + dtype_name(o.dtype) + ", engine produces " +
                      dtype_name(t.dtype));
     }
-    o.dims = out_dims_[i];
-    if (run_bucket_ >= 0 && !o.dims.empty()) o.dims[0] = run_batch_;  // trimmed to the caller's batch
+    std::vector<int64_t> dims = out_dims_[i];
+    if (run_bucket_ >= 0 && !dims.empty()) dims[0] = run_batch_;  // trimmed to the caller's batch
+    TS_RETURN_IF_ERROR(check_output_room(g.value(g.outputs[i]).name, o, dims, t.dtype));
+    o.dims = std::move(dims);
     size_t bytes = size_t(shape_numel(o.dims)) * dtype_size(t.dtype);
-    if (bytes && !o.data) return invalid("output " + g.value(g.outputs[i]).name + ": null data");
     if (bytes) std::memcpy(o.data, out_stage_[i].p, bytes);
   }
   return Status::ok();
+}
+
+std::vector<std::vector<int64_t>> CudaExecutor::output_dims() const {
+  std::vector<std::vector<int64_t>> d = out_dims_;
+  for (auto& dims : d) {
+    if (run_bucket_ >= 0 && !dims.empty()) dims[0] = run_batch_;
+  }
+  return d;
 }
 
 Status CudaExecutor::launch_on_stream(cudaStream_t on, cudaGraphExec_t exec, Io io, std::span<const TensorView> inputs,
@@ -507,6 +516,9 @@ Status CudaExecutor::launch_on_stream(cudaStream_t on, cudaGraphExec_t exec, Io 
   for (size_t i = 0; i < outputs.size(); ++i) {
     const DevTensor& t = values_[size_t(g.outputs[i])];
     const bool k = io == Io::kMapped && out_dev_[i];
+    std::vector<int64_t> real = out_dims_[i];
+    if (run_bucket_ >= 0 && !real.empty()) real[0] = run_batch_;
+    TS_RETURN_IF_ERROR(check_output_room(g.value(g.outputs[i]).name, outputs[i], real, t.dtype));
     const size_t bytes = row_bytes(out_dims_[i], t.dtype, run_bucket_ >= 0 ? run_batch_ : -1);
     TS_RETURN_IF_ERROR(copy_bytes(k ? out_dev_[i] : outputs[i].data, t.data, bytes, k, on));
   }

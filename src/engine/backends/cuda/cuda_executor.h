@@ -58,6 +58,7 @@ class CudaExecutor final : public BackendExecutor, private CudaRunEnv {
   // stay in pinned staging until copy_outputs(). An error Status leaves the context usable.
   Status run(std::span<const TensorView> inputs) override;
   Status copy_outputs(std::span<TensorView> outputs) const override;
+  std::vector<std::vector<int64_t>> output_dims() const override;
   int64_t memory_bytes() const override;
   int64_t fixed_memory_bytes() const override;
   Result<double> time_node(size_t i, const Kernel& k) override;
