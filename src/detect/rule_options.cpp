@@ -58,8 +58,10 @@ RuleOptions RuleOptions::absolute() {
 RuleOptions RuleOptions::from_config(const Config& config) {
   constexpr double kHuge = 1e15;            // notionals, currency
   constexpr int64_t kDayMs = 86'400'000;
-  RuleOptions o;
   const ConfigSection root = config.section("rules");
+  // [rules] relative = false: every rule's absolute thresholds (each rule's own `relative`
+  // still overrides it).
+  RuleOptions o = root.get("relative", true) ? RuleOptions() : RuleOptions::absolute();
   o.rearm_fraction = root.get_in("rearm_fraction", o.rearm_fraction, 0.0, 1.0);
   o.unknown_phase_is_continuous = root.get("unknown_phase_is_continuous", o.unknown_phase_is_continuous);
   for (int i = 0; i < kRuleTypeCount; ++i) {

@@ -48,8 +48,10 @@ TEST(AuditCli, AlertsAndExplainAnswerFromTheStoreTheRunWrote) {
   const auto goog = lobster_file("GOOG", "message", 10);
   TS_REQUIRE_DATA(goog);
   const auto dir = scratch_dir("audit_cli");
+  // The absolute thresholds: GOOG's 77 alerts of several types (6 at the relative defaults).
+  std::ofstream(dir / "abs.toml") << "[rules]\nrelative = false\n";
   auto o = run_bin({"replay", "--format", "lobster", goog.string(), "--no-stdout", "--http", "off", "--jsonl",
-                    "alerts.jsonl", "--audit-db", "audit.db"},
+                    "alerts.jsonl", "--audit-db", "audit.db", "--config", "abs.toml"},
                    dir);
   ASSERT_EQ(o.exit_code, 0) << o.err;
   const auto written = json_lines(slurp(dir / "alerts.jsonl"));

@@ -137,7 +137,9 @@ TEST(DatasetCli, SimulatorExportFollowsTheContractAndLabelsInjectedEvents) {
   for (const char* k : {"horizon_s", "k", "vol_floor_bps", "volume_z", "depth_drop", "refractory_s", "grace_s"}) {
     EXPECT_TRUE(m["label"][k].is_number()) << k;
   }
-  EXPECT_EQ(m["rule_detectors"].size(), 14u);
+  // Every rule alert type: 14, plus limit_up_touched, limit_down_touched and
+  // limit_down_queue_shrink (issue 22).
+  EXPECT_EQ(m["rule_detectors"].size(), 17u);
   EXPECT_EQ(m["symbol_hours"].size(), 20u);
   for (auto& [sym, h] : m["symbol_hours"].items()) EXPECT_NEAR(h.get<double>(), 0.25, 0.02) << sym;
   // 20 symbols x (900 s - 30 s of warm-up) / 5 s, give or take a window per symbol.

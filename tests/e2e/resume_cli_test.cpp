@@ -44,8 +44,12 @@ TEST(ResumeCli, KillNineMidReplayThenAppendLeavesEveryAlertOnce) {
   TS_REQUIRE_DATA(goog);
   const auto ref_dir = scratch_dir("resume_ref");
   const auto dir = scratch_dir("resume_kill");
+  // The absolute thresholds: GOOG's 77 alerts, a steady stream to interrupt (at the relative
+  // defaults this day raises 6).
+  for (const auto& d : {ref_dir, dir}) std::ofstream(d / "abs.toml") << "[rules]\nrelative = false\n";
   const std::vector<std::string> replay = {"replay", "--format", "lobster", goog.string(), "--no-stdout", "--http",
-                                           "off", "--jsonl", "alerts.jsonl", "--audit-db", "audit.db"};
+                                           "off", "--jsonl", "alerts.jsonl", "--audit-db", "audit.db",
+                                           "--config", "abs.toml"};
   const auto ref = run_bin(replay, ref_dir);
   ASSERT_EQ(ref.exit_code, 0) << ref.err;
   const auto want = jsonl_ids(ref_dir / "alerts.jsonl");

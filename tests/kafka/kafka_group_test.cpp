@@ -37,9 +37,11 @@ TEST(KafkaGroup, KilledInstanceIsTakenOverAndEveryAlertIsRaisedOnce) {
     std::ofstream cfg(dir / "kafka.toml");
     // The survivor waits long enough at the end for the group to notice the dead member.
     cfg << "[kafka]\neof_idle_ms = 20000\n[kafka.consumer]\n\"session.timeout.ms\" = 6000\n"
-           "\"heartbeat.interval.ms\" = 500\n";
+           "\"heartbeat.interval.ms\" = 500\n[rules]\nrelative = false\n";
     std::ofstream ref(dir / "ref.toml");
-    ref << "[kafka]\neof_idle_ms = 3000\n";
+    // The absolute thresholds (both configs): the simulator's anomalies raise enough alerts to
+    // split between two consumers (at the relative defaults, 3).
+    ref << "[kafka]\neof_idle_ms = 3000\n[rules]\nrelative = false\n";
   }
   auto cluster = KafkaMockCluster::start(3);
   ASSERT_TRUE(cluster.is_ok()) << cluster.status().to_string();

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fstream>
 #include <regex>
 #include <string>
 
@@ -62,8 +63,11 @@ TEST(RunWiring, KafkaRunServesMetricsAndApiOverPublishedEvents) {
   ASSERT_TRUE(cluster.is_ok()) << cluster.status().to_string();
   ASSERT_TRUE(cluster.value()->create_topic("md", 1).is_ok());
   const std::string brokers = cluster.value()->bootstraps();
-  Child pub = run_child({"publish", "--format", "sim", "--symbols", "5", "--sim-seconds", "20", "--brokers", brokers,
-                         "--topic", "md"},
+  // A small stream that the mock cluster keeps whole (~5 MiB per partition): a run that starts
+  // behind the topic's beginning counts lost_messages and exits 1.
+  std::ofstream(dir / "sim.toml") << "[sim]\nevents_per_s = 1000.0\n";
+  Child pub = run_child({"publish", "--format", "sim", "--config", "sim.toml", "--symbols", "5", "--sim-seconds", "20",
+                         "--brokers", brokers, "--topic", "md"},
                         dir, "publish", 120);
   ASSERT_EQ(pub.exit_code, 0) << slurp(pub.err);
   const std::string token = "kafka-wiring-token";
