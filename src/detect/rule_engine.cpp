@@ -172,17 +172,15 @@ int RuleEngine::evaluate(const Event& e, const BookTop& book, const float* featu
 }
 
 // The relative trend thresholds: a 60 s move in units of the symbol's own volatility over 60 s,
-// sigma_60 = vol_long_bps × √60, and at least min_move_ticks ticks (a one-tick bounce of a
-// coarse-tick stock is not a rapid move) and min_move_bps. 0 when vol_long is not known yet.
-static double sigma_60s_bps(const float* row) {
-  const double vol = row[kVolLong];
-  return vol > 0 ? vol * std::sqrt(60.0) : 0.0;
-}
+// sigma_60 = vol × √60 with vol the symbol's vol_long before the move (PreMoveVol, rule_state.h),
+// and at least min_move_ticks ticks (a one-tick bounce of a coarse-tick stock is not a rapid
+// move) and min_move_bps. 0 when vol_long is not known yet.
+static double sigma_60s_bps(double vol) { return vol > 0 ? vol * std::sqrt(60.0) : 0.0; }
 
 void RuleEngine::check_trend(Ctx& c, Price p) {
   const float r60 = c.row[kRet60s];
   const float r10 = c.row[kRet10s];
-  const double sigma60 = sigma_60s_bps(c.row);
+  const double sigma60 = sigma_60s_bps(c.s.vol.reference(c.e.exch_ts_ns, c.row[kVolLong]));
   const double tick_bps = 1e4 / double(p);
 
   // 快速拉升: up >= X over 60 s and still rising over 10 s.
@@ -239,7 +237,10 @@ void RuleEngine::check_high_dive(Ctx& c, Price p) {
   const int64_t high = c.s.recent_high.max(c.e.exch_ts_ns);
   const double drop_bps = high > 0 ? (1.0 - double(p) / double(high)) * 1e4 : 0.0;
   // Relative: the drop in units of the symbol's volatility over the lookback window.
-  const double sigma = c.row[kVolLong] > 0 ? c.row[kVolLong] * std::sqrt(double(o.lookback_s)) : 0.0;
+  // The pre-move volatility (check_trend updated it on this event when it ran first; reading it
+  // here without a new bucket changes nothing).
+  const double vol = c.s.vol.reference(c.e.exch_ts_ns, c.row[kVolLong]);
+  const double sigma = vol > 0 ? vol * std::sqrt(double(o.lookback_s)) : 0.0;
   if (o.relative && sigma <= 0) {
     g.observe_false(0, opts_.rearm_fraction);
     return;

@@ -133,6 +133,31 @@ struct MinuteFlow {
   RobustLevel typical;
 };
 
+// The symbol's volatility as it stood before the move being judged: vol_long (a 600 s EWMA of
+// squared 1 s returns) as it was at the end of the 60 s bucket of exchange time before the
+// previous one (60..120 s ago; in the first two minutes the oldest value there is), so a 60 s
+// move cannot raise its own threshold (a crash in a few large jumps quadruples vol_long within
+// seconds and would otherwise hide itself). Never above the current value: a calm that followed
+// a busy minute is judged by the calm.
+struct PreMoveVol {
+  int64_t bucket = std::numeric_limits<int64_t>::min();
+  double last = 0;       // the latest value seen
+  double end_prev = 0;   // the value at the end of the previous bucket
+  double end_prev2 = 0;  // ... of the bucket before that
+  double reference(int64_t ts_ns, double now) {
+    const int64_t b = ts_ns / 60'000'000'000;
+    if (b != bucket) {
+      const bool first = bucket == std::numeric_limits<int64_t>::min();
+      end_prev2 = first ? 0.0 : (b == bucket + 1 ? end_prev : last);
+      end_prev = first ? 0.0 : last;
+      bucket = b;
+    }
+    last = now;
+    const double before = end_prev2 > 0 ? end_prev2 : end_prev;
+    return before > 0 ? std::min(before, now) : now;
+  }
+};
+
 struct SymbolRuleState {
   bool initialized = false;
   int64_t day = std::numeric_limits<int64_t>::min();  // UTC day of the last event
@@ -148,6 +173,7 @@ struct SymbolRuleState {
   RobustLevel bid_depth;       // typical top-5 bid depth, size increments
   RobustLevel ask_depth;       // typical top-5 ask depth
   MinuteFlow flow;             // notional flow (currency per minute)
+  PreMoveVol vol;              // vol_long before the current move (relative move thresholds)
   RuleGate gates[kRuleTypeCount];
 };
 
