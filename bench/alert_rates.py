@@ -74,7 +74,7 @@ def run_one(ds, args, tmp):
     events = []
     for ev in ds["events"]:
         lo, hi = local_ns(ds["date"], ev["from"], ds["tz"]), local_ns(ds["date"], ev["to"], ds["tz"])
-        hits = [a for a in alerts if a["symbol"] == ev["symbol"] and lo <= a["exch_ts_ns"] < hi]
+        hits = [a for a in alerts if a["symbol"] == ev["symbol"] and lo <= int(a["exch_ts_ns"]) < hi]
         events.append({**ev, "alerted": bool(hits), "alerts": sorted({a["type"] for a in hits})})
     return {
         "name": ds["name"], "format": ds["format"], "paths": ds["paths"], "symbols": ds["symbols"],

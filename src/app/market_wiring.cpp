@@ -1,8 +1,11 @@
 #include "app/market_wiring.h"
 
+#include "app/builtin_calendars.h"
+
 #include <cstdio>
 #include <filesystem>
 
+#include "core/exchange_calendar.h"
 #include "core/log.h"
 
 namespace ts {
@@ -44,8 +47,14 @@ bool MarketWiring::build(const Config& config, const CommonOptions& common, Symb
     if (Status st = calendars_.load_dir("config/calendars", errors); !st) return fail(st.to_string());
     have_calendars_ = true;
   } else {
-    spdlog::warn("no exchange calendars (config/calendars not found; set [calendars] dir): A-share and US "
-                 "phases come from the feed only");
+    for (const BuiltinCalendar& b : builtin_calendars()) {
+      auto parsed = ExchangeCalendar::parse(std::string(b.id), b.text, "built-in " + std::string(b.id) + ".csv", errors);
+      if (!parsed) return fail(parsed.status().to_string());
+      calendars_.add(std::move(parsed).value());
+    }
+    have_calendars_ = !builtin_calendars().empty();
+    spdlog::info("exchange calendars: the {} built in (config/calendars of this build; [calendars] dir overrides)",
+                 builtin_calendars().size());
   }
 
   if (!common.state_in.empty()) {
