@@ -477,10 +477,11 @@ Status CudaExecutor::copy_outputs(std::span<TensorView> outputs) const {
       return invalid("output " + g.value(g.outputs[i]).name + ": dtype " + dtype_name(o.dtype) + ", engine produces " +
                      dtype_name(t.dtype));
     }
-    std::vector<int64_t> dims = out_dims_[i];
-    if (run_bucket_ >= 0 && !dims.empty()) dims[0] = run_batch_;  // trimmed to the caller's batch
-    TS_RETURN_IF_ERROR(check_output_room(g.value(g.outputs[i]).name, o, dims, t.dtype));
-    o.dims = std::move(dims);
+    // Reused scratch, not a fresh vector: steady runs allocate nothing (cuda_alloc_test).
+    scratch_dims_.assign(out_dims_[i].begin(), out_dims_[i].end());
+    if (run_bucket_ >= 0 && !scratch_dims_.empty()) scratch_dims_[0] = run_batch_;  // trimmed to the caller's batch
+    TS_RETURN_IF_ERROR(check_output_room(g.value(g.outputs[i]).name, o, scratch_dims_, t.dtype));
+    o.dims.assign(scratch_dims_.begin(), scratch_dims_.end());
     size_t bytes = size_t(shape_numel(o.dims)) * dtype_size(t.dtype);
     if (bytes) std::memcpy(o.data, out_stage_[i].p, bytes);
   }
@@ -516,9 +517,9 @@ Status CudaExecutor::launch_on_stream(cudaStream_t on, cudaGraphExec_t exec, Io 
   for (size_t i = 0; i < outputs.size(); ++i) {
     const DevTensor& t = values_[size_t(g.outputs[i])];
     const bool k = io == Io::kMapped && out_dev_[i];
-    std::vector<int64_t> real = out_dims_[i];
-    if (run_bucket_ >= 0 && !real.empty()) real[0] = run_batch_;
-    TS_RETURN_IF_ERROR(check_output_room(g.value(g.outputs[i]).name, outputs[i], real, t.dtype));
+    scratch_dims_.assign(out_dims_[i].begin(), out_dims_[i].end());
+    if (run_bucket_ >= 0 && !scratch_dims_.empty()) scratch_dims_[0] = run_batch_;
+    TS_RETURN_IF_ERROR(check_output_room(g.value(g.outputs[i]).name, outputs[i], scratch_dims_, t.dtype));
     const size_t bytes = row_bytes(out_dims_[i], t.dtype, run_bucket_ >= 0 ? run_batch_ : -1);
     TS_RETURN_IF_ERROR(copy_bytes(k ? out_dev_[i] : outputs[i].data, t.data, bytes, k, on));
   }

@@ -217,6 +217,7 @@ class CudaExecutor final : public BackendExecutor, private CudaRunEnv {
   std::vector<void*> in_dev_, out_dev_;         // enqueue_on_stream: caller memory's device addresses
   int64_t run_batch_ = -1, run_bucket_ = -1;    // this run's batch and bucket (−1: no batch dim)
   std::vector<std::vector<int64_t>> out_dims_;  // outputs of the last run (padded batch)
+  mutable std::vector<int64_t> scratch_dims_;  // an output's real dims per call (kept: no allocation)
   std::vector<int64_t> buckets_;                // ascending; empty = exact shapes
   std::string buckets_off_;                     // why bucketing was turned off, if it was
   GraphTable graphs_;                           // by path + padded input dims (at most kMaxGraphs)
