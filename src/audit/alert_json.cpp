@@ -9,6 +9,18 @@ namespace ts {
 
 namespace {
 int64_t stage_delta(int64_t later, int64_t earlier) { return later > 0 && earlier > 0 ? later - earlier : -1; }
+
+// stage_ns (strings: exact in jq) and latency_ns: one schema for live alerts and stored records.
+void put_stage_times(nlohmann::json& j, const StageTimes& t, int64_t total_ns) {
+  j["stage_ns"] = {{"recv", std::to_string(t.recv_ns)},         {"book", std::to_string(t.book_ns)},
+                   {"features", std::to_string(t.features_ns)}, {"detect", std::to_string(t.detect_ns)},
+                   {"emit", std::to_string(t.emit_ns)}};
+  j["latency_ns"] = {{"book", stage_delta(t.book_ns, t.recv_ns)},
+                     {"features", stage_delta(t.features_ns, t.book_ns)},
+                     {"detect", stage_delta(t.detect_ns, t.features_ns)},
+                     {"emit", stage_delta(t.emit_ns, t.detect_ns)},
+                     {"total", total_ns}};
+}
 }  // namespace
 
 nlohmann::json alert_values_json(const Alert& a) {
@@ -49,15 +61,7 @@ nlohmann::json alert_to_json(const Alert& a, const SymbolTable& symbols) {
   j["price_ticks"] = a.price;
   j["price"] = price_in_currency(a.price, tick);
   j["values"] = alert_values_json(a);
-  const StageTimes& t = a.t;
-  j["stage_ns"] = {{"recv", std::to_string(t.recv_ns)},         {"book", std::to_string(t.book_ns)},
-                   {"features", std::to_string(t.features_ns)}, {"detect", std::to_string(t.detect_ns)},
-                   {"emit", std::to_string(t.emit_ns)}};
-  j["latency_ns"] = {{"book", stage_delta(t.book_ns, t.recv_ns)},
-                     {"features", stage_delta(t.features_ns, t.book_ns)},
-                     {"detect", stage_delta(t.detect_ns, t.features_ns)},
-                     {"emit", stage_delta(t.emit_ns, t.detect_ns)},
-                     {"total", alert_latency_ns(t)}};
+  put_stage_times(j, a.t, alert_latency_ns(a.t));
   j["features"] = alert_features_json(a);
   if (a.type == AlertType::kModel) {
     j["model"] = {{"name", a.model.model}, {"version", a.model.version}, {"probability", a.model.probability},
@@ -80,15 +84,7 @@ nlohmann::json alert_record_json(const AlertRecord& r) {
   nlohmann::json values = nlohmann::json::array();
   for (const auto& v : r.values) values.push_back({{"name", v.name}, {"value", v.value}, {"threshold", v.threshold}, {"cmp", v.cmp}});
   j["values"] = std::move(values);
-  const StageTimes& t = r.t;
-  j["stage_ns"] = {{"recv", std::to_string(t.recv_ns)},         {"book", std::to_string(t.book_ns)},
-                   {"features", std::to_string(t.features_ns)}, {"detect", std::to_string(t.detect_ns)},
-                   {"emit", std::to_string(t.emit_ns)}};
-  j["latency_ns"] = {{"book", stage_delta(t.book_ns, t.recv_ns)},
-                     {"features", stage_delta(t.features_ns, t.book_ns)},
-                     {"detect", stage_delta(t.detect_ns, t.features_ns)},
-                     {"emit", stage_delta(t.emit_ns, t.detect_ns)},
-                     {"total", r.latency_ns}};
+  put_stage_times(j, r.t, r.latency_ns);
   nlohmann::json f = nlohmann::json::object();
   for (int i = 0; i < kFeatureCount && size_t(i) < r.features.size(); ++i) {
     if (std::isfinite(r.features[size_t(i)])) {
