@@ -1,0 +1,70 @@
+#pragma once
+// Helpers shared by the exchange-layout readers (sse-l2, sse-l3, szse-l2, szse-trades), whose
+// files are vendor CSVs with a header line: column positions by name, the row loop with its
+// bad-row reports, and the vendors' date and time spellings (China, UTC+8).
+#include <initializer_list>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/input_errors.h"
+#include "core/status.h"
+#include "ingest/field_parse.h"
+#include "ingest/line_reader.h"
+
+namespace ts::ingest {
+
+// A header's layout: cols[i] is the field index of the i-th name asked for.
+struct HeaderColumns {
+  size_t ncols = 0;
+  std::vector<size_t> cols;
+};
+
+// Reads the header line of `lines` and finds each of `names` in it. kParseError naming the file
+// and the first missing column (or saying the file is empty or its gzip stream is cut off).
+Result<HeaderColumns> read_header_columns(LineReader& lines, std::span<const std::string_view> names);
+
+// Calls decode(line, fields) for every row after the header that is text and has the header's
+// field count; reports the others (kBinaryGarbage, kWrongColumnCount) with file and line, and
+// an empty file (kEmptyFile) at the end. `fields` holds the row's fields by header index.
+template <typename Decode>
+void for_each_row(LineReader& lines, InputErrors& errors, size_t ncols, Decode&& decode) {
+  std::vector<std::string_view> fields(ncols + 1);
+  Line line;
+  while (lines.next(line)) {
+    if (line.has_garbage) {
+      errors.report(InputError::kBinaryGarbage, lines.file_name(), line.number, "control bytes in a text row");
+      continue;
+    }
+    if (split_fields(line.text, fields.data(), fields.size()) != ncols) {
+      report_line_error(errors, lines, line, InputError::kWrongColumnCount,
+                        "expected " + std::to_string(ncols) + " columns");
+      continue;
+    }
+    decode(line, std::span<const std::string_view>(fields.data(), ncols));
+  }
+  report_if_empty(errors, lines, 1);
+}
+
+// "2023.02.01", "2023-02-01" or "20230201" → y, m, d (checked: month 1..12, day 1..31).
+bool parse_ymd(std::string_view s, int& y, unsigned& m, unsigned& d);
+
+// Dates → ns of their midnight in China (UTC+8), remembering the last one (a file holds one or
+// two dates, so this is a compare per row).
+class ChinaMidnight {
+ public:
+  // false if `date` is not a date.
+  bool get(std::string_view date, int64_t& midnight_ns);
+
+ private:
+  char last_[16] = {};
+  size_t last_len_ = 0;
+  int64_t last_ns_ = 0;
+};
+
+// The file `dir/<name>.csv.gz` or `dir/<name>.csv`, whichever exists first for each of `names`;
+// "" if none.
+std::string find_data_file(const std::string& dir, std::initializer_list<const char*> names);
+
+}  // namespace ts::ingest
