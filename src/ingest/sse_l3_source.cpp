@@ -142,6 +142,7 @@ Result<std::unique_ptr<Source>> make_sse_l3_source(const std::string& day_dir, S
     return Status(StatusCode::kNotFound, "no such directory: " + day_dir).with_context(ctx);
   }
   SseL3Reader reader(symbols, errors);
+  std::string files_found[2];
   for (const bool trades : {false, true}) {
     const std::string path = trades ? ingest::find_data_file(day_dir, {"SHtrans", "trans"})
                                     : ingest::find_data_file(day_dir, {"SHorders", "orders"});
@@ -155,9 +156,11 @@ Result<std::unique_ptr<Source>> make_sse_l3_source(const std::string& day_dir, S
     auto header = ingest::read_header_columns(*lines.value(), trades ? kTradeColumns : kOrderColumns);
     if (!header) return header.status().with_context(ctx);
     reader.read(*lines.value(), header.value(), trades);
+    files_found[trades] = std::string(ingest::base_name(path));
   }
   std::vector<FlowRecord> recs = reader.finish();
-  spdlog::info("sse-l3 {}: {} orders and trades merged by ApplSeqNum per channel", day_dir, recs.size());
+  spdlog::info("sse-l3 {}: found {} and {}: {} orders and trades, ApplSeqNum order within each security, time order across", day_dir,
+               files_found[0], files_found[1], recs.size());
   return std::unique_ptr<Source>(std::make_unique<ingest::RecordSource<FlowRecord>>(std::move(recs), "sse-l3 " + day_dir));
 }
 
