@@ -26,14 +26,13 @@ const std::vector<std::string_view> kOrderColumns = {"MDDate",     "MDTime",    
 const std::vector<std::string_view> kTradeColumns = {"MDDate",     "MDTime",   "SecurityID",  "ChannelNo",  "ApplSeqNum",
                                                      "TradePrice", "TradeQty", "TradeBSFlag", "TradeBuyNo", "TradeSellNo"};
 
-class SseL3Reader {
+class SseL3Reader : ingest::RowDecoder {
  public:
-  SseL3Reader(SymbolTable& symbols, InputErrors& errors) : symbols_(symbols), errors_(errors) {}
+  using RowDecoder::RowDecoder;
 
   // Reads one file's rows into records_; `trades` picks the layout.
   void read(LineReader& lines, const ingest::HeaderColumns& h, bool trades) {
-    lines_ = &lines;
-    h_ = &h;
+    start_file(lines, h);
     const auto file = uint8_t(files_.size());
     files_.push_back(lines.path());
     ingest::for_each_row(lines, errors_, h.ncols, [&](const Line& line, std::span<const std::string_view> f) {
@@ -52,27 +51,16 @@ class SseL3Reader {
   }
 
  private:
-  std::string_view field(size_t c) const { return fields_[h_->cols[c]]; }
-  bool fail(const Line& line, InputError kind, std::string_view detail) {
-    ingest::report_line_error(errors_, *lines_, line, kind, detail);
-    return false;
-  }
-  bool fail(const Line& line, FieldError e, std::string_view what) { return fail(line, ingest::input_error_for(e), what); }
-
   // Symbol, time, channel, sequence, price and qty: the fields both layouts share.
   bool common(const Line& line, FlowRecord& r) {
     const std::string_view s = field(kSecurity);
     if (s.size() != 9 || s.substr(6) != ".SH" || s.substr(0, 6).find_first_not_of("0123456789") != std::string_view::npos) {
       return fail(line, InputError::kUnknownSymbol, "SecurityID is not NNNNNN.SH");
     }
-    if (s != last_name_) {
-      last_id_ = symbols_.intern(s);
-      last_name_.assign(s);
+    if (!intern(line, s, r.symbol) ||
+        !china_time(line, field(kDate), field(kTime), "bad MDDate / MDTime", r.exch_ts_ns)) {
+      return false;
     }
-    if (last_id_ == kInvalidSymbol) return fail(line, InputError::kUnknownSymbol, "symbol table full");
-    int64_t midnight = 0, tod = 0;
-    if (!days_.get(field(kDate), midnight)) return fail(line, InputError::kMalformedLine, "bad MDDate");
-    if (!ingest::parse_hms_ns(field(kTime), tod)) return fail(line, InputError::kMalformedLine, "bad MDTime");
     uint64_t channel = 0;
     FieldError e;
     if ((e = ingest::parse_u64(field(kChannel), channel)) != FieldError::kOk) return fail(line, e, "bad ChannelNo");
@@ -83,8 +71,6 @@ class SseL3Reader {
     }
     if ((e = ingest::parse_i64(field(kQty), r.qty)) != FieldError::kOk) return fail(line, e, "bad qty");
     if (r.qty <= 0) return fail(line, InputError::kBadSize, "qty <= 0");
-    r.symbol = last_id_;
-    r.exch_ts_ns = midnight + tod;
     r.channel = uint16_t(channel);
     r.line = uint32_t(line.number);
     return true;
@@ -120,14 +106,6 @@ class SseL3Reader {
     return true;
   }
 
-  SymbolTable& symbols_;
-  InputErrors& errors_;
-  LineReader* lines_ = nullptr;
-  const ingest::HeaderColumns* h_ = nullptr;
-  std::span<const std::string_view> fields_;
-  ingest::ChinaMidnight days_;
-  std::string last_name_;
-  SymbolId last_id_ = kInvalidSymbol;
   std::vector<std::string> files_;
   std::vector<FlowRecord> records_;
 };

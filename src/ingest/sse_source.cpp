@@ -237,18 +237,9 @@ class SseSnapshotFile final : public SseFile {
   // One level: empty price → empty level; price 0 → empty level (auction rows put the
   // unmatched volume at price 0); otherwise price > 0 and qty > 0.
   bool level(const Line& line, std::string_view ps, std::string_view qs, Level& out) {
-    out = Level{};
-    if (ps.empty()) return true;
-    Price px = 0;
-    int64_t qty = 0;
-    FieldError e = ingest::parse_price_ticks(ps, kTicksPerYuan, px);
-    if (e != FieldError::kOk) return fail(line, e, "bad level price");
-    if (px < 0) return fail(line, InputError::kBadPrice, "negative level price");
-    if (px == 0) return true;
-    if ((e = ingest::parse_i64(qs, qty)) != FieldError::kOk) return fail(line, e, "bad level volume");
-    if (qty <= 0) return fail(line, InputError::kBadSize, "level volume <= 0 at a price");
-    out = Level{px, qty};
-    return true;
+    InputError kind = InputError::kMalformedLine;
+    const char* detail = "";
+    return ingest::parse_level(ps, qs, kTicksPerYuan, out, kind, detail) || fail(line, kind, detail);
   }
 
   bool decode(const Line& line, Event& ev) override {

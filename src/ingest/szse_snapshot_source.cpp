@@ -63,20 +63,22 @@ const std::vector<std::string_view>& column_names() {
   return names;
 }
 
-class SzseSnapshotReader {
+class SzseSnapshotReader : ingest::RowDecoder {
  public:
   SzseSnapshotReader(LineReader& lines, SymbolTable& symbols, InputErrors& errors, const ingest::HeaderColumns& h)
-      : lines_(lines), symbols_(symbols), errors_(errors), h_(h) {}
+      : RowDecoder(symbols, errors) {
+    start_file(lines, h);
+  }
 
   std::vector<Event> read_all() {
     std::vector<Event> events;
-    ingest::for_each_row(lines_, errors_, h_.ncols, [&](const Line& line, std::span<const std::string_view> f) {
+    ingest::for_each_row(*lines_, errors_, h_->ncols, [&](const Line& line, std::span<const std::string_view> f) {
       fields_ = f;
       Event ev;
       if (decode(line, ev)) events.push_back(ev);
     });
     // Sort (time, row) keys, not the ~390-byte events: moving events in the sort cost more than
-    // decoding them (0.45 → see bench/results/ingest-decode-*.json).
+    // decoding them (bench/results/ingest-decode-*.json).
     std::vector<std::pair<int64_t, uint32_t>> order(events.size());
     for (size_t i = 0; i < events.size(); ++i) order[i] = {events[i].exch_ts_ns, uint32_t(i)};
     std::sort(order.begin(), order.end());  // (time, file position): stable by construction
@@ -90,30 +92,13 @@ class SzseSnapshotReader {
   struct PerSymbol {
     int64_t last_ts_ns = INT64_MIN;
     Qty cum_volume = 0;
-    Price limit_up = 0, limit_down = 0;
   };
-
-  std::string_view field(size_t c) const { return fields_[h_.cols[c]]; }
-  bool fail(const Line& line, InputError kind, std::string_view detail) {
-    ingest::report_line_error(errors_, lines_, line, kind, detail);
-    return false;
-  }
-  bool fail(const Line& line, FieldError e, std::string_view what) { return fail(line, ingest::input_error_for(e), what); }
 
   // Empty or 0 price → empty level (SZSE sends 0 for an empty level); else price > 0, qty > 0.
   bool level(const Line& line, std::string_view ps, std::string_view qs, Level& out) {
-    out = Level{};
-    if (ps.empty()) return true;
-    Price px = 0;
-    int64_t qty = 0;
-    FieldError e = ingest::parse_price_ticks(ps, kTicksPerYuan, px);
-    if (e != FieldError::kOk) return fail(line, e, "bad level price");
-    if (px < 0) return fail(line, InputError::kBadPrice, "negative level price");
-    if (px == 0) return true;
-    if ((e = ingest::parse_i64(qs, qty)) != FieldError::kOk) return fail(line, e, "bad level qty");
-    if (qty <= 0) return fail(line, InputError::kBadSize, "level qty <= 0 at a price");
-    out = Level{px, qty};
-    return true;
+    InputError kind = InputError::kMalformedLine;
+    const char* detail = "";
+    return ingest::parse_level(ps, qs, kTicksPerYuan, out, kind, detail) || fail(line, kind, detail);
   }
 
   bool price(const Line& line, size_t col, Price& out, const char* what) {
@@ -129,19 +114,12 @@ class SzseSnapshotReader {
     if (s.size() != 9 || s.substr(6) != ".SZ" || s.substr(0, 6).find_first_not_of("0123456789") != std::string_view::npos) {
       return fail(line, InputError::kUnknownSymbol, "SecurityID is not NNNNNN.SZ");
     }
-    if (s != last_name_) {
-      last_id_ = symbols_.intern(s);
-      last_name_.assign(s);
-    }
-    if (last_id_ == kInvalidSymbol) return fail(line, InputError::kUnknownSymbol, "symbol table full");
-    id = last_id_;
-    return true;
+    return intern(line, s, id);
   }
 
   bool decode(const Line& line, Event& ev) {
-    int64_t midnight = 0, tod = 0;
-    if (!days_.get(field(kDate), midnight)) return fail(line, InputError::kMalformedLine, "bad MDDate");
-    if (!ingest::parse_hms_ns(field(kTime), tod)) return fail(line, InputError::kMalformedLine, "bad MDTime");
+    int64_t ts = 0;
+    if (!china_time(line, field(kDate), field(kTime), "bad MDDate / MDTime", ts)) return false;
     SymbolId id = 0;
     if (!symbol(line, field(kSecurity), id)) return false;
     ev = Event::make(EventKind::kSnapshot);
@@ -171,7 +149,7 @@ class SzseSnapshotReader {
     }
     if (id >= per_symbol_.size()) per_symbol_.resize(size_t(id) + 1);
     PerSymbol& p = per_symbol_[id];
-    ev.exch_ts_ns = midnight + tod;
+    ev.exch_ts_ns = ts;
     if (ev.exch_ts_ns < p.last_ts_ns) return fail(line, InputError::kOutOfOrder, "the security's time goes backwards");
     if (s.cum_volume < p.cum_volume) return fail(line, InputError::kBadSize, "TotalVolumeTrade goes down");
     p.last_ts_ns = ev.exch_ts_ns;
@@ -188,14 +166,6 @@ class SzseSnapshotReader {
     return true;
   }
 
-  LineReader& lines_;
-  SymbolTable& symbols_;
-  InputErrors& errors_;
-  const ingest::HeaderColumns& h_;
-  std::span<const std::string_view> fields_;
-  ingest::ChinaMidnight days_;
-  std::string last_name_;
-  SymbolId last_id_ = kInvalidSymbol;
   std::vector<PerSymbol> per_symbol_;
 };
 

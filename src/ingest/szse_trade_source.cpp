@@ -37,32 +37,27 @@ struct CancelCount {
   Qty buy_qty = 0, sell_qty = 0;
 };
 
-class SzseTradeReader {
+class SzseTradeReader : ingest::RowDecoder {
  public:
   SzseTradeReader(LineReader& lines, SymbolTable& symbols, InputErrors& errors, const ingest::HeaderColumns& h)
-      : lines_(lines), symbols_(symbols), errors_(errors), h_(h) {}
+      : RowDecoder(symbols, errors) {
+    start_file(lines, h);
+  }
 
   std::vector<FlowRecord> read_all() {
     std::vector<FlowRecord> recs;
-    ingest::for_each_row(lines_, errors_, h_.ncols, [&](const Line& line, std::span<const std::string_view> f) {
+    ingest::for_each_row(*lines_, errors_, h_->ncols, [&](const Line& line, std::span<const std::string_view> f) {
       fields_ = f;
       FlowRecord r;
       if (decode(line, r)) recs.push_back(r);
     });
-    const std::string files[] = {lines_.path()};
+    const std::string files[] = {lines_->path()};
     ingest::order_flow(recs, files, errors_);
     return recs;
   }
   const std::map<SymbolId, CancelCount>& cancels() const { return cancels_; }
 
  private:
-  std::string_view field(size_t c) const { return fields_[h_.cols[c]]; }
-  bool fail(const Line& line, InputError kind, std::string_view detail) {
-    ingest::report_line_error(errors_, lines_, line, kind, detail);
-    return false;
-  }
-  bool fail(const Line& line, FieldError e, std::string_view what) { return fail(line, ingest::input_error_for(e), what); }
-
   // An order number column: empty or 0 → 0 (not set).
   bool order_no(const Line& line, size_t col, uint64_t& out) {
     out = 0;
@@ -81,27 +76,20 @@ class SzseTradeReader {
     std::memcpy(name, code.data(), 6);
     name[6] = '.';
     std::memcpy(name + 7, market.data(), 2);
-    const std::string_view n(name, 9);
-    if (n != last_name_) {
-      last_id_ = symbols_.intern(n);
-      last_name_.assign(n);
-    }
-    if (last_id_ == kInvalidSymbol) return fail(line, InputError::kUnknownSymbol, "symbol table full");
-    id = last_id_;
-    return true;
+    return intern(line, std::string_view(name, 9), id);
   }
 
   bool decode(const Line& line, FlowRecord& r) {
     SymbolId id = 0;
     if (!symbol(line, id)) return false;
     const std::string_view t = field(kTime);
-    const size_t sep = t.find('T');
-    int64_t midnight = 0, tod = 0;
-    if (sep == std::string_view::npos || !days_.get(t.substr(0, sep), midnight) ||
-        !ingest::parse_hms_ns(t.substr(sep + 1), tod)) {
-      return fail(line, InputError::kMalformedLine, "bad TradeTime (YYYY.MM.DDTHH:MM:SS.fff)");
+    const size_t sep = std::min(t.find('T'), t.size());
+    int64_t ts = 0;
+    if (!china_time(line, t.substr(0, sep), t.substr(std::min(sep + 1, t.size())),
+                    "bad TradeTime (YYYY.MM.DDTHH:MM:SS.fff)", ts)) {
+      return false;
     }
-    const int64_t ts = midnight + tod;
+    const int64_t tod = (ts + 8 * 3600 * kNsPerSec) % (86400 * kNsPerSec);  // China local time of day
     uint64_t channel = 0, bid = 0, offer = 0;
     FieldError e;
     if ((e = ingest::parse_u64(field(kChannel), channel)) != FieldError::kOk || channel > 0xffff) {
@@ -148,14 +136,6 @@ class SzseTradeReader {
     return true;
   }
 
-  LineReader& lines_;
-  SymbolTable& symbols_;
-  InputErrors& errors_;
-  const ingest::HeaderColumns& h_;
-  std::span<const std::string_view> fields_;
-  ingest::ChinaMidnight days_;
-  std::string last_name_;
-  SymbolId last_id_ = kInvalidSymbol;
   std::map<SymbolId, CancelCount> cancels_;
 };
 

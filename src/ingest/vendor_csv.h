@@ -8,8 +8,10 @@
 #include <string_view>
 #include <vector>
 
+#include "core/event.h"
 #include "core/input_errors.h"
 #include "core/status.h"
+#include "core/symbol_table.h"
 #include "ingest/field_parse.h"
 #include "ingest/line_reader.h"
 
@@ -61,6 +63,48 @@ class ChinaMidnight {
   char last_[16] = {};
   size_t last_len_ = 0;
   int64_t last_ns_ = 0;
+};
+
+// One book level from its price and size fields (prices in currency, `ticks_per_unit` ticks
+// each): an empty or 0 price is an empty level (auction rows, unused levels); otherwise price > 0
+// and size > 0. A bad level returns false with the kind and detail to report.
+bool parse_level(std::string_view price, std::string_view size, double ticks_per_unit, Level& out, InputError& kind,
+                 const char*& detail);
+
+// What the row decoders of the vendor layouts share: the current row's fields by header position,
+// bad-row reports with file and line, the China dates, and symbols interned once per run of rows.
+class RowDecoder {
+ public:
+  RowDecoder(SymbolTable& symbols, InputErrors& errors) : symbols_(symbols), errors_(errors) {}
+
+ protected:
+  // Rows of `lines` with header `h` follow; the caller sets fields_ per row.
+  void start_file(LineReader& lines, const HeaderColumns& h) {
+    lines_ = &lines;
+    h_ = &h;
+  }
+  // Field `c` of the current row, `c` indexing the names asked of read_header_columns().
+  std::string_view field(size_t c) const { return fields_[h_->cols[c]]; }
+  bool fail(const Line& line, InputError kind, std::string_view detail) {
+    report_line_error(errors_, *lines_, line, kind, detail);
+    return false;
+  }
+  bool fail(const Line& line, FieldError e, std::string_view what) { return fail(line, input_error_for(e), what); }
+  // The id of `name` (already checked by the caller); kUnknownSymbol once the table is full.
+  bool intern(const Line& line, std::string_view name, SymbolId& id);
+  // A date field and an HH:MM:SS.fff field → exch ns (China time); kMalformedLine naming `what`.
+  bool china_time(const Line& line, std::string_view date, std::string_view time, const char* what, int64_t& ts_ns);
+
+  SymbolTable& symbols_;
+  InputErrors& errors_;
+  LineReader* lines_ = nullptr;
+  const HeaderColumns* h_ = nullptr;
+  std::span<const std::string_view> fields_;
+
+ private:
+  ChinaMidnight days_;
+  std::string last_name_;
+  SymbolId last_id_ = kInvalidSymbol;
 };
 
 // The file `dir/<name>.csv.gz` or `dir/<name>.csv`, whichever exists first for each of `names`;
