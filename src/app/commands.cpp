@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "app/first_input_error.h"
 #include "app/market_wiring.h"
 #include "app/run_wiring.h"
 #include "app/symbol_filter.h"
@@ -134,6 +135,7 @@ int command_replay(const CommonOptions& c, const ReplayOptions& r, const std::at
   InputErrors source_errors;
   MarketWiring markets;
   if (!markets.build(config, c, symbols, source_errors)) return kExitUsage;
+  FirstInputError first_error;
   auto source = open_source(r.format, r.paths, symbols, source_errors);
   if (!source.is_ok()) {
     std::fprintf(stderr, "ticksentry: %s\n", source.status().to_string().c_str());
@@ -151,12 +153,18 @@ int command_replay(const CommonOptions& c, const ReplayOptions& r, const std::at
   RunSummary summary = wiring.run(filtered, source_errors, stop);
   report_symbol_filter(filtered, r.symbol_globs);
   if (!markets.finish(summary)) return kExitUsage;
-  return wiring.finish(summary);
+  const int code = wiring.finish(summary);
+  // A file that yields no valid record at all (a wrong --format, a wrong file) is an error.
+  if (first_error.no_valid_record(summary.events + filtered.skipped(), source_errors, filtered.describe())) {
+    return kExitUsage;
+  }
+  return code;
 }
 
 int command_record(const RecordOptions& r, const std::atomic<bool>& stop) {
   SymbolTable symbols;
   InputErrors errors;
+  FirstInputError first_error;
   std::unique_ptr<Source> source;
   if (r.format == "sim") {
     Config config;
@@ -196,6 +204,7 @@ int command_record(const RecordOptions& r, const std::atomic<bool>& stop) {
   std::fprintf(stderr, "recorded %llu events from %s to %s (%llu bad records skipped)\n", (unsigned long long)written,
                filtered.describe().c_str(), r.out.c_str(), (unsigned long long)errors.total());
   report_symbol_filter(filtered, r.symbol_globs);
+  if (first_error.no_valid_record(written + filtered.skipped(), errors, filtered.describe())) return kExitUsage;
   return kExitOk;
 }
 

@@ -16,6 +16,7 @@
 #include "app/replay_failure_command.h"
 #include "app/models_command.h"
 #include "app/kafka_commands.h"
+#include "ingest/open_source.h"
 #include "core/log.h"
 
 namespace {
@@ -69,12 +70,12 @@ int main(int argc, char** argv) {
 
   auto* replay = app.add_subcommand("replay", "replay recorded market data through the pipeline");
   add_common(replay);
-  replay->add_option("--format", replay_opts.format, "lobster | sse-l2 | csv")->required();
+  replay->add_option("--format", replay_opts.format, ts::join_formats(" | "))->required();
   replay->add_option("paths", replay_opts.paths, "message files, day folders or CSV files")->required();
   replay->add_option("--symbol", replay_opts.symbol_globs, "only symbols matching this glob (repeatable: GOOG, '6005*')");
 
   auto* record = app.add_subcommand("record", "write any source to ticksentry's normalized CSV");
-  record->add_option("--format", record_opts.format, "lobster | sse-l2 | csv | sim")->required();
+  record->add_option("--format", record_opts.format, ts::join_formats(" | ") + " | sim")->required();
   record->add_option("--out", record_opts.out, "output .csv or .csv.gz")->required();
   record->add_option("paths", record_opts.paths, "inputs (none for sim)");
   record->add_option("--symbols", record_opts.symbols, "sim: symbols");

@@ -3,13 +3,22 @@
 #include "ingest/csv_source.h"
 #include "ingest/lobster_source.h"
 #include "ingest/merge_source.h"
+#include "ingest/sse_l3_source.h"
 #include "ingest/sse_source.h"
+#include "ingest/szse_snapshot_source.h"
+#include "ingest/szse_trade_source.h"
 
 namespace ts {
 
 const std::vector<std::string>& source_formats() {
-  static const std::vector<std::string> kFormats = {"lobster", "sse-l2", "csv"};
+  static const std::vector<std::string> kFormats = {"lobster", "sse-l2", "sse-l3", "szse-l2", "szse-trades", "csv"};
   return kFormats;
+}
+
+std::string join_formats(const std::string& sep) {
+  std::string out;
+  for (const auto& f : source_formats()) out += (out.empty() ? "" : sep) + f;
+  return out;
 }
 
 Result<std::unique_ptr<Source>> open_source(const std::string& format, const std::vector<std::string>& paths,
@@ -20,12 +29,17 @@ Result<std::unique_ptr<Source>> open_source(const std::string& format, const std
     factory = &make_lobster_source;
   } else if (format == "sse-l2") {
     factory = [](const std::string& p, SymbolTable& s, InputErrors& e) { return make_sse_source(p, s, e); };
+  } else if (format == "sse-l3") {
+    factory = &make_sse_l3_source;
+  } else if (format == "szse-l2") {
+    factory = &make_szse_snapshot_source;
+  } else if (format == "szse-trades") {
+    factory = [](const std::string& p, SymbolTable& s, InputErrors& e) { return make_szse_trade_source(p, s, e); };
   } else if (format == "csv") {
     factory = &make_csv_source;
   } else {
-    std::string known;
-    for (const auto& f : source_formats()) known += (known.empty() ? "" : ", ") + f;
-    return Status(StatusCode::kInvalidArgument, "unknown input format \"" + format + "\" (known: " + known + ")");
+    return Status(StatusCode::kInvalidArgument,
+                  "unknown input format \"" + format + "\" (known: " + join_formats(", ") + ")");
   }
   if (paths.empty()) return Status(StatusCode::kInvalidArgument, "no input paths for format " + format);
   std::vector<std::unique_ptr<Source>> sources;

@@ -8,7 +8,9 @@
 #include "core/clock.h"
 #include "ingest/field_parse.h"
 #include "ingest/line_reader.h"
+#include "core/log.h"
 #include "ingest/merge_source.h"
+#include "ingest/vendor_csv.h"
 
 namespace ts {
 
@@ -40,24 +42,10 @@ class SseFile : public Source {
 
   // Reads the header line and finds `names` in it; cols_[i] is the index of names[i].
   Status read_header(const std::vector<std::string_view>& names) {
-    Line line;
-    if (!lines_->next(line)) {
-      return Status(StatusCode::kParseError,
-                    lines_->path() + (lines_->truncated() ? ": compressed stream is corrupt or cut off before the header line"
-                                                          : ": empty file, expected a header line"));
-    }
-    std::vector<std::string_view> header(512);
-    ncols_ = ingest::split_fields(line.text, header.data(), header.size());
-    header.resize(std::min(ncols_, header.size()));
-    cols_.clear();
-    for (auto name : names) {
-      size_t i = 0;
-      while (i < header.size() && header[i] != name) ++i;
-      if (i == header.size()) {
-        return Status(StatusCode::kParseError, lines_->path() + ": header lacks column " + std::string(name));
-      }
-      cols_.push_back(i);
-    }
+    auto h = ingest::read_header_columns(*lines_, names);
+    if (!h) return h.status();
+    ncols_ = h.value().ncols;
+    cols_ = std::move(h.value().cols);
     fields_.resize(ncols_ + 1);
     return Status::ok();
   }
@@ -249,18 +237,9 @@ class SseSnapshotFile final : public SseFile {
   // One level: empty price → empty level; price 0 → empty level (auction rows put the
   // unmatched volume at price 0); otherwise price > 0 and qty > 0.
   bool level(const Line& line, std::string_view ps, std::string_view qs, Level& out) {
-    out = Level{};
-    if (ps.empty()) return true;
-    Price px = 0;
-    int64_t qty = 0;
-    FieldError e = ingest::parse_price_ticks(ps, kTicksPerYuan, px);
-    if (e != FieldError::kOk) return fail(line, e, "bad level price");
-    if (px < 0) return fail(line, InputError::kBadPrice, "negative level price");
-    if (px == 0) return true;
-    if ((e = ingest::parse_i64(qs, qty)) != FieldError::kOk) return fail(line, e, "bad level volume");
-    if (qty <= 0) return fail(line, InputError::kBadSize, "level volume <= 0 at a price");
-    out = Level{px, qty};
-    return true;
+    InputError kind = InputError::kMalformedLine;
+    const char* detail = "";
+    return ingest::parse_level(ps, qs, kTicksPerYuan, out, kind, detail) || fail(line, kind, detail);
   }
 
   bool decode(const Line& line, Event& ev) override {
@@ -310,16 +289,6 @@ class SseSnapshotFile final : public SseFile {
   }
 };
 
-// dir/name.csv.gz or dir/name.csv, whichever exists (.csv.gz first).
-std::string find_day_file(const std::filesystem::path& dir, const char* name) {
-  std::error_code ec;
-  for (const char* ext : {".csv.gz", ".csv"}) {
-    const auto p = dir / (std::string(name) + ext);
-    if (std::filesystem::exists(p, ec)) return p.string();
-  }
-  return {};
-}
-
 // "…/600519-20230201" → 20230201; 0 if the name does not end in "-YYYYMMDD" or "YYYYMMDD".
 int date_from_dir_name(std::string path) {
   while (path.size() > 1 && path.back() == '/') path.pop_back();
@@ -335,10 +304,8 @@ int date_from_dir_name(std::string path) {
 template <typename File>
 Result<std::unique_ptr<Source>> open_file(const std::filesystem::path& dir, const char* name, SymbolTable& symbols,
                                           InputErrors& errors, int64_t midnight) {
-  const std::string path = find_day_file(dir, name);
-  if (path.empty()) {
-    return Status(StatusCode::kNotFound, "missing " + std::string(name) + ".csv(.gz) in " + dir.string());
-  }
+  const std::string path = ingest::find_data_file(dir.string(), {name});
+  if (path.empty()) return std::unique_ptr<Source>();  // absent: the day runs on the files it has
   auto lines = LineReader::open(path, errors);
   if (!lines) return lines.status();
   auto file = std::make_unique<File>(std::move(lines).value(), symbols, errors, midnight);
@@ -366,19 +333,29 @@ Result<std::unique_ptr<Source>> make_sse_source(const std::string& day_dir, Symb
   const int64_t midnight = midnight_ns(y, m, d, 8);
   const std::filesystem::path dir(day_dir);
   std::vector<std::unique_ptr<Source>> files;
+  std::string found, missing;
+  auto add = [&](Result<std::unique_ptr<Source>> file, const char* name) -> Status {
+    if (!file) return file.status().with_context(ctx);
+    std::string& list = file.value() ? found : missing;
+    list += (list.empty() ? "" : ", ") + std::string(name);
+    if (file.value()) files.push_back(std::move(file).value());
+    return Status::ok();
+  };
   // Snapshots first: their PreCloPrice sets prev_close while the merge primes its inputs,
   // before any order of the symbol is handed on.
-  auto snap = open_file<SseSnapshotFile>(dir, "snapshot", symbols, errors, midnight);
-  if (!snap) return snap.status().with_context(ctx);
-  files.push_back(std::move(snap).value());
-  auto entrust = open_file<SseEntrustFile>(dir, "entrust", symbols, errors, midnight);
-  if (!entrust) return entrust.status().with_context(ctx);
-  files.push_back(std::move(entrust).value());
-  auto trade = open_file<SseTradeFile>(dir, "trade", symbols, errors, midnight);
-  if (!trade) return trade.status().with_context(ctx);
-  files.push_back(std::move(trade).value());
+  TS_RETURN_IF_ERROR(add(open_file<SseSnapshotFile>(dir, "snapshot", symbols, errors, midnight), "snapshot"));
+  TS_RETURN_IF_ERROR(add(open_file<SseEntrustFile>(dir, "entrust", symbols, errors, midnight), "entrust"));
+  TS_RETURN_IF_ERROR(add(open_file<SseTradeFile>(dir, "trade", symbols, errors, midnight), "trade"));
+  if (files.empty()) {
+    return Status(StatusCode::kNotFound, "none of snapshot, entrust, trade .csv(.gz) in " + day_dir).with_context(ctx);
+  }
+  spdlog::info("sse-l2 {}: found {}{}", day_dir, found,
+               missing.empty() ? std::string()
+                               : "; no " + missing + (missing.find("entrust") != std::string::npos
+                                                          ? " (no order flow: the book comes from the snapshots)"
+                                                          : ""));
   return std::unique_ptr<Source>(
-      std::make_unique<MergeSource>(std::move(files), MergeOrder::kTimeThenSeq, "sse-l2 " + day_dir));
+      std::make_unique<MergeSource>(std::move(files), MergeOrder::kTimeThenSeq, "sse-l2 " + day_dir + " (" + found + ")"));
 }
 
 }  // namespace ts

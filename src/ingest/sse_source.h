@@ -1,6 +1,8 @@
 #pragma once
 // The `sse-l2` source: one day of Shanghai Stock Exchange Level-2 data in a folder holding
-// snapshot.csv, entrust.csv and trade.csv (each may be .csv.gz), see docs/formats.md.
+// snapshot.csv, entrust.csv and trade.csv (each may be .csv.gz), see docs/formats.md. Any subset
+// of the three runs (snapshots alone, snapshots + trades, ...); the source logs at start which
+// files it found and which it did not.
 //
 // - The three files are merged in exchange-time order; at equal times, orders and trades
 //   interleave by the exchange's BizIndex (their seq), and snapshots follow the flow of their
@@ -14,8 +16,9 @@
 // - Entrust A → kOrderAdd, D → kOrderCancel; trade → kTrade (aggressor from TradeBSFlag B/S,
 //   N → none); snapshot → kSnapshot (10 levels, last, prev_close, cum volume and turnover, phase
 //   from InstruStatus).
-// Bad rows are reported to `errors` and skipped. Errors from the factory: kNotFound (folder or
-// one of the three files missing), kInvalidArgument (no date), kParseError (header lacks a column).
+// Bad rows are reported to `errors` and skipped. Errors from the factory: kNotFound (folder
+// missing or holding none of the three files), kInvalidArgument (no date), kParseError (header
+// lacks a column).
 #include <memory>
 #include <string>
 
