@@ -118,7 +118,7 @@ model-report: model-data
 	$(PY) models/report.py --study build/models-study/detect/study.json \
 	  --study build/models-study/forecast/study.json --out models
 	$(PY) models/release.py record --release-dir build/models-study/release \
-	  --registry models/registry.json --ticksentry $(TS_BIN)
+	  --registry models/registry.json --report models/report.json --ticksentry $(TS_BIN)
 	$(PY) models/model_card.py --report models/report.json --registry models/registry.json \
 	  --out models/MODEL_CARD.md
 

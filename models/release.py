@@ -104,8 +104,20 @@ def check_with_engine(out_dir, binary=None, tol=1e-5):
     return err
 
 
-def record(out_dir, path, name, binary=None, now=None):
-    """Appends the default as the prod version of `name`; returns the entry (None: unchanged)."""
+def measured(report_path, meta):
+    """The served detector's point values where the report measured the decision (its
+    evaluation's rows, all groups together), for the registry entry's "metrics"."""
+    with open(report_path) as f:
+        ev = json.load(f)["evaluations"][meta["evaluation"]]
+    r = ev["results"]["all"][meta["detector"]]
+    out = {k: (v["value"] if isinstance(v, dict) else v) for k, v in r.items()}
+    out.update(measured_on=ev["measured_on"], evaluation=meta["evaluation"])
+    return out
+
+
+def record(out_dir, path, name, binary=None, now=None, report=None):
+    """Appends the default as the prod version of `name`; returns the entry (None: unchanged).
+    report: models/report.json, whose numbers for the served detector become "metrics"."""
     with open(os.path.join(out_dir, "default.json")) as f:
         meta = json.load(f)
     if "not_served" in meta:
@@ -134,7 +146,7 @@ def record(out_dir, path, name, binary=None, now=None):
     entry = {"name": name, "version": version, "created": at, "stage": "prod", "onnx": rel,
              "sha256": sha, "bytes": os.path.getsize(dst), "detector": meta["detector"],
              "kind": meta["kind"], "task": meta["task"],
-             "metrics": {}, "operating_point": op,
+             "metrics": measured(report, meta) if report else {}, "operating_point": op,
              "history": [{"stage": "prod", "from": "candidate", "at": at,
                           "by": "models/release.py", "why": why,
                           "replaced": cur.get("version") if cur else None}]}
@@ -161,9 +173,12 @@ def main(argv=None):
     ap.add_argument("--registry", default=os.path.join(HERE, "registry.json"))
     ap.add_argument("--name", default="alert-default")
     ap.add_argument("--ticksentry")
+    ap.add_argument("--report", help="models/report.json: the served detector's measured "
+                    "numbers become the entry's metrics")
     args = ap.parse_args(argv)
     try:
-        e = record(args.release_dir, args.registry, args.name, args.ticksentry)
+        e = record(args.release_dir, args.registry, args.name, args.ticksentry,
+                   report=args.report)
     except (OSError, registry.RegistryError, engine_cli.EngineError) as ex:
         print(f"release: error: {ex}", file=sys.stderr)
         return 1
