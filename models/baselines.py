@@ -9,12 +9,14 @@ Score baselines, parameter-free, from each window's last feature row or the expo
   zscore     the exporter's |10 s return| / rolling volatility column
 Fitted baselines on the same windows the networks see, summarised per feature (last row,
 mean, min, max over the window; normalised with the training split's statistics, constant
-features dropped, clipped to +-8):
+features and the unit-dependent ones (dataset.UNIT_DEPENDENT_FEATURES) dropped, clipped to +-8):
   logreg     scikit-learn LogisticRegression (balanced classes)
   gbm        scikit-learn HistGradientBoostingClassifier (fixed small settings, seeded)
 Fitted baselines see the training split only; nothing here reads validation or test labels.
 """
 import numpy as np
+
+from dataset import UNIT_DEPENDENT_FEATURES
 
 CLIP = 8.0
 SCORE_BASELINES = ("rules", "ret60", "volume_z", "zscore")
@@ -72,6 +74,9 @@ class FittedBaseline:
         self.mean = x.mean(axis=0)
         std = x.std(axis=0)
         self.constant = std <= 1e-9 * np.maximum(1.0, np.abs(self.mean))
+        f = x.shape[1] // 4  # the four summaries of summarise(), each over the F features
+        for k in UNIT_DEPENDENT_FEATURES:  # left out like a constant feature
+            self.constant[[k + j * f for j in range(4) if k < f]] = True
         self.inv_std = np.where(self.constant, 0.0, 1.0 / np.maximum(std, 1e-12))
         z = self._norm(x)
         if self.kind == "logreg":

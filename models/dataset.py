@@ -2,7 +2,9 @@
 
 An export folder holds windows.npy [N, T, F] float32, labels.npy [N] uint8, symbol.npy [N] int32,
 end_ts_ns.npy / event_ts_ns.npy [N] int64, rule_score.npy / zscore.npy [N] float32 and
-manifest.json. load_export() checks every file against the contract and raises DatasetError with
+manifest.json; the two tasks' labels (docs/labels.md) in labels_detect.npy / labels_forecast.npy
+with event_ts_detect_ns.npy / event_ts_forecast_ns.npy. load_export(path, task=...) reads the
+task's pair in place of labels / event_ts_ns ("any": the joint training label). It checks every file against the contract and raises DatasetError with
 a message that names the file and what is wrong; nothing here aborts on bad input.
 
 Splits are by time, never shuffled across time: with [t0, t1] = manifest "time_range_ns", a row
@@ -35,6 +37,17 @@ _ARRAYS = {
 }
 
 
+TASKS = ("any", "detect", "forecast")
+# Features the feature engine still computes in absolute units (column: why). Models leave them
+# out (weight 0, like a constant feature), so that no model output changes with the units of
+# prices or sizes (docs/labels.md "Inputs"; tests/models/test_units.py checks both).
+UNIT_DEPENDENT_FEATURES = {
+    12: "spread_ticks: ticks of the reader's fixed tick (LOBSTER $0.01): prices x 100 give x 100",
+    13: "microprice_dev_ticks: the same tick unit",
+    19: "large_trade_ratio: large = an absolute notional / share count",
+}
+
+
 class DatasetError(ValueError):
     """A feature export that does not follow the dataset contract."""
 
@@ -51,6 +64,7 @@ class Dataset:
     rule_score: np.ndarray   # [N] float32
     zscore: np.ndarray       # [N] float32
     symbols: list = field(default_factory=list)
+    task: str = "any"
 
     @property
     def window(self):
@@ -80,8 +94,27 @@ def _load_array(path, name):
     return arr
 
 
-def load_export(path, check_finite=True):
-    """Loads and checks one export folder; raises DatasetError on any contract violation."""
+def _task_arrays(path, task):
+    """(labels, event_ts_ns) of `task` from an export folder."""
+    out = []
+    for name, dtype in ((f"labels_{task}", np.uint8), (f"event_ts_{task}_ns", np.int64)):
+        fn = os.path.join(path, name + ".npy")
+        if not os.path.exists(fn):
+            raise DatasetError(f"{path}: {name}.npy is missing (an export older than the "
+                               f"{task} task: export it again with `ticksentry features`)")
+        arr = np.load(fn, allow_pickle=False)
+        if arr.dtype != dtype or arr.ndim != 1:
+            raise DatasetError(f"{fn}: {arr.dtype} rank {arr.ndim}, the contract says "
+                               f"{np.dtype(dtype)} rank 1")
+        out.append(arr)
+    return out
+
+
+def load_export(path, check_finite=True, task="any"):
+    """Loads and checks one export folder; raises DatasetError on any contract violation.
+    task: "any" (labels.npy), "detect" or "forecast" (that task's labels and event times)."""
+    if task not in TASKS:
+        raise DatasetError(f"unknown task {task!r} (known: {', '.join(TASKS)})")
     if not os.path.isdir(path):
         raise DatasetError(f"{path}: not a folder (expected a `ticksentry features --export` output)")
     mpath = os.path.join(path, "manifest.json")
@@ -102,6 +135,8 @@ def load_export(path, check_finite=True):
             raise DatasetError(f"{mpath}: key \"{key}\" is missing")
 
     arrays = {name: _load_array(path, name) for name in _ARRAYS}
+    if task != "any":
+        arrays["labels"], arrays["event_ts_ns"] = _task_arrays(path, task)
     w = arrays["windows"]
     n, t, f = w.shape
     if f != FEATURE_COUNT:
@@ -149,7 +184,7 @@ def load_export(path, check_finite=True):
         for name in ("rule_score", "zscore"):
             if not np.all(np.isfinite(arrays[name])):
                 raise DatasetError(f"{path}/{name}.npy: non-finite values")
-    return Dataset(path=path, manifest=manifest, symbols=symbols, **arrays)
+    return Dataset(path=path, manifest=manifest, symbols=symbols, task=task, **arrays)
 
 
 def split_of(end_ts_ns, manifest):

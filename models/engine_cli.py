@@ -47,8 +47,10 @@ def supports(binary, subcommand):
 
 def build_plan(onnx_path, plan_path, binary=None, max_batch=INFER_CHUNK, t_min=30, t_max=120):
     b = find_binary(binary)
+    opt_b, opt_t = min(64, max_batch), min(max(60, t_min), t_max)
     return _run([b, "build", "--onnx", onnx_path, "--saveEngine", plan_path,
-                 "--minShapes", f"x:1x{t_min}x{FEATURES}", "--optShapes", f"x:64x60x{FEATURES}",
+                 "--minShapes", f"x:1x{t_min}x{FEATURES}",
+                 "--optShapes", f"x:{opt_b}x{opt_t}x{FEATURES}",
                  "--maxShapes", f"x:{max_batch}x{t_max}x{FEATURES}"])
 
 

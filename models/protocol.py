@@ -46,6 +46,7 @@ class Market:
     horizon_s: float
     label: dict           # the first export's label parameters
     feature_names: list
+    task: str = "any"     # whose labels: any (training label), detect, forecast
 
     def __len__(self):
         return int(self.labels.size)
@@ -63,9 +64,11 @@ def trading_time_split(ranges, end_ts_ns, export_of_row):
     return np.where(x < SPLIT_TRAIN * total, 0, np.where(x < SPLIT_VAL * total, 1, 2)), x, total
 
 
-def load_market(name, paths):
-    """A Market from export folders of one venue (ordered by their start time)."""
-    exports = sorted((load_export(p) for p in paths), key=lambda d: d.manifest["time_range_ns"][0])
+def load_market(name, paths, task="any"):
+    """A Market from export folders of one venue (ordered by their start time); labels and
+    event times of `task` (dataset.TASKS)."""
+    exports = sorted((load_export(p, task=task) for p in paths),
+                     key=lambda d: d.manifest["time_range_ns"][0])
     if not exports:
         raise ValueError(f"market {name}: no export folders")
     symbols, parts = [], {k: [] for k in ("windows", "labels", "symbol", "end_ts_ns",
@@ -99,7 +102,7 @@ def load_market(name, paths):
                   zscore=cat["zscore"], split=split, purged=purged,
                   window_s=window_seconds(exports[0]), horizon_s=horizon,
                   label=exports[0].manifest.get("label", {}),
-                  feature_names=exports[0].manifest.get("feature_names") or [])
+                  feature_names=exports[0].manifest.get("feature_names") or [], task=task)
 
 
 @dataclass(frozen=True)

@@ -2,9 +2,14 @@
 """The protocol's evaluation (docs/labels.md): pooled markets, leave-one-market-out, held-out
 symbols; every detector with block-bootstrap intervals; writes WORK/study.json for report.py.
 
-    /usr/bin/python3 models/study.py --market lobster=build/models-data/lobster \
-        --market sse=build/models-data/sse-20230201 [--market sse=...day2 ...] \
-        --hold-out-symbol lobster:GOOG --work build/models-study [--config configs/study_gru.toml]
+    /usr/bin/python3 models/study.py --datasets models/configs/datasets.toml \
+        --exports build/models-data --hold-out-symbol lobster:GOOG --work build/models-study
+        [--market NAME=EXPORT ...] [--task detect --task forecast] [--config configs/study.toml]
+
+Markets come from the data sets file (models/datasets.py: every data set whose export exists,
+grouped by market) and/or --market NAME=EXPORT (repeatable). Each task of docs/labels.md
+(detect: onset in the last seconds; forecast: onset strictly ahead) is a separate study: its
+own labels, training, choices and measurements, named "TASK/EVALUATION" in study.json.
 
 Per evaluation: the baselines (baselines.py) and the neural candidates are trained on the
 train split; the epoch (early stopping), the best neural candidate, the best baseline and every
@@ -21,9 +26,12 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import baseline_onnx  # noqa: E402
 import baselines  # noqa: E402
+import datasets  # noqa: E402
 import intervals  # noqa: E402
 import protocol  # noqa: E402
+import release  # noqa: E402
 import train as trainer  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -57,11 +65,12 @@ def detectors_on(split, fitted, neural):
     return scores
 
 
-def run_evaluation(name, study, cfg, held_out):
-    """One evaluation: train, choose on validation, measure on test (or held-out) rows once."""
+def run_evaluation(name, study, cfg, held_out, task="any", keep=None):
+    """One evaluation: train, choose on validation, measure on test (or held-out) rows once.
+    keep: a dict that receives the fitted baselines and neural models (for the release)."""
     t0 = time.time()
     tr, va = study.train(), study.validation()
-    out = {"name": name, "train_windows": len(tr), "train_positives": int(tr.column("labels").sum()),
+    out = {"name": name, "task": task, "train_windows": len(tr), "train_positives": int(tr.column("labels").sum()),
            "validation_windows": len(va),
            "validation_positives": int(va.column("labels").sum()) if len(va) else 0,
            "excluded_markets": sorted(study.exclude_markets),
@@ -86,6 +95,10 @@ def run_evaluation(name, study, cfg, held_out):
     best_neural, val_neural = protocol.select({k: val_scores[k] for k in neural}, va)
     base_names = list(baselines.SCORE_BASELINES) + list(baselines.FITTED_BASELINES)
     best_base, val_base = protocol.select({k: val_scores[k] for k in base_names}, va)
+    # What can be served as a model (baseline_onnx): the default decision serves the best of these
+    # when the best baseline itself has no graph (gbm; rules are the rule engine's own alerts).
+    best_servable, _ = protocol.select({k: val_scores[k] for k in base_names
+                                        if k in baseline_onnx.GRAPHS}, va)
     ops = {k: protocol.fit_operating_point(va, s) for k, s in val_scores.items()}
     out.update(validation_pr_auc={**val_neural, **val_base}, best_neural=best_neural,
                best_baseline=best_base, operating_points=ops)
@@ -95,15 +108,19 @@ def run_evaluation(name, study, cfg, held_out):
     by = ("market", "symbol") if not held_out else ("symbol",)
     out["detectors"] = {k: intervals.split_metrics(target, s, ops[k]["threshold"], by=by)
                         for k, s in scores.items()}
-    out["decision"] = decide(out["detectors"], best_neural, best_base)
+    out["decision"] = decide(out["detectors"], best_neural, best_base, best_servable)
+    if keep is not None:
+        keep.update(fitted=fitted, neural=neural)
     out["seconds"] = round(time.time() - t0, 1)
     log(f"{name}: {out['decision']['why']}")
     return out
 
 
-def decide(det, neural, base):
+def decide(det, neural, base, servable=None):
     """The default decision: the neural model only if its PR-AUC interval lies above the best
-    baseline's point value and it catches more events at the budget."""
+    baseline's point value and it catches more events at the budget. "served": the detector the
+    registry serves for it: the default, or, when the default is a baseline without a graph, the
+    best baseline that has one (chosen on validation, like the best baseline)."""
     n, b = det[neural]["all"], det[base]["all"]
     lo, bp = n["pr_auc"]["lo"], b["pr_auc"]["value"]
     above = lo is not None and bp is not None and lo > bp
@@ -117,7 +134,12 @@ def decide(det, neural, base):
               + ("the interval is not above the baseline" if not above else "")
               + (" and " if not above and not more else "")
               + ("it does not catch more events" if not more else "") + "."))
-    return {"default": default, "neural": neural, "baseline": base,
+    served = default if default == neural or servable is None or default in \
+        baseline_onnx.GRAPHS else servable
+    if served != default:
+        why += (f" {default} has no graph to serve; the served default is {served}, the best "
+                "baseline with one on validation.")
+    return {"default": default, "served": served, "neural": neural, "baseline": base,
             "interval_above_baseline": above, "catches_more": more, "why": why}
 
 
@@ -127,41 +149,65 @@ def _f(v):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--market", action="append", required=True, help="NAME=EXPORT_DIR (repeat)")
+    ap.add_argument("--market", action="append", default=[], help="NAME=EXPORT_DIR (repeat)")
+    ap.add_argument("--datasets", help="data sets file (models/configs/datasets.toml): every "
+                    "data set exported under --exports joins its market")
+    ap.add_argument("--exports", default=datasets.DEFAULT_OUT)
+    ap.add_argument("--task", action="append", choices=("detect", "forecast", "any"),
+                    help="repeatable; default detect and forecast")
     ap.add_argument("--hold-out-symbol", action="append", default=[],
                     help="MARKET:SYMBOL held out of training (the held-out-symbols evaluation)")
     ap.add_argument("--config", default=os.path.join(HERE, "configs/study.toml"))
     ap.add_argument("--work", required=True)
     ap.add_argument("--no-lomo", action="store_true")
+    ap.add_argument("--release-dir", help="write the default decision of the first task's pooled "
+                    "evaluation here (release.py: the chosen detector as ONNX + its operating "
+                    "point), for `models/release.py record`")
     args = ap.parse_args(argv)
+    tasks = args.task or ["detect", "forecast"]
     paths = {}
+    if args.datasets:
+        for name, ps in datasets.markets(datasets.load(args.datasets), args.exports).items():
+            paths.setdefault(name, []).extend(ps)
     for m in args.market:
         name, _, path = m.partition("=")
         if not os.path.exists(os.path.join(path, "manifest.json")):
             log(f"market {name}: {path} has no export, left out")
             continue
         paths.setdefault(name, []).append(path)
-    markets = [protocol.load_market(n, p) for n, p in paths.items()]
+    if not paths:
+        ap.error("no market: give --datasets with exports under --exports, or --market")
     base = trainer.load_config(args.config)
     cfg = {"base": base, "kinds": list(base["model"].get("kinds", [base["model"]["kind"]]))}
     base["model"].pop("kinds", None)
-    res = {"markets": {m.name: {"exports": paths[m.name], "windows": len(m),
-                                "positives": int(m.labels.sum()), "symbols": m.symbols,
-                                "label": m.label,
-                                "split_windows": [int((m.split == k).sum()) for k in range(3)]}
-                       for m in markets},
-           "config": base, "block_s": intervals.BLOCK_S, "reps": intervals.REPS,
+    res = {"markets": {}, "tasks": tasks, "config": base, "block_s": intervals.BLOCK_S,
+           "reps": intervals.REPS,
            "budget_false_alerts_per_symbol_hour": protocol.BUDGET_FALSE_PER_SYMBOL_HOUR,
            "evaluations": {}}
-    res["evaluations"]["pooled"] = run_evaluation("pooled", protocol.Study(markets), cfg, False)
-    if args.hold_out_symbol:
-        res["evaluations"]["held_out_symbols"] = run_evaluation(
-            "held_out_symbols", protocol.Study(markets, exclude_symbols=args.hold_out_symbol),
-            cfg, True)
-    if not args.no_lomo and len(markets) > 1:
+    for task in tasks:
+        markets = [protocol.load_market(n, p, task=task) for n, p in paths.items()]
         for m in markets:
-            res["evaluations"][f"lomo:{m.name}"] = run_evaluation(
-                f"lomo:{m.name}", protocol.Study(markets, exclude_markets=[m.name]), cfg, True)
+            info = res["markets"].setdefault(m.name, {
+                "exports": paths[m.name], "windows": len(m), "symbols": m.symbols,
+                "label": m.label, "split_windows": [int((m.split == k).sum()) for k in range(3)],
+                "positives": {}, "split_positives": {}})
+            info["positives"][task] = int(m.labels.sum())
+            info["split_positives"][task] = [int(m.labels[m.split == k].sum()) for k in range(3)]
+        ev = res["evaluations"]
+        keep = {}
+        ev[f"{task}/pooled"] = run_evaluation(f"{task}/pooled", protocol.Study(markets), cfg,
+                                              False, task, keep)
+        if args.hold_out_symbol:
+            ev[f"{task}/held_out_symbols"] = run_evaluation(
+                f"{task}/held_out_symbols",
+                protocol.Study(markets, exclude_symbols=args.hold_out_symbol), cfg, True, task)
+        if not args.no_lomo and len(markets) > 1:
+            for m in markets:
+                ev[f"{task}/lomo:{m.name}"] = run_evaluation(
+                    f"{task}/lomo:{m.name}", protocol.Study(markets, exclude_markets=[m.name]),
+                    cfg, True, task)
+        if task == tasks[0] and keep and args.release_dir:
+            release.write_default(ev[f"{task}/pooled"], keep, markets, args.release_dir, log)
     os.makedirs(args.work, exist_ok=True)
     with open(os.path.join(args.work, "study.json"), "w") as f:
         json.dump(res, f, indent=1)

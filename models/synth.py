@@ -82,8 +82,10 @@ def main():
             label = 1 if nxt.size else 0
             ev = int(t0_ns + int(nxt[0]) * 10**9) if nxt.size else -1
             rule = 1.0 if big[max(0, end - H + 1):end + 1].any() else 0.0
+            past = events[(events > end - 10) & (events <= end)]  # the detect task (grace 10 s)
+            det = (1, int(t0_ns + int(past[0]) * 10**9)) if past.size else (0, -1)
             parts.append((t0_ns + end * 10**9 + si, si, label, ev, rule, zs[end],
-                          x[end - T + 1:end + 1]))
+                          x[end - T + 1:end + 1], det))
     parts.sort(key=lambda p: p[0])
     n = len(parts)
     os.makedirs(args.out, exist_ok=True)
@@ -95,6 +97,13 @@ def main():
     np.save(os.path.join(args.out, "event_ts_ns.npy"), np.array([p[3] for p in parts], dtype=np.int64))
     np.save(os.path.join(args.out, "rule_score.npy"), np.array([p[4] for p in parts], dtype=np.float32))
     np.save(os.path.join(args.out, "zscore.npy"), np.array([p[5] for p in parts], dtype=np.float32))
+    # The two tasks (docs/labels.md): forecast is this label; detect an event in the last 10 s.
+    np.save(os.path.join(args.out, "labels_forecast.npy"), np.array([p[2] for p in parts], np.uint8))
+    np.save(os.path.join(args.out, "event_ts_forecast_ns.npy"),
+            np.array([p[3] for p in parts], dtype=np.int64))
+    np.save(os.path.join(args.out, "labels_detect.npy"), np.array([p[7][0] for p in parts], np.uint8))
+    np.save(os.path.join(args.out, "event_ts_detect_ns.npy"),
+            np.array([p[7][1] for p in parts], dtype=np.int64))
     labels = np.array([p[2] for p in parts])
     manifest = {
         "format_version": 1, "source": {"format": "synthetic", "paths": [], "seed": args.seed},

@@ -31,7 +31,8 @@ import torch
 from torch import nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dataset import DatasetError, load_export, split_bounds_ns, split_masks  # noqa: E402
+from dataset import (UNIT_DEPENDENT_FEATURES, DatasetError, load_export,  # noqa: E402
+                     split_bounds_ns, split_masks)
 from nets import KINDS, build_model, parameter_count  # noqa: E402
 from sklearn.metrics import average_precision_score, roc_auc_score  # noqa: E402
 
@@ -112,6 +113,18 @@ def feature_stats(windows):
     return flat.mean(axis=0), flat.std(axis=0)
 
 
+def input_stats(windows):
+    """The Normalize statistics a model is fitted with: feature_stats, with the std of every
+    unit-dependent feature (dataset.UNIT_DEPENDENT_FEATURES) set to 0, so Normalize drops it as it
+    drops a constant one."""
+    mean, std = feature_stats(windows)
+    std = std.copy()
+    for k in UNIT_DEPENDENT_FEATURES:
+        if k < std.size:
+            std[k] = 0.0
+    return mean, std
+
+
 def predict(model, x, batch=2048):
     model.eval()
     out = []
@@ -138,7 +151,7 @@ def fit(cfg, xtr, ytr, xva, yva, log=functools.partial(print, flush=True), t_sta
         raise DatasetError(f"the validation windows need both classes ({yva.size} windows, "
                            f"{int(yva.sum()) if yva.size else 0} positive); early stopping has "
                            "nothing to watch")
-    mean, std = feature_stats(xtr)
+    mean, std = input_stats(xtr)
     cfg["model"].setdefault("clip", DEFAULT_CLIP)  # saved with the weights: export rebuilds it
     mcfg = cfg["model"]
     model = build_model(mcfg, xtr.shape[2])
@@ -151,7 +164,7 @@ def fit(cfg, xtr, ytr, xva, yva, log=functools.partial(print, flush=True), t_sta
     log(f"train: {mcfg['kind']} ({parameter_count(model)} parameters): "
         f"train {ytr.size} windows ({int(n_pos)} positive), val {yva.size} "
         f"({int(yva.sum())} positive), pos_weight {pos_weight:.2f}, {tc['threads']} threads, "
-        f"constant features dropped: {dropped or 'none'}")
+        f"features dropped (constant or unit-dependent): {dropped or 'none'}")
     xt, yt = torch.from_numpy(xtr), torch.from_numpy(ytr)[:, None]
     gen = torch.Generator().manual_seed(int(tc["seed"]))
     best, best_state, best_epoch, history, stale = -1.0, None, 0, [], 0

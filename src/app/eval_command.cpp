@@ -33,7 +33,7 @@ int command_eval(const EvalOptions& o) {
   if (o.model.empty()) return fail("--model is required");
   if (!fs::exists(o.model)) return fail("--model " + o.model + ": file not found");
   if (o.batch < 1 || o.batch > 65536) return fail("--batch must be in 1..65536");
-  auto ds = load_eval_dataset(o.data);
+  auto ds = load_eval_dataset(o.data, o.task);
   if (!ds) return fail(ds.status().message());
   const EvalDataset& d = ds.value();
   const double horizon_s = d.horizon_s;
@@ -70,6 +70,7 @@ int command_eval(const EvalOptions& o) {
   j["data"] = o.data;
   j["model"] = o.model;
   j["split"] = o.split;
+  j["task"] = o.task;
   j["windows"] = rows.size();
   j["positives"] = positives;
   j["symbol_hours"] = symbol_hours;
@@ -126,6 +127,7 @@ EvalCommand::EvalCommand(CLI::App& app) {
   cmd_->add_option("--model", opts_.model, "M.onnx (built with the CPU engine) or M.plan")->required();
   cmd_->add_option("--data", opts_.data, "a `ticksentry features --export` directory")->required();
   cmd_->add_option("--split", opts_.split, "test (default), validation, train or all (70/15/15 by time)");
+  cmd_->add_option("--task", opts_.task, "any (default: labels.npy), detect or forecast (docs/labels.md)");
   cmd_->add_option("--json", opts_.json, "write the metrics and PR curves as JSON");
   cmd_->add_option("--batch", opts_.batch, "windows per engine call (default 256)");
   cmd_->add_option("--false-per-hour", opts_.max_false_per_symbol_hour, "alert budget, false alerts per symbol-hour (default 1)");

@@ -23,6 +23,7 @@ struct EvalOptions {
   std::string model;         // .onnx (built here, CPU, FP32) or .plan
   std::string data;          // a `features --export` directory
   std::string split = "test";
+  std::string task = "any";  // any (labels.npy), detect or forecast (docs/labels.md)
   std::string json;          // "" = no JSON file
   int batch = 256;           // windows per engine call
   double max_false_per_symbol_hour = 1.0;

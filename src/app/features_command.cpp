@@ -41,6 +41,7 @@ struct SymbolExport {
   int64_t row_idx = 0, next_row_ns = 0;  // as FeatureEngine: current row interval and its end
   int64_t rows = 0;                       // rows pushed so far
   double last_mid = 0;                    // mid after the symbol's last event
+  double last_spread = 0;                 // ... its spread, ticks (0 = no two-sided book yet)
   bool last_trading = true;               // ... and whether its book was in continuous trading
   int64_t first_ts = 0, last_ts = 0, active_ns = 0;
   int64_t last_alert_ns[kRuleTypeCount];
@@ -230,7 +231,8 @@ Result<ExportSummary> export_dataset(const ExportOptions& o, const std::atomic<b
           // (identical values in between: nothing happened).
           const int64_t r = ts / interval;
           const float* prev = features.row(e.symbol);
-          LabelSample ls{s.next_row_ns, s.last_mid, prev[kVolLong], prev[kVolumeZ], prev[kDepthChange], s.last_trading};
+          LabelSample ls{s.next_row_ns, s.last_mid, prev[kVolLong], prev[kVolumeZ], prev[kDepthChange], s.last_trading,
+                        s.last_spread};
           s.samples.push_back(ls);
           if (r * interval != s.next_row_ns) {
             ls.ts_ns = r * interval;
@@ -244,6 +246,7 @@ Result<ExportSummary> export_dataset(const ExportOptions& o, const std::atomic<b
       const BookTop& top = books.top(e.symbol);
       const float* row = features.on_event(e, top);
       if (top.mid() > 0) s.last_mid = top.mid();
+      if (top.has_bbo() && top.best_ask() > top.best_bid()) s.last_spread = double(top.best_ask() - top.best_bid());
       s.last_trading = top.phase == Phase::kContinuous || top.phase == Phase::kUnknown;
       if (pushes > 0) {
         // A window each time the symbol's row count passes a multiple of the stride (a gap
@@ -284,14 +287,17 @@ Result<ExportSummary> export_dataset(const ExportOptions& o, const std::atomic<b
   }
   std::vector<std::vector<Onset>> onsets(state.size());
   {
-    // onsets.csv: every labelled event (symbol,kind,ts_ns), in time order per symbol.
+    // onsets.csv: every labelled event (symbol,kind,ts_ns,size,unit), in time order per symbol.
     std::ofstream f(dir / "onsets.csv");
-    f << "symbol,kind,ts_ns\n";
+    f << "symbol,kind,ts_ns,size,unit\n";
     for (size_t id = 0; id < state.size(); ++id) {
       onsets[id] = label_onsets(state[id].samples, injected[id], o.label);
       for (const auto& x : onsets[id]) {
         ++sum.onsets_by_kind[onset_kind_name(x.kind)];
-        f << symbols.name(SymbolId(id)) << ',' << onset_kind_name(x.kind) << ',' << x.ts_ns << '\n';
+        char size[32];
+        std::snprintf(size, sizeof size, "%.4g", x.size);
+        f << symbols.name(SymbolId(id)) << ',' << onset_kind_name(x.kind) << ',' << x.ts_ns << ',' << size << ','
+          << onset_size_unit(x.kind) << '\n';
       }
     }
     if (!f) return Status(StatusCode::kIoError, "cannot write " + (dir / "onsets.csv").string());
@@ -311,9 +317,9 @@ Result<ExportSummary> export_dataset(const ExportOptions& o, const std::atomic<b
     return a.end_ts != b.end_ts ? a.end_ts < b.end_ts : a.symbol < b.symbol;
   });
   const size_t N = meta.size();
-  std::vector<uint8_t> labels(N);
+  std::vector<uint8_t> labels(N), detect(N), forecast(N);
   std::vector<int32_t> sym(N);
-  std::vector<int64_t> end_ts(N), event_ts(N);
+  std::vector<int64_t> end_ts(N), event_ts(N), detect_ts(N), forecast_ts(N);
   std::vector<float> rule(N), zscore(N);
   std::vector<uint32_t> rule_types(N);
   for (size_t i = 0; i < N; ++i) {
@@ -321,6 +327,10 @@ Result<ExportSummary> export_dataset(const ExportOptions& o, const std::atomic<b
     const WindowLabel l = label_window(onsets[size_t(m.symbol)], m.end_ts, o.label);
     labels[i] = l.label;
     event_ts[i] = l.event_ts_ns;
+    const WindowLabel d = label_window(onsets[size_t(m.symbol)], m.end_ts, o.label, LabelTask::kDetect);
+    const WindowLabel f = label_window(onsets[size_t(m.symbol)], m.end_ts, o.label, LabelTask::kForecast);
+    detect[i] = d.label, detect_ts[i] = d.event_ts_ns;
+    forecast[i] = f.label, forecast_ts[i] = f.event_ts_ns;
     sum.positives += l.label;
     sym[i] = sym_index[size_t(m.symbol)];
     end_ts[i] = m.end_ts;
@@ -355,6 +365,12 @@ Result<ExportSummary> export_dataset(const ExportOptions& o, const std::atomic<b
   TS_RETURN_IF_ERROR(write_vector(dir / "symbol.npy", DType::kI32, sym));
   TS_RETURN_IF_ERROR(write_vector(dir / "end_ts_ns.npy", DType::kI64, end_ts));
   TS_RETURN_IF_ERROR(write_vector(dir / "event_ts_ns.npy", DType::kI64, event_ts));
+  // The two tasks of docs/labels.md: detection (onset in the last `grace` s) and forecast
+  // (onset strictly ahead, within H).
+  TS_RETURN_IF_ERROR(write_vector(dir / "labels_detect.npy", DType::kU8, detect));
+  TS_RETURN_IF_ERROR(write_vector(dir / "event_ts_detect_ns.npy", DType::kI64, detect_ts));
+  TS_RETURN_IF_ERROR(write_vector(dir / "labels_forecast.npy", DType::kU8, forecast));
+  TS_RETURN_IF_ERROR(write_vector(dir / "event_ts_forecast_ns.npy", DType::kI64, forecast_ts));
   TS_RETURN_IF_ERROR(write_vector(dir / "rule_score.npy", DType::kF32, rule));
   TS_RETURN_IF_ERROR(write_vector(dir / "zscore.npy", DType::kF32, zscore));
   {
@@ -397,6 +413,10 @@ Result<ExportSummary> export_dataset(const ExportOptions& o, const std::atomic<b
                           {"k", o.label.k},
                           {"vol_floor_bps", o.label.vol_floor_bps},
                           {"min_move_ticks", o.label.min_move_ticks},
+                          {"min_move_spreads", o.label.min_move_spreads},
+                          {"min_move_bps", o.label.min_move_bps},
+                          {"settle_s", o.label.settle_s},
+                          {"tasks", {{"detect", "onset in (end - grace, end]"}, {"forecast", "onset in (end, end + H]"}}},
                           {"volume_z", o.label.volume_z},
                           {"depth_drop", o.label.depth_drop},
                           {"refractory_s", o.label.refractory()},
@@ -441,6 +461,9 @@ FeaturesCommand::FeaturesCommand(CLI::App& app) {
   cmd_->add_option("--k", o.label.k, "label: price move > k * sigma * sqrt(H) (default 3)");
   cmd_->add_option("--vol-floor", o.label.vol_floor_bps, "label: sigma floor, bps/sqrt(s) (default 0.5)");
   cmd_->add_option("--min-move-ticks", o.label.min_move_ticks, "label: price move at least this many ticks (default 2)");
+  cmd_->add_option("--min-move-spreads", o.label.min_move_spreads, "label: price move at least this many spreads (default 4, 0 = off)");
+  cmd_->add_option("--min-move-bps", o.label.min_move_bps, "label: price move at least this many bps (default 10, 0 = off)");
+  cmd_->add_option("--settle", o.label.settle_s, "label: no onset this many seconds after trading (re)starts (default 60)");
   cmd_->add_option("--volume-z", o.label.volume_z, "label: volume shock at volume_z >= this (default 10, 0 = off)");
   cmd_->add_option("--depth-drop", o.label.depth_drop, "label: liquidity shock at a top-5 depth fall >= this fraction in 10 s (default 0.9, 0 = off)");
   cmd_->add_option("--refractory", o.label.refractory_s, "label: quiet seconds before a new onset (default H)");

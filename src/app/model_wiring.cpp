@@ -113,10 +113,20 @@ std::string apply_operating_point(ModelAlertOptions& alerts, const serve::ModelV
   return line;
 }
 
+std::string publish_decision_values(DecisionValues& values, const ModelAlertOptions& configured,
+                                    const serve::ModelVersion& version) {
+  ModelAlertOptions next = configured;
+  std::string line = apply_operating_point(next, version);
+  values.publish(uint32_t(version.version), next);
+  return line;
+}
+
 Result<ModelServing> attach_model_serving(Pipeline& pipeline, const Config& config, const std::string& model_path,
                                           int pipeline_shards, const std::string& failure_db, bool unpaced) {
   serve::ServeOptions opts = serve::ServeOptions::from_config(config.section("model"));
   ModelAlertOptions alerts = ModelAlertOptions::from_config(config.section("model"), opts.window_rows);
+  const ModelAlertOptions configured = alerts;
+  auto decision_values = std::make_shared<DecisionValues>();
   if (!model_path.empty()) opts.path = model_path;
   std::unique_ptr<serve::ModelRegistry> registry;
   std::optional<serve::ModelVersion> shadow;
@@ -131,6 +141,7 @@ Result<ModelServing> attach_model_serving(Pipeline& pipeline, const Config& conf
     opts.path = registry->resolve(prod->onnx);
     opts.version = uint32_t(prod->version);
     if (std::string line = apply_operating_point(alerts, *prod); !line.empty()) spdlog::info("{}", line);
+    publish_decision_values(*decision_values, configured, *prod);
     shadow = registry->shadow(opts.name);
   }
   if (opts.path.empty()) return ModelServing{};
@@ -145,7 +156,8 @@ Result<ModelServing> attach_model_serving(Pipeline& pipeline, const Config& conf
   if (!ms) return ms.status();
   ModelServing& m = ms.value();
   m.alerts = alerts;
-  pipeline.set_model(m.server.get(), alerts, m.name);
+  if (registry) m.decision_values = decision_values;
+  pipeline.set_model(m.server.get(), alerts, m.name, m.decision_values);
   if (registry) {
     serve::ModelServer* server = m.server.get();
     if (shadow) {
@@ -155,8 +167,13 @@ Result<ModelServing> attach_model_serving(Pipeline& pipeline, const Config& conf
       TS_RETURN_IF_ERROR(server->set_shadow({opts.name, uint32_t(shadow->version), eng.value()}));
     }
     // Promotions (admin API) swap the live engine: prod → swap, shadow → set_shadow.
-    registry->set_swap_handler([server](const serve::ModelVersion& v, std::shared_ptr<engine::Engine> e) -> Status {
+    // Prod: the version's decision values first (its operating point), then the engine.
+    registry->set_swap_handler([server, configured, values = decision_values](
+                                   const serve::ModelVersion& v, std::shared_ptr<engine::Engine> e) -> Status {
       if (v.stage == serve::Stage::kShadow) return server->set_shadow({v.name, uint32_t(v.version), std::move(e)});
+      if (std::string line = publish_decision_values(*values, configured, v); !line.empty()) {
+        spdlog::info("hot swap: {}", line);
+      }
       auto rep = server->swap({v.name, uint32_t(v.version), std::move(e)});
       return rep.is_ok() ? Status::ok() : rep.status();
     });

@@ -7,6 +7,7 @@
 
 #include "audit/failure_store.h"
 #include "core/status.h"
+#include "detect/decision_values.h"
 #include "detect/model_alert.h"
 #include "http/admin_api.h"
 #include "pipeline/pipeline.h"
@@ -25,6 +26,9 @@ struct ModelServing {
   std::string name;
   std::unique_ptr<serve::ModelRegistry> registry;  // serving from the registry (else null)
   std::unique_ptr<http::ModelAdmin> admin;         // the dashboard's model admin over it
+  // Serving from the registry: each version's decision values, published by the swap handler
+  // before a promotion or rollback swaps the engine (the shards follow; detect/decision_values.h).
+  std::shared_ptr<DecisionValues> decision_values;
 };
 
 // Loads a .plan (refused unless it is for `backend`) or builds an .onnx for `backend` and
@@ -48,6 +52,13 @@ Result<ModelServing> start_model_serving(const serve::ServeOptions& opts, int sh
 // would reach it. A version without an operating point leaves `alerts` as configured. Returns a
 // line for the log ("" when nothing changed).
 std::string apply_operating_point(ModelAlertOptions& alerts, const serve::ModelVersion& version);
+
+// The decision values of `version` entering prod: `configured` ([model]) with the version's
+// operating point applied, published to `values` under its version number; the shards adopt them
+// with the version's first result, so a hot swap changes the threshold with the model. Returns
+// apply_operating_point's log line.
+std::string publish_decision_values(DecisionValues& values, const ModelAlertOptions& configured,
+                                    const serve::ModelVersion& version);
 
 // For `run` and `replay`: reads [model] (always, so its keys count as read); `model_path` (the
 // --model flag) overrides [model] path. With a model, starts serving for pipeline_shards and

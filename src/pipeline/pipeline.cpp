@@ -43,9 +43,11 @@ void Pipeline::add_sink(std::string name, std::shared_ptr<AlertSink> sink) {
   sinks_.emplace_back(std::move(name), std::move(sink));
 }
 
-void Pipeline::set_model(serve::ModelServer* server, const ModelAlertOptions& alerts, std::string name) {
+void Pipeline::set_model(serve::ModelServer* server, const ModelAlertOptions& alerts, std::string name,
+                         std::shared_ptr<const DecisionValues> values) {
   model_server_ = server;
   model_alerts_ = alerts;
+  decision_values_ = std::move(values);
   model_name_ = std::move(name);
 }
 
@@ -105,7 +107,8 @@ RunSummary Pipeline::run(Source& source, InputErrors& source_errors, const std::
     shards[i].worker = std::make_unique<ShardWorker>(i, symbols_, config_, &dispatcher, options_.order_tracking);
     if (has_markets_) shards[i].worker->set_markets(markets_);
     if (model_server_) {
-      shards[i].worker->attach_model(&model_server_->port(i), model_server_->options(), model_alerts_, model_name_);
+      shards[i].worker->attach_model(&model_server_->port(i), model_server_->options(), model_alerts_, model_name_,
+                                     decision_values_, model_server_->model_version());
       shards[i].worker->set_score_board(score_board_);
     }
   }

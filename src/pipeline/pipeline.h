@@ -59,7 +59,10 @@ class Pipeline {
   // Model alerts: shard i sends its requests to server->port(i) (the server must have been
   // started for options.shards shards and outlive run()) when `alerts`' trigger says so, and
   // decides on the results with `alerts`' values. The summary gains `model`.
-  void set_model(serve::ModelServer* server, const ModelAlertOptions& alerts, std::string name);
+  // `values`: the decision values published per model version (a hot swap's threshold; see
+  // detect/decision_values.h); null = `alerts` for the whole run.
+  void set_model(serve::ModelServer* server, const ModelAlertOptions& alerts, std::string name,
+                 std::shared_ptr<const DecisionValues> values = nullptr);
   // Markets: each shard resolves phases with `markets.calendars` and starts volume profiles from
   // `markets.profiles_in`; after the run, every symbol's profile is copied into `profiles_out`
   // (null: not kept). The summary gains phases{...}. Before run(); both must outlive it.
@@ -87,6 +90,7 @@ class Pipeline {
   ScoreBoard* score_board_ = nullptr;
   serve::ModelServer* model_server_ = nullptr;
   ModelAlertOptions model_alerts_;
+  std::shared_ptr<const DecisionValues> decision_values_;
   std::string model_name_;
   MarketContext markets_;
   bool has_markets_ = false;

@@ -58,7 +58,8 @@ void ShardWorker::process(const Event& e) {
 }
 
 void ShardWorker::attach_model(serve::ShardPort* port, const serve::ServeOptions& serving, const ModelAlertOptions& alerts,
-                               const std::string& model_name) {
+                               const std::string& model_name, std::shared_ptr<const DecisionValues> values,
+                               uint32_t version) {
   port_ = port;
   alert_opts_ = alerts;
   deadline_us_ = serving.deadline_us;
@@ -66,6 +67,7 @@ void ShardWorker::attach_model(serve::ShardPort* port, const serve::ServeOptions
   std::snprintf(model_name_, sizeof(model_name_), "%s", model_name.c_str());
   decision_ = make_model_decision(alerts, symbols_);
   shadow_decision_ = make_model_decision(alerts, symbols_);
+  follower_ = values ? std::make_unique<DecisionFollower>(std::move(values), version) : nullptr;
 }
 
 void ShardWorker::maybe_request(const Event& e, const StageTimes& t, const float* row) {
@@ -105,6 +107,7 @@ size_t ShardWorker::poll_model() {
   return port_->poll([&](const serve::InferenceResult& r, const float* window) {
     if (r.code != serve::ResultCode::kOk) return;
     const double p = r.probability;
+    if (follower_ && !r.shadow) follower_->follow(r.model_version, decision_, symbols_);
     if (scores_ && !r.shadow) {
       if (now_ns == 0) now_ns = mono_ns();
       scores_->record(shard_, r.request.symbol, float(p), float(decision_->options_for(r.request.symbol).threshold),

@@ -15,6 +15,7 @@
 #include "core/latency_histogram.h"
 #include "core/symbol_table.h"
 #include "detect/alert.h"
+#include "detect/decision_values.h"
 #include "detect/model_alert.h"
 #include "detect/model_decision.h"
 #include "detect/rule_engine.h"
@@ -56,8 +57,12 @@ class ShardWorker {
   // Model alerts (src/serve): requests go to `port`, results come back through poll_model();
   // `serving` gives the deadline and lossless policy, `alerts` the trigger and the decision
   // (detect/model_alert.h). Before the shard thread starts. `port` must outlive the worker's use of it.
+  // `values`: the decision values published per version (a hot swap's new threshold); the
+  // shard's decision follows the serving results' version (detect/decision_values.h). Null: the
+  // decision keeps `alerts` for the whole run. `version`: the serving version at start.
   void attach_model(serve::ShardPort* port, const serve::ServeOptions& serving, const ModelAlertOptions& alerts,
-                    const std::string& model_name);
+                    const std::string& model_name, std::shared_ptr<const DecisionValues> values = nullptr,
+                    uint32_t version = 0);
   // The dashboard's model view: every serving-version result (symbol, probability, end-to-end
   // latency) is handed to `board` (pipeline/score_board.h: no allocation, never waits). Before the
   // shard thread starts; null = none.
@@ -111,7 +116,8 @@ class ShardWorker {
   char model_name_[ModelScore::kMaxName] = {};
   ScoreBoard* scores_ = nullptr;
   std::unique_ptr<ModelDecision> decision_;
-  std::unique_ptr<ModelDecision> shadow_decision_;  // the shadow version's own hysteresis/cooldown
+  std::unique_ptr<ModelDecision> shadow_decision_;
+  std::unique_ptr<DecisionFollower> follower_;  // the serving decision follows hot swaps  // the shadow version's own hysteresis/cooldown
   std::vector<ModelSymbolState> model_state_;
   Alert model_alert_;
   bool stage_timing_ = true;

@@ -9,7 +9,10 @@ namespace ts {
 
 namespace fs = std::filesystem;
 
-Result<EvalDataset> load_eval_dataset(const std::string& dir) {
+Result<EvalDataset> load_eval_dataset(const std::string& dir, const std::string& task) {
+  if (task != "any" && task != "detect" && task != "forecast") {
+    return Status(StatusCode::kInvalidArgument, "unknown task \"" + task + "\" (any, detect or forecast)");
+  }
   EvalDataset d;
   d.dir = dir;
   const fs::path p(dir);
@@ -35,9 +38,12 @@ Result<EvalDataset> load_eval_dataset(const std::string& dir) {
     engine::DType dtype;
     size_t rank;
   };
-  const Want wants[] = {{"windows.npy", &d.windows, engine::DType::kF32, 3}, {"labels.npy", &d.labels, engine::DType::kU8, 1},
+  const bool any = task == "any";
+  const std::string labels_file = any ? "labels.npy" : "labels_" + task + ".npy";
+  const std::string event_file = any ? "event_ts_ns.npy" : "event_ts_" + task + "_ns.npy";
+  const Want wants[] = {{"windows.npy", &d.windows, engine::DType::kF32, 3}, {labels_file.c_str(), &d.labels, engine::DType::kU8, 1},
                         {"symbol.npy", &d.symbol, engine::DType::kI32, 1},   {"end_ts_ns.npy", &d.end_ts, engine::DType::kI64, 1},
-                        {"event_ts_ns.npy", &d.event_ts, engine::DType::kI64, 1}, {"rule_score.npy", &d.rule, engine::DType::kF32, 1},
+                        {event_file.c_str(), &d.event_ts, engine::DType::kI64, 1}, {"rule_score.npy", &d.rule, engine::DType::kF32, 1},
                         {"zscore.npy", &d.zscore, engine::DType::kF32, 1}};
   for (const Want& w : wants) {
     auto t = engine::npy_read((p / w.file).string());

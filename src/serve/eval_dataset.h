@@ -40,7 +40,9 @@ struct EvalDataset {
 
 // Reads DIR; a missing directory or file, a wrong dtype or rank, arrays of different lengths,
 // symbol indices outside the manifest or rows out of time order → error naming the file.
-Result<EvalDataset> load_eval_dataset(const std::string& dir);
+// task: "any" (labels.npy, event_ts_ns.npy), "detect" or "forecast" (labels_<task>.npy and
+// event_ts_<task>_ns.npy: the two tasks of docs/labels.md); anything else → error.
+Result<EvalDataset> load_eval_dataset(const std::string& dir, const std::string& task = "any");
 
 // Parses "train" | "validation" | "test" | "all" (nullopt = all); anything else → error.
 Result<std::optional<Split>> parse_split(const std::string& name);

@@ -236,6 +236,47 @@ TEST(DatasetCli, LobsterExportOfARealDay) {
   const double rate = double(m["positives"].get<int64_t>()) / double(d.n);
   EXPECT_GT(rate, 0.005) << "a real day has abnormal moves";
   EXPECT_LT(rate, 0.30) << "but most minutes are normal";
+
+  // The two tasks (docs/labels.md): detection (onset in (t - G, t]) and forecast (in (t, t + H]),
+  // each with its onsets; labels.npy is their union.
+  auto det = engine::npy_read((dir / "out" / "labels_detect.npy").string());
+  auto fc = engine::npy_read((dir / "out" / "labels_forecast.npy").string());
+  auto fts = engine::npy_read((dir / "out" / "event_ts_forecast_ns.npy").string());
+  ASSERT_TRUE(det.is_ok() && fc.is_ok() && fts.is_ok());
+  int64_t n_det = 0, n_fc = 0;
+  for (int64_t i = 0; i < d.n; ++i) {
+    const uint8_t a = det.value().as<uint8_t>()[i], f = fc.value().as<uint8_t>()[i];
+    n_det += a, n_fc += f;
+    EXPECT_EQ(d.labels.as<uint8_t>()[i], uint8_t(a | f)) << i;
+    if (f) {
+      EXPECT_GT(fts.value().as<int64_t>()[i], d.end_ts.as<int64_t>()[i]) << "forecast onsets lie ahead";
+    }
+  }
+  EXPECT_GT(n_det, 0);
+  EXPECT_GT(n_fc, n_det);
+  // Every onset has its size and unit, none in the opening minute (the settle after the open),
+  // and price moves reach the economic minimum of 10 bps.
+  std::ifstream on(dir / "out" / "onsets.csv");
+  std::string line;
+  std::getline(on, line);
+  EXPECT_EQ(line, "symbol,kind,ts_ns,size,unit");
+  int onsets = 0;
+  while (std::getline(on, line)) {
+    std::stringstream ss(line);
+    std::string sym, kind, ts, size, unit;
+    std::getline(ss, sym, ',');
+    std::getline(ss, kind, ',');
+    std::getline(ss, ts, ',');
+    std::getline(ss, size, ',');
+    std::getline(ss, unit, ',');
+    ++onsets;
+    EXPECT_GE(std::stoll(ts), open_ns + 60 * kSec) << line;
+    if (kind == "price_move") {
+      EXPECT_EQ(unit, "bps") << line;
+      EXPECT_GE(std::abs(std::stod(size)), 10.0) << line;
+    }
+  }
+  EXPECT_GT(onsets, 3);
 }
 
 TEST(DatasetCli, BadArgumentsAreClearErrors) {

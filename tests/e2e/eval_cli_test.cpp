@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -63,6 +64,34 @@ TEST_F(EvalCli, ModelEqualToTheZScoreGetsItsMetrics) {
   EXPECT_NEAR(t["windows"].get<double>(), 0.15 * j["windows"].get<double>(), 0.03 * j["windows"].get<double>());
 }
 
+// The two tasks of docs/labels.md are measured on their own labels: detection (onset in the last
+// seconds: lead <= 0) and forecast (onset ahead: lead > 0); labels.npy is their union.
+TEST_F(EvalCli, EachTaskIsMeasuredOnItsOwnLabels) {
+  nlohmann::json r[3];
+  const char* tasks[] = {"any", "detect", "forecast"};
+  for (int k = 0; k < 3; ++k) {
+    const std::string out = std::string(tasks[k]) + ".json";
+    auto o = run_bin({"eval", "--model", "z.onnx", "--data", "data", "--split", "all", "--task", tasks[k], "--json", out},
+                     dir_);
+    ASSERT_EQ(o.exit_code, 0) << o.err;
+    r[k] = read_json(dir_ / out);
+    EXPECT_EQ(r[k]["task"], tasks[k]);
+  }
+  const int64_t any = r[0]["positives"], det = r[1]["positives"], fc = r[2]["positives"];
+  EXPECT_GT(det, 0);
+  EXPECT_GT(fc, det) << "H = 60 s ahead against 10 s behind";
+  EXPECT_LE(std::max(det, fc), any);
+  EXPECT_LE(any, det + fc);
+  const auto& d = r[1]["detectors"]["zscore"];
+  const auto& f = r[2]["detectors"]["zscore"];
+  if (d["median_lead_s"].is_number()) {
+    EXPECT_LE(d["median_lead_s"].get<double>(), 0.0) << "detection comes after the onset";
+  }
+  if (f["median_lead_s"].is_number()) {
+    EXPECT_GT(f["median_lead_s"].get<double>(), 0.0) << "forecast comes before it";
+  }
+}
+
 TEST_F(EvalCli, PlanGivesTheSameScoresAsOnnx) {
   auto b = run_bin({"build", "--onnx", "z.onnx", "--saveEngine", "z.plan", "--minShapes", "x:1x30x20", "--maxShapes",
                     "x:64x30x20"},
@@ -91,6 +120,7 @@ TEST_F(EvalCli, BadArgumentsAreClearErrors) {
       {{"eval", "--model", "z.onnx", "--data", "broken"}, "windows.npy"},
       {{"eval", "--model", "data/labels.npy", "--data", "data"}, "data/labels.npy"},
       {{"eval", "--data", "data"}, "--model"},
+      {{"eval", "--model", "z.onnx", "--data", "data", "--task", "later"}, "task"},
   };
   for (const auto& c : cases) {
     auto o = run_bin(c.args, dir_);

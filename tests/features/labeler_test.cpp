@@ -1,6 +1,7 @@
 // The label of docs/labels.md on hand-made per-second series: price moves just above and below
 // k * sigma * sqrt(H), volume and liquidity shocks, refractory merging, breaks, injected events,
-// and the window label (onset in (end, end + H]).
+// the economic minimum (spreads, bps), the phases (no onset from an auction match, a lunch reopen
+// or the end of a halt), onset sizes, and the window labels of the two tasks.
 #include "features/labeler.h"
 
 #include <gtest/gtest.h>
@@ -175,6 +176,117 @@ TEST(Labeler, WindowsShortlyAfterAnOnsetArePositiveWithinTheGrace) {
   EXPECT_FALSE(o.validate().is_ok());  // longer than the horizon
 }
 
+TEST(Labeler, AMoveThatDoesNotPaySeveralSpreadsIsNoOnset) {
+  // 50 bps on a 10,000-tick mid = 50 ticks; a 20-tick spread makes it 2.5 spreads < 4.
+  auto s = flat(400);
+  for (auto& x : s) x.spread = 20;
+  jump(s, 200, 50.0);
+  EXPECT_TRUE(label_onsets(s, {}, opts()).empty());
+  for (auto& x : s) x.spread = 10;  // 5 spreads: an onset
+  EXPECT_EQ(label_onsets(s, {}, opts()).size(), 1u);
+  LabelOptions off = opts();
+  off.min_move_spreads = 0;
+  for (auto& x : s) x.spread = 20;
+  EXPECT_EQ(label_onsets(s, {}, off).size(), 1u);
+}
+
+TEST(Labeler, AMoveUnderTheBpsFloorIsNoOnsetHoweverQuietTheMarket) {
+  // sigma 0.05 with a floor of 0.05: threshold 6 * 0.05 * sqrt(60) = 2.3 bps; a 8 bps move is
+  // 20 sigma, 8 ticks on a 10,000-tick mid, but under the 10 bps floor.
+  auto s = flat(400, 0.05f);
+  jump(s, 200, 8.0);
+  LabelOptions o = opts();
+  o.vol_floor_bps = 0.05;
+  EXPECT_TRUE(label_onsets(s, {}, o).empty());
+  jump(s, 200, 12.0);
+  EXPECT_EQ(label_onsets(s, {}, o).size(), 1u);
+  o.min_move_bps = 15;
+  EXPECT_TRUE(label_onsets(s, {}, o).empty());
+}
+
+TEST(Labeler, NoOnsetFromTheLunchReopenButOneLaterInTheAfternoon) {
+  // Morning to 300 s, lunch (snapshots keep coming, not trading) to 600 s, afternoon after.
+  auto s = flat(1200);
+  for (int i = 300; i < 600; ++i) s[size_t(i)].trading = false;
+  s[600].volume_z = 40.f;  // the reopen's first trades
+  s[640].volume_z = 15.f;  // still the reopening (within the settle)
+  s[690].volume_z = 12.f;  // after the settle, but within R of the last abnormal second: same episode
+  EXPECT_TRUE(label_onsets(s, {}, opts()).empty());
+  s[900].volume_z = 12.f;  // a quiet afternoon's shock: an event
+  auto on = label_onsets(s, {}, opts());
+  ASSERT_EQ(on.size(), 1u);
+  EXPECT_EQ(on[0].ts_ns, kT0 + 900 * kSec);
+  // Without the settle the reopen itself would be an onset.
+  LabelOptions o = opts();
+  o.settle_s = 0;
+  EXPECT_EQ(label_onsets(s, {}, o).front().ts_ns, kT0 + 600 * kSec);
+}
+
+TEST(Labeler, NoOnsetFromAnAuctionMatchOrTheEndOfAHalt) {
+  // Opening call auction to 100 s (the match prints at 100 s, 150 bps above the indicative
+  // price); a halt from 500 to 700 s, trading resumes 300 bps lower with a volume burst.
+  auto s = flat(1200);
+  for (int i = 0; i < 100; ++i) s[size_t(i)].trading = false;
+  jump(s, 100, 150.0);
+  s[100].volume_z = 50.f;
+  s[101].depth_change = float(std::log(0.05));
+  for (int i = 500; i < 700; ++i) s[size_t(i)].trading = false;
+  for (size_t i = 700; i < s.size(); ++i) s[i].mid = 10000.0 * std::exp(-150.0 / 1e4);
+  s[700].volume_z = 30.f;
+  EXPECT_TRUE(label_onsets(s, {}, opts()).empty());
+  // The price settling 80 bps away 40 s after the match: the return is taken from inside the
+  // settle, so it is the match's aftermath, not an onset 60 s later.
+  for (size_t i = 140; i < 500; ++i) s[i].mid = 10000.0 * std::exp(230.0 / 1e4);
+  EXPECT_TRUE(label_onsets(s, {}, opts()).empty());
+  LabelOptions no_settle = opts();
+  no_settle.settle_s = 0;
+  EXPECT_FALSE(label_onsets(s, {}, no_settle).empty());
+  // A move inside continuous trading is still one.
+  for (size_t i = 1000; i < s.size(); ++i) s[i].mid = 10000.0 * std::exp(-80.0 / 1e4);
+  auto on = label_onsets(s, {}, opts());
+  ASSERT_EQ(on.size(), 1u);
+  EXPECT_EQ(on[0].ts_ns, kT0 + 1000 * kSec);
+  EXPECT_EQ(on[0].kind, OnsetKind::kPriceMove);
+}
+
+TEST(Labeler, OnsetsCarryTheirSizeInTheUnitOfTheirKind) {
+  auto s = flat(800);
+  jump(s, 200, -50.0);
+  s[400].volume_z = 17.5f;
+  s[600].depth_change = float(std::log(0.04));
+  auto on = label_onsets(s, {}, opts());
+  ASSERT_EQ(on.size(), 3u);
+  EXPECT_NEAR(on[0].size, -50.0, 1e-6);
+  EXPECT_STREQ(onset_size_unit(on[0].kind), "bps");
+  EXPECT_NEAR(on[1].size, 17.5, 1e-6);
+  EXPECT_STREQ(onset_size_unit(on[1].kind), "z");
+  EXPECT_NEAR(on[2].size, 0.96, 1e-6);
+  EXPECT_STREQ(onset_size_unit(on[2].kind), "depth_lost");
+}
+
+TEST(Labeler, DetectionAndForecastAreSeparateTasks) {
+  const std::vector<Onset> on{{kT0 + 100 * kSec, OnsetKind::kPriceMove, 40}};
+  LabelOptions o = opts();
+  o.grace_s = 10;
+  auto at = [&](int s, LabelTask t) { return label_window(on, kT0 + s * kSec, o, t); };
+  // Forecast: strictly ahead, within H.
+  EXPECT_EQ(at(39, LabelTask::kForecast).label, 0);
+  EXPECT_EQ(at(40, LabelTask::kForecast).event_ts_ns, kT0 + 100 * kSec);
+  EXPECT_EQ(at(99, LabelTask::kForecast).label, 1);
+  EXPECT_EQ(at(100, LabelTask::kForecast).label, 0);  // the onset is no longer ahead
+  // Detection: the onset in the last 10 s, the window's own second included.
+  EXPECT_EQ(at(99, LabelTask::kDetect).label, 0);
+  EXPECT_EQ(at(100, LabelTask::kDetect).event_ts_ns, kT0 + 100 * kSec);
+  EXPECT_EQ(at(109, LabelTask::kDetect).label, 1);
+  EXPECT_EQ(at(110, LabelTask::kDetect).label, 0);
+  // The training label is their union; no window is positive for both.
+  for (int t = 0; t < 200; ++t) {
+    const int d = at(t, LabelTask::kDetect).label, f = at(t, LabelTask::kForecast).label;
+    EXPECT_EQ(at(t, LabelTask::kAny).label, d | f) << t;
+    EXPECT_FALSE(d && f) << t;
+  }
+}
+
 TEST(Labeler, BadOptionsAreRejected) {
   LabelOptions o = opts();
   EXPECT_TRUE(o.validate().is_ok());
@@ -186,6 +298,15 @@ TEST(Labeler, BadOptionsAreRejected) {
   o = opts();
   o.depth_drop = 1.0;
   EXPECT_NE(o.validate().message().find("depth drop"), std::string::npos);
+  o = opts();
+  o.min_move_bps = -1;
+  EXPECT_NE(o.validate().message().find("bps"), std::string::npos);
+  o = opts();
+  o.min_move_spreads = -1;
+  EXPECT_NE(o.validate().message().find("spreads"), std::string::npos);
+  o = opts();
+  o.settle_s = 4000;
+  EXPECT_NE(o.validate().message().find("settle"), std::string::npos);
 }
 
 }  // namespace

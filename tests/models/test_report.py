@@ -31,17 +31,33 @@ class ReportTest(unittest.TestCase):
                          "not contain (stale notes)")
 
     def test_json_has_the_fixed_schema(self):
-        self.assertEqual(self.json["format_version"], 2)
-        self.assertIn("pooled", self.json["evaluations"])
-        pooled = self.json["evaluations"]["pooled"]
-        self.assertEqual(pooled["measured_on"], "test")
-        for det, m in pooled["results"]["all"].items():
-            for key in ("pr_auc", "roc_auc", "recall", "precision",
-                        "false_alerts_per_symbol_hour", "median_lead_s", "p10_lead_s"):
-                self.assertEqual(set(m[key]), {"value", "lo", "hi"}, f"{det} {key}")
-            op = pooled["operating_points"][det]
-            self.assertEqual(op["fitted_on"], "validation")
-        self.assertIn(pooled["decision"]["default"], pooled["results"]["all"])
+        self.assertEqual(self.json["format_version"], 3)
+        self.assertEqual(self.json["protocol"]["tasks"], ["detect", "forecast"])
+        for task in self.json["protocol"]["tasks"]:
+            pooled = self.json["evaluations"][f"{task}/pooled"]
+            self.assertEqual(pooled["task"], task)
+            self.assertEqual(pooled["measured_on"], "test")
+            for det, m in pooled["results"]["all"].items():
+                for key in ("pr_auc", "roc_auc", "recall", "precision",
+                            "false_alerts_per_symbol_hour", "median_lead_s", "p10_lead_s"):
+                    self.assertEqual(set(m[key]), {"value", "lo", "hi"}, f"{det} {key}")
+                op = pooled["operating_points"][det]
+                self.assertEqual(op["fitted_on"], "validation")
+            self.assertIn(pooled["decision"]["default"], pooled["results"]["all"])
+            self.assertIn(pooled["decision"]["served"], pooled["results"]["all"])
+            for m in pooled["results"]["all"].values():  # forecast leads are ahead of the onset
+                lead = m["p10_lead_s"]["value"]
+                if task == "forecast" and lead is not None:
+                    self.assertGreater(lead, 0)
+
+    def test_the_served_default_is_the_registrys_prod_version(self):
+        import registry
+        prod = registry.prod(registry.load(os.path.join(common.MODELS, "registry.json")),
+                             "alert-default")
+        served = self.json["evaluations"]["detect/pooled"]["decision"]["served"]
+        self.assertEqual(prod.get("detector", "neural"), served)
+        with open(os.path.join(common.MODELS, "MODEL_CARD.md")) as f:
+            self.assertIn(f"**{served}**", f.read())
 
 
 if __name__ == "__main__":

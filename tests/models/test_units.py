@@ -2,8 +2,10 @@
 """Unit invariance (docs/labels.md "Features"): the first 30,000 LOBSTER AAPL messages and the
 same with every size x 1e8 and every price x 100 give identical labels and identical features,
 except the features the current feature engine still computes in absolute units (listed in
-UNIT_DEPENDENT, each with why; the test fails if another one starts to differ). A model whose
-inputs leave those out gives identical probabilities. Needs ../shared/data/lobster and the
+UNIT_DEPENDENT, each with why; the test fails if another one starts to differ). Every model the
+pipeline fits leaves those out (train.input_stats, baselines.FittedBaseline), so its
+probabilities are identical: a neural model, logistic regression, and the baselines served as
+models (baseline_onnx, run by the engine). Needs ../shared/data/lobster and the
 ticksentry binary (TICKSENTRY_BIN, set by ctest); skips with a message otherwise."""
 import csv
 import gzip
@@ -16,6 +18,11 @@ import common
 import numpy as np
 import torch
 
+import baseline_onnx
+import baselines
+import engine_cli
+import train
+from dataset import UNIT_DEPENDENT_FEATURES
 from nets import build_model
 
 DATA = os.environ.get("TICKSENTRY_DATA_DIR") or os.path.join(common.REPO, "..", "shared", "data")
@@ -23,12 +30,8 @@ STEM = "AAPL_2012-06-21_34200000_57600000_{}_1.csv"
 ROWS = 30000
 SIZE_X, PRICE_X = 10**8, 100
 EMPTY = 9999999999  # LOBSTER's empty-level price
-# Features the engine computes in absolute units today (mk-features is changing them):
-UNIT_DEPENDENT = {
-    "spread_ticks": "ticks of a fixed $0.01 (LOBSTER 100), so prices x 100 give 100 x the ticks",
-    "microprice_dev_ticks": "the same tick unit",
-    "large_trade_ratio": "large = an absolute share count",
-}
+# Features the engine computes in absolute units today: the models' own list.
+UNIT_DEPENDENT = {why.split(":")[0]: why for why in UNIT_DEPENDENT_FEATURES.values()}
 # Columns of the export besides the features that still depend on units:
 UNIT_DEPENDENT_COLUMNS = {"rule_score": "rules with absolute size thresholds (volume_burst min size)"}
 
@@ -79,7 +82,8 @@ class UnitInvarianceTest(unittest.TestCase):
         return np.load(os.path.join(self.out[tag], name + ".npy"))
 
     def test_labels_and_unit_free_features_are_identical(self):
-        for col in ("labels", "event_ts_ns", "end_ts_ns", "symbol", "zscore", "rule_score"):
+        for col in ("labels", "event_ts_ns", "labels_detect", "labels_forecast", "end_ts_ns", "symbol",
+                    "zscore", "rule_score"):
             same = np.array_equal(self.load("orig", col), self.load("scaled", col))
             if col in UNIT_DEPENDENT_COLUMNS:
                 print(f"{col}: {'same' if same else 'differs'} ({UNIT_DEPENDENT_COLUMNS[col]})")
@@ -98,20 +102,57 @@ class UnitInvarianceTest(unittest.TestCase):
         self.assertTrue(set(differ) <= set(UNIT_DEPENDENT),
                         f"features that now depend on units: {set(differ) - set(UNIT_DEPENDENT)}")
 
-    def test_probabilities_identical_without_the_unit_dependent_features(self):
+    def test_the_models_leave_out_exactly_the_unit_dependent_features(self):
+        self.assertEqual({self.names[k] for k in UNIT_DEPENDENT_FEATURES}, set(UNIT_DEPENDENT))
+
+    def test_neural_probabilities_are_identical(self):
         a, b = self.load("orig", "windows"), self.load("scaled", "windows")
         torch.manual_seed(1)
         model = build_model({"kind": "gru", "hidden": 16, "clip": 8.0}, a.shape[2]).eval()
-        flat = a.reshape(-1, a.shape[2]).astype(np.float64)
-        std = flat.std(axis=0)
-        for name in UNIT_DEPENDENT:  # left out as training leaves out a constant feature
-            std[self.names.index(name)] = 0.0
-        model.norm.set_stats(flat.mean(axis=0), std)
-        with torch.no_grad():
-            pa = model(torch.from_numpy(a)).numpy()
-            pb = model(torch.from_numpy(b)).numpy()
-        print(f"probabilities: max |diff| {float(np.max(np.abs(pa - pb))):.3g} over {a.shape[0]} windows")
+        mean, std = train.input_stats(a)  # what train.fit normalises with
+        dropped = model.norm.set_stats(mean, std)
+        self.assertTrue(set(UNIT_DEPENDENT_FEATURES) <= set(dropped))
+        pa, pb = train.predict(model, a), train.predict(model, b)
+        print(f"gru: max |diff| {float(np.max(np.abs(pa - pb))):.3g} over {a.shape[0]} windows")
         np.testing.assert_allclose(pa, pb, atol=1e-6)
+
+    def _fitted_logreg(self, windows):
+        """A logistic regression fitted as study.py fits it (labels: any two classes will do)."""
+        vz = windows[:, -1, self.names.index("volume_z")]
+        y = (vz > np.median(vz)).astype(np.uint8)
+
+        class TrainSplit:  # the part of protocol.Split that FittedBaseline.fit reads
+            kind = "train"
+
+            def windows(self):
+                return windows
+
+            def column(self, key):
+                return y
+        return baselines.FittedBaseline("logreg").fit(TrainSplit())
+
+    def test_baseline_probabilities_are_identical_and_the_engine_serves_them_so(self):
+        import onnx
+        a, b = self.load("orig", "windows"), self.load("scaled", "windows")
+        fitted = self._fitted_logreg(np.asarray(a, np.float32))
+        binary = os.environ["TICKSENTRY_BIN"]
+        tmp = common.scratch("units-onnx")
+        n = min(512, a.shape[0])
+        for kind in ("ret60", "zscore", "volume_z", "logreg"):
+            pa = baseline_onnx.score_of(kind, a, self.names, fitted=fitted)
+            pb = baseline_onnx.score_of(kind, b, self.names, fitted=fitted)
+            np.testing.assert_allclose(pa, pb, atol=1e-6, err_msg=kind)
+            path = os.path.join(tmp, f"{kind}.onnx")
+            onnx.save(baseline_onnx.build(kind, self.names, fitted=fitted, window=a.shape[1]), path)
+            plan = path + ".plan"
+            engine_cli.build_plan(path, plan, binary, max_batch=n, t_min=a.shape[1],
+                                  t_max=a.shape[1])
+            ea = engine_cli.infer(plan, np.asarray(a[:n], np.float32), binary, n).reshape(-1)
+            eb = engine_cli.infer(plan, np.asarray(b[:n], np.float32), binary, n).reshape(-1)
+            print(f"{kind}: engine vs numpy max |diff| {float(np.max(np.abs(ea - pa[:n]))):.3g}, "
+                  f"orig vs scaled {float(np.max(np.abs(ea - eb))):.3g}")
+            np.testing.assert_allclose(ea, pa[:n], atol=1e-5, err_msg=kind)
+            np.testing.assert_allclose(ea, eb, atol=1e-6, err_msg=kind)
 
 
 if __name__ == "__main__":

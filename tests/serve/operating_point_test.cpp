@@ -65,6 +65,32 @@ TEST(OperatingPoint, BadThresholdIsRefusedWithTheEntryNamed) {
   }
 }
 
+// A promotion or rollback publishes the entering version's threshold for the shards to adopt with
+// its first result (detect/decision_values.h); a version without an operating point decides at
+// [model] threshold, not at the version it replaced.
+TEST(OperatingPoint, AHotSwapPublishesTheEnteringVersionsThreshold) {
+  ModelAlertOptions configured;  // threshold 0.9
+  DecisionGroup sse;
+  sse.match.name = "sse";
+  configured.groups = {sse};
+  DecisionValues values;
+  auto v3 = parse(R"({"name": "alert-default", "version": 3, "stage": "prod", "onnx": "m.onnx",
+    "operating_point": {"threshold": 0.62, "groups": {"sse": 0.71}}})");
+  EXPECT_NE(publish_decision_values(values, configured, v3).find("0.62"), std::string::npos);
+  auto got = values.latest();
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->version, 3u);
+  EXPECT_DOUBLE_EQ(got->values.threshold, 0.62);
+  EXPECT_DOUBLE_EQ(got->values.groups[0].threshold, 0.71);
+  auto v4 = parse(R"({"name": "alert-default", "version": 4, "stage": "prod", "onnx": "m.onnx"})");
+  EXPECT_EQ(publish_decision_values(values, configured, v4), "");
+  got = values.latest();
+  EXPECT_EQ(got->version, 4u);
+  EXPECT_DOUBLE_EQ(got->values.threshold, 0.9);
+  EXPECT_DOUBLE_EQ(got->values.groups[0].threshold, 0.9);
+  EXPECT_EQ(values.generation(), 2u);
+}
+
 // A fresh clone serves the shipped registry's prod version: at its validation-fitted threshold.
 TEST(OperatingPoint, TheShippedProdVersionCarriesItsValidationThreshold) {
   auto reg = serve::ModelRegistry::open(std::string(TICKSENTRY_SOURCE_DIR) + "/models/registry.json");
