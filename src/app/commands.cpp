@@ -134,7 +134,7 @@ int command_replay(const CommonOptions& c, const ReplayOptions& r, const std::at
   InputErrors source_errors;
   MarketWiring markets;
   if (!markets.build(config, c, symbols, source_errors)) return kExitUsage;
-  auto source = open_source(r.format, r.paths, symbols, source_errors);
+  auto source = open_source(r.format, r.paths, symbols, source_errors, r.layout);
   if (!source.is_ok()) {
     std::fprintf(stderr, "ticksentry: %s\n", source.status().to_string().c_str());
     return kExitUsage;
@@ -142,7 +142,8 @@ int command_replay(const CommonOptions& c, const ReplayOptions& r, const std::at
   // One config file serves every command: read [sim] too so its keys are not "unknown" here.
   (void)SimOptions::from_config(config.section("sim"));
   RunWiring wiring(config, c, symbols);
-  // LOBSTER messages carry price and side; SSE deletes and trades name orders by number only.
+  // LOBSTER messages carry price and side; SSE deletes and trades (and mapped layouts of such
+  // feeds) name orders by number only.
   const OrderTracking tracking = r.format == "lobster" ? OrderTracking::kOff : OrderTracking::kAuto;
   if (!wiring.build({.default_speed = 0.0, .order_tracking = tracking, .dashboard_default = false})) return kExitUsage;
   markets.attach(wiring.pipeline());
@@ -163,7 +164,7 @@ int command_record(const RecordOptions& r, const std::atomic<bool>& stop) {
     SimOptions so = sim_options(config, r.symbols, r.seed, r.sim_seconds.value_or(60.0));
     source = std::make_unique<Simulator>(so, symbols);
   } else {
-    auto opened = open_source(r.format, r.paths, symbols, errors);
+    auto opened = open_source(r.format, r.paths, symbols, errors, r.layout);
     if (!opened.is_ok()) {
       std::fprintf(stderr, "ticksentry: %s\n", opened.status().to_string().c_str());
       return kExitUsage;

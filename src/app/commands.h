@@ -47,12 +47,14 @@ struct RunOptions {
 
 struct ReplayOptions {
   std::string format;
+  std::string layout;  // --layout: --format mapped's TOML file or shipped layout (docs/formats.md)
   std::vector<std::string> paths;
   std::vector<std::string> symbol_globs;  // --symbol: only these symbols (app/symbol_filter.h)
 };
 
 struct RecordOptions {
   std::string format;
+  std::string layout;  // --layout, as for replay
   std::string out;
   std::vector<std::string> paths;
   std::optional<int> symbols;

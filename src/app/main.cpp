@@ -69,12 +69,14 @@ int main(int argc, char** argv) {
 
   auto* replay = app.add_subcommand("replay", "replay recorded market data through the pipeline");
   add_common(replay);
-  replay->add_option("--format", replay_opts.format, "lobster | sse-l2 | csv")->required();
+  replay->add_option("--format", replay_opts.format, "lobster | sse-l2 | csv | mapped")->required();
+  replay->add_option("--layout", replay_opts.layout, "mapped: layout TOML file, or a shipped layout (sse-l2, szse-l2)");
   replay->add_option("paths", replay_opts.paths, "message files, day folders or CSV files")->required();
   replay->add_option("--symbol", replay_opts.symbol_globs, "only symbols matching this glob (repeatable: GOOG, '6005*')");
 
   auto* record = app.add_subcommand("record", "write any source to ticksentry's normalized CSV");
-  record->add_option("--format", record_opts.format, "lobster | sse-l2 | csv | sim")->required();
+  record->add_option("--format", record_opts.format, "lobster | sse-l2 | csv | mapped | sim")->required();
+  record->add_option("--layout", record_opts.layout, "mapped: layout TOML file, or a shipped layout");
   record->add_option("--out", record_opts.out, "output .csv or .csv.gz")->required();
   record->add_option("paths", record_opts.paths, "inputs (none for sim)");
   record->add_option("--symbols", record_opts.symbols, "sim: symbols");

@@ -1,22 +1,40 @@
 #include "ingest/open_source.h"
 
+#include <functional>
+
 #include "ingest/csv_source.h"
 #include "ingest/lobster_source.h"
+#include "ingest/mapped/mapped_source.h"
 #include "ingest/merge_source.h"
 #include "ingest/sse_source.h"
 
 namespace ts {
 
 const std::vector<std::string>& source_formats() {
-  static const std::vector<std::string> kFormats = {"lobster", "sse-l2", "csv"};
+  static const std::vector<std::string> kFormats = {"lobster", "sse-l2", "csv", "mapped"};
   return kFormats;
 }
 
 Result<std::unique_ptr<Source>> open_source(const std::string& format, const std::vector<std::string>& paths,
-                                            SymbolTable& symbols, InputErrors& errors) {
-  using Factory = Result<std::unique_ptr<Source>> (*)(const std::string&, SymbolTable&, InputErrors&);
-  Factory factory = nullptr;
-  if (format == "lobster") {
+                                            SymbolTable& symbols, InputErrors& errors, const std::string& layout) {
+  using Factory = std::function<Result<std::unique_ptr<Source>>(const std::string&, SymbolTable&, InputErrors&)>;
+  Factory factory;
+  if (format != "mapped" && !layout.empty()) {
+    return Status(StatusCode::kInvalidArgument, "--layout is for --format mapped, not " + format);
+  }
+  mapped::Layout mapping;
+  if (format == "mapped") {
+    if (layout.empty()) {
+      std::string shipped;
+      for (const auto& b : mapped::builtin_layouts()) shipped += (shipped.empty() ? "" : ", ") + std::string(b.name);
+      return Status(StatusCode::kInvalidArgument,
+                    "--format mapped needs --layout FILE.toml or a shipped layout's name (" + shipped + ")");
+    }
+    auto loaded = mapped::load_layout(layout);
+    if (!loaded) return loaded.status();
+    mapping = std::move(loaded).value();
+    factory = [&mapping](const std::string& p, SymbolTable& s, InputErrors& e) { return make_mapped_source(mapping, p, s, e); };
+  } else if (format == "lobster") {
     factory = &make_lobster_source;
   } else if (format == "sse-l2") {
     factory = [](const std::string& p, SymbolTable& s, InputErrors& e) { return make_sse_source(p, s, e); };

@@ -2,7 +2,9 @@
 // open_source(): the one place that maps a format name to a file source.
 //   "lobster" — LOBSTER message files (make_lobster_source), one per path;
 //   "sse-l2"  — SSE Level-2 day folders (make_sse_source), one per path;
-//   "csv"     — ticksentry normalized csv files (make_csv_source), one per path.
+//   "csv"     — ticksentry normalized csv files (make_csv_source), one per path;
+//   "mapped"  — vendor CSV files read through `layout` (a TOML file or a shipped layout's name,
+//               ingest/mapped/mapped_source.h), one day folder or file per path.
 // Several paths are merged into one stream in exchange-time order (ties: the earlier path
 // first). Errors: kInvalidArgument for an unknown format (the message lists the known ones)
 // or no paths; otherwise the first failing path's error, with its context.
@@ -17,10 +19,11 @@
 
 namespace ts {
 
-// The formats open_source() knows, for help texts: {"lobster", "sse-l2", "csv"}.
+// The formats open_source() knows, for help texts: {"lobster", "sse-l2", "csv", "mapped"}.
 const std::vector<std::string>& source_formats();
 
+// `layout`: only for "mapped" (required there); a bad layout is kInvalidArgument naming its key.
 Result<std::unique_ptr<Source>> open_source(const std::string& format, const std::vector<std::string>& paths,
-                                            SymbolTable& symbols, InputErrors& errors);
+                                            SymbolTable& symbols, InputErrors& errors, const std::string& layout = {});
 
 }  // namespace ts
