@@ -2,7 +2,10 @@
 // open_source(): the one place that maps a format name to a file source.
 //   "lobster" — LOBSTER message files (make_lobster_source), one per path;
 //   "sse-l2"  — SSE Level-2 day folders (make_sse_source), one per path;
-//   "csv"     — ticksentry normalized csv files (make_csv_source), one per path.
+//   "csv"     — ticksentry normalized csv files (make_csv_source), one per path;
+//   "binance-json", "coinbase-json", "kraken-json", "bitstamp-json", "bitstamp-l3" — crypto venue
+//             captures (ingest/crypto/crypto_source.h): ALL paths form one stream (a websocket
+//             capture and its REST snapshots); "crypto" detects the venue from the first file.
 // Several paths are merged into one stream in exchange-time order (ties: the earlier path
 // first). Errors: kInvalidArgument for an unknown format (the message lists the known ones)
 // or no paths; otherwise the first failing path's error, with its context.
@@ -17,7 +20,7 @@
 
 namespace ts {
 
-// The formats open_source() knows, for help texts: {"lobster", "sse-l2", "csv"}.
+// The formats open_source() knows, for help texts: {"lobster", "sse-l2", "csv", "crypto", ...}.
 const std::vector<std::string>& source_formats();
 
 Result<std::unique_ptr<Source>> open_source(const std::string& format, const std::vector<std::string>& paths,
