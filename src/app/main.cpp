@@ -66,16 +66,23 @@ int main(int argc, char** argv) {
   run->add_option("--dlq-topic", run_opts.kafka.dlq_topic, "kafka: dead-letter topic for bad messages");
   run->add_option("--alerts-topic", run_opts.kafka.alerts_topic, "kafka: publish alerts here (JSON, keyed by symbol)");
   run->add_flag("--exit-at-eof", run_opts.kafka.exit_at_eof, "kafka: stop once every assigned partition is consumed");
+  run->add_option("--encoding", run_opts.kafka.encoding,
+                  "kafka: ticksentry (default: its json/binary wire) | binance-json | coinbase-json | kraken-json | "
+                  "bitstamp-json | bitstamp-l3 (the venue's own messages)");
 
   auto* replay = app.add_subcommand("replay", "replay recorded market data through the pipeline");
   add_common(replay);
-  replay->add_option("--format", replay_opts.format, "lobster | sse-l2 | csv | mapped")->required();
+  replay->add_option("--format", replay_opts.format,
+                     "lobster | sse-l2 | csv | mapped | crypto | binance-json | coinbase-json | kraken-json | "
+                     "bitstamp-json | bitstamp-l3")->required();
   replay->add_option("--layout", replay_opts.layout, "mapped: layout TOML file, or a shipped layout (sse-l2, szse-l2)");
   replay->add_option("paths", replay_opts.paths, "message files, day folders or CSV files")->required();
   replay->add_option("--symbol", replay_opts.symbol_globs, "only symbols matching this glob (repeatable: GOOG, '6005*')");
 
   auto* record = app.add_subcommand("record", "write any source to ticksentry's normalized CSV");
-  record->add_option("--format", record_opts.format, "lobster | sse-l2 | csv | mapped | sim")->required();
+  record->add_option("--format", record_opts.format,
+                     "lobster | sse-l2 | csv | mapped | sim | crypto | binance-json | coinbase-json | kraken-json | "
+                     "bitstamp-json | bitstamp-l3")->required();
   record->add_option("--layout", record_opts.layout, "mapped: layout TOML file, or a shipped layout");
   record->add_option("--out", record_opts.out, "output .csv or .csv.gz")->required();
   record->add_option("paths", record_opts.paths, "inputs (none for sim)");

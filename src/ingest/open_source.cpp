@@ -1,7 +1,9 @@
 #include "ingest/open_source.h"
 
 #include <functional>
+#include <optional>
 
+#include "ingest/crypto/crypto_source.h"
 #include "ingest/csv_source.h"
 #include "ingest/lobster_source.h"
 #include "ingest/mapped/mapped_source.h"
@@ -11,17 +13,28 @@
 namespace ts {
 
 const std::vector<std::string>& source_formats() {
-  static const std::vector<std::string> kFormats = {"lobster", "sse-l2", "csv", "mapped"};
+  static const std::vector<std::string> kFormats = {"lobster",       "sse-l2",        "csv",          "mapped",
+                                                    "crypto",        "binance-json",  "coinbase-json",
+                                                    "kraken-json",   "bitstamp-json", "bitstamp-l3"};
   return kFormats;
 }
 
 Result<std::unique_ptr<Source>> open_source(const std::string& format, const std::vector<std::string>& paths,
                                             SymbolTable& symbols, InputErrors& errors, const std::string& layout) {
-  using Factory = std::function<Result<std::unique_ptr<Source>>(const std::string&, SymbolTable&, InputErrors&)>;
-  Factory factory;
   if (format != "mapped" && !layout.empty()) {
     return Status(StatusCode::kInvalidArgument, "--layout is for --format mapped, not " + format);
   }
+  // Crypto captures: all paths are ONE stream for one decoder (a websocket file and its REST
+  // snapshot file are merged by receive time inside the source).
+  if (crypto::Venue venue; format == "crypto" || crypto::parse_venue(format, venue)) {
+    std::optional<crypto::Venue> v;
+    if (format != "crypto") v = venue;
+    auto s = crypto::open_crypto_source(paths, v, symbols, errors);
+    if (!s) return s.status();
+    return std::unique_ptr<Source>(std::move(s).value());
+  }
+  using Factory = std::function<Result<std::unique_ptr<Source>>(const std::string&, SymbolTable&, InputErrors&)>;
+  Factory factory;
   mapped::Layout mapping;
   if (format == "mapped") {
     if (layout.empty()) {

@@ -5,6 +5,9 @@
 //   "csv"     — ticksentry normalized csv files (make_csv_source), one per path;
 //   "mapped"  — vendor CSV files read through `layout` (a TOML file or a shipped layout's name,
 //               ingest/mapped/mapped_source.h), one day folder or file per path.
+//   "binance-json", "coinbase-json", "kraken-json", "bitstamp-json", "bitstamp-l3" — crypto venue
+//             captures (ingest/crypto/crypto_source.h): ALL paths form one stream (a websocket
+//             capture and its REST snapshots); "crypto" detects the venue from the first file.
 // Several paths are merged into one stream in exchange-time order (ties: the earlier path
 // first). Errors: kInvalidArgument for an unknown format (the message lists the known ones)
 // or no paths; otherwise the first failing path's error, with its context.
@@ -19,7 +22,7 @@
 
 namespace ts {
 
-// The formats open_source() knows, for help texts: {"lobster", "sse-l2", "csv", "mapped"}.
+// The formats open_source() knows, for help texts: {"lobster", "sse-l2", "csv", "mapped", "crypto", ...}.
 const std::vector<std::string>& source_formats();
 
 // `layout`: only for "mapped" (required there); a bad layout is kInvalidArgument naming its key.
