@@ -12,6 +12,7 @@
 #include "ingest/kafka_source.h"
 #include "ingest/open_source.h"
 #include "ingest/sim/simulator.h"
+#include "ingest/ws/ws_source.h"
 
 namespace ts {
 
@@ -88,12 +89,59 @@ int run_kafka(const CommonOptions& c, const KafkaRunOptions& k, const std::atomi
   return rc;
 }
 
+// `run --source ws`: a venue websocket decoded live (docs/formats.md "Websocket source").
+int run_ws(const CommonOptions& c, const WsRunOptions& w, const std::atomic<bool>& stop) {
+  Config config = load_config(c.config_path);
+  SymbolTable symbols;
+  InputErrors source_errors;
+  MarketWiring markets;
+  if (!markets.build(config, c, symbols, source_errors)) return kExitUsage;
+  (void)SimOptions::from_config(config.section("sim"));
+  if (w.venue.empty() || w.url.empty()) {
+    std::fprintf(stderr, "ticksentry: --source ws needs --venue and --url\n");
+    return kExitUsage;
+  }
+  if (w.max_attempts < 0) {
+    std::fprintf(stderr, "ticksentry: --ws-max-attempts must be >= 0\n");
+    return kExitUsage;
+  }
+  RunWiring wiring(config, c, symbols);
+  // Venue books are kept by the decoder (snapshots with resync): no order-id map.
+  if (!wiring.build({.default_speed = 0.0, .order_tracking = OrderTracking::kOff, .dashboard_default = false})) {
+    return kExitUsage;
+  }
+  markets.attach(wiring.pipeline());
+  WsClientOptions o;
+  o.url = w.url;
+  o.rest_snapshot_urls = w.rest_urls;
+  o.subscribe = w.subscribe;
+  o.max_attempts = w.max_attempts;
+  auto source = WsSource::open(w.venue, o, symbols, source_errors);
+  if (!source.is_ok()) {
+    std::fprintf(stderr, "ticksentry: %s\n", source.status().to_string().c_str());
+    return kExitUsage;
+  }
+  spdlog::info("run: {}", source.value()->describe());
+  RunSummary summary = wiring.run(*source.value(), source_errors, stop);
+  source.value()->stop();
+  const WsClientStats& cs = source.value()->client_stats();
+  const crypto::DecoderCounters& dc = source.value()->counters();
+  spdlog::info("ws: {} connections, {} messages, {} snapshots, {} failed connects; decoder: {} gaps, {} stale books, "
+               "{} checksum mismatches{}",
+               cs.connections.load(), cs.messages.load(), cs.snapshots.load(), cs.failed_attempts.load(),
+               dc.sequence_gap, dc.stale_books, dc.checksum_mismatch,
+               source.value()->last_error().empty() ? "" : "; last error: " + source.value()->last_error());
+  if (!markets.finish(summary)) return kExitUsage;
+  return wiring.finish(summary);
+}
+
 }  // namespace
 
 int command_run(const CommonOptions& c, const RunOptions& r, const std::atomic<bool>& stop) {
   if (r.source == "kafka") return run_kafka(c, r.kafka, stop);
+  if (r.source == "ws") return run_ws(c, r.ws, stop);
   if (r.source != "sim") {
-    std::fprintf(stderr, "ticksentry: --source must be sim or kafka, not '%s'\n", r.source.c_str());
+    std::fprintf(stderr, "ticksentry: --source must be sim, kafka or ws, not '%s'\n", r.source.c_str());
     return kExitUsage;
   }
   Config config = load_config(c.config_path);

@@ -70,8 +70,9 @@ struct WsClient::Impl {
     last_error = e;
   }
 
-  void deliver(WsClientStats& stats, WsMessage::Kind kind, std::string_view text, uint64_t connection) {
-    WsMessage m{kind, text, wall_ns(), connection};
+  void deliver(WsClientStats& stats, WsMessage::Kind kind, std::string_view text, uint64_t connection,
+               std::string_view url = {}) {
+    WsMessage m{kind, text, wall_ns(), connection, url};
     (kind == WsMessage::Kind::kSnapshot ? stats.snapshots : stats.messages).fetch_add(1);
     stats.bytes.fetch_add(text.size());
     on_message(m);
@@ -123,7 +124,7 @@ struct WsClient::Impl {
     // read after it, so the decoder can line them up against lastUpdateId.
     for (size_t i = 0; i < rest.size(); ++i) {
       const std::string body = co_await fetch_rest(rest[i], o.rest_snapshot_urls[i]);
-      deliver(stats, WsMessage::Kind::kSnapshot, body, connection);
+      deliver(stats, WsMessage::Kind::kSnapshot, body, connection, o.rest_snapshot_urls[i]);
     }
     beast::flat_buffer buf;
     for (;;) {

@@ -37,6 +37,7 @@ struct WsMessage {
   std::string_view text;     // valid during the callback only
   int64_t recv_ns = 0;       // wall clock (ns since the Unix epoch) at receipt
   uint64_t connection = 0;   // 1 for the first connection, +1 per reconnection
+  std::string_view url;      // kSnapshot: the REST URL it came from (names the symbol)
 };
 
 struct WsClientOptions {
