@@ -47,15 +47,31 @@ void report_symbol_filter(const SymbolFilterSource& f, const std::vector<std::st
   }
 }
 
-// `run --source kafka`: consume market data from a topic (docs/kafka.md). Offsets are committed
-// only after the pipeline has drained and every sink (the audit store among them) has flushed.
-int run_kafka(const CommonOptions& c, const KafkaRunOptions& k, const std::atomic<bool>& stop) {
-  Config config = load_config(c.config_path);
+// What a live run (kafka, ws) sets up before its source: the config, the symbol table with the
+// markets' instruments and calendars, and the source's error counts. [sim] is read too so one
+// config file serves every command without "unknown key" warnings.
+struct LiveStart {
+  Config config;
   SymbolTable symbols;
   InputErrors source_errors;
   MarketWiring markets;
-  if (!markets.build(config, c, symbols, source_errors)) return kExitUsage;
-  (void)SimOptions::from_config(config.section("sim"));
+  bool build(const CommonOptions& c) {
+    config = load_config(c.config_path);
+    if (!markets.build(config, c, symbols, source_errors)) return false;
+    (void)SimOptions::from_config(config.section("sim"));
+    return true;
+  }
+};
+
+// `run --source kafka`: consume market data from a topic (docs/kafka.md). Offsets are committed
+// only after the pipeline has drained and every sink (the audit store among them) has flushed.
+int run_kafka(const CommonOptions& c, const KafkaRunOptions& k, const std::atomic<bool>& stop) {
+  LiveStart start;
+  if (!start.build(c)) return kExitUsage;
+  Config& config = start.config;
+  SymbolTable& symbols = start.symbols;
+  InputErrors& source_errors = start.source_errors;
+  MarketWiring& markets = start.markets;
   const KafkaSourceOptions ko = kafka_source_options(config, c.config_path, k);
   RunWiring wiring(config, c, symbols);
   if (!wiring.build(
@@ -91,12 +107,12 @@ int run_kafka(const CommonOptions& c, const KafkaRunOptions& k, const std::atomi
 
 // `run --source ws`: a venue websocket decoded live (docs/formats.md "Websocket source").
 int run_ws(const CommonOptions& c, const WsRunOptions& w, const std::atomic<bool>& stop) {
-  Config config = load_config(c.config_path);
-  SymbolTable symbols;
-  InputErrors source_errors;
-  MarketWiring markets;
-  if (!markets.build(config, c, symbols, source_errors)) return kExitUsage;
-  (void)SimOptions::from_config(config.section("sim"));
+  LiveStart start;
+  if (!start.build(c)) return kExitUsage;
+  Config& config = start.config;
+  SymbolTable& symbols = start.symbols;
+  InputErrors& source_errors = start.source_errors;
+  MarketWiring& markets = start.markets;
   if (w.venue.empty() || w.url.empty()) {
     std::fprintf(stderr, "ticksentry: --source ws needs --venue and --url\n");
     return kExitUsage;
