@@ -109,10 +109,6 @@ int run_kafka(const CommonOptions& c, const KafkaRunOptions& k, const std::atomi
 int run_ws(const CommonOptions& c, const WsRunOptions& w, const std::atomic<bool>& stop) {
   LiveStart start;
   if (!start.build(c)) return kExitUsage;
-  Config& config = start.config;
-  SymbolTable& symbols = start.symbols;
-  InputErrors& source_errors = start.source_errors;
-  MarketWiring& markets = start.markets;
   if (w.venue.empty() || w.url.empty()) {
     std::fprintf(stderr, "ticksentry: --source ws needs --venue and --url\n");
     return kExitUsage;
@@ -121,24 +117,24 @@ int run_ws(const CommonOptions& c, const WsRunOptions& w, const std::atomic<bool
     std::fprintf(stderr, "ticksentry: --ws-max-attempts must be >= 0\n");
     return kExitUsage;
   }
-  RunWiring wiring(config, c, symbols);
+  RunWiring wiring(start.config, c, start.symbols);
   // Venue books are kept by the decoder (snapshots with resync): no order-id map.
   if (!wiring.build({.default_speed = 0.0, .order_tracking = OrderTracking::kOff, .dashboard_default = false})) {
     return kExitUsage;
   }
-  markets.attach(wiring.pipeline());
+  start.markets.attach(wiring.pipeline());
   WsClientOptions o;
   o.url = w.url;
   o.rest_snapshot_urls = w.rest_urls;
   o.subscribe = w.subscribe;
   o.max_attempts = w.max_attempts;
-  auto source = WsSource::open(w.venue, o, symbols, source_errors);
+  auto source = WsSource::open(w.venue, o, start.symbols, start.source_errors);
   if (!source.is_ok()) {
     std::fprintf(stderr, "ticksentry: %s\n", source.status().to_string().c_str());
     return kExitUsage;
   }
   spdlog::info("run: {}", source.value()->describe());
-  RunSummary summary = wiring.run(*source.value(), source_errors, stop);
+  RunSummary summary = wiring.run(*source.value(), start.source_errors, stop);
   source.value()->stop();
   const WsClientStats& cs = source.value()->client_stats();
   const crypto::DecoderCounters& dc = source.value()->counters();
@@ -147,7 +143,7 @@ int run_ws(const CommonOptions& c, const WsRunOptions& w, const std::atomic<bool
                cs.connections.load(), cs.messages.load(), cs.snapshots.load(), cs.failed_attempts.load(),
                dc.sequence_gap, dc.stale_books, dc.checksum_mismatch,
                source.value()->last_error().empty() ? "" : "; last error: " + source.value()->last_error());
-  if (!markets.finish(summary)) return kExitUsage;
+  if (!start.markets.finish(summary)) return kExitUsage;
   return wiring.finish(summary);
 }
 
