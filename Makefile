@@ -21,7 +21,7 @@ DEB_PACKAGES := build-essential cmake ninja-build ccache pkg-config git zlib1g-d
   libonnx-dev libprotobuf-dev protobuf-compiler libdnnl-dev \
   python3-torch python3-onnx python3-numpy libopenblas0-pthread \
   python3-sklearn python3-matplotlib libcpp-httplib-dev chromium fonts-wqy-microhei \
-  librdkafka-dev libsimdjson-dev libpq-dev postgresql kcat \
+  librdkafka-dev libsimdjson-dev libpq-dev postgresql kcat libboost-dev \
   libcurl4-openssl-dev libssl-dev python3-aiosmtpd openssl tzdata \
   libhowardhinnant-date-dev
 

@@ -13,6 +13,7 @@
 #include "ingest/kafka_source.h"
 #include "ingest/open_source.h"
 #include "ingest/sim/simulator.h"
+#include "ingest/ws/ws_source.h"
 
 namespace ts {
 
@@ -47,15 +48,31 @@ void report_symbol_filter(const SymbolFilterSource& f, const std::vector<std::st
   }
 }
 
-// `run --source kafka`: consume market data from a topic (docs/kafka.md). Offsets are committed
-// only after the pipeline has drained and every sink (the audit store among them) has flushed.
-int run_kafka(const CommonOptions& c, const KafkaRunOptions& k, const std::atomic<bool>& stop) {
-  Config config = load_config(c.config_path);
+// What a live run (kafka, ws) sets up before its source: the config, the symbol table with the
+// markets' instruments and calendars, and the source's error counts. [sim] is read too so one
+// config file serves every command without "unknown key" warnings.
+struct LiveStart {
+  Config config;
   SymbolTable symbols;
   InputErrors source_errors;
   MarketWiring markets;
-  if (!markets.build(config, c, symbols, source_errors)) return kExitUsage;
-  (void)SimOptions::from_config(config.section("sim"));
+  bool build(const CommonOptions& c) {
+    config = load_config(c.config_path);
+    if (!markets.build(config, c, symbols, source_errors)) return false;
+    (void)SimOptions::from_config(config.section("sim"));
+    return true;
+  }
+};
+
+// `run --source kafka`: consume market data from a topic (docs/kafka.md). Offsets are committed
+// only after the pipeline has drained and every sink (the audit store among them) has flushed.
+int run_kafka(const CommonOptions& c, const KafkaRunOptions& k, const std::atomic<bool>& stop) {
+  LiveStart start;
+  if (!start.build(c)) return kExitUsage;
+  Config& config = start.config;
+  SymbolTable& symbols = start.symbols;
+  InputErrors& source_errors = start.source_errors;
+  MarketWiring& markets = start.markets;
   const KafkaSourceOptions ko = kafka_source_options(config, c.config_path, k);
   RunWiring wiring(config, c, symbols);
   if (!wiring.build(
@@ -89,12 +106,55 @@ int run_kafka(const CommonOptions& c, const KafkaRunOptions& k, const std::atomi
   return rc;
 }
 
+// `run --source ws`: a venue websocket decoded live (docs/formats.md "Websocket source").
+int run_ws(const CommonOptions& c, const WsRunOptions& w, const std::atomic<bool>& stop) {
+  LiveStart start;
+  if (!start.build(c)) return kExitUsage;
+  if (w.venue.empty() || w.url.empty()) {
+    std::fprintf(stderr, "ticksentry: --source ws needs --venue and --url\n");
+    return kExitUsage;
+  }
+  if (w.max_attempts < 0) {
+    std::fprintf(stderr, "ticksentry: --ws-max-attempts must be >= 0\n");
+    return kExitUsage;
+  }
+  RunWiring wiring(start.config, c, start.symbols);
+  // Venue books are kept by the decoder (snapshots with resync): no order-id map.
+  if (!wiring.build({.default_speed = 0.0, .order_tracking = OrderTracking::kOff, .dashboard_default = false})) {
+    return kExitUsage;
+  }
+  start.markets.attach(wiring.pipeline());
+  WsClientOptions o;
+  o.url = w.url;
+  o.rest_snapshot_urls = w.rest_urls;
+  o.subscribe = w.subscribe;
+  o.max_attempts = w.max_attempts;
+  auto source = WsSource::open(w.venue, o, start.symbols, start.source_errors);
+  if (!source.is_ok()) {
+    std::fprintf(stderr, "ticksentry: %s\n", source.status().to_string().c_str());
+    return kExitUsage;
+  }
+  spdlog::info("run: {}", source.value()->describe());
+  RunSummary summary = wiring.run(*source.value(), start.source_errors, stop);
+  source.value()->stop();
+  const WsClientStats& cs = source.value()->client_stats();
+  const crypto::DecoderCounters& dc = source.value()->counters();
+  spdlog::info("ws: {} connections, {} messages, {} snapshots, {} failed connects; decoder: {} gaps, {} stale books, "
+               "{} checksum mismatches{}",
+               cs.connections.load(), cs.messages.load(), cs.snapshots.load(), cs.failed_attempts.load(),
+               dc.sequence_gap, dc.stale_books, dc.checksum_mismatch,
+               source.value()->last_error().empty() ? "" : "; last error: " + source.value()->last_error());
+  if (!start.markets.finish(summary)) return kExitUsage;
+  return wiring.finish(summary);
+}
+
 }  // namespace
 
 int command_run(const CommonOptions& c, const RunOptions& r, const std::atomic<bool>& stop) {
   if (r.source == "kafka") return run_kafka(c, r.kafka, stop);
+  if (r.source == "ws") return run_ws(c, r.ws, stop);
   if (r.source != "sim") {
-    std::fprintf(stderr, "ticksentry: --source must be sim or kafka, not '%s'\n", r.source.c_str());
+    std::fprintf(stderr, "ticksentry: --source must be sim, kafka or ws, not '%s'\n", r.source.c_str());
     return kExitUsage;
   }
   Config config = load_config(c.config_path);
@@ -136,7 +196,7 @@ int command_replay(const CommonOptions& c, const ReplayOptions& r, const std::at
   MarketWiring markets;
   if (!markets.build(config, c, symbols, source_errors)) return kExitUsage;
   FirstInputError first_error;
-  auto source = open_source(r.format, r.paths, symbols, source_errors);
+  auto source = open_source(r.format, r.paths, symbols, source_errors, r.layout);
   if (!source.is_ok()) {
     std::fprintf(stderr, "ticksentry: %s\n", source.status().to_string().c_str());
     return kExitUsage;
@@ -144,7 +204,8 @@ int command_replay(const CommonOptions& c, const ReplayOptions& r, const std::at
   // One config file serves every command: read [sim] too so its keys are not "unknown" here.
   (void)SimOptions::from_config(config.section("sim"));
   RunWiring wiring(config, c, symbols);
-  // LOBSTER messages carry price and side; SSE deletes and trades name orders by number only.
+  // LOBSTER messages carry price and side; SSE deletes and trades (and mapped layouts of such
+  // feeds) name orders by number only.
   const OrderTracking tracking = r.format == "lobster" ? OrderTracking::kOff : OrderTracking::kAuto;
   if (!wiring.build({.default_speed = 0.0, .order_tracking = tracking, .dashboard_default = false})) return kExitUsage;
   markets.attach(wiring.pipeline());
@@ -171,7 +232,7 @@ int command_record(const RecordOptions& r, const std::atomic<bool>& stop) {
     SimOptions so = sim_options(config, r.symbols, r.seed, r.sim_seconds.value_or(60.0));
     source = std::make_unique<Simulator>(so, symbols);
   } else {
-    auto opened = open_source(r.format, r.paths, symbols, errors);
+    auto opened = open_source(r.format, r.paths, symbols, errors, r.layout);
     if (!opened.is_ok()) {
       std::fprintf(stderr, "ticksentry: %s\n", opened.status().to_string().c_str());
       return kExitUsage;

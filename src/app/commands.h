@@ -36,23 +36,35 @@ struct CommonOptions {
   std::optional<std::string> http_token;   // --http-token; default: [http] token, $TICKSENTRY_TOKEN, random
 };
 
+// `run --source ws` (docs/formats.md "Websocket source").
+struct WsRunOptions {
+  std::string venue;                     // --venue binance | coinbase | kraken | bitstamp
+  std::string url;                       // --url ws://host:port/path
+  std::vector<std::string> rest_urls;    // --rest-url (repeatable): depth snapshots, one per symbol
+  std::vector<std::string> subscribe;    // --subscribe (repeatable): text frames sent after connecting
+  int max_attempts = 0;                  // --ws-max-attempts: failed connections in a row before stopping
+};
+
 struct RunOptions {
   std::optional<int> symbols;
   std::optional<uint64_t> seed;
   std::optional<double> sim_seconds;
   std::string labels_path;
-  std::string source = "sim";  // sim | kafka (docs/kafka.md)
+  std::string source = "sim";  // sim | kafka (docs/kafka.md) | ws
   KafkaRunOptions kafka;       // --brokers, --topic, --group, --dlq-topic, --alerts-topic, --exit-at-eof
+  WsRunOptions ws;
 };
 
 struct ReplayOptions {
   std::string format;
+  std::string layout;  // --layout: --format mapped's TOML file or shipped layout (docs/formats.md)
   std::vector<std::string> paths;
   std::vector<std::string> symbol_globs;  // --symbol: only these symbols (app/symbol_filter.h)
 };
 
 struct RecordOptions {
   std::string format;
+  std::string layout;  // --layout, as for replay
   std::string out;
   std::vector<std::string> paths;
   std::optional<int> symbols;

@@ -42,6 +42,8 @@ KafkaSourceOptions kafka_source_options(const Config& config, const std::string&
   o.group = kafka_key(config, flags.group, "group", "ticksentry");
   o.dlq_topic = kafka_key(config, flags.dlq_topic, "dlq_topic", "");
   o.exit_at_eof = flags.exit_at_eof;
+  o.encoding = kafka_key(config, flags.encoding, "encoding", "");
+  if (o.encoding == "ticksentry") o.encoding.clear();
   o.eof_idle_ms = config.section("kafka").get_in("eof_idle_ms", o.eof_idle_ms, 0, 3'600'000);
   o.props = kafka_passthrough(config, config_path, "kafka.consumer");
   o.dlq_props = kafka_passthrough(config, config_path, "kafka.producer");

@@ -36,6 +36,7 @@ struct KafkaRunOptions {
   std::optional<std::string> dlq_topic;
   std::optional<std::string> alerts_topic;
   bool exit_at_eof = false;  // stop once every assigned partition is consumed to its end
+  std::optional<std::string> encoding;  // --encoding: "" / ticksentry, or a venue's ("binance-json")
 };
 
 // The consumer's options: flags > [kafka] > defaults, [kafka.consumer] / [kafka.producer]

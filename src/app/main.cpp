@@ -60,22 +60,32 @@ int main(int argc, char** argv) {
   run->add_option("--seed", run_opts.seed, "simulator seed");
   run->add_option("--sim-seconds", run_opts.sim_seconds, "simulated seconds to generate (0 = endless)");
   run->add_option("--labels", run_opts.labels_path, "write the injected events (ground truth) as CSV");
-  run->add_option("--source", run_opts.source, "sim (default) | kafka");
+  run->add_option("--source", run_opts.source, "sim (default) | kafka | ws");
+  run->add_option("--venue", run_opts.ws.venue, "ws: binance | coinbase | kraken | bitstamp");
+  run->add_option("--url", run_opts.ws.url, "ws: the venue's websocket URL (ws://host:port/path)");
+  run->add_option("--rest-url", run_opts.ws.rest_urls, "ws: a REST depth snapshot URL, fetched after every connect (repeatable)");
+  run->add_option("--subscribe", run_opts.ws.subscribe, "ws: a text frame sent after every connect (repeatable)");
+  run->add_option("--ws-max-attempts", run_opts.ws.max_attempts, "ws: stop after this many failed connects in a row (0 = never)");
   run->add_option("--brokers", run_opts.kafka.brokers, "kafka: bootstrap.servers HOST:PORT[,...]");
   run->add_option("--topic", run_opts.kafka.topic, "kafka: market-data topic");
   run->add_option("--group", run_opts.kafka.group, "kafka: consumer group (default ticksentry)");
   run->add_option("--dlq-topic", run_opts.kafka.dlq_topic, "kafka: dead-letter topic for bad messages");
   run->add_option("--alerts-topic", run_opts.kafka.alerts_topic, "kafka: publish alerts here (JSON, keyed by symbol)");
   run->add_flag("--exit-at-eof", run_opts.kafka.exit_at_eof, "kafka: stop once every assigned partition is consumed");
+  run->add_option("--encoding", run_opts.kafka.encoding,
+                  "kafka: ticksentry (default: its json/binary wire) | binance-json | coinbase-json | kraken-json | "
+                  "bitstamp-json | bitstamp-l3 (the venue's own messages)");
 
   auto* replay = app.add_subcommand("replay", "replay recorded market data through the pipeline");
   add_common(replay);
   replay->add_option("--format", replay_opts.format, ts::join_formats(" | "))->required();
+  replay->add_option("--layout", replay_opts.layout, "mapped: layout TOML file, or a shipped layout (sse-l2, szse-l2)");
   replay->add_option("paths", replay_opts.paths, "message files, day folders or CSV files")->required();
   replay->add_option("--symbol", replay_opts.symbol_globs, "only symbols matching this glob (repeatable: GOOG, '6005*')");
 
   auto* record = app.add_subcommand("record", "write any source to ticksentry's normalized CSV");
   record->add_option("--format", record_opts.format, ts::join_formats(" | ") + " | sim")->required();
+  record->add_option("--layout", record_opts.layout, "mapped: layout TOML file, or a shipped layout");
   record->add_option("--out", record_opts.out, "output .csv or .csv.gz")->required();
   record->add_option("paths", record_opts.paths, "inputs (none for sim)");
   record->add_option("--symbols", record_opts.symbols, "sim: symbols");

@@ -22,15 +22,15 @@ constexpr size_t kCsvStatusColumns = kCsvCommonColumns + 1;                     
 
 constexpr char side_letter(Side s) { return s == Side::kBuy ? 'B' : s == Side::kSell ? 'S' : 'N'; }
 
-// A symbol name the csv format accepts: 1..32 characters from [A-Za-z0-9._-], starting with a
-// letter or digit ("600519.SH", "GOOG", "BRK.B"). Empty names, spaces, commas, quotes, control
-// bytes are rejected (kUnknownSymbol).
+// A symbol name the csv format accepts: 1..32 characters from [A-Za-z0-9._-:/], starting with a
+// letter or digit ("600519.SH", "GOOG", "BRK.B", crypto "BINANCE:BTCUSDT", "KRAKEN:XBT/USD").
+// Empty names, spaces, commas, quotes, control bytes are rejected (kUnknownSymbol).
 inline bool valid_symbol_name(std::string_view s) {
   if (s.empty() || s.size() > 32) return false;
   auto alnum = [](char c) { return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); };
   if (!alnum(s.front())) return false;
   for (char c : s) {
-    if (!alnum(c) && c != '.' && c != '_' && c != '-') return false;
+    if (!alnum(c) && c != '.' && c != '_' && c != '-' && c != ':' && c != '/') return false;
   }
   return true;
 }

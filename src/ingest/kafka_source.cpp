@@ -2,6 +2,7 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <set>
@@ -9,6 +10,7 @@
 
 #include "core/clock.h"
 #include "core/log.h"
+#include "ingest/crypto/venue_decoder.h"
 #include "ingest/wire_binary.h"
 #include "ingest/wire_json.h"
 #include "kafka/kafka_producer.h"
@@ -23,6 +25,10 @@ struct KafkaSource::Impl {
   rd_kafka_t* rk = nullptr;
   std::unique_ptr<KafkaProducer> dlq;
   WireJsonDecoder json;
+  // A venue encoding: its decoder, and the events of the last message that did not fit a batch.
+  std::unique_ptr<crypto::VenueDecoder> venue;
+  std::vector<Event> venue_events;
+  size_t venue_at = 0;
   std::string where;  // "topic[partition]" of the message being decoded, for error reports
 
   // Next offset to commit per partition (offset of the last message handed on + 1). Only
@@ -51,7 +57,12 @@ struct KafkaSource::Impl {
 
   // Decodes one message into `out`; false (counted, dead-lettered) when it is bad.
   bool decode(const rd_kafka_message_t* m, Event& out);
-  void dead_letter(const rd_kafka_message_t* m, const WireDecodeStatus& why);
+  // Decodes one venue message; hands on as many of its events as fit `out`, keeps the rest.
+  size_t decode_venue(const rd_kafka_message_t* m, std::span<Event> out);
+  size_t drain_venue(std::span<Event> out);
+  // Counts a bad message (and reports it to `errors` unless the venue decoder already did) and
+  // copies it to the dead-letter topic.
+  void dead_letter(const rd_kafka_message_t* m, const WireDecodeStatus& why, bool reported = false);
   void on_rebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* parts);
   void publish_metrics(int64_t now_ns);
   void expect_committed(int32_t partition);
@@ -92,10 +103,42 @@ bool KafkaSource::Impl::decode(const rd_kafka_message_t* m, Event& out) {
   return true;
 }
 
-void KafkaSource::Impl::dead_letter(const rd_kafka_message_t* m, const WireDecodeStatus& why) {
+size_t KafkaSource::Impl::drain_venue(std::span<Event> out) {
+  const size_t k = std::min(out.size(), venue_events.size() - venue_at);
+  std::copy_n(venue_events.begin() + std::ptrdiff_t(venue_at), k, out.begin());
+  venue_at += k;
+  st.decoded += k;
+  return k;
+}
+
+size_t KafkaSource::Impl::decode_venue(const rd_kafka_message_t* m, std::span<Event> out) {
+  venue_events.clear();
+  venue_at = 0;
+  where = opt.topic + "[" + std::to_string(m->partition) + "]";
+  crypto::MessageContext ctx;
+  ctx.file = where;
+  ctx.line = uint64_t(m->offset);
+  rd_kafka_timestamp_type_t type;
+  const int64_t ts_ms = rd_kafka_message_timestamp(m, &type);
+  ctx.recv_ns = ts_ms > 0 ? ts_ms * 1'000'000 : wall_ns();
+  const std::string_view key(static_cast<const char*>(m->key), m->key ? m->key_len : 0);
+  if (key.starts_with("http://") || key.starts_with("https://")) {
+    ctx.is_rest = true;
+    ctx.url = key;
+  }
+  const std::string_view value(static_cast<const char*>(m->payload), m->payload ? m->len : 0);
+  if (!venue->decode(value, ctx, venue_events)) {
+    dead_letter(m, WireDecodeStatus::fail(InputError::kMalformedLine, "venue message rejected"), true);
+    return 0;
+  }
+  for (Event& e : venue_events) e.recv_ts_ns = 0;
+  return drain_venue(out);
+}
+
+void KafkaSource::Impl::dead_letter(const rd_kafka_message_t* m, const WireDecodeStatus& why, bool reported) {
   ++st.decode_errors;
   where = opt.topic + "[" + std::to_string(m->partition) + "]";
-  errors.report(why.kind, where, uint64_t(m->offset), why.reason);
+  if (!reported) errors.report(why.kind, where, uint64_t(m->offset), why.reason);
   if (!dlq) return;
   const std::string partition = std::to_string(m->partition), offset = std::to_string(m->offset);
   const KafkaProducer::Header headers[] = {
@@ -247,6 +290,12 @@ void KafkaSource::Impl::publish_metrics(int64_t now_ns) {
 Result<std::unique_ptr<KafkaSource>> KafkaSource::open(const KafkaSourceOptions& o, SymbolTable& symbols,
                                                        InputErrors& errors, Metrics* metrics) {
   if (o.topic.empty()) return Status(StatusCode::kInvalidArgument, "kafka source: --topic is required");
+  crypto::Venue venue{};
+  if (!o.encoding.empty() && !crypto::parse_venue(o.encoding, venue)) {
+    return Status(StatusCode::kInvalidArgument,
+                  "kafka source: unknown --encoding '" + o.encoding +
+                      "' (ticksentry, binance-json, coinbase-json, kraken-json, bitstamp-json, bitstamp-l3)");
+  }
   KafkaProps props = {{"group.id", o.group},
                       {"enable.auto.commit", "false"},
                       {"auto.offset.reset", "earliest"},
@@ -258,6 +307,7 @@ Result<std::unique_ptr<KafkaSource>> KafkaSource::open(const KafkaSourceOptions&
     return Status(StatusCode::kInvalidArgument, "kafka source: --brokers (or kafka.consumer bootstrap.servers) is required");
   }
   auto impl = std::make_unique<Impl>(o, symbols, errors, metrics);
+  if (!o.encoding.empty()) impl->venue = crypto::make_venue_decoder(venue, symbols, errors);
   if (!o.dlq_topic.empty()) {
     KafkaProps dp = o.dlq_props;
     dp["bootstrap.servers"] = props["bootstrap.servers"];
@@ -304,6 +354,7 @@ size_t KafkaSource::next_batch(std::span<Event> out) {
   Impl& m = *impl_;
   size_t n = 0;
   int timeout_ms = m.opt.poll_timeout_ms;
+  if (m.venue) n += m.drain_venue(out);
   while (n < out.size()) {
     rd_kafka_message_t* msg = rd_kafka_consumer_poll(m.rk, timeout_ms);
     if (!msg) break;
@@ -322,7 +373,9 @@ size_t KafkaSource::next_batch(std::span<Event> out) {
       m.check_offset(msg->partition, msg->offset);
       m.at_eof.erase(msg->partition);
       m.next_offsets[msg->partition] = msg->offset + 1;
-      if (m.decode(msg, out[n])) {
+      if (m.venue) {
+        n += m.decode_venue(msg, out.subspan(n));
+      } else if (m.decode(msg, out[n])) {
         ++m.st.decoded;
         ++n;
       }
@@ -341,6 +394,7 @@ size_t KafkaSource::next_batch(std::span<Event> out) {
 bool KafkaSource::done() const {
   const Impl& m = *impl_;
   if (!m.opt.exit_at_eof || !m.assigned_once || m.assigned.empty()) return false;
+  if (m.venue && m.venue_at < m.venue_events.size()) return false;
   if (mono_ns() - m.last_message_ns < int64_t(m.opt.eof_idle_ms) * 1'000'000) return false;
   for (int32_t p : m.assigned) {
     if (!m.at_eof.count(p)) return false;

@@ -5,6 +5,7 @@
 // symbol. Symbols are interned by name as they arrive; a message's reference data (prev_close,
 // ST) and a snapshot's prev_close update the symbol table, as the csv source does.
 //
+// With a venue encoding (KafkaSourceOptions::encoding) the messages are the venue's own JSON.
 // Bad messages are counted in `errors` (kind per docs/kafka.md; "file" = topic[partition],
 // "line" = offset), and, when `dlq_topic` is set, copied unchanged (key and value) to the dead-
 // letter topic with headers ticksentry.error.kind, ticksentry.error.reason,
@@ -50,6 +51,14 @@ struct KafkaSourceOptions {
   std::string topic;              // market-data topic (required)
   std::string group = "ticksentry";  // group.id
   std::string dlq_topic;          // dead-letter topic; "" = bad messages are only counted
+  // "" (default): ticksentry's wire formats (json/binary by first bytes). A venue encoding
+  // ("binance-json", "coinbase-json", "kraken-json", "bitstamp-json", "bitstamp-l3"): each message
+  // is one venue message as the venue sent it, decoded by that venue's VenueDecoder
+  // (ingest/crypto/venue_decoder.h); its receive time is the Kafka message timestamp. A REST
+  // depth snapshot travels on the same topic with its request URL as the message key
+  // ("https://api.binance.com/api/v3/depth?symbol=BTCUSDT&limit=1000"). Gaps and checksum
+  // mismatches are handled as in file replay (stale book until the next snapshot).
+  std::string encoding;
   bool exit_at_eof = false;       // done() once all assigned partitions are at their end ...
   int eof_idle_ms = 2000;         // ... and nothing arrived for this long
   int poll_timeout_ms = 5;        // how long next_batch() waits when nothing is buffered

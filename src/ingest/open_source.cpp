@@ -1,7 +1,12 @@
 #include "ingest/open_source.h"
 
+#include <functional>
+#include <optional>
+
+#include "ingest/crypto/crypto_source.h"
 #include "ingest/csv_source.h"
 #include "ingest/lobster_source.h"
+#include "ingest/mapped/mapped_source.h"
 #include "ingest/merge_source.h"
 #include "ingest/sse_l3_source.h"
 #include "ingest/sse_source.h"
@@ -11,7 +16,9 @@
 namespace ts {
 
 const std::vector<std::string>& source_formats() {
-  static const std::vector<std::string> kFormats = {"lobster", "sse-l2", "sse-l3", "szse-l2", "szse-trades", "csv"};
+  static const std::vector<std::string> kFormats = {
+      "lobster",      "sse-l2",        "sse-l3",        "szse-l2",     "szse-trades",   "csv",         "mapped",
+      "crypto",       "binance-json",  "coinbase-json", "kraken-json", "bitstamp-json", "bitstamp-l3"};
   return kFormats;
 }
 
@@ -22,10 +29,34 @@ std::string join_formats(const std::string& sep) {
 }
 
 Result<std::unique_ptr<Source>> open_source(const std::string& format, const std::vector<std::string>& paths,
-                                            SymbolTable& symbols, InputErrors& errors) {
-  using Factory = Result<std::unique_ptr<Source>> (*)(const std::string&, SymbolTable&, InputErrors&);
-  Factory factory = nullptr;
-  if (format == "lobster") {
+                                            SymbolTable& symbols, InputErrors& errors, const std::string& layout) {
+  if (format != "mapped" && !layout.empty()) {
+    return Status(StatusCode::kInvalidArgument, "--layout is for --format mapped, not " + format);
+  }
+  // Crypto captures: all paths are ONE stream for one decoder (a websocket file and its REST
+  // snapshot file are merged by receive time inside the source).
+  if (crypto::Venue venue; format == "crypto" || crypto::parse_venue(format, venue)) {
+    std::optional<crypto::Venue> v;
+    if (format != "crypto") v = venue;
+    auto s = crypto::open_crypto_source(paths, v, symbols, errors);
+    if (!s) return s.status();
+    return std::unique_ptr<Source>(std::move(s).value());
+  }
+  using Factory = std::function<Result<std::unique_ptr<Source>>(const std::string&, SymbolTable&, InputErrors&)>;
+  Factory factory;
+  mapped::Layout mapping;
+  if (format == "mapped") {
+    if (layout.empty()) {
+      std::string shipped;
+      for (const auto& b : mapped::builtin_layouts()) shipped += (shipped.empty() ? "" : ", ") + std::string(b.name);
+      return Status(StatusCode::kInvalidArgument,
+                    "--format mapped needs --layout FILE.toml or a shipped layout's name (" + shipped + ")");
+    }
+    auto loaded = mapped::load_layout(layout);
+    if (!loaded) return loaded.status();
+    mapping = std::move(loaded).value();
+    factory = [&mapping](const std::string& p, SymbolTable& s, InputErrors& e) { return make_mapped_source(mapping, p, s, e); };
+  } else if (format == "lobster") {
     factory = &make_lobster_source;
   } else if (format == "sse-l2") {
     factory = [](const std::string& p, SymbolTable& s, InputErrors& e) { return make_sse_source(p, s, e); };

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "ingest/day_folder.h"
 #include "ingest/field_parse.h"
 #include "ingest/line_reader.h"
 #include "core/log.h"
@@ -14,6 +15,7 @@
 
 namespace ts {
 
+using ingest::date_from_dir_name;
 using ingest::FieldError;
 using ingest::Line;
 using ingest::LineReader;
@@ -288,18 +290,6 @@ class SseSnapshotFile final : public SseFile {
     return true;
   }
 };
-
-// "…/600519-20230201" → 20230201; 0 if the name does not end in "-YYYYMMDD" or "YYYYMMDD".
-int date_from_dir_name(std::string path) {
-  while (path.size() > 1 && path.back() == '/') path.pop_back();
-  const std::string_view name = ingest::base_name(path);
-  if (name.size() < 8) return 0;
-  const std::string_view digits = name.substr(name.size() - 8);
-  if (name.size() > 8 && name[name.size() - 9] != '-' && name[name.size() - 9] != '_') return 0;
-  int64_t v = 0;
-  if (ingest::parse_i64(digits, v) != FieldError::kOk || v < 19000101) return 0;
-  return static_cast<int>(v);
-}
 
 template <typename File>
 Result<std::unique_ptr<Source>> open_file(const std::filesystem::path& dir, const char* name, SymbolTable& symbols,

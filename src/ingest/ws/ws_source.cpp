@@ -1,0 +1,96 @@
+#include "ingest/ws/ws_source.h"
+
+#include <algorithm>
+#include <mutex>
+#include <vector>
+
+namespace ts {
+
+struct WsSource::Impl {
+  std::string venue_name;
+  std::string url;
+  std::unique_ptr<crypto::VenueDecoder> decoder;
+  std::unique_ptr<WsClient> client;
+  // Client thread only.
+  std::vector<Event> scratch;
+  uint64_t messages = 0;
+  int64_t last_ts_ns = 0;
+  // Shared: events decoded, not yet handed on.
+  mutable std::mutex mu;
+  std::vector<Event> queue;
+  // Consumer thread only.
+  std::vector<Event> taking;
+  size_t taking_at = 0;
+
+  void on_message(const WsMessage& m) {
+    scratch.clear();
+    crypto::MessageContext ctx;
+    ctx.recv_ns = m.recv_ns;
+    ctx.file = "ws";
+    ctx.line = ++messages;
+    ctx.is_rest = m.kind == WsMessage::Kind::kSnapshot;
+    ctx.url = m.url;
+    decoder->decode(m.text, ctx, scratch);  // bad messages are counted by the decoder
+    if (scratch.empty()) return;
+    for (Event& e : scratch) {
+      e.exch_ts_ns = std::max(e.exch_ts_ns, last_ts_ns);
+      last_ts_ns = e.exch_ts_ns;
+      e.recv_ts_ns = 0;
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    queue.insert(queue.end(), scratch.begin(), scratch.end());
+  }
+};
+
+WsSource::WsSource(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+WsSource::~WsSource() { stop(); }
+
+Result<std::unique_ptr<WsSource>> WsSource::open(const std::string& venue, WsClientOptions options,
+                                                 SymbolTable& symbols, InputErrors& errors) {
+  crypto::Venue v{};
+  if (!crypto::parse_venue(venue, v)) {
+    return Status(StatusCode::kInvalidArgument,
+                  "--venue " + venue + ": expected binance, coinbase, kraken, bitstamp or bitstamp-l3");
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->venue_name = crypto::venue_name(v);
+  impl->url = options.url;
+  impl->decoder = crypto::make_venue_decoder(v, symbols, errors);
+  Impl* raw = impl.get();
+  auto client = WsClient::open(std::move(options), [raw](const WsMessage& m) { raw->on_message(m); });
+  if (!client) return client.status();
+  impl->client = std::move(client).value();
+  std::unique_ptr<WsSource> s(new WsSource(std::move(impl)));
+  s->impl_->client->start();
+  return s;
+}
+
+size_t WsSource::next_batch(std::span<Event> out) {
+  Impl& m = *impl_;
+  if (m.taking_at == m.taking.size()) {
+    m.taking.clear();
+    m.taking_at = 0;
+    std::lock_guard<std::mutex> lock(m.mu);
+    m.taking.swap(m.queue);  // both keep their capacity: no allocation in steady state
+  }
+  const size_t n = std::min(out.size(), m.taking.size() - m.taking_at);
+  std::copy_n(m.taking.begin() + static_cast<std::ptrdiff_t>(m.taking_at), n, out.begin());
+  m.taking_at += n;
+  return n;
+}
+
+bool WsSource::done() const {
+  if (!impl_->client->finished() || impl_->taking_at < impl_->taking.size()) return false;
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->queue.empty();
+}
+
+std::string WsSource::describe() const { return "ws " + impl_->venue_name + " " + impl_->url; }
+void WsSource::stop() {
+  if (impl_ && impl_->client) impl_->client->stop();
+}
+const crypto::DecoderCounters& WsSource::counters() const { return impl_->decoder->counters(); }
+const WsClientStats& WsSource::client_stats() const { return impl_->client->stats(); }
+std::string WsSource::last_error() const { return impl_->client->last_error(); }
+
+}  // namespace ts

@@ -1,0 +1,269 @@
+// Unit tests of the crypto venue decoders on hand-written venue messages: exact units, each
+// venue's book procedure, gaps and checksum mismatches marking the book stale until a snapshot.
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <string>
+#include <vector>
+
+#include "ingest/crypto/capture_line.h"
+#include "ingest/crypto/decimal_units.h"
+#include "ingest/crypto/venue_decoder.h"
+
+namespace ts::crypto {
+namespace {
+
+TEST(CryptoUnits, ExactDecimalsIntoUnits) {
+  int64_t v = 0;
+  EXPECT_TRUE(parse_units("0.35210000", Decimal{1, 4}, v));
+  EXPECT_EQ(v, 3521);
+  EXPECT_FALSE(parse_units("0.35215", Decimal{1, 4}, v));  // not a whole tick
+  EXPECT_TRUE(parse_units("236.47", Decimal{1, 2}, v));
+  EXPECT_EQ(v, 23647);
+  EXPECT_TRUE(parse_units("12", Decimal{5, 1}, v));  // tick 0.5
+  EXPECT_EQ(v, 24);
+  EXPECT_TRUE(parse_units("0.00000001", Decimal{1, 8}, v));
+  EXPECT_EQ(v, 1);
+  for (const char* bad : {"", "-1", "1e-5", "1.", ".5", "1.2.3", "abc", "99999999999999999999999"}) {
+    EXPECT_FALSE(parse_units(bad, Decimal{1, 8}, v)) << bad;
+  }
+  EXPECT_EQ(written_scale("0.35210000"), 8);
+  EXPECT_EQ(written_scale("12"), 0);
+  char text[64];
+  int len = 0;
+  // Kraken: "0.000022900" → "22900"; "56218.30000" → "5621830000".
+  ASSERT_TRUE(append_checksum_digits(229, Decimal{1, 7}, 9, text, len));
+  ASSERT_TRUE(append_checksum_digits(562183, Decimal{1, 1}, 5, text, len));
+  EXPECT_EQ(std::string(text, size_t(len)), "229005621830000");
+}
+
+TEST(CryptoCaptureLine, EveryFormIsRead) {
+  auto c = parse_capture_line("1633998512.0633569: {\"a\":1}");
+  EXPECT_EQ(c.kind, CaptureKind::kMessage);
+  EXPECT_EQ(c.recv_ns, 1633998512063356900);
+  EXPECT_EQ(c.json, "{\"a\":1}");
+  c = parse_capture_line("https://api.binance.com/api/v3/depth?symbol=NKNUSDT&limit=1000 -> 1633998512.5: {}");
+  EXPECT_EQ(c.kind, CaptureKind::kRest);
+  EXPECT_EQ(c.url, "https://api.binance.com/api/v3/depth?symbol=NKNUSDT&limit=1000");
+  EXPECT_EQ(c.recv_ns, 1633998512500000000);
+  EXPECT_EQ(parse_capture_line("wss://ws.kraken.com <-> 1618678132.3858151").kind, CaptureKind::kConnect);
+  EXPECT_EQ(parse_capture_line("wss://ws.kraken.com <- 1618678132.8: {\"event\":\"subscribe\"}").kind,
+            CaptureKind::kSent);
+  c = parse_capture_line("1700000000123456789 {\"x\":2}");
+  EXPECT_EQ(c.recv_ns, 1700000000123456789);
+  c = parse_capture_line("1430438404518 order_created {\"price\": \"236.47\"}");
+  EXPECT_EQ(c.recv_ns, 1430438404518000000);
+  EXPECT_EQ(c.event, "order_created");
+  EXPECT_EQ(c.json, "{\"price\": \"236.47\"}");
+  EXPECT_EQ(parse_capture_line("{\"bare\":1}").recv_ns, 0);
+  EXPECT_EQ(parse_capture_line("garbage here").kind, CaptureKind::kBad);
+  EXPECT_EQ(parse_capture_line("   ").kind, CaptureKind::kBlank);
+}
+
+// A decoder with its own symbol table and error counts, fed message by message.
+struct Harness {
+  explicit Harness(Venue v) : decoder(make_venue_decoder(v, symbols, errors)) { errors.set_quiet(true); }
+  std::vector<Event> feed(const std::string& json, int64_t recv_ns = 1'000'000'000, bool rest = false,
+                          std::string_view url = "", std::string_view event = "") {
+    std::vector<Event> out;
+    MessageContext ctx;
+    ctx.recv_ns = recv_ns;
+    ctx.file = "test";
+    ctx.line = ++line;
+    ctx.is_rest = rest;
+    ctx.url = url;
+    ctx.event_name = event;
+    decoder->decode(json, ctx, out);
+    return out;
+  }
+  const DecoderCounters& c() const { return decoder->counters(); }
+  SymbolTable symbols;
+  InputErrors errors;
+  std::unique_ptr<VenueDecoder> decoder;
+  uint64_t line = 0;
+};
+
+std::string binance_diff(uint64_t first, uint64_t last, const std::string& bids, const std::string& asks) {
+  return R"({"stream":"nknusdt@depth@100ms","data":{"e":"depthUpdate","E":1633998512568,"s":"NKNUSDT","U":)" +
+         std::to_string(first) + ",\"u\":" + std::to_string(last) + ",\"b\":" + bids + ",\"a\":" + asks + "}}";
+}
+constexpr const char* kBinanceUrl = "https://api.binance.com/api/v3/depth?symbol=NKNUSDT&limit=1000";
+constexpr const char* kBinanceSnapshot =
+    R"({"lastUpdateId":100,"bids":[["0.35210000","672.00000000"],["0.35200000","1144.00000000"]],)"
+    R"("asks":[["0.35260000","3199.00000000"],["0.35270000","10.00000000"]]})";
+
+TEST(BinanceDecoder, FollowsTheDocumentedSnapshotProcedure) {
+  Harness h(Venue::kBinance);
+  // Before the snapshot: kept; u <= lastUpdateId: dropped; the first applied diff straddles 101.
+  EXPECT_TRUE(h.feed(binance_diff(95, 100, R"([["0.35210000","1.00000000"]])", "[]")).empty());
+  EXPECT_TRUE(h.feed(binance_diff(99, 102, R"([["0.35220000","5.00000000"]])", "[]")).empty());
+  auto ev = h.feed(kBinanceSnapshot, 2'000'000'000, true, kBinanceUrl);
+  ASSERT_EQ(ev.size(), 1u);
+  const Event& s = ev[0];
+  EXPECT_EQ(s.kind, EventKind::kSnapshot);
+  EXPECT_EQ(h.symbols.name(s.symbol), "BINANCE:NKNUSDT");
+  // The default crypto tick (0.01) cannot hold 0.3521: the venue's 8 digits are used.
+  EXPECT_EQ(h.symbols.ref(s.symbol).tick.to_string(), "0.00000001");
+  EXPECT_EQ(s.snapshot.bids[0].price, 35220000);  // the pending 99..102 diff applied
+  EXPECT_EQ(s.snapshot.bids[0].qty, 500000000);
+  EXPECT_EQ(s.snapshot.bids[1].qty, 67200000000);  // the 95..100 diff was dropped
+  EXPECT_EQ(s.snapshot.asks[0].price, 35260000);
+  EXPECT_EQ(h.c().dropped_before_sync, 1u);
+  // Next diff must start at 103.
+  ev = h.feed(binance_diff(103, 104, "[]", R"([["0.35260000","0"]])"));
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0].snapshot.asks[0].price, 35270000);
+  EXPECT_EQ(h.c().sequence_gap, 0u);
+  // bookTicker at the book's u agrees; at another u it is not compared.
+  h.feed(R"({"stream":"nknusdt@bookTicker","data":{"u":104,"s":"NKNUSDT","b":"0.35220000","B":"5.00000000","a":"0.35270000","A":"10.00000000"}})");
+  EXPECT_EQ(h.c().bbo_checks, 1u);
+  EXPECT_EQ(h.c().bbo_mismatches, 0u);
+}
+
+TEST(BinanceDecoder, AGapEmptiesTheBookUntilTheNextSnapshot) {
+  Harness h(Venue::kBinance);
+  h.feed(kBinanceSnapshot, 2'000'000'000, true, kBinanceUrl);
+  ASSERT_EQ(h.feed(binance_diff(101, 101, R"([["0.35220000","5.00000000"]])", "[]")).size(), 1u);
+  auto ev = h.feed(binance_diff(105, 106, R"([["0.35230000","5.00000000"]])", "[]"));  // 102..104 lost
+  EXPECT_EQ(h.c().sequence_gap, 1u);
+  ASSERT_EQ(ev.size(), 1u);  // one empty book: nothing book-based can fire on it
+  EXPECT_EQ(ev[0].kind, EventKind::kSnapshot);
+  EXPECT_EQ(ev[0].snapshot.bids[0].qty, 0);
+  EXPECT_EQ(ev[0].snapshot.asks[0].qty, 0);
+  EXPECT_TRUE(h.feed(binance_diff(107, 108, R"([["0.35230000","6.00000000"]])", "[]")).empty());
+  EXPECT_EQ(h.c().dropped_while_stale, 1u);
+  ASSERT_FALSE(h.c().issues.empty());
+  EXPECT_NE(h.c().issues[0].find("test:3: sequence_gap: BINANCE:NKNUSDT U=105 after u=101"), std::string::npos)
+      << h.c().issues[0];
+  ev = h.feed(R"({"lastUpdateId":200,"bids":[["0.35000000","1.00000000"]],"asks":[["0.36000000","1.00000000"]]})",
+              3'000'000'000, true, kBinanceUrl);
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0].snapshot.bids[0].price, 35000000);
+  EXPECT_EQ(h.feed(binance_diff(201, 201, "[]", R"([["0.35900000","1.00000000"]])")).size(), 1u);
+  EXPECT_EQ(h.errors.total(), 0u);  // a gap is feed health, not bad input
+}
+
+TEST(BinanceDecoder, TradesAndBadMessages) {
+  Harness h(Venue::kBinance);
+  auto ev = h.feed(
+      R"({"stream":"nknusdt@aggTrade","data":{"e":"aggTrade","E":1633998523963,"s":"NKNUSDT","a":15683430,"p":"0.35280000","q":"58.00000000","f":1,"l":1,"T":1633998523963,"m":false,"M":true}})");
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0].kind, EventKind::kTrade);
+  EXPECT_EQ(ev[0].trade.aggressor, Side::kBuy);  // the buyer was not the maker
+  EXPECT_EQ(ev[0].exch_ts_ns, 1633998523963000000);
+  EXPECT_TRUE(h.feed("{\"stream\":").empty());
+  EXPECT_EQ(h.errors.count(InputError::kMalformedLine), 1u);
+  EXPECT_TRUE(h.feed(binance_diff(1, 2, R"([["abc","1"]])", "[]")).empty());
+  EXPECT_EQ(h.errors.count(InputError::kBadPrice), 1u);
+  EXPECT_TRUE(h.feed(R"({"result":null,"id":1})").empty());
+  EXPECT_EQ(h.c().ignored, 1u);
+}
+
+// Kraken's checksum of a book given as written strings (asks best first, then bids).
+uint32_t kraken_crc(const std::vector<std::pair<std::string, std::string>>& asks,
+                    const std::vector<std::pair<std::string, std::string>>& bids) {
+  std::string s;
+  auto digits = [](std::string v) {
+    v.erase(std::remove(v.begin(), v.end(), '.'), v.end());
+    v.erase(0, v.find_first_not_of('0'));
+    return v;
+  };
+  for (const auto* side : {&asks, &bids}) {
+    for (const auto& [p, q] : *side) s += digits(p) + digits(q);
+  }
+  return uint32_t(crc32(0L, reinterpret_cast<const Bytef*>(s.data()), uInt(s.size())));
+}
+
+TEST(KrakenDecoder, VerifiesTheChecksumOfEveryUpdate) {
+  Harness h(Venue::kKraken);
+  auto ev = h.feed(
+      R"([1360,{"as":[["0.000022900","13355.87450757","1618678123.481570"],["0.000022910","15.00000000","1618678132.136369"]],)"
+      R"("bs":[["0.000022800","100.00000000","1618678123.1"],["0.000022700","7.50000000","1618678123.2"]]},"book-1000","ADA/XBT"])");
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(h.symbols.name(ev[0].symbol), "KRAKEN:ADA/XBT");
+  const uint32_t good = kraken_crc({{"0.000022900", "13355.87450757"}, {"0.000022910", "15.00000000"}},
+                                   {{"0.000022850", "2.00000000"}, {"0.000022800", "100.00000000"},
+                                    {"0.000022700", "7.50000000"}});
+  ev = h.feed(R"([1360,{"b":[["0.000022850","2.00000000","1618678135.0"]],"c":")" + std::to_string(good) +
+              R"("},"book-1000","ADA/XBT"])");
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(h.c().checksums_verified, 1u);
+  EXPECT_EQ(h.c().checksum_mismatch, 0u);
+  // A wrong checksum: counted, the book emptied downstream and stale until the next snapshot.
+  ev = h.feed(R"([1360,{"a":[["0.000022900","0.00000000","1618678136.0"]],"c":"12345"},"book-1000","ADA/XBT"])");
+  EXPECT_EQ(h.c().checksum_mismatch, 1u);
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0].snapshot.asks[0].qty, 0);
+  EXPECT_TRUE(h.feed(R"([1360,{"a":[["0.000022950","1.00000000","1618678137.0"]],"c":"1"},"book-1000","ADA/XBT"])")
+                  .empty());
+  EXPECT_EQ(h.c().dropped_while_stale, 1u);
+  EXPECT_EQ(h.errors.total(), 0u);
+}
+
+TEST(CoinbaseDecoder, SnapshotUpdatesAndMatches) {
+  Harness h(Venue::kCoinbase);
+  EXPECT_TRUE(h.feed(R"({"type":"l2update","product_id":"BTC-USD","changes":[["buy","100.01","1"]],"time":"2021-04-17T16:43:37.075687Z"})")
+                  .empty());
+  EXPECT_EQ(h.c().dropped_before_sync, 1u);
+  auto ev = h.feed(R"({"type":"snapshot","product_id":"BTC-USD","bids":[["100.00","1.5"]],"asks":[["100.05","2"]]})");
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(h.symbols.name(ev[0].symbol), "COINBASE:BTC-USD");
+  ev = h.feed(R"({"type":"l2update","product_id":"BTC-USD","changes":[["sell","100.03","0.25"]],"time":"2021-04-17T16:43:37.075687Z"})");
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0].exch_ts_ns, 1618677817075687000);
+  EXPECT_EQ(ev[0].snapshot.asks[0].price, 10003);
+  ev = h.feed(R"({"type":"match","trade_id":1,"side":"sell","size":"0.5","price":"100.03","product_id":"BTC-USD","sequence":5,"time":"2021-04-17T16:43:38Z"})");
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0].trade.aggressor, Side::kBuy);  // the maker sold
+  EXPECT_EQ(h.errors.total(), 0u);
+}
+
+TEST(BitstampDecoder, DiffsOlderThanTheSnapshotAreDropped) {
+  Harness h(Venue::kBitstamp);
+  const std::string diff_old =
+      R"({"data":{"timestamp":"1","microtimestamp":"1000","bids":[["3800.00","1.0"]],"asks":[]},"channel":"diff_order_book_ethusd","event":"data"})";
+  const std::string diff_new =
+      R"({"data":{"timestamp":"1","microtimestamp":"3000","bids":[["3801.00","2.0"]],"asks":[]},"channel":"diff_order_book_ethusd","event":"data"})";
+  EXPECT_TRUE(h.feed(diff_old).empty());
+  EXPECT_TRUE(h.feed(diff_new).empty());
+  auto ev = h.feed(R"({"timestamp":"1","microtimestamp":"2000","bids":[["3799.00","1.0"]],"asks":[["3805.00","1.0"]]})",
+                   5'000'000'000, true, "https://www.bitstamp.net/api/v2/order_book/ethusd");
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(h.symbols.name(ev[0].symbol), "BITSTAMP:ETHUSD");
+  EXPECT_EQ(ev[0].snapshot.bids[0].price, 380100);
+  EXPECT_EQ(ev[0].snapshot.bids[1].price, 379900);  // 3800.00 (older than the snapshot) dropped
+  EXPECT_EQ(h.c().dropped_before_sync, 1u);
+}
+
+TEST(BitstampL3Decoder, OrdersBecomeAddsCancelsAndTrades) {
+  Harness h(Venue::kBitstampL3);
+  auto ev = h.feed(R"({"price": "236.47", "amount": "2.00000000", "datetime": "1430438404", "id": 7, "order_type": 1})",
+                   1430438404518000000, false, "", "order_created");
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0].kind, EventKind::kOrderAdd);
+  EXPECT_EQ(ev[0].order.side, Side::kSell);
+  EXPECT_EQ(ev[0].order.qty, 200000000);
+  EXPECT_EQ(h.symbols.name(ev[0].symbol), "BITSTAMP:BTCUSD");
+  ev = h.feed(R"({"price": "236.47", "amount": "1.78855669", "datetime": "1430438404", "id": 7, "order_type": 1})",
+              1430438404635000000, false, "", "order_changed");
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0].kind, EventKind::kOrderCancel);
+  EXPECT_EQ(ev[0].order.qty, 21144331);
+  ev = h.feed(R"({"price": 236.47, "amount": 0.21144331000000001, "id": 8111041})", 1430438404645000000, false, "",
+              "trade");
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0].trade.qty, 21144331);
+  EXPECT_EQ(ev[0].trade.price, 23647);
+  EXPECT_EQ(ev[0].trade.aggressor, Side::kBuy);  // it took the resting sell
+  ev = h.feed(R"({"price": "236.47", "amount": "0.00000000", "datetime": "1430438404", "id": 7, "order_type": 1})",
+              1430438404700000000, false, "", "order_deleted");
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0].order.qty, 178855669);  // what was left
+  h.feed(R"({"price": "236.00", "amount": "1.00000000", "datetime": "1", "id": 3, "order_type": 0})", 1, false, "",
+         "order_deleted");
+  EXPECT_EQ(h.c().unknown_orders, 1u);
+  EXPECT_EQ(h.errors.total(), 0u);
+}
+
+}  // namespace
+}  // namespace ts::crypto
