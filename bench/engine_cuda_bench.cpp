@@ -37,11 +37,9 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
-#ifdef TS_BENCH_CUDA
-#include <cuda_runtime.h>
-#endif
 
 #include "bench_json.h"
+#include "engine_timing.h"
 #include "engine/engine.h"
 #include "engine/npy.h"
 
@@ -50,20 +48,8 @@ namespace {
 using nlohmann::json;
 using namespace ts::engine;
 using Clock = std::chrono::steady_clock;
-
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  for (std::string item; std::getline(ss, item, ',');)
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
-
-double percentile(const std::vector<double>& sorted, double p) {
-  auto n = int64_t(sorted.size());
-  int64_t k = std::clamp<int64_t>(int64_t(std::ceil(p * double(n))) - 1, 0, n - 1);
-  return sorted[size_t(k)];
-}
+using ts::bench::percentile;
+using ts::bench::split_csv;
 
 struct Args {
   std::string models_dir, out;
@@ -74,71 +60,6 @@ struct Args {
   double min_time_s = 1.0;
   std::string timing_cache_dir;  // per plan DIR/<model>-<precision>-b<batch>.tsv: the builder's tactic times (ns)
 };
-
-struct DeviceTimes {
-  double p50_us = 0, p99_us = 0;
-  std::string error;  // why there is no figure
-};
-
-#ifdef TS_BENCH_CUDA
-// enqueue_on_stream with device-resident input/output (see the header comment).
-DeviceTimes device_resident(ExecutionContext& ctx, const void* host_x, std::vector<int64_t> in_dims, size_t in_bytes,
-                            size_t out_bytes) {
-  DeviceTimes t;
-  void *dx = nullptr, *dy = nullptr;
-  cudaStream_t s = nullptr;
-  constexpr int kRuns = 200;
-  std::vector<cudaEvent_t> ev;
-  auto fail = [&](const std::string& what) {
-    t.error = what;
-    return t;
-  };
-  struct Cleanup {
-    void*& dx;
-    void*& dy;
-    cudaStream_t& s;
-    std::vector<cudaEvent_t>& ev;
-    ~Cleanup() {
-      if (s) cudaStreamSynchronize(s);
-      for (cudaEvent_t e : ev) cudaEventDestroy(e);
-      if (s) cudaStreamDestroy(s);
-      cudaFree(dx);
-      cudaFree(dy);
-    }
-  } cleanup{dx, dy, s, ev};
-  if (cudaMalloc(&dx, in_bytes) != cudaSuccess || cudaMalloc(&dy, out_bytes) != cudaSuccess)
-    return fail("cudaMalloc failed");
-  if (cudaMemcpy(dx, host_x, in_bytes, cudaMemcpyHostToDevice) != cudaSuccess) return fail("cudaMemcpy failed");
-  if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess) return fail("cudaStreamCreate failed");
-  std::vector<TensorView> in{TensorView{DType::kF32, std::move(in_dims), dx}}, outs(1);
-  outs[0].data = dy;
-  outs[0].capacity_bytes = out_bytes;
-  auto enqueue = [&]() { return ctx.enqueue_on_stream(in, outs, DeviceStream{s}); };
-  for (int w = 0; w < 20; ++w) {  // the first calls at the bucket run eagerly, then it is captured
-    if (auto st = enqueue(); !st) return fail(st.to_string());
-  }
-  if (cudaStreamSynchronize(s) != cudaSuccess) return fail("warm-up failed on the device");
-  ev.resize(2 * kRuns);
-  for (cudaEvent_t& e : ev)
-    if (cudaEventCreate(&e) != cudaSuccess) return fail("cudaEventCreate failed");
-  for (int r = 0; r < kRuns; ++r) {
-    cudaEventRecord(ev[size_t(2 * r)], s);
-    if (auto st = enqueue(); !st) return fail(st.to_string());
-    cudaEventRecord(ev[size_t(2 * r + 1)], s);
-  }
-  if (cudaStreamSynchronize(s) != cudaSuccess) return fail("timed runs failed on the device");
-  std::vector<double> us;
-  for (int r = 0; r < kRuns; ++r) {
-    float ms = 0;
-    cudaEventElapsedTime(&ms, ev[size_t(2 * r)], ev[size_t(2 * r + 1)]);
-    us.push_back(double(ms) * 1000.0);
-  }
-  std::sort(us.begin(), us.end());
-  t.p50_us = percentile(us, 0.5);
-  t.p99_us = percentile(us, 0.99);
-  return t;
-}
-#endif
 
 int usage() {
   std::fprintf(stderr,
@@ -157,12 +78,12 @@ int main(int argc, char** argv) {
     auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
     if (k == "--models") a.models_dir = next();
     else if (k == "--out") a.out = next();
-    else if (k == "--only") a.only = split(next());
+    else if (k == "--only") a.only = split_csv(next());
     else if (k == "--timing-cache-dir") a.timing_cache_dir = next();
-    else if (k == "--precisions") a.precisions = split(next());
+    else if (k == "--precisions") a.precisions = split_csv(next());
     else if (k == "--batches") {
       a.batches.clear();
-      for (auto& s : split(next())) a.batches.push_back(std::stoll(s));
+      for (auto& s : split_csv(next())) a.batches.push_back(std::stoll(s));
     } else if (k == "--seq") a.seq = std::stoll(next());
     else if (k == "--min-time-s") a.min_time_s = std::stod(next());
     else return usage();
@@ -292,13 +213,8 @@ int main(int argc, char** argv) {
           std::sort(us.begin(), us.end());
           double p50 = percentile(us, 0.5), p99 = percentile(us, 0.99);
           int64_t mem = ctx.value()->memory_bytes() + eng.value()->weight_bytes();
-          DeviceTimes dev;
-#ifdef TS_BENCH_CUDA
-          dev = device_resident(*ctx.value(), pool[0].get(), {b, a.seq, features}, in_elems * sizeof(float),
-                                out_elems * sizeof(float));
-#else
-          dev.error = "built without the cuda backend";
-#endif
+          auto dev = ts::bench::time_device_resident(*ctx.value(), pool[0].get(), {b, a.seq, features},
+                                                     in_elems * sizeof(float), out_elems * sizeof(float));
           double tput = double(b) / (p50 * 1e-6);
           const std::string context = ctx.value()->describe();
           std::printf("%-12s %-5s %6lld %10.1f %10.1f %14.0f %12.1f  %s\n", model.c_str(), prec.c_str(), (long long)b, p50,

@@ -142,6 +142,51 @@ def cuda_tables():
     return "\n".join(out)
 
 
+def shape_sweep_tables():
+    """The shape sweep (bench/shape_sweep): per architecture, ticksentry FP16 against the best
+    PyTorch FP16 (eager or CUDA graphs) at each batch, host-to-host and device-resident, with the
+    accuracy against PyTorch FP32; the newest file per machine."""
+    out = []
+    for machine, (path, doc) in sorted(latest("shape-sweep").items()):
+        s = doc["summary"]
+        out.append(f"Shape sweep, `{machine}` ({doc['machine'].get('gpu', '')}, PyTorch {doc['machine'].get('torch')}), "
+                   f"commit `{doc['commit']}`, {doc['date']} — `{os.path.relpath(path, ROOT)}`. "
+                   f"{s['architectures']} architectures (seed {doc['export'].get('seed')}, exported by torch "
+                   f"{doc['export'].get('torch')}), T = 60. Cells: ticksentry FP16 P50 µs host-to-host (pinned) "
+                   f"/ ratio = best PyTorch FP16 P50 (eager, CUDA graphs) ÷ ticksentry; in brackets the device-resident "
+                   f"ratio (CUDA-graph replay ÷ enqueue_on_stream). Target ≥ 2× at batch 1, ≥ 1× at every batch "
+                   f"(✗ = missed). Accuracy: relative L2 vs PyTorch FP32 (FP16 ≤ 1e-2, FP32 ≤ 1e-5). "
+                   f"{s['architectures_meeting_every_target']} of {s['architectures']} architectures meet every "
+                   f"target; {s['cases_meeting_target']} of {s['judged_cases']} (architecture, batch) cases.\n")
+        batches = sorted({r["batch"] for r in doc["rows"]})
+        out.append("| architecture | " + " | ".join(f"b{b}" for b in batches) + " | FP16 err | FP32 err | FP16 tactics (b1) |")
+        out.append("|---|" + "---|" * len(batches) + "---|---|---|")
+        by = {}
+        for r in doc["rows"]:
+            by.setdefault(r["arch"], {})[r["batch"]] = r
+        for arch, rows in by.items():
+            cells = []
+            for b in batches:
+                r = rows.get(b, {})
+                if "ratio_h2h" not in r:
+                    cells.append("–")
+                    continue
+                dev = f" ({r['ratio_dev']:.2f}×)" if "ratio_dev" in r else ""
+                mark = "" if r["meets_target"] else " ✗"
+                cells.append(f"{r['ts_fp16_p50_us']:,.0f} / {r['ratio_h2h']:.2f}×{dev}{mark}")
+            any_row = next(iter(rows.values()))
+            acc = any_row.get("accuracy", {})
+            fmt = lambda v: f"{v:.1e}" if isinstance(v, (int, float)) else "–"
+            tactics = rows.get(batches[0], {}).get("ts_fp16_tactics", "")
+            tactics = ", ".join(sorted({t.split(":", 1)[0] + ":" + t.split(":", 1)[1] for t in tactics.split(";")
+                                        if ":" in t and t.split(":", 1)[1] != "default"}))[:120]
+            out.append(f"| {arch} | " + " | ".join(cells) + f" | {fmt(acc.get('fp16'))} | {fmt(acc.get('fp32'))} | {tactics} |")
+        if s.get("failures"):
+            out.append("\nFailures: " + "; ".join(s["failures"][:40]) + ".")
+        out.append("")
+    return "\n".join(out)
+
+
 def alert_rate_tables():
     """Alerts per symbol-hour on real data at the default configuration (bench/alert_rates.sh):
     the newest file per machine, and the oldest file of that machine beside it as "before"."""
@@ -181,7 +226,7 @@ def alert_rate_tables():
 
 
 def main():
-    text = pipeline_tables() + "\n" + engine_tables() + "\n" + cuda_tables() + "\n" + alert_rate_tables()
+    text = pipeline_tables() + "\n" + engine_tables() + "\n" + cuda_tables() + "\n" + shape_sweep_tables() + "\n" + alert_rate_tables()
     if "--write" in sys.argv:
         doc = os.path.join(ROOT, "docs", "performance.md")
         with open(doc) as f:

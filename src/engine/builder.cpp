@@ -151,17 +151,16 @@ Result<std::vector<uint8_t>> build_from_graph(Graph graph, const PassLog& log, c
   for (size_t i = 0; i < plan.profiles.size(); ++i) TS_RETURN_IF_ERROR(check_profile(graph, plan.profiles[i], i));
   // Every shape argument computed from the inputs' shapes, evaluated at the user's min, opt and
   // max shapes (the default profile: at its opt shape only, its range being a guess).
-  // A graph handed over already fused (GRUStack, ...) has ops that shape inference does not know
-  // (kUnsupported): their shapes are the fusion's own and are not re-checked here.
+  // A graph handed over already fused (GRUStack, LSTMStack, TransformerEncoderLayer) is checked
+  // like any other: shape inference knows the fused ops (passes/infer_shapes.cpp).
   {
     Status s = check_profile_dims(graph, plan.profiles, !options.profiles.empty());
-    if (!s && s.code() != StatusCode::kUnsupported) return build_error(s.code(), s.message());
+    if (!s) return build_error(s.code(), s.message());
   }
   // The graph at profile 0's opt shapes, before the backend's fusions: what reads each input.
   InputDims opt_dims;
   for (const auto& [name, r] : plan.profiles[0].inputs) opt_dims[name] = r.opt;
   auto at_opt = graph_at_dims(graph, opt_dims);
-  if (!at_opt && at_opt.status().code() == StatusCode::kUnsupported) at_opt = graph;  // pre-fused: its own shapes
   if (!at_opt) return build_error(at_opt.status().code(), at_opt.status().message());
   plan.pass_log = log.lines;
   if (options.precision == Precision::kINT8) {

@@ -285,6 +285,48 @@ Status infer_rnn(Ctx& c, const Node& n, const Value& x, bool lstm) {
   return Status::ok();
 }
 
+// The fused stacks of passes/fuse_rnn_stack.cpp. Inputs X, then W, R, B per layer, then (with a
+// head: attribute head_activation) the head Gemm's W and bias. X is [T, B, F], or [B, T, F] with
+// x_batch_first. Outputs: the last layer's Y [T, 1, B, H] and Y_h [1, B, H] (LSTM: and Y_c), or
+// with a head its [B, N] (N from the head's W and head_trans_b).
+Status infer_rnn_stack(Ctx& c, const Node& n, const Value& x, bool lstm) {
+  if (x.shape.size() != 3) return node_error(n, "input must be rank 3, got " + shape_to_string(x.shape));
+  const int64_t hidden = n.attr_i("hidden_size", -1);
+  if (hidden <= 0) return node_error(n, "missing hidden_size");
+  const bool head = n.has_attr("head_activation");
+  const size_t weights = n.inputs.size() - 1 - (head ? 2 : 0);
+  if (n.inputs.size() < 4 || weights % 3 != 0) return node_error(n, "expects X, then W, R, B per layer");
+  const bool batch_first = n.attr_i("x_batch_first", 0) != 0;
+  const Dim seq = x.shape[batch_first ? 1 : 0], batch = x.shape[batch_first ? 0 : 1];
+  const int64_t gates = lstm ? 4 : 3;
+  for (size_t l = 0; l < weights / 3; ++l) {
+    const Value* w = in(c, n, 1 + 3 * l);
+    if (!w || !w->rank_known || w->shape.size() != 3) continue;
+    if (w->shape[1].is_known() && w->shape[1].value != gates * hidden)
+      return node_error(n, "layer " + std::to_string(l + 1) + " W " + shape_to_string(w->shape) +
+                               " does not match hidden_size " + std::to_string(hidden));
+    const Dim want = l == 0 ? x.shape[2] : Dim::known(hidden);
+    if (w->shape[2].is_known() && want.is_known() && w->shape[2].value != want.value)
+      return node_error(n, "layer " + std::to_string(l + 1) + " input width " + std::to_string(want.value) +
+                               " != W input size " + std::to_string(w->shape[2].value));
+  }
+  if (head) {
+    const Value* hw = in(c, n, n.inputs.size() - 2);
+    TS_RETURN_IF_ERROR(need_rank(n, hw, n.inputs.size() - 2));
+    if (hw->shape.size() != 2) return node_error(n, "head W must be 2-D, got " + shape_to_string(hw->shape));
+    const bool trans_b = n.attr_i("head_trans_b", 0) != 0;
+    const Dim k = hw->shape[trans_b ? 1 : 0];
+    if (k.is_known() && k.value != hidden)
+      return node_error(n, "head W " + shape_to_string(hw->shape) + " does not take hidden " + std::to_string(hidden));
+    return set_out(c, n, 0, x.dtype, Shape{batch, hw->shape[trans_b ? 0 : 1]});
+  }
+  const Dim h = Dim::known(hidden), one = Dim::known(1);
+  TS_RETURN_IF_ERROR(set_out(c, n, 0, x.dtype, Shape{seq, one, batch, h}));
+  if (n.outputs.size() > 1) TS_RETURN_IF_ERROR(set_out(c, n, 1, x.dtype, Shape{one, batch, h}));
+  if (lstm && n.outputs.size() > 2) TS_RETURN_IF_ERROR(set_out(c, n, 2, x.dtype, Shape{one, batch, h}));
+  return Status::ok();
+}
+
 // Output dims of a Reshape from its shape data.
 Result<Shape> reshape_dims(const Node& n, const Shape& xs, const ShapeData& target) {
   Shape out;
@@ -562,6 +604,24 @@ Status infer_node(Ctx& c, const Node& n) {
   if (op == "GRU" || op == "LSTM") {
     TS_RETURN_IF_ERROR(need_rank(n, x, 0));
     return infer_rnn(c, n, *x, op == "LSTM");
+  }
+  if (op == "GRUStack" || op == "LSTMStack") {
+    TS_RETURN_IF_ERROR(need_rank(n, x, 0));
+    return infer_rnn_stack(c, n, *x, op == "LSTMStack");
+  }
+  if (op == "TransformerEncoderLayer") {  // passes/fuse_encoder.cpp: X [B, T, K] → [B, T, D], or the head's [B, N]
+    TS_RETURN_IF_ERROR(need_rank(n, x, 0));
+    if (x->shape.size() != 3) return node_error(n, "input must be rank 3, got " + shape_to_string(x->shape));
+    const Value* ln2 = in(c, n, 11);  // ln2 scale [D]
+    TS_RETURN_IF_ERROR(need_rank(n, ln2, 11));
+    if (ln2->shape.size() != 1) return node_error(n, "ln2 scale must be 1-D");
+    if (n.has_attr("head_activation")) {
+      const Value* hw = in(c, n, 15);
+      TS_RETURN_IF_ERROR(need_rank(n, hw, 15));
+      if (hw->shape.size() != 2) return node_error(n, "head W must be 2-D, got " + shape_to_string(hw->shape));
+      return set_out(c, n, 0, x->dtype, Shape{x->shape[0], hw->shape[n.attr_i("head_trans_b", 0) ? 0 : 1]});
+    }
+    return set_out(c, n, 0, x->dtype, Shape{x->shape[0], x->shape[1], ln2->shape[0]});
   }
   if (op == "Transpose") {
     TS_RETURN_IF_ERROR(need_rank(n, x, 0));

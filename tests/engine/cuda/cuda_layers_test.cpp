@@ -34,6 +34,46 @@ TEST(CudaLayers, LayerNormalizationMatchesCpu) {
   check_case(layer_norm_case(64, true, false), kFp32);
 }
 
+// MatMul of two graph inputs (both computed at run time), a [n, h, m, k] · b with b's batch dims
+// `b_batch` (broadcast against a's): what a Transformer's attention runs unfused, as with a
+// causal mask between the scores and the Softmax.
+OpCase runtime_matmul_case(std::vector<int64_t> b_batch, std::vector<std::array<int64_t, 4>> shapes, int64_t k, int64_t nn) {
+  GraphBuilder b;
+  ValueId x = b.input("a", sym({"n", "", "m", ""}, {0, 4, 0, k}));
+  std::vector<std::string> names;
+  std::vector<int64_t> fixed;
+  for (int64_t d : b_batch) {
+    names.push_back(d == 0 ? "n" : "");
+    fixed.push_back(d);
+  }
+  names.insert(names.end(), {"", ""});
+  fixed.insert(fixed.end(), {k, nn});
+  ValueId w = b.input("b", sym(names, fixed));
+  ValueId y = b.value("y");
+  b.node("MatMul", {x, w}, {y});
+  b.output(y);
+  OpCase c{"MatMul run-time B, b batch rank " + std::to_string(b_batch.size()) + " k " + std::to_string(k), b.g, {}};
+  for (auto [n, h, m, unused] : shapes) {
+    (void)unused;
+    std::vector<int64_t> bd;
+    for (int64_t d : b_batch) bd.push_back(d == 0 ? n : d);
+    bd.insert(bd.end(), {k, nn});
+    c.runs.push_back({{n, h, m, k}, bd});
+  }
+  return c;
+}
+
+TEST(CudaLayers, MatMulOfTwoRunTimeTensorsMatchesCpu) {
+  SKIP_WITHOUT_GPU();
+  const std::vector<std::array<int64_t, 4>> shapes{{1, 4, 60, 0}, {3, 4, 17, 0}, {64, 4, 60, 0}};
+  for (int64_t k : {16, 60, 5}) {
+    check_case(runtime_matmul_case({0, 4}, shapes, k, 60), kFp32);  // scores·V: the same batch dims
+    check_case(runtime_matmul_case({4}, shapes, k, 33), kFp32);     // broadcast over n
+    check_case(runtime_matmul_case({}, shapes, k, 7), kFp32);       // a 2-D B computed at run time
+  }
+  check_case(runtime_matmul_case({0, 4}, shapes, 16, 60), kFp16, Precision::kFP16);
+}
+
 // q [n, tq, d], k [n, tk, d] (or kᵀ [n, d, tk]), v [n, tk, dv] as graph inputs.
 OpCase attention_case(bool k_transposed, int64_t d, int64_t dv, std::vector<std::array<int64_t, 3>> shapes) {
   GraphBuilder b;

@@ -142,6 +142,38 @@ TEST(FuseRnnStack, KeepsTheHeadWhenItsValuesAreUsedElsewhere) {
   }
 }
 
+// Shape inference knows the fused node: the stack alone ([T, 1, B, H], Y_h), with the input
+// Transpose taken in, and with the head ([B, N]) give the shapes the unfused layers had, symbols
+// kept; a head whose W does not take the hidden size is refused naming the node.
+TEST(FuseRnnStack, FusedStacksHaveTheUnfusedLayersShapes) {
+  auto shapes_of = [](Graph g, bool fuse, const std::vector<std::string>& names) {
+    PassLog log;
+    EXPECT_TRUE(run_passes(g, log));
+    if (fuse) EXPECT_EQ(fuse_rnn_stack(g, log, [](const Node&) { return true; }), 1);
+    Status s = infer_shapes(g, log);
+    EXPECT_TRUE(s.is_ok()) << s.message();
+    std::vector<std::string> out;
+    for (const auto& n : names) out.push_back(shape_to_string(g.value(g.find_value(n)).shape));
+    return out;
+  };
+  EXPECT_EQ(shapes_of(stacked_gru(64, 20, 1, 3), true, {"y", "yh"}), shapes_of(stacked_gru(64, 20, 1, 3), false, {"y", "yh"}));
+  EXPECT_EQ(shapes_of(stacked_gru(64, 20, 1, 3), true, {"y"})[0], "[seq,1,batch,64]");
+  EXPECT_EQ(shapes_of(gru_with_io(64, 20, 3, 3), true, {"out"})[0], "[batch,3]");
+  EXPECT_EQ(shapes_of(stack_classifier("LSTM", 48, 20, 2, 3), true, {"out"})[0], "[batch,2]");
+  {
+    Graph g = gru_with_io(64, 20, 3, 3);
+    PassLog log;
+    ASSERT_TRUE(run_passes(g, log));
+    ASSERT_EQ(fuse_rnn_stack(g, log, [](const Node&) { return true; }), 1);
+    Node& f = g.nodes[0];
+    ASSERT_EQ(f.op, "GRUStack");
+    f.attrs["head_trans_b"] = int64_t(0);  // W [3, 64] read as [K=3, N=64]: K is not the hidden size
+    Status s = infer_shapes(g, log);
+    EXPECT_FALSE(s.is_ok());
+    EXPECT_NE(s.message().find("head W"), std::string::npos) << s.message();
+  }
+}
+
 // --- the kernel (H200) -------------------------------------------------------------------------
 
 // The stack of two GRU layers with `tactic` forced, against the CPU backend (rnn_stack_test_util.h).

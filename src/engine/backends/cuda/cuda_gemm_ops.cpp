@@ -1,11 +1,15 @@
 // FusedGemm, Gemm (transA 0, alpha 1, beta 1, constant B and bias) and MatMul with a constant
 // 2-D W on the device: one cuBLASLt matmul with a bias (and ReLU) epilogue per node; other
-// activations as one elementwise kernel after it. Layers an INT8 plan marked int8 run the
+// activations as one elementwise kernel after it. A MatMul whose B is computed at run time (or
+// not 2-D) runs the batched FP32 kernel of cuda_matmul.h, batch dims broadcast. Layers an INT8 plan marked int8 run the
 // INT8 kernel of cuda_int8.h instead; the rest of an INT8 plan runs in FP16.
 #include "engine/backends/cuda/cuda_gemm.h"
 #include "engine/backends/cuda/cuda_int8.h"
+#include "engine/backends/cuda/cuda_matmul.h"
 #include "engine/backends/cuda/cuda_ops.h"
 #include "engine/quantize.h"
+
+#include <algorithm>
 
 namespace ts::engine::cuda {
 namespace {
@@ -125,10 +129,50 @@ Status check_gemm(const Graph& g, const Node& n) {
 }
 
 Status check_matmul(const Graph& g, const Node& n) {
-  if (n.inputs.size() < 2 || !const_2d_f32(g, n.inputs[1])) {
-    return unsupported(n, "with a B computed at run time is not supported by the cuda backend yet");
+  if (n.inputs.size() < 2) return unsupported(n, "needs two inputs");
+  for (size_t i = 0; i < 2; ++i) {
+    const Value& v = g.value(n.inputs[i]);
+    if (v.dtype != DType::kF32) return unsupported(n, "with " + std::string(dtype_name(v.dtype)) + " inputs is not supported by the cuda backend");
+    if (v.rank_known && v.shape.size() < 2 && !(i == 1 && const_2d_f32(g, n.inputs[1])))
+      return unsupported(n, "with a 1-D operand is not supported by the cuda backend");
   }
   return Status::ok();
+}
+
+// MatMul of two run-time tensors: a [..., m, k] · b [..., k, n] → [..., m, n], batch dims broadcast.
+Status run_batched_matmul(const CudaArgs& a) {
+  const DevTensor* x = a.input(0);
+  const DevTensor* w = a.input(1);
+  TS_RETURN_IF_ERROR(need_device(x, "A"));
+  TS_RETURN_IF_ERROR(need_device(w, "B"));
+  if (x->dtype != DType::kF32 || w->dtype != DType::kF32) return bad_input("A and B must be f32");
+  const size_t ra = x->dims.size(), rb = w->dims.size();
+  if (ra < 2 || rb < 2) return bad_input("A and B must have rank >= 2");
+  const int64_t m = x->dims[ra - 2], k = x->dims[ra - 1], n = w->dims[rb - 1];
+  if (w->dims[rb - 2] != k) return bad_input("A " + dims_str(x->dims) + " and B " + dims_str(w->dims) + " do not match");
+  const size_t r = std::max(ra, rb) - 2;
+  if (r > size_t(kMatmulMaxBatchRank)) return bad_input("more than " + std::to_string(kMatmulMaxBatchRank) + " batch dims");
+  MatmulBatch bm;
+  bm.rank = int(r);
+  std::vector<int64_t> od(r);
+  int64_t sa = 1, sb = 1;  // matrices per step of the dim, innermost first
+  for (size_t i = r; i-- > 0;) {
+    const int64_t da = i + ra >= r + 2 ? x->dims[i + ra - 2 - r] : 1;
+    const int64_t db = i + rb >= r + 2 ? w->dims[i + rb - 2 - r] : 1;
+    if (da != db && da != 1 && db != 1)
+      return bad_input("batch dims of A " + dims_str(x->dims) + " and B " + dims_str(w->dims) + " do not broadcast");
+    od[i] = std::max(da, db);
+    bm.dims[i] = od[i];
+    bm.a_stride[i] = da == 1 ? 0 : sa;
+    bm.b_stride[i] = db == 1 ? 0 : sb;
+    sa *= da;
+    sb *= db;
+  }
+  od.push_back(m);
+  od.push_back(n);
+  DevTensor& y = *a.out[0];
+  TS_RETURN_IF_ERROR(a.env->alloc(y, DType::kF32, od));
+  return launch_batched_matmul(x->as<float>(), w->as<float>(), y.as<float>(), m, n, k, bm, a.stream);
 }
 
 }  // namespace
@@ -144,8 +188,9 @@ void add_gemm_ops(std::vector<CudaOpInfo>& ops) {
                    return make_gemm(g, n, n.inputs[1], n.attr_i("transB", 0) != 0,
                                     n.inputs.size() > 2 ? n.inputs[2] : kNoValue, CudaAct::kNone, p);
                  }});
-  ops.push_back({"MatMul", check_matmul, [](const Graph& g, const Node& n, CudaMath p, const std::string&) {
-                   return make_gemm(g, n, n.inputs[1], false, kNoValue, CudaAct::kNone, p);
+  ops.push_back({"MatMul", check_matmul, [](const Graph& g, const Node& n, CudaMath p, const std::string&) -> Result<CudaKernelPtr> {
+                   if (const_2d_f32(g, n.inputs[1])) return make_gemm(g, n, n.inputs[1], false, kNoValue, CudaAct::kNone, p);
+                   return make_fn_kernel([](const CudaArgs& a) { return run_batched_matmul(a); });
                  }});
 }
 
