@@ -5,7 +5,6 @@
 
 #include "app/market_wiring.h"
 #include "app/run_wiring.h"
-#include "app/symbol_filter.h"
 #include "core/config.h"
 #include "core/log.h"
 #include "ingest/csv_writer.h"
@@ -33,17 +32,6 @@ SimOptions sim_options(const Config& config, std::optional<int> symbols, std::op
   if (seed) o.seed = *seed;
   if (sim_seconds) o.duration_s = *sim_seconds;
   return o;
-}
-
-// After a --symbol run: how many symbols matched and how many events of the others were skipped;
-// a glob that matched nothing is worth a warning (a typo reads as a quiet day).
-void report_symbol_filter(const SymbolFilterSource& f, const std::vector<std::string>& globs) {
-  if (globs.empty()) return;
-  if (f.symbols_kept() == 0) {
-    spdlog::warn("--symbol matched no symbol of the input: {} events skipped", f.skipped());
-  } else {
-    spdlog::info("--symbol: {} symbols kept, {} events of other symbols skipped", f.symbols_kept(), f.skipped());
-  }
 }
 
 // `run --source kafka`: consume market data from a topic (docs/kafka.md). Offsets are committed
@@ -139,6 +127,12 @@ int command_replay(const CommonOptions& c, const ReplayOptions& r, const std::at
     std::fprintf(stderr, "ticksentry: %s\n", source.status().to_string().c_str());
     return kExitUsage;
   }
+  auto selected = InputSelection::open(*source.value(), symbols, r.select);
+  if (!selected.is_ok()) {
+    std::fprintf(stderr, "ticksentry: %s\n", selected.status().to_string().c_str());
+    return kExitUsage;
+  }
+  Source& filtered = selected.value()->source();
   // One config file serves every command: read [sim] too so its keys are not "unknown" here.
   (void)SimOptions::from_config(config.section("sim"));
   RunWiring wiring(config, c, symbols);
@@ -146,10 +140,9 @@ int command_replay(const CommonOptions& c, const ReplayOptions& r, const std::at
   const OrderTracking tracking = r.format == "lobster" ? OrderTracking::kOff : OrderTracking::kAuto;
   if (!wiring.build({.default_speed = 0.0, .order_tracking = tracking, .dashboard_default = false})) return kExitUsage;
   markets.attach(wiring.pipeline());
-  SymbolFilterSource filtered(*source.value(), symbols, r.symbol_globs);
   spdlog::info("replay: {}", filtered.describe());
   RunSummary summary = wiring.run(filtered, source_errors, stop);
-  report_symbol_filter(filtered, r.symbol_globs);
+  selected.value()->report();
   if (!markets.finish(summary)) return kExitUsage;
   return wiring.finish(summary);
 }
@@ -170,7 +163,12 @@ int command_record(const RecordOptions& r, const std::atomic<bool>& stop) {
     }
     source = std::move(opened).value();
   }
-  SymbolFilterSource filtered(*source, symbols, r.symbol_globs);
+  auto selected = InputSelection::open(*source, symbols, r.select);
+  if (!selected.is_ok()) {
+    std::fprintf(stderr, "ticksentry: %s\n", selected.status().to_string().c_str());
+    return kExitUsage;
+  }
+  Source& filtered = selected.value()->source();
   auto writer = CsvWriter::open(r.out);
   if (!writer.is_ok()) {
     std::fprintf(stderr, "ticksentry: %s\n", writer.status().to_string().c_str());
@@ -195,7 +193,7 @@ int command_record(const RecordOptions& r, const std::atomic<bool>& stop) {
   }
   std::fprintf(stderr, "recorded %llu events from %s to %s (%llu bad records skipped)\n", (unsigned long long)written,
                filtered.describe().c_str(), r.out.c_str(), (unsigned long long)errors.total());
-  report_symbol_filter(filtered, r.symbol_globs);
+  selected.value()->report();
   return kExitOk;
 }
 

@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
   add_common(replay);
   replay->add_option("--format", replay_opts.format, "lobster | sse-l2 | csv")->required();
   replay->add_option("paths", replay_opts.paths, "message files, day folders or CSV files")->required();
-  replay->add_option("--symbol", replay_opts.symbol_globs, "only symbols matching this glob (repeatable: GOOG, '6005*')");
+  ts::add_input_selection_flags(replay, replay_opts.select);
 
   auto* record = app.add_subcommand("record", "write any source to ticksentry's normalized CSV");
   record->add_option("--format", record_opts.format, "lobster | sse-l2 | csv | sim")->required();
@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
   record->add_option("--symbols", record_opts.symbols, "sim: symbols");
   record->add_option("--seed", record_opts.seed, "sim: seed");
   record->add_option("--sim-seconds", record_opts.sim_seconds, "sim: simulated seconds");
-  record->add_option("--symbol", record_opts.symbol_globs, "only symbols matching this glob (repeatable)");
+  ts::add_input_selection_flags(record, record_opts.select);
 
   ts::EngineCommands engine_commands(app);  // build, bench, inspect, infer
   ts::FeaturesCommand features_command(app);  // features --export
