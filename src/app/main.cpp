@@ -16,6 +16,8 @@
 #include "app/replay_failure_command.h"
 #include "app/models_command.h"
 #include "app/kafka_commands.h"
+#include "app/notify_command.h"
+#include "app/silence_command.h"
 #include "core/log.h"
 
 namespace {
@@ -90,6 +92,8 @@ int main(int argc, char** argv) {
   ts::KafkaCommands kafka_commands(app);      // publish, mock-kafka
   ts::AuditCommand audit_command(app);        // audit deliveries, audit alerts
   ts::ExplainCommand explain_command(app);    // explain ID
+  ts::SilenceCommand silence_command(app);    // silence add, list, expire
+  ts::NotifyCommand notify_command(app);      // notify test-route
 
   try {
     app.parse(argc, argv);
@@ -113,6 +117,8 @@ int main(int argc, char** argv) {
     if (auto rc = kafka_commands.run(g_stop)) return *rc;
     if (auto rc = audit_command.run()) return *rc;
     if (auto rc = explain_command.run()) return *rc;
+    if (auto rc = silence_command.run()) return *rc;
+    if (auto rc = notify_command.run()) return *rc;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ticksentry: %s\n", e.what());
     return 2;

@@ -55,6 +55,10 @@ struct SilenceSpec {
   int64_t duration_ms = 3600'000;
   std::string created_by;
   std::string comment;
+  // Label matchers in Alertmanager's syntax (`symbol=~"60.*"`, `market!=US`), besides the three
+  // fields above: `ticksentry silence add` sends these. Stores that cannot match on labels
+  // (MemorySilences) refuse them.
+  std::vector<std::string> matchers;
 };
 
 struct SilenceInfo {
@@ -65,6 +69,7 @@ struct SilenceInfo {
   bool active = false;    // false once expired (by hand or by time)
   uint64_t muted = 0;     // alerts the dashboard saw muted by it (this process)
   std::vector<std::string> matchers;  // every matcher as text: symbol="AAPL", market=~"S.*"
+  bool declared = false;  // from the config file ([[silences.declared]]): cannot be expired here
 };
 
 class SilenceAdmin {

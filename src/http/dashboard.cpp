@@ -105,14 +105,6 @@ Status Dashboard::start() {
     if (!h.is_ok()) return h.status();
     history_ = std::move(h).value();
   }
-  // With the PostgreSQL backend there is no SQLite audit file to keep silences in: without the
-  // notifier's store they stay in memory.
-  if (!silence_store_ && !options_.audit_db.empty() && options_.audit_postgres_dsn.empty()) {
-    auto store = notify::SilenceStore::open(options_.audit_db);
-    if (!store.is_ok()) return store.status().with_context("dashboard silences");
-    own_silence_store_ = std::move(store).value();
-    silence_store_ = own_silence_store_.get();
-  }
   if (silence_store_) {
     silences_->impl = std::make_unique<StoreSilences>(*silence_store_);
   } else {

@@ -7,26 +7,17 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
-#include <regex>
 #include <string>
 
 #include <unistd.h>
 
+#include "dashboard_child.h"
 #include "kafka/kafka_mock.h"
 #include "kafka/kafka_test_util.h"
 #include "test_data.h"
 
 namespace ts::testing {
 namespace {
-
-// Waits for the run's "dashboard: http://HOST:PORT/?token=..." line; the port, or 0.
-int dashboard_port(const Child& c) {
-  if (!wait_for_text(c.err, "dashboard: http://", 60)) return 0;
-  std::smatch m;
-  const std::string err = slurp(c.err);
-  static const std::regex url(R"(dashboard: http://[^:/]+:([0-9]+)/)");
-  return std::regex_search(err, m, url) ? std::stoi(m[1].str()) : 0;
-}
 
 // /healthz answers on `port` while the child runs; then SIGINT ends the run with exit 0.
 void expect_healthz_then_clean_stop(Child& c) {
