@@ -14,6 +14,7 @@
 #include "audit/jsonl_sink.h"
 #include "audit/postgres_store.h"
 #include "audit/stdout_sink.h"
+#include "core/config_suggest.h"
 #include "core/log.h"
 #include "http/alert_stream.h"
 #include "http/dashboard.h"
@@ -31,7 +32,9 @@ constexpr int kExitUsage = 2;
 // Rejects keys nobody read (typos) once every module has read its section.
 bool check_unread(const Config& config) {
   auto unread = config.unread_keys();
-  for (auto& k : unread) std::fprintf(stderr, "ticksentry: unknown config key '%s'\n", k.c_str());
+  for (auto& k : unread) {
+    std::fprintf(stderr, "ticksentry: unknown config key '%s'%s\n", k.c_str(), did_you_mean(k).c_str());
+  }
   return unread.empty();
 }
 

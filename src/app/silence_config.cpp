@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "app/time_arg.h"
+#include "core/config_suggest.h"
 
 namespace ts {
 
@@ -40,7 +41,7 @@ SilencesConfig read_silences_config(const Config& config) {
     sil.ends_unix_ns = read_time(d, "ends", std::numeric_limits<int64_t>::max());
     if (sil.ends_unix_ns <= sil.starts_unix_ns) fail(d.name() + ".ends", "must be after starts");
     for (const std::string& k : d.unread_keys()) {
-      fail(k, "unknown key (a declared silence has matchers, comment, author, starts, ends)");
+      fail(k, "unknown key (a declared silence has matchers, comment, author, starts, ends)" + did_you_mean(k));
     }
     c.declared.push_back(std::move(sil));
   }

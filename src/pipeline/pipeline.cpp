@@ -1,5 +1,7 @@
 #include "pipeline/pipeline.h"
 
+#include "detect/rule_groups.h"
+
 #include <algorithm>
 #include <thread>
 
@@ -34,7 +36,7 @@ Pipeline::Pipeline(SymbolTable& symbols, const Config& config, PipelineOptions o
   // Read (and so validate) the stages' sections now, at start-up: a bad value throws
   // ConfigError here rather than inside a shard thread, and the keys count as read.
   (void)FeatureOptions::from_config(config.section("features"));
-  (void)RuleOptions::from_config(config);
+  (void)RuleConfig::from_config(config);
 }
 
 Pipeline::~Pipeline() = default;
