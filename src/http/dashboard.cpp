@@ -43,6 +43,7 @@ DashboardOptions DashboardOptions::from_config(const ConfigSection& s, bool enab
   o.bind = s.get("bind", o.bind);
   o.port = s.get_in("port", o.port, 0, 65535);
   o.token = s.get("token", o.token);
+  o.metrics_token = s.get("metrics_token", o.metrics_token);
   o.web_root = s.get("web_root", o.web_root);
   o.limits = http_limits_from_config(s);
   return o;
@@ -87,6 +88,7 @@ Status Dashboard::start() {
   ho.bind = options_.bind;
   ho.port = options_.port;
   ho.token = options_.token;
+  ho.metrics_token = options_.metrics_token.empty() ? env_or("TICKSENTRY_METRICS_TOKEN", "") : options_.metrics_token;
   ho.limits = options_.limits;
   ho.web_root = options_.web_root.empty() ? env_or("TICKSENTRY_WEB_ROOT", "") : options_.web_root;
   if (ho.web_root.empty()) {

@@ -47,6 +47,7 @@ struct DashboardOptions {
   std::string bind = "127.0.0.1";
   int port = 8080;
   std::string token;
+  std::string metrics_token;  // [http] metrics_token / $TICKSENTRY_METRICS_TOKEN: opens /metrics only
   std::string web_root;
   HttpLimits limits;
   std::string audit_db;  // the run's audit store ("" = no alert history)

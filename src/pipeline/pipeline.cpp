@@ -3,6 +3,7 @@
 #include "detect/rule_groups.h"
 
 #include <algorithm>
+#include <map>
 #include <thread>
 
 #include "core/clock.h"
@@ -135,7 +136,21 @@ RunSummary Pipeline::run(Source& source, InputErrors& source_errors, const std::
       metrics_.counter("source_stalls_total", "Times the source waited on a full shard ring");
   uint64_t events_published = 0, stalls_published = 0;
   InputErrors errors_published;
+  // Feed staleness, per source (the first word of its description: lobster, sse-l2, kafka, sim):
+  // the newest exchange time read and the wall time it was received. Alert on
+  // `time() - ticksentry_feed_last_receive_time_seconds > 30` (docs/dashboard.md, "Metrics").
+  const std::string desc = source.describe();
+  const std::map<std::string, std::string> feed = {{"source", desc.substr(0, desc.find(' '))}};
+  prometheus::Gauge& feed_exch = metrics_.gauge("feed_last_exchange_time_seconds",
+                                                "Newest exchange time read from the source (Unix seconds)", feed);
+  prometheus::Gauge& feed_recv = metrics_.gauge("feed_last_receive_time_seconds",
+                                                "Wall time the source last delivered an event (Unix seconds)", feed);
+  int64_t last_exch_ns = 0, last_recv_wall_ns = 0;
   auto publish = [&](const InputErrors& source_errs) {
+    if (last_recv_wall_ns > 0) {
+      feed_exch.Set(double(last_exch_ns) / 1e9);
+      feed_recv.Set(double(last_recv_wall_ns) / 1e9);
+    }
     events_total.Increment(double(summary.events - events_published));
     events_published = summary.events;
     stalls_total.Increment(double(summary.source_stalls - stalls_published));
@@ -207,6 +222,8 @@ RunSummary Pipeline::run(Source& source, InputErrors& source_errors, const std::
       }
     }
     summary.events += n;
+    last_recv_wall_ns = wall_ns();  // one clock read a batch
+    last_exch_ns = std::max(last_exch_ns, batch[n - 1].exch_ts_ns);
   }
 drained:
   source_done.store(true, std::memory_order_release);

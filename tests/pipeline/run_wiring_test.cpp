@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <fstream>
 #include <string>
 
@@ -85,6 +86,18 @@ TEST(RunWiring, KafkaRunServesMetricsAndApiOverPublishedEvents) {
   const size_t at = metrics.find("\nticksentry_events_total ");
   ASSERT_NE(at, std::string::npos) << metrics.substr(0, 2000);
   EXPECT_GT(std::stod(metrics.substr(at + 25)), 0.0) << "no consumed event on /metrics";
+  // Feed staleness by source: the wall time of the last delivery is recent, the exchange time is
+  // the simulator's session (2023-02-01).
+  const std::string recv = "\nticksentry_feed_last_receive_time_seconds{source=\"kafka\"} ";
+  const std::string exch = "\nticksentry_feed_last_exchange_time_seconds{source=\"kafka\"} ";
+  ASSERT_NE(metrics.find(recv), std::string::npos) << metrics.substr(0, 3000);
+  ASSERT_NE(metrics.find(exch), std::string::npos);
+  const double now_s = double(std::chrono::duration_cast<std::chrono::seconds>(
+                                  std::chrono::system_clock::now().time_since_epoch()).count());
+  EXPECT_NEAR(std::stod(metrics.substr(metrics.find(recv) + recv.size())), now_s, 120);
+  EXPECT_NEAR(std::stod(metrics.substr(metrics.find(exch) + exch.size())), 1675213200.0, 86400);
+  EXPECT_NE(metrics.find("\nticksentry_build_info{"), std::string::npos);
+  EXPECT_NE(metrics.find("\nprocess_resident_memory_bytes "), std::string::npos);
   auto r = client.Get("/readyz");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200) << r->body;
