@@ -29,6 +29,8 @@ struct ModelVersionInfo {
   std::string stage;                       // "prod", "staging", "shadow", "archived"
   int64_t created_ms = 0;                  // Unix ms; 0 = unknown
   std::map<std::string, double> metrics;   // {"pr_auc": 0.47, "p99_us": 180}
+  std::string source;                      // a model served from a file: its path ("" = the registry)
+  std::string backend;                     // where it runs when known ("cpu", "cuda")
 };
 
 class ModelAdmin {

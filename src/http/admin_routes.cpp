@@ -1,5 +1,6 @@
 // The admin API's model and silence endpoints (HttpServer::add_admin_routes):
-//   GET  /api/models                         {"models": [{name, version, stage, created_ms, metrics}]}
+//   GET  /api/models                         {"models": [{name, version, stage, created_ms, metrics,
+//                                              source?, backend?}]} (source: a --model file)
 //   POST /api/models/{name}/promote          body {"version": "3"}
 //   POST /api/models/{name}/rollback
 //   POST /api/models/{name}/shadow           body {"version": "4"}
@@ -75,8 +76,11 @@ void HttpServer::add_admin_routes() {
     });
     nlohmann::json list = nlohmann::json::array();
     for (const auto& v : versions) {
-      list.push_back({{"name", v.name}, {"version", v.version}, {"stage", v.stage},
-                      {"created_ms", v.created_ms}, {"metrics", v.metrics}});
+      nlohmann::json j = {{"name", v.name},         {"version", v.version}, {"stage", v.stage},
+                          {"created_ms", v.created_ms}, {"metrics", v.metrics}};
+      if (!v.source.empty()) j["source"] = v.source;
+      if (!v.backend.empty()) j["backend"] = v.backend;
+      list.push_back(std::move(j));
     }
     reply_json(res, nlohmann::json{{"models", list}}.dump());
   });

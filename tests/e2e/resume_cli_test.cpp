@@ -308,3 +308,37 @@ TEST(TimeRangeCli, ReplayAndRecordKeepOnlyTheWindow) {
 
 }  // namespace
 }  // namespace ts::testing
+
+namespace ts::testing {
+namespace {
+
+// A model made for another contract is refused at load with the expected and the actual values
+// (docs/bring-your-own-model.md), before anything is built: exit 2, the model's real inputs listed.
+TEST(ModelContractCli, AModelForAnotherContractIsRefusedWithWhatItHas) {
+  const auto goog = lobster_file("GOOG", "message", 10);
+  TS_REQUIRE_DATA(goog);
+  const auto dir = scratch_dir("model_contract_cli");
+  const std::string make = "/usr/bin/python3 " + std::string(TICKSENTRY_SOURCE_DIR) +
+                           "/tests/e2e/make_contract_models.py " + dir.string();
+  ASSERT_EQ(std::system(make.c_str()), 0) << make;
+  auto replay = [&](const std::string& model) {
+    return run_bin({"replay", "--format", "lobster", goog.string(), "--model", model, "--no-stdout", "--http", "off",
+                    "--jsonl", "", "--audit-db", "", "--to", "09:31"},
+                   dir);
+  };
+  auto o = replay("wrong_name.onnx");
+  EXPECT_EQ(o.exit_code, 2) << o.err;
+  EXPECT_NE(o.err.find("its input is named 'input_ids', not 'x'"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("the model's inputs: input_ids f32 [batch,seq,20]"), std::string::npos) << o.err;
+  o = replay("wide.onnx");
+  EXPECT_EQ(o.exit_code, 2) << o.err;
+  EXPECT_NE(o.err.find("it takes F = 32 features, the pipeline has 20"), std::string::npos) << o.err;
+  o = replay("two_columns.onnx");
+  EXPECT_EQ(o.exit_code, 2) << o.err;
+  EXPECT_NE(o.err.find("its output prob is [batch,2]"), std::string::npos) << o.err;
+  o = replay("good.onnx");
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+}
+
+}  // namespace
+}  // namespace ts::testing

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/clock.h"
+#include "features/feature_set.h"
 #include "http_test_util.h"
 
 namespace ts::testing {
@@ -192,6 +193,12 @@ TEST(HttpApi, AlertHistoryByTimeSymbolAndType) {
   EXPECT_EQ(first["symbol"], "GOOG");
   EXPECT_EQ(first["type"], "volume_burst");
   EXPECT_EQ(first["exch_ts_ns"], std::to_string(t0 + 9 * kNsPerSec)) << "newest first";
+  // The alert's feature row, one key per feature (the JSONL schema, audit/alert_json.h), and the
+  // total latency the dashboard shows.
+  ASSERT_TRUE(first.contains("features")) << first.dump();
+  EXPECT_EQ(first["features"].size(), size_t(kFeatureCount));
+  EXPECT_TRUE(first["features"].contains(feature_name(0)));
+  EXPECT_GT(first["latency_ns"]["total"].get<int64_t>(), 0);
 }
 
 TEST(HttpApi, ModelsListPromoteRefuseRollbackShadow) {

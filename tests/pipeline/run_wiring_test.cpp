@@ -137,6 +137,41 @@ TEST(RunWiring, ASecondRunOnATakenPortExitsTwo) {
   EXPECT_EQ(wait_child(first, 60), 0) << slurp(first.err);
 }
 
+// A model served from a file (--model) is described by /api/models (was 503 "no model
+// registry"); promotions are refused with what to do instead.
+TEST(RunWiring, ModelsApiDescribesAModelServedFromAFile) {
+  const std::string model = std::string(TICKSENTRY_SOURCE_DIR) + "/models/default.onnx";
+  if (!std::filesystem::exists(model)) GTEST_SKIP() << model << " missing";
+  const auto dir = scratch_dir("run_wiring_file_model-" + std::to_string(::getpid()));
+  const std::string token = "file-model-token";
+  Child c = spawn({"run", "--symbols", "5", "--model", model, "--http", "127.0.0.1:0", "--http-token", token,
+                   "--no-stdout", "--jsonl", "", "--audit-db", ""},
+                  dir, "run-file-model");
+  const int port = dashboard_port(c);
+  ASSERT_GT(port, 0) << slurp(c.err);
+  httplib::Client client("127.0.0.1", port);
+  client.set_connection_timeout(10);
+  client.set_read_timeout(30);
+  client.set_bearer_token_auth(token.c_str());
+  auto r = client.Get("/api/models");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  const auto j = nlohmann::json::parse(r->body)["models"];
+  ASSERT_EQ(j.size(), 1u) << r->body;
+  EXPECT_EQ(j[0]["stage"], "prod");
+  EXPECT_EQ(j[0]["version"], "file");
+  EXPECT_EQ(j[0]["source"], model);
+  EXPECT_GT(j[0]["metrics"]["threshold"].get<double>(), 0.0);
+  EXPECT_GT(j[0]["created_ms"].get<int64_t>(), 0);
+  r = client.Post("/api/models/" + j[0]["name"].get<std::string>() + "/promote", R"({"version":"2"})",
+                  "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 409) << r->body;
+  EXPECT_NE(r->body.find("[model] registry"), std::string::npos) << r->body;
+  kill(c.pid, SIGINT);
+  EXPECT_EQ(wait_child(c, 60), 0) << slurp(c.err);
+}
+
 TEST(RunWiring, SimulatorRunServesTheDashboardWithHttp) {
   const auto dir = scratch_dir("run_wiring_sim-" + std::to_string(::getpid()));
   Child c = spawn({"run", "--symbols", "5", "--http", "127.0.0.1:0", "--no-stdout"}, dir, "run-sim");
