@@ -6,7 +6,7 @@
 #include "app/first_input_error.h"
 #include "app/market_wiring.h"
 #include "app/run_wiring.h"
-#include "app/symbol_filter.h"
+#include "app/input_selection.h"
 #include "core/config.h"
 #include "core/log.h"
 #include "ingest/csv_writer.h"
@@ -35,17 +35,6 @@ SimOptions sim_options(const Config& config, std::optional<int> symbols, std::op
   if (seed) o.seed = *seed;
   if (sim_seconds) o.duration_s = *sim_seconds;
   return o;
-}
-
-// After a --symbol run: how many symbols matched and how many events of the others were skipped;
-// a glob that matched nothing is worth a warning (a typo reads as a quiet day).
-void report_symbol_filter(const SymbolFilterSource& f, const std::vector<std::string>& globs) {
-  if (globs.empty()) return;
-  if (f.symbols_kept() == 0) {
-    spdlog::warn("--symbol matched no symbol of the input: {} events skipped", f.skipped());
-  } else {
-    spdlog::info("--symbol: {} symbols kept, {} events of other symbols skipped", f.symbols_kept(), f.skipped());
-  }
 }
 
 // What a live run (kafka, ws) sets up before its source: the config, the symbol table with the
@@ -201,6 +190,12 @@ int command_replay(const CommonOptions& c, const ReplayOptions& r, const std::at
     std::fprintf(stderr, "ticksentry: %s\n", source.status().to_string().c_str());
     return kExitUsage;
   }
+  auto selected = InputSelection::open(*source.value(), symbols, r.select);
+  if (!selected.is_ok()) {
+    std::fprintf(stderr, "ticksentry: %s\n", selected.status().to_string().c_str());
+    return kExitUsage;
+  }
+  Source& filtered = selected.value()->source();
   // One config file serves every command: read [sim] too so its keys are not "unknown" here.
   (void)SimOptions::from_config(config.section("sim"));
   RunWiring wiring(config, c, symbols);
@@ -209,14 +204,13 @@ int command_replay(const CommonOptions& c, const ReplayOptions& r, const std::at
   const OrderTracking tracking = r.format == "lobster" ? OrderTracking::kOff : OrderTracking::kAuto;
   if (!wiring.build({.default_speed = 0.0, .order_tracking = tracking, .dashboard_default = false})) return kExitUsage;
   markets.attach(wiring.pipeline());
-  SymbolFilterSource filtered(*source.value(), symbols, r.symbol_globs);
   spdlog::info("replay: {}", filtered.describe());
   RunSummary summary = wiring.run(filtered, source_errors, stop);
-  report_symbol_filter(filtered, r.symbol_globs);
+  selected.value()->report();
   if (!markets.finish(summary)) return kExitUsage;
   const int code = wiring.finish(summary);
   // A file that yields no valid record at all (a wrong --format, a wrong file) is an error.
-  if (first_error.no_valid_record(summary.events + filtered.skipped(), source_errors, filtered.describe())) {
+  if (first_error.no_valid_record(summary.events + selected.value()->skipped(), source_errors, filtered.describe())) {
     return kExitUsage;
   }
   return code;
@@ -239,7 +233,12 @@ int command_record(const RecordOptions& r, const std::atomic<bool>& stop) {
     }
     source = std::move(opened).value();
   }
-  SymbolFilterSource filtered(*source, symbols, r.symbol_globs);
+  auto selected = InputSelection::open(*source, symbols, r.select);
+  if (!selected.is_ok()) {
+    std::fprintf(stderr, "ticksentry: %s\n", selected.status().to_string().c_str());
+    return kExitUsage;
+  }
+  Source& filtered = selected.value()->source();
   auto writer = CsvWriter::open(r.out);
   if (!writer.is_ok()) {
     std::fprintf(stderr, "ticksentry: %s\n", writer.status().to_string().c_str());
@@ -264,8 +263,8 @@ int command_record(const RecordOptions& r, const std::atomic<bool>& stop) {
   }
   std::fprintf(stderr, "recorded %llu events from %s to %s (%llu bad records skipped)\n", (unsigned long long)written,
                filtered.describe().c_str(), r.out.c_str(), (unsigned long long)errors.total());
-  report_symbol_filter(filtered, r.symbol_globs);
-  if (first_error.no_valid_record(written + filtered.skipped(), errors, filtered.describe())) return kExitUsage;
+  selected.value()->report();
+  if (first_error.no_valid_record(written + selected.value()->skipped(), errors, filtered.describe())) return kExitUsage;
   return kExitOk;
 }
 

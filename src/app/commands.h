@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "app/input_selection.h"
 #include "app/kafka_commands.h"
 
 namespace ts {
@@ -59,7 +60,7 @@ struct ReplayOptions {
   std::string format;
   std::string layout;  // --layout: --format mapped's TOML file or shipped layout (docs/formats.md)
   std::vector<std::string> paths;
-  std::vector<std::string> symbol_globs;  // --symbol: only these symbols (app/symbol_filter.h)
+  InputSelectionOptions select;  // --symbol, --from, --to (app/input_selection.h)
 };
 
 struct RecordOptions {
@@ -70,7 +71,7 @@ struct RecordOptions {
   std::optional<int> symbols;
   std::optional<uint64_t> seed;
   std::optional<double> sim_seconds;
-  std::vector<std::string> symbol_globs;  // --symbol: only these symbols
+  InputSelectionOptions select;  // --symbol, --from, --to
 };
 
 int command_run(const CommonOptions& common, const RunOptions& opts, const std::atomic<bool>& stop);

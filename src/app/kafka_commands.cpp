@@ -79,6 +79,7 @@ KafkaCommands::KafkaCommands(CLI::App& app) {
   p->add_option("--symbols", pub_.symbols, "sim: symbols");
   p->add_option("--seed", pub_.seed, "sim: seed");
   p->add_option("--sim-seconds", pub_.sim_seconds, "sim: simulated seconds (default 60)");
+  add_input_selection_flags(p, pub_.select);
 
   mock_cmd_ = app.add_subcommand("mock-kafka", "run librdkafka's mock Kafka cluster on loopback until Ctrl-C");
   mock_cmd_->add_option("--brokers", mock_brokers_, "number of brokers (default 3)");
@@ -124,13 +125,19 @@ int KafkaCommands::publish(const std::atomic<bool>& stop) const {
     }
     source = std::move(opened).value();
   }
+  auto selected = InputSelection::open(*source, symbols, pub_.select);
+  if (!selected.is_ok()) {
+    std::fprintf(stderr, "ticksentry: %s\n", selected.status().to_string().c_str());
+    return kExitUsage;
+  }
+  Source& input = selected.value()->source();
   auto producer = KafkaProducer::create(props);
   if (!producer.is_ok()) {
     std::fprintf(stderr, "ticksentry: %s\n", producer.status().to_string().c_str());
     return kExitUsage;
   }
   KafkaProducer& prod = *producer.value();
-  spdlog::info("publish: {} → {} on {} ({})", source->describe(), pub_.topic, pub_.brokers, pub_.encoding);
+  spdlog::info("publish: {} → {} on {} ({})", input.describe(), pub_.topic, pub_.brokers, pub_.encoding);
 
   Pacer pacer(pub_.speed, pub_.rate);
   std::vector<Event> batch(1024);
@@ -139,9 +146,9 @@ int KafkaCommands::publish(const std::atomic<bool>& stop) const {
   PublishSummary sum;
   const int64_t start_ns = mono_ns();
   while (!stop.load()) {
-    const size_t n = source->next_batch(batch);
+    const size_t n = input.next_batch(batch);
     if (n == 0) {
-      if (source->done()) break;
+      if (input.done()) break;
       continue;
     }
     for (size_t i = 0; i < n && !stop.load(); ++i) {
@@ -172,9 +179,10 @@ int KafkaCommands::publish(const std::atomic<bool>& stop) const {
   std::fprintf(stderr,
                "published %llu events from %s to %s in %.2f s (%.0f/s, %s), %llu bad records skipped, "
                "%llu delivery errors\n",
-               (unsigned long long)sum.events, source->describe().c_str(), pub_.topic.c_str(), sum.seconds,
+               (unsigned long long)sum.events, input.describe().c_str(), pub_.topic.c_str(), sum.seconds,
                sum.seconds > 0 ? double(sum.events) / sum.seconds : 0.0, pub_.encoding.c_str(),
                (unsigned long long)sum.bad_records, (unsigned long long)sum.delivery_errors);
+  selected.value()->report();
   if (!flushed.is_ok()) {
     std::fprintf(stderr, "ticksentry: %s\n", flushed.to_string().c_str());
     return kExitFailed;

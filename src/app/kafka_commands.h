@@ -2,6 +2,7 @@
 // The Kafka commands (docs/kafka.md):
 //   ticksentry publish --format FMT PATH... --brokers HOST:PORT[,...] --topic NAME
 //                      [--encoding binary|json] [--speed X | --rate N] [--config FILE]
+//                      [--symbol GLOB]... [--from TIME] [--to TIME]
 //     writes any replayable source (lobster, sse-l2, csv, sim) into a topic, one event per
 //     message, keyed by symbol; as fast as possible by default. Prints one summary line on
 //     stderr; exit 0 when every message was delivered, 1 when some failed delivery.
@@ -15,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "app/input_selection.h"
 #include "core/config.h"
 #include "core/status.h"
 #include "ingest/kafka_source.h"
@@ -60,6 +62,7 @@ struct PublishOptions {
   std::optional<int> symbols;          // sim
   std::optional<uint64_t> seed;        // sim
   std::optional<double> sim_seconds;   // sim (default 60)
+  InputSelectionOptions select;        // --symbol, --from, --to
 };
 
 struct PublishSummary {

@@ -17,6 +17,8 @@
 #include "app/models_command.h"
 #include "app/kafka_commands.h"
 #include "ingest/open_source.h"
+#include "app/notify_command.h"
+#include "app/silence_command.h"
 #include "core/log.h"
 
 namespace {
@@ -81,7 +83,7 @@ int main(int argc, char** argv) {
   replay->add_option("--format", replay_opts.format, ts::join_formats(" | "))->required();
   replay->add_option("--layout", replay_opts.layout, "mapped: layout TOML file, or a shipped layout (sse-l2, szse-l2)");
   replay->add_option("paths", replay_opts.paths, "message files, day folders or CSV files")->required();
-  replay->add_option("--symbol", replay_opts.symbol_globs, "only symbols matching this glob (repeatable: GOOG, '6005*')");
+  ts::add_input_selection_flags(replay, replay_opts.select);
 
   auto* record = app.add_subcommand("record", "write any source to ticksentry's normalized CSV");
   record->add_option("--format", record_opts.format, ts::join_formats(" | ") + " | sim")->required();
@@ -91,7 +93,7 @@ int main(int argc, char** argv) {
   record->add_option("--symbols", record_opts.symbols, "sim: symbols");
   record->add_option("--seed", record_opts.seed, "sim: seed");
   record->add_option("--sim-seconds", record_opts.sim_seconds, "sim: simulated seconds");
-  record->add_option("--symbol", record_opts.symbol_globs, "only symbols matching this glob (repeatable)");
+  ts::add_input_selection_flags(record, record_opts.select);
 
   ts::EngineCommands engine_commands(app);  // build, bench, inspect, infer
   ts::FeaturesCommand features_command(app);  // features --export
@@ -101,6 +103,8 @@ int main(int argc, char** argv) {
   ts::KafkaCommands kafka_commands(app);      // publish, mock-kafka
   ts::AuditCommand audit_command(app);        // audit deliveries, audit alerts
   ts::ExplainCommand explain_command(app);    // explain ID
+  ts::SilenceCommand silence_command(app);    // silence add, list, expire
+  ts::NotifyCommand notify_command(app);      // notify test-route
 
   try {
     app.parse(argc, argv);
@@ -124,6 +128,8 @@ int main(int argc, char** argv) {
     if (auto rc = kafka_commands.run(g_stop)) return *rc;
     if (auto rc = audit_command.run()) return *rc;
     if (auto rc = explain_command.run()) return *rc;
+    if (auto rc = silence_command.run()) return *rc;
+    if (auto rc = notify_command.run()) return *rc;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ticksentry: %s\n", e.what());
     return 2;

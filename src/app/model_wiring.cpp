@@ -1,5 +1,8 @@
 #include "app/model_wiring.h"
 
+#include "app/model_contract.h"
+#include "http/file_model.h"
+
 #include <filesystem>
 #include <optional>
 
@@ -21,6 +24,7 @@ Result<std::shared_ptr<engine::Engine>> open_model_engine(const std::string& pat
     }
     return e.value();
   }
+  TS_RETURN_IF_ERROR(check_onnx_contract(path, rows, kFeatureCount));
   const std::string p = precision == "auto" ? (backend == "cuda" ? "fp16" : "fp32") : precision;
   const engine::Precision prec = p == "fp16"   ? engine::Precision::kFP16
                                  : p == "bf16" ? engine::Precision::kBF16
@@ -189,6 +193,17 @@ Result<ModelServing> attach_model_serving(Pipeline& pipeline, const Config& conf
     }
     m.admin = std::make_unique<http::RegistryModels>(*registry, gate);
     m.registry = std::move(registry);
+  } else {
+    // A file (--model / [model] path): /api/models shows what serves; promotions are refused.
+    http::FileModelInfo fi;
+    fi.name = m.name;
+    fi.path = opts.path;
+    fi.version = "file";
+    fi.backend = m.server->backend();
+    fi.metrics = {{"threshold", alerts.threshold},
+                  {"window_rows", double(opts.window_rows)},
+                  {"max_batch", double(m.server->options().batcher.max_batch)}};
+    m.admin = std::make_unique<http::FileModel>(std::move(fi));
   }
   return ms;
 }

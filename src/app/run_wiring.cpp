@@ -9,10 +9,12 @@
 #include <vector>
 
 #include "app/run_outputs.h"
+#include "app/silence_config.h"
 #include "audit/audit_store.h"
 #include "audit/jsonl_sink.h"
 #include "audit/postgres_store.h"
 #include "audit/stdout_sink.h"
+#include "core/config_suggest.h"
 #include "core/log.h"
 #include "http/alert_stream.h"
 #include "http/dashboard.h"
@@ -30,7 +32,9 @@ constexpr int kExitUsage = 2;
 // Rejects keys nobody read (typos) once every module has read its section.
 bool check_unread(const Config& config) {
   auto unread = config.unread_keys();
-  for (auto& k : unread) std::fprintf(stderr, "ticksentry: unknown config key '%s'\n", k.c_str());
+  for (auto& k : unread) {
+    std::fprintf(stderr, "ticksentry: unknown config key '%s'%s\n", k.c_str(), did_you_mean(k).c_str());
+  }
   return unread.empty();
 }
 
@@ -100,19 +104,23 @@ bool add_sinks(Pipeline& p, const Config& config, const CommonOptions& c, const 
   return true;
 }
 
-// The dashboard ([http], --http, --http-token): read before check_unread, started after it.
-// Returns null when disabled; throws ConfigError on a bad --http.
-std::unique_ptr<http::Dashboard> make_dashboard(const Config& config, const CommonOptions& c, const RunOutputs& out,
-                                                SymbolTable& symbols, Pipeline& p, bool enabled_default) {
+// The dashboard's options ([http], --http, --http-token): read before check_unread. Nothing
+// when disabled; throws ConfigError on a bad --http.
+std::optional<http::DashboardOptions> dashboard_options(const Config& config, const CommonOptions& c,
+                                                        const RunOutputs& out, bool enabled_default) {
   auto o = http::DashboardOptions::from_config(config.section("http"), enabled_default);
   std::string error;
   if (c.http_listen && !o.set_listen(*c.http_listen, &error)) throw ConfigError(error);
   if (c.http_token) o.token = *c.http_token;
-  if (!o.enabled) return nullptr;
+  if (!o.enabled) return std::nullopt;
   o.audit_db = out.audit_db;
   if (out.postgres) {
     o.audit_postgres_dsn = out.postgres_dsn;  // /api/alerts reads the shared store
   }
+  return o;
+}
+
+std::unique_ptr<http::Dashboard> make_dashboard(const http::DashboardOptions& o, SymbolTable& symbols, Pipeline& p) {
   auto d = std::make_unique<http::Dashboard>(o, symbols, p.metrics());
   p.set_market_board(d->board());
   p.set_score_board(d->scores());  // the model's probabilities and serving latency, when a model serves
@@ -151,7 +159,8 @@ Result<ModelServing> attach_model(Pipeline& p, const Config& config, const Commo
 // Deliveries are recorded in the audit store the alerts go to (table notify_deliveries): the
 // SQLite file, or the PostgreSQL database with [sinks] audit_backend = "postgres".
 bool add_notify_sink(Pipeline& p, const Config& config, const CommonOptions& c, const RunOutputs& outputs,
-                     const SymbolTable& symbols, std::shared_ptr<notify::NotifySink>* out) {
+                     const SymbolTable& symbols, notify::SilenceStore* silences,
+                     std::shared_ptr<notify::NotifySink>* out) {
   if (c.no_notify) {
     // Replaying history must never page anyone: the section is read and checked (a bad one is
     // still exit 2), but no notifier, outbox or receiver is made.
@@ -162,7 +171,7 @@ bool add_notify_sink(Pipeline& p, const Config& config, const CommonOptions& c, 
     *out = nullptr;
     return true;
   }
-  auto sink = notify::make_notify_sink(config, symbols, &p.metrics(), outputs.audit_db, outputs.postgres_dsn);
+  auto sink = notify::make_notify_sink(config, symbols, &p.metrics(), outputs.audit_db, outputs.postgres_dsn, silences);
   if (!sink.is_ok()) {
     std::fprintf(stderr, "ticksentry: %s\n", sink.status().to_string().c_str());
     return false;
@@ -180,6 +189,7 @@ bool check_config_before_start(const Config& config, bool dashboard_default) {
   (void)ModelAlertOptions::from_config(config.section("model"), serve.window_rows);
   if (notify::has_notify_section(config)) (void)notify::read_notify_config(config);
   (void)http::DashboardOptions::from_config(config.section("http"), dashboard_default);
+  (void)read_silences_config(config);
   return check_unread(config);
 }
 
@@ -203,10 +213,29 @@ bool RunWiring::build(const RunSetup& setup) {
     return false;
   }
   model_ = std::move(model).value();
-  if (!add_notify_sink(*pipeline_, config_, common_, outputs_, symbols_, &notify_)) return false;
-  dashboard_ = make_dashboard(config_, common_, outputs_, symbols_, *pipeline_, setup.dashboard_default);
-  // Silences made in the dashboard mute notifications too: one SilenceStore.
-  if (dashboard_ && notify_) dashboard_->set_silence_store(&notify_->notifier().silences());
+  auto dash = dashboard_options(config_, common_, outputs_, setup.dashboard_default);
+  const bool notifying = !common_.no_notify && notify::has_notify_section(config_);
+  if (dash || notifying) {
+    // One silence store for the notifier and the dashboard, in its own file ([silences] db).
+    std::vector<std::string> legacy;
+    if (notifying) legacy.push_back(notify::read_notify_config(config_).outbox_db);
+    if (!outputs_.audit_db.empty()) legacy.push_back(outputs_.audit_db);
+    auto store = open_silence_store(read_silences_config(config_), legacy);
+    if (!store.is_ok()) {
+      std::fprintf(stderr, "ticksentry: %s\n", store.status().to_string().c_str());
+      return false;
+    }
+    silences_ = std::move(store).value();
+    if (silences_->imported() > 0) {
+      spdlog::info("silences: {} imported into {} from the outbox/audit database", silences_->imported(),
+                   silences_->path());
+    }
+  }
+  if (!add_notify_sink(*pipeline_, config_, common_, outputs_, symbols_, silences_.get(), &notify_)) return false;
+  if (dash) {
+    dashboard_ = make_dashboard(*dash, symbols_, *pipeline_);
+    dashboard_->set_silence_store(silences_.get());
+  }
   if (dashboard_ && model_.admin) dashboard_->set_models(model_.admin.get());
   if (!start_dashboard(dashboard_.get(), common_)) return false;
   spdlog::info("alerts to: {}", describe_outputs(false));

@@ -33,6 +33,7 @@ class Dashboard;
 }
 namespace notify {
 class NotifySink;
+class SilenceStore;
 }
 
 // What differs between the commands: defaults, never wiring.
@@ -83,7 +84,8 @@ class RunWiring {
   bool to_stdout_ = false;
   bool alerts_topic_ = false;
   // Destroyed in reverse: the dashboard first (it reads the pipeline's boards and metrics), the
-  // pipeline last.
+  // pipeline, then the silences (the notifier and the dashboard consult them).
+  std::unique_ptr<notify::SilenceStore> silences_;
   std::unique_ptr<Pipeline> pipeline_;
   ModelServing model_;
   std::shared_ptr<notify::NotifySink> notify_;

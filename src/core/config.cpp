@@ -1,9 +1,14 @@
 #include "core/config.h"
 
+#include "core/config_suggest.h"
+
 #include <toml++/toml.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <mutex>
 #include <sstream>
 
 namespace ts {
@@ -54,12 +59,74 @@ void collect_keys(const toml::table& t, const std::string& prefix, std::vector<s
 }
 }  // namespace
 
+namespace {
+
+std::mutex g_suggest_mu;
+std::map<std::string, std::string> g_suggestions;  // unknown key → nearest key asked for
+
+std::string parent_of(const std::string& key) {
+  const size_t dot = key.rfind('.');
+  return dot == std::string::npos ? std::string() : key.substr(0, dot);
+}
+
+// Records the nearest of `asked` to each of `unread` for suggest_config_key().
+void record_suggestions(const std::vector<std::string>& unread, const std::set<std::string>& asked) {
+  std::lock_guard lock(g_suggest_mu);
+  for (const auto& k : unread) {
+    const std::string parent = parent_of(k), leaf = k.substr(parent.empty() ? 0 : parent.size() + 1);
+    std::string best;
+    size_t best_d = std::max<size_t>(1, leaf.size() / 3) + 1;  // the same section: a close last part
+    for (const auto& a : asked) {
+      if (a == k || parent_of(a) != parent) continue;
+      const size_t d = edit_distance(leaf, a.substr(parent.empty() ? 0 : parent.size() + 1));
+      if (d < best_d) best_d = d, best = a;
+    }
+    if (best.empty()) {  // another section: a close whole name
+      best_d = std::max<size_t>(2, k.size() / 5) + 1;
+      for (const auto& a : asked) {
+        if (a == k) continue;
+        const size_t d = edit_distance(k, a);
+        if (d < best_d) best_d = d, best = a;
+      }
+    }
+    g_suggestions[k] = best;
+  }
+}
+
+}  // namespace
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  }
+  return d[a.size()][b.size()];
+}
+
+std::string suggest_config_key(const std::string& unknown) {
+  std::lock_guard lock(g_suggest_mu);
+  auto it = g_suggestions.find(unknown);
+  return it == g_suggestions.end() ? std::string() : it->second;
+}
+
+std::string did_you_mean(const std::string& unknown) {
+  const std::string s = suggest_config_key(unknown);
+  return s.empty() ? std::string() : " (did you mean '" + s + "'?)";
+}
+
 std::vector<std::string> Config::unread_keys() const {
   std::vector<std::string> all, unread;
   collect_keys(*root_, "", all);
   for (auto& k : all) {
     if (!read_->count(k)) unread.push_back(k);
   }
+  record_suggestions(unread, *read_);
   return unread;
 }
 
@@ -83,6 +150,7 @@ std::vector<std::string> ConfigSection::unread_keys() const {
   for (auto& k : all) {
     if (!read_->count(k)) unread.push_back(k);
   }
+  record_suggestions(unread, *read_);
   return unread;
 }
 

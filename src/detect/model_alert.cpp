@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/clock.h"
+#include "core/config_suggest.h"
 
 namespace ts {
 
@@ -37,7 +38,8 @@ ModelAlertOptions ModelAlertOptions::from_config(const ConfigSection& s, int win
     if (d.hysteresis < 0 || d.hysteresis >= d.threshold) bad_group("hysteresis must be in [0, threshold)");
     d.cooldown_s = g.get_in("cooldown_s", o.cooldown_s, 0.0, 7.0 * 86400);
     for (const auto& k : g.unread_keys()) {
-      bad_group("unknown key '" + k + "' (name, symbols, regex, markets, threshold, hysteresis, cooldown_s)");
+      bad_group("unknown key '" + k + "' (name, symbols, regex, markets, threshold, hysteresis, cooldown_s)" +
+                did_you_mean(k));
     }
     specs.push_back(d.match);
     o.groups.push_back(std::move(d));

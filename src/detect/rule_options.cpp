@@ -2,6 +2,7 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "core/config.h"
 
@@ -56,22 +57,60 @@ RuleOptions RuleOptions::absolute() {
 // Ranges: docs/config.md ([rules.*]). Every numeric key goes through get_in: a value outside its
 // range, NaN or an int64 overflow is a ConfigError naming the key (the CLI exits 2).
 RuleOptions RuleOptions::from_config(const Config& config) {
-  constexpr double kHuge = 1e15;            // notionals, currency
-  constexpr int64_t kDayMs = 86'400'000;
-  const ConfigSection root = config.section("rules");
   // [rules] relative = false: every rule's absolute thresholds (each rule's own `relative`
   // still overrides it).
-  RuleOptions o = root.get("relative", true) ? RuleOptions() : RuleOptions::absolute();
+  const RuleOptions base = config.section("rules").get("relative", true) ? RuleOptions() : RuleOptions::absolute();
+  return from_config(config, "rules", base);
+}
+
+namespace {
+
+// The alert types a rule section covers besides the one of its own name.
+std::vector<AlertType> covered_types(const std::string& rule) {
+  if (rule == "large_trade") return {AlertType::kLargeBuy, AlertType::kLargeSell};
+  if (rule == "limit") {
+    return {AlertType::kLimitUpTouched, AlertType::kLimitDownTouched, AlertType::kLimitUpSealed,
+            AlertType::kLimitUpOpened, AlertType::kLimitDownSealed, AlertType::kLimitDownOpened};
+  }
+  return {};
+}
+
+}  // namespace
+
+RuleOptions RuleOptions::from_config(const Config& config, const std::string& p, const RuleOptions& base) {
+  constexpr double kHuge = 1e15;            // notionals, currency
+  constexpr int64_t kDayMs = 86'400'000;
+  const ConfigSection root = config.section(p);
+  RuleOptions o = base;
+  if (p != "rules") {  // a group's `relative` switches every rule of the group
+    const bool rel = root.get("relative", true);
+    if (rel == root.get("relative", false)) {  // given
+      for (bool* r : {&o.rapid_rise.relative, &o.accelerating_drop.relative, &o.high_dive.relative,
+                      &o.large_trade.relative, &o.large_order.relative, &o.spread.relative, &o.imbalance.relative}) {
+        *r = rel;
+      }
+    }
+  }
   o.rearm_fraction = root.get_in("rearm_fraction", o.rearm_fraction, 0.0, 1.0);
   o.unknown_phase_is_continuous = root.get("unknown_phase_is_continuous", o.unknown_phase_is_continuous);
+  // Gates: a rule's section for every type it covers, then each type's own section.
+  for (const char* rule : {"large_trade", "limit"}) {
+    const ConfigSection s = config.section(p + "." + rule);
+    for (AlertType t : covered_types(rule)) {
+      const int i = static_cast<int>(t);
+      o.enabled[i] = s.get("enabled", o.enabled[i]);
+      o.cooldown_ms[i] = s.get_in("cooldown_ms", o.cooldown_ms[i], int64_t{0}, kDayMs);
+      o.hold_ms[i] = s.get_in("hold_ms", o.hold_ms[i], int64_t{0}, kDayMs);
+    }
+  }
   for (int i = 0; i < kRuleTypeCount; ++i) {
-    const ConfigSection s = config.section(std::string("rules.") + alert_type_name(static_cast<AlertType>(i)));
+    const ConfigSection s = config.section(p + "." + alert_type_name(static_cast<AlertType>(i)));
     o.enabled[i] = s.get("enabled", o.enabled[i]);
     o.cooldown_ms[i] = s.get_in("cooldown_ms", o.cooldown_ms[i], int64_t{0}, kDayMs);
     o.hold_ms[i] = s.get_in("hold_ms", o.hold_ms[i], int64_t{0}, kDayMs);
   }
 
-  const ConfigSection lo = config.section("rules.large_order");
+  const ConfigSection lo = config.section(p + ".large_order");
   auto& l = o.large_order;
   l.min_level_multiple = lo.get_in("min_level_multiple", l.min_level_multiple, 1.0, 1e6);
   l.critical_level_multiple = lo.get_in("critical_level_multiple", l.critical_level_multiple, 1.0, 1e6);
@@ -80,7 +119,7 @@ RuleOptions RuleOptions::from_config(const Config& config) {
   l.min_notional = lo.get_in("min_notional", l.min_notional, 0.0, kHuge);
   l.max_level = lo.get_in("max_level", l.max_level, 1, 5);
 
-  const ConfigSection rr = config.section("rules.rapid_rise");
+  const ConfigSection rr = config.section(p + ".rapid_rise");
   auto& r = o.rapid_rise;
   r.relative = rr.get("relative", r.relative);
   r.min_sigma_60s = rr.get_in("min_sigma_60s", r.min_sigma_60s, 0.1, 1000.0);
@@ -91,7 +130,7 @@ RuleOptions RuleOptions::from_config(const Config& config) {
   r.min_move_ticks = rr.get_in("min_move_ticks", r.min_move_ticks, 0.0, 1e6);
   r.min_move_bps = rr.get_in("min_move_bps", r.min_move_bps, 0.0, 1e5);
 
-  const ConfigSection ad = config.section("rules.accelerating_drop");
+  const ConfigSection ad = config.section(p + ".accelerating_drop");
   auto& d = o.accelerating_drop;
   d.relative = ad.get("relative", d.relative);
   d.max_sigma_60s = ad.get_in("max_sigma_60s", d.max_sigma_60s, -1000.0, -0.1);
@@ -102,7 +141,7 @@ RuleOptions RuleOptions::from_config(const Config& config) {
   d.min_move_ticks = ad.get_in("min_move_ticks", d.min_move_ticks, 0.0, 1e6);
   d.min_move_bps = ad.get_in("min_move_bps", d.min_move_bps, 0.0, 1e4);
 
-  const ConfigSection hd = config.section("rules.high_dive");
+  const ConfigSection hd = config.section(p + ".high_dive");
   auto& h = o.high_dive;
   h.relative = hd.get("relative", h.relative);
   h.min_drop_sigma = hd.get_in("min_drop_sigma", h.min_drop_sigma, 0.1, 1000.0);
@@ -113,12 +152,12 @@ RuleOptions RuleOptions::from_config(const Config& config) {
   h.min_high_gain_bps = hd.get_in("min_high_gain_bps", h.min_high_gain_bps, 0.0, 1e5);
   h.lookback_s = hd.get_in("lookback_s", h.lookback_s, int64_t{1}, int64_t{86'400});
 
-  const ConfigSection fl = config.section("rules.flow");
+  const ConfigSection fl = config.section(p + ".flow");
   o.flow.minute_alpha = fl.get_in("minute_alpha", o.flow.minute_alpha, 0.001, 1.0);
   o.flow.clip = fl.get_in("clip", o.flow.clip, 1.0, 1000.0);
   o.flow.min_minutes = fl.get_in("min_minutes", o.flow.min_minutes, int64_t{1}, int64_t{1440});
 
-  const ConfigSection lt = config.section("rules.large_trade");
+  const ConfigSection lt = config.section(p + ".large_trade");
   auto& t = o.large_trade;
   t.relative = lt.get("relative", t.relative);
   t.min_flow_multiple = lt.get_in("min_flow_multiple", t.min_flow_multiple, 0.001, 1e6);
@@ -126,19 +165,19 @@ RuleOptions RuleOptions::from_config(const Config& config) {
   t.min_notional = lt.get_in("min_notional", t.min_notional, 0.0, kHuge);
   t.critical_notional = lt.get_in("critical_notional", t.critical_notional, 0.0, kHuge);
 
-  const ConfigSection lim = config.section("rules.limit");
+  const ConfigSection lim = config.section(p + ".limit");
   o.limit.min_seal_lots = lim.get_in("min_seal_lots", o.limit.min_seal_lots, int64_t{1}, int64_t{1'000'000'000});
   o.limit.touch_rearm_bps = lim.get_in("touch_rearm_bps", o.limit.touch_rearm_bps, 0.0, 1e4);
 
-  for (auto [name, q] : {std::pair{"rules.limit_up_queue_shrink", &o.queue_shrink},
-                         std::pair{"rules.limit_down_queue_shrink", &o.queue_shrink_down}}) {
-    const ConfigSection qs = config.section(name);
+  for (auto [name, q] : {std::pair{".limit_up_queue_shrink", &o.queue_shrink},
+                         std::pair{".limit_down_queue_shrink", &o.queue_shrink_down}}) {
+    const ConfigSection qs = config.section(p + name);
     q->min_drop_pct = qs.get_in("min_drop_pct", q->min_drop_pct, 0.1, 100.0);
     q->window_ms = qs.get_in("window_ms", q->window_ms, int64_t{16}, kDayMs);
     q->critical_drop_pct = qs.get_in("critical_drop_pct", q->critical_drop_pct, 0.1, 100.0);
   }
 
-  const ConfigSection sw = config.section("rules.spread_widening");
+  const ConfigSection sw = config.section(p + ".spread_widening");
   auto& sp = o.spread;
   sp.relative = sw.get("relative", sp.relative);
   sp.min_ticks = sw.get_in("min_ticks", sp.min_ticks, 1.0, 1e9);
@@ -152,7 +191,7 @@ RuleOptions RuleOptions::from_config(const Config& config) {
   sp.withdrawal_multiple = sw.get_in("withdrawal_multiple", sp.withdrawal_multiple, 1.0, 1e6);
   sp.withdrawal_depth_change = sw.get_in("withdrawal_depth_change", sp.withdrawal_depth_change, -100.0, 0.0);
 
-  const ConfigSection bi = config.section("rules.book_imbalance");
+  const ConfigSection bi = config.section(p + ".book_imbalance");
   auto& im = o.imbalance;
   im.relative = bi.get("relative", im.relative);
   im.min_abs_imbalance_5 = bi.get_in("min_abs_imbalance_5", im.min_abs_imbalance_5, 0.0, 1.0);
@@ -161,7 +200,7 @@ RuleOptions RuleOptions::from_config(const Config& config) {
   im.min_depth_multiple = bi.get_in("min_depth_multiple", im.min_depth_multiple, 1.0, 1e6);
   im.depth_tau_s = bi.get_in("depth_tau_s", im.depth_tau_s, 0.1, 86'400.0);
 
-  const ConfigSection vb = config.section("rules.volume_burst");
+  const ConfigSection vb = config.section(p + ".volume_burst");
   o.volume_burst.min_volume_z = vb.get_in("min_volume_z", o.volume_burst.min_volume_z, 0.1, 1e6);
   o.volume_burst.critical_volume_z = vb.get_in("critical_volume_z", o.volume_burst.critical_volume_z, 0.1, 1e6);
   return o;

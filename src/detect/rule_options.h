@@ -12,6 +12,7 @@
 // a $60,000 coin and a ¥2.72 stock alert at comparable rates. `relative = false` selects the
 // absolute threshold (bps, notional, ticks) per rule.
 #include <cstdint>
+#include <string>
 
 #include "detect/alert.h"
 
@@ -163,7 +164,13 @@ struct RuleOptions {
   static RuleOptions absolute();
   // Reads [rules] and its subsections; absent keys keep their defaults. Throws ConfigError
   // naming the key on a wrong type, NaN, or a value outside its range (start-up only: exit 2).
+  // A rule's section holds its thresholds and its enabled / cooldown_ms / hold_ms, for every
+  // alert type it raises ([rules.large_trade] cooldown_ms: large_buy and large_sell; [rules.limit]:
+  // the six limit types); a type's own section ([rules.large_buy]) still wins.
   static RuleOptions from_config(const Config& config);
+  // The same keys under `prefix` (a [[rules.groups]] element: "rules.groups[0]"), starting from
+  // `base` instead of the defaults: absent keys keep base's values (detect/rule_groups.h).
+  static RuleOptions from_config(const Config& config, const std::string& prefix, const RuleOptions& base);
 };
 
 }  // namespace ts

@@ -29,6 +29,8 @@ struct ModelVersionInfo {
   std::string stage;                       // "prod", "staging", "shadow", "archived"
   int64_t created_ms = 0;                  // Unix ms; 0 = unknown
   std::map<std::string, double> metrics;   // {"pr_auc": 0.47, "p99_us": 180}
+  std::string source;                      // a model served from a file: its path ("" = the registry)
+  std::string backend;                     // where it runs when known ("cpu", "cuda")
 };
 
 class ModelAdmin {
@@ -55,6 +57,10 @@ struct SilenceSpec {
   int64_t duration_ms = 3600'000;
   std::string created_by;
   std::string comment;
+  // Label matchers in Alertmanager's syntax (`symbol=~"60.*"`, `market!=US`), besides the three
+  // fields above: `ticksentry silence add` sends these. Stores that cannot match on labels
+  // (MemorySilences) refuse them.
+  std::vector<std::string> matchers;
 };
 
 struct SilenceInfo {
@@ -65,6 +71,7 @@ struct SilenceInfo {
   bool active = false;    // false once expired (by hand or by time)
   uint64_t muted = 0;     // alerts the dashboard saw muted by it (this process)
   std::vector<std::string> matchers;  // every matcher as text: symbol="AAPL", market=~"S.*"
+  bool declared = false;  // from the config file ([[silences.declared]]): cannot be expired here
 };
 
 class SilenceAdmin {

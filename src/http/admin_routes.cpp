@@ -1,11 +1,14 @@
 // The admin API's model and silence endpoints (HttpServer::add_admin_routes):
-//   GET  /api/models                         {"models": [{name, version, stage, created_ms, metrics}]}
+//   GET  /api/models                         {"models": [{name, version, stage, created_ms, metrics,
+//                                              source?, backend?}]} (source: a --model file)
 //   POST /api/models/{name}/promote          body {"version": "3"}
 //   POST /api/models/{name}/rollback
 //   POST /api/models/{name}/shadow           body {"version": "4"}
 //   GET  /api/silences                       {"silences": [{id, symbol, type, severity, comment,
-//                                              created_by, starts_at_ms, ends_at_ms, active, muted}]}
-//   POST /api/silences                       body {symbol, type, severity, duration_s, comment, created_by}
+//                                              created_by, starts_at_ms, ends_at_ms, active, muted,
+//                                              matchers, declared}]}
+//   POST /api/silences                       body {symbol, type, severity, matchers: ["market=SH"],
+//                                              duration_s, comment, created_by}
 //   POST /api/silences/{id}/expire  (also DELETE /api/silences/{id})
 // Refusals and bad input map to 4xx through http_code() (http_json.h).
 #include <httplib.h>
@@ -30,7 +33,8 @@ nlohmann::json silence_json(const SilenceInfo& s) {
           {"ends_at_ms", s.ends_at_ms},
           {"active", s.active},
           {"muted", s.muted},
-          {"matchers", s.matchers}};
+          {"matchers", s.matchers},
+          {"declared", s.declared}};
 }
 
 // Reads {"version": "..."}; replies 400 and returns nothing when missing or not a string.
@@ -72,8 +76,11 @@ void HttpServer::add_admin_routes() {
     });
     nlohmann::json list = nlohmann::json::array();
     for (const auto& v : versions) {
-      list.push_back({{"name", v.name}, {"version", v.version}, {"stage", v.stage},
-                      {"created_ms", v.created_ms}, {"metrics", v.metrics}});
+      nlohmann::json j = {{"name", v.name},         {"version", v.version}, {"stage", v.stage},
+                          {"created_ms", v.created_ms}, {"metrics", v.metrics}};
+      if (!v.source.empty()) j["source"] = v.source;
+      if (!v.backend.empty()) j["backend"] = v.backend;
+      list.push_back(std::move(j));
     }
     reply_json(res, nlohmann::json{{"models", list}}.dump());
   });
@@ -97,7 +104,7 @@ void HttpServer::add_admin_routes() {
     for (const auto& si : silences_->list()) list.push_back(silence_json(si));
     reply_json(res, nlohmann::json{{"silences", list}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   });
-  s.Post("/api/silences", [this, no_silences](const httplib::Request& req, httplib::Response& res) {
+  s.Post("/api/silences", [this, no_silences, counted](const httplib::Request& req, httplib::Response& res) {
     if (!silences_) return no_silences(res);
     auto body = parse_body(req, res);
     if (!body) return count_error("bad_request");
@@ -108,6 +115,14 @@ void HttpServer::add_admin_routes() {
       if (!v) return count_error("bad_request");
       *out = *v;
     }
+    if (body->contains("matchers")) {
+      const auto& m = (*body)["matchers"];
+      if (!m.is_array() || !std::all_of(m.begin(), m.end(), [](const nlohmann::json& x) { return x.is_string(); })) {
+        count_error("bad_request");
+        return reply_error(res, 400, "bad_field", "'matchers' must be an array of strings (symbol=GOOG, type=~\"limit_.*\")");
+      }
+      spec.matchers = m.get<std::vector<std::string>>();
+    }
     if (body->contains("duration_s")) {
       const auto& d = (*body)["duration_s"];
       if (!d.is_number() || !(d.get<double>() > 0) || d.get<double>() > 1e9) {
@@ -117,10 +132,7 @@ void HttpServer::add_admin_routes() {
       spec.duration_ms = int64_t(d.get<double>() * 1000);
     }
     Result<SilenceInfo> created = silences_->create(spec);
-    if (!created.is_ok()) {
-      count_error("bad_request");
-      return reply_status(res, created.status());
-    }
+    if (!created.is_ok()) return counted(res, created.status());
     reply_json(res, silence_json(created.value()).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), 201);
   });
   auto expire = [this, no_silences, counted](const httplib::Request& req, httplib::Response& res) {

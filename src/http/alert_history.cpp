@@ -1,5 +1,7 @@
 #include "http/alert_history.h"
 
+#include "audit/alert_json.h"
+
 #include <charconv>
 #include <set>
 
@@ -24,14 +26,6 @@ bool known_type(const std::string& t) {
   return false;
 }
 
-nlohmann::json record_json(const AlertRecord& r) {
-  nlohmann::json values = nlohmann::json::array();
-  for (const auto& v : r.values) values.push_back({{"name", v.name}, {"value", v.value}, {"threshold", v.threshold}, {"cmp", v.cmp}});
-  return {{"id", r.alert_id},     {"symbol", r.symbol},         {"symbol_id", r.symbol_id},
-          {"type", r.type},       {"severity", r.severity},     {"exch_ts_ns", std::to_string(r.exch_ts_ns)},
-          {"event_seq", r.event_seq}, {"price_ticks", r.price_ticks}, {"price", r.price},
-          {"values", values},     {"latency_ns", {{"total", r.latency_ns}}}};
-}
 
 }  // namespace
 
@@ -104,7 +98,7 @@ bool AlertHistory::handle(const httplib::Request& req, httplib::Response& res) {
   for (const auto& r : rows.value()) {
     if (!severity.empty() && r.severity != severity) continue;
     if (int64_t(list.size()) >= limit) break;
-    list.push_back(record_json(r));
+    list.push_back(alert_record_json(r));
   }
   const size_t n = list.size();
   reply_json(res, nlohmann::json{{"alerts", std::move(list)}, {"count", n}}.dump(-1, ' ', false,

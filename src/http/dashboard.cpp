@@ -43,6 +43,7 @@ DashboardOptions DashboardOptions::from_config(const ConfigSection& s, bool enab
   o.bind = s.get("bind", o.bind);
   o.port = s.get_in("port", o.port, 0, 65535);
   o.token = s.get("token", o.token);
+  o.metrics_token = s.get("metrics_token", o.metrics_token);
   o.web_root = s.get("web_root", o.web_root);
   o.limits = http_limits_from_config(s);
   return o;
@@ -87,6 +88,7 @@ Status Dashboard::start() {
   ho.bind = options_.bind;
   ho.port = options_.port;
   ho.token = options_.token;
+  ho.metrics_token = options_.metrics_token.empty() ? env_or("TICKSENTRY_METRICS_TOKEN", "") : options_.metrics_token;
   ho.limits = options_.limits;
   ho.web_root = options_.web_root.empty() ? env_or("TICKSENTRY_WEB_ROOT", "") : options_.web_root;
   if (ho.web_root.empty()) {
@@ -104,14 +106,6 @@ Status Dashboard::start() {
                                                  : AlertHistory::open_postgres(options_.audit_postgres_dsn);
     if (!h.is_ok()) return h.status();
     history_ = std::move(h).value();
-  }
-  // With the PostgreSQL backend there is no SQLite audit file to keep silences in: without the
-  // notifier's store they stay in memory.
-  if (!silence_store_ && !options_.audit_db.empty() && options_.audit_postgres_dsn.empty()) {
-    auto store = notify::SilenceStore::open(options_.audit_db);
-    if (!store.is_ok()) return store.status().with_context("dashboard silences");
-    own_silence_store_ = std::move(store).value();
-    silence_store_ = own_silence_store_.get();
   }
   if (silence_store_) {
     silences_->impl = std::make_unique<StoreSilences>(*silence_store_);

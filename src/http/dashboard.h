@@ -47,11 +47,11 @@ struct DashboardOptions {
   std::string bind = "127.0.0.1";
   int port = 8080;
   std::string token;
+  std::string metrics_token;  // [http] metrics_token / $TICKSENTRY_METRICS_TOKEN: opens /metrics only
   std::string web_root;
   HttpLimits limits;
   std::string audit_db;  // the run's audit store ("" = no alert history)
   // [sinks] audit_backend = "postgres": /api/alerts reads this database instead of audit_db
-  // (silences still live in audit_db's SQLite file when the notifier has none).
   std::string audit_postgres_dsn;
   // Reads [http] (numeric keys with their ranges: out of range is a ConfigError naming the
   // key); `enabled_default` is the command's default. Flags are applied by the caller.
@@ -82,10 +82,10 @@ class Dashboard {
   int port() const;
   // Lets the model registry plug in (src/serve); before start().
   void set_models(ModelAdmin* models) { models_ = models; }
-  // The notifier's silence store (src/notify), so that silences made in the dashboard mute
-  // notifications; before start(). Without it the dashboard opens a SilenceStore of its own in
-  // the audit database (persistent; dashboard marks only), or keeps silences in memory when
-  // there is no audit database.
+  // The run's silence store (src/notify; app/silence_config.h), the one the notifier consults,
+  // so that silences made in the dashboard mute notifications; before start(). Without it the
+  // dashboard keeps silences in memory (never in the audit database: its writes would wait
+  // behind the audit sink's transactions).
   void set_silence_store(notify::SilenceStore* store) { silence_store_ = store; }
 
  private:
@@ -94,7 +94,6 @@ class Dashboard {
   Metrics& metrics_;
   ModelAdmin* models_ = nullptr;
   notify::SilenceStore* silence_store_ = nullptr;
-  std::unique_ptr<notify::SilenceStore> own_silence_store_;
   std::unique_ptr<EventHub> hub_;
   std::unique_ptr<MarketBoard> board_;
   std::unique_ptr<ScoreBoard> scores_;

@@ -14,6 +14,7 @@
 #include "http/conn_stream.h"
 #include "http/connection_gate.h"
 #include "http/http_auth.h"
+#include "http/process_metrics.h"
 #include "http/http_json.h"
 #include "http/listen_socket.h"
 #include "http/live_feed.h"
@@ -145,6 +146,10 @@ void HttpServer::add_routes() {
   httplib::Server& s = *server_;
   s.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     if (req.path == "/healthz") return httplib::Server::HandlerResponse::Unhandled;
+    if (req.path == "/metrics" && !options_.metrics_token.empty() &&
+        check_token(req, options_.metrics_token) == AuthResult::kOk) {
+      return httplib::Server::HandlerResponse::Unhandled;  // the scrape-only token opens /metrics alone
+    }
     const AuthResult auth = check_token(req, options_.token);
     if (auth == AuthResult::kOk) {
       // The login link (/?token=...): remember the token in a cookie and drop it from the URL.
@@ -197,7 +202,7 @@ void HttpServer::add_routes() {
     reply_json(res, "{\"ready\":false,\"reason\":\"the pipeline is not running\"}", 503);
   });
   s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-    res.set_content(metrics_.serialize(), "text/plain; version=0.0.4");
+    res.set_content(metrics_.serialize() + build_info_text() + process_metrics_text(), "text/plain; version=0.0.4");
   });
   s.Get("/api/info", [this](const httplib::Request&, httplib::Response& res) {
     reply_json(res, nlohmann::json{{"name", "ticksentry"},

@@ -6,7 +6,8 @@
 // It serves
 //   /healthz                 200 while the process is up (the only path without a token)
 //   /readyz                  200 once the pipeline runs, 503 before/after (set_ready)
-//   /metrics                 Prometheus text format of the process's registry
+//   /metrics                 Prometheus text format of the process's registry, ticksentry_build_info
+//                            and process_* (process_metrics.h); the admin token or metrics_token
 //   /api/stream              Server-Sent Events: "hello", "alert", "ticks", "scores", "stats"
 //   /api/...                 the admin API (admin_routes.cpp, alert_history.h, live_feed.h)
 //   /...                     the dashboard's static files (web/dist), index.html at /
@@ -49,6 +50,9 @@ struct HttpOptions {
   std::string bind = "127.0.0.1";  // config [http] bind; "0.0.0.0" exposes it to the network
   int port = 8080;                 // 0 = any free port (tests); see port()
   std::string token;               // required; commands generate one when none is configured
+  // A scrape-only token: it opens /metrics and nothing else, so Prometheus needs no admin
+  // token ([http] metrics_token or $TICKSENTRY_METRICS_TOKEN; "" = /metrics needs `token`).
+  std::string metrics_token;
   std::string web_root;            // the built dashboard (web/dist); "" = API only
   HttpLimits limits;               // connections, timeouts, sizes, threads ([http], http_limits.h)
 };

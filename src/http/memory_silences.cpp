@@ -23,8 +23,8 @@ int64_t now_wall_ms() { return wall_ns() / 1'000'000; }
 }  // namespace
 
 Status validate_silence(const SilenceSpec& s) {
-  if (s.symbol.empty() && s.type.empty() && s.severity.empty()) {
-    return {StatusCode::kInvalidArgument, "a silence needs at least one matcher (symbol, type or severity)"};
+  if (s.symbol.empty() && s.type.empty() && s.severity.empty() && s.matchers.empty()) {
+    return {StatusCode::kInvalidArgument, "a silence needs at least one matcher (symbol, type, severity or matchers)"};
   }
   if (!s.type.empty() && !known_type(s.type)) {
     return {StatusCode::kInvalidArgument, "unknown alert type '" + s.type + "'"};
@@ -43,6 +43,10 @@ Status validate_silence(const SilenceSpec& s) {
 
 Result<SilenceInfo> MemorySilences::create(const SilenceSpec& spec) {
   if (Status st = validate_silence(spec); !st.is_ok()) return st;
+  if (!spec.matchers.empty()) {
+    return Status(StatusCode::kUnsupported, "label matchers need the silence store ([silences] db); this process "
+                                            "keeps silences in memory: use symbol, type and severity");
+  }
   std::lock_guard<std::mutex> lock(mu_);
   SilenceInfo s;
   s.id = fmt::format("s{}", next_id_++);

@@ -25,6 +25,11 @@ Result<SilenceInfo> StoreSilences::create(const SilenceSpec& spec) {
     if (!m.is_ok()) return m.status();
     s.matchers.push_back(std::move(m).value());
   }
+  for (const std::string& text : spec.matchers) {
+    auto m = notify::Matcher::parse(text);
+    if (!m.is_ok()) return Status(StatusCode::kInvalidArgument, m.status().message());
+    s.matchers.push_back(std::move(m).value());
+  }
   s.author = spec.created_by.empty() ? "dashboard" : spec.created_by;
   s.comment = spec.comment;
   const int64_t now_ns = now_on_ms_edge_ns();
@@ -47,6 +52,7 @@ SilenceInfo StoreSilences::info(const notify::Silence& s, int64_t now_ns) {
   i.starts_at_ms = s.starts_unix_ns / 1'000'000;
   i.ends_at_ms = s.ends_unix_ns / 1'000'000;
   i.active = s.active_at(now_ns);
+  i.declared = store_.is_declared(s.id);
   for (const auto& m : s.matchers) {
     i.matchers.push_back(m.to_string());
     if (m.op() != notify::MatchOp::kEq) continue;

@@ -8,14 +8,20 @@
 
 namespace ts::notify {
 
-Result<std::unique_ptr<Notifier>> Notifier::create(NotifyConfig cfg, const SymbolTable& symbols, Metrics* metrics) {
+Result<std::unique_ptr<Notifier>> Notifier::create(NotifyConfig cfg, const SymbolTable& symbols, Metrics* metrics,
+                                                   SilenceStore* silences) {
   std::unique_ptr<Notifier> n(new Notifier(std::move(cfg), symbols));
   auto ob = Outbox::open(n->cfg_.outbox_db, n->cfg_.outbox_sync_full);
   if (!ob.is_ok()) return ob.status();
   n->outbox_ = std::move(ob).value();
-  auto ss = SilenceStore::open(n->cfg_.outbox_db);
-  if (!ss.is_ok()) return ss.status();
-  n->silences_ = std::move(ss).value();
+  if (silences) {
+    n->silences_ = silences;
+  } else {
+    auto ss = SilenceStore::open(n->cfg_.outbox_db);
+    if (!ss.is_ok()) return ss.status();
+    n->own_silences_ = std::move(ss).value();
+    n->silences_ = n->own_silences_.get();
+  }
   if (!n->cfg_.audit_postgres_dsn.empty() || !n->cfg_.audit_db.empty()) {
     auto audit = DeliveryAudit::open(n->cfg_.audit_postgres_dsn.empty() ? sqlite_delivery_audit(n->cfg_.audit_db)
                                                                        : postgres_delivery_audit(n->cfg_.audit_postgres_dsn),

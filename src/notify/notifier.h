@@ -55,11 +55,13 @@ struct NotifierStats {
 
 class Notifier {
  public:
-  // Opens the outbox and silences (cfg.outbox_db), the delivery audit (cfg.audit_postgres_dsn or
-  // cfg.audit_db, when set)
-  // and makes the receivers. `symbols` and `metrics` (may be null: no delivery histogram and
-  // counters) must outlive the notifier.
-  static Result<std::unique_ptr<Notifier>> create(NotifyConfig cfg, const SymbolTable& symbols, Metrics* metrics = nullptr);
+  // Opens the outbox (cfg.outbox_db), the delivery audit (cfg.audit_postgres_dsn or
+  // cfg.audit_db, when set) and makes the receivers. Silences: `silences` (the run's one store,
+  // app/silence_config.h), or without it a store of its own in cfg.outbox_db. `symbols`,
+  // `metrics` (may be null: no delivery histogram and counters) and `silences` must outlive the
+  // notifier.
+  static Result<std::unique_ptr<Notifier>> create(NotifyConfig cfg, const SymbolTable& symbols, Metrics* metrics = nullptr,
+                                                  SilenceStore* silences = nullptr);
   ~Notifier();  // stop()
   Notifier(const Notifier&) = delete;
   Notifier& operator=(const Notifier&) = delete;
@@ -95,7 +97,8 @@ class Notifier {
   const SymbolTable& symbols_;
   std::unique_ptr<Outbox> outbox_;
   std::unique_ptr<DeliveryAudit> audit_;  // null without an audit store; outlives the workers
-  std::unique_ptr<SilenceStore> silences_;
+  std::unique_ptr<SilenceStore> own_silences_;
+  SilenceStore* silences_ = nullptr;
   std::map<std::string, std::unique_ptr<DeliveryWorker>> workers_;
   SpscRing<Alert> ring_;
   std::unique_ptr<Inhibitor> inhibitor_;

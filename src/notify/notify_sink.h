@@ -38,9 +38,10 @@ class NotifySink : public AlertSink {
 // The sink for the file's [notify] section, started; null when the file has none. Deliveries are
 // recorded in the PostgreSQL audit store `audit_postgres_dsn`, else in the SQLite one `audit_db`
 // (both "" = none). Throws ConfigError for a bad [notify]; a Status error when the outbox or the
-// audit store cannot be opened.
+// audit store cannot be opened. `silences`: the run's silence store (Notifier::create).
 Result<std::shared_ptr<NotifySink>> make_notify_sink(const Config& config, const SymbolTable& symbols, Metrics* metrics,
                                                      const std::string& audit_db = "",
-                                                     const std::string& audit_postgres_dsn = "");
+                                                     const std::string& audit_postgres_dsn = "",
+                                                     SilenceStore* silences = nullptr);
 
 }  // namespace ts::notify

@@ -1,5 +1,9 @@
 #include "notify/toml_reader.h"
 
+#include "core/config_suggest.h"
+
+#include <algorithm>
+
 #include <toml++/toml.h>
 
 #include <cmath>
@@ -103,7 +107,15 @@ std::vector<const toml::table*> TomlReader::tables(const std::string& key) {
 void TomlReader::finish() const {
   for (const auto& [k, v] : t_) {
     const std::string key(k.str());
-    if (!seen_.count(key)) fail(key, "unknown key");
+    if (seen_.count(key)) continue;
+    // The nearest key this reader asked for: "recever" → "receiver".
+    std::string best;
+    size_t best_d = std::max<size_t>(1, key.size() / 3) + 1;
+    for (const auto& s : seen_) {
+      const size_t d = edit_distance(key, s);
+      if (d < best_d) best_d = d, best = s;
+    }
+    fail(key, best.empty() ? "unknown key" : "unknown key (did you mean '" + best + "'?)");
   }
 }
 

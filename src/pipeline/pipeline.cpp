@@ -1,6 +1,9 @@
 #include "pipeline/pipeline.h"
 
+#include "detect/rule_groups.h"
+
 #include <algorithm>
+#include <map>
 #include <thread>
 
 #include "core/clock.h"
@@ -34,7 +37,7 @@ Pipeline::Pipeline(SymbolTable& symbols, const Config& config, PipelineOptions o
   // Read (and so validate) the stages' sections now, at start-up: a bad value throws
   // ConfigError here rather than inside a shard thread, and the keys count as read.
   (void)FeatureOptions::from_config(config.section("features"));
-  (void)RuleOptions::from_config(config);
+  (void)RuleConfig::from_config(config);
 }
 
 Pipeline::~Pipeline() = default;
@@ -136,7 +139,21 @@ RunSummary Pipeline::run(Source& source, InputErrors& source_errors, const std::
       metrics_.counter("source_stalls_total", "Times the source waited on a full shard ring");
   uint64_t events_published = 0, stalls_published = 0;
   InputErrors errors_published;
+  // Feed staleness, per source (the first word of its description: lobster, sse-l2, kafka, sim):
+  // the newest exchange time read and the wall time it was received. Alert on
+  // `time() - ticksentry_feed_last_receive_time_seconds > 30` (docs/dashboard.md, "Metrics").
+  const std::string desc = source.describe();
+  const std::map<std::string, std::string> feed = {{"source", desc.substr(0, desc.find(' '))}};
+  prometheus::Gauge& feed_exch = metrics_.gauge("feed_last_exchange_time_seconds",
+                                                "Newest exchange time read from the source (Unix seconds)", feed);
+  prometheus::Gauge& feed_recv = metrics_.gauge("feed_last_receive_time_seconds",
+                                                "Wall time the source last delivered an event (Unix seconds)", feed);
+  int64_t last_exch_ns = 0, last_recv_wall_ns = 0;
   auto publish = [&](const InputErrors& source_errs) {
+    if (last_recv_wall_ns > 0) {
+      feed_exch.Set(double(last_exch_ns) / 1e9);
+      feed_recv.Set(double(last_recv_wall_ns) / 1e9);
+    }
     events_total.Increment(double(summary.events - events_published));
     events_published = summary.events;
     stalls_total.Increment(double(summary.source_stalls - stalls_published));
@@ -208,6 +225,8 @@ RunSummary Pipeline::run(Source& source, InputErrors& source_errors, const std::
       }
     }
     summary.events += n;
+    last_recv_wall_ns = wall_ns();  // one clock read a batch
+    last_exch_ns = std::max(last_exch_ns, batch[n - 1].exch_ts_ns);
   }
 drained:
   source_done.store(true, std::memory_order_release);

@@ -16,7 +16,7 @@ ShardWorker::ShardWorker(int shard, const SymbolTable& symbols, const Config& co
       symbols_(symbols),
       books_(symbols, tracking),
       features_(symbols, FeatureOptions::from_config(config.section("features"))),
-      rules_(symbols, RuleOptions::from_config(config), uint32_t(shard)),
+      rules_(symbols, RuleConfig::from_config(config), uint32_t(shard)),
       dispatcher_(dispatcher) {
   rules_.reserve(symbols.size());
 }

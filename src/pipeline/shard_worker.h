@@ -18,7 +18,7 @@
 #include "detect/decision_values.h"
 #include "detect/model_alert.h"
 #include "detect/model_decision.h"
-#include "detect/rule_engine.h"
+#include "detect/rule_groups.h"
 #include "features/feature_engine.h"
 #include "serve/serve_options.h"
 #include "serve/shard_port.h"
@@ -95,7 +95,7 @@ class ShardWorker {
   std::unique_ptr<PhaseResolver> phases_;
   PhaseCounters no_phases_;
   FeatureEngine features_;
-  RuleEngine rules_;
+  RuleSet rules_;  // [rules] and [[rules.groups]]
   AlertDispatcher* dispatcher_;
   InputErrors errors_;
   LatencyHistogram alert_latency_;

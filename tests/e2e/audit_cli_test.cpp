@@ -44,6 +44,42 @@ TEST(TimeArg, NanosecondsOrRfc3339WithAZone) {
   EXPECT_EQ(format_utc_ns(1340285400LL * 1'000'000'000), "2012-06-21T13:30:00Z");
 }
 
+// --from / --to: a time of day (or a date and time) without zone is read in the symbol's zone on
+// the day of its first event; a zone or nanoseconds fix it outright.
+TEST(TimeArg, BoundsReadInTheSymbolsExchangeZone) {
+  const int64_t s = 1'000'000'000;
+  const int64_t open_ny = 1340285400LL * s;  // 2012-06-21 09:30 EDT (UTC-4)
+  auto new_york = [](int64_t unix_s) { return unix_s < 1352008800 ? -4 * 3600 : -5 * 3600; };  // EDT until 2012-11-04
+  auto at = [&](const char* text, int64_t first_ns, auto offset) {
+    auto b = parse_time_bound(text);
+    EXPECT_TRUE(b.is_ok()) << text << ": " << b.status().to_string();
+    return b.is_ok() ? resolve_time_bound(b.value(), first_ns, offset) : -1;
+  };
+  EXPECT_EQ(at("10:50", open_ny, new_york), open_ny + (80 * 60) * s);
+  EXPECT_EQ(at("10:50:30.5", open_ny, new_york), open_ny + (80 * 60 + 30) * s + 500'000'000);
+  EXPECT_EQ(at("2012-06-21T10:50", open_ny, new_york), open_ny + 80 * 60 * s);
+  EXPECT_EQ(at("2012-06-22 09:30", open_ny, new_york), open_ny + 86400 * s) << "another day named";
+  EXPECT_EQ(at("10:50-04:00", open_ny, new_york), open_ny + 80 * 60 * s);
+  EXPECT_EQ(at("14:50Z", open_ny, new_york), open_ny + 80 * 60 * s);
+  EXPECT_EQ(at("2012-06-21T14:50Z", 0, new_york), open_ny + 80 * 60 * s) << "absolute: the first event does not matter";
+  EXPECT_EQ(at("1340285400000000000", 0, new_york), open_ny);
+  // Shanghai: the first event at 09:15 local (01:15 UTC) on 2023-02-01; 10:50 is that day's.
+  auto shanghai = [](int64_t) { return 8 * 3600; };
+  const int64_t sse_first = 1675214100LL * s;
+  EXPECT_EQ(at("10:50", sse_first, shanghai), 1675219800LL * s);
+  // An event just after local midnight is on the new local day (UTC still on the day before).
+  EXPECT_EQ(at("10:50", 1675180800LL * s /* 00:00 local 02-01 */, shanghai), 1675219800LL * s);
+  // A date on the other side of a DST change gets that date's offset.
+  EXPECT_EQ(at("2012-11-05T09:30", open_ny, new_york), (1340285400LL + 137 * 86400 + 3600) * s);
+  for (const char* bad : {"", "1:2", "10:5", "25:00", "10:50 junk", "2012-06-21", "10:50+25:00", "yesterday"}) {
+    auto r = parse_time_bound(bad);
+    ASSERT_FALSE(r.is_ok()) << bad;
+    EXPECT_NE(r.status().message().find("in the symbol's exchange time"), std::string::npos) << r.status().message();
+  }
+  EXPECT_EQ(format_local_ns(open_ny, -4 * 3600), "2012-06-21T09:30:00-04:00");
+  EXPECT_EQ(format_local_ns(1675219800LL * s + 5, 8 * 3600), "2023-02-01T10:50:00.000000005+08:00");
+}
+
 TEST(AuditCli, AlertsAndExplainAnswerFromTheStoreTheRunWrote) {
   const auto goog = lobster_file("GOOG", "message", 10);
   TS_REQUIRE_DATA(goog);

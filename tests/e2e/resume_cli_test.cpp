@@ -226,3 +226,119 @@ TEST(SymbolCli, ReplayAndRecordKeepOnlyTheSymbolsAsked) {
 
 }  // namespace
 }  // namespace ts::testing
+
+namespace ts::testing {
+namespace {
+
+// The exchange times of a normalized CSV (column 3), header skipped.
+std::vector<int64_t> csv_times(const std::filesystem::path& p) {
+  std::vector<int64_t> out;
+  std::ifstream in(p);
+  std::string line;
+  std::getline(in, line);
+  while (std::getline(in, line)) {
+    const size_t a = line.find(',', line.find(',') + 1);
+    out.push_back(std::stoll(line.substr(a + 1, line.find(',', a + 1) - a - 1)));
+  }
+  return out;
+}
+
+// --from / --to on replay and record: an analyst replays 10:00-12:00 of one day in New York time
+// without naming the date or the zone; only alerts and events of the window come out, the same
+// as with the absolute times; a paced replay of three seconds at 11:00 takes seconds, not the
+// morning.
+TEST(TimeRangeCli, ReplayAndRecordKeepOnlyTheWindow) {
+  const auto goog = lobster_file("GOOG", "message", 10);
+  TS_REQUIRE_DATA(goog);
+  const auto dir = scratch_dir("time_range_cli");
+  std::ofstream(dir / "abs.toml") << "[rules]\nrelative = false\n";
+  const int64_t s = 1'000'000'000, ten = 1340287200LL * s, noon = 1340294400LL * s;  // 10:00, 12:00 EDT
+  auto o = run_bin({"replay", "--format", "lobster", goog.string(), "--config", "abs.toml", "--no-stdout", "--http",
+                    "off", "--audit-db", "", "--jsonl", "w.jsonl", "--from", "10:00", "--to", "12:00"},
+                   dir);
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.err.find("--from/--to: GOOG 2012-06-21T10:00:00-04:00 .. 2012-06-21T12:00:00-04:00"), std::string::npos)
+      << o.err;
+  size_t alerts = 0;
+  std::ifstream in(dir / "w.jsonl");
+  for (std::string line; std::getline(in, line); ++alerts) {
+    const int64_t t = std::stoll(nlohmann::json::parse(line).at("exch_ts_ns").get<std::string>());
+    EXPECT_GE(t, ten);
+    EXPECT_LT(t, noon);
+  }
+  EXPECT_GT(alerts, 0u) << "GOOG alerts between 10:00 and 12:00 at the absolute thresholds";
+
+  o = run_bin({"record", "--format", "lobster", goog.string(), "--out", "tod.csv", "--from", "10:50", "--to", "11:00"},
+              dir);
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  o = run_bin({"record", "--format", "lobster", goog.string(), "--out", "abs.csv", "--from", "2012-06-21T14:50:00Z",
+               "--to", "2012-06-21T11:00:00-04:00"},
+              dir);
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  o = run_bin({"record", "--format", "lobster", goog.string(), "--out", "all.csv"}, dir);
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const auto tod = csv_times(dir / "tod.csv"), all = csv_times(dir / "all.csv");
+  EXPECT_EQ(tod, csv_times(dir / "abs.csv"));
+  const int64_t from = 1340290200LL * s, to = 1340290800LL * s;  // 10:50, 11:00 EDT
+  size_t want = 0;
+  for (int64_t t : all) want += t >= from && t < to;
+  EXPECT_GT(want, 1000u);
+  EXPECT_EQ(tod.size(), want);
+  for (int64_t t : tod) ASSERT_TRUE(t >= from && t < to) << t;
+
+  // Paced at real time: three seconds of exchange time at 11:00, after reading the morning unpaced.
+  const auto t0 = std::chrono::steady_clock::now();
+  o = run_bin({"replay", "--format", "lobster", goog.string(), "--speed", "1", "--no-stdout", "--http", "off",
+               "--audit-db", "", "--jsonl", "", "--from", "11:00", "--to", "11:00:03"},
+              dir);
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(30));
+
+  // Mistakes are usage errors naming the flag.
+  o = run_bin({"record", "--format", "lobster", goog.string(), "--out", "x.csv", "--from", "11:00", "--to", "10:50"}, dir);
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_NE(o.err.find("--from 11:00 is not before --to 10:50"), std::string::npos) << o.err;
+  o = run_bin({"replay", "--format", "lobster", goog.string(), "--http", "off", "--from", "10:5"}, dir);
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_NE(o.err.find("--from: time '10:5'"), std::string::npos) << o.err;
+  o = run_bin({"record", "--format", "lobster", goog.string(), "--out", "x.csv", "--from", "20:00"}, dir);
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.err.find("--from/--to kept no event"), std::string::npos) << o.err;
+}
+
+}  // namespace
+}  // namespace ts::testing
+
+namespace ts::testing {
+namespace {
+
+// A model made for another contract is refused at load with the expected and the actual values
+// (docs/bring-your-own-model.md), before anything is built: exit 2, the model's real inputs listed.
+TEST(ModelContractCli, AModelForAnotherContractIsRefusedWithWhatItHas) {
+  const auto goog = lobster_file("GOOG", "message", 10);
+  TS_REQUIRE_DATA(goog);
+  const auto dir = scratch_dir("model_contract_cli");
+  const std::string make = "/usr/bin/python3 " + std::string(TICKSENTRY_SOURCE_DIR) +
+                           "/tests/e2e/make_contract_models.py " + dir.string();
+  ASSERT_EQ(std::system(make.c_str()), 0) << make;
+  auto replay = [&](const std::string& model) {
+    return run_bin({"replay", "--format", "lobster", goog.string(), "--model", model, "--no-stdout", "--http", "off",
+                    "--jsonl", "", "--audit-db", "", "--to", "09:31"},
+                   dir);
+  };
+  auto o = replay("wrong_name.onnx");
+  EXPECT_EQ(o.exit_code, 2) << o.err;
+  EXPECT_NE(o.err.find("its input is named 'input_ids', not 'x'"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("the model's inputs: input_ids f32 [batch,seq,20]"), std::string::npos) << o.err;
+  o = replay("wide.onnx");
+  EXPECT_EQ(o.exit_code, 2) << o.err;
+  EXPECT_NE(o.err.find("it takes F = 32 features, the pipeline has 20"), std::string::npos) << o.err;
+  o = replay("two_columns.onnx");
+  EXPECT_EQ(o.exit_code, 2) << o.err;
+  EXPECT_NE(o.err.find("its output prob is [batch,2]"), std::string::npos) << o.err;
+  o = replay("good.onnx");
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+}
+
+}  // namespace
+}  // namespace ts::testing

@@ -2,9 +2,11 @@
 // alert history from a real SQLite audit store, models through the ModelAdmin interface.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "core/clock.h"
+#include "features/feature_set.h"
 #include "http_test_util.h"
 
 namespace ts::testing {
@@ -44,6 +46,47 @@ TEST(HttpApi, HealthzNeedsNoTokenAndEverythingElseDoes) {
   EXPECT_EQ(r->status, 200);
   EXPECT_NE(s.client().Get("/metrics")->body.find("ticksentry_http_errors_total{kind=\"unauthorized\"}"),
             std::string::npos);
+}
+
+// /metrics by Prometheus conventions: the build and the process series beside ticksentry's own,
+// and a scrape-only token that opens /metrics and nothing else (Prometheus needs no admin token).
+TEST(HttpApi, MetricsHaveBuildInfoAndProcessSeriesAndAScrapeOnlyToken) {
+  const std::string metrics_token = "scrape-only-token-42";
+  Metrics metrics;
+  http::EventHub hub;
+  http::HttpOptions o;
+  o.port = 0;
+  o.token = kToken;
+  o.metrics_token = metrics_token;
+  http::HttpServer server(o, hub, metrics);
+  ASSERT_TRUE(server.start().is_ok());
+  httplib::Client scraper("127.0.0.1", server.port());
+  scraper.set_bearer_token_auth(metrics_token.c_str());
+  auto r = scraper.Get("/metrics");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  const std::string m = r->body;
+  EXPECT_NE(m.find("ticksentry_build_info{version=\""), std::string::npos) << m.substr(0, 500);
+  EXPECT_NE(m.find("commit=\""), std::string::npos);
+  for (const char* name : {"process_cpu_seconds_total ", "process_resident_memory_bytes ", "process_start_time_seconds ",
+                           "process_open_fds ", "process_max_fds ", "process_virtual_memory_bytes "}) {
+    const size_t at = m.find(std::string("\n") + name);
+    ASSERT_NE(at, std::string::npos) << name;
+    EXPECT_GT(std::stod(m.substr(at + 1 + std::strlen(name))), 0) << name;
+  }
+  const size_t start = m.find("\nprocess_start_time_seconds ");
+  const double started = std::stod(m.substr(start + 28));
+  EXPECT_NEAR(started, double(wall_ns()) / 1e9, 3600) << "a Unix time, this process's start";
+  EXPECT_NE(m.find("# TYPE process_cpu_seconds_total counter"), std::string::npos);
+  for (const char* path : {"/api/silences", "/api/alerts", "/readyz", "/"}) {
+    r = scraper.Get(path);
+    ASSERT_TRUE(r) << path;
+    EXPECT_EQ(r->status, 401) << path << ": the scrape token opens /metrics only";
+  }
+  httplib::Client admin("127.0.0.1", server.port());
+  admin.set_bearer_token_auth(kToken.c_str());
+  EXPECT_EQ(admin.Get("/metrics")->status, 200) << "the admin token still does";
+  server.stop();
 }
 
 TEST(HttpApi, CookieLoginAndCsrfHeaderForChanges) {
@@ -150,6 +193,12 @@ TEST(HttpApi, AlertHistoryByTimeSymbolAndType) {
   EXPECT_EQ(first["symbol"], "GOOG");
   EXPECT_EQ(first["type"], "volume_burst");
   EXPECT_EQ(first["exch_ts_ns"], std::to_string(t0 + 9 * kNsPerSec)) << "newest first";
+  // The alert's feature row, one key per feature (the JSONL schema, audit/alert_json.h), and the
+  // total latency the dashboard shows.
+  ASSERT_TRUE(first.contains("features")) << first.dump();
+  EXPECT_EQ(first["features"].size(), size_t(kFeatureCount));
+  EXPECT_TRUE(first["features"].contains(feature_name(0)));
+  EXPECT_GT(first["latency_ns"]["total"].get<int64_t>(), 0);
 }
 
 TEST(HttpApi, ModelsListPromoteRefuseRollbackShadow) {

@@ -102,6 +102,48 @@ TEST(MockKafkaCli, ADayBeyondTheMocksRetentionIsALossNotSilence) {
   EXPECT_EQ(wait_child(mock, 30), 0) << slurp(mock.err);
 }
 
+// publish --symbol --from --to: one stock of a two-stock input, 10:50-11:00 New York time; the
+// topic holds exactly the events `record` writes with the same selection.
+TEST(MockKafkaCli, PublishSendsOnlyTheSymbolsAndTheWindowAsked) {
+  const auto goog = ::ts::testing::lobster_file("GOOG", "message", 10), aapl = ::ts::testing::lobster_file("AAPL", "message", 1);
+  TS_REQUIRE_DATA(goog);
+  TS_REQUIRE_DATA(aapl);
+  const auto dir = scratch_dir("publish_select");
+  Child mock = spawn({"mock-kafka", "--brokers", "1", "--topic", "md", "--partitions", "2"}, dir, "mock");
+  ASSERT_TRUE(wait_for_text(mock.out, "\n", 60)) << slurp(mock.err);
+  const std::string brokers = mock_brokers(mock);
+  ASSERT_FALSE(brokers.empty()) << slurp(mock.out);
+  const std::vector<std::string> select = {"--symbol", "GO*", "--from", "10:50", "--to", "11:00"};
+  std::vector<std::string> args = {"publish", "--format", "lobster", goog.string(), aapl.string(), "--brokers", brokers,
+                                   "--topic", "md", "--encoding", "json"};
+  args.insert(args.end(), select.begin(), select.end());
+  const Child pub = run_child(args, dir, "pub");
+  ASSERT_EQ(pub.exit_code, 0) << slurp(pub.err);
+  EXPECT_NE(slurp(pub.err).find("--from/--to: GOOG 2012-06-21T10:50:00-04:00"), std::string::npos) << slurp(pub.err);
+  args = {"record", "--format", "lobster", goog.string(), aapl.string(), "--out", "sel.csv"};
+  args.insert(args.end(), select.begin(), select.end());
+  const Child rec = run_child(args, dir, "rec");
+  ASSERT_EQ(rec.exit_code, 0) << slurp(rec.err);
+  size_t rows = 0;
+  {
+    std::ifstream csv(dir / "sel.csv");
+    std::string line;
+    std::getline(csv, line);
+    while (std::getline(csv, line)) ++rows;
+  }
+  const auto msgs = read_topic(brokers, "md");
+  EXPECT_GT(rows, 1000u);
+  EXPECT_EQ(msgs.size(), rows);
+  const int64_t from = 1340290200LL * 1'000'000'000, to = 1340290800LL * 1'000'000'000;  // 10:50, 11:00 EDT
+  for (const auto& m : msgs) {
+    ASSERT_EQ(m.key, "GOOG");
+    const int64_t t = nlohmann::json::parse(m.value).at("exch_ts_ns").get<int64_t>();
+    ASSERT_TRUE(t >= from && t < to) << m.value;
+  }
+  kill(mock.pid, SIGTERM);
+  EXPECT_EQ(wait_child(mock, 30), 0) << slurp(mock.err);
+}
+
 TEST(MockKafkaCli, PublishRefusesAnUnknownEncoding) {
   const auto dir = scratch_dir("publish_cli");
   const Child c = run_child({"publish", "--format", "sim", "--brokers", "127.0.0.1:1", "--topic", "t", "--encoding",

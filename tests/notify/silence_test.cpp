@@ -46,6 +46,52 @@ TEST(NotifySilences, CreateListExpireAndSurviveReopen) {
   EXPECT_EQ(store.value()->expire("nope", 301 * kS).code(), StatusCode::kNotFound);
 }
 
+// Declared silences (the config file's) match and are listed like stored ones, are never written
+// to the file, and cannot be expired; silences of the file they used to share with the outbox
+// are imported once into their own file.
+TEST(NotifySilences, DeclaredOnesMatchAndLegacyOnesAreImportedOnce) {
+  auto dir = testing::scratch_dir("notify_silences_declared");
+  const std::string legacy = (dir / "outbox.db").string(), own = (dir / "silences.db").string();
+  const Labels goog{{"symbol", "GOOG"}, {"type", "large_trade"}};
+  std::string old_id;
+  {
+    auto store = SilenceStore::open(legacy);
+    ASSERT_TRUE(store.is_ok());
+    Silence s;
+    s.matchers = parse_matchers({"symbol=AAPL"}).value();
+    s.author = "a";
+    s.comment = "made before silences had their own file";
+    s.ends_unix_ns = 1000 * kS;
+    old_id = store.value()->create(s, 100 * kS).value();
+  }
+  Silence d;
+  d.matchers = parse_matchers({"type=large_trade"}).value();
+  d.author = "config";
+  d.comment = "block trades reviewed daily";
+  d.ends_unix_ns = INT64_MAX;
+  auto store = SilenceStore::open(own, {d}, {legacy, (dir / "missing.db").string()});
+  ASSERT_TRUE(store.is_ok()) << store.status().to_string();
+  EXPECT_EQ(store.value()->imported(), 1u);
+  EXPECT_EQ(store.value()->silenced_by(goog, 200 * kS), "config-1");
+  const auto list = store.value()->list(200 * kS);
+  ASSERT_EQ(list.size(), 2u);
+  EXPECT_EQ(list[0].id, "config-1");
+  EXPECT_EQ(list[1].id, old_id);
+  const Status st = store.value()->expire("config-1", 200 * kS);
+  EXPECT_EQ(st.code(), StatusCode::kUnsupported);
+  EXPECT_NE(st.message().find("[[silences.declared]]"), std::string::npos) << st.message();
+  ASSERT_TRUE(store.value()->expire(old_id, 300 * kS).is_ok());
+  store.value().reset();
+  // Reopened: the import is not repeated (the expired silence stays expired), the declared one
+  // was never stored.
+  auto again = SilenceStore::open(own, {}, {legacy});
+  ASSERT_TRUE(again.is_ok());
+  EXPECT_EQ(again.value()->imported(), 0u);
+  const auto all = again.value()->list(301 * kS, true);
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].ends_unix_ns, 300 * kS);
+}
+
 TEST(NotifySilences, RefusesIncompleteSilences) {
   auto dir = testing::scratch_dir("notify_silences_bad");
   auto store = SilenceStore::open((dir / "outbox.db").string()).value();

@@ -6,27 +6,19 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <fstream>
-#include <regex>
 #include <string>
 
 #include <unistd.h>
 
+#include "dashboard_child.h"
 #include "kafka/kafka_mock.h"
 #include "kafka/kafka_test_util.h"
 #include "test_data.h"
 
 namespace ts::testing {
 namespace {
-
-// Waits for the run's "dashboard: http://HOST:PORT/?token=..." line; the port, or 0.
-int dashboard_port(const Child& c) {
-  if (!wait_for_text(c.err, "dashboard: http://", 60)) return 0;
-  std::smatch m;
-  const std::string err = slurp(c.err);
-  static const std::regex url(R"(dashboard: http://[^:/]+:([0-9]+)/)");
-  return std::regex_search(err, m, url) ? std::stoi(m[1].str()) : 0;
-}
 
 // /healthz answers on `port` while the child runs; then SIGINT ends the run with exit 0.
 void expect_healthz_then_clean_stop(Child& c) {
@@ -94,6 +86,18 @@ TEST(RunWiring, KafkaRunServesMetricsAndApiOverPublishedEvents) {
   const size_t at = metrics.find("\nticksentry_events_total ");
   ASSERT_NE(at, std::string::npos) << metrics.substr(0, 2000);
   EXPECT_GT(std::stod(metrics.substr(at + 25)), 0.0) << "no consumed event on /metrics";
+  // Feed staleness by source: the wall time of the last delivery is recent, the exchange time is
+  // the simulator's session (2023-02-01).
+  const std::string recv = "\nticksentry_feed_last_receive_time_seconds{source=\"kafka\"} ";
+  const std::string exch = "\nticksentry_feed_last_exchange_time_seconds{source=\"kafka\"} ";
+  ASSERT_NE(metrics.find(recv), std::string::npos) << metrics.substr(0, 3000);
+  ASSERT_NE(metrics.find(exch), std::string::npos);
+  const double now_s = double(std::chrono::duration_cast<std::chrono::seconds>(
+                                  std::chrono::system_clock::now().time_since_epoch()).count());
+  EXPECT_NEAR(std::stod(metrics.substr(metrics.find(recv) + recv.size())), now_s, 120);
+  EXPECT_NEAR(std::stod(metrics.substr(metrics.find(exch) + exch.size())), 1675213200.0, 86400);
+  EXPECT_NE(metrics.find("\nticksentry_build_info{"), std::string::npos);
+  EXPECT_NE(metrics.find("\nprocess_resident_memory_bytes "), std::string::npos);
   auto r = client.Get("/readyz");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200) << r->body;
@@ -131,6 +135,41 @@ TEST(RunWiring, ASecondRunOnATakenPortExitsTwo) {
       << slurp(second.err);
   kill(first.pid, SIGINT);
   EXPECT_EQ(wait_child(first, 60), 0) << slurp(first.err);
+}
+
+// A model served from a file (--model) is described by /api/models (was 503 "no model
+// registry"); promotions are refused with what to do instead.
+TEST(RunWiring, ModelsApiDescribesAModelServedFromAFile) {
+  const std::string model = std::string(TICKSENTRY_SOURCE_DIR) + "/models/default.onnx";
+  if (!std::filesystem::exists(model)) GTEST_SKIP() << model << " missing";
+  const auto dir = scratch_dir("run_wiring_file_model-" + std::to_string(::getpid()));
+  const std::string token = "file-model-token";
+  Child c = spawn({"run", "--symbols", "5", "--model", model, "--http", "127.0.0.1:0", "--http-token", token,
+                   "--no-stdout", "--jsonl", "", "--audit-db", ""},
+                  dir, "run-file-model");
+  const int port = dashboard_port(c);
+  ASSERT_GT(port, 0) << slurp(c.err);
+  httplib::Client client("127.0.0.1", port);
+  client.set_connection_timeout(10);
+  client.set_read_timeout(30);
+  client.set_bearer_token_auth(token.c_str());
+  auto r = client.Get("/api/models");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  const auto j = nlohmann::json::parse(r->body)["models"];
+  ASSERT_EQ(j.size(), 1u) << r->body;
+  EXPECT_EQ(j[0]["stage"], "prod");
+  EXPECT_EQ(j[0]["version"], "file");
+  EXPECT_EQ(j[0]["source"], model);
+  EXPECT_GT(j[0]["metrics"]["threshold"].get<double>(), 0.0);
+  EXPECT_GT(j[0]["created_ms"].get<int64_t>(), 0);
+  r = client.Post("/api/models/" + j[0]["name"].get<std::string>() + "/promote", R"({"version":"2"})",
+                  "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 409) << r->body;
+  EXPECT_NE(r->body.find("[model] registry"), std::string::npos) << r->body;
+  kill(c.pid, SIGINT);
+  EXPECT_EQ(wait_child(c, 60), 0) << slurp(c.err);
 }
 
 TEST(RunWiring, SimulatorRunServesTheDashboardWithHttp) {
