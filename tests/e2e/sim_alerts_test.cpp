@@ -58,7 +58,7 @@ constexpr int64_t kQuietBeforeNs = 10 * kNsPerSec;
 constexpr int64_t kQuietAfterNs = 180 * kNsPerSec;
 // Stated false-alert rate: at most this many alerts per symbol per simulated hour in quiet time.
 // Large-trade alerts (大笔买入/卖出) are not counted: they report a print that did happen, not an
-// inference; their quiet rate is printed. Measured with kSimRules below: 0.95 (docs/rules.md).
+// inference; their quiet rate is printed. Measured with kSimRules below: 0.77 (docs/rules.md).
 constexpr double kMaxQuietAlertsPerSymbolHour = 1.0;
 
 // The simulator's calibration (issue 22): the product defaults are relative and calibrated on
