@@ -27,7 +27,8 @@ DATASETS = [
      "events": [{"what": "AMZN ~10:52 burst (~20x median minute volume, 0.53% in 60 s)", "symbol": "AMZN",
                  "from": "10:50", "to": "10:55"}]},
     {"name": "lobster-GOOG-20120621", "format": "lobster", "paths": [LOBSTER.format(s="GOOG", n=10)],
-     "symbols": 1, "hours": 6.5, "tz": "America/New_York", "date": "2012-06-21", "events": []},
+     "symbols": 1, "hours": 6.5, "tz": "America/New_York", "date": "2012-06-21", "events": [],
+     "role": "calibration"},
     {"name": "sse-l2-600519-20230201", "format": "sse-l2", "paths": ["sse-l2/600519-20230201"],
      "symbols": 1, "hours": 4.0, "tz": "Asia/Shanghai", "date": "2023-02-01", "events": []},
 ]
@@ -41,6 +42,15 @@ NOT_READABLE = [
     "crypto/*.ws.*, *.http.* (30 s websocket/REST captures)",
 ]
 TARGET = 1.0
+# Thresholds fitted to data are fitted on the calibration set only (docs/rules.md "Calibration",
+# docs/performance.md): the simulator (tests/e2e/sim_alerts_test.cpp) and the datasets marked
+# "role": "calibration" here. Every other dataset is evaluation data: the result reported.
+CALIBRATION_SET = ("the simulator (SimEndToEnd: 200 symbols, 30 simulated minutes) and "
+                   "lobster-GOOG-20120621; volume_burst's min_volume_multiple_60s / "
+                   "min_count_multiple_60s (5) chosen there as the smallest K in {3,4,5,6,8} with "
+                   "GOOG volume_burst <= 0.35 per symbol-hour and >= 90% of the simulator's "
+                   "injected volume bursts caught; no K met both (GOOG 19/4/2/0/0 alerts at K = 3/4/5/6/8; "
+                   "the simulator 12/12 bursts at 3, 5/12 at 5): the default takes GOOG's K = 5")
 
 
 def sh(cmd, cwd):
@@ -82,6 +92,7 @@ def run_one(ds, args, tmp):
         "input_errors": s.get("errors", {}), "alerts": total, "alerts_by_type": by_type,
         "per_symbol_hour": round(total / symbol_hours, 3),
         "per_symbol_hour_by_type": {k: round(v / symbol_hours, 3) for k, v in by_type.items()},
+        "role": ds.get("role", "evaluation"),
         "target_met": total / symbol_hours <= TARGET, "real_events": events,
         "command": " ".join(["ticksentry", *cmd[1:]]).replace(args.data + "/", "<data>/").replace(tmp + "/", ""),
     }
@@ -106,7 +117,9 @@ def main():
                     "cores": os.cpu_count(), "kernel": platform.release()},
         "command": args.command,
         "settings": "product defaults (no --config), unpaced replay",
+        "note": "alert counts are deterministic (exchange time); the 2-core machine was shared by 8 helpers",
         "target_per_symbol_hour": TARGET,
+        "calibration_set": CALIBRATION_SET,
         "results": results,
         "not_readable_yet": NOT_READABLE,
     }
@@ -120,7 +133,8 @@ def main():
         ev = "; ".join(f"{e['what']}: {'alerted ' + ','.join(e['alerts']) if e['alerted'] else 'MISSED'}"
                        for e in r["real_events"])
         types = " ".join(f"{k}={v}" for k, v in r["alerts_by_type"].items())
-        print(f"{r['name']:28} {r['symbol_hours']:6.1f} {r['alerts']:6d} {r['per_symbol_hour']:7.2f}  {types}; {ev}")
+        role = " (calibration)" if r["role"] == "calibration" else ""
+        print(f"{r['name'] + role:28} {r['symbol_hours']:6.1f} {r['alerts']:6d} {r['per_symbol_hour']:7.2f}  {types}; {ev}")
     print("wrote " + args.dest)
 
 

@@ -189,7 +189,7 @@ def shape_sweep_tables():
 
 def alert_rate_tables():
     """Alerts per symbol-hour on real data at the default configuration (bench/alert_rates.sh):
-    the newest file per machine, and the oldest file of that machine beside it as "before"."""
+    the newest file per machine, and the one before it as "before"; calibration datasets marked."""
     out = []
     by_machine = {}
     for path in sorted(glob.glob(os.path.join(ROOT, "bench", "results", "alert-rates-*.json"))):
@@ -199,11 +199,13 @@ def alert_rate_tables():
     for machine, runs in sorted(by_machine.items()):
         runs.sort(key=lambda r: r[0])
         _, path, doc = runs[-1]
-        before = {r["name"]: r for r in runs[0][2]["results"]} if len(runs) > 1 else {}
+        prev = runs[-2] if len(runs) > 1 else None
+        before = {r["name"]: r for r in prev[2]["results"]} if prev else {}
         out.append(f"Alert rates on real data, default configuration, `{machine}`, commit `{doc['commit']}`, "
                    f"{doc['date']} — `{os.path.relpath(path, ROOT)}`"
-                   + (f"; before: commit `{runs[0][2]['commit']}` — `{os.path.relpath(runs[0][1], ROOT)}`" if before else "")
-                   + f". Target ≤ {doc['target_per_symbol_hour']} alert per symbol-hour.\n")
+                   + (f"; before: commit `{prev[2]['commit']}` — `{os.path.relpath(prev[1], ROOT)}`" if before else "")
+                   + f". Target ≤ {doc['target_per_symbol_hour']} alert per symbol-hour"
+                   + (f"; calibration set: {doc['calibration_set']}" if doc.get("calibration_set") else "") + ".\n")
         out.append("| dataset | symbol-hours | alerts / symbol-hour | before | by type (per symbol-hour) | real events |")
         out.append("|---|---|---|---|---|---|")
         for r in doc["results"]:
@@ -211,12 +213,13 @@ def alert_rate_tables():
                 out.append(f"| {r['name']} | — | skipped: {r['skipped']} | | | |")
                 continue
             b = before.get(r["name"])
+            name = r["name"] + (" (calibration)" if r.get("role") == "calibration" else "")
             types = ", ".join(f"{k} {v:.2f}" for k, v in r["per_symbol_hour_by_type"].items()) or "none"
             events = "; ".join(f"{e['what']}: " + (f"alerted ({', '.join(e['alerts'])})" if e["alerted"] else "**missed**")
                                for e in r["real_events"]) or "—"
-            out.append(f"| {r['name']} | {r['symbol_hours']:g} | **{r['per_symbol_hour']:.2f}** "
+            out.append(f"| {name} | {r['symbol_hours']:g} | **{r['per_symbol_hour']:.2f}** "
                        f"{'✓' if r['target_met'] else '✗'} | {b['per_symbol_hour']:.2f} |" if b else
-                       f"| {r['name']} | {r['symbol_hours']:g} | **{r['per_symbol_hour']:.2f}** "
+                       f"| {name} | {r['symbol_hours']:g} | **{r['per_symbol_hour']:.2f}** "
                        f"{'✓' if r['target_met'] else '✗'} | — |")
             out[-1] += f" {types} | {events} |"
         if doc.get("not_readable_yet"):

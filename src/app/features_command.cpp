@@ -272,7 +272,7 @@ Result<ExportSummary> export_dataset(const ExportOptions& o, const std::atomic<b
           meta.push_back(m);
         }
       }
-      const int k = rules.evaluate(e, top, row, StageTimes{}, fired, kRuleTypeCount);
+      const int k = rules.evaluate(e, top, row, StageTimes{}, fired, kRuleTypeCount, &features.volume(e.symbol));
       for (int a = 0; a < k; ++a) s.last_alert_ns[int(fired[a].type)] = ts;
     }
   }

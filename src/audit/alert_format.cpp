@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <string_view>
 #include <memory>
 
 #include "core/clock.h"
+#include "core/decimal.h"
 #include "core/time_zone.h"
 
 namespace ts {
@@ -95,17 +98,48 @@ std::string format_number(double v) {
   return buf;
 }
 
-void append_alert_values(std::string& out, const Alert& a) {
+std::string price_text(Price ticks, const RefData& ref) { return format_units(ticks, ref.tick); }
+
+double price_number(Price ticks, const RefData& ref) { return std::strtod(price_text(ticks, ref).c_str(), nullptr); }
+
+ValueUnit value_unit(const char* name) {
+  if (name == nullptr) return ValueUnit::kPlain;
+  const std::string_view n(name);
+  if (n == "notional" || n == "typical_minute_notional") return ValueUnit::kNotional;
+  if (n == "qty") return ValueUnit::kSize;
+  return ValueUnit::kPlain;
+}
+
+std::string format_alert_value(double v, ValueUnit unit, const RefData* ref) {
+  if (ref == nullptr || unit == ValueUnit::kPlain || !std::isfinite(v)) return format_number(v);
+  if (unit == ValueUnit::kSize) return format_units(std::llround(v), ref->size_increment);
+  // A notional: the rule computed it exactly (ticks × increments in 128-bit integers, one
+  // rounding to double), so printing scale digits gives the exact decimal back.
+  const int scale = std::clamp(ref->tick.scale + ref->size_increment.scale, 0, 12);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", scale, v);
+  std::string s = buf;
+  const size_t dot = s.find('.');
+  if (dot != std::string::npos) {
+    const size_t keep = dot + 1 + size_t(std::max(0, ref->tick.scale));
+    while (s.size() > keep && s.back() == '0') s.pop_back();
+    if (s.back() == '.') s.pop_back();
+  }
+  return s;
+}
+
+void append_alert_values(std::string& out, const Alert& a, const RefData* ref) {
   for (int i = 0; i < a.value_count && i < Alert::kMaxValues; ++i) {
     const AlertValue& v = a.values[i];
+    const ValueUnit unit = value_unit(v.name);
     out += ' ';
     out += v.name ? v.name : "?";
     out += '=';
-    out += format_number(v.value);
+    out += format_alert_value(v.value, unit, ref);
     if (v.cmp != Cmp::kInfo) {
       out += " (";
       out += cmp_symbol(v.cmp);
-      out += format_number(v.threshold);
+      out += format_alert_value(v.threshold, unit, ref);
       out += ')';
     }
   }

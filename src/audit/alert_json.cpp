@@ -1,6 +1,7 @@
 #include "audit/alert_json.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <string>
 
 #include "audit/alert_format.h"
@@ -23,14 +24,32 @@ void put_stage_times(nlohmann::json& j, const StageTimes& t, int64_t total_ns) {
 }
 }  // namespace
 
-nlohmann::json alert_values_json(const Alert& a) {
+namespace {
+// A notional or size as the JSON number of its exact decimal text: an integer when the value is
+// whole ("1851025.00" → 1851025, not 1851025.0), else the double nearest to the text (printed
+// back as that text).
+nlohmann::json decimal_number(const std::string& text) {
+  const size_t dot = text.find('.');
+  const bool whole = dot == std::string::npos || text.find_first_not_of('0', dot + 1) == std::string::npos;
+  if (whole && text.find_first_of("einIN") == std::string::npos) return std::strtoll(text.c_str(), nullptr, 10);
+  return std::strtod(text.c_str(), nullptr);
+}
+}  // namespace
+
+nlohmann::json alert_values_json(const Alert& a, const RefData* ref) {
   nlohmann::json values = nlohmann::json::array();
   for (int i = 0; i < a.value_count && i < Alert::kMaxValues; ++i) {
     const AlertValue& v = a.values[i];
-    values.push_back({{"name", v.name ? v.name : "?"},
-                      {"value", v.value},
-                      {"threshold", v.threshold},
-                      {"cmp", v.cmp == Cmp::kInfo ? "info" : cmp_symbol(v.cmp)}});
+    const ValueUnit unit = value_unit(v.name);
+    nlohmann::json j = {{"name", v.name ? v.name : "?"}, {"value", v.value}, {"threshold", v.threshold},
+                        {"cmp", v.cmp == Cmp::kInfo ? "info" : cmp_symbol(v.cmp)}};
+    if (ref != nullptr && unit != ValueUnit::kPlain && std::isfinite(v.value) && std::isfinite(v.threshold)) {
+      const std::string text = format_alert_value(v.value, unit, ref);
+      j["value"] = decimal_number(text);
+      j["threshold"] = decimal_number(format_alert_value(v.threshold, unit, ref));
+      j["text"] = text;  // the same text as stdout and notifications
+    }
+    values.push_back(std::move(j));
   }
   return values;
 }
@@ -50,6 +69,7 @@ nlohmann::json alert_features_json(const Alert& a) {
 nlohmann::json alert_to_json(const Alert& a, const SymbolTable& symbols) {
   const bool known = a.symbol < symbols.size();
   const double tick = known ? symbols.ref(a.symbol).tick_size : 0.01;
+  const RefData* ref = known ? &symbols.ref(a.symbol) : nullptr;
   nlohmann::json j;
   j["id"] = a.id;
   j["symbol"] = symbol_label(symbols, a.symbol);
@@ -59,8 +79,13 @@ nlohmann::json alert_to_json(const Alert& a, const SymbolTable& symbols) {
   j["exch_ts_ns"] = std::to_string(a.exch_ts_ns);  // a string: exact in jq and JavaScript too
   j["event_seq"] = a.event_seq;
   j["price_ticks"] = a.price;
-  j["price"] = price_in_currency(a.price, tick);
-  j["values"] = alert_values_json(a);
+  if (ref != nullptr) {
+    j["price"] = price_number(a.price, *ref);  // 224.89, never 224.89000000000001
+    j["price_text"] = price_text(a.price, *ref);
+  } else {
+    j["price"] = price_in_currency(a.price, tick);
+  }
+  j["values"] = alert_values_json(a, ref);
   put_stage_times(j, a.t, alert_latency_ns(a.t));
   j["features"] = alert_features_json(a);
   if (a.type == AlertType::kModel) {

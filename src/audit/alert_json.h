@@ -21,7 +21,7 @@
 namespace ts {
 
 nlohmann::json alert_to_json(const Alert& a, const SymbolTable& symbols);
-nlohmann::json alert_values_json(const Alert& a);
+nlohmann::json alert_values_json(const Alert& a, const RefData* ref = nullptr);
 nlohmann::json alert_features_json(const Alert& a);
 // A stored alert (AlertRecord) in the same schema, less what the store does not keep (the model
 // object: see model_inputs) and with latency_ns holding only "total" beside the stage deltas.

@@ -136,7 +136,7 @@ Status AuditStore::write(const Alert& a, const SymbolTable& symbols) {
   const double tick = known ? symbols.ref(a.symbol).tick_size : 0.01;
   std::string values, features;
   try {
-    values = alert_values_json(a).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    values = alert_values_json(a, known ? &symbols.ref(a.symbol) : nullptr).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     features = alert_features_json(a).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   } catch (const std::exception& e) {
     return Status(StatusCode::kInternal, std::string("audit store: encoding alert: ") + e.what());
@@ -150,7 +150,7 @@ Status AuditStore::write(const Alert& a, const SymbolTable& symbols) {
       .bind(6, a.exch_ts_ns)
       .bind(7, static_cast<int64_t>(a.event_seq))
       .bind(8, int64_t(a.price))
-      .bind_double(9, price_in_currency(a.price, tick))
+      .bind_double(9, known ? price_number(a.price, symbols.ref(a.symbol)) : price_in_currency(a.price, tick))
       .bind(10, a.t.recv_ns)
       .bind(11, a.t.book_ns)
       .bind(12, a.t.features_ns)

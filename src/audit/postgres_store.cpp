@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "audit/alert_format.h"
 #include "audit/alert_json.h"
 #include "core/clock.h"
 
@@ -142,9 +143,9 @@ Status PostgresStore::write(const Alert& a, const SymbolTable& symbols) {
   const std::string text[] = {
       std::to_string(int64_t(a.id)), std::to_string(a.symbol), ref.name, alert_type_name(a.type),
       severity_name(a.severity), std::to_string(a.exch_ts_ns), std::to_string(int64_t(a.event_seq)),
-      std::to_string(a.price), std::to_string(double(a.price) * ref.tick_size), std::to_string(a.t.recv_ns),
+      std::to_string(a.price), price_text(a.price, ref), std::to_string(a.t.recv_ns),
       std::to_string(a.t.book_ns), std::to_string(a.t.features_ns), std::to_string(a.t.detect_ns),
-      std::to_string(a.t.emit_ns), std::to_string(latency), alert_values_json(a).dump(),
+      std::to_string(a.t.emit_ns), std::to_string(latency), alert_values_json(a, &ref).dump(),
       alert_features_json(a).dump()};
   const char* values[kParams];
   int lengths[kParams] = {};

@@ -18,9 +18,9 @@ std::string format_alert_line(const Alert& a, const SymbolTable& symbols) {
   s += alert_type_name(a.type);
   s += ' ';
   s += severity_name(a.severity);
-  append_alert_values(s, a);
+  append_alert_values(s, a, known ? &symbols.ref(a.symbol) : nullptr);
   s += " price=";
-  s += format_price(a.price, tick);
+  s += known ? price_text(a.price, symbols.ref(a.symbol)) : format_price(a.price, tick);
   const int64_t lat = alert_latency_ns(a.t);
   if (lat >= 0) {
     s += " latency=";

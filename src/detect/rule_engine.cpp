@@ -138,7 +138,7 @@ Alert* RuleEngine::gate_fire(Ctx& c, AlertType type, Severity sev, Price price) 
 }
 
 int RuleEngine::evaluate(const Event& e, const BookTop& book, const float* features, StageTimes t,
-                         Alert* out, int max_out) {
+                         Alert* out, int max_out, const VolumeWindow* volume) {
   if (e.symbol == kInvalidSymbol || e.kind == EventKind::kStatus) return 0;
   if (!tradable_phase(book.phase, opts_.unknown_phase_is_continuous)) return 0;
   SymbolRuleState& s = state_for(e.symbol);
@@ -146,6 +146,7 @@ int RuleEngine::evaluate(const Event& e, const BookTop& book, const float* featu
   if (day != s.day) new_day(s, day);
 
   Ctx c{e, book, features ? features : kZeroRow, symbols_.ref(e.symbol), s, t, out, max_out};
+  c.volume = volume;
   const Price p = book.last > 0 ? book.last : static_cast<Price>(std::llround(book.mid()));
   if (p > 0) {
     if (s.day_open == 0) s.day_open = p;
@@ -322,6 +323,8 @@ void RuleEngine::check_large_order(Ctx& c) {
   c.s.gates[int(kType)].observe_false(0, opts_.rearm_fraction);
   if (multiple < o.min_level_multiple) return;
   if (Alert* a = gate_fire(c, kType, sev_at(multiple, o.critical_level_multiple), ord.price)) {
+    c.s.wall_ns = c.e.exch_ts_ns;
+    c.s.wall_bid = bid;
     a->add_value("level_multiple", multiple, o.min_level_multiple, Cmp::kGe);
     a->add_value("notional", notional, min_notional, Cmp::kGe);
     a->add_value("level", double(at + 1), double(o.max_level), Cmp::kInfo);
@@ -348,7 +351,9 @@ void RuleEngine::check_book(Ctx& c, Price p) {
       const double stretch = std::max(1.0, std::exp(o.dispersion_k * s.spread_dev.level) / o.typical_multiple);
       const double multiple = (withdrawn ? o.withdrawal_multiple : o.typical_multiple) * stretch;
       const double threshold = o.relative ? std::max(o.min_ticks, multiple * typical) : o.min_ticks;
-      const bool known = !o.relative || s.spread.samples >= o.min_samples;
+      // Known once min_samples samples span one time constant (the opening minutes' spread is
+      // not yet the symbol's typical spread).
+      const bool known = !o.relative || s.spread.trusted(o.min_samples, o.typical_tau_s * 1e9);
       RuleGate& g = s.gates[int(kType)];
       if (opts_.enabled[int(kType)] && known && spread >= threshold) {
         const Severity sev = spread >= std::max(o.critical_multiple * typical, threshold) ? Severity::kCritical
@@ -397,7 +402,12 @@ void RuleEngine::check_book(Ctx& c, Price p) {
     const double heavy = double(imb >= 0 ? bid_depth : ask_depth);
     const double heavy_multiple = heavy_typical.level > 0 ? heavy / heavy_typical.level : 0.0;
     if (fire) fire = depth >= o.min_depth_lots * c.ref.lot_size;
-    if (fire && o.relative) fire = heavy_typical.samples >= 100 && heavy_multiple >= o.min_depth_multiple;
+    // The typical depth is trusted once it has seen one time constant of samples (the first
+    // minutes of a symbol have no typical depth yet, only the first few seconds').
+    if (fire && o.relative) fire = heavy_typical.trusted(100, o.depth_tau_s * 1e9) && heavy_multiple >= o.min_depth_multiple;
+    // A wall that large_order reported (same side, within this rule's cooldown) is not reported
+    // again as the imbalance it makes: one order, one alert.
+    if (fire && c.e.exch_ts_ns - c.s.wall_ns < cooldown_ns_[int(kType)] && c.s.wall_bid == (imb >= 0)) fire = false;
     if (sample_depth) {
       c.s.bid_depth.add_at(c.e.exch_ts_ns, double(bid_depth), o.depth_tau_s * 1e9, 2.0);
       c.s.ask_depth.add_at(c.e.exch_ts_ns, double(ask_depth), o.depth_tau_s * 1e9, 2.0);
@@ -415,19 +425,32 @@ void RuleEngine::check_book(Ctx& c, Price p) {
     }
   }
 
-  // Volume burst.
+  // Volume burst: the last 60 s traded a multiple of the volume, or of the number of prints,
+  // that this time of day usually sees for the symbol (one block print in a 10 s window is
+  // large_buy/large_sell's, not a burst).
   {
     constexpr auto kType = AlertType::kVolumeBurst;
     const auto& o = opts_.volume_burst;
     const double z = c.row[kVolumeZ];
+    const bool known = c.volume != nullptr && c.volume->expected_60s > 0;
+    const double vm = known ? double(c.volume->multiple_60s) : 0.0;
+    const double cm = known ? double(c.volume->count_multiple_60s) : 0.0;
+    const bool by_multiple = o.min_volume_multiple_60s <= 0 ||
+                             (known && (vm >= o.min_volume_multiple_60s || cm >= o.min_count_multiple_60s));
+    const double ratio = o.min_volume_multiple_60s > 0
+                             ? std::max(vm / o.min_volume_multiple_60s, cm / o.min_count_multiple_60s)
+                             : (o.min_volume_z > 0 ? z / o.min_volume_z : 0.0);
     RuleGate& g = c.s.gates[int(kType)];
-    if (opts_.enabled[int(kType)] && z >= o.min_volume_z && p > 0) {
-      if (Alert* a = gate_fire(c, kType, sev_at(z, o.critical_volume_z), p)) {
-        a->add_value("volume_z", z, o.min_volume_z, Cmp::kGe);
+    if (opts_.enabled[int(kType)] && p > 0 && by_multiple && z >= o.min_volume_z) {
+      const bool critical = vm >= o.critical_volume_multiple_60s || cm >= o.critical_count_multiple_60s;
+      if (Alert* a = gate_fire(c, kType, critical ? Severity::kCritical : Severity::kWarning, p)) {
+        a->add_value("volume_multiple_60s", vm, o.min_volume_multiple_60s, Cmp::kGe);
+        a->add_value("count_multiple_60s", cm, o.min_count_multiple_60s, Cmp::kGe);
+        a->add_value("volume_z", z, o.min_volume_z, o.min_volume_z > 0 ? Cmp::kGe : Cmp::kInfo);
         a->add_value("trade_count_z", c.row[kTradeCountZ], 0, Cmp::kInfo);
       }
     } else {
-      g.observe_false(z / o.min_volume_z, opts_.rearm_fraction);
+      g.observe_false(ratio, opts_.rearm_fraction);
     }
   }
 }

@@ -16,6 +16,7 @@
 #include "detect/alert.h"
 #include "detect/rule_options.h"
 #include "detect/rule_state.h"
+#include "features/feature_engine.h"
 
 namespace ts {
 
@@ -39,8 +40,10 @@ class RuleEngine {
       __builtin_prefetch(p + 64);
     }
   }
+  // `volume` is the symbol's 60 s volume against its profile (FeatureEngine::volume()); null
+  // is read as unknown (volume_burst stays silent).
   int evaluate(const Event& e, const BookTop& book, const float* features, StageTimes t,
-               Alert* out, int max_out);
+               Alert* out, int max_out, const VolumeWindow* volume = nullptr);
 
   // Sizes the per-symbol state for ids [0, symbol_count).
   void reserve(size_t symbol_count);

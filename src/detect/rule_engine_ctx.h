@@ -22,6 +22,7 @@ struct RuleEngine::Ctx {
   int max_out;
   int count = 0;
   bool stamped = false;
+  const VolumeWindow* volume = nullptr;
 };
 
 namespace rule_detail {

@@ -201,8 +201,15 @@ RuleOptions RuleOptions::from_config(const Config& config, const std::string& p,
   im.depth_tau_s = bi.get_in("depth_tau_s", im.depth_tau_s, 0.1, 86'400.0);
 
   const ConfigSection vb = config.section(p + ".volume_burst");
-  o.volume_burst.min_volume_z = vb.get_in("min_volume_z", o.volume_burst.min_volume_z, 0.1, 1e6);
-  o.volume_burst.critical_volume_z = vb.get_in("critical_volume_z", o.volume_burst.critical_volume_z, 0.1, 1e6);
+  o.volume_burst.min_volume_multiple_60s =
+      vb.get_in("min_volume_multiple_60s", o.volume_burst.min_volume_multiple_60s, 0.0, 1e6);
+  o.volume_burst.critical_volume_multiple_60s =
+      vb.get_in("critical_volume_multiple_60s", o.volume_burst.critical_volume_multiple_60s, 0.1, 1e6);
+  o.volume_burst.min_count_multiple_60s =
+      vb.get_in("min_count_multiple_60s", o.volume_burst.min_count_multiple_60s, 0.1, 1e6);
+  o.volume_burst.critical_count_multiple_60s =
+      vb.get_in("critical_count_multiple_60s", o.volume_burst.critical_count_multiple_60s, 0.1, 1e6);
+  o.volume_burst.min_volume_z = vb.get_in("min_volume_z", o.volume_burst.min_volume_z, 0.0, 1e6);
   return o;
 }
 

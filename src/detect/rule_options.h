@@ -125,10 +125,20 @@ struct LargeOrderOptions {           // [rules.large_order] 大单挂单
 };
 
 struct VolumeBurstOptions {          // [rules.volume_burst]
-  // volume_z is already relative: the 10 s volume against the symbol's own expected volume
-  // (features/feature_set.h kVolumeZ); there is no absolute mode.
-  double min_volume_z = 8;       // calibrated on the simulator's quiet flow: z >= 4 fired ~2.8
-  double critical_volume_z = 16; // times per symbol-hour on Hawkes clustering alone
+  // Relative by construction (there is no absolute mode): the last 60 s of volume in units of
+  // what the symbol's intraday profile expects for 60 s at this time of day
+  // (FeatureEngine::volume(), docs/features.md). Calibrated on the calibration set of
+  // docs/performance.md (the simulator and LOBSTER GOOG 2012-06-21), never on the datasets
+  // reported as the result.
+  // Fires when either multiple reaches its minimum: volume (a few large orders) or the number
+  // of prints (many small ones).
+  double min_volume_multiple_60s = 5;
+  double critical_volume_multiple_60s = 10;
+  double min_count_multiple_60s = 5;
+  double critical_count_multiple_60s = 10;
+  // ... and the 10 s volume_z (feature) at least this: 0 = any (the default). A user who wants
+  // the old 10 s rule back sets this and min_volume_multiple_60s = 0.
+  double min_volume_z = 0;
 };
 
 struct RuleOptions {

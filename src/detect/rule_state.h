@@ -94,6 +94,7 @@ struct RobustLevel {
   double level = 0;
   int64_t samples = 0;
   int64_t last_ns = std::numeric_limits<int64_t>::min();
+  int64_t first_ns = std::numeric_limits<int64_t>::min();  // first add_at() sample
 
   // One sample with weight alpha in [0, 1]. The first sample sets the level. clip <= 0: no
   // clipping (a quantity that is bounded already); otherwise a level of 0 is re-set by the next
@@ -120,8 +121,15 @@ struct RobustLevel {
   void add_at(int64_t ts_ns, double x, double tau_ns, double clip) {
     if (!due(ts_ns)) return;
     const double dt = last_ns == std::numeric_limits<int64_t>::min() ? 0.0 : double(ts_ns - last_ns);
+    if (first_ns == std::numeric_limits<int64_t>::min()) first_ns = ts_ns;
     last_ns = ts_ns;
     add(x, dt / (tau_ns + dt), clip);
+  }
+  // Trusted once it has `min_samples` samples spread over at least one time constant: in its
+  // first minutes a level knows only those minutes (a symbol's opening spread and depth).
+  bool trusted(int64_t min_samples, double tau_ns) const {
+    return samples >= min_samples && first_ns != std::numeric_limits<int64_t>::min() &&
+           double(last_ns - first_ns) >= tau_ns;
   }
 };
 
@@ -174,6 +182,8 @@ struct SymbolRuleState {
   RobustLevel ask_depth;       // typical top-5 ask depth
   MinuteFlow flow;             // notional flow (currency per minute)
   PreMoveVol vol;              // vol_long before the current move (relative move thresholds)
+  int64_t wall_ns = std::numeric_limits<int64_t>::min() / 2;  // the last large_order alert
+  bool wall_bid = false;       // ... was a bid
   RuleGate gates[kRuleTypeCount];
 };
 

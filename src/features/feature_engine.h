@@ -38,6 +38,23 @@ struct TradeState {
   int64_t last_ts_ns = 0;       // exchange time of the last print
 };
 
+// The last 60 s of traded volume and prints against what the symbol's intraday profile expects
+// for 60 s at this time of day (volume_profile.h): the volume_burst rule's quantities. Not a feature column
+// (the row's volume_z is the 10 s z-score). Zeros outside continuous trading and until the
+// profile is ready (FeatureOptions::baseline_min_buckets).
+// A multiple is 0 unless the excess over the expectation reaches the z-scores' floors over 60 s
+// (6 × volume_std_floor_lots lots, 6 × count_std_floor prints): a few prints on a symbol that
+// rarely trades are not a burst.
+struct VolumeWindow {
+  float multiple_60s = 0;   // volume_60s / expected_60s
+  Qty volume_60s = 0;       // size increments traded in the last 60 s of the session
+  double expected_60s = 0;  // 6 × the profile's expected 10 s volume (at least one lot)
+  // The same for the number of prints: many small trades are a burst too.
+  float count_multiple_60s = 0;    // count_60s / expected_count_60s
+  int64_t count_60s = 0;           // prints in the last 60 s of the session
+  double expected_count_60s = 0;   // 6 × the profile's expected 10 s count (at least 1)
+};
+
 class FeatureEngine {
  public:
   FeatureEngine(const SymbolTable& symbols, FeatureOptions opts);
@@ -59,6 +76,7 @@ class FeatureEngine {
   // The symbol's current row (zeros for a symbol never seen).
   const float* row(SymbolId id) const;
   const TradeState& trades(SymbolId id) const;
+  const VolumeWindow& volume(SymbolId id) const;
   const FeatureOptions& options() const { return opts_; }
 
   // Volume profiles (volume_profile.h): a symbol seen for the first time starts from its

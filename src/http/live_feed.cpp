@@ -2,15 +2,19 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 
 #include <nlohmann/json.hpp>
 
+#include "audit/alert_format.h"
 #include "core/clock.h"
 
 namespace ts::http {
 
 namespace {
-double ticks_to_price(Price p, double tick) { return double(p) * tick; }
+// The price as the double nearest to its exact decimal in the tick's precision (58.3, never
+// 58.300000000000004): the dashboard shows what every other output shows.
+double ticks_to_price(Price p, double tick) { return std::strtod(format_price(p, tick).c_str(), nullptr); }
 
 nlohmann::json quantiles_us(const LatencyHistogram& h) {
   return {{"p50", double(h.quantile_ns(0.50)) / 1e3},

@@ -28,9 +28,9 @@ NotifyAlert make_notify_alert(const Alert& a, const SymbolTable& symbols, int64_
   s += severity_name(a.severity);
   if (a.price != 0 && known) {
     s += ' ';
-    s += format_price(a.price, symbols.ref(a.symbol).tick_size);
+    s += price_text(a.price, symbols.ref(a.symbol));
   }
-  append_alert_values(s, a);
+  append_alert_values(s, a, known ? &symbols.ref(a.symbol) : nullptr);
   if (a.exch_ts_ns) {
     s += " at ";
     s += format_exchange_time(a.exch_ts_ns, market);

@@ -51,7 +51,7 @@ void ShardWorker::process(const Event& e) {
   if (stage_timing_) t.book_ns = mono_ns();
   const float* row = features_.on_event(e, top);
   if (stage_timing_) t.features_ns = mono_ns();
-  const int n = rules_.evaluate(e, top, row, t, fired_, kRuleTypeCount);
+  const int n = rules_.evaluate(e, top, row, t, fired_, kRuleTypeCount, &features_.volume(e.symbol));
   for (int i = 0; i < n; ++i) emit(fired_[i]);
   if (port_) maybe_request(e, t, row);
   if (stage_timing_) event_latency_.record(mono_ns() - e.recv_ts_ns);

@@ -45,7 +45,7 @@ TEST(StdoutSink, OneReadableLinePerAlert) {
   EXPECT_EQ(read_file(f),
             "09:31:07.120 600519.SH rapid_rise warning ret_60s_bps=312.5 (>=200) ret_10s_bps=20 (>0) "
             "price=1850.12 latency=23us\n"
-            "09:31:07.120 600519.SH large_buy critical notional=6000000 (>=1000000) qty=3300 price=1850.12\n");
+            "09:31:07.120 600519.SH large_buy critical notional=6000000.00 (>=1000000.00) qty=3300 price=1850.12\n");
   std::fclose(f);
 }
 

@@ -53,6 +53,7 @@ TEST_F(RuleGateTest, CooldownIsPerSymbolAndType) {
   row[kRet60s] = 300;
   row[kRet10s] = 10;
   row[kVolumeZ] = 9;
+  set_volume_multiple(6);
   const BookTop b = book(1030, 1000, 1031, 1000, 1030);
   EXPECT_EQ(eval(engine, snapshot(0), b).size(), 2u);  // rapid_rise + volume_burst
   Event e = snapshot(1);
@@ -88,6 +89,7 @@ min_seal_lots = 1000
   row[kRet60s] = 150;
   row[kRet10s] = 10;
   row[kVolumeZ] = 20;
+  set_volume_multiple(20);
   const BookTop b = book(1015, 1000, 1016, 1000, 1015);
   auto a = eval(engine, snapshot(0), b);
   ASSERT_EQ(a.size(), 1u) << "volume_burst disabled";

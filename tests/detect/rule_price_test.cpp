@@ -165,16 +165,17 @@ TEST_F(RulePrice, LargeTradeQuietBelowNotionalOrWithoutAggressor) {
 TEST_F(RulePrice, SpreadWideningAgainstTheSymbolsTypicalSpread) {
   RuleEngine engine(symbols, RuleOptions{});
   row[kSpreadTicks] = 2;
+  // 100 samples over 60 s: the typical spread is trusted once it spans one time constant.
   for (int i = 0; i < 100; ++i) {
-    ASSERT_TRUE(eval(engine, snapshot(i * 0.1), book(1000, 1000, 1002, 1000, 1000)).empty());
+    ASSERT_TRUE(eval(engine, snapshot(i * 0.61), book(1000, 1000, 1002, 1000, 1000)).empty());
   }
   row[kSpreadTicks] = 7.5f;  // below 4 x typical (8)
-  EXPECT_TRUE(eval(engine, snapshot(11), book(996, 1000, 1004, 1000, 1000)).empty());
+  EXPECT_TRUE(eval(engine, snapshot(61.49), book(996, 1000, 1004, 1000, 1000)).empty());
   // The 7.5 moved the typical spread, clipped to 2 × 2 = 4 (bounded influence) and weighted by
   // the 1.1 s since the last sample: 2 + 1.1 / (60 + 1.1) × (4 - 2) = 2.036: threshold 8.144.
   const double typical = 2 + 1.1 / (60 + 1.1) * (4 - 2);
   row[kSpreadTicks] = 8.5f;
-  const auto alerts = eval(engine, snapshot(12), book(996, 1000, 1004, 1000, 1000));
+  const auto alerts = eval(engine, snapshot(62.49), book(996, 1000, 1004, 1000, 1000));
   ASSERT_EQ(alerts.size(), 1u);
   EXPECT_EQ(alerts[0].type, AlertType::kSpreadWidening);
   EXPECT_EQ(alerts[0].severity, Severity::kWarning);
@@ -191,21 +192,21 @@ TEST_F(RulePrice, SpreadWideningAtThreeTimesTypicalWhenDepthWasWithdrawn) {
     row[kSpreadTicks] = 2;
     row[kDepthChange] = 0;
     for (int i = 0; i < 100; ++i) {
-      ASSERT_TRUE(eval(engine, snapshot(i * 0.1), book(1000, 1000, 1002, 1000, 1000)).empty());
+      ASSERT_TRUE(eval(engine, snapshot(i * 0.61), book(1000, 1000, 1002, 1000, 1000)).empty());
     }
   };
   RuleEngine kept(symbols, RuleOptions{});
   learned(kept);
   row[kSpreadTicks] = 6;      // 3 x typical
   row[kDepthChange] = -1.1f;  // depth down to 33 %: not a collapse
-  EXPECT_TRUE(eval(kept, snapshot(11), book(997, 1000, 1003, 1000, 1000)).empty())
+  EXPECT_TRUE(eval(kept, snapshot(61.49), book(997, 1000, 1003, 1000, 1000)).empty())
       << "3x without a depth collapse is below the 4x threshold";
 
   RuleEngine withdrawn(symbols, RuleOptions{});
   learned(withdrawn);
   row[kSpreadTicks] = 6;
   row[kDepthChange] = -1.5f;  // depth down to 22 %
-  const auto alerts = eval(withdrawn, snapshot(11), book(997, 1000, 1003, 1000, 1000));
+  const auto alerts = eval(withdrawn, snapshot(61.49), book(997, 1000, 1003, 1000, 1000));
   ASSERT_EQ(alerts.size(), 1u);
   const Alert& a = alerts[0];
   EXPECT_EQ(a.type, AlertType::kSpreadWidening);
@@ -259,23 +260,41 @@ TEST_F(RulePrice, BookImbalanceNeedsStrengthAndDepth) {
 TEST_F(RulePrice, VolumeBurst) {
   RuleEngine engine(symbols, RuleOptions::absolute());
   const BookTop b = book(1000, 1000, 1001, 1000, 1000);
-  row[kVolumeZ] = 7.9f;
-  EXPECT_TRUE(eval(engine, snapshot(1), b).empty()) << "below z = 8";
+  row[kVolumeZ] = 30.f;  // one block print makes a 10 s spike: not a burst by itself
+  set_volume_multiple(4.9f);
+  EXPECT_TRUE(eval(engine, snapshot(1), b).empty()) << "below 5 x the expected 60 s volume";
+  set_volume_multiple(5.5f);
   row[kVolumeZ] = 8.5f;
   row[kTradeCountZ] = 3.f;
   auto alerts = eval(engine, snapshot(2), b);
   ASSERT_EQ(alerts.size(), 1u);
   EXPECT_EQ(alerts[0].type, AlertType::kVolumeBurst);
   EXPECT_EQ(alerts[0].severity, Severity::kWarning);
+  EXPECT_NEAR(value(alerts[0], "volume_multiple_60s")->value, 5.5, 1e-6);
+  EXPECT_DOUBLE_EQ(value(alerts[0], "volume_multiple_60s")->threshold, 5);
   EXPECT_NEAR(value(alerts[0], "volume_z")->value, 8.5, 1e-6);
-  EXPECT_DOUBLE_EQ(value(alerts[0], "volume_z")->threshold, 8);
   EXPECT_DOUBLE_EQ(value(alerts[0], "trade_count_z")->value, 3);
 
   RuleEngine burst(symbols, RuleOptions::absolute());
-  row[kVolumeZ] = 16.f;
+  set_volume_multiple(10.f);
   alerts = eval(burst, snapshot(3), b);
   ASSERT_EQ(alerts.size(), 1u);
-  EXPECT_EQ(alerts[0].severity, Severity::kCritical) << "z >= 16";
+  EXPECT_EQ(alerts[0].severity, Severity::kCritical) << "multiple >= 10";
+
+  // Many small prints are a burst too: the number of prints at 6 x its expectation.
+  RuleEngine prints(symbols, RuleOptions::absolute());
+  set_volume_multiple(1.5f);
+  volume.count_multiple_60s = 6.f;
+  alerts = eval(prints, snapshot(3), b);
+  ASSERT_EQ(alerts.size(), 1u);
+  EXPECT_NEAR(value(alerts[0], "count_multiple_60s")->value, 6, 1e-6);
+  EXPECT_EQ(alerts[0].severity, Severity::kWarning);
+  volume.count_multiple_60s = 0.f;
+
+  // Without the 60 s window (a caller that has no feature engine) the rule stays silent.
+  RuleEngine blind(symbols, RuleOptions::absolute());
+  Alert out[kAlertTypeCount];
+  EXPECT_EQ(blind.evaluate(snapshot(4), b, row, StageTimes{}, out, kAlertTypeCount), 0);
 }
 
 TEST_F(RulePrice, AuctionPhasesAreSkipped) {
@@ -298,8 +317,9 @@ TEST_F(RulePrice, SeveralRulesOnOneEventAndOverflowIsCounted) {
   row[kRet60s] = 300;
   row[kRet10s] = 20;
   row[kVolumeZ] = 9;
+  set_volume_multiple(6);
   Alert out[1];
-  const int n = engine.evaluate(snapshot(1), book(1030, 1000, 1031, 1000, 1030), row, StageTimes{}, out, 1);
+  const int n = engine.evaluate(snapshot(1), book(1030, 1000, 1031, 1000, 1030), row, StageTimes{}, out, 1, &volume);
   EXPECT_EQ(n, 1);
   EXPECT_EQ(engine.overflow(), 1u);
   RuleEngine roomy(symbols, RuleOptions::absolute());

@@ -90,7 +90,7 @@ class RuleFixture : public ::testing::Test {
     t.recv_ns = mono_ns();
     t.book_ns = t.recv_ns + 1;
     t.features_ns = t.recv_ns + 2;
-    const int n = engine.evaluate(e, b, row, t, out, kAlertTypeCount);
+    const int n = engine.evaluate(e, b, row, t, out, kAlertTypeCount, &volume);
     return std::vector<Alert>(out, out + n);
   }
 
@@ -113,6 +113,12 @@ class RuleFixture : public ::testing::Test {
   SymbolId sym = 0;
   uint64_t seq = 0;
   float row[kFeatureCount] = {};
+  VolumeWindow volume{0.f, 0, 1000.0};  // the last 60 s: nothing traded, 1,000 expected
+  // The last 60 s traded `multiple` × the expected volume.
+  void set_volume_multiple(float multiple) {
+    volume.multiple_60s = multiple;
+    volume.volume_60s = Qty(multiple * 1000.f);
+  }
 };
 
 }  // namespace ts::testing

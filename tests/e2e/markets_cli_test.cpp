@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cstdio>
 #include <fstream>
 #include <string>
 
@@ -53,6 +54,31 @@ TEST(MarketsCli, SseDayCountsPhasesAndCarriesTheProfile) {
   auto j2 = read_json(dir / "s2.json");
   EXPECT_LE(j2["alerts"].value("volume_burst", 0), j["alerts"].value("volume_burst", 0));
   EXPECT_TRUE(fs::exists(dir / "state2.txt"));
+}
+
+// The real SSE day at the defaults: the 09:25 auction match, the 09:30 open measured against it,
+// and the 13:00 reopen raise nothing by themselves (no alert from 09:25 to 09:31 or 13:00 to
+// 13:01 Shanghai time; before issue 22 this day raised critical volume_burst and rapid_rise
+// there, and a spread_widening at 09:30:13 against a typical spread learned over 13 s).
+TEST(MarketsCli, SseAuctionMatchOpenAndReopenRaiseNothingByThemselves) {
+  TS_REQUIRE_DATA(testing::sse_day_dir());
+  auto dir = testing::scratch_dir("markets_sse_open");
+  std::ofstream(dir / "c.toml") << calendars_config();
+  auto o = run_bin({"replay", "--config", "c.toml", "--format", "sse-l2", testing::sse_day_dir().string(),
+                    "--no-stdout", "--jsonl", "a.jsonl", "--audit-db", "", "--http", "off"},
+                   dir);
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  std::ifstream in(dir / "a.jsonl");
+  std::string line;
+  int total = 0;
+  for (; std::getline(in, line); ++total) {
+    const auto a = nlohmann::json::parse(line);
+    const int64_t s = (std::stoll(a["exch_ts_ns"].get<std::string>()) / 1'000'000'000 + 8 * 3600) % 86400;
+    const bool open = s >= (9 * 3600 + 25 * 60) && s < (9 * 3600 + 31 * 60);
+    const bool reopen = s >= 13 * 3600 && s < 13 * 3600 + 60;
+    EXPECT_FALSE(open || reopen) << "alert at " << s / 3600 << ":" << s / 60 % 60 << ":" << s % 60 << " " << line;
+  }
+  std::printf("SSE 600519 2023-02-01: %d alerts all day at the defaults\n", total);
 }
 
 TEST(MarketsCli, BadStateFileIsExitTwoNamingIt) {

@@ -58,7 +58,7 @@ constexpr int64_t kQuietBeforeNs = 10 * kNsPerSec;
 constexpr int64_t kQuietAfterNs = 180 * kNsPerSec;
 // Stated false-alert rate: at most this many alerts per symbol per simulated hour in quiet time.
 // Large-trade alerts (大笔买入/卖出) are not counted: they report a print that did happen, not an
-// inference; their quiet rate is printed. Measured with kSimRules below: 0.95 (docs/rules.md).
+// inference; their quiet rate is printed. Measured with kSimRules below: 0.77 (docs/rules.md).
 constexpr double kMaxQuietAlertsPerSymbolHour = 1.0;
 
 // The simulator's calibration (issue 22): the product defaults are relative and calibrated on
@@ -67,7 +67,13 @@ constexpr double kMaxQuietAlertsPerSymbolHour = 1.0;
 // rule misses the simulator's spoofs (orders 14-28x one level) and one 3.3 % pump stays under
 // 8 sigma of its symbol's own volatility. With these two rules on their absolute thresholds the
 // simulator's every injected event is caught; docs/rules.md keeps both sets of numbers.
-constexpr const char* kSimRules = "[rules.large_order]\nrelative = false\n[rules.rapid_rise]\nrelative = false\n";
+// volume_burst: at the default multiple 5 (chosen on LOBSTER GOOG, docs/rules.md "Calibration")
+// the simulator's bursts (trade rate 10-30x for 20-90 s) are caught 5/12: the short ones reach
+// 3-5x the expected 60 s activity. At 3 they are caught 12/12 with no quiet volume_burst (measured
+// 2026-12-02); the conflict between the two halves of the calibration set is open.
+constexpr const char* kSimRules =
+    "[rules.large_order]\nrelative = false\n[rules.rapid_rise]\nrelative = false\n"
+    "[rules.volume_burst]\nmin_volume_multiple_60s = 3\nmin_count_multiple_60s = 3\n";
 
 TEST(SimEndToEnd, EveryInjectedEventAlertsAndQuietStaysQuiet) {
   SymbolTable symbols;
