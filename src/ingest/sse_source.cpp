@@ -38,13 +38,20 @@ class SseFile : public Source {
   SseFile(std::unique_ptr<LineReader> lines, SymbolTable& symbols, InputErrors& errors, int64_t midnight_ns)
       : lines_(std::move(lines)), symbols_(symbols), errors_(errors), midnight_ns_(midnight_ns) {}
 
-  // Reads the header line and finds `names` in it; cols_[i] is the index of names[i].
+  // Reads the header line and finds `names` in it; cols_[i] is the index of names[i]. A file
+  // with no byte at all (a day without trades) is counted once as kEmptyFile and gives no
+  // events, like a header-only file; the day's other files are read. A compressed stream that
+  // fails before its header is an error.
   Status read_header(const std::vector<std::string_view>& names) {
     Line line;
     if (!lines_->next(line)) {
-      return Status(StatusCode::kParseError,
-                    lines_->path() + (lines_->truncated() ? ": compressed stream is corrupt or cut off before the header line"
-                                                          : ": empty file, expected a header line"));
+      if (lines_->truncated()) {
+        return Status(StatusCode::kParseError,
+                      lines_->path() + ": compressed stream is corrupt or cut off before the header line");
+      }
+      ingest::report_if_empty(errors_, *lines_, 1);
+      done_ = true;
+      return Status::ok();
     }
     std::vector<std::string_view> header(512);
     ncols_ = ingest::split_fields(line.text, header.data(), header.size());
