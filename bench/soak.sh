@@ -2,7 +2,8 @@
 # Soak benchmark: `ticksentry run` on the simulator at twice the nominal rate for an hour with
 # the rules, a model on the CPU, notifications to a loopback webhook and the dashboard polled;
 # RSS sampled every minute, errors counted, alerts counted at the pipeline and in every sink
-# (stdout, JSONL, audit store, webhook, dashboard stream), which must be equal.
+# (stdout, JSONL, audit store, notifier, dashboard stream), which must be equal, and every event
+# alert's id checked at the webhook.
 # bench/soak.py does the work (its docstring lists what is measured and checked); the result is
 # bench/results/soak-<machine>-<yyyymmdd>[-tag].json, exit 1 when a check failed.
 #
