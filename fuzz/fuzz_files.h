@@ -10,7 +10,10 @@
 // event names a symbol the table knows, exchange times never go backwards, and the events it
 // hands on are accepted or refused by a BookSet without a crash. A broken promise ends the
 // process through __builtin_trap(), which libFuzzer reports as a finding.
+#include <signal.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <array>
 #include <cstdint>
@@ -76,6 +79,14 @@ class ScratchDir {
     std::error_code ec;
     const std::filesystem::path base = std::filesystem::is_directory("/dev/shm", ec) ? "/dev/shm" : std::filesystem::temp_directory_path();
     path_ = base / ("ticksentry-fuzz-" + std::to_string(::getpid()));
+    // libFuzzer often ends a process without running atexit handlers (a finding, a timeout, a
+    // signal): remove the folders of processes that no longer exist.
+    for (const auto& entry : std::filesystem::directory_iterator(base, ec)) {
+      const std::string name = entry.path().filename().string();
+      if (name.rfind("ticksentry-fuzz-", 0) != 0) continue;
+      const long pid = std::strtol(name.c_str() + 16, nullptr, 10);
+      if (pid > 0 && ::kill(pid_t(pid), 0) != 0 && errno == ESRCH) std::filesystem::remove_all(entry.path(), ec);
+    }
     std::filesystem::create_directories(path_);
     std::atexit([] {
       std::error_code e;
