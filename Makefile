@@ -2,6 +2,7 @@
 #   make demo  - install packages, build, run the simulator live with the dashboard at
 #                http://127.0.0.1:8080 until Ctrl-C (DEMO_SECONDS=20 make demo stops after 20 s)
 #   make test  - install packages, build, run every test through ctest
+#   make sanitize - every test under ASan+UBSan, the concurrency tests under TSan (bench/sanitize.sh)
 #   make train - retrain the shipped default model end to end (LOBSTER export → train → ONNX)
 #   make model - release pipeline: train → export → plan → evaluate → gate → bench → registry
 # train, model and model-data read the sample data (never part of the repository) from
@@ -25,7 +26,7 @@ DEB_PACKAGES := build-essential cmake ninja-build ccache pkg-config git zlib1g-d
   libcurl4-openssl-dev libssl-dev python3-aiosmtpd openssl tzdata \
   libhowardhinnant-date-dev
 
-.PHONY: deps build demo test bench clean ticksentry train model model-data model-report web
+.PHONY: deps build demo test sanitize bench clean ticksentry train model model-data model-report web
 
 deps:
 	@missing=$$(for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
@@ -54,6 +55,11 @@ demo: build
 
 test: build
 	ctest --preset $(PRESET)
+
+# ASan+UBSan build (the asan preset) and every test; then the tsan preset's concurrency tests.
+# Summary: bench/results/sanitize-<machine>-<date>.json. Takes long: a second full build.
+sanitize: deps web
+	bench/sanitize.sh
 
 bench: build
 	bench/run_all.sh $(BUILD_DIR)

@@ -6,21 +6,25 @@
 # executions/s, corpus files before/after, findings with their first sanitizer line). A finding's input is kept under $out/fuzz-artifacts/<target>/ to reproduce:
 #   build/fuzz/fuzz/<target> <artifact>
 #
-#   bench/fuzz.sh [--seconds S] [--build DIR] [--out DIR] [--rss-mb N] [target ...]
+#   bench/fuzz.sh [--seconds S] [--runs N] [--build DIR] [--out DIR] [--rss-mb N] [--tag T] [target ...]
 #
 # Defaults: 60 s per target, build/fuzz/fuzz, every *_fuzz executable there, rss limit 2048 MB.
+# --runs N stops a target after N executions (or at --seconds, whichever comes first): the
+# project's bar is 10^6 per target (--runs 1000000 --seconds 1800).
 # Build first: cmake --preset fuzz && cmake --build --preset fuzz (clang with libFuzzer).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-seconds=60 build="$root/build/fuzz/fuzz" out="$root/bench/results" rss=2048
+seconds=60 runs=-1 tag="" build="$root/build/fuzz/fuzz" out="$root/bench/results" rss=2048
 targets=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) seconds=$2; shift 2 ;;
+    --runs) runs=$2; shift 2 ;;
+    --tag) tag=-$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --rss-mb) rss=$2; shift 2 ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) targets+=("$1"); shift ;;
   esac
 done
@@ -29,8 +33,11 @@ if [ ${#targets[@]} -eq 0 ]; then
 fi
 [ ${#targets[@]} -gt 0 ] || { echo "bench/fuzz.sh: no *_fuzz targets in $build (build the fuzz preset)" >&2; exit 2; }
 mkdir -p "$out"
+# UBSan's checks are recoverable in the fuzz preset (-fsanitize=undefined): without halt_on_error a
+# signed overflow is printed and the run goes on, and libFuzzer never sees it as a finding.
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}"
 stamp=$(date -u +%Y%m%d-%H%M)
-machine=$(hostname -s)
+machine=${TICKSENTRY_MACHINE:-$(hostname -s)}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 entries=()
@@ -42,7 +49,7 @@ for t in "${targets[@]}"; do
   before=$(find "$work/$t/corpus" -type f | wc -l)
   echo "fuzzing $t for ${seconds}s on $before seed files"
   set +e
-  "$bin" -max_total_time="$seconds" -print_final_stats=1 -rss_limit_mb="$rss" -timeout=20 \
+  "$bin" -max_total_time="$seconds" -runs="$runs" -print_final_stats=1 -rss_limit_mb="$rss" -timeout=20 \
     -artifact_prefix="$work/$t/art/" "$work/$t/corpus" >"$work/$t/log" 2>&1
   rc=$?
   set -e
@@ -62,8 +69,8 @@ for t in "${targets[@]}"; do
     "$t" "${execs:-0}" "${rate:-}" "$seconds" "$before" "$after" "$rc" "$findings")")
   echo "  $t: ${execs:-0} executions, exit $rc"
 done
-file="$out/fuzz-$machine-$stamp.json"
-python3 - "$file" "$root" "${entries[@]}" <<'PY'
+file="$out/fuzz-$machine-$stamp$tag.json"
+RUNS="$runs" python3 - "$file" "$root" "${entries[@]}" <<'PY'
 import json, os, platform, subprocess, sys, datetime
 path, root, entries = sys.argv[1], sys.argv[2], [json.loads(e) for e in sys.argv[3:]]
 commit = subprocess.run(["git", "-C", root, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
@@ -76,6 +83,9 @@ doc = {
     "machine": {"name": platform.node(), "cores": os.cpu_count(), "kernel": platform.release()},
     "compiler": clang[0] if clang else "",
     "sanitizers": "address,undefined (fuzz preset)",
+    "runs_limit": int(os.environ.get("RUNS", "-1")),
+    "ubsan_options": os.environ.get("UBSAN_OPTIONS", ""),
+    "load_avg_at_end": list(os.getloadavg()),
     "targets": entries,
 }
 with open(path, "w") as f:

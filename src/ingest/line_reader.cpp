@@ -29,7 +29,8 @@ bool contains_garbage(const char* p, size_t n) {
 // The gzip decoder state: one z_stream reused for every member (inflateReset between them).
 struct LineReader::Gzip {
   z_stream zs{};
-  std::vector<unsigned char> in = std::vector<unsigned char>(128 * 1024);
+  static constexpr size_t kInBytes = 128 * 1024;
+  std::unique_ptr<unsigned char[]> in{new unsigned char[kInBytes]};  // uninitialized: filled by fread
   uint64_t consumed_before = 0;  // compressed bytes before in[0] (offsets in reports)
   uint64_t member = 0;           // 1-based index of the member being (or last) decoded
   bool in_member = false;        // between a member's header and its end
@@ -37,7 +38,7 @@ struct LineReader::Gzip {
   bool input_eof = false;
   bool cut_line = false;        // a fault cut the line being assembled (refill() trims it)
   ~Gzip() { inflateEnd(&zs); }
-  uint64_t offset() const { return consumed_before + uint64_t(zs.next_in - in.data()); }
+  uint64_t offset() const { return consumed_before + uint64_t(zs.next_in - in.get()); }
 };
 
 Result<std::unique_ptr<LineReader>> LineReader::open(const std::string& path, InputErrors& errors) {
@@ -64,9 +65,9 @@ Result<std::unique_ptr<LineReader>> LineReader::open(const std::string& path, In
 
 LineReader::LineReader(std::string path, std::FILE* file, bool gzip, InputErrors& errors)
     : path_(std::move(path)), file_(file), gz_(gzip ? std::make_unique<Gzip>() : nullptr), errors_(errors),
-      buf_(kBufferBytes) {
+      buf_(new char[kBufferBytes]) {
   if (gz_) {
-    gz_->zs.next_in = gz_->in.data();
+    gz_->zs.next_in = gz_->in.get();
     gz_->zs.avail_in = 0;
   }
 }
@@ -92,10 +93,10 @@ bool LineReader::fill_input() {
   Gzip& g = *gz_;
   if (g.input_eof) return false;
   const size_t left = g.zs.avail_in;
-  g.consumed_before += uint64_t(g.zs.next_in - g.in.data());
-  if (left > 0) std::memmove(g.in.data(), g.zs.next_in, left);
-  const size_t n = std::fread(g.in.data() + left, 1, g.in.size() - left, file_);
-  g.zs.next_in = g.in.data();
+  g.consumed_before += uint64_t(g.zs.next_in - g.in.get());
+  if (left > 0) std::memmove(g.in.get(), g.zs.next_in, left);
+  const size_t n = std::fread(g.in.get() + left, 1, Gzip::kInBytes - left, file_);
+  g.zs.next_in = g.in.get();
   g.zs.avail_in = static_cast<uInt>(left + n);
   if (n == 0) g.input_eof = true;
   return n > 0;
@@ -169,19 +170,24 @@ bool LineReader::refill() {
   if (eof_) return false;
   // Keep the unread tail; grow only for a line longer than the whole buffer.
   if (begin_ > 0) {
-    std::memmove(buf_.data(), buf_.data() + begin_, end_ - begin_);
+    std::memmove(buf_.get(), buf_.get() + begin_, end_ - begin_);
     end_ -= begin_;
     begin_ = 0;
   }
-  if (end_ == buf_.size()) buf_.resize(buf_.size() * 2);
-  const size_t room = buf_.size() - end_;
+  if (end_ == cap_) {  // a line longer than the whole buffer: grow
+    std::unique_ptr<char[]> bigger(new char[cap_ * 2]);
+    std::memcpy(bigger.get(), buf_.get(), end_);
+    buf_ = std::move(bigger);
+    cap_ *= 2;
+  }
+  const size_t room = cap_ - end_;
   size_t n = 0;
   bool cut = false;
   if (gz_) {
-    n = read_gzip(buf_.data() + end_, room);
+    n = read_gzip(buf_.get() + end_, room);
     cut = std::exchange(gz_->cut_line, false);
   } else {
-    n = std::fread(buf_.data() + end_, 1, room, file_);
+    n = std::fread(buf_.get() + end_, 1, room, file_);
     if (n == 0 && std::ferror(file_)) report_fault(std::string("read error: ") + std::strerror(errno));
   }
   end_ += n;
@@ -197,7 +203,7 @@ bool LineReader::refill() {
 bool LineReader::next(Line& line) {
   for (;;) {
     const size_t avail = end_ - begin_;
-    const char* start = buf_.data() + begin_;
+    const char* start = buf_.get() + begin_;
     const auto* nl = static_cast<const char*>(std::memchr(start, '\n', avail));
     size_t len = 0;
     bool unterminated = false;
@@ -209,7 +215,7 @@ bool LineReader::next(Line& line) {
       len = end_ - begin_;
       if (len == 0) return false;
       unterminated = true;
-      start = buf_.data() + begin_;
+      start = buf_.get() + begin_;
       begin_ = end_;
     } else {
       continue;

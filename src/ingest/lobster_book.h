@@ -20,9 +20,12 @@ namespace ingest {
 class LineReader;
 }
 
-// LOBSTER price (dollars × 10000) → ticks of $0.01, half up: 5777750 → 57778.
+// LOBSTER price (dollars × 10000) → ticks of $0.01, half up (away from zero for negative
+// prices): 5777750 → 57778. Defined for every int64 (the sum it once rounded with overflowed
+// near INT64_MAX; found by lobster_fuzz with UBSan).
 constexpr Price lobster_price_ticks(int64_t price_x10000) {
-  return price_x10000 >= 0 ? (price_x10000 + 50) / 100 : -((-price_x10000 + 50) / 100);
+  const int64_t q = price_x10000 / 100, r = price_x10000 % 100;
+  return r >= 50 ? q + 1 : r <= -50 ? q - 1 : q;
 }
 constexpr int64_t kLobsterEmptyPrice = 9999999999;  // ask side dummy; bids carry the negative
 

@@ -293,6 +293,9 @@ class LobsterSource final : public Source {
     }
     FieldError e = ingest::parse_seconds_ns(f[0], m.ts_ns);
     if (e != FieldError::kOk) return report(line, ingest::input_error_for(e), "bad time"), false;
+    // Seconds after midnight of the file's day: a later time would not be that day (and the
+    // date's midnight plus it could overflow int64).
+    if (m.ts_ns >= 86'400 * kNsPerSec) return report(line, InputError::kMalformedLine, "time not within the day"), false;
     int64_t v[5];
     for (int k = 0; k < 5; ++k) {
       e = ingest::parse_i64(f[k + 1], v[k]);

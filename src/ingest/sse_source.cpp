@@ -42,10 +42,18 @@ class SseFile : public Source {
   SseFile(std::unique_ptr<LineReader> lines, SymbolTable& symbols, InputErrors& errors, int64_t midnight_ns)
       : lines_(std::move(lines)), symbols_(symbols), errors_(errors), midnight_ns_(midnight_ns) {}
 
-  // Reads the header line and finds `names` in it; cols_[i] is the index of names[i].
+  // Reads the header line and finds `names` in it; cols_[i] is the index of names[i]. A file
+  // with no byte at all (a day without trades) is counted once as kEmptyFile and gives no
+  // events, like a header-only file; the day's other files are read. A compressed stream that
+  // fails before its header is an error.
   Status read_header(const std::vector<std::string_view>& names) {
-    auto h = ingest::read_header_columns(*lines_, names);
+    auto h = ingest::read_header_columns(*lines_, names, /*empty_ok=*/true);
     if (!h) return h.status();
+    if (h.value().empty_file) {
+      ingest::report_if_empty(errors_, *lines_, 1);
+      done_ = true;
+      return Status::ok();
+    }
     ncols_ = h.value().ncols;
     cols_ = std::move(h.value().cols);
     fields_.resize(ncols_ + 1);

@@ -8,9 +8,11 @@
 
 namespace ts::ingest {
 
-Result<HeaderColumns> read_header_columns(LineReader& lines, std::span<const std::string_view> names) {
+Result<HeaderColumns> read_header_columns(LineReader& lines, std::span<const std::string_view> names,
+                                          bool empty_ok) {
   Line line;
   if (!lines.next(line)) {
+    if (empty_ok && !lines.truncated()) return HeaderColumns{.empty_file = true};
     return Status(StatusCode::kParseError,
                   lines.path() + (lines.truncated() ? ": compressed stream is corrupt or cut off before the header line"
                                                     : ": empty file, expected a header line"));

@@ -21,11 +21,14 @@ namespace ts::ingest {
 struct HeaderColumns {
   size_t ncols = 0;
   std::vector<size_t> cols;
+  bool empty_file = false;  // the file had no byte at all (only with empty_ok)
 };
 
 // Reads the header line of `lines` and finds each of `names` in it. kParseError naming the file
-// and the first missing column (or saying the file is empty or its gzip stream is cut off).
-Result<HeaderColumns> read_header_columns(LineReader& lines, std::span<const std::string_view> names);
+// and the first missing column (or saying its gzip stream is cut off). A file with no byte at
+// all is an error too, unless `empty_ok`: then it gives HeaderColumns{.empty_file = true}.
+Result<HeaderColumns> read_header_columns(LineReader& lines, std::span<const std::string_view> names,
+                                          bool empty_ok = false);
 
 // Calls decode(line, fields) for every row after the header that is text and has the header's
 // field count; reports the others (kBinaryGarbage, kWrongColumnCount) with file and line, and

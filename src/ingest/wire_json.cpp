@@ -20,11 +20,13 @@ void append_levels(std::string& out, const char* name, const Level* levels) {
   out += ",\"";
   out += name;
   out += "\":[";
-  bool first = true;
-  for (int i = 0; i < kBookLevels; ++i) {
-    if (levels[i].price == 0 && levels[i].qty == 0) continue;  // empty levels are left out
-    fmt::format_to(std::back_inserter(out), "{}[{},{}]", first ? "" : ",", levels[i].price, levels[i].qty);
-    first = false;
+  // Levels by position up to the last non-empty one: empty levels after it are left out, an
+  // empty level before it is written [0,0] so that the levels behind it keep their place (a
+  // snapshot with a hole once came back with its deeper levels moved up one).
+  int n = kBookLevels;
+  while (n > 0 && levels[n - 1].price == 0 && levels[n - 1].qty == 0) --n;
+  for (int i = 0; i < n; ++i) {
+    fmt::format_to(std::back_inserter(out), "{}[{},{}]", i == 0 ? "" : ",", levels[i].price, levels[i].qty);
   }
   out += ']';
 }

@@ -322,7 +322,9 @@ TEST(LobsterSource, NegativeOrderbookLevelsAreRefusedAndCounted) {
     for (int i = 0; i < kBookLevels; ++i) {
       for (const Level& l : {e.snapshot.asks[i], e.snapshot.bids[i]}) {
         EXPECT_GE(l.qty, 0) << "seq " << e.seq;
-        if (l.qty > 0) EXPECT_GT(l.price, 0) << "seq " << e.seq;
+        if (l.qty > 0) {
+          EXPECT_GT(l.price, 0) << "seq " << e.seq;
+        }
       }
     }
   }
@@ -516,9 +518,38 @@ INSTANTIATE_TEST_SUITE_P(AllKinds, LobsterBadInput,
                                            BadLine{"zero_size", "34200.2,1,2,0,5800000,1", InputError::kBadSize},
                                            BadLine{"negative_size", "34200.2,3,2,-5,5800000,1", InputError::kBadSize},
                                            BadLine{"backwards", "34100.0,1,2,100,5800000,1", InputError::kOutOfOrder},
+                                           // Found by lobster_fuzz (UBSan): ns overflowed int64.
+                                           BadLine{"time_past_int64", "300000000000.5,1,2,100,5800000,1",
+                                                   InputError::kMalformedLine},
+                                           BadLine{"time_after_the_day", "86400.0,1,2,100,5800000,1",
+                                                   InputError::kMalformedLine},
                                            BadLine{"garbage", std::string("34200.2,1,2\0\x01\x02,100,5800000,1", 27),
                                                    InputError::kBinaryGarbage}),
                          [](const ::testing::TestParamInfo<BadLine>& p) { return std::string(p.param.name); });
+
+// Found by lobster_fuzz (UBSan): rounding a price near INT64_MAX to ticks overflowed, in a
+// message and in an orderbook row. Every int64 rounds half up (away from zero below 0).
+TEST(LobsterSource, PriceRoundingIsDefinedForEveryInt64) {
+  static_assert(lobster_price_ticks(5777750) == 57778);
+  static_assert(lobster_price_ticks(5777749) == 57777);
+  static_assert(lobster_price_ticks(-5777750) == -57778);
+  static_assert(lobster_price_ticks(INT64_MAX) == INT64_MAX / 100);  // ...807: remainder 7 < 50
+  static_assert(lobster_price_ticks(INT64_MIN) == INT64_MIN / 100);  // ...808: remainder -8
+  static_assert(lobster_price_ticks(INT64_MAX - 57) == INT64_MAX / 100);       // ...750: half up
+  static_assert(lobster_price_ticks(INT64_MAX - 58) == INT64_MAX / 100 - 1);   // ...749
+  static_assert(lobster_price_ticks(9999999999) == 100000000);
+  const auto dir = scratch_dir("lobster_huge_price");
+  const std::string base = (dir / "XYZ_2012-06-21_34200000_57600000_").string();
+  ts::testing::write_text(base + "message_1.csv", "34200.1,1,1,100,9223372036854775807,1\n");
+  ts::testing::write_text(base + "orderbook_1.csv", "9223372036854775807,100,9223372036854775800,100\n");
+  SymbolTable symbols;
+  InputErrors errors;
+  errors.set_quiet(true);
+  const auto ev = read_lobster(base + "message_1.csv", symbols, errors);
+  ASSERT_GE(ev.size(), 2u);  // the opening snapshot, then the add
+  EXPECT_EQ(ev[1].kind, EventKind::kOrderAdd);
+  EXPECT_EQ(ev[1].order.price, INT64_MAX / 100);
+}
 
 TEST(LobsterSource, UnterminatedCutLastLineIsATruncation) {
   const auto dir = scratch_dir("lobster_cut_plain");

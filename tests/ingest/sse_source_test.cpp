@@ -371,6 +371,25 @@ TEST(SseSource, HeaderOnlyFileIsCounted) {
   EXPECT_EQ(errors.total(), 1u);
 }
 
+// A trade file of zero bytes (not even the header: a day without trades, or an export that
+// failed) refused the whole day ("empty file, expected a header line"). It is counted once as
+// empty_file and the other two files are read.
+TEST(SseSource, ZeroByteFileIsCountedAndTheDayGoesOn) {
+  TS_REQUIRE_DATA(::ts::testing::sse_day_dir());
+  SmallDay day;
+  day.trade.clear();
+  const auto dir = scratch_dir("sse_zero_bytes") / "600519-20230201";
+  day.write(dir);
+  ASSERT_EQ(std::filesystem::file_size(dir / "trade.csv"), 0u);
+  SymbolTable symbols;
+  InputErrors errors;
+  errors.set_quiet(true);
+  const auto ev = read_sse(dir.string(), symbols, errors);
+  EXPECT_EQ(ev.size(), SmallDay::kEvents - 3);
+  EXPECT_EQ(errors.count(InputError::kEmptyFile), 1u);
+  EXPECT_EQ(errors.total(), 1u);
+}
+
 TEST(SseSource, TruncatedGzipKeepsEverythingBeforeTheCutAndTheOtherFiles) {
   TS_REQUIRE_DATA(::ts::testing::sse_day_dir());
   const auto dir = scratch_dir("sse_cut_gz") / "600519-20230201";

@@ -120,6 +120,31 @@ TEST(WireCodec, EveryKindRoundTripsThroughBinaryAndJson) {
   }
 }
 
+// Found by wire_fuzz: a snapshot with an empty level between two others (valid: each level is
+// empty or priced) came back from JSON with the deeper levels moved up into the hole, because
+// the encoder left every empty level out. Levels keep their positions in both encodings.
+TEST(WireCodec, SnapshotWithAnEmptyLevelInsideKeepsEveryLevelsPlace) {
+  WireEvent w;
+  w.event = Event::make(EventKind::kSnapshot);
+  w.symbol = "GOOG";
+  SnapshotBody& s = w.event.snapshot;
+  s.bids[0] = Level{57800, 100};
+  s.bids[2] = Level{57790, 300};  // bids[1] empty
+  s.asks[0] = Level{57801, 50};
+  s.asks[1] = Level{57802, 60};
+  s.asks[3] = Level{57810, 70};   // asks[2] empty
+  s.phase = Phase::kContinuous;
+  std::string js;
+  wire_json_append(w, js);
+  EXPECT_NE(js.find("\"bids\":[[57800,100],[0,0],[57790,300]]"), std::string::npos) << js;
+  EXPECT_NE(js.find("\"asks\":[[57801,50],[57802,60],[0,0],[57810,70]]"), std::string::npos) << js;
+  WireJsonDecoder json;
+  WireEvent back;
+  const WireDecodeStatus st = json.decode(bytes_of(js), back);
+  ASSERT_TRUE(st.ok()) << st.reason;
+  expect_same(w, back);
+}
+
 TEST(WireCodec, JsonFieldsInAnyOrderAndOptionalFieldsDefault) {
   WireJsonDecoder json;
   WireEvent w;

@@ -8,7 +8,9 @@
 
 #include "audit/audit_store.h"
 #include "engine/engine.h"
+#include "features/feature_set.h"
 #include "run_bin.h"
+#include "serve_test_util.h"
 #include "test_data.h"
 
 namespace ts {
@@ -138,6 +140,27 @@ TEST(PipelineModel, MissingModelIsAClearStartupError) {
   auto o = run_bin({"replay", "--format", "lobster", goog.string(), "--model", "/nonexistent/m.onnx", "--no-stdout"}, dir);
   EXPECT_EQ(o.exit_code, 2);
   EXPECT_NE(o.err.find("model /nonexistent/m.onnx: no such file"), std::string::npos) << o.err;
+}
+
+// A model with 16 values per row (not one probability) once aborted `replay --model` in the model
+// server's warm-up (SIGABRT, heap corruption). It is refused at start-up: exit 2 naming the
+// model, the output's shape and what the decision stage reads; no alert file is begun.
+TEST(PipelineModel, ReplayRefusesAModelWithSixteenOutputsPerRow) {
+  auto dir = testing::scratch_dir("serve_pipeline_model_wide");
+  const auto goog = testing::lobster_file("GOOG", "message", 10);
+  TS_REQUIRE_DATA(goog);
+  {
+    const auto bytes = serve::testing::many_outputs_model(16, kFeatureCount);
+    std::ofstream f(dir / "wide.onnx", std::ios::binary);
+    f.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+  }
+  auto o = run_bin({"replay", "--format", "lobster", goog.string(), "--model", "wide.onnx", "--no-stdout",
+                    "--http", "off", "--out-dir", "out"},
+                   dir);
+  EXPECT_EQ(o.exit_code, 2) << o.err;
+  EXPECT_NE(o.err.find("wide.onnx"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("one probability per row"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("[batch,16]"), std::string::npos) << o.err;
 }
 
 TEST(PipelineModel, BadModelConfigIsAClearStartupError) {

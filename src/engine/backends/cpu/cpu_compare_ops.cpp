@@ -116,8 +116,9 @@ Status run_range(const KernelArgs& a) {
 void add_compare_ops(std::vector<OpInfo>& ops) {
   const std::pair<const char*, Cmp> bins[] = {{"Equal", Cmp::kEqual}, {"Less", Cmp::kLess}, {"Greater", Cmp::kGreater},
                                               {"Max", Cmp::kMax},     {"Min", Cmp::kMin}};
-  for (auto [name, op] : bins) {
-    ops.push_back({name,
+  for (const auto& bin : bins) {
+    const Cmp op = bin.second;  // a plain variable: clang < 16 cannot capture a structured binding
+    ops.push_back({bin.first,
                    [](const Graph&, const Node& n) {
                      return n.inputs.size() == 2 ? Status::ok() : unsupported(n, "with other than two inputs");
                    },

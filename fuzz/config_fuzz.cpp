@@ -1,0 +1,47 @@
+// libFuzzer target for the TOML config (core/config.h, docs/config.md): the input is a config
+// file. It is parsed, then the sections below are read by their own modules ([rules.*] with
+// their ranges, [features], [sim], [kafka.consumer] and [kafka.producer] passed through to
+// librdkafka), then the unknown keys are listed — as `ticksentry run --config` does before
+// anything slow starts. A bad file or value must be a ConfigError (main prints it, exit 2), never
+// a crash, a hang, another exception or an allocation that grows with a value.
+// Not here (their readers link the engine, which this target does not build): [pipeline],
+// [model], [notify], [http] — tests/pipeline/config_ranges_test.cpp checks their ranges.
+//   build/fuzz/fuzz/config_fuzz -max_total_time=60 fuzz/corpus/config_fuzz   (bench/fuzz.sh)
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "core/config.h"
+#include "detect/rule_options.h"
+#include "features/feature_options.h"
+#include "fuzz_files.h"
+#include "ingest/sim/sim_options.h"
+#include "kafka/kafka_config.h"
+
+namespace {
+
+void read_everything(const ts::Config& config, const std::string& path) {
+  (void)ts::RuleOptions::from_config(config);
+  (void)ts::FeatureOptions::from_config(config.section("features"));
+  (void)ts::SimOptions::from_config(config.section("sim"));
+  (void)ts::kafka_passthrough(config, path, "kafka.consumer");
+  (void)ts::kafka_passthrough(config, path, "kafka.producer");
+  (void)config.unread_keys();
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  const std::string path = ts::fuzz::ScratchDir::get().write("config.toml", text);
+  try {
+    const ts::Config config = ts::Config::parse(text, path);
+    read_everything(config, path);
+  } catch (const ts::ConfigError&) {
+    // a clear refusal: what a bad file must give
+  } catch (...) {
+    __builtin_trap();  // any other exception is not the "exit 2 naming the key" the docs promise
+  }
+  return 0;
+}
