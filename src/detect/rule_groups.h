@@ -51,8 +51,9 @@ class RuleSet {
     if (id < engine_of_.size() && engine_of_[id] != kUnresolved) engines_[engine_of_[id]].prefetch(id);
   }
   // As RuleEngine::evaluate, by the engine of the event symbol's group.
-  int evaluate(const Event& e, const BookTop& book, const float* features, StageTimes t, Alert* out, int max_out) {
-    return engine_for(e.symbol).evaluate(e, book, features, t, out, max_out);
+  int evaluate(const Event& e, const BookTop& book, const float* features, StageTimes t, Alert* out, int max_out,
+               const VolumeWindow* volume = nullptr) {
+    return engine_for(e.symbol).evaluate(e, book, features, t, out, max_out, volume);
   }
   void reserve(size_t symbol_count);
   const RuleOptions& options() const { return engines_[0].options(); }  // [rules]
