@@ -9,8 +9,9 @@
 #
 # Defaults: build/release, $TICKSENTRY_DATA_DIR or ../shared/data, bench/results.
 # symbol-hours = trading hours the files cover (the exchange's regular session: LOBSTER 09:30-16:00
-# = 6.5 h; SSE 09:30-11:30 + 13:00-15:00 = 4 h) × symbols. The datasets, their hours and the real
-# events are listed in bench/alert_rates.py. Target: <= 1.0 alert per symbol-hour per dataset.
+# = 6.5 h; SSE and SZSE 09:30-11:30 + 13:00-15:00 = 4 h; the Bitstamp file 00:00-05:00 UTC = 5 h)
+# × symbols. The datasets, their hours and the real events are listed in bench/alert_rates.py.
+# Target: <= 1.0 alert per symbol-hour per dataset.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 command="$0${*:+ $*}"
