@@ -49,7 +49,7 @@ DATASETS = [
      "events": [{"what": "Bitstamp 00:11:01 sweep (~96 BTC market sell, -0.38%)", "symbol": "BITSTAMP:BTCUSD",
                  "from": "00:10", "to": "00:13"}]},
 ]
-# In ../shared/data but not replayed here: 30-second captures (too short for a rate per hour).
+# In ../shared/data but not in the table (too short for a rate per symbol-hour).
 NOT_READABLE = [
     "crypto/*.ws.*, *.http.* (30 s websocket/REST captures: read by the crypto formats, too short "
     "for alerts per symbol-hour)",

@@ -223,7 +223,7 @@ def alert_rate_tables():
                        f"{'✓' if r['target_met'] else '✗'} | — |")
             out[-1] += f" {types} | {events} |"
         if doc.get("not_readable_yet"):
-            out.append("\nNot readable by `ticksentry replay` yet (the feeds issue): " + "; ".join(doc["not_readable_yet"]) + ".")
+            out.append("\nNot in this table: " + "; ".join(doc["not_readable_yet"]) + ".")
         out.append("")
     return "\n".join(out)
 
