@@ -34,6 +34,12 @@ nlohmann::json decimal_number(const std::string& text) {
   if (whole && text.find_first_of("einIN") == std::string::npos) return std::strtoll(text.c_str(), nullptr, 10);
   return std::strtod(text.c_str(), nullptr);
 }
+// A stored notional or size (a double read back from SQLite/PostgreSQL) in the live sinks' JSON
+// form: an integer when whole, else the double.
+nlohmann::json stored_decimal(double v) {
+  if (std::isfinite(v) && std::fabs(v) < 9.0e15 && std::floor(v) == v) return static_cast<int64_t>(v);
+  return v;
+}
 }  // namespace
 
 nlohmann::json alert_values_json(const Alert& a, const RefData* ref) {
@@ -107,7 +113,15 @@ nlohmann::json alert_record_json(const AlertRecord& r) {
   j["price_ticks"] = r.price_ticks;
   j["price"] = r.price;
   nlohmann::json values = nlohmann::json::array();
-  for (const auto& v : r.values) values.push_back({{"name", v.name}, {"value", v.value}, {"threshold", v.threshold}, {"cmp", v.cmp}});
+  for (const auto& v : r.values) {
+    // Notionals and sizes as the live sinks write them (a whole value is an integer); the
+    // decimal text (values[].text) is not kept by the stores.
+    const bool decimal = value_unit(v.name.c_str()) != ValueUnit::kPlain;
+    values.push_back({{"name", v.name},
+                      {"value", decimal ? stored_decimal(v.value) : nlohmann::json(v.value)},
+                      {"threshold", decimal ? stored_decimal(v.threshold) : nlohmann::json(v.threshold)},
+                      {"cmp", v.cmp}});
+  }
   j["values"] = std::move(values);
   put_stage_times(j, r.t, r.latency_ns);
   nlohmann::json f = nlohmann::json::object();

@@ -60,7 +60,9 @@ TEST(KafkaDelivery, ReReadingTheTopicAddsNoAlertAndCommittedOffsetsAreNotReRead)
     std::string line;
     for (int i = 0; i <= 20000 && std::getline(in, line); ++i) out << line << '\n';
     std::ofstream cfg(dir / "kafka.toml");
-    cfg << "[kafka]\neof_idle_ms = 3000\n";
+    // Absolute thresholds low enough that these 20,000 GOOG events raise alerts (the relative
+    // defaults need minutes of history and raise none here).
+    cfg << "[kafka]\neof_idle_ms = 3000\n[rules]\nrelative = false\n[rules.large_trade]\nmin_notional = 100000\n";
   }
   auto cluster = KafkaMockCluster::start(3);
   ASSERT_TRUE(cluster.is_ok()) << cluster.status().to_string();

@@ -46,9 +46,13 @@ class KafkaRoundTrip : public ::testing::Test {
     cluster_ = std::move(m).value();
     brokers_ = cluster_->bootstraps();
     ASSERT_TRUE(cluster_->create_topic("md", 4).is_ok());
+    // Absolute thresholds low enough that the first 20,000 GOOG events raise alerts (the
+    // relative defaults need minutes of history and raise none there); run and replay both use them.
+    const std::string rules = "[rules]\nrelative = false\n[rules.large_trade]\nmin_notional = 100000\n";
+    std::ofstream(*dir_ / "rules.toml") << rules;
     std::ofstream cfg(*dir_ / "kafka.toml");
     // Generous idle time before --exit-at-eof ends the run: this machine is shared and slow.
-    cfg << "[kafka]\neof_idle_ms = 3000\n[kafka.consumer]\n\"session.timeout.ms\" = 10000\n";
+    cfg << "[kafka]\neof_idle_ms = 3000\n[kafka.consumer]\n\"session.timeout.ms\" = 10000\n" << rules;
   }
 
   // publish → run → alerts (JSONL), checked against replay of the same csv.
@@ -84,7 +88,7 @@ class KafkaRoundTrip : public ::testing::Test {
                                  ks},
                                 d, "run-" + encoding, 300);
     ASSERT_EQ(run.exit_code, 0) << slurp(run.err);
-    const Child rep = run_child({"replay", "--format", "csv", "goog20k.csv", "--no-stdout", "--jsonl",
+    const Child rep = run_child({"replay", "--format", "csv", "goog20k.csv", "--config", "rules.toml", "--no-stdout", "--jsonl",
                                  "replay-" + encoding + ".jsonl", "--audit-db", ""},
                                 d, "replay-" + encoding);
     ASSERT_EQ(rep.exit_code, 0) << slurp(rep.err);

@@ -118,14 +118,14 @@ TEST(NotifyCrash, KillNineMidDeliveryLosesNothingAndRepeatsAtMostOnePerReceiver)
   ASSERT_GT(at_kill.pending, 0) << "everything was delivered before the kill: the test proves nothing";
   ASSERT_GE(raised.size(), 10u);
 
-  // Restart on the same outbox with nothing new to replay: it delivers what is pending, then
-  // exits (drain) once nothing is left.
+  // Restart on the same outbox with nothing new to alert on (one small trade: a file with no
+  // record at all is exit 2): it delivers what is pending, then exits (drain) once nothing is left.
   {
-    std::ofstream empty(dir / "empty.csv");
-    empty << "kind,symbol\n";
+    std::ofstream empty(dir / "one_trade.csv");
+    empty << "kind,symbol,exch_ts_ns,seq,fields\ntrade,GOOG,1340285400113246707,3,57951,1,S,0,0\n";
   }
   // --append: the audit store holds the first run's alerts; this run resumes it.
-  std::vector<std::string> second = {"replay", "--format", "csv", "empty.csv", "--jsonl", "", "--append"};
+  std::vector<std::string> second = {"replay", "--format", "csv", "one_trade.csv", "--jsonl", "", "--append"};
   second.insert(second.end(), common.begin(), common.end());
   const auto o = testing::run_bin(second, dir);
   ASSERT_EQ(o.exit_code, 0) << o.err;

@@ -196,9 +196,13 @@ try {
   await page.click("[data-testid=silence-expire]");
   await page.waitForSelector(`[data-testid=silence-row][data-id="${silenceId}"][data-active=false]`);
 
-  // 5. Models (no registry in this process: a clear note), audit search, Chinese labels.
+  // 5. Models (a --model file, no registry: listed, with a note), audit search, Chinese labels.
+  // This process serves a --model file: the page lists it and says why it has no actions.
   await page.goto(`${base}/#/models`);
-  await page.waitForFunction(() => (document.querySelector("[data-testid=models-message]")?.textContent ?? "").length > 0);
+  await page.waitForFunction(() => (document.querySelector("[data-testid=models-message]")?.textContent ?? "").includes("--model"));
+  const servedRows = await page.evaluate(() => document.querySelectorAll("[data-testid=models-table] tr").length);
+  if (servedRows < 1) throw new Error("the models page lists no model for a --model deployment");
+  console.log(`models page: ${servedRows} model served from a file, no promote/rollback offered`);
   await shot(page, "models");
   await page.goto(`${base}/#/audit`);
   await page.fill("[data-testid=audit-symbol]", "GOOG");
