@@ -21,6 +21,10 @@ using rule_detail::sev_at;
 namespace {
 
 const float kZeroRow[kFeatureCount] = {};
+// Ten minutes without one event in continuous trading is a break, not a quiet book: the
+// shortest scheduled break is the 90-minute lunch, and a book that trades at all changes within
+// minutes (a definition, not fitted to any dataset).
+constexpr int64_t kBreakNs = 10 * 60 * kNsPerSec;
 constexpr double kMaxLogDev = 3.0;  // one spread sample moves the dispersion by at most e^3 = 20×
 
 constexpr int64_t kNsPerDay = 86400 * kNsPerSec;
@@ -151,6 +155,12 @@ int RuleEngine::evaluate(const Event& e, const BookTop& book, const float* featu
   SymbolRuleState& s = state_for(e.symbol);
   const int64_t day = day_of(e.exch_ts_ns);
   if (day != s.day) new_day(s, day);
+  // No event judged for kBreakNs: the symbol was not trading (a break, a halt, the night), and
+  // the levels that hold over time do not count that time (RobustLevel::skip_break).
+  if (s.last_eval_ns != std::numeric_limits<int64_t>::min() && e.exch_ts_ns - s.last_eval_ns >= kBreakNs) {
+    for (RobustLevel* l : {&s.spread, &s.spread_dev, &s.bid_depth, &s.ask_depth}) l->skip_break(e.exch_ts_ns);
+  }
+  s.last_eval_ns = e.exch_ts_ns;
 
   Ctx c{e, book, features ? features : kZeroRow, symbols_.ref(e.symbol), s, t, out, max_out};
   c.volume = volume;

@@ -60,5 +60,20 @@ TEST_F(RuleStructure, SparseTradingDoesNotShrinkTheTypicalMinute) {
   EXPECT_EQ(count_type(big, AlertType::kLargeBuy), 1);
 }
 
+// The lunch break is no time a spread held for anyone: a stock quoted 4 ticks wide all morning
+// whose first book at 13:00 is 2 ticks still has a typical spread of ~4 ticks. Before, the first
+// sample after the break weighed the 90 minutes (alpha ~1) and the typical became that sample.
+TEST_F(RuleStructure, LunchBreakDoesNotWeighTheFirstSampleAfterIt) {
+  RuleEngine engine(symbols, RuleOptions{});
+  row[kSpreadTicks] = 4;
+  for (int i = 0; i < 1200; ++i) (void)eval(engine, snapshot(i), book(1000, 500, 1004, 500, 1000));
+  row[kSpreadTicks] = 2;
+  (void)eval(engine, snapshot(3 * 3600), book(1000, 500, 1002, 500, 1000));  // 13:00
+  row[kSpreadTicks] = 40;
+  const auto wide = eval(engine, snapshot(3 * 3600 + 1), book(1000, 500, 1040, 500, 1000));
+  ASSERT_EQ(count_type(wide, AlertType::kSpreadWidening), 1);
+  EXPECT_GT(value(wide[0], "typical_spread_ticks")->value, 3.5) << "the 13:00 sample replaced the typical spread";
+}
+
 }  // namespace
 }  // namespace ts::testing
