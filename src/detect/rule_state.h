@@ -125,6 +125,13 @@ struct RobustLevel {
     last_ns = ts_ns;
     add(x, dt / (tau_ns + dt), clip);
   }
+  // A break in trading (lunch, halt, overnight): the time it lasted is no time the level held
+  // for anyone, so the next sample weighs one step, not the break (before, the first sample at
+  // 13:00 weighed 90 minutes: alpha ~1, the typical spread and its dispersion became that one
+  // sample, and a stock whose spread routinely strays alerted at 13:00 as if it never did).
+  void skip_break(int64_t ts_ns) {
+    if (last_ns != std::numeric_limits<int64_t>::min()) last_ns = ts_ns - kStepNs;
+  }
   // Trusted once it has `min_samples` samples spread over at least one time constant: in its
   // first minutes a level knows only those minutes (a symbol's opening spread and depth).
   bool trusted(int64_t min_samples, double tau_ns) const {
@@ -180,6 +187,7 @@ struct SymbolRuleState {
   RobustLevel spread_dev;      // typical |ln(spread / typical)|: how much the spread strays
   RobustLevel bid_depth;       // typical top-5 bid depth, size increments
   RobustLevel ask_depth;       // typical top-5 ask depth
+  int64_t last_eval_ns = std::numeric_limits<int64_t>::min();  // the last event judged (continuous)
   MinuteFlow flow;             // notional flow (currency per minute)
   PreMoveVol vol;              // vol_long before the current move (relative move thresholds)
   int64_t wall_ns = std::numeric_limits<int64_t>::min() / 2;  // the last large_order alert

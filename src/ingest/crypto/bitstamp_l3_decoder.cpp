@@ -18,6 +18,11 @@
 // order_created that crosses the opposite best is therefore HELD: not in the book, no event; its
 // own changes update it; a delete (filled or cancelled) drops it; once it no longer crosses, its
 // remaining size is added (kOrderAdd) and it rests like any other.
+// The aggressor of a trade is the side of the incoming order (the taker: the last order held as
+// crossing), not of whichever order changed last: a taker is released into the book as soon as
+// the maker's delete uncrosses it, and its own change then follows (2015-05-01 01:58:18: a sell
+// walking the bids down printed 0.95, 0.10 and 3.70 BTC as "buys"). Without a taker (an order
+// the log never announced) it is the side opposite to the resting order reduced just before.
 // The symbol is BITSTAMP:BTCUSD (the only pair this feed carried).
 #include <algorithm>
 #include <string>
@@ -89,6 +94,11 @@ class BitstampL3Decoder final : public DecoderBase {
     }
   }
 
+  void set_taker(uint64_t id, Side side) {
+    taker_id_ = id;
+    taker_side_ = side;
+  }
+
   bool fail(const MessageContext& w, const char* what) { return reject(w, InputError::kMalformedLine, what); }
 
   void push_order(SymbolBook& b, EventKind kind, uint64_t id, Side side, Price price, Qty qty,
@@ -128,6 +138,7 @@ class BitstampL3Decoder final : public DecoderBase {
       if (crosses(side, l.price)) {
         orders_[id] = {side, l.price, l.qty, true};
         held_.push_back(id);
+        set_taker(id, side);
         return true;
       }
       orders_[id] = {side, l.price, l.qty};
@@ -140,7 +151,7 @@ class BitstampL3Decoder final : public DecoderBase {
         orders_[id] = {side, l.price, l.qty};  // known from now on; its level came from a view
       } else {
         push_order(b, EventKind::kOrderCancel, id, side, l.price, l.qty, where, out);
-        last_reduced_ = side;
+        if (id != taker_id_) last_reduced_ = side;
       }
       return true;
     }
@@ -153,7 +164,7 @@ class BitstampL3Decoder final : public DecoderBase {
       }
       return true;
     }
-    last_reduced_ = r.side;
+    if (id != taker_id_) last_reduced_ = r.side;
     if (ev == "order_deleted") {
       push_order(b, EventKind::kOrderCancel, id, r.side, r.price, r.qty, where, out);
       orders_.erase(it);
@@ -164,6 +175,7 @@ class BitstampL3Decoder final : public DecoderBase {
       if (l.qty > 0 && crosses(side, l.price)) {  // moved onto the other side's best: incoming
         r = {side, l.price, l.qty, true};
         held_.push_back(id);
+        set_taker(id, side);
         return true;
       }
       push_order(b, EventKind::kOrderAdd, id, side, l.price, l.qty, where, out);
@@ -192,8 +204,15 @@ class BitstampL3Decoder final : public DecoderBase {
         print.qty <= 0) {
       return reject(where, InputError::kBadPrice, "bitstamp-l3: trade price/amount out of range");
     }
-    const Side aggressor = last_reduced_ == Side::kBuy ? Side::kSell : last_reduced_ == Side::kSell ? Side::kBuy
-                                                                                                    : Side::kNone;
+    Side aggressor = last_reduced_ == Side::kBuy ? Side::kSell : last_reduced_ == Side::kSell ? Side::kBuy
+                                                                                              : Side::kNone;
+    if (taker_id_ != 0) {
+      aggressor = taker_side_;
+      // A taker still held crosses on: its next fills print as its own. One released into the
+      // book (or gone) has printed its last fill: later prints are someone else's.
+      auto it = orders_.find(taker_id_);
+      if (it == orders_.end() || !it->second.held) taker_id_ = 0;
+    }
     push_trade(b, where, where.recv_ns, print, aggressor, out);
     return true;
   }
@@ -243,6 +262,8 @@ class BitstampL3Decoder final : public DecoderBase {
   uint64_t stale_views_ = 0;    // order_book views skipped (they would cross the book)
   SymbolBook* book_ = nullptr;
   Side last_reduced_ = Side::kNone;
+  uint64_t taker_id_ = 0;  // the incoming order whose fills are printing (0: none known)
+  Side taker_side_ = Side::kNone;
 };
 
 }  // namespace

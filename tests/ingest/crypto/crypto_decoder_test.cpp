@@ -265,5 +265,42 @@ TEST(BitstampL3Decoder, OrdersBecomeAddsCancelsAndTrades) {
   EXPECT_EQ(h.errors.total(), 0u);
 }
 
+// Real snippet, 2015-05-01 01:58:18 UTC (ids shortened): a sell walks down onto a resting bid.
+// The bid's delete uncrosses the sell, which is released into the book, and its own change
+// follows before the print. The print is a sell: the taker's side, not the last order changed.
+TEST(BitstampL3Decoder, TakerReleasedBeforeItsPrintIsStillTheAggressor) {
+  Harness h(Venue::kBitstampL3);
+  auto feed = [&](const char* json, int64_t ms, const char* ev) { return h.feed(json, ms * 1'000'000, false, "", ev); };
+  feed(R"({"price": "236.22", "amount": "3.70240000", "datetime": "1430445494", "id": 85, "order_type": 0})",
+       1430445495060, "order_created");
+  feed(R"({"price": "236.50", "amount": "7.34933031", "datetime": "1430445496", "id": 93, "order_type": 1})",
+       1430445498631, "order_created");
+  // The sell moves onto the bid: held (it would cross), nothing rests yet.
+  auto ev = feed(R"({"price": "236.22", "amount": "7.34933031", "datetime": "1430445496", "id": 93, "order_type": 1})",
+                 1430445498663, "order_changed");
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0].kind, EventKind::kOrderCancel);  // out at 236.50
+  // The maker is filled; the taker no longer crosses and rests with its size before this fill.
+  feed(R"({"price": "236.22", "amount": "0.00000000", "datetime": "1430445494", "id": 85, "order_type": 0})",
+       1430445498802, "order_deleted");
+  feed(R"({"price": "236.22", "amount": "3.64693031", "datetime": "1430445496", "id": 93, "order_type": 1})",
+       1430445498803, "order_changed");
+  ev = h.feed(R"({"price": 236.22, "amount": 3.7023999999999999, "id": 8111381})", 1430445498814000000, false, "",
+              "trade");
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0].trade.qty, 370240000);
+  EXPECT_EQ(ev[0].trade.aggressor, Side::kSell) << "the walking sell took the bid";
+  // The taker has printed its fill: a later print after a resting bid is reduced is a sell
+  // again by the fallback (the side opposite to the resting order reduced).
+  feed(R"({"price": "236.10", "amount": "1.00000000", "datetime": "1430445499", "id": 95, "order_type": 0})",
+       1430445499000, "order_created");
+  feed(R"({"price": "236.22", "amount": "3.00000000", "datetime": "1430445496", "id": 93, "order_type": 1})",
+       1430445499100, "order_changed");
+  ev = h.feed(R"({"price": 236.22, "amount": 0.64693031, "id": 8111382})", 1430445499110000000, false, "", "trade");
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0].trade.aggressor, Side::kBuy) << "someone took the resting sell";
+  EXPECT_EQ(h.errors.total(), 0u);
+}
+
 }  // namespace
 }  // namespace ts::crypto
