@@ -56,30 +56,14 @@ import subprocess
 import sys
 import time
 
-
-def nearest_rank(sorted_vals, p):
-    import math
-    k = max(0, min(len(sorted_vals) - 1, int(math.ceil(p * len(sorted_vals))) - 1))
-    return sorted_vals[k]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import peer_timing  # noqa: E402
+from peer_timing import nearest_rank  # noqa: E402
 
 
 def time_calls(fn, min_time_s, min_iters=200):
     # warm-up: >= 20 calls and >= 0.2 s
-    t_end = time.perf_counter() + 0.2
-    n = 0
-    while n < 20 or time.perf_counter() < t_end:
-        fn()
-        n += 1
-    us = []
-    t_end = time.perf_counter() + min_time_s
-    while len(us) < min_iters or time.perf_counter() < t_end:
-        t0 = time.perf_counter()
-        fn()
-        us.append((time.perf_counter() - t0) * 1e6)
-        if len(us) >= 200000:
-            break
-    us.sort()
-    return us
+    return peer_timing.time_calls(fn, min_time_s, min_iters, warm_calls=20, warm_s=0.2, max_iters=200000)
 
 
 def make_model(name):

@@ -22,7 +22,6 @@ Writes a JSON array of results after every case (a stopped run keeps what it mea
 import argparse
 import gc
 import json
-import math
 import os
 import sys
 import time
@@ -33,27 +32,13 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cases as sweep  # noqa: E402
 
-
-def nearest_rank(v, p):
-    return v[max(0, min(len(v) - 1, int(math.ceil(p * len(v))) - 1))]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "peers"))
+import peer_timing  # noqa: E402
+from peer_timing import nearest_rank  # noqa: E402
 
 
 def time_calls(fn, min_time_s, min_iters=30):
-    t_end = time.perf_counter() + 0.1
-    n = 0
-    while n < 10 or time.perf_counter() < t_end:
-        fn()
-        n += 1
-    us = []
-    t_end = time.perf_counter() + min_time_s
-    while len(us) < min_iters or time.perf_counter() < t_end:
-        t0 = time.perf_counter()
-        fn()
-        us.append((time.perf_counter() - t0) * 1e6)
-        if len(us) >= 100000:
-            break
-    us.sort()
-    return us
+    return peer_timing.time_calls(fn, min_time_s, min_iters, warm_calls=10, warm_s=0.1, max_iters=100000)
 
 
 def rel_err(a, ref):
