@@ -45,7 +45,8 @@ def write_default(evaluation, keep, markets, out_dir, log=print):
     os.makedirs(out_dir, exist_ok=True)
     onnx_path = os.path.join(out_dir, "default.onnx")
     meta = {"detector": det, "task": evaluation.get("task"), "evaluation": evaluation["name"],
-            "decision": d, "feature_names": names, "validation_operating_point": op}
+            "decision": d, "feature_names": names, "validation_operating_point": op,
+            "gate": evaluation.get("gate")}
     if det in keep.get("neural", {}):
         import export_onnx
         export_onnx.export(keep["neural"][det], len(names), onnx_path)
@@ -86,6 +87,70 @@ def write_default(evaluation, keep, markets, out_dir, log=print):
         json.dump(meta, f, indent=1)
     log(f"release: default {det} ({meta['kind']}) → {onnx_path}, threshold {threshold}")
     return meta
+
+
+def write_candidate(evaluation, keep, out_dir, log=print):
+    """DIR/candidate-TASK.onnx and .json: the evaluation's best neural model (chosen on
+    validation) with its promotion gate (task_gate.py), for `record` to write into the
+    registry."""
+    import export_onnx
+    task = evaluation.get("task") or "any"
+    det = evaluation["best_neural"]
+    os.makedirs(out_dir, exist_ok=True)
+    onnx_path = os.path.join(out_dir, f"candidate-{task}.onnx")
+    model = keep["neural"][det]
+    export_onnx.export(model, int(model.norm.mean.numel()), onnx_path)
+    op = evaluation["operating_points"][det]
+    meta = {"detector": det, "task": task, "evaluation": evaluation["name"], "kind": "neural",
+            "gate": evaluation["gate"], "decision": evaluation["decision"],
+            "operating_point": {"threshold": op["threshold"], "score_threshold": op["threshold"],
+                                "budget_false_alerts_per_symbol_hour":
+                                    op["budget_false_alerts_per_symbol_hour"],
+                                "fitted_on": "validation", "task": task}}
+    with open(os.path.join(out_dir, f"candidate-{task}.json"), "w") as f:
+        json.dump(meta, f, indent=1)
+    log(f"release: candidate {det} for {task} → {onnx_path}; gate "
+        f"{'passed' if meta['gate']['passed'] else 'refused'}")
+    return meta
+
+
+def record_candidates(out_dir, path, name, report=None, now=None, served_detector=None):
+    """Appends each DIR/candidate-TASK (write_candidate) as a version of stage "candidate" with
+    its gate's decision and numbers; skipped when it is the version just made prod (that entry
+    carries the gate). Returns the entries written."""
+    import glob
+    written = []
+    for js in sorted(glob.glob(os.path.join(out_dir, "candidate-*.json"))):
+        with open(js) as f:
+            meta = json.load(f)
+        if meta["task"] == "detect" and meta["detector"] == served_detector:
+            continue
+        onnx_path = js[:-len(".json")] + ".onnx"
+        reg = registry.load(path)
+        at = now or datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+        versions = [m.get("version", 0) for m in reg["models"] if m.get("name") == name]
+        version = max(versions, default=0) + 1
+        rel = os.path.join("versions", f"{name}-v{version}.onnx")
+        dst = os.path.join(os.path.dirname(os.path.abspath(path)), rel)
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        shutil.copyfile(onnx_path, dst)
+        g = meta["gate"]
+        entry = {"name": name, "version": version, "created": at, "stage": "candidate",
+                 "onnx": rel, "sha256": registry.sha256_file(dst), "bytes": os.path.getsize(dst),
+                 "detector": meta["detector"], "kind": "neural", "task": meta["task"],
+                 "metrics": measured(report, meta) if report else {},
+                 "operating_point": meta["operating_point"], "gate": g,
+                 "history": [{"stage": "candidate", "at": at, "by": "models/release.py",
+                              "why": f"promotion gate ({meta['task']}, validation): "
+                                     f"{g['reason']}"}]}
+        reg["models"].append(entry)
+        reg["format_version"] = registry.FORMAT_VERSION
+        tmp = path + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(reg, f, indent=1)
+        os.replace(tmp, path)
+        written.append(entry)
+    return written
 
 
 def check_with_engine(out_dir, binary=None, tol=1e-5):
@@ -147,6 +212,7 @@ def record(out_dir, path, name, binary=None, now=None, report=None):
              "sha256": sha, "bytes": os.path.getsize(dst), "detector": meta["detector"],
              "kind": meta["kind"], "task": meta["task"],
              "metrics": measured(report, meta) if report else {}, "operating_point": op,
+             **({"gate": meta["gate"]} if meta.get("gate") else {}),
              "history": [{"stage": "prod", "from": "candidate", "at": at,
                           "by": "models/release.py", "why": why,
                           "replaced": cur.get("version") if cur else None}]}
@@ -179,6 +245,13 @@ def main(argv=None):
     try:
         e = record(args.release_dir, args.registry, args.name, args.ticksentry,
                    report=args.report)
+        with open(os.path.join(args.release_dir, "default.json")) as f:
+            served = json.load(f).get("detector")
+        for c in record_candidates(args.release_dir, args.registry, args.name, args.report,
+                                   served_detector=served):
+            print(f"release: {args.name} v{c['version']} ({c['detector']}, {c['task']}) recorded "
+                  f"as candidate; gate {'passed' if c['gate']['passed'] else 'refused'}: "
+                  f"{c['gate']['reason']}")
     except (OSError, registry.RegistryError, engine_cli.EngineError) as ex:
         print(f"release: error: {ex}", file=sys.stderr)
         return 1

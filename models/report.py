@@ -65,7 +65,7 @@ def build(study):
                 results.setdefault(g, {})[det] = {
                     **{k: m[k] for k in METRICS}, **{k: m[k] for k in COUNTS}}
         ev_out[name] = {k: e.get(k) for k in ("task", "measured_on", "excluded_markets", "excluded_symbols",
-                                          "best_neural", "best_baseline", "decision",
+                                          "best_neural", "best_baseline", "decision", "gate",
                                           "operating_points", "validation_pr_auc", "training",
                                           "train_windows", "train_positives",
                                           "validation_windows", "validation_positives")}
@@ -120,6 +120,29 @@ def markdown(study, evs, created):
             d = e["decision"]
             md.append(f"| {name} | **{d['default']}** | {d.get('served', d['default'])} | "
                       f"{d['why']} |")
+    gates = [(n, e["gate"]) for n, e in evs.items() if e.get("gate")]
+    if gates:
+        md += ["", "## The promotion gate per task (validation only)", "",
+               "A candidate (the task's best neural model, chosen on validation) is promoted for "
+               "a task only if its validation PR-AUC interval (block bootstrap, "
+               f"{gates[0][1]['reps']} replicates) lies above the served default's PR-AUC "
+               "(the registry's prod version, scored on the same windows and labels) and above "
+               "the best baseline's. Each side at its own validation operating point. The "
+               "decision and these numbers are written into models/registry.json with the "
+               "candidate.", "",
+               "| task | side | detector | PR-AUC [95 %] | ROC-AUC | events caught | false alerts "
+               "/ symbol-h | decision |", "|---|---|---|---|---|---|---|---|"]
+        for name, g in gates:
+            for side in ("candidate", "served", "baseline"):
+                m = g.get(side)
+                if not m:
+                    continue
+                dec = ("**passed**" if g["passed"] else "**refused**") if side == "candidate" \
+                    else ("beaten" if (g["beats_served"] if side == "served"
+                                       else g["beats_baseline"]) else "not beaten")
+                md.append(f"| {g['task']} | {side} | {m['name']} | {ci(m['pr_auc'])} | "
+                          f"{ci(m['roc_auc'])} | {m['events_caught']}/{m['events']} | "
+                          f"{f(m['false_alerts_per_symbol_hour'], '{:.2f}')} | {dec} |")
     md += ["", "## The goal (issue 24): ≥ 60 % of events caught at ≤ 1 false alert per "
            "symbol-hour (test and leave-one-market-out), median lead ≥ 10 s for forecast, the "
            "default's PR-AUC interval above the best baseline", "",
@@ -210,10 +233,12 @@ def merge(studies):
     out = json.loads(json.dumps(studies[0]))
     for s in studies[1:]:
         for t in s.get("tasks", []):
-            if t in out.get("tasks", []):
-                raise ValueError(f"task {t} appears in two studies")
-            out.setdefault("tasks", []).append(t)
-        out["evaluations"].update(s["evaluations"])
+            if t not in out.get("tasks", []):
+                out.setdefault("tasks", []).append(t)
+        for name, e in s["evaluations"].items():
+            if name in out["evaluations"]:
+                raise ValueError(f"evaluation {name} appears in two studies")
+            out["evaluations"][name] = e
         for name, m in s["markets"].items():
             o = out["markets"].setdefault(name, m)
             if o is not m:
