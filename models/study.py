@@ -20,6 +20,7 @@ once and every detector is measured there at its validation threshold.
 import argparse
 import json
 import os
+import platform
 import sys
 import time
 
@@ -122,6 +123,8 @@ def run_evaluation(name, study, cfg, held_out, task="any", keep=None, served=Non
     if keep is not None:
         keep.update(fitted=fitted, neural=neural)
     out["seconds"] = round(time.time() - t0, 1)
+    out["ran_on"] = f"{platform.node()}, torch {trainer.torch.__version__}, " \
+                    f"{cfg['base']['train']['threads']} thread(s)"
     log(f"{name}: {out['decision']['why']}")
     return out
 
@@ -177,7 +180,7 @@ def main(argv=None):
     ap.add_argument("--no-lomo", action="store_true")
     ap.add_argument("--evaluations", default="pooled,held_out_symbols,lomo",
                     help="which evaluations to run (comma list of pooled, held_out_symbols, "
-                    "lomo): one process per group, merged by report.py")
+                    "lomo, lomo:MARKET): one process per group, merged by report.py")
     ap.add_argument("--registry", help="models/registry.json: the pooled evaluation gates its "
                     "best neural candidate against this registry's prod version (task_gate.py)")
     ap.add_argument("--release-dir", help="write the default decision of the detect task's pooled "
@@ -232,8 +235,8 @@ def main(argv=None):
             ev[f"{task}/held_out_symbols"] = run_evaluation(
                 f"{task}/held_out_symbols",
                 protocol.Study(markets, exclude_symbols=args.hold_out_symbol), cfg, True, task)
-        if not args.no_lomo and len(markets) > 1 and "lomo" in which:
-            for m in markets:
+        if not args.no_lomo and len(markets) > 1:
+            for m in (m for m in markets if "lomo" in which or f"lomo:{m.name}" in which):
                 ev[f"{task}/lomo:{m.name}"] = run_evaluation(
                     f"{task}/lomo:{m.name}", protocol.Study(markets, exclude_markets=[m.name]),
                     cfg, True, task)
