@@ -46,7 +46,7 @@ def write_default(evaluation, keep, markets, out_dir, log=print):
     onnx_path = os.path.join(out_dir, "default.onnx")
     meta = {"detector": det, "task": evaluation.get("task"), "evaluation": evaluation["name"],
             "decision": d, "feature_names": names, "validation_operating_point": op,
-            "gate": evaluation.get("gate")}
+            "gate": evaluation.get("gate"), "default_change": evaluation.get("default_change")}
     if det in keep.get("neural", {}):
         import export_onnx
         export_onnx.export(keep["neural"][det], len(names), onnx_path)
@@ -68,7 +68,7 @@ def write_default(evaluation, keep, markets, out_dir, log=print):
         onnx.save(model, onnx_path)
         meta["kind"] = "baseline"
         meta["vol_floor_bps"] = floor
-        threshold = (op["threshold"] if det == "logreg"
+        threshold = (baseline_onnx.lowered(op["threshold"]) if det in baseline_onnx.FITTED
                      else baseline_onnx.prob_threshold(op["threshold"]))
         # A check sample: the graph must reproduce these probabilities.
         rng = np.random.default_rng(3)
@@ -191,6 +191,10 @@ def record(out_dir, path, name, binary=None, now=None, report=None):
     if meta["operating_point"]["threshold"] is None:
         raise registry.RegistryError(f"the default {meta['detector']} has no threshold within "
                                      "the alert budget on validation: nothing to serve")
+    change = meta.get("default_change")
+    if change is not None and not change["promote"]:
+        print(f"release: prod stays: {change['why']}")
+        return None
     onnx_path = os.path.join(out_dir, "default.onnx")
     err = check_with_engine(out_dir, binary) if meta["kind"] == "baseline" else None
     reg = registry.load(path)
@@ -207,12 +211,14 @@ def record(out_dir, path, name, binary=None, now=None, report=None):
     dst = os.path.join(os.path.dirname(os.path.abspath(path)), rel)
     os.makedirs(os.path.dirname(dst), exist_ok=True)
     shutil.copyfile(onnx_path, dst)
-    why = f"the protocol's default decision ({meta['evaluation']}): {meta['decision']['why']}"
+    why = f"the protocol's default decision ({meta['evaluation']}): {meta['decision']['why']}" \
+        + (f" Promotion: {change['why']}" if change else "")
     entry = {"name": name, "version": version, "created": at, "stage": "prod", "onnx": rel,
              "sha256": sha, "bytes": os.path.getsize(dst), "detector": meta["detector"],
              "kind": meta["kind"], "task": meta["task"],
              "metrics": measured(report, meta) if report else {}, "operating_point": op,
-             **({"gate": meta["gate"]} if meta.get("gate") else {}),
+             **({"gate": change["gate"]} if change else
+                {"gate": meta["gate"]} if meta.get("gate") else {}),
              "history": [{"stage": "prod", "from": "candidate", "at": at,
                           "by": "models/release.py", "why": why,
                           "replaced": cur.get("version") if cur else None}]}

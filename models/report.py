@@ -66,6 +66,7 @@ def build(study):
                     **{k: m[k] for k in METRICS}, **{k: m[k] for k in COUNTS}}
         ev_out[name] = {k: e.get(k) for k in ("task", "measured_on", "excluded_markets", "excluded_symbols",
                                           "best_neural", "best_baseline", "decision", "gate",
+                                          "default_change", "ran_on",
                                           "operating_points", "validation_pr_auc", "training",
                                           "train_windows", "train_positives",
                                           "validation_windows", "validation_positives")}
@@ -120,6 +121,12 @@ def markdown(study, evs, created):
             d = e["decision"]
             md.append(f"| {name} | **{d['default']}** | {d.get('served', d['default'])} | "
                       f"{d['why']} |")
+    changes = [(n, e["default_change"]) for n, e in evs.items() if e.get("default_change")]
+    if changes:
+        md += ["", "A change of the served default passes the same gate (its validation PR-AUC "
+               "interval above prod's) and must be confirmed on the measured rows (its interval "
+               "above prod's detector's value there, at least as many events caught):", ""]
+        md += [f"- **{n}**: {c['why']}" for n, c in changes]
     gates = [(n, e["gate"]) for n, e in evs.items() if e.get("gate")]
     if gates:
         md += ["", "## The promotion gate per task (validation only)", "",

@@ -120,6 +120,9 @@ def run_evaluation(name, study, cfg, held_out, task="any", keep=None, served=Non
                         for k, s in scores.items()}
     out["decision"] = decide(out["detectors"], best_neural, best_base, best_servable,
                              out.get("gate"))
+    if served is not None and out["decision"]["served"] != served[2]:
+        out["default_change"] = default_change(task, va, out, val_scores, served, best_base)
+        log(f"{name}: default change: {out['default_change']['why']}")
     if keep is not None:
         keep.update(fitted=fitted, neural=neural)
     out["seconds"] = round(time.time() - t0, 1)
@@ -161,6 +164,33 @@ def decide(det, neural, base, servable=None, gate=None):
             "gate_passed": None if gate is None else gate["passed"], "why": why}
 
 
+def default_change(task, va, out, val_scores, served, best_base):
+    """Whether the served default may change to the decision's detector: the promotion gate on
+    validation (its PR-AUC interval above prod's, and above the best baseline's unless it is
+    the best baseline) AND confirmed on the measured rows (its PR-AUC interval above prod's
+    detector's value there, catching at least as many events). Otherwise prod stays."""
+    new = out["decision"]["served"]
+    g = task_gate.gate(task, va, (new, val_scores[new]), (served[0], served[1](va)),
+                       (best_base, val_scores[best_base]))
+    det = out["detectors"]
+    old = det.get(served[2], {}).get("all")
+    n = det[new]["all"]
+    confirmed = bool(old) and n["pr_auc"]["lo"] is not None and \
+        old["pr_auc"]["value"] is not None and n["pr_auc"]["lo"] > old["pr_auc"]["value"] and \
+        n["events_caught"] >= old["events_caught"]
+    test = (f"on the {out['measured_on']} rows {new} PR-AUC {_f(n['pr_auc']['value'])} "
+            f"[{_f(n['pr_auc']['lo'])}, {_f(n['pr_auc']['hi'])}], {n['events_caught']}/"
+            f"{n['events']} events" + (f"; prod's {served[2]} {_f(old['pr_auc']['value'])}, "
+                                       f"{old['events_caught']}/{old['events']} events"
+                                       if old else "; prod's detector not measured there"))
+    promote = g["passed"] and confirmed
+    why = (f"{served[0]} → {new}: gate {'passed' if g['passed'] else 'refused'} ({g['reason']}); "
+           f"{test}: {'confirmed' if confirmed else 'not confirmed'}. "
+           + ("The served default changes." if promote else "Prod stays."))
+    return {"from": served[0], "from_detector": served[2], "to": new, "gate": g,
+            "confirmed_on_test": confirmed, "promote": promote, "why": why}
+
+
 def _f(v):
     return "–" if v is None else f"{v:.3f}"
 
@@ -197,7 +227,8 @@ def main(argv=None):
         if cur is not None:
             label = f"alert-default v{cur['version']} ({cur.get('detector', 'model')})"
             served = (label, lambda split, e=cur: task_gate.served_scores(
-                e, split, registry_dir=os.path.dirname(os.path.abspath(args.registry))))
+                e, split, registry_dir=os.path.dirname(os.path.abspath(args.registry))),
+                cur.get("detector", "model"))
     paths = {}
     if args.datasets:
         for name, ps in datasets.markets(datasets.load(args.datasets), args.exports).items():

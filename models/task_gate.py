@@ -48,10 +48,13 @@ def _side(split, name, score, reps):
 
 def gate(task, split, candidate, served, baseline, reps=GATE_REPS):
     """candidate, baseline: (name, scores over split's rows); served: (label, scores) or None
-    (no prod version: only the baseline comparison). Returns the decision with its numbers."""
+    (no prod version: only the baseline comparison); baseline None or the candidate itself:
+    only the prod comparison. Returns the decision with its numbers."""
     protocol.require_validation(split, "the promotion gate")
     cand = _side(split, candidate[0], candidate[1], reps)
-    base = _side(split, baseline[0], baseline[1], reps)
+    # baseline None (or the candidate itself): a baseline candidate is compared with prod only
+    base = _side(split, baseline[0], baseline[1], reps) \
+        if baseline is not None and baseline[0] != candidate[0] else None
     prod = _side(split, served[0], served[1], reps) if served is not None else None
     lo = cand["pr_auc"]["lo"]
 
@@ -67,11 +70,11 @@ def gate(task, split, candidate, served, baseline, reps=GATE_REPS):
                 f"{s['false_alerts_per_symbol_hour'] or 0:.2f} false alerts per symbol-hour")
 
     beats_prod = prod is None or above(prod)
-    beats_base = above(base)
+    beats_base = base is None or above(base)
     passed = beats_prod and beats_base
     why = [f"{task}, validation ({len(split)} windows): candidate {txt(cand)}"]
     why.append(f"served default {txt(prod)}" if prod else "no served default for this task")
-    why.append(f"best baseline {txt(base)}")
+    why.append(f"best baseline {txt(base)}" if base else "the candidate is the best baseline")
     if passed:
         verdict = "passed: the candidate's interval lies above both"
     else:
