@@ -153,8 +153,16 @@ def record_candidates(out_dir, path, name, report=None, now=None, served_detecto
     return written
 
 
+# gbm: a window whose input lies within float32 rounding of a split threshold takes the other
+# branch in the engine (float32) than in scikit-learn (float64); its probability then moves by
+# that tree's leaf difference (1.98e-5 at p = 0.00087 on one of 256 windows of the 2026-12-02
+# release). The check allows that and asks instead that no alert changes at the threshold.
+TREE_TOLERANCE = 1e-4
+
+
 def check_with_engine(out_dir, binary=None, tol=1e-5):
-    """Builds DIR/default.onnx with the engine and compares its prob on the check sample."""
+    """Builds DIR/default.onnx with the engine and compares its prob on the check sample (gbm:
+    TREE_TOLERANCE, and the same alerts at the operating point)."""
     x = np.load(os.path.join(out_dir, "check_x.npy"))
     want = np.load(os.path.join(out_dir, "check_prob.npy"))
     with tempfile.TemporaryDirectory(prefix="ts-release-") as tmp:
@@ -163,6 +171,14 @@ def check_with_engine(out_dir, binary=None, tol=1e-5):
                               max_batch=max(1, x.shape[0]), t_min=x.shape[1], t_max=x.shape[1])
         got = engine_cli.infer(plan, x, binary).reshape(-1)
     err = float(np.max(np.abs(got - want)))
+    with open(os.path.join(out_dir, "default.json")) as f:
+        meta = json.load(f)
+    if meta.get("detector") == "gbm":
+        tol = max(tol, TREE_TOLERANCE)
+        thr = (meta.get("operating_point") or {}).get("threshold")
+        if thr is not None and np.any((got >= thr) != (want >= thr)):
+            raise engine_cli.EngineError(f"the engine's alerts differ from the baseline's at "
+                                         f"threshold {thr:g}")
     if not err <= tol:
         raise engine_cli.EngineError(f"the engine's prob differs from the baseline's by {err:g} "
                                      f"(limit {tol:g})")

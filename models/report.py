@@ -150,6 +150,7 @@ def markdown(study, evs, created):
                 md.append(f"| {g['task']} | {side} | {m['name']} | {ci(m['pr_auc'])} | "
                           f"{ci(m['roc_auc'])} | {m['events_caught']}/{m['events']} | "
                           f"{f(m['false_alerts_per_symbol_hour'], '{:.2f}')} | {dec} |")
+    md += per_market(evs)
     md += ["", "## The goal (issue 24): ≥ 60 % of events caught at ≤ 1 false alert per "
            "symbol-hour (test and leave-one-market-out), median lead ≥ 10 s for forecast, the "
            "default's PR-AUC interval above the best baseline", "",
@@ -226,6 +227,40 @@ def markdown(study, evs, created):
     return md
 
 
+def per_market(evs):
+    """Per task and market: the pooled test split's market group and the market's leave-one-
+    market-out rows, for the decision's default, the served prod detector (ret60), the
+    unit-free rule score and the best neural model."""
+    md = ["", "## Per task and market", "",
+          "Each market's rows of the pooled test split (trained and chosen on all markets) and "
+          "its leave-one-market-out rows (trained and chosen on the other markets): the "
+          "evaluation's default, ret60, rules_rank (the unit-free rule score) and its best "
+          "neural model, each at its own validation threshold.", "",
+          "| task | market | rows | events | detector | PR-AUC [95 %] | events caught | false "
+          "alerts / symbol-h | median lead s |", "|---|---|---|---|---|---|---|---|---|"]
+    for name, e in evs.items():
+        task, _, short = name.rpartition("/")
+        if "skipped" in e or not (short == "pooled" or short.startswith("lomo:")):
+            continue
+        groups = ([g for g in e["results"] if g.startswith("market:")] if short == "pooled"
+                  else ["all"])
+        for g in groups:
+            market = g.split(":", 1)[1] if g != "all" else short.split(":", 1)[1]
+            rows = e["results"][g]
+            dets = []
+            for d in (e["decision"]["default"], "ret60", "rules_rank", e["best_neural"]):
+                if d in rows and d not in dets:
+                    dets.append(d)
+            for d in dets:
+                m = rows[d]
+                md.append(f"| {task} | {market} | {'pooled test' if short == 'pooled' else 'held out'}"
+                          f" | {m['events']} | {d}{' (default)' if d == e['decision']['default'] else ''}"
+                          f" | {ci(m['pr_auc'])} | {m['events_caught']}/{m['events']} | "
+                          f"{ci(m['false_alerts_per_symbol_hour'], '{:.2f}')} | "
+                          f"{f(m['median_lead_s']['value'], '{:.1f}')} |")
+    return md
+
+
 def load_study(path):
     try:
         with open(path) as fh:
@@ -254,11 +289,42 @@ def merge(studies):
     return out
 
 
+def write_bench(path, evs, created):
+    import platform
+    import subprocess
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True, cwd=HERE).stdout.strip()
+    out = {"bench": "detection study (models/study.py, docs/labels.md)", "date": created,
+           "commit": commit, "machine": f"{platform.node()} ({os.cpu_count()} cpus)",
+           "evaluations": {}}
+    for name, e in evs.items():
+        if "skipped" in e:
+            out["evaluations"][name] = {"skipped": e["skipped"]}
+            continue
+        out["evaluations"][name] = {
+            "ran_on": e.get("ran_on"), "measured_on": e["measured_on"],
+            "decision": {k: e["decision"][k] for k in ("default", "served", "neural", "baseline")},
+            "gate": None if not e.get("gate") else {
+                "passed": e["gate"]["passed"], "reason": e["gate"]["reason"]},
+            "default_change": None if not e.get("default_change") else {
+                k: e["default_change"][k] for k in ("from", "to", "promote", "why")},
+            "all": {det: {k: (m[k]["value"], m[k]["lo"], m[k]["hi"]) if isinstance(m[k], dict)
+                          else m[k] for k in ("pr_auc", "roc_auc", "recall", "precision",
+                                               "false_alerts_per_symbol_hour", "median_lead_s",
+                                               "events", "events_caught")}
+                    for det, m in e["results"]["all"].items()}}
+    with open(path, "w") as fh:
+        json.dump(out, fh, indent=1)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--study", action="append", required=True,
                     help="study.json (repeatable: one per task run, merged)")
     ap.add_argument("--out", default=HERE)
+    ap.add_argument("--bench", help="also write a compact summary here (bench/results/*.json: "
+                    "machine, commit, date, per evaluation the decision and every detector's "
+                    "overall numbers)")
     args = ap.parse_args(argv)
     try:
         study = merge([load_study(p) for p in args.study])
@@ -285,6 +351,8 @@ def main(argv=None):
         json.dump(report, fh, indent=1)
     with open(os.path.join(args.out, "REPORT.md"), "w") as fh:
         fh.write("\n".join(md) + "\n")
+    if args.bench:
+        write_bench(args.bench, evs, created)
     print(f"report: {len(evs)} evaluations → {args.out}/REPORT.md, report.json")
     return 0
 
