@@ -139,10 +139,8 @@ def record_candidates(out_dir, path, name, report=None, now=None, served_detecto
                  "onnx": rel, "sha256": registry.sha256_file(dst), "bytes": os.path.getsize(dst),
                  "detector": meta["detector"], "kind": "neural", "task": meta["task"],
                  "metrics": measured(report, meta) if report else {},
-                 "operating_point": meta["operating_point"], "gate": g,
-                 "history": [{"stage": "candidate", "at": at, "by": "models/release.py",
-                              "why": f"promotion gate ({meta['task']}, validation): "
-                                     f"{g['reason']}"}]}
+                 "operating_point": meta["operating_point"], "gate": g}
+        # no "history": it records stage changes (ticksentry models), and a candidate has none
         reg["models"].append(entry)
         reg["format_version"] = registry.FORMAT_VERSION
         tmp = path + ".tmp"

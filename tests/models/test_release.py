@@ -10,6 +10,7 @@ ctest); they skip with a message otherwise."""
 import json
 import os
 import shutil
+import subprocess
 import unittest
 
 import common
@@ -108,6 +109,28 @@ class ReleaseTest(unittest.TestCase):
             np.testing.assert_allclose(
                 baseline_onnx.score_of(kind, va.windows(), self.market.feature_names,
                                        fitted=fitted), fitted.score(va), atol=1e-6)
+
+    def test_a_gated_candidate_is_recorded_with_its_gate_and_the_engine_reads_it(self):
+        if not self.binary or not os.path.exists(self.binary):
+            self.skipTest("TICKSENTRY_BIN is not set to a built ticksentry (run via ctest)")
+        tmp = common.scratch("release_candidate")
+        reg = os.path.join(tmp, "registry.json")
+        with open(reg, "w") as f:
+            json.dump({"format_version": 2, "models": []}, f)
+        out = os.path.join(tmp, "out")
+        os.makedirs(out)
+        shutil.copyfile(os.path.join(common.MODELS, "default.onnx"),
+                        os.path.join(out, "candidate-forecast.onnx"))
+        gate = {"passed": False, "reason": "forecast, validation: refused (a test)"}
+        with open(os.path.join(out, "candidate-forecast.json"), "w") as f:
+            json.dump({"detector": "gru", "task": "forecast", "evaluation": "forecast/pooled",
+                       "gate": gate, "operating_point": {"threshold": 0.8}}, f)
+        (e,) = release.record_candidates(out, reg, "alert-default")
+        self.assertEqual((e["stage"], e["task"], e["gate"]), ("candidate", "forecast", gate))
+        p = subprocess.run([self.binary, "models", "--registry", reg], capture_output=True,
+                           text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("candidate", p.stdout)
 
     def test_prod_stays_when_the_change_is_not_gated_and_confirmed(self):
         tmp = common.scratch("release_stays")
