@@ -218,6 +218,14 @@ def record(out_dir, path, name, binary=None, now=None, report=None):
     if (cur is not None and cur.get("sha256") == sha
             and (cur.get("operating_point") or {}).get("threshold") == op["threshold"]):
         return None
+    if (change is None and cur is not None and cur.get("detector") == meta["detector"]
+            and meta["detector"] not in baseline_onnx.SCORE_MAPPED and cur.get("sha256") != sha):
+        # study.default_change compares detectors by name: a re-fitted gbm, logreg or neural
+        # model under prod's name is a new model it did not gate.
+        print(f"release: prod stays: the new {meta['detector']} is a re-fit of prod's detector, "
+              "a different model the gate did not compare with prod; promote it with "
+              "`ticksentry models promote` (gated on validation)")
+        return None
     at = now or datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     versions = [m.get("version", 0) for m in reg["models"] if m.get("name") == name]
     version = max(versions, default=0) + 1

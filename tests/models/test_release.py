@@ -132,6 +132,22 @@ class ReleaseTest(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("candidate", p.stdout)
 
+    def test_a_refit_of_prods_fitted_detector_does_not_replace_it_ungated(self):
+        if not self.binary or not os.path.exists(self.binary):
+            self.skipTest("TICKSENTRY_BIN is not set to a built ticksentry (run via ctest)")
+        tmp = common.scratch("release_refit")
+        reg = os.path.join(tmp, "registry.json")
+        with open(reg, "w") as f:
+            json.dump({"format_version": 2, "models": [
+                {"name": "alert-default", "version": 4, "stage": "prod", "detector": "gbm",
+                 "onnx": "versions/alert-default-v4.onnx", "sha256": "another model"}]}, f)
+        fitted = baselines.FittedBaseline("gbm").fit(protocol.Study([self.market]).train())
+        out = os.path.join(tmp, "out")
+        release.write_default(evaluation("gbm", 0.5), {"fitted": {"gbm": fitted}},
+                              [self.market], out, log=lambda *_: None)
+        self.assertIsNone(release.record(out, reg, "alert-default", self.binary))
+        self.assertEqual(registry.prod(registry.load(reg), "alert-default")["version"], 4)
+
     def test_prod_stays_when_the_change_is_not_gated_and_confirmed(self):
         tmp = common.scratch("release_stays")
         reg = os.path.join(tmp, "registry.json")
