@@ -108,15 +108,19 @@ model-data: | ticksentry
 	  --ticksentry $(TS_BIN)
 
 # models/REPORT.md and report.json from the protocol study (docs/labels.md): both tasks (detect,
-# forecast), pooled markets, held-out symbol GOOG, leave one market out; baselines and neural
-# models, intervals; docs/events.md (every labelled event); the default decision served as the
-# registry's prod version of alert-default (models/release.py) and models/MODEL_CARD.md.
-# The two tasks run as two processes (one per core).
+# forecast), pooled markets, held-out symbols (the last symbol of each market's multi-symbol
+# export), leave one market out; baselines and neural models, intervals; the promotion gate per
+# task against the registry's prod version; docs/events.md (every labelled event); the default
+# decision served as the registry's prod version of alert-default and each task's gated
+# candidate (models/release.py) and models/MODEL_CARD.md. The two tasks run as two processes
+# (one per core).
+HOLD_OUT := --hold-out-symbol lobster:GOOG --hold-out-symbol sse:600761.SH \
+	  --hold-out-symbol szse:000400.SZ
 STUDY := nice -n 19 $(PY) models/study.py --datasets models/configs/datasets.toml \
-	  --exports $(MODELS_DATA) --hold-out-symbol lobster:GOOG
+	  --exports $(MODELS_DATA) $(HOLD_OUT) --registry models/registry.json \
+	  --release-dir build/models-study/release
 model-report: model-data
-	$(STUDY) --task detect --work build/models-study/detect \
-	  --release-dir build/models-study/release & d=$$!; \
+	$(STUDY) --task detect --work build/models-study/detect & d=$$!; \
 	$(STUDY) --task forecast --work build/models-study/forecast & f=$$!; \
 	wait $$d && wait $$f
 	$(PY) models/events.py --datasets models/configs/datasets.toml --exports $(MODELS_DATA) \

@@ -11,8 +11,14 @@ same. Baselines built here:
   volume_z  volume_z of the last row
   logreg    baselines.FittedBaseline("logreg"): last row, mean, min, max over the window,
             normalised, clipped to +-CLIP, logistic regression (its own probability)
-`rules` (the exporter's record of rule alerts) and `gbm` (a tree ensemble) have no graph here:
-build() raises BaselineGraphError naming them.
+  gbm       baselines.FittedBaseline("gbm"), the same inputs, scikit-learn's histogram gradient
+            boosting as dense algebra (the engine has no tree operator): every split node's
+            test x[f] > t at once (Gather, Greater, Cast → C [B, splits]); a leaf is reached when
+            all tests on its path go its way: C @ M + b counts them (M +1 for a right turn, -1
+            for a left one, b the left turns), leaf = count > depth - 0.5; prob = sigmoid(
+            baseline + leaves @ values), its own probability
+`rules` (the exporter's record of rule alerts) has no graph here: build() raises
+BaselineGraphError naming it.
 """
 import numpy as np
 import onnx
@@ -20,7 +26,8 @@ from onnx import TensorProto, helper, numpy_helper
 
 OPSET = 13
 SCORE_MAPPED = ("ret60", "zscore", "volume_z")
-GRAPHS = SCORE_MAPPED + ("logreg",)
+GRAPHS = SCORE_MAPPED + ("logreg", "gbm")
+FITTED = ("logreg", "gbm")
 
 
 class BaselineGraphError(ValueError):
@@ -30,6 +37,17 @@ class BaselineGraphError(ValueError):
 def prob_of_score(s):
     s = np.asarray(s, np.float64)
     return 0.5 + 0.5 * s / (1.0 + np.abs(s))
+
+
+def lowered(p):
+    """p lowered by 4 float32 steps (None stays None): a window scored exactly p in float64 on
+    validation still reaches it when the engine rounds its float32 arithmetic differently."""
+    if p is None:
+        return None
+    p = np.float32(p)
+    for _ in range(4):
+        p = np.nextafter(p, np.float32(0))
+    return float(p)
 
 
 def prob_threshold(t):
@@ -132,9 +150,9 @@ def build(kind, feature_names, vol_floor_bps=0.5, zscore_floor_bps=1.0, fitted=N
                                 zscore_floor_bps, 10.0))
     elif kind == "volume_z":
         prob = g.mapped(g.feature(g.last_row(x), _col(names, "volume_z")))
-    elif kind == "logreg":
-        if fitted is None or getattr(fitted, "kind", None) != "logreg":
-            raise BaselineGraphError("logreg needs its fitted baselines.FittedBaseline")
+    elif kind in FITTED:
+        if fitted is None or getattr(fitted, "kind", None) != kind:
+            raise BaselineGraphError(f"{kind} needs its fitted baselines.FittedBaseline")
         row = g.last_row(x)
         mean = g.op("ReduceMean", [x], axes=[1], keepdims=1)
         mx = g.time_max(x, window)
@@ -143,10 +161,13 @@ def build(kind, feature_names, vol_floor_bps=0.5, zscore_floor_bps=1.0, fitted=N
         z = g.op("Mul", [g.op("Sub", [feats, g.const(fitted.mean)]), g.const(fitted.inv_std)])
         from baselines import CLIP
         z = g.op("Max", [g.op("Min", [z, g.const(CLIP)]), g.const(-CLIP)])
-        coef = np.asarray(fitted.model.coef_, np.float32).reshape(4 * f, 1)
-        logit = g.op("Add", [g.op("MatMul", [z, g.const(coef)]),
-                             g.const(np.asarray(fitted.model.intercept_, np.float32))])
-        prob = g.op("Sigmoid", [logit])                               # [B, 1, 1]
+        if kind == "logreg":
+            coef = np.asarray(fitted.model.coef_, np.float32).reshape(4 * f, 1)
+            logit = g.op("Add", [g.op("MatMul", [z, g.const(coef)]),
+                                 g.const(np.asarray(fitted.model.intercept_, np.float32))])
+        else:
+            logit = _trees(g, g.op("Flatten", [z], axis=1), fitted.model)  # [B, 1]
+        prob = g.op("Sigmoid", [logit])                               # [B, 1, 1] / [B, 1]
     else:
         raise BaselineGraphError(f"baseline {kind!r} has no graph (only {', '.join(GRAPHS)}): "
                                  "it cannot be served as a model")
@@ -156,13 +177,61 @@ def build(kind, feature_names, vol_floor_bps=0.5, zscore_floor_bps=1.0, fitted=N
     graph = helper.make_graph(
         g.nodes, f"baseline_{kind}",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT,
-                                       ["batch", window if kind == "logreg" else "T", f])],
+                                       ["batch", window if kind in FITTED else "T", f])],
         [helper.make_tensor_value_info("prob", TensorProto.FLOAT, ["batch", 1])], g.inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
                               producer_name="ticksentry models/baseline_onnx.py")
-    model.doc_string = f"baseline {kind} (docs/labels.md); prob = {'logistic regression' if kind == 'logreg' else '0.5 + 0.5 s / (1 + |s|) of the score'}"
+    model.doc_string = f"baseline {kind} (docs/labels.md); prob = {'logistic regression' if kind == 'logreg' else 'gradient-boosted trees' if kind == 'gbm' else '0.5 + 0.5 s / (1 + |s|) of the score'}"
     onnx.checker.check_model(model)
     return model
+
+
+def tree_tables(model):
+    """The split tests and leaf paths of a fitted binary HistGradientBoostingClassifier:
+    (feature [S], threshold [S], M [S, L], b [L], depth [L], value [L], baseline)."""
+    feats, thrs, leaves = [], [], []   # leaves: (value, [(split index, went_right)])
+    for (pred,) in model._predictors:
+        nodes = pred.nodes
+        if np.any(nodes["is_categorical"]):
+            raise BaselineGraphError("gbm: categorical splits have no graph")
+        index = {}
+
+        def walk(i, path):
+            nd = nodes[i]
+            if nd["is_leaf"]:
+                leaves.append((float(nd["value"]), path))
+                return
+            index[i] = len(feats)
+            feats.append(int(nd["feature_idx"]))
+            thrs.append(float(nd["num_threshold"]))
+            walk(int(nd["left"]), path + [(index[i], False)])
+            walk(int(nd["right"]), path + [(index[i], True)])
+        walk(0, [])
+    s, n = len(feats), len(leaves)
+    m = np.zeros((max(s, 1), n), np.float32)
+    b = np.zeros(n, np.float32)
+    depth = np.zeros(n, np.float32)
+    for j, (_, path) in enumerate(leaves):
+        for k, right in path:
+            m[k, j] = 1.0 if right else -1.0
+            b[j] += 0.0 if right else 1.0
+        depth[j] = len(path)
+    value = np.array([v for v, _ in leaves], np.float32)
+    base = float(np.asarray(model._baseline_prediction).reshape(-1)[0])
+    return (np.asarray(feats or [0], np.int64), np.asarray(thrs or [np.inf], np.float32), m, b,
+            depth, value, base)
+
+
+def _trees(g, z, model):
+    """The raw score baseline + sum of the reached leaves' values, z [B, K] → [B, 1]."""
+    feats, thrs, m, b, depth, value, base = tree_tables(model)
+    right = g.op("Cast", [g.op("Greater", [g.op("Gather", [z, g.const(feats, np.int64)], axis=1),
+                                           g.const(thrs)])], to=TensorProto.FLOAT)
+    count = g.op("Add", [g.op("MatMul", [right, g.const(m)]), g.const(b)])
+    reached = g.op("Cast", [g.op("Greater", [count, g.const(depth - 0.5)])],
+                   to=TensorProto.FLOAT)
+    return g.op("Add", [g.op("MatMul", [reached, g.const(value.reshape(-1, 1))]),
+                        g.const(np.float32(base))])
 
 
 def score_of(kind, windows, feature_names, vol_floor_bps=0.5, zscore_floor_bps=1.0,
@@ -179,7 +248,7 @@ def score_of(kind, windows, feature_names, vol_floor_bps=0.5, zscore_floor_bps=1
             np.maximum(last[:, _col(names, "vol_long_bps")], zscore_floor_bps) * np.sqrt(10.0))
     elif kind == "volume_z":
         s = last[:, _col(names, "volume_z")]
-    elif kind == "logreg":
+    elif kind in FITTED:
         from baselines import summarise
         return fitted.model.predict_proba(fitted._norm(summarise(w)))[:, 1]
     else:

@@ -7,6 +7,12 @@ Score baselines, parameter-free, from each window's last feature row or the expo
              symbol's own 60 s volatility (vol floored at the label's vol_floor_bps)
   volume_z   the volume-vs-profile z-score feature (volume_z), the quantity of volume_burst
   zscore     the exporter's |10 s return| / rolling volatility column
+  rules_rank the unit-free rule score: each default rule's measured quantity (RULE_QUANTITIES:
+             the 60 s and 10 s return in sigma, volume and trade-count z, the spread, the book
+             imbalance, the top-5 depth drop) as its tail probability p among the symbol's own
+             earlier windows (causal, expanding, no labels), the score max -log10 p. A rank is
+             unchanged by any rescaling of prices or sizes, so a stock, a coin and a futures
+             contract score on one scale, and one threshold means the same surprise everywhere
 Fitted baselines on the same windows the networks see, summarised per feature (last row,
 mean, min, max over the window; normalised with the training split's statistics, constant
 features and the unit-dependent ones (dataset.UNIT_DEPENDENT_FEATURES) dropped, clipped to +-8):
@@ -19,7 +25,16 @@ import numpy as np
 from dataset import UNIT_DEPENDENT_FEATURES
 
 CLIP = 8.0
-SCORE_BASELINES = ("rules", "ret60", "volume_z", "zscore")
+SCORE_BASELINES = ("rules", "ret60", "volume_z", "zscore", "rules_rank")
+# rules_rank: (feature, transform) per default rule quantity; "abs" = |x|, "neg" = -x.
+RULE_QUANTITIES = (("ret_60s_sigma", "abs"),   # rapid_rise, accelerating_drop, high_dive
+                   ("ret_10s_sigma", "abs"),   # the same rules' 10 s leg
+                   ("volume_z", "id"),         # volume_burst
+                   ("trade_count_z", "id"),    # volume_burst's trade count
+                   ("spread_ticks", "id"),     # spread_widening (a rank: the tick unit drops out)
+                   ("imbalance_5", "abs"),     # book_imbalance
+                   ("depth_change", "neg"))    # depth / liquidity rules: depth gone in 10 s
+RANK_MIN_HISTORY = 12  # earlier windows of the symbol before a rank counts (1 min at stride 5)
 FITTED_BASELINES = ("logreg", "gbm")
 
 
@@ -43,7 +58,65 @@ def score_baseline(name, split):
         return (np.abs(ret) / (vol * np.sqrt(60.0))).astype(np.float32)
     if name == "volume_z":
         return last[:, _col(names, "volume_z", 7)].astype(np.float32)
+    if name == "rules_rank":
+        return np.concatenate([rules_rank_of_market(m)[r] for m, r in split.parts])
     raise ValueError(f"unknown baseline {name!r} (one of {SCORE_BASELINES + FITTED_BASELINES})")
+
+
+def _quantity(last, names, name, how, floor):
+    """One rule quantity per row from the last feature rows."""
+    if name in ("ret_60s_sigma", "ret_10s_sigma"):
+        sec = 60.0 if name == "ret_60s_sigma" else 10.0
+        ret = last[:, _col(names, "ret_60s_bps" if sec == 60 else "ret_10s_bps",
+                           2 if sec == 60 else 1)]
+        x = ret / (np.maximum(last[:, _col(names, "vol_long_bps", 5)], floor) * np.sqrt(sec))
+    else:
+        default = {"volume_z": 7, "trade_count_z": 8, "spread_ticks": 12, "imbalance_5": 10,
+                   "depth_change": 14}[name]
+        x = last[:, _col(names, name, default)]
+    return np.abs(x) if how == "abs" else -x if how == "neg" else x
+
+
+def causal_tail_surprise(values, min_history=RANK_MIN_HISTORY, chunk=512):
+    """-log10 p per row, p = (earlier values >= this one + 1) / (earlier values + 1), over the
+    rows before it (in the given order); 0 while fewer than min_history came before."""
+    v = np.asarray(values, np.float64)
+    n = v.size
+    out = np.zeros(n)
+    prior = np.zeros(0)
+    for s in range(0, n, chunk):
+        c = v[s:s + chunk]
+        ge = prior.size - np.searchsorted(prior, c, side="left")
+        # within the chunk: earlier rows j < i with c[j] >= c[i]
+        tri = np.tril(np.ones((c.size, c.size), bool), k=-1)
+        ge = ge + ((c[None, :] >= c[:, None]) & tri).sum(axis=1)
+        seen = s + np.arange(c.size)
+        p = (ge + 1.0) / (seen + 1.0)
+        out[s:s + chunk] = np.where(seen >= min_history, -np.log10(p), 0.0)
+        prior = np.sort(np.r_[prior, c])
+    return out
+
+
+def rules_rank_of_market(market):
+    """The rules_rank score of every row of a protocol Market (cached on it): per symbol, in
+    time order, the largest causal tail surprise over RULE_QUANTITIES."""
+    cached = getattr(market, "_rules_rank", None)
+    if cached is not None:
+        return cached
+    names = list(market.feature_names)
+    floor = float(market.label.get("vol_floor_bps", 0.5)) or 0.5
+    last = np.asarray(market.windows[:, -1, :], np.float64)
+    qs = [_quantity(last, names, q, how, floor) for q, how in RULE_QUANTITIES]
+    out = np.zeros(len(market), np.float32)
+    for s in np.unique(market.symbol):
+        rows = np.flatnonzero(market.symbol == s)
+        rows = rows[np.argsort(market.end_ts_ns[rows], kind="stable")]
+        best = np.zeros(rows.size)
+        for q in qs:
+            best = np.maximum(best, causal_tail_surprise(q[rows]))
+        out[rows] = best
+    market._rules_rank = out
+    return out
 
 
 def summarise(windows):

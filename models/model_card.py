@@ -36,8 +36,10 @@ def card(rep, entry, name):
           f"| registry | `{name}` v{entry['version']}, stage prod (models/registry.json) |",
           f"| detector | **{det}** ({entry.get('kind', 'neural')}) |",
           f"| file | `models/{entry['onnx']}`, sha256 `{entry['sha256']}` |",
-          "| graph | input `x` float32 [batch, T, 20] raw features (src/features/feature_set.h "
-          "order), output `prob` float32 [batch, 1]; built and run by the engine like any model |",
+          f"| graph | input `x` float32 [batch, "
+          f"{'60' if det in ('logreg', 'gbm') else 'T'}, 20] raw features "
+          "(src/features/feature_set.h order), output `prob` float32 [batch, 1]; built and run "
+          "by the engine like any model |",
           f"| operating point | threshold {f(op.get('threshold'), '{:.6g}')} on `prob` (score "
           f"threshold {f(op.get('score_threshold'), '{:.6g}')}), fitted on "
           f"{op.get('fitted_on', '–')} for {f(op.get('budget_false_alerts_per_symbol_hour'), '{:g}')} "

@@ -65,7 +65,8 @@ def build(study):
                 results.setdefault(g, {})[det] = {
                     **{k: m[k] for k in METRICS}, **{k: m[k] for k in COUNTS}}
         ev_out[name] = {k: e.get(k) for k in ("task", "measured_on", "excluded_markets", "excluded_symbols",
-                                          "best_neural", "best_baseline", "decision",
+                                          "best_neural", "best_baseline", "decision", "gate",
+                                          "default_change", "ran_on",
                                           "operating_points", "validation_pr_auc", "training",
                                           "train_windows", "train_positives",
                                           "validation_windows", "validation_positives")}
@@ -120,6 +121,36 @@ def markdown(study, evs, created):
             d = e["decision"]
             md.append(f"| {name} | **{d['default']}** | {d.get('served', d['default'])} | "
                       f"{d['why']} |")
+    changes = [(n, e["default_change"]) for n, e in evs.items() if e.get("default_change")]
+    if changes:
+        md += ["", "A change of the served default passes the same gate (its validation PR-AUC "
+               "interval above prod's) and must be confirmed on the measured rows (its interval "
+               "above prod's detector's value there, at least as many events caught):", ""]
+        md += [f"- **{n}**: {c['why']}" for n, c in changes]
+    gates = [(n, e["gate"]) for n, e in evs.items() if e.get("gate")]
+    if gates:
+        md += ["", "## The promotion gate per task (validation only)", "",
+               "A candidate (the task's best neural model, chosen on validation) is promoted for "
+               "a task only if its validation PR-AUC interval (block bootstrap, "
+               f"{gates[0][1]['reps']} replicates) lies above the served default's PR-AUC "
+               "(the registry's prod version, scored on the same windows and labels) and above "
+               "the best baseline's. Each side at its own validation operating point. The "
+               "decision and these numbers are written into models/registry.json with the "
+               "candidate.", "",
+               "| task | side | detector | PR-AUC [95 %] | ROC-AUC | events caught | false alerts "
+               "/ symbol-h | decision |", "|---|---|---|---|---|---|---|---|"]
+        for name, g in gates:
+            for side in ("candidate", "served", "baseline"):
+                m = g.get(side)
+                if not m:
+                    continue
+                dec = ("**passed**" if g["passed"] else "**refused**") if side == "candidate" \
+                    else ("beaten" if (g["beats_served"] if side == "served"
+                                       else g["beats_baseline"]) else "not beaten")
+                md.append(f"| {g['task']} | {side} | {m['name']} | {ci(m['pr_auc'])} | "
+                          f"{ci(m['roc_auc'])} | {m['events_caught']}/{m['events']} | "
+                          f"{f(m['false_alerts_per_symbol_hour'], '{:.2f}')} | {dec} |")
+    md += per_market(evs)
     md += ["", "## The goal (issue 24): ≥ 60 % of events caught at ≤ 1 false alert per "
            "symbol-hour (test and leave-one-market-out), median lead ≥ 10 s for forecast, the "
            "default's PR-AUC interval above the best baseline", "",
@@ -196,6 +227,40 @@ def markdown(study, evs, created):
     return md
 
 
+def per_market(evs):
+    """Per task and market: the pooled test split's market group and the market's leave-one-
+    market-out rows, for the decision's default, the served prod detector (ret60), the
+    unit-free rule score and the best neural model."""
+    md = ["", "## Per task and market", "",
+          "Each market's rows of the pooled test split (trained and chosen on all markets) and "
+          "its leave-one-market-out rows (trained and chosen on the other markets): the "
+          "evaluation's default, ret60, rules_rank (the unit-free rule score) and its best "
+          "neural model, each at its own validation threshold.", "",
+          "| task | market | rows | events | detector | PR-AUC [95 %] | events caught | false "
+          "alerts / symbol-h | median lead s |", "|---|---|---|---|---|---|---|---|---|"]
+    for name, e in evs.items():
+        task, _, short = name.rpartition("/")
+        if "skipped" in e or not (short == "pooled" or short.startswith("lomo:")):
+            continue
+        groups = ([g for g in e["results"] if g.startswith("market:")] if short == "pooled"
+                  else ["all"])
+        for g in groups:
+            market = g.split(":", 1)[1] if g != "all" else short.split(":", 1)[1]
+            rows = e["results"][g]
+            dets = []
+            for d in (e["decision"]["default"], "ret60", "rules_rank", e["best_neural"]):
+                if d in rows and d not in dets:
+                    dets.append(d)
+            for d in dets:
+                m = rows[d]
+                md.append(f"| {task} | {market} | {'pooled test' if short == 'pooled' else 'held out'}"
+                          f" | {m['events']} | {d}{' (default)' if d == e['decision']['default'] else ''}"
+                          f" | {ci(m['pr_auc'])} | {m['events_caught']}/{m['events']} | "
+                          f"{ci(m['false_alerts_per_symbol_hour'], '{:.2f}')} | "
+                          f"{f(m['median_lead_s']['value'], '{:.1f}')} |")
+    return md
+
+
 def load_study(path):
     try:
         with open(path) as fh:
@@ -210,10 +275,12 @@ def merge(studies):
     out = json.loads(json.dumps(studies[0]))
     for s in studies[1:]:
         for t in s.get("tasks", []):
-            if t in out.get("tasks", []):
-                raise ValueError(f"task {t} appears in two studies")
-            out.setdefault("tasks", []).append(t)
-        out["evaluations"].update(s["evaluations"])
+            if t not in out.get("tasks", []):
+                out.setdefault("tasks", []).append(t)
+        for name, e in s["evaluations"].items():
+            if name in out["evaluations"]:
+                raise ValueError(f"evaluation {name} appears in two studies")
+            out["evaluations"][name] = e
         for name, m in s["markets"].items():
             o = out["markets"].setdefault(name, m)
             if o is not m:
@@ -222,11 +289,42 @@ def merge(studies):
     return out
 
 
+def write_bench(path, evs, created):
+    import platform
+    import subprocess
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True, cwd=HERE).stdout.strip()
+    out = {"bench": "detection study (models/study.py, docs/labels.md)", "date": created,
+           "commit": commit, "machine": f"{platform.node()} ({os.cpu_count()} cpus)",
+           "evaluations": {}}
+    for name, e in evs.items():
+        if "skipped" in e:
+            out["evaluations"][name] = {"skipped": e["skipped"]}
+            continue
+        out["evaluations"][name] = {
+            "ran_on": e.get("ran_on"), "measured_on": e["measured_on"],
+            "decision": {k: e["decision"][k] for k in ("default", "served", "neural", "baseline")},
+            "gate": None if not e.get("gate") else {
+                "passed": e["gate"]["passed"], "reason": e["gate"]["reason"]},
+            "default_change": None if not e.get("default_change") else {
+                k: e["default_change"][k] for k in ("from", "to", "promote", "why")},
+            "all": {det: {k: (m[k]["value"], m[k]["lo"], m[k]["hi"]) if isinstance(m[k], dict)
+                          else m[k] for k in ("pr_auc", "roc_auc", "recall", "precision",
+                                               "false_alerts_per_symbol_hour", "median_lead_s",
+                                               "events", "events_caught")}
+                    for det, m in e["results"]["all"].items()}}
+    with open(path, "w") as fh:
+        json.dump(out, fh, indent=1)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--study", action="append", required=True,
                     help="study.json (repeatable: one per task run, merged)")
     ap.add_argument("--out", default=HERE)
+    ap.add_argument("--bench", help="also write a compact summary here (bench/results/*.json: "
+                    "machine, commit, date, per evaluation the decision and every detector's "
+                    "overall numbers)")
     args = ap.parse_args(argv)
     try:
         study = merge([load_study(p) for p in args.study])
@@ -253,6 +351,8 @@ def main(argv=None):
         json.dump(report, fh, indent=1)
     with open(os.path.join(args.out, "REPORT.md"), "w") as fh:
         fh.write("\n".join(md) + "\n")
+    if args.bench:
+        write_bench(args.bench, evs, created)
     print(f"report: {len(evs)} evaluations → {args.out}/REPORT.md, report.json")
     return 0
 

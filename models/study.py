@@ -20,6 +20,7 @@ once and every detector is measured there at its validation threshold.
 import argparse
 import json
 import os
+import platform
 import sys
 import time
 
@@ -31,7 +32,9 @@ import baselines  # noqa: E402
 import datasets  # noqa: E402
 import intervals  # noqa: E402
 import protocol  # noqa: E402
+import registry  # noqa: E402
 import release  # noqa: E402
+import task_gate  # noqa: E402
 import train as trainer  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -65,9 +68,11 @@ def detectors_on(split, fitted, neural):
     return scores
 
 
-def run_evaluation(name, study, cfg, held_out, task="any", keep=None):
+def run_evaluation(name, study, cfg, held_out, task="any", keep=None, served=None):
     """One evaluation: train, choose on validation, measure on test (or held-out) rows once.
-    keep: a dict that receives the fitted baselines and neural models (for the release)."""
+    keep: a dict that receives the fitted baselines and neural models (for the release).
+    served: (label, callable split -> scores) of the served default: the task's promotion gate
+    (task_gate.py) is run on validation for the best neural candidate against it."""
     t0 = time.time()
     tr, va = study.train(), study.validation()
     out = {"name": name, "task": task, "train_windows": len(tr), "train_positives": int(tr.column("labels").sum()),
@@ -100,6 +105,11 @@ def run_evaluation(name, study, cfg, held_out, task="any", keep=None):
     best_servable, _ = protocol.select({k: val_scores[k] for k in base_names
                                         if k in baseline_onnx.GRAPHS}, va)
     ops = {k: protocol.fit_operating_point(va, s) for k, s in val_scores.items()}
+    if served is not None:
+        out["gate"] = task_gate.gate(task, va, (best_neural, val_scores[best_neural]),
+                                     (served[0], served[1](va)),
+                                     (best_base, val_scores[best_base]))
+        log(f"{name}: gate: {out['gate']['reason']}")
     out.update(validation_pr_auc={**val_neural, **val_base}, best_neural=best_neural,
                best_baseline=best_base, operating_points=ops)
     target = study.held_out() if held_out else study.test()
@@ -108,39 +118,77 @@ def run_evaluation(name, study, cfg, held_out, task="any", keep=None):
     by = ("market", "symbol") if not held_out else ("symbol",)
     out["detectors"] = {k: intervals.split_metrics(target, s, ops[k]["threshold"], by=by)
                         for k, s in scores.items()}
-    out["decision"] = decide(out["detectors"], best_neural, best_base, best_servable)
+    out["decision"] = decide(out["detectors"], best_neural, best_base, best_servable,
+                             out.get("gate"))
+    if served is not None and out["decision"]["served"] != served[2]:
+        out["default_change"] = default_change(task, va, out, val_scores, served, best_base)
+        log(f"{name}: default change: {out['default_change']['why']}")
     if keep is not None:
         keep.update(fitted=fitted, neural=neural)
     out["seconds"] = round(time.time() - t0, 1)
+    out["ran_on"] = f"{platform.node()}, torch {trainer.torch.__version__}, " \
+                    f"{cfg['base']['train']['threads']} thread(s)"
     log(f"{name}: {out['decision']['why']}")
     return out
 
 
-def decide(det, neural, base, servable=None):
+def decide(det, neural, base, servable=None, gate=None):
     """The default decision: the neural model only if its PR-AUC interval lies above the best
-    baseline's point value and it catches more events at the budget. "served": the detector the
-    registry serves for it: the default, or, when the default is a baseline without a graph, the
-    best baseline that has one (chosen on validation, like the best baseline)."""
+    baseline's point value and it catches more events at the budget (measured rows), and, where
+    the evaluation ran the promotion gate, the gate passed on validation. "served": the detector
+    the registry serves for it: the default, or, when the default is a baseline without a graph,
+    the best baseline that has one (chosen on validation, like the best baseline)."""
     n, b = det[neural]["all"], det[base]["all"]
     lo, bp = n["pr_auc"]["lo"], b["pr_auc"]["value"]
     above = lo is not None and bp is not None and lo > bp
     more = n["events_caught"] > b["events_caught"]
-    default = neural if above and more else base
+    gated = gate is None or gate["passed"]
+    default = neural if above and more and gated else base
     why = (f"{neural}: PR-AUC {_f(n['pr_auc']['value'])} [{_f(lo)}, {_f(n['pr_auc']['hi'])}], "
            f"{n['events_caught']}/{n['events']} events at the budget; best baseline {base} "
            f"(chosen on validation): PR-AUC {_f(bp)}, {b['events_caught']}/{b['events']} events. "
            + ("The neural model earns the default." if default == neural else
               "The default decision is the baseline: "
-              + ("the interval is not above the baseline" if not above else "")
-              + (" and " if not above and not more else "")
-              + ("it does not catch more events" if not more else "") + "."))
+              + "; ".join(x for x in (
+                  "the interval is not above the baseline" if not above else "",
+                  "it does not catch more events" if not more else "",
+                  "the promotion gate refused it on validation" if not gated else "") if x)
+              + "."))
     served = default if default == neural or servable is None or default in \
         baseline_onnx.GRAPHS else servable
     if served != default:
         why += (f" {default} has no graph to serve; the served default is {served}, the best "
                 "baseline with one on validation.")
     return {"default": default, "served": served, "neural": neural, "baseline": base,
-            "interval_above_baseline": above, "catches_more": more, "why": why}
+            "interval_above_baseline": above, "catches_more": more,
+            "gate_passed": None if gate is None else gate["passed"], "why": why}
+
+
+def default_change(task, va, out, val_scores, served, best_base):
+    """Whether the served default may change to the decision's detector: the promotion gate on
+    validation (its PR-AUC interval above prod's, and above the best baseline's unless it is
+    the best baseline) AND confirmed on the measured rows (its PR-AUC interval above prod's
+    detector's value there, catching at least as many events). Otherwise prod stays."""
+    new = out["decision"]["served"]
+    g = task_gate.gate(task, va, (new, val_scores[new]), (served[0], served[1](va)),
+                       (best_base, val_scores[best_base]))
+    det = out["detectors"]
+    old = det.get(served[2], {}).get("all")
+    n = det[new]["all"]
+    confirmed = bool(old) and n["pr_auc"]["lo"] is not None and \
+        old["pr_auc"]["value"] is not None and n["pr_auc"]["lo"] > old["pr_auc"]["value"] and \
+        n["events_caught"] >= old["events_caught"]
+    test = (f"on the {out['measured_on']} rows {new} PR-AUC {_f(n['pr_auc']['value'])} "
+            f"[{_f(n['pr_auc']['lo'])}, {_f(n['pr_auc']['hi'])}], {n['events_caught']}/"
+            f"{n['events']} events" + (f"; prod's {served[2]} {_f(old['pr_auc']['value'])}, "
+                                       f"{old['events_caught']}/{old['events']} events"
+                                       if old else "; prod's detector not measured there"))
+    promote = g["passed"] and confirmed
+    why = (f"{served[0]} → {new}: gate {'passed' if g['passed'] else 'refused'} ({g['reason']}); "
+           f"{test}: {'confirmed' if confirmed else 'not confirmed'}. "
+           + ("The served default changes." if promote else "Prod stays."))
+    return {"from": served[0], "from_detector": served[2], "to": new, "gate": g,
+            "confirmed_on_test": confirmed, "promote": promote, "why": why}
 
 
 def _f(v):
@@ -160,11 +208,27 @@ def main(argv=None):
     ap.add_argument("--config", default=os.path.join(HERE, "configs/study.toml"))
     ap.add_argument("--work", required=True)
     ap.add_argument("--no-lomo", action="store_true")
-    ap.add_argument("--release-dir", help="write the default decision of the first task's pooled "
+    ap.add_argument("--evaluations", default="pooled,held_out_symbols,lomo",
+                    help="which evaluations to run (comma list of pooled, held_out_symbols, "
+                    "lomo, lomo:MARKET): one process per group, merged by report.py")
+    ap.add_argument("--registry", help="models/registry.json: the pooled evaluation gates its "
+                    "best neural candidate against this registry's prod version (task_gate.py)")
+    ap.add_argument("--release-dir", help="write the default decision of the detect task's pooled "
                     "evaluation here (release.py: the chosen detector as ONNX + its operating "
-                    "point), for `models/release.py record`")
+                    "point) and each task's gated neural candidate, for `models/release.py "
+                    "record`")
     args = ap.parse_args(argv)
     tasks = args.task or ["detect", "forecast"]
+    which = set(args.evaluations.split(","))
+    served = None
+    if args.registry:
+        reg = registry.load(args.registry)
+        cur = registry.prod(reg, "alert-default")
+        if cur is not None:
+            label = f"alert-default v{cur['version']} ({cur.get('detector', 'model')})"
+            served = (label, lambda split, e=cur: task_gate.served_scores(
+                e, split, registry_dir=os.path.dirname(os.path.abspath(args.registry))),
+                cur.get("detector", "model"))
     paths = {}
     if args.datasets:
         for name, ps in datasets.markets(datasets.load(args.datasets), args.exports).items():
@@ -195,19 +259,23 @@ def main(argv=None):
             info["split_positives"][task] = [int(m.labels[m.split == k].sum()) for k in range(3)]
         ev = res["evaluations"]
         keep = {}
-        ev[f"{task}/pooled"] = run_evaluation(f"{task}/pooled", protocol.Study(markets), cfg,
-                                              False, task, keep)
-        if args.hold_out_symbol:
+        if "pooled" in which:
+            ev[f"{task}/pooled"] = run_evaluation(f"{task}/pooled", protocol.Study(markets), cfg,
+                                                  False, task, keep, served)
+        if args.hold_out_symbol and "held_out_symbols" in which:
             ev[f"{task}/held_out_symbols"] = run_evaluation(
                 f"{task}/held_out_symbols",
                 protocol.Study(markets, exclude_symbols=args.hold_out_symbol), cfg, True, task)
         if not args.no_lomo and len(markets) > 1:
-            for m in markets:
+            for m in (m for m in markets if "lomo" in which or f"lomo:{m.name}" in which):
                 ev[f"{task}/lomo:{m.name}"] = run_evaluation(
                     f"{task}/lomo:{m.name}", protocol.Study(markets, exclude_markets=[m.name]),
                     cfg, True, task)
-        if task == tasks[0] and keep and args.release_dir:
-            release.write_default(ev[f"{task}/pooled"], keep, markets, args.release_dir, log)
+        if keep and args.release_dir:
+            if task == "detect":
+                release.write_default(ev[f"{task}/pooled"], keep, markets, args.release_dir, log)
+            if "gate" in ev[f"{task}/pooled"]:
+                release.write_candidate(ev[f"{task}/pooled"], keep, args.release_dir, log)
     os.makedirs(args.work, exist_ok=True)
     with open(os.path.join(args.work, "study.json"), "w") as f:
         json.dump(res, f, indent=1)

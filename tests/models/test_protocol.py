@@ -14,6 +14,7 @@ import baselines
 import intervals
 import protocol
 import study
+import task_gate
 from nets import build_model
 
 
@@ -156,6 +157,58 @@ class BaselineAndFeatureTest(unittest.TestCase):
         self.assertLessEqual(float(z.abs().max()), 8.0)
 
 
+class UnitFreeRuleScoreTest(unittest.TestCase):
+    def test_tail_surprise_is_causal_and_matches_counting(self):
+        rng = np.random.default_rng(0)
+        v = rng.integers(0, 20, 1500).astype(float)
+        got = baselines.causal_tail_surprise(v, chunk=97)
+        want = [0.0 if i < baselines.RANK_MIN_HISTORY else
+                -np.log10(((v[:i] >= v[i]).sum() + 1) / (i + 1)) for i in range(v.size)]
+        np.testing.assert_allclose(got, want, atol=1e-12)
+        w = v.copy()
+        w[1000:] = 99.0  # the future never changes an earlier score
+        np.testing.assert_array_equal(baselines.causal_tail_surprise(w)[:1000], got[:1000])
+
+    def test_the_score_is_unchanged_by_units_and_comparable_across_symbols(self):
+        a, _ = two_markets()
+        before = baselines.score_baseline("rules_rank", protocol.Study([a]).validation())
+        self.assertGreater(float(before.max()), 1.0)  # an injected event is a rare value
+        b, _ = two_markets()
+        b.windows = np.array(b.windows)
+        b.windows[:, :, 12] *= 100.0  # spread in ticks of a 100x smaller tick
+        b.windows[:, :, 7] = b.windows[:, :, 7] * 1e3 + 5.0  # any increasing map of a quantity
+        after = baselines.score_baseline("rules_rank", protocol.Study([b]).validation())
+        np.testing.assert_allclose(after, before, atol=1e-6)
+        # Scores are tail probabilities: for each symbol the same scale, whatever its units.
+        self.assertLessEqual(float(before.max()), np.log10(len(a)) + 1e-9)
+
+
+class TaskGateTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.a, cls.b = two_markets()
+
+    def test_the_gate_reads_validation_only_and_states_both_numbers(self):
+        st = protocol.Study([self.a, self.b])
+        va = st.validation()
+        y = va.column("labels").astype(np.float32)
+        good = y + np.random.default_rng(1).random(y.size).astype(np.float32) * 0.5
+        weak = baselines.score_baseline("zscore", va)
+        g = task_gate.gate("detect", va, ("gru", good), ("alert-default v3 (zscore)", weak),
+                           ("volume_z", baselines.score_baseline("volume_z", va)), reps=50)
+        self.assertTrue(g["passed"], g["reason"])
+        self.assertIn("alert-default v3", g["reason"])
+        g = task_gate.gate("detect", va, ("gru", weak), ("alert-default v3 (ret60)", good),
+                           ("volume_z", good), reps=50)
+        self.assertFalse(g["passed"])
+        self.assertIn("served default's and the best baseline's", g["reason"])
+        self.assertIn(f"{g['served']['pr_auc']['value']:.3f}", g["reason"])
+        for other in (st.train(), st.test()):
+            with self.assertRaisesRegex(protocol.ProtocolError, "validation split only"):
+                task_gate.gate("detect", other, ("gru", np.zeros(len(other))), None,
+                               ("zscore", np.zeros(len(other))))
+
+
 class DecisionTest(unittest.TestCase):
     def cell(self, v, lo=None, hi=None):
         return {"value": v, "lo": lo, "hi": hi}
@@ -174,6 +227,10 @@ class DecisionTest(unittest.TestCase):
         r = study.decide(d, "gru", "ret60")
         self.assertEqual(r["default"], "ret60")
         self.assertIn("does not catch more events", r["why"])
+        d["gru"] = self.det(0.30, 0.22, 0.38, 7)  # better on test, but refused on validation
+        r = study.decide(d, "gru", "ret60", gate={"passed": False})
+        self.assertEqual(r["default"], "ret60")
+        self.assertIn("gate refused it on validation", r["why"])
 
 
 if __name__ == "__main__":

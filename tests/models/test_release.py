@@ -4,11 +4,13 @@ model earns the default, the chosen baseline becomes the registry's prod version
 model, as a graph the engine runs with the same input and output as a neural model, at its
 validation threshold mapped onto that graph's probability (the same alerts); the previous prod is
 retired with the reason; recording the same default again changes nothing; a baseline without a
-graph (gbm) is served as the best one with a graph. Engine checks need TICKSENTRY_BIN (set by
+graph (rules) is served as the best one with a graph; gradient boosting and logistic regression
+run in the engine as graphs; prod stays unless a change passed the gate and was confirmed. Engine checks need TICKSENTRY_BIN (set by
 ctest); they skip with a message otherwise."""
 import json
 import os
 import shutil
+import subprocess
 import unittest
 
 import common
@@ -51,12 +53,12 @@ class ReleaseTest(unittest.TestCase):
 
     def test_a_baseline_without_a_graph_is_served_as_the_best_one_with_a_graph(self):
         with self.assertRaises(baseline_onnx.BaselineGraphError):
-            baseline_onnx.build("gbm", self.market.feature_names)
+            baseline_onnx.build("rules", self.market.feature_names)
         det = {k: {"all": {"pr_auc": {"value": v, "lo": v - 0.1, "hi": v + 0.1},
                            "events_caught": 2, "events": 4}}
-               for k, v in (("gru", 0.3), ("gbm", 0.5), ("ret60", 0.4))}
-        d = study.decide(det, "gru", "gbm", "ret60")
-        self.assertEqual((d["default"], d["served"]), ("gbm", "ret60"))
+               for k, v in (("gru", 0.3), ("rules", 0.5), ("ret60", 0.4))}
+        d = study.decide(det, "gru", "rules", "ret60")
+        self.assertEqual((d["default"], d["served"]), ("rules", "ret60"))
         self.assertIn("ret60", d["why"])
 
     def test_the_default_baseline_becomes_prod_and_the_old_prod_retires(self):
@@ -91,20 +93,74 @@ class ReleaseTest(unittest.TestCase):
         self.assertIsNone(release.record(out, reg, "alert-default", self.binary),
                           "the same default again records nothing")
 
-    def test_logistic_regression_as_a_graph_matches_scikit_learn_in_the_engine(self):
+    def test_fitted_baselines_as_graphs_match_scikit_learn_in_the_engine(self):
         if not self.binary or not os.path.exists(self.binary):
             self.skipTest("TICKSENTRY_BIN is not set to a built ticksentry (run via ctest)")
         st = protocol.Study([self.market])
-        fitted = baselines.FittedBaseline("logreg").fit(st.train())
-        out = common.scratch("release_logreg")
-        release.write_default(evaluation("logreg", 0.7), {"fitted": {"logreg": fitted}},
+        for kind in ("logreg", "gbm"):
+            fitted = baselines.FittedBaseline(kind).fit(st.train())
+            out = common.scratch(f"release_{kind}")
+            release.write_default(evaluation(kind, 0.7), {"fitted": {kind: fitted}},
+                                  [self.market], out, log=lambda *_: None)
+            err = release.check_with_engine(out, self.binary)
+            print(f"{kind}: engine vs scikit-learn max |diff| {err:.3g}")
+            self.assertLessEqual(err, 1e-5, kind)
+            va = st.validation()
+            np.testing.assert_allclose(
+                baseline_onnx.score_of(kind, va.windows(), self.market.feature_names,
+                                       fitted=fitted), fitted.score(va), atol=1e-6)
+
+    def test_a_gated_candidate_is_recorded_with_its_gate_and_the_engine_reads_it(self):
+        if not self.binary or not os.path.exists(self.binary):
+            self.skipTest("TICKSENTRY_BIN is not set to a built ticksentry (run via ctest)")
+        tmp = common.scratch("release_candidate")
+        reg = os.path.join(tmp, "registry.json")
+        with open(reg, "w") as f:
+            json.dump({"format_version": 2, "models": []}, f)
+        out = os.path.join(tmp, "out")
+        os.makedirs(out)
+        shutil.copyfile(os.path.join(common.MODELS, "default.onnx"),
+                        os.path.join(out, "candidate-forecast.onnx"))
+        gate = {"passed": False, "reason": "forecast, validation: refused (a test)"}
+        with open(os.path.join(out, "candidate-forecast.json"), "w") as f:
+            json.dump({"detector": "gru", "task": "forecast", "evaluation": "forecast/pooled",
+                       "gate": gate, "operating_point": {"threshold": 0.8}}, f)
+        (e,) = release.record_candidates(out, reg, "alert-default")
+        self.assertEqual((e["stage"], e["task"], e["gate"]), ("candidate", "forecast", gate))
+        p = subprocess.run([self.binary, "models", "--registry", reg], capture_output=True,
+                           text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("candidate", p.stdout)
+
+    def test_a_refit_of_prods_fitted_detector_does_not_replace_it_ungated(self):
+        if not self.binary or not os.path.exists(self.binary):
+            self.skipTest("TICKSENTRY_BIN is not set to a built ticksentry (run via ctest)")
+        tmp = common.scratch("release_refit")
+        reg = os.path.join(tmp, "registry.json")
+        with open(reg, "w") as f:
+            json.dump({"format_version": 2, "models": [
+                {"name": "alert-default", "version": 4, "stage": "prod", "detector": "gbm",
+                 "onnx": "versions/alert-default-v4.onnx", "sha256": "another model"}]}, f)
+        fitted = baselines.FittedBaseline("gbm").fit(protocol.Study([self.market]).train())
+        out = os.path.join(tmp, "out")
+        release.write_default(evaluation("gbm", 0.5), {"fitted": {"gbm": fitted}},
                               [self.market], out, log=lambda *_: None)
-        err = release.check_with_engine(out, self.binary)
-        self.assertLessEqual(err, 1e-5)
-        va = st.validation()
-        np.testing.assert_allclose(
-            baseline_onnx.score_of("logreg", va.windows(), self.market.feature_names,
-                                   fitted=fitted), fitted.score(va), atol=1e-6)
+        self.assertIsNone(release.record(out, reg, "alert-default", self.binary))
+        self.assertEqual(registry.prod(registry.load(reg), "alert-default")["version"], 4)
+
+    def test_prod_stays_when_the_change_is_not_gated_and_confirmed(self):
+        tmp = common.scratch("release_stays")
+        reg = os.path.join(tmp, "registry.json")
+        with open(reg, "w") as f:
+            json.dump({"format_version": 2, "models": [
+                {"name": "alert-default", "version": 1, "stage": "prod", "detector": "ret60",
+                 "onnx": "versions/alert-default-v1.onnx", "sha256": "x"}]}, f)
+        out = os.path.join(tmp, "out")
+        ev = evaluation("volume_z", 5.0)
+        ev["default_change"] = {"promote": False, "why": "gate refused (a test)"}
+        release.write_default(ev, {}, [self.market], out, log=lambda *_: None)
+        self.assertIsNone(release.record(out, reg, "alert-default", self.binary))
+        self.assertEqual(registry.prod(registry.load(reg), "alert-default")["version"], 1)
 
     def test_an_engine_that_disagrees_is_refused(self):
         if not self.binary or not os.path.exists(self.binary):

@@ -116,8 +116,8 @@ class UnitInvarianceTest(unittest.TestCase):
         print(f"gru: max |diff| {float(np.max(np.abs(pa - pb))):.3g} over {a.shape[0]} windows")
         np.testing.assert_allclose(pa, pb, atol=1e-6)
 
-    def _fitted_logreg(self, windows):
-        """A logistic regression fitted as study.py fits it (labels: any two classes will do)."""
+    def _fitted_logreg(self, windows, kind="logreg"):
+        """A fitted baseline as study.py fits it (labels: any two classes will do)."""
         vz = windows[:, -1, self.names.index("volume_z")]
         y = (vz > np.median(vz)).astype(np.uint8)
 
@@ -129,16 +129,18 @@ class UnitInvarianceTest(unittest.TestCase):
 
             def column(self, key):
                 return y
-        return baselines.FittedBaseline("logreg").fit(TrainSplit())
+        return baselines.FittedBaseline(kind).fit(TrainSplit())
 
     def test_baseline_probabilities_are_identical_and_the_engine_serves_them_so(self):
         import onnx
         a, b = self.load("orig", "windows"), self.load("scaled", "windows")
-        fitted = self._fitted_logreg(np.asarray(a, np.float32))
+        fitted_logreg = self._fitted_logreg(np.asarray(a, np.float32))
+        fitted_gbm = self._fitted_logreg(np.asarray(a, np.float32), "gbm")
         binary = os.environ["TICKSENTRY_BIN"]
         tmp = common.scratch("units-onnx")
         n = min(512, a.shape[0])
-        for kind in ("ret60", "zscore", "volume_z", "logreg"):
+        for kind in ("ret60", "zscore", "volume_z", "logreg", "gbm"):
+            fitted = fitted_gbm if kind == "gbm" else fitted_logreg
             pa = baseline_onnx.score_of(kind, a, self.names, fitted=fitted)
             pb = baseline_onnx.score_of(kind, b, self.names, fitted=fitted)
             np.testing.assert_allclose(pa, pb, atol=1e-6, err_msg=kind)
