@@ -13,6 +13,7 @@
 //   (parse_price_ticks) decides, so errors and edge cases are the old ones exactly.
 // Pure value type; safe from any thread.
 #include <cstdint>
+#include <cstring>
 #include <string_view>
 
 #include "ingest/field_parse.h"
@@ -52,39 +53,57 @@ class DecimalTicks {
     if (int_digits == 0 || int_digits > 12 || int_digits + digits_ > 18) return false;  // no uint64 overflow
     uint64_t ticks = whole;
     int k = 0;
-    uint64_t rest = 0;  // up to 9 digits past the tick, as a fraction of 10^9
-    int rest_digits = 0;
-    bool rest_more = false;  // nonzero digits beyond those 9
     if (p != end) {
       if (*p != '.' || ++p == end) return false;
-      for (; p != end; ++p) {
+      for (; p != end && k < digits_; ++p, ++k) {
         const unsigned d = unsigned(*p - '0');
         if (d >= 10) return false;
-        if (k < digits_) {
-          ticks = ticks * 10 + d;
-          ++k;
-        } else if (rest_digits < 9) {
-          rest = rest * 10 + d;
-          ++rest_digits;
-        } else {
-          rest_more |= d != 0;
-        }
+        ticks = ticks * 10 + d;
       }
     }
     for (; k < digits_; ++k) ticks *= 10;
-    if (rest_digits > 0 || rest_more) {
-      for (int i = rest_digits; i < 9; ++i) rest *= 10;
-      // True remainder in [rest, rest + 1) × 10^-9 of a tick. Far from a half: both paths agree.
-      constexpr uint64_t kHalf = 500'000'000, kMargin = 1'000'000;
-      if (rest >= kHalf + kMargin) {
+    if (p != end) {
+      // Digits past the tick ("87.18|0000000000006", float noise): all must be digits; the
+      // first decides unless it is 4 or 5 (a remainder of at most 0.4 or at least 0.6 of a tick).
+      if (!all_digits(p, end)) return false;
+      const unsigned first = unsigned(*p - '0');
+      if (first >= 6) {
         ++ticks;
-      } else if (rest + 1 + kMargin > kHalf) {
-        return false;
+      } else if (first >= 4) {
+        uint64_t rest = 0;  // the first 9 digits past the tick, as a fraction of 10^9
+        int n = 0;
+        for (const char* q = p; q != end && n < 9; ++q, ++n) rest = rest * 10 + unsigned(*q - '0');
+        for (; n < 9; ++n) rest *= 10;
+        // True remainder in [rest, rest + 1) × 10^-9 of a tick. Far from a half: both paths agree.
+        constexpr uint64_t kHalf = 500'000'000, kMargin = 1'000'000;
+        if (rest >= kHalf + kMargin) {
+          ++ticks;
+        } else if (rest + 1 + kMargin > kHalf) {
+          return false;
+        }
       }
     }
     // |ticks| < 2^40: the double product is within 2^-12 of the exact one, inside the margin.
     if (ticks >= (uint64_t(1) << 40)) return false;
     out = neg ? -Price(ticks) : Price(ticks);
+    return true;
+  }
+
+  // True when [p, end) are all ASCII digits; eight bytes a step where eight remain.
+  static bool all_digits(const char* p, const char* end) {
+    for (; end - p >= 8; p += 8) {
+      uint64_t x;
+      std::memcpy(&x, p, 8);
+      // Every byte 0x30..0x39: high nibble 3, and adding 6 keeps it 3 (fast_float's test; a
+      // carry out of a byte only happens from a byte that already fails).
+      if (((x & 0xF0F0F0F0F0F0F0F0ull) | (((x + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) >> 4)) !=
+          0x3333333333333333ull) {
+        return false;
+      }
+    }
+    for (; p != end; ++p) {
+      if (unsigned(*p - '0') >= 10) return false;
+    }
     return true;
   }
 
