@@ -2,14 +2,13 @@
 
 #include <algorithm>
 #include <array>
-#include <cstdio>
 #include <filesystem>
 #include <vector>
 
 #include "ingest/csv_split.h"
 #include "ingest/decimal_ticks.h"
 #include "ingest/flow_records.h"
-#include "ingest/time_order.h"
+#include "ingest/read_whole.h"
 #include "ingest/vendor_csv.h"
 
 namespace ts {
@@ -94,10 +93,8 @@ class SzseSnapshotReader : ingest::RowDecoder {
       }
       fields_ = std::span<const std::string_view>(fields.data(), ncols);
       if (!reserved) {
-        // PERF NOTE: growing the vector by doubling copied every ~390-byte event once more and
-        // touched twice the memory (page faults were ~10 % of the decode).
         reserved = true;
-        events.reserve(size_t(std::min<uint64_t>(text_bytes / (line.text.size() + 1) + 64, uint64_t(1) << 18)));
+        events.reserve(ingest::reserve_rows(text_bytes, line.text.size()));  // read_whole.h
       }
       Event& ev = events.emplace_back();
       if (!decode(line, ev)) events.pop_back();
@@ -201,25 +198,8 @@ class SzseSnapshotReader : ingest::RowDecoder {
   std::vector<PerSymbol> per_symbol_;
 };
 
-// The size of `path` as text: a plain file's size, or what a gzip file's trailer says its (last)
-// member inflates to (ISIZE, mod 2^32); 0 if unknown. An estimate: it only sizes a buffer.
-uint64_t text_bytes(const std::string& path) {
-  std::error_code ec;
-  const uint64_t size = std::filesystem::file_size(path, ec);
-  if (ec || size < 18) return 0;
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) return 0;
-  unsigned char magic[2] = {}, trailer[4] = {};
-  const bool gz = std::fread(magic, 1, 2, f) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
-  const bool got = gz && std::fseek(f, -4, SEEK_END) == 0 && std::fread(trailer, 1, 4, f) == 4;
-  std::fclose(f);
-  if (!gz) return size;
-  return got ? uint64_t(trailer[0]) | uint64_t(trailer[1]) << 8 | uint64_t(trailer[2]) << 16 | uint64_t(trailer[3]) << 24
-             : 0;
-}
-
 // The day's snapshots in time order (stable: equal times keep file order), handed out through
-// their order rather than sorted (ingest/time_order.h).
+// their order rather than sorted (ingest/read_whole.h).
 class SzseSnapshots final : public Source {
  public:
   SzseSnapshots(std::vector<Event> events, std::string description)
@@ -261,7 +241,8 @@ Result<std::unique_ptr<Source>> make_szse_snapshot_source(const std::string& pat
   auto header = ingest::read_header_columns(*lines.value(), column_names());
   if (!header) return header.status().with_context(ctx);
   SzseSnapshotReader reader(*lines.value(), symbols, errors, header.value());
-  return std::unique_ptr<Source>(std::make_unique<SzseSnapshots>(reader.read_all(text_bytes(file)), "szse-l2 " + file));
+  std::vector<Event> events = reader.read_all(ingest::text_bytes(file));
+  return std::unique_ptr<Source>(std::make_unique<SzseSnapshots>(std::move(events), "szse-l2 " + file));
 }
 
 }  // namespace ts

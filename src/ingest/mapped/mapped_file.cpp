@@ -11,7 +11,7 @@
 #include "ingest/decimal_ticks.h"
 #include "ingest/field_parse.h"
 #include "ingest/line_reader.h"
-#include "ingest/time_order.h"
+#include "ingest/read_whole.h"
 
 namespace ts::mapped {
 
@@ -390,7 +390,11 @@ bool MappedFile::level(const Line& line, int i, bool bid, Level& out) {
 }
 
 MappedFile::Row MappedFile::decode_snapshot(const Line& line, Event& ev) {
-  ev = Event::make(EventKind::kSnapshot);
+  // In place, as Event::make would leave it (decode() sets symbol, seq and time on success):
+  // copying a made ~390-byte event cost more than its ten levels' parse.
+  ev.kind = EventKind::kSnapshot;
+  ev.recv_ts_ns = 0;
+  ev.snapshot = SnapshotBody{};
   SnapshotBody& s = ev.snapshot;
   if (mapped(Field::kPrevClose)) {
     if (!price(line, Field::kPrevClose, s.prev_close)) return Row::kBad;
@@ -466,18 +470,28 @@ bool MappedFile::read_row(Event& ev, Line& line) {
 // times keep the file's order).
 void MappedFile::load_grouped() {
   grouped_loaded_ = true;
-  Event ev;
+  const uint64_t text_bytes = ingest::text_bytes(lines_->path());
   Line line;
-  while (read_row(ev, line)) {
-    if (ev.symbol >= last_ts_by_symbol_.size()) last_ts_by_symbol_.resize(ev.symbol + 1, INT64_MIN);
-    if (ev.exch_ts_ns < last_ts_by_symbol_[ev.symbol]) {
+  for (;;) {
+    // Decoded in place at the vector's end (read_whole.h: reserved once, not copied).
+    Event& ev = grouped_.emplace_back();
+    if (!read_row(ev, line)) {
+      grouped_.pop_back();
+      break;
+    }
+    if (grouped_.size() == 1 && text_bytes > 0) {
+      grouped_.reserve(ingest::reserve_rows(text_bytes, line.text.size()));
+    }
+    const Event& e = grouped_.back();
+    if (e.symbol >= last_ts_by_symbol_.size()) last_ts_by_symbol_.resize(e.symbol + 1, INT64_MIN);
+    if (e.exch_ts_ns < last_ts_by_symbol_[e.symbol]) {
       fail(line, InputError::kOutOfOrder, "time goes backwards within the symbol");
+      grouped_.pop_back();
       continue;
     }
-    last_ts_by_symbol_[ev.symbol] = ev.exch_ts_ns;
-    grouped_.push_back(ev);
+    last_ts_by_symbol_[e.symbol] = e.exch_ts_ns;
   }
-  grouped_order_ = ingest::time_order(grouped_);  // not a stable_sort of the events: time_order.h
+  grouped_order_ = ingest::time_order(grouped_);  // not a stable_sort of the events: read_whole.h
 }
 
 size_t MappedFile::next_batch(std::span<Event> out) {
