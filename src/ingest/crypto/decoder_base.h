@@ -57,6 +57,14 @@ struct SymbolBook {
   // Binance: the last bookTicker not yet compared (its u, best bid/ask price and qty).
   uint64_t ticker_u = 0;
   Level ticker_bid{}, ticker_ask{};
+  // Kraken: each level's checksum text from the last CRC (asks 0..9, then bids 10..19), so a
+  // level that did not change is copied, not formatted again. len < 0: empty slot.
+  struct CrcText {
+    Level level{};
+    int len = -1;
+    char text[44];
+  };
+  CrcText crc_text[2 * kBookLevels];
 };
 
 class DecoderBase : public VenueDecoder {
