@@ -5,7 +5,10 @@
 #include <filesystem>
 #include <vector>
 
+#include "ingest/csv_split.h"
+#include "ingest/decimal_ticks.h"
 #include "ingest/flow_records.h"
+#include "ingest/read_whole.h"
 #include "ingest/vendor_csv.h"
 
 namespace ts {
@@ -70,22 +73,34 @@ class SzseSnapshotReader : ingest::RowDecoder {
     start_file(lines, h);
   }
 
-  std::vector<Event> read_all() {
+  // The rows of ingest::for_each_row (same reports), split by split_fields_wide. `text_bytes`:
+  // the file's size as text, if known (0 = not), to size the event vector once.
+  std::vector<Event> read_all(uint64_t text_bytes) {
     std::vector<Event> events;
-    ingest::for_each_row(*lines_, errors_, h_->ncols, [&](const Line& line, std::span<const std::string_view> f) {
-      fields_ = f;
-      Event ev;
-      if (decode(line, ev)) events.push_back(ev);
-    });
-    // Sort (time, row) keys, not the ~390-byte events: moving events in the sort cost more than
-    // decoding them (bench/results/ingest-decode-*.json).
-    std::vector<std::pair<int64_t, uint32_t>> order(events.size());
-    for (size_t i = 0; i < events.size(); ++i) order[i] = {events[i].exch_ts_ns, uint32_t(i)};
-    std::sort(order.begin(), order.end());  // (time, file position): stable by construction
-    std::vector<Event> sorted;
-    sorted.reserve(events.size());
-    for (const auto& [ts, i] : order) sorted.push_back(events[i]);
-    return sorted;
+    bool reserved = text_bytes == 0;
+    const size_t ncols = h_->ncols;
+    std::vector<std::string_view> fields(ncols + 1);
+    Line line;
+    while (lines_->next(line)) {
+      if (line.has_garbage) {
+        errors_.report(InputError::kBinaryGarbage, lines_->file_name(), line.number, "control bytes in a text row");
+        continue;
+      }
+      if (ingest::split_fields_wide(line.text, fields.data(), fields.size()) != ncols) {
+        ingest::report_line_error(errors_, *lines_, line, InputError::kWrongColumnCount,
+                                  "expected " + std::to_string(ncols) + " columns");
+        continue;
+      }
+      fields_ = std::span<const std::string_view>(fields.data(), ncols);
+      if (!reserved) {
+        reserved = true;
+        events.reserve(ingest::reserve_rows(text_bytes, line.text.size()));  // read_whole.h
+      }
+      Event& ev = events.emplace_back();
+      if (!decode(line, ev)) events.pop_back();
+    }
+    ingest::report_if_empty(errors_, *lines_, 1);
+    return events;
   }
 
  private:
@@ -95,16 +110,27 @@ class SzseSnapshotReader : ingest::RowDecoder {
   };
 
   // Empty or 0 price → empty level (SZSE sends 0 for an empty level); else price > 0, qty > 0.
+  // The rules and reports of ingest::parse_level, with the integer price parser.
   bool level(const Line& line, std::string_view ps, std::string_view qs, Level& out) {
-    InputError kind = InputError::kMalformedLine;
-    const char* detail = "";
-    return ingest::parse_level(ps, qs, kTicksPerYuan, out, kind, detail) || fail(line, kind, detail);
+    out = Level{};
+    if (ps.empty()) return true;
+    if (ps.size() == 1 && ps[0] == '0') return true;  // the common empty level
+    Price px = 0;
+    FieldError e = ticks_.parse(ps, px);
+    if (e != FieldError::kOk) return fail(line, e, "bad level price");
+    if (px < 0) return fail(line, InputError::kBadPrice, "negative level price");
+    if (px == 0) return true;
+    int64_t qty = 0;
+    if ((e = ingest::parse_i64(qs, qty)) != FieldError::kOk) return fail(line, e, "bad level size");
+    if (qty <= 0) return fail(line, InputError::kBadSize, "level size <= 0 at a price");
+    out = Level{px, qty};
+    return true;
   }
 
   bool price(const Line& line, size_t col, Price& out, const char* what) {
     out = 0;
     if (field(col).empty()) return true;
-    const FieldError e = ingest::parse_price_ticks(field(col), kTicksPerYuan, out);
+    const FieldError e = ticks_.parse(field(col), out);
     if (e != FieldError::kOk) return fail(line, e, what);
     if (out < 0) return fail(line, InputError::kBadPrice, what);
     return true;
@@ -122,7 +148,9 @@ class SzseSnapshotReader : ingest::RowDecoder {
     if (!china_time(line, field(kDate), field(kTime), "bad MDDate / MDTime", ts)) return false;
     SymbolId id = 0;
     if (!symbol(line, field(kSecurity), id)) return false;
-    ev = Event::make(EventKind::kSnapshot);
+    // `ev` is a fresh Event (read_all): made a snapshot in place, not copied from Event::make.
+    ev.kind = EventKind::kSnapshot;
+    ev.snapshot = SnapshotBody{};
     SnapshotBody& s = ev.snapshot;
     Price max_px = 0, min_px = 0;
     if (!price(line, kPreClose, s.prev_close, "bad PreClosePx") || !price(line, kLast, s.last, "bad LastPx") ||
@@ -166,7 +194,35 @@ class SzseSnapshotReader : ingest::RowDecoder {
     return true;
   }
 
+  const ingest::DecimalTicks ticks_{kTicksPerYuan};
   std::vector<PerSymbol> per_symbol_;
+};
+
+// The day's snapshots in time order (stable: equal times keep file order), handed out through
+// their order rather than sorted (ingest/read_whole.h).
+class SzseSnapshots final : public Source {
+ public:
+  SzseSnapshots(std::vector<Event> events, std::string description)
+      : events_(std::move(events)), order_(ingest::time_order(events_)), description_(std::move(description)) {}
+  size_t next_batch(std::span<Event> out) override {
+    const size_t n = std::min(out.size(), order_.size() - next_);
+    for (size_t i = 0; i < n; ++i) out[i] = events_[order_[next_ + i]];
+    next_ += n;
+    if (next_ == order_.size() && !order_.empty()) {  // replayed: give the memory back
+      std::vector<Event>().swap(events_);
+      std::vector<uint32_t>().swap(order_);
+      next_ = 0;
+    }
+    return n;
+  }
+  bool done() const override { return next_ >= order_.size(); }
+  std::string describe() const override { return description_; }
+
+ private:
+  std::vector<Event> events_;
+  std::vector<uint32_t> order_;
+  size_t next_ = 0;
+  std::string description_;
 };
 
 }  // namespace
@@ -185,8 +241,8 @@ Result<std::unique_ptr<Source>> make_szse_snapshot_source(const std::string& pat
   auto header = ingest::read_header_columns(*lines.value(), column_names());
   if (!header) return header.status().with_context(ctx);
   SzseSnapshotReader reader(*lines.value(), symbols, errors, header.value());
-  std::vector<Event> events = reader.read_all();
-  return std::unique_ptr<Source>(std::make_unique<ingest::RecordSource<Event>>(std::move(events), "szse-l2 " + file));
+  std::vector<Event> events = reader.read_all(ingest::text_bytes(file));
+  return std::unique_ptr<Source>(std::make_unique<SzseSnapshots>(std::move(events), "szse-l2 " + file));
 }
 
 }  // namespace ts

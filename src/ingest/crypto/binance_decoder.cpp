@@ -64,8 +64,8 @@ class BinanceDecoder final : public DecoderBase {
     if (!raw_levels(asks, raw_)) return fail(where, "binance: depth snapshot asks malformed");
     SymbolBook* b = book_for(pair, where);
     if (!b || !convert(*b, raw_, levels_, where)) return false;
-    b->book.clear();
-    for (size_t i = 0; i < levels_.size(); ++i) b->book.set(i < nbids, levels_[i].price, levels_[i].qty);
+    b->book.load(true, levels_.data(), nbids);
+    b->book.load(false, levels_.data() + nbids, levels_.size() - nbids);
     b->sync = BookSync::kLive;
     b->last_update = last_id;
     b->first_diff = true;

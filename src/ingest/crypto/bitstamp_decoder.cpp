@@ -70,8 +70,8 @@ class BitstampDecoder final : public DecoderBase {
     if (!sides(root, nbids)) return fail(where, "bitstamp: REST order_book bids/asks malformed");
     SymbolBook* b = book_for(pair, where);
     if (!b || !convert(*b, raw_, levels_, where)) return false;
-    b->book.clear();
-    for (size_t i = 0; i < levels_.size(); ++i) b->book.set(i < nbids, levels_[i].price, levels_[i].qty);
+    b->book.load(true, levels_.data(), nbids);
+    b->book.load(false, levels_.data() + nbids, levels_.size() - nbids);
     b->sync = BookSync::kLive;
     b->snapshot_us = int64_t(us);
     b->shown = false;

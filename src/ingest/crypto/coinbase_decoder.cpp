@@ -54,8 +54,8 @@ class CoinbaseDecoder final : public DecoderBase {
     const size_t nbids = raw_.size();
     if (!raw_levels(asks, raw_)) return fail(where, "coinbase: snapshot asks malformed");
     if (!convert(b, raw_, levels_, where)) return false;
-    b.book.clear();
-    for (size_t i = 0; i < levels_.size(); ++i) b.book.set(i < nbids, levels_[i].price, levels_[i].qty);
+    b.book.load(true, levels_.data(), nbids);
+    b.book.load(false, levels_.data() + nbids, levels_.size() - nbids);
     b.sync = BookSync::kLive;
     b.shown = false;
     ++counters_.snapshots;

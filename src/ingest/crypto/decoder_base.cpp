@@ -47,23 +47,31 @@ SymbolBook* DecoderBase::book_for(std::string_view pair, const MessageContext& w
   return p;
 }
 
-void DecoderBase::fit_units(SymbolBook& b, std::span<const RawLevel> levels) {
-  if (b.units_fixed) return;
+bool DecoderBase::fit_units(SymbolBook& b, std::span<const RawLevel> levels, std::vector<Level>* parsed) {
+  if (b.units_fixed) return false;
   b.units_fixed = true;
-  bool price_fits = true, qty_fits = true;
+  bool price_fits = true, qty_fits = true, all_parsed = true;
   int price_scale = 0, qty_scale = 0;
-  for (const RawLevel& l : levels) {
-    int64_t v;
+  if (parsed) parsed->resize(levels.size());
+  for (size_t i = 0; i < levels.size(); ++i) {
+    const RawLevel& l = levels[i];
+    Level v;
+    const int qs = written_scale(l.qty);
     price_scale = std::max(price_scale, written_scale(l.price));
-    qty_scale = std::max(qty_scale, written_scale(l.qty));
-    if (!parse_units(l.price, b.tick, v)) price_fits = false;
+    qty_scale = std::max(qty_scale, qs);
+    if (!parse_units(l.price, b.tick, v.price)) price_fits = false;
     // Sizes vary far more than prices: a first message whose sizes happen to fit a coarse
     // increment says little, so any size written finer than the increment decides.
-    if (!l.qty.empty() && (!parse_units(l.qty, b.size, v) || written_scale(l.qty) > b.size.scale)) qty_fits = false;
+    if (l.qty.empty()) {
+      all_parsed = false;  // convert() rejects it
+    } else if (!parse_units(l.qty, b.size, v.qty) || qs > b.size.scale) {
+      qty_fits = false;
+    }
+    if (parsed) (*parsed)[i] = v;
   }
   b.price_scale = price_scale;
   b.qty_scale = qty_scale;
-  if (price_fits && qty_fits) return;
+  if (price_fits && qty_fits) return all_parsed && parsed != nullptr;
   const Decimal old_tick = b.tick, old_size = b.size;
   if (!price_fits) b.tick = Decimal{1, std::min(price_scale, Decimal::kMaxScale)};
   if (!qty_fits) b.size = Decimal{1, std::min(std::max(qty_scale, 8), Decimal::kMaxScale)};
@@ -74,6 +82,7 @@ void DecoderBase::fit_units(SymbolBook& b, std::span<const RawLevel> levels) {
   spdlog::info("{}: the instrument's units (tick {}, size {}) do not fit the feed; using tick {}, size {} "
                "from the venue's digits (an --instruments row sets them)",
                b.name, old_tick.to_string(), old_size.to_string(), b.tick.to_string(), b.size.to_string());
+  return false;
 }
 
 bool DecoderBase::convert_one(SymbolBook& b, const RawLevel& raw, Level& out, const MessageContext& where) {
@@ -92,7 +101,7 @@ bool DecoderBase::convert_one(SymbolBook& b, const RawLevel& raw, Level& out, co
 
 bool DecoderBase::convert(SymbolBook& b, std::span<const RawLevel> raw, std::vector<Level>& out,
                           const MessageContext& where) {
-  if (!b.units_fixed) fit_units(b, raw);
+  if (!b.units_fixed && fit_units(b, raw, &out)) return true;  // kept units: `out` is the conversion
   out.resize(raw.size());
   for (size_t i = 0; i < raw.size(); ++i) {
     if (!convert_one(b, raw[i], out[i], where)) return false;

@@ -57,6 +57,14 @@ struct SymbolBook {
   // Binance: the last bookTicker not yet compared (its u, best bid/ask price and qty).
   uint64_t ticker_u = 0;
   Level ticker_bid{}, ticker_ask{};
+  // Kraken: each level's checksum text from the last CRC (asks 0..9, then bids 10..19), so a
+  // level that did not change is copied, not formatted again. len < 0: empty slot.
+  struct CrcText {
+    Level level{};
+    int len = -1;
+    char text[44];
+  };
+  CrcText crc_text[2 * kBookLevels];
 };
 
 class DecoderBase : public VenueDecoder {
@@ -74,8 +82,11 @@ class DecoderBase : public VenueDecoder {
   // every price of this first message is a whole number of ticks, else 10^-(digits the venue
   // writes); the size increment is RefData's unless a size is written with more digits than it
   // has, then 10^-max(digits, 8). Also records the written scales. Logged once per symbol whose
-  // units change.
-  void fit_units(SymbolBook& b, std::span<const RawLevel> levels);
+  // units change. With `parsed`: returns true when the units were kept and every level converted
+  // (price and size), the levels then in *parsed as convert() would give them; false otherwise
+  // (convert as usual). PERF NOTE: a symbol's first message is a 1,000-level REST snapshot on
+  // Bitstamp and Binance, and parsing it twice was ~20 % of those decodes (perf).
+  bool fit_units(SymbolBook& b, std::span<const RawLevel> levels, std::vector<Level>* parsed = nullptr);
   // Converts `raw` into levels of the symbol's units; a bad value rejects the message.
   bool convert(SymbolBook& b, std::span<const RawLevel> raw, std::vector<Level>& out, const MessageContext& where);
   bool convert_one(SymbolBook& b, const RawLevel& raw, Level& out, const MessageContext& where);

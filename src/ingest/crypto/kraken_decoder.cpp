@@ -13,6 +13,8 @@
 // Book events carry the receive time (Kraken's per-level times are order times, not the book's).
 #include <zlib.h>
 
+#include <cstring>
+#include <iterator>
 #include <string>
 
 #include "ingest/crypto/decimal_units.h"
@@ -80,6 +82,7 @@ class KrakenDecoder final : public DecoderBase {
     if (snapshot) {
       b->book.clear();
       b->depth_limit = 0;
+      for (auto& c : b->crc_text) c.len = -1;  // the written scales are read again: forget the texts
       if (auto dash = channel.find('-'); dash != std::string_view::npos) {
         for (char c : channel.substr(dash + 1)) {
           if (c >= '0' && c <= '9') b->depth_limit = b->depth_limit * 10 + size_t(c - '0');
@@ -126,17 +129,42 @@ class KrakenDecoder final : public DecoderBase {
     return true;
   }
 
-  uint32_t book_crc(const SymbolBook& b) {
+  // PERF NOTE: formatting 40 values per update was the largest cost of the Kraken decode (perf);
+  // most updates move one or two of the 20 levels, so each level's text is kept from the last CRC
+  // and reused where the same level (price and size) sits at, or one place from, the same rank.
+  uint32_t book_crc(SymbolBook& b) {
     char text[20 * 2 * 44];
     int len = 0;
+    SymbolBook::CrcText fresh[2 * kBookLevels];
     for (bool bid : {false, true}) {
-      const size_t depth = std::min<size_t>(10, b.book.depth(bid));
+      const size_t depth = std::min<size_t>(kBookLevels, b.book.depth(bid));
+      const size_t base = bid ? kBookLevels : 0;
       for (size_t i = 0; i < depth; ++i) {
         const Level& l = b.book.level(bid, i);
-        append_checksum_digits(l.price, b.tick, b.price_scale, text, len);
-        append_checksum_digits(l.qty, b.size, b.qty_scale, text, len);
+        // The text is a function of the level alone (the symbol's units and written scales are
+        // fixed before its first CRC), so any slot holding the same level will do.
+        auto cached = [&](size_t j) -> const SymbolBook::CrcText* {
+          if (j >= size_t(kBookLevels)) return nullptr;  // j = i - 1 wraps for i = 0
+          const SymbolBook::CrcText& c = b.crc_text[base + j];
+          return c.len >= 0 && c.level.price == l.price && c.level.qty == l.qty ? &c : nullptr;
+        };
+        const SymbolBook::CrcText* hit = cached(i);
+        if (!hit) hit = cached(i - 1);
+        if (!hit) hit = cached(i + 1);
+        SymbolBook::CrcText& f = fresh[base + i];
+        if (hit) {
+          f = *hit;
+        } else {
+          f.level = l;
+          f.len = 0;
+          append_checksum_digits(l.price, b.tick, b.price_scale, f.text, f.len);
+          append_checksum_digits(l.qty, b.size, b.qty_scale, f.text, f.len);
+        }
+        std::memcpy(text + len, f.text, size_t(f.len));
+        len += f.len;
       }
     }
+    std::copy(std::begin(fresh), std::end(fresh), std::begin(b.crc_text));
     return uint32_t(crc32(0L, reinterpret_cast<const Bytef*>(text), uInt(len)));
   }
 

@@ -47,6 +47,22 @@ void LevelBook::clear() {
   asks_.clear();
 }
 
+void LevelBook::load(bool bid, const Level* best_first, size_t n) {
+  auto& v = bid ? bids_ : asks_;
+  v.clear();
+  bool ordered = true;
+  for (size_t i = 0; i < n && ordered; ++i) {
+    ordered = best_first[i].qty > 0 &&
+              (i == 0 || (bid ? best_first[i].price < best_first[i - 1].price : best_first[i].price > best_first[i - 1].price));
+  }
+  if (!ordered) {
+    for (size_t i = 0; i < n; ++i) set(bid, best_first[i].price, best_first[i].qty);
+    return;
+  }
+  v.resize(n);
+  for (size_t i = 0; i < n; ++i) v[n - 1 - i] = best_first[i];
+}
+
 void LevelBook::replace_top(bool bid, const Level* best_first, size_t n) {
   auto& v = bid ? bids_ : asks_;
   if (n == 0) {

@@ -19,6 +19,12 @@ class LevelBook {
   // Adds `delta` (may be negative) at `price`; the level goes when its size reaches <= 0.
   void add(bool bid, Price price, Qty delta);
   void clear();
+  // Loads one side of a snapshot, best first, onto that side emptied first: the same book as
+  // clearing the side and set() on each level in order, built in one pass when the levels are
+  // strictly best-first with positive sizes (a venue's snapshot; set() would insert each worse
+  // level at the vector's front: O(n^2) moves for a 1,000-level REST snapshot), else level by
+  // level.
+  void load(bool bid, const Level* best_first, size_t n);
   // An authoritative view of the best `n` levels of one side (best first; Bitstamp's order_book
   // lines): every level at or better than the view's worst level becomes the view's; worse levels
   // are kept. n = 0 empties the side.

@@ -7,8 +7,11 @@
 #include <vector>
 
 #include "core/civil_time.h"
+#include "ingest/csv_split.h"
+#include "ingest/decimal_ticks.h"
 #include "ingest/field_parse.h"
 #include "ingest/line_reader.h"
+#include "ingest/read_whole.h"
 
 namespace ts::mapped {
 
@@ -76,8 +79,9 @@ class MappedFile final : public Source {
  public:
   MappedFile(const Layout& layout, const FileLayout& file, std::unique_ptr<LineReader> lines,
              std::shared_ptr<const TimeZone> zone, int64_t folder_midnight_ns, SymbolTable& symbols, InputErrors& errors)
-      : f_(file), lines_(std::move(lines)), zone_(std::move(zone)), folder_midnight_ns_(folder_midnight_ns),
-        symbols_(symbols), errors_(errors), where_("layout " + layout.origin + ": " + file.key) {}
+      : f_(file), ticks_(file.price_scale), lines_(std::move(lines)), zone_(std::move(zone)),
+        folder_midnight_ns_(folder_midnight_ns), symbols_(symbols), errors_(errors),
+        where_("layout " + layout.origin + ": " + file.key) {}
 
   Status bind_header();
   size_t next_batch(std::span<Event> out) override;
@@ -110,7 +114,7 @@ class MappedFile final : public Source {
   }
   // Parses a price cell into ticks; false after reporting.
   bool price(const Line& line, Field f, Price& out) {
-    const FieldError e = ingest::parse_price_ticks(cell(f), f_.price_scale, out);
+    const FieldError e = ticks_.parse(cell(f), out);
     if (e == FieldError::kOk) return true;
     fail(line, e, name(f));
     return false;
@@ -135,6 +139,7 @@ class MappedFile final : public Source {
   }
 
   const FileLayout f_;  // a copy: the layout may be gone once the source is open
+  const ingest::DecimalTicks ticks_;  // f_.price_scale, resolved once
   std::unique_ptr<LineReader> lines_;
   std::shared_ptr<const TimeZone> zone_;
   int64_t folder_midnight_ns_;
@@ -162,7 +167,8 @@ class MappedFile final : public Source {
 
   int64_t last_ts_ns_ = INT64_MIN;
   std::vector<int64_t> last_ts_by_symbol_;  // sorted_by = "symbol"
-  std::vector<Event> grouped_;              // sorted_by = "symbol": the whole file, time-sorted
+  std::vector<Event> grouped_;              // sorted_by = "symbol": the whole file, in file order
+  std::vector<uint32_t> grouped_order_;     // ... and its rows in time order
   size_t grouped_pos_ = 0;
   bool grouped_loaded_ = false;
   bool done_ = false;
@@ -372,7 +378,7 @@ bool MappedFile::level(const Line& line, int i, bool bid, Level& out) {
   const std::string_view ps = cell(level_col_[side][i]);
   if (ps.empty()) return true;
   Price px = 0;
-  FieldError e = ingest::parse_price_ticks(ps, f_.price_scale, px);
+  FieldError e = ticks_.parse(ps, px);
   if (e != FieldError::kOk) return fail(line, ingest::input_error_for(e), "bad level price") == Row::kEvent;
   if (px < 0) return fail(line, InputError::kBadPrice, "negative level price") == Row::kEvent;
   if (px == 0) return true;
@@ -384,7 +390,11 @@ bool MappedFile::level(const Line& line, int i, bool bid, Level& out) {
 }
 
 MappedFile::Row MappedFile::decode_snapshot(const Line& line, Event& ev) {
-  ev = Event::make(EventKind::kSnapshot);
+  // In place, as Event::make would leave it (decode() sets symbol, seq and time on success):
+  // copying a made ~390-byte event cost more than its ten levels' parse.
+  ev.kind = EventKind::kSnapshot;
+  ev.recv_ts_ns = 0;
+  ev.snapshot = SnapshotBody{};
   SnapshotBody& s = ev.snapshot;
   if (mapped(Field::kPrevClose)) {
     if (!price(line, Field::kPrevClose, s.prev_close)) return Row::kBad;
@@ -435,7 +445,7 @@ bool MappedFile::read_row(Event& ev, Line& line) {
       errors_.report(InputError::kBinaryGarbage, lines_->file_name(), line.number, "control bytes in a text row");
       continue;
     }
-    if (ingest::split_fields(line.text, fields_.data(), fields_.size()) != ncols_) {
+    if (ingest::split_fields_wide(line.text, fields_.data(), fields_.size()) != ncols_) {
       fail(line, InputError::kWrongColumnCount, "expected " + std::to_string(ncols_) + " columns");
       continue;
     }
@@ -460,19 +470,28 @@ bool MappedFile::read_row(Event& ev, Line& line) {
 // times keep the file's order).
 void MappedFile::load_grouped() {
   grouped_loaded_ = true;
-  Event ev;
+  const uint64_t text_bytes = ingest::text_bytes(lines_->path());
   Line line;
-  while (read_row(ev, line)) {
-    if (ev.symbol >= last_ts_by_symbol_.size()) last_ts_by_symbol_.resize(ev.symbol + 1, INT64_MIN);
-    if (ev.exch_ts_ns < last_ts_by_symbol_[ev.symbol]) {
+  for (;;) {
+    // Decoded in place at the vector's end (read_whole.h: reserved once, not copied).
+    Event& ev = grouped_.emplace_back();
+    if (!read_row(ev, line)) {
+      grouped_.pop_back();
+      break;
+    }
+    if (grouped_.size() == 1 && text_bytes > 0) {
+      grouped_.reserve(ingest::reserve_rows(text_bytes, line.text.size()));
+    }
+    const Event& e = grouped_.back();
+    if (e.symbol >= last_ts_by_symbol_.size()) last_ts_by_symbol_.resize(e.symbol + 1, INT64_MIN);
+    if (e.exch_ts_ns < last_ts_by_symbol_[e.symbol]) {
       fail(line, InputError::kOutOfOrder, "time goes backwards within the symbol");
+      grouped_.pop_back();
       continue;
     }
-    last_ts_by_symbol_[ev.symbol] = ev.exch_ts_ns;
-    grouped_.push_back(ev);
+    last_ts_by_symbol_[e.symbol] = e.exch_ts_ns;
   }
-  std::stable_sort(grouped_.begin(), grouped_.end(),
-                   [](const Event& a, const Event& b) { return a.exch_ts_ns < b.exch_ts_ns; });
+  grouped_order_ = ingest::time_order(grouped_);  // not a stable_sort of the events: read_whole.h
 }
 
 size_t MappedFile::next_batch(std::span<Event> out) {
@@ -480,7 +499,7 @@ size_t MappedFile::next_batch(std::span<Event> out) {
   if (f_.grouped_by_symbol) {
     if (!grouped_loaded_) load_grouped();
     n = std::min(out.size(), grouped_.size() - grouped_pos_);
-    std::copy_n(grouped_.begin() + static_cast<std::ptrdiff_t>(grouped_pos_), n, out.begin());
+    for (size_t i = 0; i < n; ++i) out[i] = grouped_[grouped_order_[grouped_pos_ + i]];
     grouped_pos_ += n;
   } else {
     Line line;
