@@ -241,6 +241,10 @@ TEST_F(RuleMarkets, BadRulesValueIsAConfigErrorNamingTheKey) {
       {"[rules.large_order]\nmax_level = 7\n", "max_level"},
       {"[rules]\nrearm_fraction = 1.5\n", "rearm_fraction"},
       {"[rules.limit]\ntouch_rearm_bps = -1.0\n", "touch_rearm_bps"},
+      {"[rules.spread_widening]\nown_quantile = 1.0\n", "own_quantile"},
+      {"[rules.spread_widening]\nquantile_tau_s = 0.5\n", "quantile_tau_s"},
+      {"[rules.spread_widening]\nhold_ms = -1\n", "hold_ms"},
+      {"[rules.large_order]\nsame_wall_s = -1\n", "same_wall_s"},
   };
   for (const auto& [text, key] : bad) {
     SCOPED_TRACE(text);
