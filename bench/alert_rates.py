@@ -63,7 +63,12 @@ CALIBRATION_SET = ("the simulator (SimEndToEnd: 200 symbols, 30 simulated minute
                    "min_count_multiple_60s (5) chosen there as the smallest K in {3,4,5,6,8} with "
                    "GOOG volume_burst <= 0.35 per symbol-hour and >= 90% of the simulator's "
                    "injected volume bursts caught; no K met both (GOOG 19/4/2/0/0 alerts at K = 3/4/5/6/8; "
-                   "the simulator 12/12 bursts at 3, 5/12 at 5): the default takes GOOG's K = 5")
+                   "the simulator 12/12 bursts at 3, 5/12 at 5): the default takes GOOG's K = 5; "
+                   "spread_widening hold_ms (2000) and own_quantile (0, off) chosen there by bench/calibrate_spread.sh "
+                   "(own_quantile {0,0.9,0.95,0.99} x hold_ms {0,500,2000}: GOOG 0 spread alerts at each; withdrawals 16/16 "
+                   "except q 0.99 x hold 2000 (13/16); quiet simulator spread alerts 27/3/0 at hold 0/500/2000 at every "
+                   "quantile; ties -> least suppression); "
+                   "large_order same_wall_s (300) by principle (the typical depth's memory), not fitted")
 
 
 def sh(cmd, cwd):
@@ -86,6 +91,8 @@ def run_one(ds, args, tmp):
     summary, jsonl = os.path.join(tmp, ds["name"] + ".json"), os.path.join(tmp, ds["name"] + ".jsonl")
     cmd = [args.bin, "replay", "--format", ds["format"], *paths, "--no-stdout", "--http", "off",
            "--summary-json", summary, "--jsonl", jsonl, "--audit-db", ""]
+    if args.config:
+        cmd += ["--config", args.config]
     r = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp)
     if r.returncode != 0:
         return {"name": ds["name"], "skipped": f"exit {r.returncode}: {r.stderr.strip()[-400:]}"}
@@ -115,6 +122,7 @@ def main():
     p = argparse.ArgumentParser()
     for k in ("bin", "data", "dest", "machine", "command", "root"):
         p.add_argument("--" + k, required=True)
+    p.add_argument("--config", default="")
     args = p.parse_args()
     args.data = os.path.abspath(args.data)
     with tempfile.TemporaryDirectory(prefix="alert-rates.") as tmp:
@@ -129,7 +137,8 @@ def main():
         "machine": {"name": args.machine, "cpu": sh("grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'", args.root),
                     "cores": os.cpu_count(), "kernel": platform.release()},
         "command": args.command,
-        "settings": "product defaults (no --config), unpaced replay",
+        "settings": ("product defaults (no --config), unpaced replay" if not args.config else
+                     f"product defaults plus --config {os.path.basename(args.config)}: " + open(args.config).read().strip()),
         "note": "alert counts are deterministic (exchange time); the 2-core machine was shared by 8 helpers",
         "target_per_symbol_hour": TARGET,
         "calibration_set": CALIBRATION_SET,

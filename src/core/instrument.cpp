@@ -1,5 +1,6 @@
 #include "core/instrument.h"
 
+#include <algorithm>
 #include <cctype>
 
 namespace ts {
@@ -87,6 +88,7 @@ Instrument crypto_instrument(std::string_view symbol, std::string_view venue,
   Instrument in = instrument_for_board(symbol, Board::kCrypto);
   in.venue = upper(venue);
   in.currency = quote_currency(upper(pair));
+  in.min_notional = crypto_min_notional(in.venue, in.currency);
   return in;
 }
 
@@ -146,6 +148,24 @@ MarketKind market_of_board(Board b) {
     case Board::kUnknown: break;
   }
   return MarketKind::kUnknown;
+}
+
+Decimal crypto_min_notional(std::string_view venue, std::string_view currency) {
+  static constexpr std::string_view kMoneyQuotes[] = {"USD",  "USDT", "USDC", "FDUSD", "BUSD",
+                                                      "TUSD", "EUR",  "GBP"};
+  bool money = false;
+  for (std::string_view q : kMoneyQuotes) money = money || currency == q;
+  if (!money) return {0, 0};
+  if (venue == "BITSTAMP") return {10, 0};
+  if (venue == "COINBASE") return {1, 0};
+  if (venue == "KRAKEN") return {5, 1};
+  return {5, 0};  // BINANCE, and the default of a venue not listed
+}
+
+double trading_lot_units(const Instrument& in, double price) {
+  const double lot = double(in.lot_size) * in.size_increment.to_double();
+  if (price <= 0 || !in.min_notional.is_positive()) return lot;
+  return std::max(lot, in.min_notional.to_double() / price);
 }
 
 int32_t limit_bps_for(Board board, bool is_st) {

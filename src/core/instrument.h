@@ -48,6 +48,14 @@ struct Instrument {
   Decimal tick_size{1, 2};        // currency per price tick
   Decimal size_increment{1, 0};   // instrument units (shares, coins) per size unit
   int64_t lot_size = 1;           // size increments per board lot (A-shares: 100)
+  // The venue's minimum order notional in `currency` (Binance's NOTIONAL filter, Bitstamp's
+  // minimum_order); 0 = none (shares: the board lot alone is the smallest order). Crypto
+  // defaults: crypto_min_notional().
+  Decimal min_notional{0, 0};
+  // The previous close in `currency` when the reference file gives one; 0 = unknown. Sets the
+  // day's limit prices (limit_up_ticks) for feeds that do not carry a previous close (order-flow
+  // feeds such as sse-l3, LOBSTER); a feed that does carry one (SSE PreCloPrice) wins.
+  Decimal prev_close{0, 0};
   int32_t limit_bps = 0;          // price-limit band in basis points (1000 = ±10 %); 0 = none
   bool is_st = false;             // A-share special treatment (only the reference file says)
   std::string calendar;           // "cn-a", "us", "crypto": config/calendars/<id>.csv
@@ -78,6 +86,19 @@ Result<Instrument> instrument_from_symbol(std::string_view symbol,
                                           const InstrumentDefaults& defaults = {});
 // The defaults of a board alone (the reference file builds symbols no rule knows from these).
 Instrument instrument_for_board(std::string_view symbol, Board board);
+
+// The default minimum order notional of a crypto venue for a pair quoted in `currency`, from the
+// venues' published rules: BINANCE 5 (spot NOTIONAL filter, BTCUSDT), BITSTAMP 10
+// (trading-pairs-info minimum_order), COINBASE 1 (min_market_funds), KRAKEN 0.5 (costmin), any
+// other venue 5; only for quotes in USD, a USD stablecoin, EUR or GBP ({0, 0}, none, otherwise:
+// 5 BTC is no floor). docs/instruments.md.
+Decimal crypto_min_notional(std::string_view venue, std::string_view currency);
+
+// The smallest order the venue takes at `price` (currency per instrument unit), in instrument
+// units (shares, coins): max(lot_size × size_increment, min_notional / price). The "trading lot"
+// that floors are counted in (features: volume_std_floor_lots), so that 10 lots of a coin are
+// 10 minimum orders, not 10 × 0.00001 BTC. price <= 0: the lot alone.
+double trading_lot_units(const Instrument& in, double price);
 
 // The limit band of a board: ±10 % main boards, ±20 % STAR/ChiNext, ±30 % BSE; ST main-board
 // stocks ±5 % (ST on STAR/ChiNext stays ±20 %, on BSE ±30 %); 0 (none) outside China.

@@ -1,5 +1,7 @@
 #include "core/instrument_ref.h"
 
+#include <algorithm>
+
 namespace ts {
 
 void fill_ref_data(const Instrument& in, RefData& r) {
@@ -21,8 +23,19 @@ void fill_ref_data(const Instrument& in, RefData& r) {
   r.lot_size = in.lot_size;  // size increments; whole shares on every share market
   r.limit_pct = in.limit_bps / 10000.0;
   r.is_st = in.is_st;
+  if (r.prev_close <= 0 && in.prev_close.is_positive()) {
+    if (auto t = to_units(in.prev_close, in.tick_size)) r.prev_close = t.value();
+  }
   r.limit_up = limit_up_ticks(r.prev_close, in.limit_bps);
   r.limit_down = limit_down_ticks(r.prev_close, in.limit_bps);
+}
+
+double lot_increments(const RefData& r, double price_ticks) {
+  if (r.instrument == nullptr) return double(r.lot_size);
+  const double increment = r.size_increment.to_double();
+  if (!(increment > 0)) return double(r.lot_size);
+  const double units = trading_lot_units(*r.instrument, price_ticks * r.tick.to_double());
+  return std::max(1.0, units / increment);
 }
 
 Result<SymbolId> intern_instrument(SymbolTable& symbols, InstrumentTable& instruments,

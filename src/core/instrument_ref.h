@@ -19,10 +19,18 @@
 namespace ts {
 
 // Copies what RefData carries of an instrument (market, tick size as double and exact, size
-// increment, lot size in size increments, limit band, ST flag) and recomputes the limit prices from r.prev_close with
+// increment, lot size in size increments, limit band, ST flag; the previous close when the
+// reference file gives one and r.prev_close is still unknown) and recomputes the limit prices from r.prev_close with
 // limit_up_ticks()/limit_down_ticks() (exact integer rounding). Crypto has no RefData market:
 // Market::kUnknown.
 void fill_ref_data(const Instrument& in, RefData& r);
+
+// One trading lot (trading_lot_units(), core/instrument.h) in the size increments the symbol's
+// events carry (r.size_increment, which a crypto decoder may have refined from the venue's
+// digits), at a price of `price_ticks` ticks (r.tick). Without an instrument (r.instrument null):
+// r.lot_size. Shares: the board lot (100 for A-shares, 1 for US); BTC at $60,000 with a $5
+// minimum order: 0.0000833 BTC = 8.33 increments of 0.00001. Never below one increment.
+double lot_increments(const RefData& r, double price_ticks);
 
 // resolve(symbol) in `instruments`, intern it in `symbols` and fill its RefData. Errors: the
 // symbol's unknown_symbol (counted by the InstrumentTable; nothing is interned), or kOutOfRange

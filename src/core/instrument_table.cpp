@@ -10,11 +10,11 @@ namespace {
 
 enum Column : int {
   kSymbol = 0, kBoard, kCurrency, kTickSize, kSizeIncrement, kLotSize, kLimitPct, kSt,
-  kCalendar, kTimeZone, kColumnCount
+  kCalendar, kTimeZone, kMinNotional, kPrevClose, kColumnCount
 };
 constexpr std::array<std::string_view, kColumnCount> kColumnNames = {
     "symbol", "board", "currency", "tick_size", "size_increment", "lot_size", "limit_pct", "st",
-    "calendar", "time_zone"};
+    "calendar", "time_zone", "min_notional", "prev_close"};
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -90,6 +90,21 @@ std::optional<RowProblem> apply_row(const std::array<std::string_view, kColumnCo
       }
       in.limit_bps = static_cast<int32_t>(bps.value());
     }
+  }
+  if (!cell[kMinNotional].empty()) {
+    auto d = cell[kMinNotional] == "none" ? Result<Decimal>(Decimal{0, 0}) : Decimal::parse(cell[kMinNotional]);
+    if (!d || d.value().mantissa < 0) {
+      return bad(kMinNotional, "expected a non-negative plain decimal (currency), or none");
+    }
+    in.min_notional = d.value();
+  }
+  if (!cell[kPrevClose].empty()) {  // after tick_size: a whole number of the row's ticks
+    auto d = Decimal::parse(cell[kPrevClose]);
+    if (!d || !d.value().is_positive()) return bad(kPrevClose, "expected a positive plain decimal");
+    if (!to_units(d.value(), in.tick_size)) {
+      return bad(kPrevClose, "not a whole number of ticks of " + in.tick_size.to_string());
+    }
+    in.prev_close = d.value();
   }
   if (!cell[kCalendar].empty()) in.calendar = std::string(cell[kCalendar]);
   if (!cell[kTimeZone].empty()) in.time_zone = std::string(cell[kTimeZone]);

@@ -339,9 +339,26 @@ void RuleEngine::check_large_order(Ctx& c) {
   // Discrete events: always armed (no hysteresis), only the cooldown applies.
   c.s.gates[int(kType)].observe_false(0, opts_.rearm_fraction);
   if (multiple < o.min_level_multiple) return;
+  // The wall reported last, cancelled and re-placed — same side, at its price or at its level
+  // from the touch (a wall that follows the touch as the market moves), a size within 2× — is
+  // one wall, one alert. Its window runs from the latest placement, so a wall that keeps being
+  // re-placed stays one wall.
+  SymbolRuleState& s = c.s;
+  if (o.same_wall_s > 0 && s.wall_bid == bid && (s.wall_price == ord.price || s.wall_level == at) &&
+      ord.qty <= 2 * s.wall_qty && 2 * ord.qty >= s.wall_qty &&
+      c.e.exch_ts_ns - s.wall_ns < o.same_wall_s * kNsPerSec) {
+    s.wall_ns = c.e.exch_ts_ns;
+    s.wall_price = ord.price;
+    s.wall_level = at;
+    s.wall_qty = ord.qty;
+    return;
+  }
   if (Alert* a = gate_fire(c, kType, sev_at(multiple, o.critical_level_multiple), ord.price)) {
-    c.s.wall_ns = c.e.exch_ts_ns;
-    c.s.wall_bid = bid;
+    s.wall_ns = c.e.exch_ts_ns;
+    s.wall_bid = bid;
+    s.wall_price = ord.price;
+    s.wall_level = at;
+    s.wall_qty = ord.qty;
     a->add_value("level_multiple", multiple, o.min_level_multiple, Cmp::kGe);
     a->add_value("notional", notional, min_notional, Cmp::kGe);
     a->add_value("level", double(at + 1), double(o.max_level), Cmp::kInfo);
@@ -380,8 +397,15 @@ void RuleEngine::check_book(Ctx& c, Price p) {
       // Known once min_samples samples span one time constant (the opening minutes' spread is
       // not yet the symbol's typical spread).
       const bool known = !o.relative || s.spread.trusted(o.min_samples, o.typical_tau_s * 1e9);
+      // ... and wider than the symbol's own spread is own_quantile of the time (relative mode):
+      // a multiple of a mean cannot tell a stock whose spread is often that wide (SZSE ChiNext
+      // names sit >= 7 ticks for minutes at a time around a typical 1-2) from one where it is news.
+      // (Read only once the spread passed the cheap tests: a sum over the sketch's bins.)
+      const auto above_own = [&] {
+        return !o.relative || o.own_quantile <= 0 || s.spread_dist.above(spread, o.own_quantile);
+      };
       RuleGate& g = s.gates[int(kType)];
-      if (opts_.enabled[int(kType)] && known && spread >= threshold) {
+      if (opts_.enabled[int(kType)] && known && spread >= threshold && above_own()) {
         const Severity sev = spread >= std::max(o.critical_multiple * typical, threshold) ? Severity::kCritical
                                                                                           : Severity::kWarning;
         if (Alert* a = gate_fire(c, kType, sev, p)) {
@@ -396,6 +420,12 @@ void RuleEngine::check_book(Ctx& c, Price p) {
       // (RobustLevel): a short widening barely moves it, a spread that stays wide becomes the
       // normal one within minutes (typical_tau_s, typical_clip) and the alerts stop.
       if (s.spread.due(c.e.exch_ts_ns)) {
+        if (o.own_quantile > 0) {
+          // Weighted by the time since the previous sample (the first: one sampling step).
+          const double dt = s.spread.last_ns == std::numeric_limits<int64_t>::min()
+                                ? double(RobustLevel::kStepNs) : double(c.e.exch_ts_ns - s.spread.last_ns);
+          s.spread_dist.add(spread, dt / (o.quantile_tau_s * 1e9 + dt));
+        }
         if (typical > 0) {
           const double dev = std::min(std::fabs(std::log(spread / typical)), kMaxLogDev);
           s.spread_dev.add_at(c.e.exch_ts_ns, dev, o.dispersion_tau_s * 1e9, 0);

@@ -20,6 +20,10 @@ int64_t RuleOptions::default_hold_ms(AlertType type) {
   // Measured on the simulator's quiet flow (tests/e2e/sim_alerts_test.cpp): without a hold,
   // |imbalance_5| >= 0.8 for a single event gave ~6 alerts per symbol-hour of noise; spoofing
   // orders rest for seconds; a 2 s hold brought it to 0.04 per symbol-hour.
+  // spread_widening: chosen on the calibration set (docs/rules.md "Calibration",
+  // bench/calibrate_spread.sh): quiet simulator spread alerts 27 / 3 / 0 at 0 / 500 / 2000 ms,
+  // every injected liquidity withdrawal caught at each (bench/results/spread-calibration-cpu2-20261202.json).
+  if (type == AlertType::kSpreadWidening) return 2'000;
   return type == AlertType::kBookImbalance ? 2'000 : 0;
 }
 
@@ -118,6 +122,7 @@ RuleOptions RuleOptions::from_config(const Config& config, const std::string& p,
   l.min_flow_multiple = lo.get_in("min_flow_multiple", l.min_flow_multiple, 0.0, 1e6);
   l.min_notional = lo.get_in("min_notional", l.min_notional, 0.0, kHuge);
   l.max_level = lo.get_in("max_level", l.max_level, 1, 5);
+  l.same_wall_s = lo.get_in("same_wall_s", l.same_wall_s, int64_t{0}, int64_t{86'400});
 
   const ConfigSection rr = config.section(p + ".rapid_rise");
   auto& r = o.rapid_rise;
@@ -190,6 +195,8 @@ RuleOptions RuleOptions::from_config(const Config& config, const std::string& p,
   sp.critical_multiple = sw.get_in("critical_multiple", sp.critical_multiple, 1.0, 1e6);
   sp.withdrawal_multiple = sw.get_in("withdrawal_multiple", sp.withdrawal_multiple, 1.0, 1e6);
   sp.withdrawal_depth_change = sw.get_in("withdrawal_depth_change", sp.withdrawal_depth_change, -100.0, 0.0);
+  sp.own_quantile = sw.get_in("own_quantile", sp.own_quantile, 0.0, 0.9999);
+  sp.quantile_tau_s = sw.get_in("quantile_tau_s", sp.quantile_tau_s, 1.0, 86'400.0 * 30);
 
   const ConfigSection bi = config.section(p + ".book_imbalance");
   auto& im = o.imbalance;

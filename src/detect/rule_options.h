@@ -102,6 +102,13 @@ struct SpreadOptions {               // [rules.spread_widening]
   double dispersion_tau_s = 600;
   int64_t min_samples = 100;         // events before the typical spread is trusted
   double critical_multiple = 10;     // critical at >= critical_multiple * typical
+  // The symbol's own spread distribution (SpreadSketch, rule_state.h: a time-weighted histogram
+  // with memory quantile_tau_s): relative mode fires only on a spread wider than the symbol's
+  // own own_quantile of it, i.e. wider than it is that fraction of the time (a ChiNext stock
+  // that sits 7 ticks wide a fifth of the day is not news at 7 ticks). 0 = off. Chosen on the
+  // calibration set (docs/rules.md "Calibration"): it changed nothing there, so it is off.
+  double own_quantile = 0;
+  double quantile_tau_s = 1800;
 };
 
 struct ImbalanceOptions {            // [rules.book_imbalance]
@@ -122,6 +129,13 @@ struct LargeOrderOptions {           // [rules.large_order] 大单挂单
   double min_notional = 500'000;     // absolute: ... and price * qty >= this (currency) ...
   int max_level = 3;                 // ... resting within this many levels of the touch (1 = at it)
   double critical_level_multiple = 20;
+  // A wall re-placed is the same wall: a new large order on the side of the last reported one,
+  // at its price or at its level from the touch, with a size within 2× of it, within
+  // same_wall_s of that wall's latest placement, is not reported again (one participant
+  // cancelling and re-placing a ~$7M bid is one wall). 300 s: the memory of the book's typical
+  // depth (imbalance.depth_tau_s), i.e. a wall seen within it is part of what the book has
+  // shown (docs/rules.md). 0 = every placement is judged on its own.
+  int64_t same_wall_s = 300;
 };
 
 struct VolumeBurstOptions {          // [rules.volume_burst]
@@ -168,7 +182,8 @@ struct RuleOptions {
   RuleOptions();
   // 60 s for trend rules, 5 s for large trades, 0 for limit seal/open transitions.
   static int64_t default_cooldown_ms(AlertType type);
-  // 2 s for book imbalance (a one-event lopsided book is noise), 0 for the others.
+  // 2 s for book imbalance (a one-event lopsided book is noise) and spread widening (chosen on
+  // the calibration set), 0 for the others.
   static int64_t default_hold_ms(AlertType type);
   // Every relative threshold off: the absolute thresholds of every rule.
   static RuleOptions absolute();

@@ -3,6 +3,7 @@
 // the limit seal flags. Owned by one RuleEngine (one shard thread); no sharing, no locks.
 // All times are exchange time (ns since the Unix epoch): replays behave like the live day.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 
@@ -140,6 +141,49 @@ struct RobustLevel {
   }
 };
 
+// A symbol's own spread distribution: the share of recent time its spread spent in each bin
+// (one bin per tick up to kExactTicks, then bins 2^(1/4) wide up to ~1e6 ticks), an EWMA of
+// one-hot samples taken with the typical spread (RobustLevel::add_at's dt / (tau + dt) weights:
+// time-weighted, memory tau). Answers "is this spread wider than the symbol's spread is q of
+// the time?" (above()). Fixed size, no allocation; add() is O(kBins) and runs at most every
+// 50 ms of exchange time per symbol.
+struct SpreadSketch {
+  static constexpr int kExactTicks = 32;
+  static constexpr int kBins = 96;
+  float share[kBins] = {};  // not normalised: the weights sum to 1 − e^(−time seen / tau)
+
+  static int bin_of(double ticks) {
+    if (!(ticks >= 1.5)) return 0;
+    if (ticks < kExactTicks + 0.5) return int(ticks + 0.5) - 1;
+    const int b = kExactTicks + int(4.0 * std::log2(ticks / (kExactTicks + 0.5)));
+    return std::min(b, kBins - 1);
+  }
+  // One sample with weight alpha in (0, 1]: older weight decays by 1 − alpha. Early in a
+  // symbol's day the distribution is the time-weighted mix of what it has seen (the weights
+  // are normalised when read), not its first sample.
+  void add(double ticks, double alpha) {
+    const float keep = float(1.0 - alpha);
+    for (float& w : share) w *= keep;
+    share[bin_of(ticks)] += float(alpha);
+  }
+  // The bin of the q-quantile (the smallest bin with at least q of the weight at or below it);
+  // kBins − 1 before any sample.
+  int quantile_bin(double q) const {
+    double total = 0;
+    for (float w : share) total += w;
+    if (!(total > 0)) return kBins - 1;
+    const double want = q * total;
+    double cum = 0;
+    for (int b = 0; b < kBins; ++b) {
+      cum += share[b];
+      if (cum >= want) return b;
+    }
+    return kBins - 1;
+  }
+  // In a bin above the q-quantile's: wider than the symbol's spread is q of the time.
+  bool above(double ticks, double q) const { return bin_of(ticks) > quantile_bin(q); }
+};
+
 // Notional traded per minute of continuous trading, and its typical level (RobustLevel, one
 // sample per completed minute that saw any event).
 struct MinuteFlow {
@@ -185,13 +229,18 @@ struct SymbolRuleState {
   bool down_touch_armed = true;
   RobustLevel spread;          // typical spread_ticks
   RobustLevel spread_dev;      // typical |ln(spread / typical)|: how much the spread strays
+  SpreadSketch spread_dist;    // the spread's own distribution (own_quantile)
   RobustLevel bid_depth;       // typical top-5 bid depth, size increments
   RobustLevel ask_depth;       // typical top-5 ask depth
   int64_t last_eval_ns = std::numeric_limits<int64_t>::min();  // the last event judged (continuous)
   MinuteFlow flow;             // notional flow (currency per minute)
   PreMoveVol vol;              // vol_long before the current move (relative move thresholds)
-  int64_t wall_ns = std::numeric_limits<int64_t>::min() / 2;  // the last large_order alert
+  int64_t wall_ns = std::numeric_limits<int64_t>::min() / 2;  // the last large_order alert (or
+                               // the latest re-placement of its wall)
   bool wall_bid = false;       // ... was a bid
+  Price wall_price = 0;        // ... at this price, ticks
+  Qty wall_qty = 0;            // ... of this size, size increments
+  int wall_level = -1;         // ... at this level from the touch (0 = at it)
   RuleGate gates[kRuleTypeCount];
 };
 

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstring>
 
+#include "core/instrument_ref.h"
 #include "features/feature_state.h"
 
 namespace ts {
@@ -268,7 +269,9 @@ const float* FeatureEngine::on_event(const Event& e, const BookTop& book) {
   }
   if (all || printed) {
     // Against the symbol's intraday profile (volume_profile.h): what this time of day usually trades.
-    const double lot = ref ? double(ref->lot_size) : 1.0;
+    // One trading lot in size increments: the board lot, or for a coin the venue's minimum order
+    // (core/instrument_ref.h): 10 lots of BTC were 10 × 0.00001 BTC before, no floor at all.
+    const double lot = ref ? lot_increments(*ref, mid > 0 ? mid : double(book.last)) : 1.0;
     if (st.expect_ready) {
       const ProfileExpectation& x = st.expect;
       const double floor_v = std::max(opts_.volume_std_floor_lots * lot, opts_.std_floor_frac_of_mean * x.vol_mean);

@@ -191,5 +191,59 @@ TEST(Instrument, InternInstrumentFillsTheSymbolTableFromTheMaster) {
   EXPECT_EQ(instruments.unknown_symbols(), 1u);
 }
 
+// A coin's trading lot is the venue's minimum order, not one size increment: ten lots of BTC
+// must be ten orders a user could place, not 0.0001 BTC (volume_burst's floor counts lots).
+TEST(Instrument, CryptoTradingLotIsTheVenuesMinimumOrder) {
+  EXPECT_EQ(must("BINANCE:BTCUSDT").min_notional.to_string(), "5");
+  EXPECT_EQ(must("BITSTAMP:BTCUSD").min_notional.to_string(), "10");
+  EXPECT_EQ(must("COINBASE:BTC-USD").min_notional.to_string(), "1");
+  EXPECT_EQ(must("KRAKEN:XBT/USD").min_notional.to_string(), "0.5");
+  EXPECT_EQ(must("OKX:BTCUSDT").min_notional.to_string(), "5");
+  EXPECT_FALSE(must("BINANCE:ETHBTC").min_notional.is_positive());  // quoted in a coin: none
+  EXPECT_FALSE(must("600519.SH").min_notional.is_positive());
+
+  // Bitstamp BTC at $236.50: a $10 order is 0.04228 BTC; below that price the lot never goes
+  // under the size increment.
+  const Instrument bitstamp = must("BITSTAMP:BTCUSD");
+  EXPECT_NEAR(trading_lot_units(bitstamp, 236.50), 10 / 236.50, 1e-12);
+  EXPECT_NEAR(trading_lot_units(bitstamp, 0), 0.00001, 1e-15);
+  EXPECT_NEAR(trading_lot_units(must("600519.SH"), 1800.0), 100.0, 0);
+
+  // In the feed's increments: a decoder that refined Bitstamp's size to 1e-8 BTC still gets
+  // 0.04228 BTC (4,228,330 increments), not 1 increment = 1e-8 BTC.
+  SymbolTable t;
+  const SymbolId id = t.intern("BITSTAMP:BTCUSD");
+  fill_ref_data(bitstamp, t.mutable_ref(id));
+  RefData& r = t.mutable_ref(id);
+  EXPECT_NEAR(lot_increments(r, 23650), 10 / 236.50 / 0.00001, 1e-6);
+  r.size_increment = Decimal{1, 8};
+  EXPECT_NEAR(lot_increments(r, 23650), 10 / 236.50 / 1e-8, 1e-3);
+  // A share: the board lot in shares, whatever the price.
+  const SymbolId sh = t.intern("600519.SH");
+  fill_ref_data(must("600519.SH"), t.mutable_ref(sh));
+  EXPECT_EQ(lot_increments(t.ref(sh), 180000), 100.0);
+  // Same notional, same lot in money: $5 on Binance at $60,000 is 8.33 increments of 0.00001.
+  const SymbolId bn = t.intern("BINANCE:BTCUSDT");
+  fill_ref_data(must("BINANCE:BTCUSDT"), t.mutable_ref(bn));
+  EXPECT_NEAR(lot_increments(t.ref(bn), 6'000'000), 5 / 60000.0 / 0.00001, 1e-9);
+}
+
+// A reference row overrides the minimum notional; a bad value is a counted, named bad row.
+TEST(Instrument, MinNotionalFromTheReferenceFile) {
+  InstrumentTable table;
+  InputErrors errors;
+  auto report = table.load_csv_text(
+      "symbol,min_notional\nBITSTAMP:BTCUSD,25\nBINANCE:BTCUSDT,none\nBINANCE:ETHBTC,-1\n"
+      "KRAKEN:XBT/USD,abc\n",
+      "ref.csv", errors);
+  ASSERT_TRUE(report) << report.status().to_string();
+  EXPECT_EQ(report.value().rows_read, 2u);
+  ASSERT_EQ(report.value().bad_rows.size(), 2u);
+  EXPECT_NE(report.value().bad_rows[0].message.find("min_notional \"-1\""), std::string::npos)
+      << report.value().bad_rows[0].message;
+  EXPECT_EQ(table.resolve("BITSTAMP:BTCUSD").value()->min_notional.to_string(), "25");
+  EXPECT_FALSE(table.resolve("BINANCE:BTCUSDT").value()->min_notional.is_positive());
+}
+
 }  // namespace
 }  // namespace ts

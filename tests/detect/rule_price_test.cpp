@@ -162,8 +162,15 @@ TEST_F(RulePrice, LargeTradeQuietBelowNotionalOrWithoutAggressor) {
   EXPECT_TRUE(eval(engine, trade(2, 1000, 500'000, Side::kNone), b).empty());
 }
 
+// The thresholds on one event (no hold: the persistence is WideSpreadMustPersistForTheHold's).
+RuleOptions spread_without_hold() {
+  RuleOptions o;
+  o.hold_ms[int(AlertType::kSpreadWidening)] = 0;
+  return o;
+}
+
 TEST_F(RulePrice, SpreadWideningAgainstTheSymbolsTypicalSpread) {
-  RuleEngine engine(symbols, RuleOptions{});
+  RuleEngine engine(symbols, spread_without_hold());
   row[kSpreadTicks] = 2;
   // 100 samples over 60 s: the typical spread is trusted once it spans one time constant.
   for (int i = 0; i < 100; ++i) {
@@ -195,14 +202,14 @@ TEST_F(RulePrice, SpreadWideningAtThreeTimesTypicalWhenDepthWasWithdrawn) {
       ASSERT_TRUE(eval(engine, snapshot(i * 0.61), book(1000, 1000, 1002, 1000, 1000)).empty());
     }
   };
-  RuleEngine kept(symbols, RuleOptions{});
+  RuleEngine kept(symbols, spread_without_hold());
   learned(kept);
   row[kSpreadTicks] = 6;      // 3 x typical
   row[kDepthChange] = -1.1f;  // depth down to 33 %: not a collapse
   EXPECT_TRUE(eval(kept, snapshot(61.49), book(997, 1000, 1003, 1000, 1000)).empty())
       << "3x without a depth collapse is below the 4x threshold";
 
-  RuleEngine withdrawn(symbols, RuleOptions{});
+  RuleEngine withdrawn(symbols, spread_without_hold());
   learned(withdrawn);
   row[kSpreadTicks] = 6;
   row[kDepthChange] = -1.5f;  // depth down to 22 %

@@ -20,8 +20,15 @@ int count_type(const std::vector<Alert>& v, AlertType t) {
 // the remainder, 5 ticks for no time at all. Judged at the print, that was a spread alert; the
 // spread is judged on the events that leave the book at rest. A spread still wide at the next
 // order event is news as before.
+// These judge one event: no spread hold (its persistence has its own test).
+RuleOptions spread_without_hold() {
+  RuleOptions o;
+  o.hold_ms[int(AlertType::kSpreadWidening)] = 0;
+  return o;
+}
+
 TEST_F(RuleStructure, SpreadBetweenFillsOfOneTakerIsNotAWidening) {
-  RuleEngine engine(symbols, RuleOptions{});
+  RuleEngine engine(symbols, spread_without_hold());
   row[kSpreadTicks] = 1;
   for (int i = 0; i < 600; ++i) {
     ASSERT_TRUE(eval(engine, order_add(i, 1000, 100, Side::kBuy), book(1000, 500, 1001, 500, 1000)).empty());
@@ -64,7 +71,7 @@ TEST_F(RuleStructure, SparseTradingDoesNotShrinkTheTypicalMinute) {
 // whose first book at 13:00 is 2 ticks still has a typical spread of ~4 ticks. Before, the first
 // sample after the break weighed the 90 minutes (alpha ~1) and the typical became that sample.
 TEST_F(RuleStructure, LunchBreakDoesNotWeighTheFirstSampleAfterIt) {
-  RuleEngine engine(symbols, RuleOptions{});
+  RuleEngine engine(symbols, spread_without_hold());
   row[kSpreadTicks] = 4;
   for (int i = 0; i < 1200; ++i) (void)eval(engine, snapshot(i), book(1000, 500, 1004, 500, 1000));
   row[kSpreadTicks] = 2;
