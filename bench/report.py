@@ -148,6 +148,18 @@ def shape_sweep_tables():
     accuracy against PyTorch FP32; the newest file per machine."""
     out = []
     for machine, (path, doc) in sorted(latest("shape-sweep").items()):
+        # A sweep of some architectures only (SWEEP_ONLY) replaces their rows; the others keep the
+        # rows of the newest earlier file that has them (named below the table).
+        older = {}
+        for p in sorted(glob.glob(os.path.join(ROOT, "bench", "results", "shape-sweep-*.json"))):
+            with open(p) as f:
+                d = json.load(f)
+            if d["machine"]["name"] == machine and p != path:
+                for r in d["rows"]:
+                    older.setdefault(r["arch"], {})[r["batch"]] = (p, r)
+        mine = {r["arch"] for r in doc["rows"]}
+        kept = {a: rows for a, rows in older.items() if a not in mine}
+        doc = dict(doc, rows=doc["rows"] + [r for rows in kept.values() for _, r in rows.values()])
         s = doc["summary"]
         out.append(f"Shape sweep, `{machine}` ({doc['machine'].get('gpu', '')}, PyTorch {doc['machine'].get('torch')}), "
                    f"commit `{doc['commit']}`, {doc['date']} — `{os.path.relpath(path, ROOT)}`. "
@@ -164,7 +176,7 @@ def shape_sweep_tables():
         by = {}
         for r in doc["rows"]:
             by.setdefault(r["arch"], {})[r["batch"]] = r
-        for arch, rows in by.items():
+        for arch, rows in sorted(by.items()):
             cells = []
             for b in batches:
                 r = rows.get(b, {})
@@ -183,6 +195,11 @@ def shape_sweep_tables():
             out.append(f"| {arch} | " + " | ".join(cells) + f" | {fmt(acc.get('fp16'))} | {fmt(acc.get('fp32'))} | {tactics} |")
         if s.get("failures"):
             out.append("\nFailures: " + "; ".join(s["failures"][:40]) + ".")
+        if kept:
+            files = sorted({os.path.relpath(p, ROOT) for rows in kept.values() for p, _ in rows.values()})
+            out.append(f"\nRe-measured in this file: {len(mine)} architectures ({s['architectures_meeting_every_target']} "
+                       f"of them meet every target); the other {len(kept)} rows are from " + ", ".join(f"`{f}`" for f in files)
+                       + " (their counts and failures there).")
         out.append("")
     return "\n".join(out)
 

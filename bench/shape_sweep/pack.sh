@@ -17,7 +17,8 @@ trap 'rm -rf "$tmp"' EXIT
 "$root/../shared/tools/device-pack" "$tmp/pack" "$build/bench/shape_sweep" "$@" >/dev/null
 strip "$tmp/pack/bin/"*
 cp -r "$models" "$tmp/pack/models"
-mkdir "$tmp/pack/sweep"
+mkdir "$tmp/pack/sweep" "$tmp/pack/peers"
 cp "$here"/*.py "$here"/*.sh "$tmp/pack/sweep/"
+cp "$root/bench/peers/peer_timing.py" "$tmp/pack/peers/"  # torch_peer.py imports it from ../peers
 XZ_OPT=-3 tar -cJf "$out" -C "$tmp" pack
 du -h "$out" | awk '{print "pack: " $2 " " $1}'

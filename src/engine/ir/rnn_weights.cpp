@@ -21,4 +21,15 @@ std::vector<float> rnn_input_bias(const std::vector<float>& bias, int64_t gates,
   return in_bias;
 }
 
+RnnStackLayout rnn_stack_layout(const Node& n) {
+  RnnStackLayout l;
+  l.lstm = n.op == "LSTMStack";
+  l.states = n.attr_i("initial_states", 0) != 0;
+  l.head = n.has_attr("head_activation");
+  const size_t per = 3 + (l.states ? (l.lstm ? 2 : 1) : 0), fixed = 1 + (l.head ? 2 : 0);
+  if (n.inputs.size() < fixed + per || (n.inputs.size() - fixed) % per != 0) return l;
+  l.layers = int64_t((n.inputs.size() - fixed) / per);
+  return l;
+}
+
 }  // namespace ts::engine

@@ -13,6 +13,7 @@
 #include <map>
 #include <optional>
 
+#include "engine/ir/rnn_weights.h"
 #include "engine/passes/pass_util.h"
 #include "engine/passes/passes.h"
 
@@ -293,14 +294,14 @@ Status infer_rnn_stack(Ctx& c, const Node& n, const Value& x, bool lstm) {
   if (x.shape.size() != 3) return node_error(n, "input must be rank 3, got " + shape_to_string(x.shape));
   const int64_t hidden = n.attr_i("hidden_size", -1);
   if (hidden <= 0) return node_error(n, "missing hidden_size");
-  const bool head = n.has_attr("head_activation");
-  const size_t weights = n.inputs.size() - 1 - (head ? 2 : 0);
-  if (n.inputs.size() < 4 || weights % 3 != 0) return node_error(n, "expects X, then W, R, B per layer");
+  const RnnStackLayout layout = rnn_stack_layout(n);
+  const bool head = layout.head;
+  if (layout.layers < 1) return node_error(n, "expects X, then W, R, B per layer (and their initial states)");
   const bool batch_first = n.attr_i("x_batch_first", 0) != 0;
   const Dim seq = x.shape[batch_first ? 1 : 0], batch = x.shape[batch_first ? 0 : 1];
   const int64_t gates = lstm ? 4 : 3;
-  for (size_t l = 0; l < weights / 3; ++l) {
-    const Value* w = in(c, n, 1 + 3 * l);
+  for (int64_t l = 0; l < layout.layers; ++l) {
+    const Value* w = in(c, n, layout.w(l));
     if (!w || !w->rank_known || w->shape.size() != 3) continue;
     if (w->shape[1].is_known() && w->shape[1].value != gates * hidden)
       return node_error(n, "layer " + std::to_string(l + 1) + " W " + shape_to_string(w->shape) +

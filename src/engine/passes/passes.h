@@ -28,10 +28,11 @@ Status fuse(Graph& g, PassLog& log);
 Status select_layout(Graph& g, PassLog& log);
 Status run_passes(Graph& g, PassLog& log);
 
-// Not in run_passes: the builder runs it for FP16/BF16 plans once the backend is known. Two
-// stacked GRU layers (GRU → Squeeze → GRU, as PyTorch exports num_layers=2) → one GRUStack node,
-// two stacked LSTM layers → one LSTMStack node, where `backend_runs` accepts it
-// (fuse_rnn_stack.cpp). Returns the number of fusions.
+// Not in run_passes: the builder runs it once the backend is known. Stacked GRU layers (GRU →
+// Squeeze → GRU → …, as PyTorch exports num_layers = N ≥ 2) → one GRUStack node, stacked LSTM
+// layers → one LSTMStack node, where `backend_runs` accepts it; then the model's input Transpose
+// and head (last step → Gemm → Sigmoid) into that node, or into a single layer made a stack of
+// one (fuse_rnn_stack.cpp). Returns the number of stack fusions (2 layers or more).
 int fuse_rnn_stack(Graph& g, PassLog& log, const std::function<bool(const Node&)>& backend_runs);
 
 // Not in run_passes: the builder runs it for FP16 plans once the backend is known. A whole

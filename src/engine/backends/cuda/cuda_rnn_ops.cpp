@@ -7,6 +7,9 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <algorithm>
+#include <cstring>
+
 #include "engine/backends/cuda/cuda_gemm.h"
 #include "engine/backends/cuda/cuda_lstm_wave.h"
 #include "engine/backends/cuda/cuda_ops.h"
@@ -420,37 +423,98 @@ const std::vector<std::string>& rnn_tactics() {
 Result<CudaKernelPtr> make_rnn(const Graph& g, const Node& n, bool lstm, CudaMath p, const std::string& tactic);
 Status check_rnn(const Graph& g, const Node& n, bool lstm);
 
-// A GRUStack's (LSTMStack's) two layers as the GRU (LSTM) nodes they were fused from (X, W, R, B
-// each; layer 2's X is a placeholder: its input is layer 1's Y at run time).
-std::pair<Node, Node> rnn_stack_layers(const Node& n, bool lstm) {
-  Node l1, l2;
-  l1.op = l2.op = lstm ? "LSTM" : "GRU";
-  l1.name = n.name + "/layer1";
-  l2.name = n.name + "/layer2";
-  l1.attrs = l2.attrs = n.attrs;
-  l1.inputs = {n.inputs[0], n.inputs[1], n.inputs[2], n.inputs[3]};
-  l2.inputs = {n.inputs[0], n.inputs[4], n.inputs[5], n.inputs[6]};
-  return {std::move(l1), std::move(l2)};
+// A GRUStack's (LSTMStack's) layers as the GRU (LSTM) nodes they were fused from (X, W, R, B
+// each; the X of layers after the first is a placeholder: their input is the previous Y at run time).
+std::vector<Node> rnn_stack_layers(const Node& n, bool lstm) {
+  const RnnStackLayout lay = rnn_stack_layout(n);
+  std::vector<Node> layers(size_t(lay.layers));
+  for (size_t l = 0; l < layers.size(); ++l) {
+    Node& ln = layers[l];
+    ln.op = lstm ? "LSTM" : "GRU";
+    ln.name = n.name + "/layer" + std::to_string(l + 1);
+    ln.attrs = n.attrs;
+    ln.attrs.erase("initial_states");
+    const size_t w = lay.w(int64_t(l));
+    ln.inputs = {n.inputs[0], n.inputs[w], n.inputs[w + 1], n.inputs[w + 2]};
+  }
+  return layers;
 }
 
-// GRUStack / LSTMStack (passes/fuse_rnn_stack.cpp): two GRU (LSTM) layers, layer 1's Y feeding
-// layer 2 (inputs X, W1, R1, B1, W2, R2, B2; outputs layer 2's Y, Y_h (, Y_c)). Tactic "wave":
-// both layers in one wavefront launch (GRU: cuda_rnn_wave.cu where rnn_wave_supported() and
-// batch ≤ kRnnWaveMaxBatch; LSTM: cuda_lstm_wave.cu where lstm_wave_supported() and batch ≤
-// kLstmWaveMaxBatch), else as "layers:mma_x2"; LSTM "wave3": as "wave" with three CTAs per
-// cluster where lstm_wave3_shape_supported(); "wave_split": as "wave", each recurrence over two
-// CTAs up to kRnnWaveSplitMaxBatch (GRU) / kLstmWaveSplitMaxBatch (LSTM) rows;
-// "layers:<t>": layer by layer with per-layer tactic t, as the graph ran before the fusion.
+// The hidden size the "wave" tactics run every layer of a stack at: the 16-bit wavefronts' 64 or
+// 128, the FP32 wavefront's 128; above 128 the hidden size itself (no wavefront there).
+int64_t stack_wave_width(int64_t h, bool half) {
+  if (half && h <= 64) return 64;
+  return h <= 128 ? 128 : h;
+}
+
+// M [G·h][k] (ONNX W or R of one direction) as [G·hp][kp]: row g·hp + u, column j; zeros in the
+// added rows and columns.
+std::vector<float> pad_gate_matrix(const float* m, int64_t gates, int64_t h, int64_t k, int64_t hp, int64_t kp) {
+  std::vector<float> out(size_t(gates * hp * kp), 0.0f);
+  for (int64_t q = 0; q < gates; ++q)
+    for (int64_t u = 0; u < h; ++u)
+      for (int64_t j = 0; j < k; ++j) out[size_t((q * hp + u) * kp + j)] = m[(q * h + u) * k + j];
+  return out;
+}
+
+// B [2·G·h] (Wb then Rb, per gate) as [2·G·hp], zeros in the added units.
+std::vector<float> pad_gate_bias(const std::vector<float>& b, int64_t gates, int64_t h, int64_t hp) {
+  std::vector<float> out(size_t(2 * gates * hp), 0.0f);
+  for (int64_t blk = 0; blk < 2 * gates; ++blk)
+    for (int64_t u = 0; u < h; ++u) out[size_t(blk * hp + u)] = b[size_t(blk * h + u)];
+  return out;
+}
+
+ValueId add_f32_constant(Graph& g, const std::string& name, const std::vector<int64_t>& dims, const std::vector<float>& data) {
+  Value v;
+  v.name = name;
+  v.dtype = DType::kF32;
+  v.shape = shape_of(dims);
+  v.rank_known = true;
+  v.is_constant = true;
+  v.data.resize(data.size() * sizeof(float));
+  std::memcpy(v.data.data(), data.data(), v.data.size());
+  return g.add_value(std::move(v));
+}
+
+// GRUStack / LSTMStack (passes/fuse_rnn_stack.cpp): N ≥ 1 GRU (LSTM) layers, each layer's Y
+// feeding the next (inputs X, then W, R, B per layer, then the optional head; outputs the last
+// layer's Y, Y_h (, Y_c), or the head's [B, N]).
+//
+// Tactic "wave": the first two layers in one wavefront launch (GRU: cuda_rnn_wave.cu where
+// rnn_wave_supported() and batch ≤ kRnnWaveMaxBatch; LSTM: cuda_lstm_wave.cu where
+// lstm_wave_supported() and batch ≤ kLstmWaveMaxBatch; FP32: cuda_rnn_wave_f32.cu), the layers
+// after them (and all layers where no wavefront runs) one by one with per-layer tactic "mma_x2";
+// LSTM "wave3": as "wave" with three CTAs per cluster where lstm_wave3_shape_supported();
+// "wave_split": as "wave", each recurrence over two CTAs up to kRnnWaveSplitMaxBatch (GRU) /
+// kLstmWaveSplitMaxBatch (LSTM) rows; "layers:<t>": every layer with per-layer tactic t, as the
+// graph ran before the fusion.
+//
+// The wave tactics run every layer at the wavefronts' hidden size (stack_wave_width: 64 or 128),
+// the weights zero-padded: a padded unit's gates see zero pre-activations, so from a zero state
+// its h stays exactly 0 (GRU: h' = ½·h + ½·tanh(0); LSTM: c' = ½·c + ½·tanh(0), h' = ½·tanh(c')),
+// and its zero columns add nothing to the real units — the result is the unpadded stack's. The
+// outputs are copied without the padding where the node has them (the head reads the padded h
+// with zero weights). PERF NOTE: the wavefronts were tuned at 64 and 128 only; a 3-layer GRU at
+// hidden 80 ran its layers one by one (0.95–1.09× PyTorch at batch 1, issue 26,
+// bench/results/shape-sweep-h200-20261202-1145.json); the builder's timing still chooses
+// "layers:<t>" (unpadded) where that is faster.
 class RnnStackKernel final : public CudaKernel {
  public:
   explicit RnnStackKernel(bool lstm) : lstm_(lstm) {}
-  bool reads_input(size_t i) const override { return i == 0; }
+  // X and the layers' initial states are read on the device; the weights were packed.
+  bool reads_input(size_t i) const override {
+    return i == 0 || (layout_.states && i >= layout_.initial_h(0) && i < layout_.head_w());
+  }
   int64_t weight_bytes() const override {
-    return int64_t(frags_.bytes() + bias_.bytes() + head_w_.bytes() + head_b_.bytes() + f32_w_.bytes() + f32_bias_.bytes()) +
-           (f32_proj_ ? f32_proj_->weight_bytes() : 0) + l1_->weight_bytes() + l2_->weight_bytes();
+    int64_t s = int64_t(frags_.bytes() + bias_.bytes() + head_w_.bytes() + head_b_.bytes() + f32_w_.bytes() + f32_bias_.bytes()) +
+                (f32_proj_ ? f32_proj_->weight_bytes() : 0);
+    for (const auto& l : layers_) s += l->weight_bytes();
+    return s;
   }
 
   Status init(const Graph& g, const Node& n, CudaMath p, const std::string& tactic) {
+    layout_ = rnn_stack_layout(n);
     h_ = n.attr_i("hidden_size", 0);
     i_ = g.value(n.inputs[1]).const_dims()[2];
     const bool lbr = n.attr_i("linear_before_reset", 0) != 0;
@@ -458,53 +522,62 @@ class RnnStackKernel final : public CudaKernel {
     wave3_ = tactic == "wave3";
     if (wave3_ && !lstm_) return Status(StatusCode::kInvalidArgument, "GRUStack has no tactic wave3 (LSTMStack only)");
     split_ = tactic == "wave_split";
+    hp_ = wave_ ? stack_wave_width(h_, cuda_math_16bit(p)) : h_;
     const std::string per_layer = wave_ ? "mma_x2" : tactic.substr(tactic.find(':') + 1);
-    const auto [l1, l2] = rnn_stack_layers(n, lstm_);
-    auto k1 = make_rnn(g, l1, lstm_, p, per_layer);
-    if (!k1) return k1.status();
-    auto k2 = make_rnn(g, l2, lstm_, p, per_layer);
-    if (!k2) return k2.status();
-    l1_.reset(static_cast<RnnKernel*>(k1.value().release()));  // make_rnn makes an RnnKernel
-    l2_.reset(static_cast<RnnKernel*>(k2.value().release()));
-    // The stack chunks its layers' steps itself (launch_layers_chunked).
-    l1_->set_gate_chunk_bytes(kLayersChunkBytes);
-    l2_->set_gate_chunk_bytes(kLayersChunkBytes);
+    const int64_t ng = lstm_ ? 4 : 3;
+    // The layers at width hp_ (their own graph of padded constants; the kernels pack them at init).
+    Graph lg;
+    Value xv;
+    xv.name = "x";
+    const ValueId x_id = lg.add_value(std::move(xv));
+    std::vector<Node> ln = rnn_stack_layers(n, lstm_);
+    for (size_t l = 0; l < ln.size(); ++l) {
+      const int64_t k = g.value(ln[l].inputs[1]).const_dims()[2], kp = l == 0 ? k : hp_;
+      const std::vector<float> b = rnn_bias(g, ln[l], ng, h_);
+      const std::string pre = n.name + "/layer" + std::to_string(l + 1);
+      ln[l].attrs["hidden_size"] = hp_;
+      ln[l].inputs = {x_id,
+                      add_f32_constant(lg, pre + "/W", {1, ng * hp_, kp},
+                                       pad_gate_matrix(g.value(ln[l].inputs[1]).as<float>(), ng, h_, k, hp_, kp)),
+                      add_f32_constant(lg, pre + "/R", {1, ng * hp_, hp_},
+                                       pad_gate_matrix(g.value(ln[l].inputs[2]).as<float>(), ng, h_, h_, hp_, hp_)),
+                      add_f32_constant(lg, pre + "/B", {1, 2 * ng * hp_}, pad_gate_bias(b, ng, h_, hp_))};
+      auto kl = make_rnn(lg, ln[l], lstm_, p, per_layer);
+      if (!kl) return kl.status();
+      layers_.emplace_back(static_cast<RnnKernel*>(kl.value().release()));  // make_rnn makes an RnnKernel
+      layers_.back()->set_gate_chunk_bytes(kLayersChunkBytes);  // the stack chunks its layers' steps itself
+    }
     const bool bf16 = p == CudaMath::kBF16;
-    if (wave_ && lstm_ && cuda_math_16bit(p) && lstm_wave_shape_supported(int(h_), int(i_))) {
-      std::vector<uint32_t> f =
-          lstm_wave_pack(g.value(n.inputs[1]).as<float>(), g.value(n.inputs[2]).as<float>(),
-                         g.value(n.inputs[4]).as<float>(), g.value(n.inputs[5]).as<float>(), int(h_), int(i_), bf16);
+    auto w_of = [&](size_t l, int k) { return lg.value(ln[l].inputs[size_t(k)]).as<float>(); };
+    if (wave_ && ln.size() >= 2 && lstm_ && cuda_math_16bit(p) && lstm_wave_shape_supported(int(hp_), int(i_))) {
+      std::vector<uint32_t> f = lstm_wave_pack(w_of(0, 1), w_of(0, 2), w_of(1, 1), w_of(1, 2), int(hp_), int(i_), bf16);
       TS_RETURN_IF_ERROR(frags_.upload(f.data(), f.size() * sizeof(uint32_t)));
-      std::vector<float> b = lstm_wave_bias(rnn_bias(g, l1, 4, h_), rnn_bias(g, l2, 4, h_), int(h_));
+      std::vector<float> b = lstm_wave_bias(rnn_bias(lg, ln[0], 4, hp_), rnn_bias(lg, ln[1], 4, hp_), int(hp_));
       TS_RETURN_IF_ERROR(bias_.upload(b.data(), b.size() * sizeof(float)));
       bf16_ = bf16;
     }
-    if (wave_ && !lstm_ && cuda_math_16bit(p) && rnn_wave_shape_supported(int(h_), int(i_), lbr)) {
-      std::vector<uint32_t> f =
-          rnn_wave_pack(g.value(n.inputs[1]).as<float>(), g.value(n.inputs[2]).as<float>(), g.value(n.inputs[4]).as<float>(),
-                        g.value(n.inputs[5]).as<float>(), int(h_), int(i_), bf16);
+    if (wave_ && ln.size() >= 2 && !lstm_ && cuda_math_16bit(p) && rnn_wave_shape_supported(int(hp_), int(i_), lbr)) {
+      std::vector<uint32_t> f = rnn_wave_pack(w_of(0, 1), w_of(0, 2), w_of(1, 1), w_of(1, 2), int(hp_), int(i_), bf16);
       TS_RETURN_IF_ERROR(frags_.upload(f.data(), f.size() * sizeof(uint32_t)));
-      std::vector<float> b = rnn_wave_bias(rnn_bias(g, l1, 3, h_), rnn_bias(g, l2, 3, h_), int(h_));
+      std::vector<float> b = rnn_wave_bias(rnn_bias(lg, ln[0], 3, hp_), rnn_bias(lg, ln[1], 3, hp_), int(hp_));
       TS_RETURN_IF_ERROR(bias_.upload(b.data(), b.size() * sizeof(float)));
       bf16_ = bf16;
     }
     // FP32 plans: "wave" is the FP32 wavefront (cuda_rnn_wave_f32.h) where its shape applies: layer
     // 1's input projection as one GEMM (its own, so that X may be read batch-first), R1, W2, R2
     // packed for the six CTAs, layer 2's input bias and both layers' candidate-gate Rb.
-    if (tactic == "wave" && !cuda_math_16bit(p) && rnn_wave_f32_shape_supported(int(h_), lstm_, lbr)) {
-      const int64_t ng = lstm_ ? 4 : 3;
-      const std::vector<float> b1 = rnn_bias(g, l1, ng, h_), b2 = rnn_bias(g, l2, ng, h_);
-      const std::vector<float> in1 = rnn_input_bias(b1, ng, h_, lbr), in2 = rnn_input_bias(b2, ng, h_, lbr);
-      auto proj = LtGemm::create(g.value(n.inputs[1]).as<float>(), i_, ng * h_, true, in1.data(), CudaAct::kNone, p);
+    if (tactic == "wave" && ln.size() >= 2 && !cuda_math_16bit(p) && rnn_wave_f32_shape_supported(int(hp_), lstm_, lbr)) {
+      const std::vector<float> b1 = rnn_bias(lg, ln[0], ng, hp_), b2 = rnn_bias(lg, ln[1], ng, hp_);
+      const std::vector<float> in1 = rnn_input_bias(b1, ng, hp_, lbr), in2 = rnn_input_bias(b2, ng, hp_, lbr);
+      auto proj = LtGemm::create(w_of(0, 1), i_, ng * hp_, true, in1.data(), CudaAct::kNone, p);
       if (!proj) return proj.status();
       f32_proj_ = std::move(proj).value();
-      std::vector<float> w = rnn_wave_f32_pack(g.value(n.inputs[2]).as<float>(), g.value(n.inputs[4]).as<float>(),
-                                               g.value(n.inputs[5]).as<float>(), int(ng), int(h_));
+      std::vector<float> w = rnn_wave_f32_pack(w_of(0, 2), w_of(1, 1), w_of(1, 2), int(ng), int(hp_));
       TS_RETURN_IF_ERROR(f32_w_.upload(w.data(), w.size() * sizeof(float)));
       std::vector<float> bias(in2);  // [G·H] layer 2's input bias, then (GRU) Rb of the candidate gate of each layer
       if (!lstm_) {
-        bias.insert(bias.end(), b1.begin() + 5 * h_, b1.end());
-        bias.insert(bias.end(), b2.begin() + 5 * h_, b2.end());
+        bias.insert(bias.end(), b1.begin() + 5 * hp_, b1.end());
+        bias.insert(bias.end(), b2.begin() + 5 * hp_, b2.end());
       }
       TS_RETURN_IF_ERROR(f32_bias_.upload(bias.data(), bias.size() * sizeof(float)));
     }
@@ -523,173 +596,194 @@ class RnnStackKernel final : public CudaKernel {
     }
     const int64_t t_len = x->dims[x_batch_first_ ? 1 : 0], b = x->dims[x_batch_first_ ? 0 : 1];
     if (t_len > INT32_MAX || b > INT32_MAX) return bad_input("X is too large");
-    if (f32_proj_ && b <= kRnnWaveF32MaxBatch && rnn_wave_f32_supported(int(h_), lstm_, true)) {
-      return launch_wave_f32(a, *x, t_len, b);
+    if (layers_.size() >= 2 && !has_initial_state(a)) {  // the wavefronts start from zeros
+      if (f32_proj_ && b <= kRnnWaveF32MaxBatch && rnn_wave_f32_supported(int(hp_), lstm_, true)) {
+        return launch_wave(a, *x, t_len, b, Wave::kF32);
+      }
+      if (wave_ && frags_.get() && lstm_ && b <= kLstmWaveMaxBatch && lstm_wave_supported(int(hp_), int(i_))) {
+        return launch_wave(a, *x, t_len, b, Wave::kLstm);
+      }
+      if (wave_ && frags_.get() && !lstm_ && b <= kRnnWaveMaxBatch && rnn_wave_supported(int(hp_), int(i_), true)) {
+        return launch_wave(a, *x, t_len, b, Wave::kGru);
+      }
     }
-    if (wave_ && frags_.get() && lstm_ && b <= kLstmWaveMaxBatch && lstm_wave_supported(int(h_), int(i_))) {
-      return launch_wave_lstm(a, *x, t_len, b);
-    }
-    if (wave_ && frags_.get() && !lstm_ && b <= kRnnWaveMaxBatch && rnn_wave_supported(int(h_), int(i_), true)) {
-      return launch_wave(a, *x, t_len, b);
-    }
-    return launch_layers(a, *x, t_len, b);
+    const LayersInput in{x->as<float>(), i_, x_batch_first_};
+    const int64_t tc = chunk_steps(in, 0, t_len, b);
+    auto base = a.env->scratch(layers_scratch(in, 0, t_len, b, tc));
+    if (!base) return base.status();
+    return run_layers(a, static_cast<uint8_t*>(base.value()), in, 0, t_len, b, tc);
   }
 
  private:
-  // The node's outputs into a wavefront's params: the fused head's [B, N] when the node has one,
-  // else Y [T, 1, B, H], Y_h [1, B, H] and (LSTM) Y_c where the graph uses them.
+  enum class Wave { kGru, kLstm, kF32 };
+
+  // Layer l's initial_h / initial_c input (null where absent).
+  const DevTensor* initial_state(const CudaArgs& a, int64_t l, bool c) const {
+    if (!layout_.states) return nullptr;
+    return a.input(c ? layout_.initial_c(l) : layout_.initial_h(l));
+  }
+  bool has_initial_state(const CudaArgs& a) const {
+    for (int64_t l = 0; layout_.states && l < layout_.layers; ++l)
+      if (initial_state(a, l, false) || (lstm_ && initial_state(a, l, true))) return true;
+    return false;
+  }
+  // Bytes run_layers() takes for the initial states widened to hp_ (zeros in the added units).
+  size_t padded_states_bytes(int64_t b) const {
+    if (!layout_.states || hp_ == h_) return 0;
+    return scratch_round(size_t(b * hp_) * sizeof(float)) * size_t(layout_.layers) * (lstm_ ? 2 : 1);
+  }
+
+  // What the layer loop reads: the node's X ([T, B, width], or [B, T, width] when batch_first)
+  // or the wavefront's Y ([T, B, hp_]).
+  struct LayersInput {
+    const float* x;
+    int64_t width;
+    bool batch_first;
+  };
+
+  // The node's outputs (no head): Y [T, 1, B, H], Y_h, Y_c [1, B, H], each null where unused.
+  DevTensor* out_y(const CudaArgs& a) const { return head_n_ == 0 && a.out.size() > 0 ? a.out[0] : nullptr; }
+  DevTensor* out_yh(const CudaArgs& a) const { return head_n_ == 0 && a.out.size() > 1 ? a.out[1] : nullptr; }
+  DevTensor* out_yc(const CudaArgs& a) const { return head_n_ == 0 && lstm_ && a.out.size() > 2 ? a.out[2] : nullptr; }
+
+  // rows × h_ floats at `to` from rows × hp_ at `from` (the padding dropped).
+  Status copy_unpadded(const float* from, float* to, int64_t rows, cudaStream_t s) const {
+    StridedDims d;
+    d.rank = 2;
+    d.dims[0] = rows, d.dims[1] = h_;
+    d.strides[0] = hp_, d.strides[1] = 1;
+    return launch_strided_copy(from, to, d, int(sizeof(float)), s);
+  }
+
+  // The wavefront's head: its outputs bound to the node's [B, N].
   template <typename Params>
-  Status bind_outputs(const CudaArgs& a, Params& p, int64_t t_len, int64_t b) const {
-    if (head_n_ > 0) {  // the node's one output is the head's
-      const int64_t od[2] = {b, head_n_};
-      TS_RETURN_IF_ERROR(a.env->alloc(*a.out[0], DType::kF32, od));
-      p.head_w = head_w_.as<float>();
-      p.head_b = head_b_.as<float>();
-      p.head_out = a.out[0]->as<float>();
-      p.head_n = int(head_n_);
-      p.head_sigmoid = head_sigmoid_;
-      return Status::ok();
-    }
-    const int64_t yd[4] = {t_len, 1, b, h_}, sd[3] = {1, b, h_};
-    float** dst[3] = {&p.y, &p.yh, nullptr};
-    if constexpr (requires { p.yc; }) dst[2] = &p.yc;
-    for (size_t o = 0; o < 3 && o < a.out.size(); ++o) {
-      if (!a.out[o]) continue;
-      if (!dst[o]) return Status(StatusCode::kInternal, "GRUStack has no output " + std::to_string(o));
-      TS_RETURN_IF_ERROR(o == 0 ? a.env->alloc(*a.out[o], DType::kF32, yd) : a.env->alloc(*a.out[o], DType::kF32, sd));
-      *dst[o] = a.out[o]->as<float>();
-    }
+  Status bind_head(const CudaArgs& a, Params& p, int64_t b) const {
+    const int64_t od[2] = {b, head_n_};
+    TS_RETURN_IF_ERROR(a.env->alloc(*a.out[0], DType::kF32, od));
+    p.head_w = head_w_.as<float>();
+    p.head_b = head_b_.as<float>();
+    p.head_out = a.out[0]->as<float>();
+    p.head_n = int(head_n_);
+    p.head_sigmoid = head_sigmoid_;
     return Status::ok();
   }
 
-  Status launch_wave(const CudaArgs& a, const DevTensor& x, int64_t t_len, int64_t b) const {
-    RnnWaveParams p;
-    p.x = x.as<float>();
-    p.frags = frags_.as<uint32_t>();
-    p.bias = bias_.as<float>();
-    p.t_len = int(t_len);
-    p.batch = int(b);
-    p.hidden = int(h_);
-    p.input = int(i_);
-    p.bf16 = bf16_;
-    p.split = split_;
-    p.x_batch_first = x_batch_first_;
-    TS_RETURN_IF_ERROR(bind_outputs(a, p, t_len, b));
-    return launch_rnn_wave(p, a.stream);
-  }
-
-  Status launch_wave_lstm(const CudaArgs& a, const DevTensor& x, int64_t t_len, int64_t b) const {
-    LstmWaveParams p;
-    p.x = x.as<float>();
-    p.frags = frags_.as<uint32_t>();
-    p.bias = bias_.as<float>();
-    p.t_len = int(t_len);
-    p.batch = int(b);
-    p.hidden = int(h_);
-    p.input = int(i_);
-    p.bf16 = bf16_;
-    p.x_batch_first = x_batch_first_;
-    p.three_ctas = wave3_ && lstm_wave3_shape_supported(int(h_), int(i_));
-    p.split = split_;
-    TS_RETURN_IF_ERROR(bind_outputs(a, p, t_len, b));
-    return launch_lstm_wave(p, a.stream);
-  }
-
-  // FP32 "wave": layer 1's gates x·W1ᵀ + b of all steps by one GEMM into scratch (rows in X's
-  // order: batch-first X gives batch-first rows, no transpose), then the wavefront.
-  Status launch_wave_f32(const CudaArgs& a, const DevTensor& x, int64_t t_len, int64_t b) const {
-    const int64_t m = t_len * b, gh = (lstm_ ? 4 : 3) * h_;
-    auto gx = a.env->scratch(scratch_round(size_t(m * gh) * sizeof(float)) + scratch_round(f32_proj_->scratch_bytes(m)));
-    if (!gx) return gx.status();
-    TS_RETURN_IF_ERROR(f32_proj_->run(a, x.as<float>(), m, static_cast<float*>(gx.value())));
-    RnnWaveF32Params p;
-    p.gx1 = static_cast<const float*>(gx.value());
-    p.gx1_batch_first = x_batch_first_;
-    p.w = f32_w_.as<float>();
-    p.b2 = f32_bias_.as<float>();
-    if (!lstm_) {
-      p.rbh1 = p.b2 + gh;
-      p.rbh2 = p.b2 + gh + h_;
+  // The first two layers as one wavefront, then the layers after them (run_layers) on its Y. The
+  // wavefront writes the node's outputs itself where it is the whole stack and either has the
+  // head or runs unpadded; else its Y (and states) go to scratch, for the next layers or to be
+  // copied out without the padding. One scratch request for all of it.
+  Status launch_wave(const CudaArgs& a, const DevTensor& x, int64_t t_len, int64_t b, Wave w) const {
+    const bool rest = layers_.size() > 2;
+    const bool direct = !rest && (head_n_ > 0 || hp_ == h_);
+    DevTensor *y_out = out_y(a), *yh_out = out_yh(a), *yc_out = out_yc(a);
+    const int64_t m = t_len * b, gh = (lstm_ ? 4 : 3) * hp_;
+    const size_t gx_bytes = w == Wave::kF32 ? scratch_round(size_t(m * gh) * sizeof(float)) : 0;
+    const size_t proj_bytes = w == Wave::kF32 ? scratch_round(f32_proj_->scratch_bytes(m)) : 0;
+    const size_t y_bytes = rest || (!direct && y_out) ? scratch_round(size_t(m * hp_) * sizeof(float)) : 0;
+    const size_t st_bytes = direct || rest ? 0 : scratch_round(size_t(b * hp_) * sizeof(float));
+    uint8_t* yb = nullptr;  // the wavefront's Y where it is not the node's
+    const LayersInput next{nullptr, hp_, false};
+    const int64_t tc = rest ? chunk_steps(next, 2, t_len, b) : 0;
+    const size_t layers_bytes = rest ? layers_scratch(next, 2, t_len, b, tc) : 0;
+    const size_t total = gx_bytes + proj_bytes + y_bytes + 2 * st_bytes + layers_bytes;
+    uint8_t* at = nullptr;
+    if (total > 0) {
+      auto base = a.env->scratch(total);
+      if (!base) return base.status();
+      at = static_cast<uint8_t*>(base.value());
     }
-    p.t_len = int(t_len);
-    p.batch = int(b);
-    p.hidden = int(h_);
-    p.lstm = lstm_;
-    TS_RETURN_IF_ERROR(bind_outputs(a, p, t_len, b));
-    return launch_rnn_wave_f32(p, a.stream);
-  }
-
-  Status launch_layers(const CudaArgs& a, const DevTensor& xin, int64_t t_len, int64_t b) const {
-    const int64_t tc = chunk_steps(xin.as<float>(), t_len, b);
-    if (tc < t_len) return launch_layers_chunked(a, xin, t_len, b, tc);
-    // ONE scratch request: X transposed, the head's Y_h, layer 1's Y, then the region the layers'
-    // own scratch comes from. PERF NOTE (memory): as three requests these were the executor's
-    // scratch slots 0-2, while the time-chunked path (larger batches) makes one request, slot 0:
-    // a context that ran both (the pipelined path's 4,096-row bucket in 2,048-row chunks
-    // (chunked) and 1,024/512-row chunks (not)) held both sizes, 423 MiB instead of 263 for
-    // LSTM-2x128 FP16 (bench/results/engine-cuda-h200-20261201-0229-final.json).
-    const size_t xt_bytes = x_batch_first_ ? scratch_round(size_t(t_len * b * i_) * sizeof(float)) : 0;
-    const size_t yh_bytes = head_n_ > 0 ? scratch_round(size_t(b * h_) * sizeof(float)) : 0;
-    const size_t y1_bytes = scratch_round(size_t(t_len * b * h_) * sizeof(float));
-    // Layer 2's X (layer 1's Y) is 256-byte aligned in the slot: nullptr stands for it; layer 1's
-    // X is the transposed copy (aligned too) or the input.
-    const size_t layer_bytes = std::max(l1_->scratch_bytes(x_batch_first_ ? nullptr : xin.as<float>(), t_len, b),
-                                        l2_->scratch_bytes(nullptr, t_len, b));
-    auto whole = a.env->scratch(xt_bytes + yh_bytes + y1_bytes + layer_bytes);
-    if (!whole) return whole.status();
-    uint8_t* at = static_cast<uint8_t*>(whole.value());
-    DevTensor xt;  // X as [seq, batch, input] when the node reads it batch-first (its Transpose absorbed)
-    if (x_batch_first_) {
-      xt.dtype = DType::kF32;
-      xt.dims = {t_len, b, i_};
-      xt.data = at;
-      StridedDims d;
-      d.rank = 3;
-      d.dims[0] = t_len, d.dims[1] = b, d.dims[2] = i_;
-      d.strides[0] = i_, d.strides[1] = t_len * i_, d.strides[2] = 1;
-      TS_RETURN_IF_ERROR(launch_strided_copy(xin.data, xt.data, d, int(sizeof(float)), a.stream));
+    yb = at + gx_bytes + proj_bytes;
+    float* st_h = reinterpret_cast<float*>(yb + y_bytes);
+    float* st_c = reinterpret_cast<float*>(yb + y_bytes + st_bytes);
+    // Binds the wavefront's outputs and launches it.
+    auto outputs = [&](auto& p) -> Status {
+      if (direct && head_n_ > 0) return bind_head(a, p, b);
+      if (direct) {  // unpadded: the node's own outputs
+        const int64_t yd[4] = {t_len, 1, b, h_}, sd[3] = {1, b, h_};
+        if (y_out) TS_RETURN_IF_ERROR(a.env->alloc(*y_out, DType::kF32, yd));
+        if (yh_out) TS_RETURN_IF_ERROR(a.env->alloc(*yh_out, DType::kF32, sd));
+        if (yc_out) TS_RETURN_IF_ERROR(a.env->alloc(*yc_out, DType::kF32, sd));
+        p.y = y_out ? y_out->as<float>() : nullptr;
+        p.yh = yh_out ? yh_out->as<float>() : nullptr;
+        if constexpr (requires { p.yc; }) p.yc = yc_out ? yc_out->as<float>() : nullptr;
+        return Status::ok();
+      }
+      p.y = y_bytes > 0 ? reinterpret_cast<float*>(yb) : nullptr;
+      p.yh = !rest && yh_out ? st_h : nullptr;
+      if constexpr (requires { p.yc; }) p.yc = !rest && yc_out ? st_c : nullptr;
+      return Status::ok();
+    };
+    if (w == Wave::kGru) {
+      RnnWaveParams p;
+      p.x = x.as<float>();
+      p.frags = frags_.as<uint32_t>();
+      p.bias = bias_.as<float>();
+      p.t_len = int(t_len);
+      p.batch = int(b);
+      p.hidden = int(hp_);
+      p.input = int(i_);
+      p.bf16 = bf16_;
+      p.split = split_;
+      p.x_batch_first = x_batch_first_;
+      TS_RETURN_IF_ERROR(outputs(p));
+      TS_RETURN_IF_ERROR(launch_rnn_wave(p, a.stream));
+    } else if (w == Wave::kLstm) {
+      LstmWaveParams p;
+      p.x = x.as<float>();
+      p.frags = frags_.as<uint32_t>();
+      p.bias = bias_.as<float>();
+      p.t_len = int(t_len);
+      p.batch = int(b);
+      p.hidden = int(hp_);
+      p.input = int(i_);
+      p.bf16 = bf16_;
+      p.x_batch_first = x_batch_first_;
+      p.three_ctas = wave3_ && lstm_wave3_shape_supported(int(hp_), int(i_));
+      p.split = split_;
+      TS_RETURN_IF_ERROR(outputs(p));
+      TS_RETURN_IF_ERROR(launch_lstm_wave(p, a.stream));
+    } else {
+      // FP32: layer 1's gates x·W1ᵀ + b of all steps by one GEMM (rows in X's order: batch-first
+      // X gives batch-first rows, no transpose), then the wavefront.
+      StackEnv env(a.env, nullptr, nullptr, at + gx_bytes, proj_bytes);
+      CudaArgs ap = a;
+      ap.env = &env;
+      TS_RETURN_IF_ERROR(f32_proj_->run(ap, x.as<float>(), m, reinterpret_cast<float*>(at)));
+      RnnWaveF32Params p;
+      p.gx1 = reinterpret_cast<const float*>(at);
+      p.gx1_batch_first = x_batch_first_;
+      p.w = f32_w_.as<float>();
+      p.b2 = f32_bias_.as<float>();
+      if (!lstm_) {
+        p.rbh1 = p.b2 + gh;
+        p.rbh2 = p.b2 + gh + hp_;
+      }
+      p.t_len = int(t_len);
+      p.batch = int(b);
+      p.hidden = int(hp_);
+      p.lstm = lstm_;
+      TS_RETURN_IF_ERROR(outputs(p));
+      TS_RETURN_IF_ERROR(launch_rnn_wave_f32(p, a.stream));
     }
-    const DevTensor& x = x_batch_first_ ? xt : xin;
-    DevTensor yh;  // layer 2's last h for the head
-    if (head_n_ > 0) {
-      yh.dtype = DType::kF32;
-      yh.dims = {1, b, h_};
-      yh.data = at + xt_bytes;
+    if (rest) {
+      const LayersInput in{reinterpret_cast<const float*>(yb), hp_, false};
+      return run_layers(a, yb + y_bytes, in, 2, t_len, b, tc);
     }
-    // Layer 1's Y, then the scratch of whichever layer runs (layer 2 reads Y).
-    void* y1_at = at + xt_bytes + yh_bytes;
-    uint8_t* region = at + xt_bytes + yh_bytes + y1_bytes;
-    DevTensor y1;
-    StackEnv env(a.env, &y1, y1_at, region, layer_bytes);
-    CudaArgs a1 = a;
-    a1.env = &env;
-    DevTensor* in1[1] = {const_cast<DevTensor*>(&x)};
-    DevTensor* out1[1] = {&y1};
-    a1.in = in1;
-    a1.out = out1;
-    TS_RETURN_IF_ERROR(l1_->launch(a1));
-    DevTensor y1v;  // [T, B, H]: layer 1's Y without its direction axis (the Squeeze the fusion absorbed)
-    y1v.dtype = DType::kF32;
-    y1v.dims = {t_len, b, h_};
-    y1v.data = y1.data;
-    DevTensor* in2[1] = {&y1v};
-    CudaArgs a2 = a1;
-    a2.in = in2;
-    // Layer 2's scratch from the region's start again (layer 1's is done with); with the head, its
-    // Y_h in place.
-    StackEnv env2(a.env, head_n_ > 0 ? &yh : nullptr, yh.data, region, layer_bytes);
-    a2.env = &env2;
-    if (head_n_ == 0) {
-      a2.out = a.out;
-      return l2_->launch(a2);
+    if (direct) return Status::ok();
+    const int64_t yd[4] = {t_len, 1, b, h_}, sd[3] = {1, b, h_};
+    if (y_out) {
+      TS_RETURN_IF_ERROR(a.env->alloc(*y_out, DType::kF32, yd));
+      TS_RETURN_IF_ERROR(copy_unpadded(reinterpret_cast<const float*>(yb), y_out->as<float>(), m, a.stream));
     }
-    DevTensor* out2[2] = {nullptr, &yh};
-    a2.out = out2;
-    TS_RETURN_IF_ERROR(l2_->launch(a2));
-    const int64_t od[2] = {b, head_n_};
-    TS_RETURN_IF_ERROR(a.env->alloc(*a.out[0], DType::kF32, od));
-    return launch_rnn_head(yh.as<float>(), head_w_.as<float>(), head_b_.as<float>(), a.out[0]->as<float>(), int(b), int(h_),
-                           int(head_n_), head_sigmoid_, a.stream);
+    if (yh_out) {
+      TS_RETURN_IF_ERROR(a.env->alloc(*yh_out, DType::kF32, sd));
+      TS_RETURN_IF_ERROR(copy_unpadded(st_h, yh_out->as<float>(), b, a.stream));
+    }
+    if (yc_out) {
+      TS_RETURN_IF_ERROR(a.env->alloc(*yc_out, DType::kF32, sd));
+      TS_RETURN_IF_ERROR(copy_unpadded(st_c, yc_out->as<float>(), b, a.stream));
+    }
+    return Status::ok();
   }
 
   // PERF NOTE (memory): the stacks' layer-by-layer path (above kLstmWaveMaxBatch / kRnnWaveMaxBatch,
@@ -705,131 +799,197 @@ class RnnStackKernel final : public CudaKernel {
   // memory (bench/results/engine-cuda-h200-20261201-0145-lstm2*.json, -0157-lstm2*.json).
   static constexpr size_t kLayersChunkBytes = size_t(192) << 20;
 
-  // Steps per time chunk of the layer-by-layer path for X at `x` (t_len · b rows): t_len
-  // (one chunk) unless the per-step scratch of all steps — layer 1's Y, X transposed, the larger
-  // of the two layers' own scratch — exceeds kLayersChunkBytes; then equal chunks below it.
-  int64_t chunk_steps(const float* x, int64_t t_len, int64_t b) const {
-    const size_t per_step =
-        size_t(b * h_) * sizeof(float) + (x_batch_first_ ? size_t(b * i_) * sizeof(float) : 0) +
-        std::max(l1_->scratch_bytes(x_batch_first_ ? nullptr : x, 1, b), l2_->scratch_bytes(nullptr, 1, b));
+  // Y buffers the layers from `first` need: one per layer whose Y feeds the next (two at most,
+  // ping-pong), and one for the last layer's Y where it is padded and the node outputs it.
+  size_t y_buffers(size_t first, bool y_padded_out) const {
+    const size_t feeding = layers_.size() - first - 1;
+    return std::min<size_t>(2, feeding + (y_padded_out ? 1 : 0));
+  }
+  bool y_padded_out(const CudaArgs* a) const { return hp_ != h_ && head_n_ == 0 && (!a || out_y(*a)); }
+
+  // The largest scratch any layer from `first` asks for at tc steps (the first reads `in`).
+  size_t layer_region(const LayersInput& in, size_t first, int64_t tc, int64_t b) const {
+    size_t r = 0;
+    for (size_t l = first; l < layers_.size(); ++l) {
+      r = std::max(r, layers_[l]->scratch_bytes(l == first && !in.batch_first ? in.x : nullptr, tc, b));
+    }
+    return r;
+  }
+
+  // Steps per time chunk of the layer loop: t_len (one chunk) unless the per-step scratch of all
+  // steps — the Y buffers, X transposed, the largest layer scratch — exceeds kLayersChunkBytes;
+  // then equal chunks below it.
+  int64_t chunk_steps(const LayersInput& in, size_t first, int64_t t_len, int64_t b) const {
+    const size_t per_step = y_buffers(first, y_padded_out(nullptr)) * size_t(b * hp_) * sizeof(float) +
+                            (in.batch_first ? size_t(b * in.width) * sizeof(float) : 0) + layer_region(in, first, 1, b);
     const size_t total = per_step * size_t(t_len);
     if (total <= kLayersChunkBytes) return t_len;
     const int64_t chunks = int64_t((total + kLayersChunkBytes - 1) / kLayersChunkBytes);
-    return std::max<int64_t>(1, (t_len + chunks - 1) / chunks);
+    // A multiple of 4 steps: every chunk of a time-major X then starts 16-byte aligned as the
+    // first does (the mma_x kernels' float4 loads; layer_region() sized the scratch for that).
+    return std::min(t_len, (std::max<int64_t>(1, (t_len + chunks - 1) / chunks) + 3) & ~int64_t(3));
   }
 
-  // The layers one by one in time chunks of tc steps: per chunk X's steps (transposed
-  // into scratch when batch-first), layer 1 from its state after the previous chunk, then layer
-  // 2 on that chunk's Y; the states ping-pong between two buffers per layer. Layer 2's Y (when
-  // the node has it) is written in place, its last state to Y_h / Y_c or the head.
-  Status launch_layers_chunked(const CudaArgs& a, const DevTensor& xin, int64_t t_len, int64_t b, int64_t tc) const {
-    const size_t xc_bytes = x_batch_first_ ? scratch_round(size_t(tc * b * i_) * sizeof(float)) : 0;
-    const size_t y1_bytes = scratch_round(size_t(tc * b * h_) * sizeof(float));
-    const size_t st_bytes = scratch_round(size_t(b * h_) * sizeof(float));
-    // Every chunk's X is as aligned as the first (tc·B·I floats apart, or the same buffer).
-    const size_t layer_bytes =
-        std::max(l1_->scratch_bytes(x_batch_first_ ? nullptr : xin.as<float>(), tc, b), l2_->scratch_bytes(nullptr, tc, b));
-    auto base = a.env->scratch(xc_bytes + y1_bytes + 8 * st_bytes + layer_bytes);
-    if (!base) return base.status();
-    uint8_t* at = static_cast<uint8_t*>(base.value());
-    void* xc = at;
-    void* y1_at = at + xc_bytes;
-    uint8_t* st0 = at + xc_bytes + y1_bytes;
-    auto state = [&](int layer, int c_state, int buf) {
-      return static_cast<void*>(st0 + size_t((layer * 2 + c_state) * 2 + buf) * st_bytes);
-    };
-    uint8_t* region = st0 + 8 * st_bytes;
+  // The one scratch request of run_layers(): X's chunk transposed (batch-first), the Y buffers,
+  // the states (h, c; ping-pong per layer when in chunks, else the last layer's), the layers'
+  // region.
+  size_t layers_scratch(const LayersInput& in, size_t first, int64_t t_len, int64_t b, int64_t tc) const {
+    const size_t xc = in.batch_first ? scratch_round(size_t(tc * b * in.width) * sizeof(float)) : 0;
+    const size_t y = scratch_round(size_t(tc * b * hp_) * sizeof(float)) * y_buffers(first, y_padded_out(nullptr));
+    const size_t states = scratch_round(size_t(b * hp_) * sizeof(float)) * 4 * (tc < t_len ? layers_.size() - first : 1);
+    return xc + y + states + padded_states_bytes(b) + layer_region(in, first, tc, b);
+  }
 
-    // The node's outputs: the head's [B, N], or layer 2's Y, Y_h, Y_c (each optional).
-    DevTensor* y_out = head_n_ == 0 && a.out.size() > 0 ? a.out[0] : nullptr;
-    DevTensor* yh_out = head_n_ == 0 && a.out.size() > 1 ? a.out[1] : nullptr;
-    DevTensor* yc_out = head_n_ == 0 && a.out.size() > 2 ? a.out[2] : nullptr;
+  // The layers from `first` one by one over `in`, in time chunks of tc steps: per chunk the
+  // input's steps (transposed into scratch when batch-first), each layer from its state after the
+  // previous chunk (ping-pong state buffers), its Y the next layer's input. The last layer's Y
+  // goes to the node's Y (without the padding), its last state to Y_h / Y_c or the head.
+  Status run_layers(const CudaArgs& a, uint8_t* at, const LayersInput& in, size_t first, int64_t t_len, int64_t b,
+                    int64_t tc) const {
+    const size_t n = layers_.size();
+    const bool padded = hp_ != h_, chunked = tc < t_len;
+    const size_t xc_bytes = in.batch_first ? scratch_round(size_t(tc * b * in.width) * sizeof(float)) : 0;
+    const size_t yb_bytes = scratch_round(size_t(tc * b * hp_) * sizeof(float));
+    const size_t nyb = y_buffers(first, y_padded_out(nullptr));
+    const size_t st_bytes = scratch_round(size_t(b * hp_) * sizeof(float));
+    const size_t nst = 4 * (chunked ? n - first : 1);
+    uint8_t* xc = at;
+    uint8_t* ybuf[2] = {at + xc_bytes, at + xc_bytes + (nyb > 1 ? yb_bytes : 0)};
+    uint8_t* st0 = at + xc_bytes + nyb * yb_bytes;
+    auto state = [&](size_t layer, int c_state, int buf) {
+      const size_t li = chunked ? layer - first : 0;
+      return reinterpret_cast<float*>(st0 + ((li * 2 + size_t(c_state)) * 2 + size_t(buf)) * st_bytes);
+    };
+    uint8_t* init0 = st0 + nst * st_bytes;
+    uint8_t* region = init0 + padded_states_bytes(b);
+    const size_t region_bytes = layer_region(in, first, tc, b);
+    // Each layer's initial_h / initial_c (first == 0: the wavefronts never run with them) as the
+    // layer reads it: the input itself, or widened to hp_ in scratch.
+    DevTensor init[2][kMaxLayers];
+    for (int64_t l = 0; layout_.states && l < layout_.layers && l < kMaxLayers; ++l) {
+      for (int c = 0; c < (lstm_ ? 2 : 1); ++c) {
+        const DevTensor* s0 = initial_state(a, l, c == 1);
+        if (!s0) continue;
+        if (s0->dtype != DType::kF32 || s0->dims.size() != 3 || s0->dims[0] != 1 || s0->dims[1] != b || s0->dims[2] != h_) {
+          return bad_input(std::string(c ? "initial_c" : "initial_h") + " of layer " + std::to_string(l + 1) +
+                           " must be f32 [1, " + std::to_string(b) + ", " + std::to_string(h_) + "], got " + dims_str(s0->dims));
+        }
+        TS_RETURN_IF_ERROR(need_device(s0, c ? "initial_c" : "initial_h"));
+        DevTensor& t = init[c][l];
+        t.dtype = DType::kF32;
+        t.dims = {1, b, hp_};
+        if (hp_ == h_) {
+          t.data = s0->data;
+          continue;
+        }
+        const size_t row = size_t(hp_) * sizeof(float), sz = scratch_round(size_t(b) * row);
+        t.data = init0 + (size_t(c) * size_t(layout_.layers) + size_t(l)) * sz;
+        TS_CUDA(cudaMemsetAsync(t.data, 0, size_t(b) * row, a.stream));
+        TS_CUDA(cudaMemcpy2DAsync(t.data, row, s0->data, size_t(h_) * sizeof(float), size_t(h_) * sizeof(float), size_t(b),
+                                  cudaMemcpyDeviceToDevice, a.stream));
+      }
+    }
+
+    DevTensor *y_out = out_y(a), *yh_out = out_yh(a), *yc_out = out_yc(a);
     const int64_t yd[4] = {t_len, 1, b, h_}, sd[3] = {1, b, h_};
     if (y_out) TS_RETURN_IF_ERROR(a.env->alloc(*y_out, DType::kF32, yd));
     if (yh_out) TS_RETURN_IF_ERROR(a.env->alloc(*yh_out, DType::kF32, sd));
     if (yc_out) TS_RETURN_IF_ERROR(a.env->alloc(*yc_out, DType::kF32, sd));
-
-    auto state_tensor = [&](void* data) {
+    auto state_tensor = [&](float* data) {
       DevTensor t;
       t.dtype = DType::kF32;
-      t.dims = {1, b, h_};
+      t.dims = {1, b, hp_};
       t.data = data;
       return t;
     };
+    int last_cur = 0;
     for (int64_t t0 = 0, c = 0; t0 < t_len; t0 += tc, ++c) {
       const int64_t tl = std::min(tc, t_len - t0);
       const int cur = int(c & 1), prev = cur ^ 1;
       const bool last = t0 + tl == t_len;
-      DevTensor xct;  // this chunk's X as [tl, B, I]
-      xct.dtype = DType::kF32;
-      xct.dims = {tl, b, i_};
-      if (x_batch_first_) {
+      last_cur = cur;
+      DevTensor xin;  // this chunk of the input as [tl, B, width]
+      xin.dtype = DType::kF32;
+      xin.dims = {tl, b, in.width};
+      if (in.batch_first) {
         StridedDims d;
         d.rank = 3;
-        d.dims[0] = tl, d.dims[1] = b, d.dims[2] = i_;
-        d.strides[0] = i_, d.strides[1] = t_len * i_, d.strides[2] = 1;
-        TS_RETURN_IF_ERROR(launch_strided_copy(xin.as<float>() + t0 * i_, xc, d, int(sizeof(float)), a.stream));
-        xct.data = xc;
+        d.dims[0] = tl, d.dims[1] = b, d.dims[2] = in.width;
+        d.strides[0] = in.width, d.strides[1] = t_len * in.width, d.strides[2] = 1;
+        TS_RETURN_IF_ERROR(launch_strided_copy(in.x + t0 * in.width, xc, d, int(sizeof(float)), a.stream));
+        xin.data = xc;
       } else {
-        xct.data = xin.as<float>() + t0 * b * i_;
+        xin.data = const_cast<float*>(in.x + t0 * b * in.width);
       }
-      DevTensor h1p = state_tensor(state(0, 0, prev)), c1p = state_tensor(state(0, 1, prev));
-      DevTensor h2p = state_tensor(state(1, 0, prev)), c2p = state_tensor(state(1, 1, prev));
-      DevTensor y1, h1n, c1n;
-      StackEnv env1(a.env, &y1, y1_at, region, layer_bytes);
-      env1.place(&h1n, state(0, 0, cur));
-      env1.place(&c1n, state(0, 1, cur));
-      DevTensor* in1[7] = {&xct, nullptr, nullptr, nullptr, nullptr, c > 0 ? &h1p : nullptr, c > 0 ? &c1p : nullptr};
-      DevTensor* out1[3] = {&y1, last ? nullptr : &h1n, last ? nullptr : &c1n};
-      CudaArgs a1 = a;
-      a1.env = &env1;
-      a1.in = in1;
-      a1.out = out1;
-      TS_RETURN_IF_ERROR(l1_->launch(a1));
-
-      DevTensor y1v;  // [tl, B, H]: layer 1's Y without its direction axis
-      y1v.dtype = DType::kF32;
-      y1v.dims = {tl, b, h_};
-      y1v.data = y1.data;
-      DevTensor y2, h2n, c2n;
-      StackEnv env2(a.env, y_out ? &y2 : nullptr, y_out ? static_cast<void*>(y_out->as<float>() + t0 * b * h_) : nullptr,
-                    region, layer_bytes);
-      env2.place(&h2n, last && yh_out ? yh_out->data : state(1, 0, cur));
-      env2.place(&c2n, last && yc_out ? yc_out->data : state(1, 1, cur));
-      DevTensor* in2[7] = {&y1v, nullptr, nullptr, nullptr, nullptr, c > 0 ? &h2p : nullptr, c > 0 ? &c2p : nullptr};
-      const bool want_c = !last || yc_out;
-      DevTensor* out2[3] = {y_out ? &y2 : nullptr, &h2n, want_c ? &c2n : nullptr};
-      CudaArgs a2 = a;
-      a2.env = &env2;
-      a2.in = in2;
-      a2.out = out2;
-      TS_RETURN_IF_ERROR(l2_->launch(a2));
-      if (last && head_n_ > 0) {
-        const int64_t od[2] = {b, head_n_};
-        TS_RETURN_IF_ERROR(a.env->alloc(*a.out[0], DType::kF32, od));
-        return launch_rnn_head(h2n.as<float>(), head_w_.as<float>(), head_b_.as<float>(), a.out[0]->as<float>(), int(b),
-                               int(h_), int(head_n_), head_sigmoid_, a.stream);
+      DevTensor yv;  // the previous layer's Y as [tl, B, hp_]
+      const DevTensor* layer_in = &xin;
+      int in_buf = -1;
+      for (size_t l = first; l < n; ++l) {
+        const bool final = l + 1 == n;
+        const int out_buf = in_buf == 0 ? 1 : 0;
+        void* y_at = nullptr;
+        if (!final || (y_out && padded)) y_at = ybuf[out_buf];
+        else if (y_out) y_at = y_out->as<float>() + t0 * b * h_;
+        const bool need_h = !last || (final && (head_n_ > 0 || yh_out));
+        const bool need_c = lstm_ && (!last || (final && yc_out));
+        void* h_at = last && final && yh_out && !padded ? yh_out->data : state(l, 0, cur);
+        void* c_at = last && final && yc_out && !padded ? yc_out->data : state(l, 1, cur);
+        DevTensor yl, hn, cn;
+        StackEnv env(a.env, y_at ? &yl : nullptr, y_at, region, region_bytes);
+        env.place(&hn, h_at);
+        env.place(&cn, c_at);
+        DevTensor h0 = state_tensor(state(l, 0, prev)), c0 = state_tensor(state(l, 1, prev));
+        DevTensor* h_first = l < size_t(kMaxLayers) && init[0][l].data ? &init[0][l] : nullptr;
+        DevTensor* c_first = l < size_t(kMaxLayers) && init[1][l].data ? &init[1][l] : nullptr;
+        DevTensor* ins[7] = {const_cast<DevTensor*>(layer_in), nullptr, nullptr,         nullptr,
+                             nullptr,                          c > 0 ? &h0 : h_first, c > 0 && lstm_ ? &c0 : c_first};
+        DevTensor* outs[3] = {y_at ? &yl : nullptr, need_h ? &hn : nullptr, need_c ? &cn : nullptr};
+        CudaArgs al = a;
+        al.env = &env;
+        al.in = ins;
+        al.out = outs;
+        TS_RETURN_IF_ERROR(layers_[l]->launch(al));
+        if (!final) {
+          yv.dtype = DType::kF32;
+          yv.dims = {tl, b, hp_};
+          yv.data = y_at;
+          layer_in = &yv;
+          in_buf = out_buf;
+        } else if (y_out && padded) {
+          TS_RETURN_IF_ERROR(copy_unpadded(static_cast<const float*>(y_at), y_out->as<float>() + t0 * b * h_, tl * b, a.stream));
+        }
       }
     }
+    float* h_last = state(n - 1, 0, last_cur);
+    if (head_n_ > 0) {
+      const int64_t od[2] = {b, head_n_};
+      TS_RETURN_IF_ERROR(a.env->alloc(*a.out[0], DType::kF32, od));
+      return launch_rnn_head(h_last, head_w_.as<float>(), head_b_.as<float>(), a.out[0]->as<float>(), int(b), int(hp_),
+                             int(head_n_), head_sigmoid_, a.stream);
+    }
+    if (padded && yh_out) TS_RETURN_IF_ERROR(copy_unpadded(h_last, yh_out->as<float>(), b, a.stream));
+    if (padded && yc_out) TS_RETURN_IF_ERROR(copy_unpadded(state(n - 1, 1, last_cur), yc_out->as<float>(), b, a.stream));
     return Status::ok();
   }
 
   // passes/fuse_rnn_stack.cpp, fuse_rnn_stack_io: X read batch-first (attribute x_batch_first:
-  // the model's input Transpose absorbed) and the head (inputs 7, 8: the last step's h2 → Gemm →
-  // optional Sigmoid) computed by the node, whose one output is then the head's [B, N].
+  // the model's input Transpose absorbed) and the head (the two inputs after the layers': the last
+  // step's h → Gemm → optional Sigmoid) computed by the node, whose one output is then the head's
+  // [B, N]. The head's W is stored [N][hp_], zeros in the padded units.
   Status init_stack_io(const Graph& g, const Node& n) {
     x_batch_first_ = n.attr_i("x_batch_first", 0) != 0;
-    if (n.inputs.size() <= 7 || n.inputs[7] == kNoValue) return Status::ok();
-    const Value& w = g.value(n.inputs[7]);
+    if (!layout_.head) return Status::ok();
+    const ValueId wi = n.inputs[layout_.head_w()], bi = n.inputs[layout_.head_w() + 1];
+    const Value& w = g.value(wi);
     const auto d = w.const_dims();
     const bool trans_b = n.attr_i("head_trans_b", 1) != 0;
     head_n_ = trans_b ? d[0] : d[1];
-    std::vector<float> hw(size_t(head_n_ * h_)), hb(size_t(head_n_), 0.0f);
+    std::vector<float> hw(size_t(head_n_ * hp_), 0.0f), hb(size_t(head_n_), 0.0f);
     const float* src = w.as<float>();
     for (int64_t j = 0; j < head_n_; ++j)
-      for (int64_t u = 0; u < h_; ++u) hw[size_t(j * h_ + u)] = trans_b ? src[j * h_ + u] : src[u * head_n_ + j];
-    if (n.inputs.size() > 8 && n.inputs[8] != kNoValue) {
-      const float* bsrc = g.value(n.inputs[8]).as<float>();
+      for (int64_t u = 0; u < h_; ++u) hw[size_t(j * hp_ + u)] = trans_b ? src[j * h_ + u] : src[u * head_n_ + j];
+    if (bi != kNoValue) {
+      const float* bsrc = g.value(bi).as<float>();
       std::copy(bsrc, bsrc + head_n_, hb.begin());
     }
     TS_RETURN_IF_ERROR(head_w_.upload(hw.data(), hw.size() * sizeof(float)));
@@ -838,25 +998,30 @@ class RnnStackKernel final : public CudaKernel {
     return Status::ok();
   }
 
+  static constexpr int64_t kMaxLayers = 8;  // initial states are taken for this many layers (the pass's kMaxStackLayers)
   bool lstm_;
+  RnnStackLayout layout_;
   int64_t h_ = 0, i_ = 0;
+  int64_t hp_ = 0;  // the hidden size every layer runs at: h_, or the wavefronts' (stack_wave_width)
   bool wave_ = false, wave3_ = false, split_ = false, bf16_ = false;  // wave3_: LSTM "wave3", split_: "wave_split"
-  std::unique_ptr<RnnKernel> l1_, l2_;
+  std::vector<std::unique_ptr<RnnKernel>> layers_;
   DeviceBuffer frags_, bias_;
   bool x_batch_first_ = false, head_sigmoid_ = false;  // the absorbed input Transpose and head
   int64_t head_n_ = 0;
-  DeviceBuffer head_w_, head_b_;  // [head_n][H], [head_n]
+  DeviceBuffer head_w_, head_b_;  // [head_n][hp_], [head_n]
   // FP32 "wave" (cuda_rnn_wave_f32.h): layer 1's projection, the packed R1/W2/R2, the biases.
   std::unique_ptr<LtGemm> f32_proj_;
   DeviceBuffer f32_w_, f32_bias_;
 };
 
-// A GRUStack's or LSTMStack's head (inputs 7, 8; fuse_rnn_stack_io): W constant f32 [N, H]
+// A GRUStack's or LSTMStack's head (the last two inputs; fuse_rnn_stack_io): W constant f32 [N, H]
 // (head_trans_b 1, as Gemm transB / PyTorch Linear store it) or [H, N], N ≤ kRnnWaveMaxHead; bias
 // absent or N constants; activation none or sigmoid; one output.
 Status check_stack_head(const Graph& g, const Node& n) {
-  if (!const_f32(g, n.inputs[7])) return unsupported(n, "needs a constant f32 head weight (input 7)");
-  const auto d = g.value(n.inputs[7]).const_dims();
+  const size_t at = rnn_stack_layout(n).head_w();
+  const ValueId wi = n.inputs[at], bi = n.inputs[at + 1];
+  if (!const_f32(g, wi)) return unsupported(n, "needs a constant f32 head weight");
+  const auto d = g.value(wi).const_dims();
   const int64_t h = n.attr_i("hidden_size", 0), trans_b = n.attr_i("head_trans_b", 1);
   if (d.size() != 2 || d[trans_b ? 1 : 0] != h)
     return unsupported(n, "has a head weight " + dims_str(d) + " that does not match hidden_size");
@@ -865,8 +1030,8 @@ Status check_stack_head(const Graph& g, const Node& n) {
     return unsupported(
         n, "has " + std::to_string(outs) + " head outputs (1.." + std::to_string(kRnnWaveMaxHead) + " supported)");
   }
-  if (n.inputs[8] != kNoValue && (!const_f32(g, n.inputs[8]) || shape_numel(g.value(n.inputs[8]).const_dims()) != outs)) {
-    return unsupported(n, "needs a constant f32 head bias of " + std::to_string(outs) + " elements (input 8)");
+  if (bi != kNoValue && (!const_f32(g, bi) || shape_numel(g.value(bi).const_dims()) != outs)) {
+    return unsupported(n, "needs a constant f32 head bias of " + std::to_string(outs) + " elements");
   }
   const std::string act = n.attr_s("head_activation", "none");
   if (act != "none" && act != "sigmoid") return unsupported(n, "head activation " + act + " (none or sigmoid supported)");
@@ -875,15 +1040,22 @@ Status check_stack_head(const Graph& g, const Node& n) {
 }
 
 Status check_rnn_stack(const Graph& g, const Node& n, bool lstm) {
-  const bool head = n.inputs.size() == 9;
-  if ((n.inputs.size() != 7 && !head) || n.outputs.empty()) return unsupported(n, "needs X, W1, R1, B1, W2, R2, B2 and Y");
-  if (head) TS_RETURN_IF_ERROR(check_stack_head(g, n));
-  for (size_t i : {size_t(1), size_t(2), size_t(4), size_t(5)}) {
-    if (!const_f32(g, n.inputs[i])) return unsupported(n, "needs constant f32 weights (input " + std::to_string(i) + ")");
+  const RnnStackLayout lay = rnn_stack_layout(n);
+  if (lay.layers < 1 || n.outputs.empty()) return unsupported(n, "needs X, then W, R, B per layer, and an output");
+  if (lay.layers > 8) return unsupported(n, "has " + std::to_string(lay.layers) + " layers (8 at most)");
+  if (lay.head) TS_RETURN_IF_ERROR(check_stack_head(g, n));
+  const int64_t h = n.attr_i("hidden_size", 0);
+  const std::vector<Node> ls = rnn_stack_layers(n, lstm);
+  for (size_t l = 0; l < ls.size(); ++l) {
+    for (size_t i : {size_t(1), size_t(2)}) {
+      if (!const_f32(g, ls[l].inputs[i])) return unsupported(n, "needs constant f32 weights (" + ls[l].name + ")");
+    }
+    TS_RETURN_IF_ERROR(check_rnn(g, ls[l], lstm));
+    if (l > 0 && g.value(ls[l].inputs[1]).const_dims()[2] != h) {
+      return unsupported(n, ls[l].name + "'s W does not take the previous layer's hidden size " + std::to_string(h));
+    }
   }
-  const auto [l1, l2] = rnn_stack_layers(n, lstm);
-  TS_RETURN_IF_ERROR(check_rnn(g, l1, lstm));
-  return check_rnn(g, l2, lstm);
+  return Status::ok();
 }
 
 Result<CudaKernelPtr> make_rnn_stack(const Graph& g, const Node& n, CudaMath p, const std::string& tactic, bool lstm) {
