@@ -57,7 +57,12 @@ CsvWriter::CsvWriter(std::string path, void* gz, void* file) : path_(std::move(p
 }
 
 CsvWriter::CsvWriter(CsvWriter&& o) noexcept
-    : path_(std::move(o.path_)), gz_(o.gz_), file_(o.file_), buf_(std::move(o.buf_)), events_(o.events_) {
+    : path_(std::move(o.path_)),
+      gz_(o.gz_),
+      file_(o.file_),
+      buf_(std::move(o.buf_)),
+      events_(o.events_),
+      units_written_(std::move(o.units_written_)) {
   o.gz_ = nullptr;
   o.file_ = nullptr;
 }
@@ -70,6 +75,7 @@ CsvWriter& CsvWriter::operator=(CsvWriter&& o) noexcept {
     file_ = o.file_;
     buf_ = std::move(o.buf_);
     events_ = o.events_;
+    units_written_ = std::move(o.units_written_);
     o.gz_ = nullptr;
     o.file_ = nullptr;
   }
@@ -101,6 +107,19 @@ Status CsvWriter::write(const Event& e, const SymbolTable& symbols) {
     return Status(StatusCode::kInvalidArgument, "symbol name not representable in csv: \"" + name + "\"");
   }
   std::string& o = buf_;
+  if (e.symbol >= units_written_.size()) units_written_.resize(size_t(e.symbol) + 1, false);
+  if (!units_written_[e.symbol]) {
+    units_written_[e.symbol] = true;
+    const RefData& ref = symbols.ref(e.symbol);
+    o += ingest::kCsvUnitsKind;
+    o += ',';
+    o += name;
+    o += ',';
+    o += ref.tick.to_string();
+    o += ',';
+    o += ref.size_increment.to_string();
+    o += '\n';
+  }
   put_common(o, e, name);
   switch (e.kind) {
     case EventKind::kSnapshot: {
