@@ -2,8 +2,9 @@
 // CsvWriter: writes events as ticksentry's normalized CSV (docs/formats.md), gzip-compressed
 // when the path ends in ".gz". Reading the file back with make_csv_source() gives the same
 // events (recv_ts_ns aside, which is not written). Before a symbol's first event it writes the
-// symbol's units (a "units" line: RefData::tick and size_increment), so the integer prices and
-// sizes mean the same on replay (a crypto decoder's units fitted to the feed's digits included).
+// symbol's units (a "units" line: RefData::tick and size_increment) when they are not those its
+// name implies, so the integer prices and sizes mean the same on replay (a crypto decoder's
+// units fitted to the feed's digits, an --instruments row's); equity files are unchanged.
 // Not for the hot path of a live run (formats text, buffers 1 MiB); for exports and tests.
 // Threading: one writer per thread. close() must be called to learn whether the data reached
 // the file; the destructor closes silently.

@@ -109,18 +109,20 @@ TEST(CsvUnits, TheWrittenUnitsComeBackWithoutAReference) {
   t.trade.price = 35'210;  // 0.35210
   t.trade.qty = 123;       // 12.3
   t.trade.aggressor = Side::kBuy;
+  Event g = t;  // a symbol in the units its name implies: no units line, the file as before
+  g.symbol = symbols.intern("600519.SH");
   const auto dir = scratch_dir("csv_units");
   const std::string path = (dir / "u.csv").string();
-  write_csv(path, {t, t}, symbols);
+  write_csv(path, {t, g, t}, symbols);
   const std::string text = ts::testing::read_bytes(path);
   EXPECT_NE(text.find("\nunits,BINANCE:NKNUSDT,0.00001,0.1\ntrade,BINANCE:NKNUSDT,"), std::string::npos) << text;
-  EXPECT_EQ(text.find("units,", text.find("units,") + 1), std::string::npos) << "one units line per symbol";
+  EXPECT_EQ(text.find("units,", text.find("units,") + 1), std::string::npos) << "one units line, NKNUSDT's only";
 
   SymbolTable back;
   InputErrors errors;
   const auto events = read_csv(path, back, errors);
   EXPECT_EQ(errors.total(), 0u);
-  ASSERT_EQ(events.size(), 2u);
+  ASSERT_EQ(events.size(), 3u);
   const RefData& b = back.ref(events[0].symbol);
   EXPECT_EQ(b.tick.to_string(), "0.00001");
   EXPECT_EQ(b.size_increment.to_string(), "0.1");
