@@ -118,6 +118,7 @@ int run_ws(const CommonOptions& c, const WsRunOptions& w, const std::atomic<bool
   o.rest_snapshot_urls = w.rest_urls;
   o.subscribe = w.subscribe;
   o.max_attempts = w.max_attempts;
+  o.ca_file = w.ca_file;
   auto source = WsSource::open(w.venue, o, start.symbols, start.source_errors);
   if (!source.is_ok()) {
     std::fprintf(stderr, "ticksentry: %s\n", source.status().to_string().c_str());
@@ -126,6 +127,8 @@ int run_ws(const CommonOptions& c, const WsRunOptions& w, const std::atomic<bool
   spdlog::info("run: {}", source.value()->describe());
   RunSummary summary = wiring.run(*source.value(), start.source_errors, stop);
   source.value()->stop();
+  summary.feed.clear();  // the counts after the client stopped, not as of the pipeline's last batch
+  source.value()->feed_counters(summary.feed);
   const WsClientStats& cs = source.value()->client_stats();
   const crypto::DecoderCounters& dc = source.value()->counters();
   spdlog::info("ws: {} connections, {} messages, {} snapshots, {} failed connects; decoder: {} gaps, {} stale books, "
@@ -134,7 +137,19 @@ int run_ws(const CommonOptions& c, const WsRunOptions& w, const std::atomic<bool
                dc.sequence_gap, dc.stale_books, dc.checksum_mismatch,
                source.value()->last_error().empty() ? "" : "; last error: " + source.value()->last_error());
   if (!start.markets.finish(summary)) return kExitUsage;
-  return wiring.finish(summary);
+  const int rc = wiring.finish(summary);
+  // A certificate that does not verify is a setting to fix (--ca-file, the URL's host), not a
+  // feed that ended: exit 2 with the reason. A client that never connected failed its job.
+  if (source.value()->fatal()) {
+    std::fprintf(stderr, "ticksentry: %s: %s\n", w.url.c_str(), source.value()->last_error().c_str());
+    return kExitUsage;
+  }
+  if (rc == kExitOk && cs.connections.load() == 0 && !summary.interrupted) {
+    std::fprintf(stderr, "ticksentry: %s: no connection in %llu attempts; the last error: %s\n", w.url.c_str(),
+                 (unsigned long long)cs.failed_attempts.load(), source.value()->last_error().c_str());
+    return kExitFailed;
+  }
+  return rc;
 }
 
 }  // namespace

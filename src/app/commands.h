@@ -40,10 +40,11 @@ struct CommonOptions {
 // `run --source ws` (docs/formats.md "Websocket source").
 struct WsRunOptions {
   std::string venue;                     // --venue binance | coinbase | kraken | bitstamp
-  std::string url;                       // --url ws://host:port/path
+  std::string url;                       // --url ws://host:port/path or wss://host/path
   std::vector<std::string> rest_urls;    // --rest-url (repeatable): depth snapshots, one per symbol
   std::vector<std::string> subscribe;    // --subscribe (repeatable): text frames sent after connecting
   int max_attempts = 0;                  // --ws-max-attempts: failed connections in a row before stopping
+  std::string ca_file;                   // --ca-file: PEM CAs trusted for wss/https ("" = the system store)
 };
 
 struct RunOptions {

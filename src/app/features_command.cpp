@@ -14,6 +14,7 @@
 #include <memory>
 #include <numeric>
 
+#include "app/first_input_error.h"
 #include "book/book_set.h"
 #include "core/config.h"
 #include "core/input_errors.h"
@@ -142,8 +143,12 @@ Result<ExportSummary> export_dataset(const ExportOptions& o, const std::atomic<b
 
   // Source.
   SymbolTable symbols;
-  InputErrors errors;
+  InputErrors errors;  // the books' and calendars' (quiet)
   errors.set_quiet(true);
+  // The input's bad records, logged (rate-limited) so that an input with no valid record at all
+  // ends with exit 2 and its first error, as replay and record do.
+  InputErrors source_errors;
+  FirstInputError first_error;
   std::unique_ptr<Source> source;
   Simulator* sim = nullptr;
   OrderTracking tracking = OrderTracking::kAuto;
@@ -160,7 +165,7 @@ Result<ExportSummary> export_dataset(const ExportOptions& o, const std::atomic<b
     source = std::move(s);
     tracking = OrderTracking::kOff;
   } else {
-    auto opened = open_source(o.format, o.paths, symbols, errors);
+    auto opened = open_source(o.format, o.paths, symbols, source_errors);
     if (!opened.is_ok()) return opened.status();
     source = std::move(opened).value();
     if (o.format == "lobster") tracking = OrderTracking::kOff;
@@ -277,6 +282,13 @@ Result<ExportSummary> export_dataset(const ExportOptions& o, const std::atomic<b
     }
   }
   if (std::fflush(tmp.get()) != 0) return Status(StatusCode::kIoError, "writing windows in " + o.out_dir);
+  if (std::string none = first_error.no_valid_record_message(sum.events, source_errors, source->describe());
+      !none.empty()) {
+    tmp.reset();
+    fs::remove(tmp_path, ec);
+    return invalid(none);
+  }
+  errors.merge(source_errors);
 
   // Labels: onsets per symbol (with the simulator's injected events), then each window.
   std::vector<std::vector<InjectedSpan>> injected(state.size());

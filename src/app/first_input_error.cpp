@@ -46,13 +46,20 @@ std::string FirstInputError::text() const {
   return sink_->get();
 }
 
-bool FirstInputError::no_valid_record(uint64_t records_read, const InputErrors& errors, const std::string& what) const {
-  if (records_read > 0 || errors.total() == 0) return false;
+std::string FirstInputError::no_valid_record_message(uint64_t records_read, const InputErrors& errors,
+                                                     const std::string& what) const {
+  if (records_read > 0 || errors.total() == 0) return "";
   std::string kinds;
   for (const auto& [kind, n] : errors.by_kind()) kinds += (kinds.empty() ? "" : ", ") + kind + " " + std::to_string(n);
   const std::string first = text();
-  std::fprintf(stderr, "ticksentry: no valid record in %s: %llu bad records (%s)%s%s\n", what.c_str(),
-               (unsigned long long)errors.total(), kinds.c_str(), first.empty() ? "" : "; the first: ", first.c_str());
+  return "no valid record in " + what + ": " + std::to_string(errors.total()) + " bad records (" + kinds + ")" +
+         (first.empty() ? "" : "; the first: " + first);
+}
+
+bool FirstInputError::no_valid_record(uint64_t records_read, const InputErrors& errors, const std::string& what) const {
+  const std::string message = no_valid_record_message(records_read, errors, what);
+  if (message.empty()) return false;
+  std::fprintf(stderr, "ticksentry: %s\n", message.c_str());
   return true;
 }
 

@@ -26,6 +26,9 @@ class FirstInputError {
   // When `records_read` is 0 and `errors` counted bad input: prints "no valid record ..." with
   // the counts by kind and the first error to stderr and returns true (the caller exits 2).
   bool no_valid_record(uint64_t records_read, const InputErrors& errors, const std::string& what) const;
+  // The same message without "ticksentry: " and without printing it; "" when records were read
+  // or nothing was counted (for commands that return a Status).
+  std::string no_valid_record_message(uint64_t records_read, const InputErrors& errors, const std::string& what) const;
 
  private:
   struct Sink;

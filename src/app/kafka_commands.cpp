@@ -9,6 +9,7 @@
 #include <utility>
 #include <thread>
 
+#include "app/first_input_error.h"
 #include "audit/kafka_alert_sink.h"
 #include "core/clock.h"
 #include "core/config.h"
@@ -110,6 +111,7 @@ int KafkaCommands::publish(const std::atomic<bool>& stop) const {
 
   SymbolTable symbols;
   InputErrors errors;
+  FirstInputError first_error;
   std::unique_ptr<Source> source;
   if (pub_.format == "sim") {
     SimOptions so = SimOptions::from_config(config.section("sim"));
@@ -186,6 +188,10 @@ int KafkaCommands::publish(const std::atomic<bool>& stop) const {
   if (!flushed.is_ok()) {
     std::fprintf(stderr, "ticksentry: %s\n", flushed.to_string().c_str());
     return kExitFailed;
+  }
+  // An input with no valid record at all (a wrong --format, a wrong file) is an error.
+  if (first_error.no_valid_record(sum.events + selected.value()->skipped(), errors, input.describe())) {
+    return kExitUsage;
   }
   return kExitOk;
 }

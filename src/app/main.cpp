@@ -64,9 +64,10 @@ int main(int argc, char** argv) {
   run->add_option("--labels", run_opts.labels_path, "write the injected events (ground truth) as CSV");
   run->add_option("--source", run_opts.source, "sim (default) | kafka | ws");
   run->add_option("--venue", run_opts.ws.venue, "ws: binance | coinbase | kraken | bitstamp");
-  run->add_option("--url", run_opts.ws.url, "ws: the venue's websocket URL (ws://host:port/path)");
+  run->add_option("--url", run_opts.ws.url, "ws: the venue's websocket URL (wss://host/path, or ws:// without TLS)");
   run->add_option("--rest-url", run_opts.ws.rest_urls, "ws: a REST depth snapshot URL, fetched after every connect (repeatable)");
   run->add_option("--subscribe", run_opts.ws.subscribe, "ws: a text frame sent after every connect (repeatable)");
+  run->add_option("--ca-file", run_opts.ws.ca_file, "ws: PEM file of CAs trusted for wss:// and https:// (default: the system store)");
   run->add_option("--ws-max-attempts", run_opts.ws.max_attempts, "ws: stop after this many failed connects in a row (0 = never)");
   run->add_option("--brokers", run_opts.kafka.brokers, "kafka: bootstrap.servers HOST:PORT[,...]");
   run->add_option("--topic", run_opts.kafka.topic, "kafka: market-data topic");

@@ -22,6 +22,7 @@ class SymbolFilterSource : public Source {
   size_t next_batch(std::span<Event> out) override;
   bool done() const override { return inner_.done(); }
   std::string describe() const override;
+  void feed_counters(FeedCounters& out) const override { inner_.feed_counters(out); }
 
   uint64_t skipped() const { return skipped_; }        // events of other symbols
   uint64_t symbols_kept() const { return kept_count_; }  // symbols that matched

@@ -34,6 +34,7 @@ class TimeRangeSource : public Source {
   size_t next_batch(std::span<Event> out) override;
   bool done() const override { return ended_ || inner_.done(); }
   std::string describe() const override;
+  void feed_counters(FeedCounters& out) const override { inner_.feed_counters(out); }
 
   bool active() const { return from_ || to_; }
   uint64_t skipped_before() const { return before_; }

@@ -20,6 +20,12 @@ constexpr size_t kCsvTradeColumns = kCsvCommonColumns + 5;                      
 constexpr size_t kCsvOrderColumns = kCsvCommonColumns + 4;                        // 8
 constexpr size_t kCsvStatusColumns = kCsvCommonColumns + 1;                       // 5
 
+// Not an event: the units of a symbol's integer prices and sizes, written before its first event
+// ("units,BINANCE:NKNUSDT,0.00001,0.1": tick size, size increment, exact decimals), so that a
+// file replays right whatever instrument reference the replay has.
+constexpr std::string_view kCsvUnitsKind = "units";
+constexpr size_t kCsvUnitsColumns = 4;
+
 constexpr char side_letter(Side s) { return s == Side::kBuy ? 'B' : s == Side::kSell ? 'S' : 'N'; }
 
 // A symbol name the csv format accepts: 1..32 characters from [A-Za-z0-9._-:/], starting with a

@@ -1,5 +1,7 @@
 #include "ingest/csv_source.h"
 
+#include "core/log.h"
+
 #include "ingest/csv_format.h"
 #include "ingest/field_parse.h"
 #include "ingest/line_reader.h"
@@ -66,6 +68,11 @@ class CsvSource final : public Source {
       }
       if (line.has_garbage) {
         errors_.report(InputError::kBinaryGarbage, lines_->file_name(), line.number, "control bytes in a text line");
+        continue;
+      }
+      if (line.text.starts_with(ingest::kCsvUnitsKind) && line.text.size() > ingest::kCsvUnitsKind.size() &&
+          line.text[ingest::kCsvUnitsKind.size()] == ',') {
+        units(line);
         continue;
       }
       if (!decode(line, out[n])) continue;
@@ -165,6 +172,39 @@ class CsvSource final : public Source {
         return true;
       }
     }
+  }
+
+  // "units,SYMBOL,TICK,SIZE_INCREMENT": the file's prices are integers of TICK and its sizes of
+  // SIZE_INCREMENT; they win over the instrument reference (a different one is logged once).
+  void units(const Line& line) {
+    std::string_view f[ingest::kCsvUnitsColumns + 1];
+    if (ingest::split_fields(line.text, f, ingest::kCsvUnitsColumns + 1) != ingest::kCsvUnitsColumns) {
+      report(line, InputError::kWrongColumnCount, "units line: expected units,symbol,tick,size_increment");
+      return;
+    }
+    SymbolId id;
+    if (!symbol(line, f[1], id)) return;
+    auto tick = Decimal::parse(f[2]);
+    auto size = Decimal::parse(f[3]);
+    if (!tick.is_ok() || !tick.value().is_positive()) {
+      report(line, InputError::kBadPrice, "units line: tick is not a positive decimal");
+      return;
+    }
+    if (!size.is_ok() || !size.value().is_positive()) {
+      report(line, InputError::kBadSize, "units line: size_increment is not a positive decimal");
+      return;
+    }
+    RefData& r = symbols_.mutable_ref(id);
+    if (r.tick == tick.value() && r.size_increment == size.value()) return;
+    if (r.instrument != nullptr) {
+      spdlog::warn("{}:{}: {} is written in tick {} and size {}; the instrument reference says {} and {}: the file's "
+                   "units are used (its prices and sizes are whole numbers of them)",
+                   lines_->file_name(), line.number, r.name, tick.value().to_string(), size.value().to_string(),
+                   r.tick.to_string(), r.size_increment.to_string());
+    }
+    r.tick = tick.value();
+    r.tick_size = r.tick.to_double();
+    r.size_increment = size.value();
   }
 
   // f points at the body: phase, last, prev_close, cum_volume, cum_turnover, bids, asks, and

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "core/instrument.h"
 #include "ingest/csv_format.h"
 
 namespace ts {
@@ -30,6 +31,17 @@ void put_common(std::string& out, const Event& e, const std::string& name) {
   put_num(out, e.exch_ts_ns);
   out += ',';
   put_num(out, e.seq);
+}
+
+// True when a reader with no reference would give the symbol these units anyway: those its name
+// implies (core/instrument.h), or RefData's 0.01 / 1 for a name no rule knows (a bare "GOOG").
+// Such symbols need no units line, so equity files stay as they were.
+bool units_are_name_defaults(const RefData& ref) {
+  auto implied = instrument_from_symbol(ref.name);
+  const RefData plain;
+  const Decimal tick = implied.is_ok() ? implied.value().tick_size : plain.tick;
+  const Decimal size = implied.is_ok() ? implied.value().size_increment : plain.size_increment;
+  return ref.tick == tick && ref.size_increment == size;
 }
 
 }  // namespace
@@ -57,7 +69,12 @@ CsvWriter::CsvWriter(std::string path, void* gz, void* file) : path_(std::move(p
 }
 
 CsvWriter::CsvWriter(CsvWriter&& o) noexcept
-    : path_(std::move(o.path_)), gz_(o.gz_), file_(o.file_), buf_(std::move(o.buf_)), events_(o.events_) {
+    : path_(std::move(o.path_)),
+      gz_(o.gz_),
+      file_(o.file_),
+      buf_(std::move(o.buf_)),
+      events_(o.events_),
+      units_written_(std::move(o.units_written_)) {
   o.gz_ = nullptr;
   o.file_ = nullptr;
 }
@@ -70,6 +87,7 @@ CsvWriter& CsvWriter::operator=(CsvWriter&& o) noexcept {
     file_ = o.file_;
     buf_ = std::move(o.buf_);
     events_ = o.events_;
+    units_written_ = std::move(o.units_written_);
     o.gz_ = nullptr;
     o.file_ = nullptr;
   }
@@ -101,6 +119,21 @@ Status CsvWriter::write(const Event& e, const SymbolTable& symbols) {
     return Status(StatusCode::kInvalidArgument, "symbol name not representable in csv: \"" + name + "\"");
   }
   std::string& o = buf_;
+  if (e.symbol >= units_written_.size()) units_written_.resize(size_t(e.symbol) + 1, false);
+  if (!units_written_[e.symbol]) {
+    units_written_[e.symbol] = true;
+    const RefData& ref = symbols.ref(e.symbol);
+    if (!units_are_name_defaults(ref)) {
+      o += ingest::kCsvUnitsKind;
+      o += ',';
+      o += name;
+      o += ',';
+      o += ref.tick.to_string();
+      o += ',';
+      o += ref.size_increment.to_string();
+      o += '\n';
+    }
+  }
   put_common(o, e, name);
   switch (e.kind) {
     case EventKind::kSnapshot: {

@@ -1,11 +1,15 @@
 #pragma once
 // CsvWriter: writes events as ticksentry's normalized CSV (docs/formats.md), gzip-compressed
 // when the path ends in ".gz". Reading the file back with make_csv_source() gives the same
-// events (recv_ts_ns aside, which is not written).
+// events (recv_ts_ns aside, which is not written). Before a symbol's first event it writes the
+// symbol's units (a "units" line: RefData::tick and size_increment) when they are not those its
+// name implies, so the integer prices and sizes mean the same on replay (a crypto decoder's
+// units fitted to the feed's digits, an --instruments row's); equity files are unchanged.
 // Not for the hot path of a live run (formats text, buffers 1 MiB); for exports and tests.
 // Threading: one writer per thread. close() must be called to learn whether the data reached
 // the file; the destructor closes silently.
 #include <string>
+#include <vector>
 
 #include "core/event.h"
 #include "core/status.h"
@@ -40,6 +44,7 @@ class CsvWriter {
   void* file_ = nullptr;  // FILE* otherwise
   std::string buf_;
   uint64_t events_ = 0;
+  std::vector<bool> units_written_;  // by symbol id
 };
 
 }  // namespace ts

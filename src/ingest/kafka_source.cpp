@@ -10,6 +10,7 @@
 
 #include "core/clock.h"
 #include "core/log.h"
+#include "ingest/crypto/feed_counters.h"
 #include "ingest/crypto/venue_decoder.h"
 #include "ingest/wire_binary.h"
 #include "ingest/wire_json.h"
@@ -407,6 +408,10 @@ bool KafkaSource::loss_is_error() const { return !impl_->opt.props.count("auto.o
 
 std::string KafkaSource::describe() const {
   return "kafka topic " + impl_->opt.topic + " group " + impl_->opt.group;
+}
+
+void KafkaSource::feed_counters(FeedCounters& out) const {
+  if (impl_->venue) crypto::add_decoder_counters(impl_->venue->venue(), impl_->venue->counters(), out);
 }
 
 KafkaSourceStats KafkaSource::stats() {

@@ -86,6 +86,8 @@ class KafkaSource : public Source {
   size_t next_batch(std::span<Event> out) override;
   bool done() const override;
   std::string describe() const override;
+  // With a venue encoding: the decoder's counters under the venue's name (sequence_gap, ...).
+  void feed_counters(FeedCounters& out) const override;
   // Counters so far; lag is computed now from the cached high watermarks.
   KafkaSourceStats stats();
   // Publishes the counters to the metric registry now (also done about once a second by

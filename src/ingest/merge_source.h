@@ -28,6 +28,9 @@ class MergeSource : public Source {
   size_t next_batch(std::span<Event> out) override;
   bool done() const override { return done_; }
   std::string describe() const override { return description_; }
+  void feed_counters(FeedCounters& out) const override {
+    for (const Input& in : inputs_) in.source->feed_counters(out);
+  }
 
  private:
   struct Input {

@@ -1,6 +1,7 @@
 #include "ingest/open_source.h"
 
 #include <functional>
+#include <map>
 #include <optional>
 
 #include "ingest/crypto/crypto_source.h"
@@ -14,6 +15,39 @@
 #include "ingest/szse_trade_source.h"
 
 namespace ts {
+
+namespace {
+
+// A source with feed counters known when it opened (SZSE trades: the file is read whole then,
+// its cancels counted).
+class CountedSource final : public Source {
+ public:
+  CountedSource(std::unique_ptr<Source> inner, std::string feed, std::map<std::string, uint64_t> counters)
+      : inner_(std::move(inner)), feed_(std::move(feed)), counters_(std::move(counters)) {}
+  size_t next_batch(std::span<Event> out) override { return inner_->next_batch(out); }
+  bool done() const override { return inner_->done(); }
+  std::string describe() const override { return inner_->describe(); }
+  void feed_counters(FeedCounters& out) const override {
+    for (const auto& [k, v] : counters_) out[feed_][k] += v;
+  }
+
+ private:
+  std::unique_ptr<Source> inner_;
+  std::string feed_;
+  std::map<std::string, uint64_t> counters_;
+};
+
+Result<std::unique_ptr<Source>> open_szse_trades(const std::string& path, SymbolTable& symbols, InputErrors& errors) {
+  SzseTradeCounts c;
+  auto s = make_szse_trade_source(path, symbols, errors, &c);
+  if (!s) return s.status();
+  return std::unique_ptr<Source>(std::make_unique<CountedSource>(
+      std::move(s).value(), "szse-trades",
+      std::map<std::string, uint64_t>{
+          {"trades", c.trades}, {"cancels", c.cancels}, {"cancel_qty", static_cast<uint64_t>(c.cancel_qty)}}));
+}
+
+}  // namespace
 
 const std::vector<std::string>& source_formats() {
   static const std::vector<std::string> kFormats = {
@@ -65,7 +99,7 @@ Result<std::unique_ptr<Source>> open_source(const std::string& format, const std
   } else if (format == "szse-l2") {
     factory = &make_szse_snapshot_source;
   } else if (format == "szse-trades") {
-    factory = [](const std::string& p, SymbolTable& s, InputErrors& e) { return make_szse_trade_source(p, s, e); };
+    factory = &open_szse_trades;
   } else if (format == "csv") {
     factory = &make_csv_source;
   } else {

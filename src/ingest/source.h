@@ -5,12 +5,19 @@
 // Bad records are reported to the InputErrors given at construction and skipped.
 // Threading: a source is driven by one thread.
 #include <cstddef>
+#include <cstdint>
+#include <map>
 #include <span>
 #include <string>
 
 #include "core/event.h"
 
 namespace ts {
+
+// Feed health a source counts beyond its events and bad records: by feed ("binance", "kraken",
+// "ws", "szse-trades"), then counter ("sequence_gap", "checksum_mismatch", "cancels", ...).
+// In the run summary ("feed") and on /metrics (ticksentry_feed_<counter>_total{feed}).
+using FeedCounters = std::map<std::string, std::map<std::string, uint64_t>>;
 
 class Source {
  public:
@@ -22,6 +29,10 @@ class Source {
   virtual bool done() const = 0;
   // One line for logs: "lobster GOOG_..._message_10.csv.gz".
   virtual std::string describe() const = 0;
+  // Adds this source's feed counters to `out` (adding to a counter already there). Called on the
+  // thread that calls next_batch(), between calls; cumulative since the source opened. Default:
+  // none.
+  virtual void feed_counters(FeedCounters& out) const { (void)out; }
 };
 
 }  // namespace ts

@@ -149,7 +149,27 @@ RunSummary Pipeline::run(Source& source, InputErrors& source_errors, const std::
   prometheus::Gauge& feed_recv = metrics_.gauge("feed_last_receive_time_seconds",
                                                 "Wall time the source last delivered an event (Unix seconds)", feed);
   int64_t last_exch_ns = 0, last_recv_wall_ns = 0;
+  // The source's feed health (a venue decoder's sequence_gap, ...) as counters per feed.
+  FeedCounters feed_now, feed_published;
+  auto publish_feed = [&] {
+    feed_now.clear();
+    source.feed_counters(feed_now);
+    for (const auto& [name, counters] : feed_now) {
+      for (const auto& [counter, value] : counters) {
+        // Created at 0 too, so that `increase(ticksentry_feed_sequence_gap_total[5m]) > 0` has a
+        // series from the start.
+        prometheus::Counter& c = metrics_.counter("feed_" + counter + "_total",
+                                                  "Feed health counted by the source (" + counter + ")", {{"feed", name}});
+        uint64_t& before = feed_published[name][counter];
+        if (value > before) {
+          c.Increment(double(value - before));
+          before = value;
+        }
+      }
+    }
+  };
   auto publish = [&](const InputErrors& source_errs) {
+    publish_feed();
     if (last_recv_wall_ns > 0) {
       feed_exch.Set(double(last_exch_ns) / 1e9);
       feed_recv.Set(double(last_recv_wall_ns) / 1e9);
@@ -250,6 +270,7 @@ drained:
   }
   summary.errors = all.by_kind();
   publish(all);
+  summary.feed = feed_now;
   for (size_t i = 0; i < sinks_.size(); ++i) {
     if (const uint64_t n = dispatcher.sink_errors(i)) summary.errors["sink_" + sinks_[i].first] = n;
   }

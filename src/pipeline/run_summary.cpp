@@ -38,6 +38,8 @@ std::string RunSummary::to_json() const {
   for (auto& [k, v] : phases) j["phases"][k] = v;
   j["instruments"] = nlohmann::json::object();
   for (auto& [k, v] : instruments) j["instruments"][k] = v;
+  j["feed"] = nlohmann::json::object();
+  for (auto& [name, counters] : feed) j["feed"][name] = counters;
   j["source_stalls"] = source_stalls;
   j["interrupted"] = interrupted;
   if (has_model) {
@@ -90,6 +92,12 @@ void RunSummary::print(std::FILE* out) const {
   if (!instruments.empty()) {
     std::fprintf(out, "\ninstruments ");
     for (auto& [k, v] : instruments) std::fprintf(out, "%s=%llu  ", k.c_str(), (unsigned long long)v);
+  }
+  for (auto& [name, counters] : feed) {  // the non-zero ones
+    std::fprintf(out, "\nfeed        %s:", name.c_str());
+    for (auto& [k, v] : counters) {
+      if (v) std::fprintf(out, " %s=%llu", k.c_str(), (unsigned long long)v);
+    }
   }
   auto us = [](int64_t ns) { return double(ns) / 1000.0; };
   std::fprintf(out, "\nlatency     receive→alert  p50 %.1f us  p99 %.1f us  p999 %.1f us  (%llu alerts)\n",

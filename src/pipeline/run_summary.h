@@ -5,6 +5,8 @@
 // event_latency_us{...} (receive → rules done, every event), events_by_kind{kind: n}, and with
 // phases{disagreements, refinements, no_schedule} (the feed's phase against the schedule,
 // book/phase_resolver.h), instruments{unknown_symbol, reference_rows} (the instrument master),
+// feed{feed: {counter: n}} (the source's feed health, ingest/source.h FeedCounters: a venue
+// decoder's sequence_gap, checksum_mismatch, ...; the websocket's connections, tls_failures),
 // and with a model: model{name, version, backend, requests, results, batches, mean_batch, drops{reason},
 // failures, fallback_results, backend_switches, swaps, batch_sizes{size: n},
 // inference_latency_us{...} (enqueue → result), queue_wait_us{...}, compute_us{...},
@@ -52,6 +54,7 @@ struct RunSummary {
   LatencyHistogram event_latency;          // recv → rules done
   std::map<std::string, uint64_t> phases;       // disagreements, refinements, no_schedule
   std::map<std::string, uint64_t> instruments;  // unknown_symbol, reference_rows
+  std::map<std::string, std::map<std::string, uint64_t>> feed;  // feed → counter → n (Source::feed_counters)
   uint64_t source_stalls = 0;              // times the source waited on a full shard ring
   bool interrupted = false;                // stopped by SIGINT/SIGTERM or --duration
   bool has_model = false;

@@ -1,6 +1,7 @@
 // The exchange layouts through the binary: each real dataset replays with 0 errors, `record`
 // writes the project CSV that replays to the same alerts, and a file that yields no valid record
-// (a wrong --format) is exit 2 with the first error shown.
+// (a wrong --format) is exit 2 with the first error shown, for replay, record, features --export
+// and publish alike.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -70,10 +71,16 @@ TEST(FormatsCli, WrongFormatReadsNothingAndExitsTwoShowingTheFirstError) {
   const fs::path tick = testing::data_dir() / "szse-l2/5stocks-20220601/tick.csv.gz";
   TS_REQUIRE_DATA(tick);
   const auto dir = testing::scratch_dir("formats_cli_wrong");
-  for (const std::string verb : {"replay", "record"}) {
+  // Every command that reads an input: replay, record, features --export and publish (which
+  // must not need its broker to say so: nothing is sent).
+  for (const std::string verb : {"replay", "record", "features", "publish"}) {
     std::vector<std::string> args = {verb, "--format", "csv", tick.string()};
     if (verb == "record") {
       args.insert(args.end(), {"--out", "x.csv"});
+    } else if (verb == "features") {
+      args.insert(args.end(), {"--export", "export"});
+    } else if (verb == "publish") {
+      args.insert(args.end(), {"--brokers", "127.0.0.1:9", "--topic", "md"});
     } else {
       for (auto& a : quiet_outputs("s.json")) args.push_back(a);
     }
@@ -82,6 +89,9 @@ TEST(FormatsCli, WrongFormatReadsNothingAndExitsTwoShowingTheFirstError) {
     EXPECT_NE(o.err.find("no valid record"), std::string::npos) << verb << "\n" << o.err;
     EXPECT_NE(o.err.find("the first: tick.csv.gz:1:"), std::string::npos) << verb << "\n" << o.err;
   }
+  // The export wrote no data set (and no temporary window file) from nothing.
+  EXPECT_FALSE(fs::exists(dir / "export" / "manifest.json"));
+  EXPECT_FALSE(fs::exists(dir / "export" / ".windows.tmp"));
   // A header-only file of a right format: nothing valid either.
   std::string header(4096, '\0');
   FILE* p = popen(("gzip -dc '" + tick.string() + "' | head -1").c_str(), "r");

@@ -1,5 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <fstream>
+
+#include "core/decimal.h"
+
 #include "ingest/csv_source.h"
 #include "ingest/csv_writer.h"
 #include "ingest/lobster_source.h"
@@ -87,6 +91,56 @@ TEST(CsvWriter, RejectsSymbolsTheFormatCannotCarry) {
   EXPECT_EQ(w.value().write(e, symbols).code(), StatusCode::kInvalidArgument);
   EXPECT_TRUE(w.value().close().is_ok());
   EXPECT_EQ(CsvWriter::open("/nonexistent/dir/x.csv").status().code(), StatusCode::kIoError);
+}
+
+// A symbol whose units are not the defaults of its name (a crypto pair read in the digits its
+// venue writes) keeps them through the file: the reader takes the units line over its own
+// reference, so ticks and size counts mean the same prices and sizes.
+TEST(CsvUnits, TheWrittenUnitsComeBackWithoutAReference) {
+  SymbolTable symbols;
+  const SymbolId id = symbols.intern("BINANCE:NKNUSDT");
+  RefData& r = symbols.mutable_ref(id);
+  r.tick = Decimal{1, 5};
+  r.tick_size = 1e-5;
+  r.size_increment = Decimal{1, 1};
+  Event t = Event::make(EventKind::kTrade);
+  t.symbol = id;
+  t.exch_ts_ns = 1'600'000'000'000'000'000;
+  t.trade.price = 35'210;  // 0.35210
+  t.trade.qty = 123;       // 12.3
+  t.trade.aggressor = Side::kBuy;
+  Event g = t;  // a symbol in the units its name implies: no units line, the file as before
+  g.symbol = symbols.intern("600519.SH");
+  const auto dir = scratch_dir("csv_units");
+  const std::string path = (dir / "u.csv").string();
+  write_csv(path, {t, g, t}, symbols);
+  const std::string text = ts::testing::read_bytes(path);
+  EXPECT_NE(text.find("\nunits,BINANCE:NKNUSDT,0.00001,0.1\ntrade,BINANCE:NKNUSDT,"), std::string::npos) << text;
+  EXPECT_EQ(text.find("units,", text.find("units,") + 1), std::string::npos) << "one units line, NKNUSDT's only";
+
+  SymbolTable back;
+  InputErrors errors;
+  const auto events = read_csv(path, back, errors);
+  EXPECT_EQ(errors.total(), 0u);
+  ASSERT_EQ(events.size(), 3u);
+  const RefData& b = back.ref(events[0].symbol);
+  EXPECT_EQ(b.tick.to_string(), "0.00001");
+  EXPECT_EQ(b.size_increment.to_string(), "0.1");
+  EXPECT_DOUBLE_EQ(b.tick_size, 1e-5);
+  EXPECT_EQ(format_units(events[0].trade.price, b.tick), "0.35210");
+  EXPECT_EQ(format_units(events[0].trade.qty, b.size_increment), "12.3");
+
+  // Bad units lines are counted and skipped; the events still read.
+  std::ofstream(dir / "bad.csv") << "units,X:Y,0.01\n"
+                                  << "units,X:Y,-0.01,1\n"
+                                  << "units,X:Y,0.01,abc\n"
+                                  << "status,X:Y,1,1,continuous\n";
+  SymbolTable bad_symbols;
+  InputErrors bad;
+  EXPECT_EQ(read_csv((dir / "bad.csv").string(), bad_symbols, bad).size(), 1u);
+  EXPECT_EQ(bad.count(InputError::kWrongColumnCount), 1u);
+  EXPECT_EQ(bad.count(InputError::kBadPrice), 1u);
+  EXPECT_EQ(bad.count(InputError::kBadSize), 1u);
 }
 
 TEST(CsvSource, MissingFileIsNotFound) {

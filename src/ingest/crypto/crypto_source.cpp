@@ -5,6 +5,7 @@
 
 #include "core/log.h"
 #include "ingest/crypto/capture_line.h"
+#include "ingest/crypto/feed_counters.h"
 #include "ingest/line_reader.h"
 
 namespace ts::crypto {
@@ -157,6 +158,9 @@ bool CryptoSource::done() const { return impl_->done; }
 std::string CryptoSource::describe() const { return impl_->description; }
 const DecoderCounters& CryptoSource::counters() const { return impl_->decoder->counters(); }
 Venue CryptoSource::venue() const { return impl_->decoder->venue(); }
+void CryptoSource::feed_counters(FeedCounters& out) const {
+  add_decoder_counters(impl_->decoder->venue(), impl_->decoder->counters(), out);
+}
 
 Result<std::optional<Venue>> detect_capture_venue(const std::string& path) {
   InputErrors quiet;

@@ -48,6 +48,8 @@ class CryptoSource : public Source {
   bool done() const override;
   std::string describe() const override;
   const DecoderCounters& counters() const;
+  // The decoder's counters under the venue's name (crypto/feed_counters.h).
+  void feed_counters(FeedCounters& out) const override;
   Venue venue() const;
 
  private:

@@ -4,6 +4,8 @@
 #include <mutex>
 #include <vector>
 
+#include "ingest/crypto/feed_counters.h"
+
 namespace ts {
 
 struct WsSource::Impl {
@@ -15,9 +17,10 @@ struct WsSource::Impl {
   std::vector<Event> scratch;
   uint64_t messages = 0;
   int64_t last_ts_ns = 0;
-  // Shared: events decoded, not yet handed on.
+  // Shared: events decoded, not yet handed on, and the decoder's counts after the last message.
   mutable std::mutex mu;
   std::vector<Event> queue;
+  crypto::DecoderCounters counts;
   // Consumer thread only.
   std::vector<Event> taking;
   size_t taking_at = 0;
@@ -31,7 +34,6 @@ struct WsSource::Impl {
     ctx.is_rest = m.kind == WsMessage::Kind::kSnapshot;
     ctx.url = m.url;
     decoder->decode(m.text, ctx, scratch);  // bad messages are counted by the decoder
-    if (scratch.empty()) return;
     for (Event& e : scratch) {
       e.exch_ts_ns = std::max(e.exch_ts_ns, last_ts_ns);
       last_ts_ns = e.exch_ts_ns;
@@ -39,6 +41,7 @@ struct WsSource::Impl {
     }
     std::lock_guard<std::mutex> lock(mu);
     queue.insert(queue.end(), scratch.begin(), scratch.end());
+    crypto::copy_decoder_counts(decoder->counters(), counts);
   }
 };
 
@@ -86,11 +89,28 @@ bool WsSource::done() const {
 }
 
 std::string WsSource::describe() const { return "ws " + impl_->venue_name + " " + impl_->url; }
+
+void WsSource::feed_counters(FeedCounters& out) const {
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    crypto::add_decoder_counters(impl_->decoder->venue(), impl_->counts, out);
+  }
+  const WsClientStats& c = impl_->client->stats();
+  auto& ws = out["ws"];
+  ws["connections"] += c.connections.load();
+  ws["disconnects"] += c.disconnects.load();
+  ws["failed_connects"] += c.failed_attempts.load();
+  ws["messages"] += c.messages.load();
+  ws["snapshots"] += c.snapshots.load();
+  ws["bytes"] += c.bytes.load();
+  ws["tls_failures"] += c.tls_failures.load();
+}
 void WsSource::stop() {
   if (impl_ && impl_->client) impl_->client->stop();
 }
 const crypto::DecoderCounters& WsSource::counters() const { return impl_->decoder->counters(); }
 const WsClientStats& WsSource::client_stats() const { return impl_->client->stats(); }
 std::string WsSource::last_error() const { return impl_->client->last_error(); }
+bool WsSource::fatal() const { return impl_->client->fatal(); }
 
 }  // namespace ts

@@ -103,9 +103,10 @@ TEST(WsClient, ReplaysTheBinanceCaptureIntactInOrderAcrossADroppedConnection) {
   EXPECT_EQ(stats.snapshots.load(), 2 * n_rest);
   EXPECT_EQ(server.rest_requests.load(), static_cast<int>(2 * n_rest));
   // The reconnection waited for the backoff (200 ms ± 20 % jitter).
-  ASSERT_EQ(server.accepted_at.size(), 2u);
+  const auto accepted = server.accepted_at();
+  ASSERT_EQ(accepted.size(), 2u);
   const auto last_of_first = got.at[n_rest + drop_after - 1];
-  EXPECT_GE(server.accepted_at[1] - last_of_first, 150ms);
+  EXPECT_GE(accepted[1] - last_of_first, 150ms);
 }
 
 TEST(WsClient, GivesUpAfterMaxAttemptsWithGrowingBackoff) {
@@ -133,17 +134,83 @@ TEST(WsClient, GivesUpAfterMaxAttemptsWithGrowingBackoff) {
 
 TEST(WsClient, RefusesUrlsItCannotServe) {
   WsClientOptions o;
-  o.url = "wss://stream.binance.com:9443/stream";
-  auto tls = WsClient::open(o, [](const WsMessage&) {});
-  ASSERT_FALSE(tls.is_ok());
-  EXPECT_NE(tls.status().message().find("wss://"), std::string::npos);
+  o.url = "ftp://stream.binance.com:9443/stream";
+  auto other = WsClient::open(o, [](const WsMessage&) {});
+  ASSERT_FALSE(other.is_ok());
+  EXPECT_NE(other.status().message().find("ftp://"), std::string::npos);
   o.url = "stream.binance.com/ws";
   EXPECT_FALSE(WsClient::open(o, [](const WsMessage&) {}).is_ok());
-  o.url = "ws://127.0.0.1:9/ws";
-  o.rest_snapshot_urls = {"https://api.binance.com/api/v3/depth?symbol=BTCUSDT"};
+  o.url = "wss://stream.binance.com:9443/stream";
+  EXPECT_TRUE(WsClient::open(o, [](const WsMessage&) {}).is_ok());  // TLS: against the system CA store
+  o.rest_snapshot_urls = {"ftp://api.binance.com/api/v3/depth?symbol=BTCUSDT"};
   auto rest = WsClient::open(o, [](const WsMessage&) {});
   ASSERT_FALSE(rest.is_ok());
   EXPECT_NE(rest.status().message().find("REST snapshot URL"), std::string::npos);
+  o.rest_snapshot_urls = {"https://api.binance.com/api/v3/depth?symbol=BTCUSDT"};
+  o.ca_file = "/nonexistent/ca.pem";
+  auto ca = WsClient::open(o, [](const WsMessage&) {});
+  ASSERT_FALSE(ca.is_ok());
+  EXPECT_NE(ca.status().message().find("--ca-file /nonexistent/ca.pem"), std::string::npos) << ca.status().message();
+}
+
+// A server that goes away properly (a close frame) is noticed at once: the client answers the
+// close, and its next attempt comes after the backoff, not after a timeout.
+TEST(WsClient, NoticesAServerCloseAndReconnectsWithin200ms) {
+  const auto dir = ts::testing::data_dir() / "crypto";
+  TS_REQUIRE_DATA(dir / "BINANCE.ws.1.0");
+  TS_REQUIRE_DATA(dir / "BINANCE.http.0.0");
+  const Capture cap = read_capture(dir / "BINANCE.ws.1.0", dir / "BINANCE.http.0.0");
+  CaptureServer server(cap, ts::testing::CaptureServerOptions{.close_after = 50});
+  WsClientOptions o;
+  o.url = "ws://127.0.0.1:" + std::to_string(server.ws_port()) + "/stream";
+  o.initial_backoff = 50ms;  // 40..60 ms with jitter
+  Received got;
+  auto client = WsClient::open(o, [&](const WsMessage& m) {
+    std::lock_guard<std::mutex> lock(got.mu);
+    got.messages.emplace_back(m.kind, std::string(m.text));
+  });
+  ASSERT_TRUE(client.is_ok()) << client.status().to_string();
+  client.value()->start();
+  ASSERT_TRUE(wait_for([&] { return server.accepted_at().size() >= 2; }, 10s))
+      << "no reconnection; last error " << client.value()->last_error();
+  ASSERT_TRUE(wait_for([&] { return got.stream_count() >= cap.frames.size(); }, 10s)) << got.stream_count();
+  client.value()->stop();
+  const auto took = server.accepted_at()[1] - server.close_sent_at();
+  EXPECT_LT(took, 200ms) << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
+                         << " ms from the server's close frame to the next connection";
+  EXPECT_GE(took, 30ms);  // the backoff was waited
+  EXPECT_EQ(client.value()->stats().disconnects.load(), 1u);
+  EXPECT_NE(client.value()->last_error().find("closed"), std::string::npos) << client.value()->last_error();
+}
+
+// The server sends its last frame and a close frame, then stops listening: the client notices
+// the close at once, and its reconnects are refused until max_attempts end it, in about the
+// backoff (100 + 200 ms ± 20 %), not a timeout.
+TEST(WsClient, EndsSoonAfterTheServerClosedAndWentAway) {
+  const auto dir = ts::testing::data_dir() / "crypto";
+  TS_REQUIRE_DATA(dir / "BINANCE.ws.1.0");
+  TS_REQUIRE_DATA(dir / "BINANCE.http.0.0");
+  const Capture cap = read_capture(dir / "BINANCE.ws.1.0", dir / "BINANCE.http.0.0");
+  CaptureServer server(cap, 0, /*close_at_end=*/true);
+  WsClientOptions o;
+  o.url = "ws://127.0.0.1:" + std::to_string(server.ws_port()) + "/stream";
+  for (const auto& t : cap.rest_targets) {
+    o.rest_snapshot_urls.push_back("http://127.0.0.1:" + std::to_string(server.http_port()) + t);
+  }
+  o.max_attempts = 2;
+  std::atomic<size_t> frames{0};
+  auto client = WsClient::open(o, [&](const WsMessage& m) { frames += m.kind == WsMessage::Kind::kStream; });
+  ASSERT_TRUE(client.is_ok());
+  client.value()->start();
+  ASSERT_TRUE(wait_for([&] { return client.value()->finished(); }, 20s)) << client.value()->last_error();
+  const auto ended = std::chrono::steady_clock::now();
+  EXPECT_EQ(frames.load(), cap.frames.size());
+  const auto took = ended - server.close_sent_at();
+  EXPECT_LT(took, 1000ms) << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
+                          << " ms from the server's close frame to the client's end; last error "
+                          << client.value()->last_error();
+  EXPECT_EQ(client.value()->stats().connections.load(), 1u);
+  EXPECT_EQ(client.value()->stats().failed_attempts.load(), 2u);
 }
 
 }  // namespace
