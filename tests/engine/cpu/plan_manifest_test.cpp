@@ -167,17 +167,22 @@ TEST(PlanManifest, ACorruptSectionIsRefusedWithItsReason) {
   // Mutations inside the section: the checksum refuses every one; past it, the parser never
   // crashes and refuses or reads a self-consistent manifest.
   std::mt19937 rng(27);
-  int refused = 0;
+  int refused = 0, changed = 0;
   const int kRuns = 2000;
   for (int i = 0; i < kRuns; ++i) {
     auto x = good;
     const size_t span = good.size() - 4 - at;
     for (int k = 0; k < 1 + int(rng() % 3); ++k) x[at + rng() % span] ^= uint8_t(1u << (rng() % 8));
+    if (x == good) continue;  // the same bit flipped twice
+    ++changed;
     if (!Engine::load(x)) ++refused;
     auto parsed = deserialize_plan(x, /*verify_checksum=*/false);
-    if (parsed && parsed.value().manifest) EXPECT_EQ(manifest_problem(*parsed.value().manifest), "");
+    if (parsed && parsed.value().manifest) {
+      EXPECT_EQ(manifest_problem(*parsed.value().manifest), "");
+    }
   }
-  EXPECT_EQ(refused, kRuns);
+  EXPECT_EQ(refused, changed);
+  EXPECT_GT(changed, kRuns * 9 / 10);
 }
 
 }  // namespace
