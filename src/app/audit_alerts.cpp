@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -56,6 +57,27 @@ std::string price_text(double price) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.10g", price);
   return buf;
+}
+
+// The book around the alert: bids left, asks right, best first, exact decimals.
+void print_book(const BookRecord& b) {
+  if (!b.present) {
+    std::printf("  book            not stored (an alert written before the audit store kept the book)\n");
+    return;
+  }
+  const size_t n = std::max(b.bids.size(), b.asks.size());
+  if (n == 0) {
+    std::printf("  book            empty on both sides\n");
+    return;
+  }
+  std::printf("  book when it was raised (best first)\n");
+  std::printf("    %14s %14s | %-14s %-14s\n", "bid size", "bid", "ask", "ask size");
+  for (size_t i = 0; i < n; ++i) {
+    const BookLevelRecord* bid = i < b.bids.size() ? &b.bids[i] : nullptr;
+    const BookLevelRecord* ask = i < b.asks.size() ? &b.asks[i] : nullptr;
+    std::printf("    %14s %14s | %-14s %-14s\n", bid ? bid->size_text.c_str() : "", bid ? bid->price_text.c_str() : "",
+                ask ? ask->price_text.c_str() : "", ask ? ask->size_text.c_str() : "");
+  }
 }
 
 }  // namespace
@@ -132,6 +154,7 @@ std::optional<int> ExplainCommand::run() {
   if (!input.is_ok()) return fail(input.status());
   if (json_) {
     nlohmann::json j = alert_record_json(r);
+    j["book"] = book_record_json(r.book);
     if (input.value()) {
       const ModelInputRecord& m = *input.value();
       j["model_input"] = {{"model", m.model},         {"version", m.version}, {"probability", m.probability},
@@ -163,6 +186,7 @@ std::optional<int> ExplainCommand::run() {
   } else if (r.type == "model") {
     std::printf("  model           window not stored in %s\n", reader.value()->describe().c_str());
   }
+  print_book(r.book);
   std::printf("  features (the row that fired it)\n");
   for (int i = 0; i < kFeatureCount && size_t(i) < r.features.size(); ++i) {
     const float f = r.features[size_t(i)];

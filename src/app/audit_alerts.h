@@ -8,8 +8,9 @@
 // one object per line in the JSONL schema. TIME: ns since the epoch or RFC 3339 with a zone
 // ([since, until) in exchange time).
 // explain: everything the store holds about one alert: what fired (values and thresholds), the
-// full feature row, the per-stage microseconds and, for a model alert, the model, its version,
-// probability, threshold and the window it scored.
+// full feature row, the per-stage microseconds, the book when it was raised (top 5 levels a
+// side, exact decimals) and, for a model alert, the model, its version, probability, threshold
+// and the window it scored.
 // Exit codes: 0 found (audit alerts: also when nothing matches), 1 explain: no such alert,
 // 2 bad arguments, no such database, server unreachable.
 #include <cstdint>

@@ -1,5 +1,7 @@
 #include "app/engine_commands.h"
 
+#include "app/build_manifest.h"
+
 #include <CLI/CLI.hpp>
 
 #include <cctype>
@@ -12,6 +14,7 @@
 #include "core/latency_histogram.h"
 #include "engine/engine.h"
 #include "engine/npy.h"
+#include "engine/plan.h"
 
 namespace ts {
 namespace {
@@ -175,8 +178,20 @@ int command_engine_build(const EngineBuildOptions& o) {
     opts.profiles.push_back(std::move(profile));
   }
 
+  BuildManifestOptions mo;
+  mo.manifest_path = o.manifest;
+  if (o.threshold >= 0) mo.threshold = o.threshold;
+  if (o.probability_column >= 0) mo.probability_column = o.probability_column;
+  mo.none = o.no_manifest;
+  std::string why_none;
+  auto manifest = make_build_manifest(o.onnx, mo, &why_none);
+  if (!manifest) return fail(kCmd, manifest.status().message());
   const auto t0 = std::chrono::steady_clock::now();
-  auto plan = engine::build_file(o.onnx, opts);
+  auto built = engine::build_file(o.onnx, opts);
+  if (!built) return fail(kCmd, built.status().message());
+  // The manifest section is added to the builder's plan (engine/plan.h): the builder itself
+  // stays the engine's, the manifest is the pipeline's.
+  auto plan = engine::with_plan_manifest(built.value(), manifest.value());
   if (!plan) return fail(kCmd, plan.status().message());
   const double build_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -189,6 +204,11 @@ int command_engine_build(const EngineBuildOptions& o) {
   std::printf("built %s → %s: %zu bytes, backend %s, precision %s, %.2f s\n", o.onnx.c_str(),
               o.save_engine.c_str(), plan.value().size(), opts.backend.c_str(),
               engine::precision_name(opts.precision), build_s);
+  if (manifest.value()) {
+    std::printf("%s", engine::describe_manifest(*manifest.value()).c_str());
+  } else {
+    std::printf("no model manifest (%s)\n", why_none.c_str());
+  }
   return 0;
 }
 
@@ -199,6 +219,13 @@ int command_engine_inspect(const EngineInspectOptions& o) {
   const auto& eng = *e.value();
   std::printf("plan %s: backend %s, context memory %lld bytes\n", o.plan.c_str(),
               eng.backend().c_str(), static_cast<long long>(eng.device_memory_bytes()));
+  auto manifest = engine::read_plan_manifest_file(o.plan);
+  if (!manifest) return fail(kCmd, manifest.status().message());
+  if (manifest.value()) {
+    std::printf("%s", engine::describe_manifest(*manifest.value()).c_str());
+  } else {
+    std::printf("manifest: none (a plan built before plan format 3, or with --noManifest)\n");
+  }
   for (const auto& b : eng.inputs()) {
     std::printf("input  %s %s %s\n", b.name.c_str(), engine::dtype_name(b.dtype),
                 engine::shape_to_string(b.shape).c_str());
@@ -392,6 +419,14 @@ EngineCommands::EngineCommands(CLI::App& app) {
                          "obey (every int8-eligible layer stays int8 where calibration allows)");
   build_cmd_->add_option("--timingCacheFile", build_.timing_cache_file, "tactic timing cache");
   build_cmd_->add_option("--memPoolSize", build_.mem_pool_size, "workspace:<size>[K|M|G]");
+  build_cmd_->add_option("--manifest", build_.manifest,
+                         "model manifest JSON (default: <model>.manifest.json beside the ONNX, if present)");
+  build_cmd_->add_option("--threshold", build_.threshold, "manifest: the decision threshold the model was evaluated at")
+      ->check(CLI::Range(0.0, 1.0));
+  build_cmd_->add_option("--probabilityColumn", build_.probability_column,
+                         "manifest: which output column is the probability (default 0)")
+      ->check(CLI::NonNegativeNumber);
+  build_cmd_->add_flag("--noManifest", build_.no_manifest, "write no model manifest into the plan");
 
   bench_cmd_ = app.add_subcommand("bench", "latency and throughput of a plan on random inputs");
   bench_cmd_->add_option("--loadEngine", bench_.load_engine, "plan file")->required();

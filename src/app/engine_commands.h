@@ -3,9 +3,10 @@
 //   build   --onnx M.onnx --saveEngine M.plan --backend cpu [--minShapes x:1x30x32
 //           --optShapes x:64x60x32 --maxShapes x:1024x120x32] [--fp16|--bf16|--int8]
 //           [--timingCacheFile F] [--memPoolSize workspace:1024M]
+//           [--manifest M.manifest.json] [--threshold P] [--probabilityColumn N] [--noManifest]
 //   bench   --loadEngine M.plan --shapes x:1x60x32 [--iterations N] [--warmUp MS]
 //           latency P50/P99/P99.9 and throughput on random inputs
-//   inspect M.plan                      layers, fusions, tactics, precisions, memory
+//   inspect M.plan                      the model manifest, layers, fusions, tactics, precisions, memory
 //   infer   --loadEngine M.plan --input x=in.npy [--input ...] --output [y=]out.npy
 // Exit codes as for every command: 0 success, 2 bad usage, unreadable or invalid files, engine
 // errors (each printed as one clear line on stderr), 1 unexpected internal failure.
@@ -31,6 +32,12 @@ struct EngineBuildOptions {
   std::string precision_constraints = "prefer";    // int8: prefer (faster fused FP16 kernels) | obey
   std::string timing_cache_file;
   std::string mem_pool_size;                       // "workspace:1024M" (K, M, G; bare = MiB)
+  // The plan's model manifest (app/build_manifest.h): a JSON file (default <model>.manifest.json
+  // beside the ONNX when present), the evaluated threshold, the probability column, or none.
+  std::string manifest;
+  double threshold = -1;            // < 0: not given
+  int64_t probability_column = -1;  // < 0: not given
+  bool no_manifest = false;
 };
 
 struct EngineBenchOptions {

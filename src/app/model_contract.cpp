@@ -2,6 +2,7 @@
 
 #include "engine/ir/graph.h"
 #include "engine/onnx_import.h"
+#include "features/feature_set.h"
 
 namespace ts {
 
@@ -54,6 +55,49 @@ Status check_onnx_contract(const std::string& path, int64_t rows, int64_t featur
     return refuse("its output " + y.name + " is " + engine::shape_to_string(y.shape) +
                   ", serving reads one probability per row ([batch] or [batch,1]; export the probability column "
                   "alone, e.g. torch.sigmoid(logits)[:, 1:2] or softmax(...)[:, 1:2])");
+  }
+  return Status::ok();
+}
+
+Status check_plan_contract(const engine::ModelManifest* m, const engine::Engine& plan, const std::string& path,
+                           int64_t rows, int64_t features) {
+  if (!m) return Status::ok();
+  auto refuse = [&](const std::string& why) {
+    return Status(StatusCode::kInvalidArgument, "model " + path + ": its manifest does not match the pipeline: " + why +
+                                                    " (ticksentry inspect " + path + " shows the manifest; "
+                                                    "docs/bring-your-own-model.md)");
+  };
+  if (m->input_name != "x") {
+    return refuse("expected input x, the model's input is " + m->input_name +
+                  " (rename it at export: input_names=[\"x\"])");
+  }
+  if (plan.inputs().size() != 1 || plan.inputs()[0].name != m->input_name) {
+    return refuse("the manifest names input " + m->input_name + ", the plan's first input is " +
+                  (plan.inputs().empty() ? std::string("none") : plan.inputs()[0].name));
+  }
+  if (m->features != features) {
+    return refuse("expected F = " + std::to_string(features) + " features, the manifest has F = " +
+                  std::to_string(m->features));
+  }
+  for (size_t i = 0; i < m->feature_names.size() && int64_t(i) < features; ++i) {
+    if (m->feature_names[i] != feature_name(int(i))) {
+      return refuse("expected feature " + std::to_string(i) + " to be " + feature_name(int(i)) +
+                    " (features/feature_set.h order), the manifest has " + m->feature_names[i]);
+    }
+  }
+  if (m->window_rows > 0 && m->window_rows != rows) {
+    return refuse("expected windows of T = " + std::to_string(rows) + " rows ([model] window_rows), the manifest has T = " +
+                  std::to_string(m->window_rows));
+  }
+  if (plan.outputs().empty() || plan.outputs()[0].name != m->output_name) {
+    return refuse("the manifest names output " + m->output_name + ", the plan's first output is " +
+                  (plan.outputs().empty() ? std::string("none") : plan.outputs()[0].name));
+  }
+  if (m->output_columns != 1 || m->probability_column != 0) {
+    return refuse("expected one probability per row ([batch] or [batch,1]), the manifest declares output " +
+                  m->output_name + " with " + std::to_string(m->output_columns) + " columns, probability in column " +
+                  std::to_string(m->probability_column) + " (export the probability column alone, e.g. "
+                  "softmax(logits)[:, 1:2])");
   }
   return Status::ok();
 }

@@ -10,10 +10,21 @@
 #include <string>
 
 #include "core/status.h"
+#include "engine/engine.h"
+#include "engine/plan_manifest.h"
 
 namespace ts {
 
 // An .onnx file's graph inputs and outputs against the contract (dims given as symbols pass).
 Status check_onnx_contract(const std::string& path, int64_t rows, int64_t features);
+
+// A plan's model manifest (engine/plan_manifest.h) against the same contract: the input name,
+// T (when the manifest fixes it), F and the feature order (when it names them), and the output
+// serving reads (one probability per row). Each refusal gives the expected and the actual value.
+// A plan without a manifest (format < 3, or built with --noManifest) passes: it is checked as
+// before, by the model server's own checks at load and warm-up.
+// `manifest` null: no manifest. `plan`: the loaded engine (its bindings against the manifest's).
+Status check_plan_contract(const engine::ModelManifest* manifest, const engine::Engine& plan, const std::string& path,
+                           int64_t rows, int64_t features);
 
 }  // namespace ts

@@ -8,6 +8,7 @@
 
 #include "core/log.h"
 #include "engine/backend.h"
+#include "engine/plan.h"
 #include "http/registry_models.h"
 #include "serve/eval_dataset.h"
 
@@ -22,6 +23,10 @@ Result<std::shared_ptr<engine::Engine>> open_model_engine(const std::string& pat
       return Status(StatusCode::kInvalidArgument,
                     "model " + path + ": plan is for the " + e.value()->backend() + " backend, not " + backend);
     }
+    auto manifest = engine::read_plan_manifest_file(path);
+    if (!manifest) return manifest.status().with_context("model " + path);
+    TS_RETURN_IF_ERROR(check_plan_contract(manifest.value() ? &*manifest.value() : nullptr, *e.value(), path, rows,
+                                           kFeatureCount));
     return e.value();
   }
   TS_RETURN_IF_ERROR(check_onnx_contract(path, rows, kFeatureCount));

@@ -288,7 +288,8 @@ Status RunWiring::write_summary_json(const RunSummary& summary) const {
     if (counts.is_ok()) {
       j["notify"] = {{"pending", counts.value().pending},
                      {"delivered", counts.value().delivered},
-                     {"dead", counts.value().dead}};
+                     {"dead", counts.value().dead},
+                     {"pending_at_start", notify_->notifier().pending_at_start()}};
     }
   }
   std::ofstream out(outputs_.summary_json, std::ios::trunc);
@@ -309,6 +310,10 @@ int RunWiring::finish(const RunSummary& summary) const {
   if (notify_) {
     // Said at the end, in plain words: what the notifier could not deliver before it stopped.
     auto counts = notify_->notifier().outbox().counts();
+    if (const int64_t resumed = notify_->notifier().pending_at_start(); resumed > 0) {
+      std::fprintf(stderr, "notifications: %lld were pending from an earlier run when this one started (resumed)\n",
+                   (long long)resumed);
+    }
     if (counts.is_ok() && counts.value().pending > 0) {
       std::fprintf(stderr,
                    "notifications: %lld still pending in the outbox (not delivered before the run ended); the next "

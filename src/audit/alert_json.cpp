@@ -5,6 +5,7 @@
 #include <string>
 
 #include "audit/alert_format.h"
+#include "core/decimal.h"
 
 namespace ts {
 
@@ -134,6 +135,57 @@ nlohmann::json alert_record_json(const AlertRecord& r) {
   }
   j["features"] = std::move(f);
   return j;
+}
+
+nlohmann::json alert_book_json(const Alert& a, const RefData* ref) {
+  auto side = [&](const Level* levels, int n) {
+    nlohmann::json out = nlohmann::json::array();
+    for (int i = 0; i < n && i < kAlertBookLevels; ++i) {
+      const Level& l = levels[i];
+      out.push_back({{"price_ticks", l.price},
+                     {"price_text", ref ? price_text(l.price, *ref) : format_price(l.price, 0.01)},
+                     {"size", l.qty},
+                     {"size_text", ref ? format_units(l.qty, ref->size_increment) : std::to_string(l.qty)}});
+    }
+    return out;
+  };
+  return {{"bids", side(a.book.bids, a.book.bid_levels)}, {"asks", side(a.book.asks, a.book.ask_levels)}};
+}
+
+BookRecord parse_book_json(const std::string& text) {
+  BookRecord b;
+  if (text.empty()) return b;
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (!j.is_object() || !j.contains("bids") || !j.contains("asks") || !j["bids"].is_array() || !j["asks"].is_array()) {
+    return b;
+  }
+  auto side = [](const nlohmann::json& arr, std::vector<BookLevelRecord>& out) {
+    for (const auto& l : arr) {
+      if (!l.is_object()) continue;
+      BookLevelRecord r;
+      r.price_ticks = l.value("price_ticks", int64_t(0));
+      r.price_text = l.value("price_text", std::string());
+      r.size = l.value("size", int64_t(0));
+      r.size_text = l.value("size_text", std::string());
+      out.push_back(std::move(r));
+    }
+  };
+  side(j["bids"], b.bids);
+  side(j["asks"], b.asks);
+  b.present = true;
+  return b;
+}
+
+nlohmann::json book_record_json(const BookRecord& b) {
+  if (!b.present) return nullptr;
+  auto side = [](const std::vector<BookLevelRecord>& levels) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& l : levels) {
+      out.push_back({{"price_ticks", l.price_ticks}, {"price_text", l.price_text}, {"size", l.size}, {"size_text", l.size_text}});
+    }
+    return out;
+  };
+  return {{"bids", side(b.bids)}, {"asks", side(b.asks)}};
 }
 
 }  // namespace ts

@@ -27,4 +27,15 @@ nlohmann::json alert_features_json(const Alert& a);
 // object: see model_inputs) and with latency_ns holding only "total" beside the stage deltas.
 nlohmann::json alert_record_json(const AlertRecord& r);
 
+// The book around an alert, as the stores keep it (column book_json) and /api/alerts/{id} and
+// `explain --json` answer it: {"bids": [{"price_ticks", "price_text", "size", "size_text"}],
+// "asks": [...]}, best first, exact decimals in the instrument's precision (`ref` null: prices
+// at two decimals, sizes as integers).
+nlohmann::json alert_book_json(const Alert& a, const RefData* ref);
+// A stored book_json text back into a record; '' (rows written before the book was kept) or
+// anything not in that form gives present = false.
+BookRecord parse_book_json(const std::string& text);
+// A record as that JSON; null when not present.
+nlohmann::json book_record_json(const BookRecord& b);
+
 }  // namespace ts

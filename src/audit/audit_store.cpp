@@ -32,7 +32,8 @@ CREATE TABLE IF NOT EXISTS alerts (
   values_json TEXT NOT NULL,
   features_json TEXT NOT NULL,
   features_blob BLOB NOT NULL,
-  written_at_ns INTEGER NOT NULL
+  written_at_ns INTEGER NOT NULL,
+  book_json TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS alerts_alert_id ON alerts(alert_id);
 CREATE INDEX IF NOT EXISTS alerts_symbol_ts ON alerts(symbol, exch_ts_ns);
@@ -94,12 +95,23 @@ constexpr const char* kInsertInput =
 constexpr const char* kInsert =
     "INSERT INTO alerts (alert_id, symbol_id, symbol, type, severity, exch_ts_ns, event_seq, price_ticks, price, "
     "recv_ns, book_ns, features_ns, detect_ns, emit_ns, latency_ns, values_json, features_json, features_blob, "
-    "written_at_ns) SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19 "
-    "WHERE NOT EXISTS (SELECT 1 FROM alerts WHERE alert_id = ?1)";
+    "written_at_ns, book_json) SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, "
+    "?19, ?20 WHERE NOT EXISTS (SELECT 1 FROM alerts WHERE alert_id = ?1)";
 
 constexpr const char* kColumns =
     "row_id, alert_id, symbol_id, symbol, type, severity, exch_ts_ns, event_seq, price_ticks, price, recv_ns, "
-    "book_ns, features_ns, detect_ns, emit_ns, latency_ns, values_json, features_blob";
+    "book_ns, features_ns, detect_ns, emit_ns, latency_ns, values_json, features_blob, book_json";
+
+// Stores made before a column existed gain it here (old rows get the column's default), so a
+// newer build reads and appends to an older store. One entry per added column, oldest first.
+struct AddedColumn {
+  const char* table;
+  const char* column;
+  const char* definition;
+};
+constexpr AddedColumn kAddedColumns[] = {
+    {"alerts", "book_json", "TEXT NOT NULL DEFAULT ''"},  // the book around the alert (2026-12)
+};
 
 }  // namespace
 
@@ -110,6 +122,21 @@ Result<std::unique_ptr<AuditStore>> AuditStore::open(const std::string& path) {
   std::unique_ptr<AuditStore> store(new AuditStore(std::move(db).value()));
   auto fail = [&](const Status& s) { return s.with_context("audit store " + path); };
   if (Status s = store->db_->exec(kSchema); !s) return fail(s);
+  for (const AddedColumn& c : kAddedColumns) {
+    bool present = false;
+    {  // the statement is finalized before the ALTER
+      auto info = store->db_->prepare(std::string("SELECT 1 FROM pragma_table_info('") + c.table + "') WHERE name = ?1");
+      if (!info) return fail(info.status());
+      auto row = info.value().bind(1, std::string(c.column)).step();
+      if (!row) return fail(row.status());
+      present = row.value();
+    }
+    if (present) continue;
+    if (Status s = store->db_->exec(std::string("ALTER TABLE ") + c.table + " ADD COLUMN " + c.column + " " + c.definition);
+        !s) {
+      return fail(s.with_context(std::string("adding column ") + c.table + "." + c.column));
+    }
+  }
   for (auto [sql, stmt] : {std::pair{kInsert, &store->insert_}, std::pair{kInsertInput, &store->insert_input_},
                            std::pair{kUpsertDelivery, &store->upsert_delivery_}}) {
     auto prepared = store->db_->prepare(sql);
@@ -134,10 +161,11 @@ Status AuditStore::write(const Alert& a, const SymbolTable& symbols) {
   const bool known = a.symbol < symbols.size();
   const std::string symbol = symbol_label(symbols, a.symbol);
   const double tick = known ? symbols.ref(a.symbol).tick_size : 0.01;
-  std::string values, features;
+  std::string values, features, book;
   try {
     values = alert_values_json(a, known ? &symbols.ref(a.symbol) : nullptr).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     features = alert_features_json(a).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    book = alert_book_json(a, known ? &symbols.ref(a.symbol) : nullptr).dump();
   } catch (const std::exception& e) {
     return Status(StatusCode::kInternal, std::string("audit store: encoding alert: ") + e.what());
   }
@@ -160,7 +188,8 @@ Status AuditStore::write(const Alert& a, const SymbolTable& symbols) {
       .bind(16, values)
       .bind(17, features)
       .bind_blob(18, a.features, sizeof(a.features))
-      .bind(19, wall_ns());
+      .bind(19, wall_ns())
+      .bind(20, book);
   Status st = s.run();
   if (st) ++pending_;
   return st;
@@ -380,6 +409,7 @@ Result<std::vector<AlertRecord>> AuditStore::read_rows(SqlStmt& s) {
     const std::string_view blob = s.col_blob(17);
     r.features.resize(blob.size() / sizeof(float));
     if (!r.features.empty()) std::memcpy(r.features.data(), blob.data(), r.features.size() * sizeof(float));
+    r.book = parse_book_json(s.col_text(18));
     rows.push_back(std::move(r));
   }
   return rows;

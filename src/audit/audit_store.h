@@ -5,7 +5,10 @@
 // exch_ts_ns, event_seq, price_ticks, price (currency), recv_ns, book_ns, features_ns,
 // detect_ns, emit_ns (monotonic ns), latency_ns (detect − recv), values_json
 // ([{name,value,threshold,cmp}]), features_json ({name: value}), features_blob (the row as
-// kFeatureCount little-endian float32, exact), written_at_ns (wall clock at insert).
+// kFeatureCount little-endian float32, exact), written_at_ns (wall clock at insert), book_json
+// (the top 5 levels of each side when the alert was raised: {"bids": [{price_ticks, price_text,
+// size, size_text}], "asks": [...]}, best first; '' in rows written before it existed — a store
+// made before the column is migrated on open with ALTER TABLE ADD COLUMN, its old rows readable).
 //
 // Writes are batched: write() inserts inside an open transaction (begun on the first write
 // after a commit); flush() commits it. The AlertDispatcher flushes at least every 100 ms or
@@ -30,6 +33,22 @@ struct AlertValueRecord {
   std::string cmp;  // ">=", "<=", ">", "<", "info"
 };
 
+// One level of the book around an alert, as stored: exact decimals in the instrument's precision
+// (price_text from the tick, size_text from the size increment) beside the integers.
+struct BookLevelRecord {
+  int64_t price_ticks = 0;
+  std::string price_text;  // "1850.12"
+  int64_t size = 0;        // size units (shares, or the instrument's size increments)
+  std::string size_text;   // "300", "0.00005000"
+};
+
+// The top levels of both sides when the alert was raised (detect/alert.h AlertBook); present is
+// false for alerts stored before the book was kept (an empty book_json column).
+struct BookRecord {
+  bool present = false;
+  std::vector<BookLevelRecord> bids, asks;  // best first
+};
+
 // An alert as stored (strings instead of ids and literals).
 struct AlertRecord {
   int64_t row_id = 0;
@@ -46,6 +65,7 @@ struct AlertRecord {
   int64_t latency_ns = -1;
   std::vector<AlertValueRecord> values;
   std::vector<float> features;  // kFeatureCount floats, FeatureId order
+  BookRecord book;              // the book around it (column book_json)
 };
 
 // The window a model alert was scored on (table `model_inputs`, one row per model alert).

@@ -68,6 +68,19 @@ struct ModelScore {
   uint16_t window_rows = 0;  // rows of the window that fed it (0: none recorded)
 };
 
+// The book around an alert: the top kAlertBookLevels levels of each side (best first) as the
+// shard's book held them when the alert was raised (rule alerts: right after the triggering
+// event; model alerts: when the score came back). Levels past bid_levels / ask_levels are {0, 0}.
+// Prices in ticks, sizes in the instrument's size units (the sinks write them as exact
+// decimals, audit/alert_json.h).
+constexpr int kAlertBookLevels = 5;
+struct AlertBook {
+  Level bids[kAlertBookLevels];
+  Level asks[kAlertBookLevels];
+  uint8_t bid_levels = 0;
+  uint8_t ask_levels = 0;
+};
+
 struct Alert {
   static constexpr int kMaxValues = 4;
   uint64_t id = 0;  // alert_id(symbol name, type, exch_ts_ns, event_seq): deterministic, < 2^53
@@ -82,6 +95,7 @@ struct Alert {
   StageTimes t;                        // when each stage finished with the triggering event
   float features[kFeatureCount] = {};  // the feature row that fired it
   ModelScore model;                    // model alerts only (type kModel)
+  AlertBook book;                      // the book when it was raised (ShardWorker::emit)
 
   // Appends a value; silently ignores more than kMaxValues (rules never add more).
   void add_value(const char* name, double value, double threshold, Cmp cmp) {

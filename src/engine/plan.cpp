@@ -3,6 +3,8 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 
 namespace ts::engine {
 
@@ -34,6 +36,7 @@ class Writer {
   void u64(uint64_t v) { for (int i = 0; i < 8; ++i) out.push_back(uint8_t(v >> (8 * i))); }
   void i64(int64_t v) { u64(uint64_t(v)); }
   void f32(float v) { uint32_t u; std::memcpy(&u, &v, 4); u32(u); }
+  void f64(double v) { uint64_t u; std::memcpy(&u, &v, 8); u64(u); }
   void str(const std::string& s) { u32(uint32_t(s.size())); raw(s.data(), s.size()); }
   void i64s(const std::vector<int64_t>& v) { u32(uint32_t(v.size())); for (auto x : v) i64(x); }
   std::vector<uint8_t> out;
@@ -67,6 +70,7 @@ class Reader {
   }
   int64_t i64(const char* what) { return int64_t(u64(what)); }
   float f32(const char* what) { uint32_t u = u32(what); float f; std::memcpy(&f, &u, 4); return f; }
+  double f64(const char* what) { uint64_t u = u64(what); double f; std::memcpy(&f, &u, 8); return f; }
   // A count of elements each at least `min_bytes` long: never more than the bytes left.
   size_t count(size_t min_bytes, const char* what) {
     uint32_t n = u32(what);
@@ -227,6 +231,53 @@ void read_graph(Reader& r, Graph& g) {
   read_ids(r, g.outputs, nv, false, "graph outputs");
 }
 
+void write_manifest(Writer& w, const std::optional<ModelManifest>& m) {
+  if (!m) {
+    w.u32(0);
+    return;
+  }
+  w.u32(kManifestVersion);
+  w.str(m->input_name);
+  w.i64(m->window_rows);
+  w.i64(m->features);
+  w.u32(uint32_t(m->feature_names.size()));
+  for (const auto& n : m->feature_names) w.str(n);
+  w.str(m->output_name);
+  w.i64(m->output_columns);
+  w.i64(m->probability_column);
+  w.f64(m->threshold);
+  w.str(m->model_name);
+  w.str(m->model_version);
+}
+
+void read_manifest(Reader& r, std::optional<ModelManifest>& out) {
+  const uint32_t v = r.u32("manifest version");
+  if (!r.ok() || v == 0) return;
+  if (v != kManifestVersion) {
+    r.fail("plan manifest version " + std::to_string(v) + " is not supported (this build reads version " +
+           std::to_string(kManifestVersion) + ")");
+    return;
+  }
+  ModelManifest m;
+  m.input_name = r.str("manifest input name");
+  m.window_rows = r.i64("manifest window rows");
+  m.features = r.i64("manifest features");
+  const size_t n = r.count(4, "manifest feature names");
+  for (size_t i = 0; i < n && r.ok(); ++i) m.feature_names.push_back(r.str("manifest feature name"));
+  m.output_name = r.str("manifest output name");
+  m.output_columns = r.i64("manifest output columns");
+  m.probability_column = r.i64("manifest probability column");
+  m.threshold = r.f64("manifest threshold");
+  m.model_name = r.str("manifest model name");
+  m.model_version = r.str("manifest model version");
+  if (!r.ok()) return;
+  if (std::string why = manifest_problem(m); !why.empty()) {
+    r.fail("corrupt plan: manifest: " + why);
+    return;
+  }
+  out = std::move(m);
+}
+
 }  // namespace
 
 std::vector<uint8_t> serialize_plan(const Plan& p) {
@@ -257,6 +308,7 @@ std::vector<uint8_t> serialize_plan(const Plan& p) {
     w.str(name);
     w.f32(scale);
   }
+  write_manifest(w, p.manifest);
   w.u32(crc32(w.out));
   return std::move(w.out);
 }
@@ -318,9 +370,37 @@ Result<Plan> deserialize_plan(std::span<const uint8_t> bytes, bool verify_checks
       p.activation_scales[name] = scale;
     }
   }
+  if (version >= 3) read_manifest(r, p.manifest);
   if (!r.ok()) return err(r.error());
   if (r.remaining() != 0) return err("corrupt plan: " + std::to_string(r.remaining()) + " trailing bytes");
   return p;
+}
+
+Result<std::optional<ModelManifest>> read_plan_manifest(std::span<const uint8_t> plan) {
+  auto p = deserialize_plan(plan);
+  if (!p) return p.status();
+  return std::move(p.value().manifest);
+}
+
+Result<std::optional<ModelManifest>> read_plan_manifest_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return Status(StatusCode::kIoError, "reading plan " + path + ": cannot open");
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  auto m = read_plan_manifest(bytes);
+  if (!m) return Status(m.status().code(), path + ": " + m.status().message());
+  return m;
+}
+
+Result<std::vector<uint8_t>> with_plan_manifest(std::span<const uint8_t> plan, const std::optional<ModelManifest>& manifest) {
+  if (manifest) {
+    if (std::string why = manifest_problem(*manifest); !why.empty()) {
+      return Status(StatusCode::kInvalidArgument, "model manifest: " + why);
+    }
+  }
+  auto p = deserialize_plan(plan);
+  if (!p) return p.status();
+  p.value().manifest = manifest;
+  return serialize_plan(p.value());
 }
 
 }  // namespace ts::engine

@@ -8,14 +8,20 @@
 //            the builder's PassLog lines,
 //            [version ≥ 2] the INT8 calibration table: per-tensor activation scales by value
 //            name (empty unless precision is int8; the per-layer choice, input scale and
-//            per-output-channel weight scales are attributes of the layer's node, quantize.h).
-// Version 1 plans (before INT8) still load: they have no calibration table.
+//            per-output-channel weight scales are attributes of the layer's node, quantize.h),
+//            [version ≥ 3] the model manifest section (plan_manifest.h): u32 manifest version
+//            (0 = none, else kManifestVersion), then input name, T, F, the F feature names,
+//            output name, output columns, probability column, threshold (f64), model name and
+//            version.
+// Version 1 plans (before INT8) still load: they have no calibration table; versions 1 and 2
+// (before the manifest) load without a manifest.
 // Little-endian, length-prefixed strings and arrays. The CRC32 covers every byte before it.
 // deserialize_plan() checks every read against the bytes that remain (a count can never ask
 // for more than what is left), so corrupt or truncated input gives an error, never a crash or
 // a huge allocation. Backend/arch compatibility is checked by Engine::load, not here.
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -23,10 +29,11 @@
 #include "core/status.h"
 #include "engine/engine.h"
 #include "engine/ir/graph.h"
+#include "engine/plan_manifest.h"
 
 namespace ts::engine {
 
-constexpr uint32_t kPlanFormatVersion = 2;
+constexpr uint32_t kPlanFormatVersion = 3;
 constexpr uint32_t kPlanFormatVersionMin = 1;  // oldest version deserialize_plan reads
 constexpr uint32_t kPlanFlagTf32 = 1u;
 inline constexpr char kPlanMagic[8] = {'T', 'S', 'P', 'L', 'A', 'N', '\0', '\1'};
@@ -42,6 +49,7 @@ struct Plan {
   Graph graph;
   std::vector<std::string> pass_log;
   std::map<std::string, float> activation_scales;  // int8: tensor name → scale (threshold / 127)
+  std::optional<ModelManifest> manifest;           // version ≥ 3; none in older plans
 };
 
 std::vector<uint8_t> serialize_plan(const Plan& plan);
@@ -49,5 +57,15 @@ std::vector<uint8_t> serialize_plan(const Plan& plan);
 Result<Plan> deserialize_plan(std::span<const uint8_t> bytes, bool verify_checksum = true);
 
 uint32_t crc32(std::span<const uint8_t> bytes);
+
+// The model manifest section of plan bytes (plan_manifest.h), read and written without building
+// an engine: `ticksentry build` adds it to the builder's plan, `inspect` and the model server's
+// load check read it. A plan of format < 3 has none (nullopt). Errors as deserialize_plan's.
+Result<std::optional<ModelManifest>> read_plan_manifest(std::span<const uint8_t> plan);
+Result<std::optional<ModelManifest>> read_plan_manifest_file(const std::string& path);
+// The same plan with `manifest` as its manifest section (nullopt: none), re-serialized at the
+// current format version (every other field unchanged). A manifest that is not self-consistent
+// (manifest_problem) is refused naming the problem.
+Result<std::vector<uint8_t>> with_plan_manifest(std::span<const uint8_t> plan, const std::optional<ModelManifest>& manifest);
 
 }  // namespace ts::engine

@@ -34,7 +34,8 @@ Result<std::unique_ptr<AlertHistory>> AlertHistory::open(const std::string& db_p
   if (!store.is_ok()) return store.status().with_context("alert history");
   std::shared_ptr<AuditStore> s = std::move(store).value();
   AuditStore* raw = s.get();
-  return std::unique_ptr<AlertHistory>(new AlertHistory(s, [raw](const AlertQuery& q) { return raw->query(q); }));
+  return std::unique_ptr<AlertHistory>(new AlertHistory(s, [raw](const AlertQuery& q) { return raw->query(q); },
+                                                        [raw](uint64_t id) { return raw->model_input(id); }));
 }
 
 Result<std::unique_ptr<AlertHistory>> AlertHistory::open_postgres(const std::string& dsn) {

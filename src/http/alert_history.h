@@ -16,6 +16,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,12 +40,27 @@ class AlertHistory {
   // Answers the request. Returns false when the request was bad (a 400 was sent).
   bool handle(const httplib::Request& req, httplib::Response& res);
 
+  // GET /api/alerts/{id} (alert_detail.cpp): one alert with everything the store keeps about it,
+  // for the dashboard's alert detail view and `ticksentry explain`'s readers:
+  //   the /api/alerts schema (values with thresholds, the full feature row, stage times) plus
+  //   "book": {"bids": [{"price_ticks", "price_text", "size", "size_text"}], "asks": [...]}
+  //            (top 5 a side when it was raised, best first; null for alerts stored before)
+  //   "model": {"name", "version", "probability", "threshold", "shadow", "rows", "cols",
+  //             "window": [rows × cols floats, oldest row first]} or null (rule alerts; model
+  //             alerts in PostgreSQL, which keeps no windows).
+  // 200 with that object; 400 when `id` is not a decimal integer; 404 when no alert has it.
+  // Returns false when the request was bad (400 or 404 sent).
+  bool handle_alert(const std::string& id, httplib::Response& res);
+
  private:
   using Query = std::function<Result<std::vector<AlertRecord>>(const AlertQuery&)>;
-  AlertHistory(std::shared_ptr<void> store, Query query) : store_(std::move(store)), query_(std::move(query)) {}
+  using InputQuery = std::function<Result<std::optional<ModelInputRecord>>(uint64_t)>;
+  AlertHistory(std::shared_ptr<void> store, Query query, InputQuery input = nullptr)
+      : store_(std::move(store)), query_(std::move(query)), input_(std::move(input)) {}
   std::mutex mu_;
   std::shared_ptr<void> store_;  // the connection query_ reads through
   Query query_;
+  InputQuery input_;  // null: the store keeps no model windows
 };
 
 }  // namespace ts::http

@@ -218,6 +218,11 @@ void HttpServer::add_routes() {
     if (!stream_) return unavailable(res, "the alert stream");
     reply_json(res, stream_->recent_json());
   });
+  // One alert with its book and model window (alert_history.h); after /api/alerts/recent.
+  s.Get(R"(/api/alerts/([^/]+))", [this, unavailable](const httplib::Request& req, httplib::Response& res) {
+    if (!history_) return unavailable(res, "the audit store");
+    if (!history_->handle_alert(req.matches[1], res)) count_error(res.status == 404 ? "not_found" : "bad_request");
+  });
   s.Get("/api/alerts", [this, unavailable](const httplib::Request& req, httplib::Response& res) {
     if (!history_) return unavailable(res, "the audit store");
     if (!history_->handle(req, res)) count_error("bad_request");

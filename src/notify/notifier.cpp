@@ -42,6 +42,12 @@ Notifier::~Notifier() { stop(); }
 void Notifier::start() {
   if (started_) return;
   started_ = true;
+  // Resumption, said in plain words: notifications an earlier run left undelivered go out now.
+  if (auto c = outbox_->counts(); c.is_ok() && c.value().pending > 0) {
+    pending_at_start_ = c.value().pending;
+    spdlog::warn("notify: {} notification{} pending from an earlier run in {}; delivering {} now", pending_at_start_,
+                 pending_at_start_ == 1 ? "" : "s", cfg_.outbox_db, pending_at_start_ == 1 ? "it" : "them");
+  }
   if (audit_) audit_->start();
   for (auto& [name, w] : workers_) w->start();
   router_ = std::thread([this] { run(); });

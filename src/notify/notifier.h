@@ -67,8 +67,10 @@ class Notifier {
   Notifier& operator=(const Notifier&) = delete;
 
   // Starts the router and the delivery threads; pending outbox rows from an earlier run are
-  // delivered from now on.
+  // delivered from now on (how many there were: pending_at_start(), counted before the threads
+  // start, and logged in plain words).
   void start();
+  int64_t pending_at_start() const { return pending_at_start_; }
   // One producer thread at a time (the dispatcher's sink thread). Never waits for the router.
   // Returns false after stop() has begun (the alert was not taken; counted as refused).
   bool submit(const Alert& a);
@@ -111,6 +113,7 @@ class Notifier {
   std::atomic<bool> accepting_{true};
   std::atomic<bool> stopping_{false};
   bool started_ = false, stopped_ = false;
+  int64_t pending_at_start_ = 0;  // outbox rows pending when start() ran (an earlier run's)
   std::thread router_;
   std::condition_variable cv_checkpoint_;
   std::thread checkpointer_;  // Outbox::checkpoint() once a second

@@ -1,5 +1,6 @@
 #include "pipeline/shard_worker.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <thread>
@@ -133,7 +134,20 @@ size_t ShardWorker::poll_model() {
   });
 }
 
+// The symbol's top levels into the alert (80 bytes a side; once per alert, not per event).
+void ShardWorker::capture_book(Alert& a) const {
+  const BookTop& top = books_.top(a.symbol);
+  const int nb = std::min(top.bid_levels, kAlertBookLevels), na = std::min(top.ask_levels, kAlertBookLevels);
+  for (int i = 0; i < kAlertBookLevels; ++i) {
+    a.book.bids[i] = i < nb ? top.bids[i] : Level{};
+    a.book.asks[i] = i < na ? top.asks[i] : Level{};
+  }
+  a.book.bid_levels = uint8_t(nb);
+  a.book.ask_levels = uint8_t(na);
+}
+
 void ShardWorker::emit(Alert& a) {
+  capture_book(a);
   a.t.emit_ns = mono_ns();  // the dispatcher re-stamps its copy at enqueue; same clock
   ++alerts_emitted_;
   if (stage_timing_) alert_latency_.record(a.t.emit_ns - a.t.recv_ns);
@@ -144,6 +158,7 @@ void ShardWorker::emit(Alert& a) {
 }
 
 void ShardWorker::emit(Alert& a, const float* window) {
+  capture_book(a);
   a.t.emit_ns = mono_ns();
   ++alerts_emitted_;
   if (stage_timing_) alert_latency_.record(a.t.emit_ns - a.t.recv_ns);

@@ -88,6 +88,7 @@ class ShardWorker {
  private:
   void emit(Alert& a);
   void emit(Alert& a, const float* window);  // a model alert with the window that fed it
+  void capture_book(Alert& a) const;          // the symbol's top levels into a.book
 
   int shard_;
   const SymbolTable& symbols_;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <random>
 #include <thread>
@@ -105,6 +107,38 @@ Status check_probabilities(const engine::Engine& e, const engine::TensorView& ou
                                                   std::to_string(rows) + ",1] (one probability per row)");
 }
 
+// The warm-up batch's outputs as the decision stage will read them: probabilities, finite and
+// within [0, 1]. A model that outputs logits (or scores of another scale) passes every shape
+// check and then alerts on everything or nothing; it is refused here, before it serves. Only at
+// warm-up (prepare), not per live batch: a check on the hot path would cost every batch for a
+// property of the model, not of the data.
+Status check_probability_range(const engine::Engine& e, const float* out, int64_t rows) {
+  int64_t bad = 0, nonfinite = 0;
+  float lo = 0, hi = 0;
+  bool first = true;
+  for (int64_t i = 0; i < rows; ++i) {
+    const float v = out[i];
+    if (!std::isfinite(v)) {
+      ++nonfinite;
+      continue;
+    }
+    if (first || v < lo) lo = v;
+    if (first || v > hi) hi = v;
+    first = false;
+    if (v < 0.f || v > 1.f) ++bad;
+  }
+  if (bad == 0 && nonfinite == 0) return Status::ok();
+  char range[96] = "";
+  if (!first) std::snprintf(range, sizeof range, " (min %.6g, max %.6g)", double(lo), double(hi));
+  std::string what;
+  if (bad) what = std::to_string(bad) + " of " + std::to_string(rows) + " values outside [0, 1]";
+  if (nonfinite) what += std::string(what.empty() ? "" : ", ") + std::to_string(nonfinite) + " of " + std::to_string(rows) + " not finite";
+  return Status(StatusCode::kInvalidArgument,
+                "output " + e.outputs()[0].name + " is not a probability on the warm-up batch: " + what + range +
+                    "; serving reads one probability in [0, 1] per row (a model that outputs logits must end in a "
+                    "sigmoid or softmax: export torch.sigmoid(logits))");
+}
+
 int64_t bucket_of(int64_t n, int max_batch) {
   int64_t b = 1;
   while (b < n) b *= 2;
@@ -191,6 +225,7 @@ Result<std::shared_ptr<ModelServer::Served>> ModelServer::prepare(ModelHandle h,
             ov.capacity_bytes = out.size() * sizeof(float);
             Status st = s->contexts[c]->execute({&iv, 1}, {&ov, 1});
             if (st.is_ok()) st = check_probabilities(e, ov, b);
+            if (st.is_ok()) st = check_probability_range(e, out.data(), b);
             if (!st.is_ok()) {
               results[c] = st;
               return;

@@ -86,7 +86,9 @@ class ModelServer {
 
   // Checks the model's bindings (one float input [batch, T, F] with F = ShardPort features, one
   // float output of one probability per row), creates and warms up its contexts (and the CPU
-  // fallback's, which may be null or the same engine), and starts the threads.
+  // fallback's, which may be null or the same engine), and starts the threads. The warm-up
+  // batch's outputs must be probabilities (finite, within [0, 1]): a model that outputs logits
+  // is refused here with the range it gave (as are swap() and set_shadow()).
   Status start(ModelHandle prod, std::shared_ptr<engine::Engine> cpu_fallback, int features);
 
   ShardPort& port(int shard) { return *ports_[size_t(shard)]; }

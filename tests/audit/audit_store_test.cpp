@@ -106,5 +106,97 @@ TEST(AuditStore, WriteAfterCloseIsAnError) {
   EXPECT_FALSE(store.value()->write(make_alert(symbols.intern("600519.SH"), 1), symbols).is_ok());
 }
 
+// The book around an alert: stored with exact decimals in the instrument's precision (a crypto
+// pair's size increment of 1e-8, a price tick of 0.01), read back level by level.
+TEST(AuditStore, KeepsTheBookAroundTheAlertInExactDecimals) {
+  SymbolTable symbols;
+  const SymbolId btc = symbols.intern("BTCUSD");
+  symbols.mutable_ref(btc).tick = Decimal{1, 2};
+  symbols.mutable_ref(btc).tick_size = 0.01;
+  symbols.mutable_ref(btc).size_increment = Decimal{1, 8};
+  const std::string path = (scratch_dir("audit_book") / "audit.db").string();
+  Alert a = make_alert(btc, 7);
+  a.book.bids[0] = {2345601, 150000000};  // 23456.01 × 1.5
+  a.book.bids[1] = {2345600, 1};          // 23456.00 × 0.00000001
+  a.book.bid_levels = 2;
+  for (int i = 0; i < kAlertBookLevels; ++i) a.book.asks[i] = {2345610 + i, 1000000 * (i + 1)};
+  a.book.ask_levels = kAlertBookLevels;
+  {
+    auto store = AuditStore::open(path);
+    ASSERT_TRUE(store.is_ok()) << store.status().to_string();
+    ASSERT_TRUE(store.value()->write(a, symbols).is_ok());
+    ASSERT_TRUE(store.value()->write(make_alert(btc, 8), symbols).is_ok());  // no levels captured
+    ASSERT_TRUE(store.value()->close().is_ok());
+  }
+  auto store = AuditStore::open(path);
+  ASSERT_TRUE(store.is_ok());
+  auto rows = store.value()->load_all();
+  ASSERT_TRUE(rows.is_ok()) << rows.status().to_string();
+  ASSERT_EQ(rows.value().size(), 2u);
+  const BookRecord& b = rows.value()[0].book;
+  ASSERT_TRUE(b.present);
+  ASSERT_EQ(b.bids.size(), 2u);
+  ASSERT_EQ(b.asks.size(), size_t(kAlertBookLevels));
+  EXPECT_EQ(b.bids[0].price_ticks, 2345601);
+  EXPECT_EQ(b.bids[0].price_text, "23456.01");
+  EXPECT_EQ(b.bids[0].size, 150000000);
+  EXPECT_EQ(b.bids[0].size_text, "1.50000000");
+  EXPECT_EQ(b.bids[1].size_text, "0.00000001");
+  EXPECT_EQ(b.asks[4].price_text, "23456.14");
+  EXPECT_EQ(b.asks[4].size_text, "0.05000000");
+  const BookRecord& empty = rows.value()[1].book;
+  EXPECT_TRUE(empty.present);
+  EXPECT_TRUE(empty.bids.empty() && empty.asks.empty());
+}
+
+// A store written before the book was kept (no book_json column): opened by this build it gains
+// the column, its old rows read as before (book not present), new rows keep their book.
+TEST(AuditStore, AnOlderStoreIsMigratedAndStaysReadable) {
+  const std::string path = (scratch_dir("audit_migrate") / "audit.db").string();
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    // The alerts table as builds before the book created it, with one row.
+    const char* old_schema =
+        "PRAGMA journal_mode=WAL;"
+        "CREATE TABLE alerts (row_id INTEGER PRIMARY KEY, alert_id INTEGER NOT NULL, symbol_id INTEGER NOT NULL, "
+        "symbol TEXT NOT NULL, type TEXT NOT NULL, severity TEXT NOT NULL, exch_ts_ns INTEGER NOT NULL, "
+        "event_seq INTEGER NOT NULL, price_ticks INTEGER NOT NULL, price REAL NOT NULL, recv_ns INTEGER NOT NULL, "
+        "book_ns INTEGER NOT NULL, features_ns INTEGER NOT NULL, detect_ns INTEGER NOT NULL, emit_ns INTEGER NOT NULL, "
+        "latency_ns INTEGER NOT NULL, values_json TEXT NOT NULL, features_json TEXT NOT NULL, "
+        "features_blob BLOB NOT NULL, written_at_ns INTEGER NOT NULL);"
+        "INSERT INTO alerts VALUES (1, 99, 0, 'GOOG', 'large_buy', 'warning', 1340285400000000000, 5, 58012, 580.12, "
+        "1, 2, 3, 4, 5, 3, '[{\"name\":\"qty\",\"value\":900,\"threshold\":500,\"cmp\":\">=\"}]', '{}', x'', 6);";
+    char* err = nullptr;
+    ASSERT_EQ(sqlite3_exec(db, old_schema, nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
+    sqlite3_close(db);
+  }
+  SymbolTable symbols;
+  const SymbolId goog = symbols.intern("GOOG");
+  auto store = AuditStore::open(path);
+  ASSERT_TRUE(store.is_ok()) << store.status().to_string();
+  Alert a = make_alert(goog, 100);
+  a.book.asks[0] = {58020, 100};
+  a.book.ask_levels = 1;
+  ASSERT_TRUE(store.value()->write(a, symbols).is_ok());
+  ASSERT_TRUE(store.value()->flush().is_ok());
+  auto rows = store.value()->load_all();
+  ASSERT_TRUE(rows.is_ok()) << rows.status().to_string();
+  ASSERT_EQ(rows.value().size(), 2u);
+  EXPECT_EQ(rows.value()[0].alert_id, 99u);
+  EXPECT_EQ(rows.value()[0].type, "large_buy");
+  ASSERT_EQ(rows.value()[0].values.size(), 1u);
+  EXPECT_EQ(rows.value()[0].values[0].name, "qty");
+  EXPECT_FALSE(rows.value()[0].book.present) << "an old row has no book";
+  ASSERT_TRUE(rows.value()[1].book.present);
+  ASSERT_EQ(rows.value()[1].book.asks.size(), 1u);
+  EXPECT_EQ(rows.value()[1].book.asks[0].price_text, "580.20");
+  // Opening the migrated store again changes nothing.
+  ASSERT_TRUE(store.value()->close().is_ok());
+  auto again = AuditStore::open(path);
+  ASSERT_TRUE(again.is_ok()) << again.status().to_string();
+  EXPECT_EQ(again.value()->count().value(), 2);
+}
+
 }  // namespace
 }  // namespace ts::testing

@@ -2,6 +2,7 @@
 // checked against the run's own JSONL file; exchange-time arguments.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -9,6 +10,7 @@
 #include <sstream>
 
 #include "app/time_arg.h"
+#include "audit/audit_store.h"
 #include "features/feature_set.h"
 #include "run_bin.h"
 #include "test_data.h"
@@ -170,6 +172,105 @@ TEST(AuditCli, AlertsAndExplainAnswerFromTheStoreTheRunWrote) {
   o = run_bin({"explain", "12345", "--audit-db", "audit.db"}, dir);
   EXPECT_EQ(o.exit_code, 1);
   EXPECT_NE(o.err.find("no alert 12345 in audit store audit.db"), std::string::npos) << o.err;
+}
+
+// LOBSTER's orderbook file row k (1-based) is the book after message k: "ask price 1, ask size 1,
+// bid price 1, bid size 1, ..." with prices in 1/10000 dollars. The rows of `wanted` lines.
+std::map<uint64_t, std::vector<int64_t>> lobster_book_rows(const std::filesystem::path& gz, const std::set<uint64_t>& wanted) {
+  std::map<uint64_t, std::vector<int64_t>> out;
+  FILE* f = popen(("zcat '" + gz.string() + "'").c_str(), "r");
+  if (!f) return out;
+  char buf[4096];
+  uint64_t line = 0;
+  while (fgets(buf, sizeof buf, f)) {
+    if (!wanted.count(++line)) continue;
+    std::vector<int64_t> v;
+    std::istringstream in(buf);
+    for (std::string cell; std::getline(in, cell, ',');) v.push_back(std::stoll(cell));
+    out[line] = std::move(v);
+  }
+  pclose(f);
+  return out;
+}
+
+// `ticksentry explain` shows the book around the alert: on a real LOBSTER replay, the stored top
+// 5 levels of each side of every alert are the vendor's order-book row of the triggering message,
+// with prices and sizes as exact decimals.
+TEST(AuditCli, ExplainShowsTheBookAsTheVendorRecordedIt) {
+  const auto goog = lobster_file("GOOG", "message", 10);
+  const auto book = lobster_file("GOOG", "orderbook", 10);
+  TS_REQUIRE_DATA(goog);
+  TS_REQUIRE_DATA(book);
+  const auto dir = scratch_dir("audit_cli_book");
+  std::ofstream(dir / "abs.toml") << "[rules]\nrelative = false\n";
+  auto o = run_bin({"replay", "--format", "lobster", goog.string(), "--no-stdout", "--http", "off", "--jsonl", "",
+                    "--audit-db", "audit.db", "--config", "abs.toml"},
+                   dir);
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  auto store = AuditStore::open((dir / "audit.db").string());
+  ASSERT_TRUE(store.is_ok()) << store.status().to_string();
+  auto rows = store.value()->load_all();
+  ASSERT_TRUE(rows.is_ok()) << rows.status().to_string();
+  ASSERT_GE(rows.value().size(), 20u);
+  std::set<uint64_t> seqs;
+  for (const auto& r : rows.value()) {
+    if (r.event_seq > 0) seqs.insert(r.event_seq);  // 0: the opening book, made from the first row
+  }
+  const auto vendor = lobster_book_rows(book, seqs);
+  ASSERT_EQ(vendor.size(), seqs.size());
+  auto text = [](int64_t lobster_price) {  // 1/10000 dollars → cents, GOOG's tick
+    char b[32];
+    std::snprintf(b, sizeof b, "%lld.%02lld", (long long)(lobster_price / 10000), (long long)(lobster_price / 100 % 100));
+    return std::string(b);
+  };
+  int levels_checked = 0, without_row = 0;
+  const AlertRecord* first = nullptr;
+  for (const auto& r : rows.value()) {
+    ASSERT_TRUE(r.book.present) << r.alert_id;
+    if (!vendor.count(r.event_seq)) {
+      ++without_row;
+      continue;
+    }
+    if (!first) first = &r;
+    const auto& v = vendor.at(r.event_seq);
+    ASSERT_EQ(v.size(), 40u);
+    for (int side = 0; side < 2; ++side) {  // 0 asks, 1 bids
+      const auto& got = side == 0 ? r.book.asks : r.book.bids;
+      size_t n = 0;
+      for (int i = 0; i < 5; ++i) {
+        const int64_t price = v[size_t(4 * i + 2 * side)], size = v[size_t(4 * i + 2 * side + 1)];
+        if (size <= 0) break;  // an empty level (LOBSTER's dummy prices)
+        ASSERT_LT(size_t(i), got.size()) << "alert " << r.alert_id << " seq " << r.event_seq << " side " << side;
+        EXPECT_EQ(got[size_t(i)].price_text, text(price)) << "alert " << r.alert_id << " level " << i;
+        EXPECT_EQ(got[size_t(i)].price_ticks, price / 100);
+        EXPECT_EQ(got[size_t(i)].size, size);
+        EXPECT_EQ(got[size_t(i)].size_text, std::to_string(size));
+        ++n;
+        ++levels_checked;
+      }
+      EXPECT_EQ(got.size(), n) << "alert " << r.alert_id << ": no more levels than the vendor's";
+    }
+  }
+  EXPECT_LE(without_row, 1) << "only an alert on the opening book has no vendor row of its own";
+  EXPECT_GE(levels_checked, int(rows.value().size()) * 8) << "most books have 5 levels a side";
+
+  // explain prints it; --json carries it in the /api/alerts/{id} form.
+  ASSERT_NE(first, nullptr);
+  const std::string id = std::to_string(first->alert_id);
+  o = run_bin({"explain", id, "--audit-db", "audit.db"}, dir);
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("book when it was raised (best first)"), std::string::npos) << o.out;
+  const auto& v = vendor.at(first->event_seq);
+  char line[160];
+  std::snprintf(line, sizeof line, "    %14s %14s | %-14s %-14s", std::to_string(v[3]).c_str(), text(v[2]).c_str(),
+                text(v[0]).c_str(), std::to_string(v[1]).c_str());
+  EXPECT_NE(o.out.find(line), std::string::npos) << "best bid and ask side by side: '" << line << "' in\n" << o.out;
+  o = run_bin({"explain", id, "--audit-db", "audit.db", "--json"}, dir);
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const auto j = nlohmann::json::parse(o.out);
+  ASSERT_TRUE(j["book"].is_object()) << o.out;
+  EXPECT_EQ(j["book"]["asks"][0]["price_text"], text(v[0]));
+  EXPECT_EQ(j["book"]["bids"][0]["size_text"], std::to_string(v[3]));
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "audit/audit_store.h"
+#include "features/feature_set.h"
 #include "run_bin.h"
 #include "test_data.h"
 
@@ -338,6 +339,85 @@ TEST(ModelContractCli, AModelForAnotherContractIsRefusedWithWhatItHas) {
   EXPECT_NE(o.err.find("its output prob is [batch,2]"), std::string::npos) << o.err;
   o = replay("good.onnx");
   EXPECT_EQ(o.exit_code, 0) << o.err;
+}
+
+// A PyTorch model exported as a user would: `build` writes the model manifest into the plan,
+// `inspect` prints it, the server checks it against the pipeline at load (expected vs actual),
+// and a model that outputs logits is refused at warm-up.
+TEST(ModelContractCli, TheManifestTravelsInThePlanAndLogitsAreRefused) {
+  const auto goog = lobster_file("GOOG", "message", 10);
+  TS_REQUIRE_DATA(goog);
+  const auto dir = scratch_dir("model_manifest_cli");
+  const std::string make = "/usr/bin/python3 " + std::string(TICKSENTRY_SOURCE_DIR) +
+                           "/tests/e2e/export_torch_models.py " + dir.string();
+  ASSERT_EQ(std::system(make.c_str()), 0) << make;
+  auto build = [&](const std::string& onnx, const std::string& plan, std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"build", "--onnx", onnx, "--saveEngine", plan, "--minShapes", "x:1x60x20",
+                                     "--optShapes", "x:8x60x20", "--maxShapes", "x:64x60x20"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_bin(args, dir);
+  };
+  auto replay = [&](const std::string& model) {
+    return run_bin({"replay", "--format", "lobster", goog.string(), "--model", model, "--no-stdout", "--http", "off",
+                    "--jsonl", "", "--audit-db", "", "--to", "09:31"},
+                   dir);
+  };
+  auto o = build("torch_prob.onnx", "prob.plan", {"--threshold", "0.42"});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const std::string line = "manifest: input x [batch, T, 20]; output prob [batch, 1], probability in column 0; "
+                           "evaluated at threshold 0.42";
+  EXPECT_NE(o.out.find(line), std::string::npos) << o.out;
+  o = run_bin({"inspect", "prob.plan"}, dir);
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find(line), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("manifest features: ret_1s_bps, ret_10s_bps, ret_60s_bps"), std::string::npos) << o.out;
+  o = replay("prob.plan");
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+
+  // A manifest whose feature order is not the pipeline's: built as asked, refused at load.
+  {
+    nlohmann::json names = nlohmann::json::array();
+    for (int i = 0; i < kFeatureCount; ++i) names.push_back(feature_name(i));
+    std::swap(names[0], names[1]);
+    std::ofstream(dir / "shuffled.json") << nlohmann::json{{"features", names}, {"name", "torch_prob"}}.dump();
+  }
+  o = build("torch_prob.onnx", "shuffled.plan", {"--manifest", "shuffled.json"});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  o = replay("shuffled.plan");
+  EXPECT_EQ(o.exit_code, 2) << o.err;
+  EXPECT_NE(o.err.find("model shuffled.plan: its manifest does not match the pipeline: expected feature 0 to be "
+                       "ret_1s_bps (features/feature_set.h order), the manifest has ret_10s_bps"),
+            std::string::npos)
+      << o.err;
+
+  // Manifest files with a mistake are refused by build, naming it.
+  std::ofstream(dir / "typo.json") << R"({"treshold": 0.4})";
+  o = build("torch_prob.onnx", "typo.plan", {"--manifest", "typo.json"});
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_NE(o.err.find("manifest typo.json: unknown key 'treshold' (valid: input, window_rows, features"),
+            std::string::npos)
+      << o.err;
+  std::ofstream(dir / "input.json") << R"({"input": "input_ids"})";
+  o = build("torch_prob.onnx", "input.plan", {"--manifest", "input.json"});
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_NE(o.err.find("manifest input.json: names input 'input_ids'; the model's inputs: x"), std::string::npos) << o.err;
+  // <model>.manifest.json beside the ONNX is read without a flag.
+  std::ofstream(dir / "torch_prob.manifest.json") << R"({"threshold": 0.37, "name": "desk-gru", "version": "7"})";
+  o = build("torch_prob.onnx", "beside.plan");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("evaluated at threshold 0.37; model desk-gru 7"), std::string::npos) << o.out;
+  o = build("torch_prob.onnx", "none.plan", {"--noManifest"});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("no model manifest (--noManifest)"), std::string::npos) << o.out;
+  o = run_bin({"inspect", "none.plan"}, dir);
+  EXPECT_NE(o.out.find("manifest: none"), std::string::npos) << o.out;
+  EXPECT_EQ(replay("none.plan").exit_code, 0) << "a plan without a manifest loads as before";
+
+  // Logits: every shape fits, the values are not probabilities.
+  o = replay("torch_logits.onnx");
+  EXPECT_EQ(o.exit_code, 2) << o.err;
+  EXPECT_NE(o.err.find("warm-up: output prob is not a probability on the warm-up batch: "), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find(" values outside [0, 1] (min -"), std::string::npos) << o.err;
 }
 
 }  // namespace

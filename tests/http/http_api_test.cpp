@@ -2,6 +2,7 @@
 // alert history from a real SQLite audit store, models through the ModelAdmin interface.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
@@ -205,6 +206,77 @@ TEST(HttpApi, AlertHistoryByTimeSymbolAndType) {
   EXPECT_EQ(first["features"].size(), size_t(kFeatureCount));
   EXPECT_TRUE(first["features"].contains(feature_name(0)));
   EXPECT_GT(first["latency_ns"]["total"].get<int64_t>(), 0);
+}
+
+// GET /api/alerts/{id}: one alert with its feature row, values and thresholds, the book around
+// it (exact decimals) and, for a model alert, the window it scored — what the dashboard's alert
+// detail view renders.
+TEST(HttpApi, OneAlertWithItsBookAndModelWindow) {
+  TestServer s("http_alert_detail");
+  const SymbolId goog = s.symbols.intern("GOOG");
+  const int64_t t0 = 1'340'285'400'000'000'000;
+  Alert rule = http_alert(goog, AlertType::kLargeSell, t0, 4242);
+  rule.book.bids[0] = {58010, 300};
+  rule.book.bids[1] = {58001, 200};
+  rule.book.bid_levels = 2;
+  rule.book.asks[0] = {58020, 100};
+  rule.book.ask_levels = 1;
+  Alert model = http_alert(goog, AlertType::kModel, t0 + kNsPerSec, 4343);
+  std::snprintf(model.model.model, sizeof model.model.model, "%s", "gru");
+  model.model.version = 3;
+  model.model.probability = 0.93f;
+  model.model.threshold = 0.9f;
+  std::vector<float> window(4 * kFeatureCount);
+  for (size_t i = 0; i < window.size(); ++i) window[i] = float(i) / 8;
+  ASSERT_TRUE(s.writer->write(rule, s.symbols).is_ok());
+  ASSERT_TRUE(s.writer->write(model, s.symbols).is_ok());
+  ASSERT_TRUE(s.writer->write_model_input(model, window.data(), 4, kFeatureCount).is_ok());
+  ASSERT_TRUE(s.writer->flush().is_ok());
+  auto c = s.client();
+
+  auto r = c.Get("/api/alerts/4242");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  json j = json::parse(r->body);
+  EXPECT_EQ(j["id"], 4242);
+  EXPECT_EQ(j["symbol"], "GOOG");
+  EXPECT_EQ(j["type"], "large_sell");
+  EXPECT_EQ(j["values"][0]["name"], "ret_60s_bps");
+  EXPECT_EQ(j["values"][0]["threshold"], 200);
+  EXPECT_EQ(j["features"].size(), size_t(kFeatureCount));
+  EXPECT_EQ(j["book"], json::parse(R"({"bids": [{"price_ticks": 58010, "price_text": "580.10", "size": 300, "size_text": "300"},
+                                                {"price_ticks": 58001, "price_text": "580.01", "size": 200, "size_text": "200"}],
+                                       "asks": [{"price_ticks": 58020, "price_text": "580.20", "size": 100, "size_text": "100"}]})"));
+  EXPECT_TRUE(j["model"].is_null()) << "a rule alert has no model window";
+
+  r = c.Get("/api/alerts/4343");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  j = json::parse(r->body);
+  EXPECT_EQ(j["book"], json::parse(R"({"bids": [], "asks": []})")) << "no levels captured: empty sides, not null";
+  ASSERT_TRUE(j["model"].is_object()) << r->body;
+  EXPECT_EQ(j["model"]["name"], "gru");
+  EXPECT_EQ(j["model"]["version"], 3);
+  EXPECT_EQ(j["model"]["rows"], 4);
+  EXPECT_EQ(j["model"]["cols"], kFeatureCount);
+  ASSERT_EQ(j["model"]["window"].size(), window.size());
+  EXPECT_EQ(j["model"]["window"][5].get<float>(), window[5]);
+
+  r = c.Get("/api/alerts/999");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 404);
+  EXPECT_EQ(json::parse(r->body)["message"], "no alert 999 in the audit store");
+  for (const char* bad : {"/api/alerts/abc", "/api/alerts/-1", "/api/alerts/12x", "/api/alerts/99999999999999999999999"}) {
+    r = c.Get(bad);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 400) << bad << ": " << r->body;
+    EXPECT_NE(json::parse(r->body)["message"].get<std::string>().find("alert id must be a decimal integer"),
+              std::string::npos);
+  }
+  r = c.Get("/api/alerts/recent");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << "/api/alerts/recent is still the live list: " << r->body;
+  EXPECT_EQ(s.client(false).Get("/api/alerts/4242")->status, 401) << "behind the token like every /api path";
 }
 
 TEST(HttpApi, ModelsListPromoteRefuseRollbackShadow) {

@@ -116,7 +116,8 @@ TEST(NotifyReplay, NoNotifyContactsNoReceiverButStillChecksTheSection) {
 }
 
 // A receiver that is down when the run ends: the run says how many notifications are still
-// pending (stderr and the summary JSON) instead of ending as if all went out.
+// pending (stderr and the summary JSON) instead of ending as if all went out; the next run says
+// how many it resumed.
 TEST(NotifyReplay, PendingNotificationsAreReportedAtShutdown) {
   TS_REQUIRE_DATA(testing::lobster_file("GOOG", "message", 10));
   auto dir = testing::scratch_dir("notify_replay_pending");
@@ -140,6 +141,25 @@ TEST(NotifyReplay, PendingNotificationsAreReportedAtShutdown) {
   std::ifstream sj(dir / "s.json");
   const auto summary = nlohmann::json::parse(sj);
   EXPECT_EQ(summary["notify"]["pending"].get<int64_t>(), pending);
+  EXPECT_EQ(summary["notify"]["pending_at_start"].get<int64_t>(), 0) << "a fresh outbox";
+
+  // The next run with the same outbox resumes them and says so, at start and at the end.
+  const auto again = testing::run_bin({"replay", "--format", "lobster",
+                                       testing::lobster_file("GOOG", "message", 10).string(), "--config",
+                                       "ticksentry.toml", "--no-stdout", "--jsonl", "", "--audit-db", "", "--http",
+                                       "off", "--to", "09:31", "--summary-json", "s2.json"},
+                                      dir);
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.err.find(std::to_string(pending) + " notifications pending from an earlier run in outbox.db; "
+                                                     "delivering them now"),
+            std::string::npos)
+      << again.err;
+  EXPECT_NE(again.err.find("notifications: " + std::to_string(pending) +
+                           " were pending from an earlier run when this one started (resumed)"),
+            std::string::npos)
+      << again.err;
+  std::ifstream sj2(dir / "s2.json");
+  EXPECT_EQ(nlohmann::json::parse(sj2)["notify"]["pending_at_start"].get<int64_t>(), pending);
 }
 
 TEST(NotifyReplay, BadNotifySectionIsAClearStartupError) {

@@ -409,5 +409,37 @@ TEST(ModelServer, RefusesAtLoadAModelWithManyOutputsPerRow) {
   live.stop();
 }
 
+TEST(ModelServer, RefusesAtLoadAModelThatOutputsLogits) {
+  // Shapes fit, values do not: scores of ±several units on the (seeded, standard normal)
+  // warm-up batch would alert on everything above the threshold; refused with the range seen.
+  ModelServer server(small_options(), 1);
+  Status st = server.start({"logits", 4, cpu_engine(testing::logit_model(5.f))}, nullptr, kFeatures);
+  ASSERT_FALSE(st.is_ok());
+  const std::string m = st.message();
+  EXPECT_NE(m.find("logits v4: warm-up: output prob is not a probability on the warm-up batch: "), std::string::npos) << m;
+  EXPECT_NE(m.find(" values outside [0, 1] (min -"), std::string::npos) << m;
+  EXPECT_NE(m.find("export torch.sigmoid(logits)"), std::string::npos) << m;
+
+  ModelServer inf(small_options(), 1);
+  st = inf.start({"inf", 1, cpu_engine(testing::logit_model(1.f, /*divisor=*/0.f))}, nullptr, kFeatures);
+  ASSERT_FALSE(st.is_ok());
+  EXPECT_NE(st.message().find(" not finite"), std::string::npos) << st.message();
+
+  // Outputs inside [0, 1] pass, even without a sigmoid (all zeros here).
+  ModelServer zeros(small_options(), 1);
+  ASSERT_TRUE(zeros.start({"zeros", 1, cpu_engine(testing::logit_model(0.f))}, nullptr, kFeatures).is_ok());
+  zeros.stop();
+
+  // A swap to a logits model is refused the same way; the serving version goes on.
+  ModelServer live(small_options(), 1);
+  ASSERT_TRUE(live.start({"m", 1, cpu_engine(last_value_model(0.f))}, nullptr, kFeatures).is_ok());
+  auto rep = live.swap({"m", 2, cpu_engine(testing::logit_model(5.f))});
+  ASSERT_FALSE(rep.is_ok());
+  EXPECT_NE(rep.status().message().find("not a probability on the warm-up batch"), std::string::npos)
+      << rep.status().to_string();
+  EXPECT_EQ(live.model_version(), 1u);
+  live.stop();
+}
+
 }  // namespace
 }  // namespace ts::serve

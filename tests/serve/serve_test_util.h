@@ -47,6 +47,25 @@ inline std::vector<uint8_t> many_outputs_model(int per_row, int features = 20) {
   return m.bytes();
 }
 
+// out[b, 0] = x[b, T-1, 0] * scale, with no sigmoid: a model that outputs logits (scale 0 makes
+// it output zeros, a valid probability; divisor 0 makes it output ±inf and NaN).
+inline std::vector<uint8_t> logit_model(float scale, float divisor = 1.f) {
+  engine::testing::OnnxModelBuilder m;
+  m.input("x", {"batch", "seq", int64_t(20)});
+  m.output("prob", {"batch", 1});
+  m.init_i64("starts", {2}, {-1, 0});
+  m.init_i64("ends", {2}, {int64_t(1) << 62, 1});
+  m.init_i64("axes", {2}, {1, 2});
+  m.init_f32("scale", {}, {scale});
+  m.init_f32("divisor", {}, {divisor});
+  m.init_i64("flat", {2}, {-1, 1});
+  m.node("Slice", {"x", "starts", "ends", "axes"}, {"last"});
+  m.node("Mul", {"last", "scale"}, {"scaled"});
+  m.node("Div", {"scaled", "divisor"}, {"logit"});
+  m.node("Reshape", {"logit", "flat"}, {"prob"});
+  return m.bytes();
+}
+
 inline float sigmoid(float x) { return 1.f / (1.f + std::exp(-x)); }
 
 inline std::shared_ptr<engine::Engine> cpu_engine(const std::vector<uint8_t>& onnx) {
