@@ -5,6 +5,9 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
 #include <filesystem>
 
 #include "core/log.h"
@@ -234,6 +237,29 @@ void HttpServer::add_routes() {
   s.Get("/api/symbols", [this, unavailable](const httplib::Request&, httplib::Response& res) {
     if (!live_) return unavailable(res, "the live feed");
     reply_json(res, live_->symbols_json());
+  });
+  // A symbol's price history in exchange time: ?from_ns=&to_ns= (both optional, inclusive).
+  s.Get(R"(/api/symbols/([^/]+)/history)", [this, unavailable](const httplib::Request& req, httplib::Response& res) {
+    if (!live_) return unavailable(res, "the live feed");
+    int64_t range[2] = {INT64_MIN, INT64_MAX};
+    const char* names[2] = {"from_ns", "to_ns"};
+    for (int i = 0; i < 2; ++i) {
+      if (!req.has_param(names[i])) continue;
+      const std::string v = req.get_param_value(names[i]);
+      char* end = nullptr;
+      errno = 0;
+      range[i] = std::strtoll(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0' || errno == ERANGE) {
+        count_error("bad_request");
+        return reply_error(res, 400, "bad_parameter", std::string(names[i]) + " must be an integer (exchange-time ns), got '" + v + "'");
+      }
+    }
+    std::string body = live_->history_json(req.matches[1], range[0], range[1]);
+    if (body.empty()) {
+      count_error("not_found");
+      return reply_error(res, 404, "unknown_symbol", "no market data for symbol '" + std::string(req.matches[1]) + "'");
+    }
+    reply_json(res, body);
   });
   s.Get(R"(/api/symbols/([^/]+))", [this, unavailable](const httplib::Request& req, httplib::Response& res) {
     if (!live_) return unavailable(res, "the live feed");

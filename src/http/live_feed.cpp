@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 
 #include <nlohmann/json.hpp>
 
 #include "audit/alert_format.h"
 #include "core/clock.h"
+#include "core/instrument.h"
 
 namespace ts::http {
 
@@ -21,6 +23,32 @@ nlohmann::json quantiles_us(const LatencyHistogram& h) {
           {"p99", double(h.quantile_ns(0.99)) / 1e3},
           {"p999", double(h.quantile_ns(0.999)) / 1e3},
           {"count", h.count()}};
+}
+// What a trader reads beside the price: previous close and change, phase, units, zone, limits.
+nlohmann::json market_json(const RefData& ref, const QuoteSnapshot& q) {
+  const Price prev = q.prev_close > 0 ? q.prev_close : ref.prev_close;
+  const double tick = ref.tick_size;
+  const Price last = q.last ? q.last : (q.bid_levels && q.ask_levels ? (q.bids[0].price + q.asks[0].price) / 2 : 0);
+  std::string zone = ref.instrument ? ref.instrument->time_zone : std::string();
+  if (zone.empty()) {
+    zone = ref.market == Market::kUs ? "America/New_York"
+           : ref.market == Market::kUnknown ? "UTC" : "Asia/Shanghai";
+  }
+  nlohmann::json m = {{"exch_ts_ns", std::to_string(q.update_ts_ns)},
+                      {"phase", phase_name(q.phase)},
+                      {"prev_close", prev > 0 ? ticks_to_price(prev, tick) : 0.0},
+                      {"change_pct", nullptr},
+                      {"currency", ref.instrument ? ref.instrument->currency
+                                   : ref.market == Market::kUs ? "USD"
+                                   : ref.market == Market::kUnknown ? "" : "CNY"},
+                      {"lot_size", ref.lot_size},
+                      {"price_decimals", ref.tick.scale},
+                      {"time_zone", zone},
+                      {"utc_offset_s", q.local_offset_s},
+                      {"limit_up", ref.limit_up > 0 ? ticks_to_price(ref.limit_up, tick) : 0.0},
+                      {"limit_down", ref.limit_down > 0 ? ticks_to_price(ref.limit_down, tick) : 0.0}};
+  if (prev > 0 && last > 0) m["change_pct"] = std::round(1e4 * double(last - prev) / double(prev)) / 100;
+  return m;
 }
 }  // namespace
 
@@ -82,15 +110,19 @@ void LiveFeed::tick() {
       v.version = q.version;
       v.quote = q;
       const double tick = symbols_.ref(id).tick_size;
+      const double t_exch = q.update_ts_ns > 0 ? double(q.update_ts_ns / 1'000'000) / 1e3 : t_s;
       const double price = q.last ? ticks_to_price(q.last, tick)
                                   : (q.bid_levels && q.ask_levels ? 0.5 * ticks_to_price(q.bids[0].price + q.asks[0].price, tick) : 0.0);
-      if (!v.history.empty() && v.history.back()[0] >= t_s) v.history.pop_back();  // one point per second
-      v.history.push_back({t_s, price, double(q.cum_volume)});
+      if (!v.history.empty() && v.history.back()[0] >= t_exch) v.history.pop_back();  // time only forward
+      v.history.push_back({t_exch, price, double(q.cum_volume)});
       while (v.history.size() > options_.history_points) v.history.pop_front();
+      if (!v.minutes.empty() && std::floor(v.minutes.back()[0] / 60) >= std::floor(t_exch / 60)) v.minutes.pop_back();
+      v.minutes.push_back({t_exch, price, double(q.cum_volume)});
+      while (v.minutes.size() > options_.minute_points) v.minutes.pop_front();
       ticks.push_back({{"s", name}, {"p", price}, {"v", q.cum_volume},
                        {"b", q.bid_levels ? ticks_to_price(q.bids[0].price, tick) : 0.0},
                        {"a", q.ask_levels ? ticks_to_price(q.asks[0].price, tick) : 0.0},
-                       {"t", t_s}});
+                       {"t", t_exch}});
     }
   }
   if (!ticks.empty()) hub_.publish("ticks", ticks.dump());
@@ -107,10 +139,12 @@ void LiveFeed::tick() {
       SymbolView& v = views_[id];
       const std::string& name = symbols_.name(id);
       ids_.emplace(name, id);
-      if (!v.scores.empty() && v.scores.back()[0] >= t_s) v.scores.pop_back();
-      v.scores.push_back({t_s, double(peak)});
+      // On the symbol's exchange clock, like its ticks (the wall clock before its first quote).
+      const double t_exch = v.quote.update_ts_ns > 0 ? double(v.quote.update_ts_ns / 1'000'000) / 1e3 : t_s;
+      if (!v.scores.empty() && v.scores.back()[0] >= t_exch) v.scores.pop_back();
+      v.scores.push_back({t_exch, double(peak)});
       while (v.scores.size() > options_.history_points) v.scores.pop_front();
-      scored.push_back({{"s", name}, {"m", peak}, {"t", t_s}});
+      scored.push_back({{"s", name}, {"m", peak}, {"t", t_exch}});
     }
     if (!scored.empty()) hub_.publish("scores", scored.dump());
   }
@@ -159,7 +193,8 @@ std::string LiveFeed::symbols_json() const {
                     {"p", views_[id].history.empty() ? 0.0 : views_[id].history.back()[1]},
                     {"v", q.cum_volume},
                     {"b", q.bid_levels ? ticks_to_price(q.bids[0].price, tick) : 0.0},
-                    {"a", q.ask_levels ? ticks_to_price(q.asks[0].price, tick) : 0.0}});
+                    {"a", q.ask_levels ? ticks_to_price(q.asks[0].price, tick) : 0.0},
+                    {"market", market_json(symbols_.ref(id), q)}});
   }
   return nlohmann::json{{"symbols", list}}.dump();
 }
@@ -177,6 +212,7 @@ std::string LiveFeed::symbol_json(const std::string& name) const {
   nlohmann::json prob = nlohmann::json::array();
   for (const auto& p : v.scores) prob.push_back({p[0], p[1]});
   return nlohmann::json{{"symbol", name},
+                        {"market", market_json(symbols_.ref(it->second), v.quote)},
                         {"tick_size", tick},
                         {"last", ticks_to_price(v.quote.last, tick)},
                         {"volume", v.quote.cum_volume},
@@ -186,6 +222,24 @@ std::string LiveFeed::symbol_json(const std::string& name) const {
                         {"probability", prob},
                         {"threshold", scores_ ? scores_->threshold(it->second) : 0.0}}
       .dump();
+}
+
+std::string LiveFeed::history_json(const std::string& name, int64_t from_ns, int64_t to_ns) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = ids_.find(name);
+  if (it == ids_.end()) return {};
+  const SymbolView& v = views_[it->second];
+  const double from_s = double(from_ns / 1'000'000) / 1e3, to_s = double(to_ns / 1'000'000) / 1e3;
+  const double fine_from = v.history.empty() ? 1e300 : v.history.front()[0];
+  nlohmann::json points = nlohmann::json::array();
+  for (const auto& p : v.minutes) {
+    if (p[0] >= fine_from) break;
+    if (p[0] >= from_s && p[0] <= to_s) points.push_back({p[0], p[1], p[2]});
+  }
+  for (const auto& p : v.history) {
+    if (p[0] >= from_s && p[0] <= to_s) points.push_back({p[0], p[1], p[2]});
+  }
+  return nlohmann::json{{"symbol", name}, {"points", std::move(points)}}.dump();
 }
 
 std::string LiveFeed::stats_json() const {

@@ -2,11 +2,15 @@
 // LiveFeed: the dashboard's clock. Once per `interval_ms` (default 1000) its own thread
 //  - reads the MarketBoard for every symbol and publishes the ones that changed as one SSE
 //    "ticks" message: [{"s": "AAPL", "p": last price, "v": cum volume, "b": best bid,
-//    "a": best ask, "t": Unix s}] (prices in currency);
-//  - appends each changed symbol's (t, price, volume) to its history (last `history_points`);
+//    "a": best ask, "t": exchange time, Unix s}] (prices in currency). "t" is the exchange time
+//    of the symbol's last book change (a replay's chart shows the replayed day), the wall clock
+//    only for a symbol whose feed carries no exchange time;
+//  - appends each changed symbol's (t, price, volume) to its history: one point per tick for the
+//    last `history_points`, and one per exchange minute for the last `minute_points`;
 //  - takes each scored symbol's peak model probability of the last tick from the ScoreBoard
 //    (when one is attached), keeps it as the symbol's probability history and publishes an SSE
-//    "scores" message: [{"s", "m": peak probability, "t": Unix s}];
+//    "scores" message: [{"s", "m": peak probability, "t": Unix s, the symbol's exchange time as
+//    for "ticks"}];
 //  - takes the AlertStream's latency window and the pipeline's counters (events/s over the last
 //    5 ticks: the pipeline publishes its counter about once a second too) and publishes an SSE
 //    "stats" message: {"t", "events_per_s", "alerts_per_s", "alerts_silenced", "events_total",
@@ -43,6 +47,7 @@ namespace ts::http {
 struct LiveFeedOptions {
   int interval_ms = 1000;
   size_t history_points = 600;  // per symbol (10 min at 1 s)
+  size_t minute_points = 1440;  // per symbol, one per exchange minute (a day)
   size_t stats_points = 600;
 };
 
@@ -66,12 +71,20 @@ class LiveFeed {
   // Runs one tick on the caller's thread (tests; the feed thread calls it every interval).
   void tick();
 
-  // {"symbols": [{"s", "p", "v", "b", "a"}]} sorted by name (symbols published so far).
+  // {"symbols": [{"s", "p", "v", "b", "a", "market"}]} sorted by name (symbols published so far;
+  // "market" as in symbol_json).
   std::string symbols_json() const;
   // {"symbol", "tick_size", "last", "volume", "bids": [[price, qty]], "asks": [...],
-  //  "history": [[t, price, volume]], "probability": [[t, peak probability]], "threshold"};
+  //  "history": [[t, price, volume]], "probability": [[t, peak probability]], "threshold",
+  //  "market": {"exch_ts_ns" (string), "phase", "prev_close" (0 = unknown), "change_pct"
+  //  (null without a previous close), "currency", "lot_size" (shares per board lot),
+  //  "price_decimals", "time_zone" (IANA), "utc_offset_s", "limit_up", "limit_down" (0 = none)}};
   // empty string when the symbol is unknown. "threshold" is 0 when no model serves.
   std::string symbol_json(const std::string& name) const;
+  // {"symbol", "points": [[t, price, volume]]} with exchange time t (Unix s) in
+  // [from_ns, to_ns]: the per-tick points where they reach back, per-minute points before;
+  // empty string when the symbol is unknown.
+  std::string history_json(const std::string& name, int64_t from_ns, int64_t to_ns) const;
   // {"points": [stats message, ...]} oldest first.
   std::string stats_json() const;
   uint64_t ticks() const { return ticks_.load(std::memory_order_relaxed); }
@@ -80,7 +93,8 @@ class LiveFeed {
   struct SymbolView {
     uint64_t version = 0;
     QuoteSnapshot quote;
-    std::deque<std::array<double, 3>> history;  // t (Unix s), price, volume
+    std::deque<std::array<double, 3>> history;  // t (exchange Unix s), price, volume
+    std::deque<std::array<double, 3>> minutes;  // the same, the last point of each minute
     std::deque<std::array<double, 2>> scores;   // t (Unix s), peak probability in that tick
   };
   void run();

@@ -6,8 +6,10 @@ namespace ts {
 
 namespace {
 // Word layout of a slot: version, update_ts_ns, publish_ns, last, cum_volume,
-// bid_levels | ask_levels << 32, then (price, qty) pairs: bids, then asks.
-constexpr int kVersion = 0, kUpdateTs = 1, kPublishNs = 2, kLast = 3, kVolume = 4, kLevelCounts = 5, kLevels = 6;
+// bid_levels | ask_levels << 32, prev_close, phase | local_offset_s << 32, then (price, qty)
+// pairs: bids, then asks.
+constexpr int kVersion = 0, kUpdateTs = 1, kPublishNs = 2, kLast = 3, kVolume = 4, kLevelCounts = 5,
+              kPrevClose = 6, kPhase = 7, kLevels = 8;
 }  // namespace
 
 MarketBoard::MarketBoard(size_t capacity, int64_t min_interval_ns)
@@ -27,6 +29,8 @@ void MarketBoard::publish(Slot& s, int64_t now_ns, const BookTop& top) {
   s.words[kLast].store(top.last, kRelaxed);
   s.words[kVolume].store(top.cum_volume, kRelaxed);
   s.words[kLevelCounts].store(int64_t(nb) | (int64_t(na) << 32), kRelaxed);
+  s.words[kPrevClose].store(top.prev_close, kRelaxed);
+  s.words[kPhase].store(int64_t(uint64_t(top.phase) | (uint64_t(uint32_t(top.local_offset_s)) << 32)), kRelaxed);
   for (int i = 0; i < kBoardLevels; ++i) {
     const Level b = i < nb ? top.bids[i] : Level{};
     const Level a = i < na ? top.asks[i] : Level{};
@@ -57,6 +61,9 @@ bool MarketBoard::read(SymbolId id, QuoteSnapshot* out) const {
     out->cum_volume = w[kVolume];
     out->bid_levels = int(w[kLevelCounts] & 0xffffffff);
     out->ask_levels = int(w[kLevelCounts] >> 32);
+    out->prev_close = w[kPrevClose];
+    out->phase = static_cast<Phase>(w[kPhase] & 0xff);
+    out->local_offset_s = int32_t(uint32_t(uint64_t(w[kPhase]) >> 32));
     for (int i = 0; i < kBoardLevels; ++i) {
       out->bids[i] = Level{w[kLevels + 2 * i], w[kLevels + 2 * i + 1]};
       out->asks[i] = Level{w[kLevels + 2 * kBoardLevels + 2 * i], w[kLevels + 2 * kBoardLevels + 2 * i + 1]};

@@ -29,6 +29,9 @@ struct QuoteSnapshot {
   int64_t publish_ns = 0;    // monotonic time (core/clock.h) of the publish
   Price last = 0;            // ticks; 0 before the first trade
   Qty cum_volume = 0;        // shares traded today
+  Price prev_close = 0;      // ticks, from the feed's snapshots; 0 = not seen (see RefData)
+  Phase phase = Phase::kUnknown;  // trading phase of the book's last event
+  int32_t local_offset_s = 0;     // exchange-local time = UTC + this (0 without a schedule)
   int bid_levels = 0;        // levels in use, <= kBoardLevels
   int ask_levels = 0;
   Level bids[kBoardLevels] = {};
@@ -61,7 +64,7 @@ class MarketBoard {
   uint64_t skipped_ids() const { return skipped_ids_.load(std::memory_order_relaxed); }
 
  private:
-  static constexpr int kWords = 6 + 4 * kBoardLevels;
+  static constexpr int kWords = 8 + 4 * kBoardLevels;
   struct alignas(64) Slot {
     int64_t last_publish_ns = INT64_MIN / 2;  // writer only
     std::atomic<uint64_t> seq{0};             // odd while the writer is inside

@@ -166,6 +166,50 @@ TEST(HttpStream, MarketBoardReachesSymbolsTicksAndLadder) {
   EXPECT_EQ(q.last, 185100);
 }
 
+// The symbol page and the alert detail chart read exchange time (a replay's day, not the wall
+// clock), a range of it, and the market context: previous close, change, phase, units, zone.
+TEST(HttpStream, SymbolHistoryIsInExchangeTimeAndCarriesMarketContext) {
+  TestServer s("http_stream_history");
+  const SymbolId id = s.symbols.intern("600519.SH");
+  BookTop top;
+  top.bid_levels = 1;
+  top.ask_levels = 1;
+  top.bids[0] = {185000, 300};
+  top.asks[0] = {185010, 200};
+  top.prev_close = 180000;
+  top.phase = Phase::kContinuous;
+  const int64_t day_ns = 1675215000LL * 1'000'000'000;  // 2023-02-01 09:30 +08:00
+  for (int i = 0; i < 5; ++i) {
+    top.last = 185000 + i;
+    top.cum_volume = 100 * (i + 1);
+    top.update_ts_ns = day_ns + int64_t(i) * 30'000'000'000;  // every 30 s of exchange time
+    s.board.maybe_publish(id, 1'000'000'000 + int64_t(i) * 200'000'000, top);
+    s.live->tick();
+  }
+  auto c = s.client();
+  json view = json::parse(c.Get("/api/symbols/600519.SH")->body);
+  ASSERT_EQ(view["history"].size(), 5u);
+  EXPECT_NEAR(view["history"][0][0].get<double>(), 1675215000.0, 1e-3) << "exchange time, not the wall clock";
+  const json& m = view["market"];
+  EXPECT_EQ(m["phase"], "continuous");
+  EXPECT_NEAR(m["prev_close"].get<double>(), 1800.00, 1e-9);
+  EXPECT_NEAR(m["change_pct"].get<double>(), 2.78, 1e-9);  // 1850.04 / 1800 - 1
+  EXPECT_EQ(m["currency"], "CNY");
+  EXPECT_EQ(m["lot_size"], 100);
+  EXPECT_EQ(m["price_decimals"], 2);
+  EXPECT_EQ(m["time_zone"], "Asia/Shanghai");
+
+  // 09:30:30 .. 09:31:30: the middle three points.
+  auto r = c.Get(("/api/symbols/600519.SH/history?from_ns=" + std::to_string(day_ns + 30'000'000'000) +
+                  "&to_ns=" + std::to_string(day_ns + 90'000'000'000)).c_str());
+  ASSERT_EQ(r->status, 200);
+  json pts = json::parse(r->body)["points"];
+  ASSERT_EQ(pts.size(), 3u) << r->body;
+  EXPECT_NEAR(pts[0][1].get<double>(), 1850.01, 1e-9);
+  EXPECT_EQ(c.Get("/api/symbols/600519.SH/history?from_ns=abc")->status, 400);
+  EXPECT_EQ(c.Get("/api/symbols/NOPE/history")->status, 404);
+}
+
 TEST(HttpStream, LatencyStatsAndHistograms) {
   TestServer s("http_stream_stats");
   const SymbolId aapl = s.symbols.intern("AAPL");

@@ -3,15 +3,27 @@
 // the server requires with cookie auth (CSRF protection, see src/http/http_auth.h).
 
 export interface Alert {
-  id: number; symbol: string; type: string; severity: string; exch_ts_ns: number; price: number;
-  values: { name: string; value: number; threshold: number; cmp: string }[];
+  id: number | string; symbol: string; type: string; severity: string; exch_ts_ns: string | number; price: number;
+  price_ticks?: number; price_text?: string; event_seq?: number;
+  values: { name: string; value: number; threshold: number; cmp: string; text?: string }[];
   latency_ns: { total: number; book?: number; features?: number; detect?: number; emit?: number };
   wall_ms?: number; silenced_by?: string;
-  model?: { name: string; version: number; probability: number; threshold: number; shadow: boolean };
+  model?: { name: string; version: number | string; probability: number; threshold: number; shadow: boolean; [k: string]: unknown };
+  // GET /api/alerts/{id} and /api/alerts (audit): the feature row; /api/alerts/{id}: the book at
+  // the alert (absent where the store did not record it) and the model's input window.
+  features?: Record<string, number | null>;
+  book?: { bids: { price_text: string; size_text: string }[]; asks: { price_text: string; size_text: string }[] };
+  [k: string]: unknown;
+}
+// A symbol's market context (src/http/live_feed.h, "market").
+export interface Market {
+  exch_ts_ns: string; phase: string; prev_close: number; change_pct: number | null; currency: string; lot_size: number;
+  price_decimals: number; time_zone: string; utc_offset_s: number; limit_up: number; limit_down: number;
 }
 // The model's peak probability for a symbol in one live-feed tick ("scores" stream).
 export interface Score { s: string; m: number; t: number }
 export interface Tick { s: string; p: number; v: number; b: number; a: number; t: number }
+export interface SymbolEntry { s: string; p: number; v: number; b: number; a: number; market?: Market }
 export interface StagePoint { p50: number; p99: number; p999: number; count: number }
 // Model serving over one live-feed tick (src/http/serving_stats.h); absent while no model serves.
 export interface ModelStats {
@@ -79,3 +91,17 @@ export class Stream {
 }
 
 export const stream = new Stream();
+
+// Alerts this page has seen (feed, symbol page, audit search), by id: the detail view opens at
+// once from them and completes from GET /api/alerts/{id}.
+const seen = new Map<string, Alert>();
+export function rememberAlert(a: Alert): void {
+  seen.set(String(a.id), a);
+  if (seen.size > 20000) seen.delete(seen.keys().next().value as string);
+}
+export function knownAlert(id: string): Alert | undefined {
+  return seen.get(id);
+}
+export function alertHref(a: Alert): string {
+  return `#/alert/${encodeURIComponent(String(a.id))}`;
+}

@@ -30,6 +30,17 @@ const en = {
   no_audit: "No audit store in this process.", error: "Error", symbols: "Symbols", pick_symbol: "Pick a symbol",
   total: "total", book: "book", features: "features", detect: "detect", emit: "emit",
   info: "info", warning: "warning", critical: "critical",
+  pause: "Pause", resume: "Resume", paused_new: "paused: {n} new", hover_paused: "paused while the pointer is on the feed",
+  details: "Details", alert_detail: "Alert", book_not_recorded: "Book not recorded for this alert.",
+  book_at_alert: "Order book at the alert", no_history: "No price history kept around this time (the live feed keeps the last 10 minutes per tick, then one point a minute).",
+  chart_around: "Price and volume around the alert (exchange time)", conditions: "Values and thresholds",
+  feature_row: "Feature row", model_window: "Model input window", no_features: "Feature row not recorded (no audit store).",
+  exchange_time: "Exchange time", prev_close: "Prev close", change: "Change", phase: "Phase", currency: "Currency", lot: "Lot",
+  page: "Page", prev_page: "‹ Newer", next_page: "Older ›", export_csv: "Export CSV", older_from_audit: "older alerts from the audit log",
+  grouped: "related alerts within {ms} ms", more_symbols: "{n} more: type to narrow", condition_value: "Value", condition: "Condition",
+  probability_col: "Probability", model_version: "Model", stage_latency: "Stage latencies", kept: "kept",
+  name_col: "Name", value_col: "Value", no_more: "no more alerts",
+  creating: "Creating…", expiring: "Expiring…", retry: "Retry", create_failed: "Not created", expire_failed: "Not expired",
 };
 
 const zh: Record<keyof typeof en, string> = {
@@ -60,6 +71,17 @@ const zh: Record<keyof typeof en, string> = {
   no_audit: "本进程没有审计库。", error: "错误", symbols: "股票", pick_symbol: "选择股票",
   total: "总计", book: "盘口", features: "特征", detect: "检测", emit: "发出",
   info: "提示", warning: "警告", critical: "严重",
+  pause: "暂停", resume: "继续", paused_new: "已暂停：{n} 条新预警", hover_paused: "指针在列表上时暂停刷新",
+  details: "详情", alert_detail: "预警", book_not_recorded: "该预警未记录盘口。",
+  book_at_alert: "预警时的盘口", no_history: "该时间附近没有保留的价格历史（实时数据保留最近 10 分钟的逐笔点，之前每分钟一个点）。",
+  chart_around: "预警前后的价格与成交量（交易所时间）", conditions: "指标与阈值",
+  feature_row: "特征", model_window: "模型输入窗口", no_features: "未记录特征（没有审计库）。",
+  exchange_time: "交易所时间", prev_close: "昨收", change: "涨跌幅", phase: "交易阶段", currency: "币种", lot: "每手",
+  page: "页", prev_page: "‹ 较新", next_page: "较旧 ›", export_csv: "导出 CSV", older_from_audit: "来自审计日志的更早预警",
+  grouped: "{ms} 毫秒内的相关预警", more_symbols: "还有 {n} 个：输入以筛选", condition_value: "数值", condition: "条件",
+  probability_col: "概率", model_version: "模型", stage_latency: "各阶段延迟", kept: "保留",
+  name_col: "名称", value_col: "数值", no_more: "没有更多预警",
+  creating: "创建中…", expiring: "结束中…", retry: "重试", create_failed: "未创建", expire_failed: "未结束",
 };
 
 // Alert type names (src/detect/alert.h) in both languages.
@@ -79,6 +101,9 @@ let lang: Lang = (localStorage.getItem("ts_lang") as Lang) === "zh" ? "zh" : "en
 
 export function t(key: Key): string {
   return (lang === "zh" ? zh : en)[key];
+}
+export function tf(key: Key, vars: Record<string, string | number>): string {
+  return t(key).replace(/\{(\w+)\}/g, (_, k) => String(vars[k] ?? ""));
 }
 export function typeLabel(type: string): string {
   const pair = types[type];

@@ -11,7 +11,13 @@
 //  4. a silence created in the UI is listed, mutes the next matching alert (marked "silenced" in
 //     the feed) while other symbols' alerts stay unmuted, and is expired from the UI;
 //  5. the alert feed's model filter keeps the model's alerts only; the language toggle switches the
-//     labels to Chinese.
+//     labels to Chinese;
+//  6. (issue 27) the feed pauses (button, pointer on it) without re-rendering its rows; an alert
+//     opens its detail view at its own time the same from the feed, the symbol page and the audit
+//     page (exchange time with date and zone, values whose conditions hold, feature row, book or
+//     "book not recorded", price history around it); the symbol page keeps the API's history in
+//     exchange time; the picker finds a symbol case-insensitively; the audit page has column
+//     headers, pages and a CSV export; values and latencies read in units.
 // Screenshots of every page go to --out (ctest: the build tree); --docs DIR also copies them to
 // DIR/dashboard-<page>.png. Exit 0 = pass, 1 = fail (with the reason), 77 = skipped (the dashboard
 // or playwright-core is not built here, or the data is absent).
@@ -57,7 +63,7 @@ writeFileSync(config, `[model]\npath = "${model}"\nthreshold = 0.3\nhysteresis =
 // Real time × 20: the opening minutes of the day (where alerts cluster) play for the whole test.
 const proc = spawn(bin, ["replay", "--format", "lobster", ...files, "--speed", "20", "--duration", "300", "--config", config,
   "--http", `127.0.0.1:${port}`, "--http-token", token, "--no-stdout", "--jsonl", "",
-  "--audit-db", join(out, "audit.db"), "--log-level", "warn"], { stdio: ["ignore", "inherit", "pipe"] });
+  "--audit-db", join(out, "audit.db"), "--log-level", "warn"], { cwd: out, stdio: ["ignore", "inherit", "pipe"] });  // cwd: the silences database is the test's own
 let stderr = "";
 proc.stderr.on("data", (d) => { stderr += d; });
 let exited = false;
@@ -74,6 +80,33 @@ async function waitHealthy() {
     await sleep(500);
   }
   throw new Error("ticksentry's /healthz did not answer within 60 s");
+}
+
+// The detail view of alert `id`: exchange time with date and zone, values whose conditions hold,
+// the feature row (the audit store has it), the book or "book not recorded", the chart around the
+// alert (history points) with the alert's second inside it.
+async function checkDetail(page, id, from) {
+  await page.waitForFunction(() => (document.querySelector("[data-testid=detail-time]")?.textContent ?? "").length > 10);
+  const time = await page.textContent("[data-testid=detail-time]");
+  if (!/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} \S+/.test(time)) throw new Error(`detail time lacks date or zone: ${time}`);
+  await page.waitForFunction(() => document.querySelectorAll("[data-testid=feature-row]").length >= 5);
+  await page.waitForFunction(() => document.querySelector("[data-testid=detail-book], [data-testid=detail-book-none]") !== null);
+  await page.waitForFunction(() => Number(document.querySelector("[data-testid=detail-chart]")?.dataset.points ?? 0) > 0 ||
+    (document.querySelector("[data-testid=detail-chart-note]")?.textContent ?? "").length > 0);
+  const d = await page.evaluate(() => ({
+    values: [...document.querySelectorAll("[data-testid=detail-value]")].map((r) => [r.getAttribute("data-name"), r.children[1].textContent, r.children[2].textContent]),
+    features: document.querySelectorAll("[data-testid=feature-row]").length,
+    book: document.querySelector("[data-testid=detail-book]") ? document.querySelectorAll("[data-testid=detail-book] tbody tr").length : "not recorded",
+    points: Number(document.querySelector("[data-testid=detail-chart]")?.dataset.points ?? 0),
+    at: Number(document.querySelector("[data-testid=detail-chart]")?.dataset.alertTime ?? 0),
+    note: document.querySelector("[data-testid=detail-chart-note]")?.textContent ?? "",
+    probability: document.querySelector("[data-testid=detail-probability]")?.textContent ?? null,
+  }));
+  if (!d.values.length) throw new Error(`alert ${id}: no values in the detail view`);
+  if (d.points === 0) throw new Error(`alert ${id}: no price history around the alert (${d.note})`);
+  console.log(`detail from ${from}: alert ${id} at ${time}, ${d.values.length} values (${d.values.map((v) => v.join(" ")).join("; ")}), ` +
+    `${d.features} features, book ${d.book}, ${d.points} chart points (${d.note})${d.probability ? `, p ${d.probability}` : ""}`);
+  return d;
 }
 
 const shots = [];
@@ -99,6 +132,40 @@ try {
   await page.waitForFunction(() => document.querySelectorAll("[data-testid=alert-row]").length >= 3);
   console.log(`alert feed: ${await page.locator("[data-testid=alert-row]").count()} rows`);
   await shot(page, "alerts");
+
+  // 1b. Pause: the button holds the rows still while alerts keep arriving (counted), Resume
+  // shows them; the pointer on the feed holds it too, so a click lands on the row aimed at.
+  const rowIds = () => page.evaluate(() => [...document.querySelectorAll("[data-testid=alert-row]")].map((r) => r.getAttribute("data-id")).join(","));
+  const feedTotal = () => page.evaluate(() => Number((document.querySelector("[data-testid=alert-count]")?.textContent ?? "").split("/")[1]) || 0);
+  await page.click("[data-testid=feed-pause]");
+  const pausedIds = await rowIds();
+  await page.waitForFunction(() => /[1-9]/.test(document.querySelector("[data-testid=feed-paused]")?.textContent ?? ""));
+  await sleep(1500);
+  if ((await rowIds()) !== pausedIds) throw new Error("the paused feed re-rendered its rows");
+  const heldNote = await page.textContent("[data-testid=feed-paused]");
+  const before = await feedTotal();
+  await page.click("[data-testid=feed-pause]");
+  await page.waitForFunction((n) => Number((document.querySelector("[data-testid=alert-count]")?.textContent ?? "").split("/")[1]) > n, before);
+  console.log(`pause: rows held still while "${heldNote}"; resumed to ${await feedTotal()} alerts`);
+  await page.hover("[data-testid=alert-row] >> nth=2");
+  const hoverIds = await rowIds();
+  await page.waitForFunction(() => /[1-9]/.test(document.querySelector("[data-testid=feed-paused]")?.textContent ?? ""));
+  await sleep(1000);
+  if ((await rowIds()) !== hoverIds) throw new Error("the feed re-rendered under the pointer");
+  // Numbers as a trader reads them: no raw detector names, latencies with a unit.
+  const cells = await page.evaluate(() => [...document.querySelectorAll("[data-testid=alert-row]")].slice(0, 50)
+    .map((r) => [r.children[5].textContent, r.children[6].textContent]));
+  for (const [values, lat] of cells) {
+    if (/_ticks|\w=\S/.test(values)) throw new Error(`raw detector values in the feed: ${values}`);
+    if (!/(ns|µs|ms| s|–)$/.test(lat)) throw new Error(`latency without a unit: ${lat}`);
+  }
+
+  // 1c. The detail view at the alert's own time, from the feed (the row under the pointer).
+  const aimed = await page.getAttribute("[data-testid=alert-row] >> nth=2", "data-id");
+  await page.click("[data-testid=alert-row] >> nth=2 >> [data-testid=alert-open]");
+  await page.waitForFunction((id) => location.hash === `#/alert/${id}`, aimed);
+  const detail = await checkDetail(page, aimed, "feed");
+  await shot(page, "alert-detail");
 
   // 2. The symbol page: chart drawn, price shown, ladder filled.
   await page.goto(`${base}/#/symbol/GOOG`);
@@ -133,6 +200,32 @@ try {
   const modelRows = await page.locator("[data-testid=alert-row][data-type=model]").count();
   console.log(`symbol page: probability series drawn; ${modelRows} model alerts of GOOG listed`);
   await shot(page, "symbol");
+
+  // 2b. The symbol page keeps the history the API returns (not only the seconds since it opened),
+  // in exchange time: the replayed day, 2012-06-21, not today.
+  const hist = await (await fetch(`${base}/api/symbols/GOOG`, { headers: { Authorization: `Bearer ${token}` } })).json();
+  await page.goto(`${base}/#/alerts`);
+  await page.mouse.move(5, 5);  // the pointer off the feed (resting on it pauses it)
+  await page.goto(`${base}/#/symbol/GOOG`);
+  await page.waitForFunction((n) => Number(document.querySelector("[data-testid=price-chart]")?.dataset.points ?? 0) >= n, Math.min(hist.history.length, 600) - 2);
+  const firstT = Number(await page.getAttribute("[data-testid=price-chart]", "data-first"));
+  // (The feed drops its oldest point each second once full: allow the page's fetch a few of them.)
+  if (firstT > hist.history[Math.min(5, hist.history.length - 1)][0] + 1) throw new Error(`the chart starts at ${firstT}, after the history's first points ${hist.history.slice(0, 6).map((p) => p[0])}`);
+  if (new Date(firstT * 1000).toISOString().slice(0, 10) !== "2012-06-21") throw new Error(`the chart is not on the replayed day: ${new Date(firstT * 1000).toISOString()}`);
+  const phase = await page.textContent("[data-testid=symbol-phase]");
+  console.log(`symbol history: ${hist.history.length} points from the API kept on the chart (from ${new Date(firstT * 1000).toISOString()}), phase ${phase}`);
+  // The picker searches every symbol, case-insensitively.
+  await page.fill("[data-testid=symbol-input]", "aap");
+  await page.waitForFunction(() => [...document.querySelectorAll("[data-testid=symbol-option]")].map((a) => a.textContent).join(",") === "AAPL");
+  // The detail view from the symbol page's alert list.
+  await page.waitForSelector("[data-testid=symbol-alerts] [data-testid=alert-row]");
+  const symAlert = await page.getAttribute("[data-testid=symbol-alerts] [data-testid=alert-row] >> nth=0", "data-id");
+  const symType = await page.getAttribute("[data-testid=symbol-alerts] [data-testid=alert-row] >> nth=0", "data-type");
+  await page.click("[data-testid=symbol-alerts] [data-testid=alert-row] >> nth=0 >> td >> nth=2");
+  await page.waitForFunction((id) => location.hash === `#/alert/${id}`, symAlert);
+  const symDetail = await checkDetail(page, symAlert, "symbol page");
+  // A model alert's detail carries the probability against the threshold.
+  if (symType === "model" && !symDetail.probability) throw new Error(`model alert ${symAlert}: no probability in the detail view`);
 
   // 3. Latency: per-stage breakdown rows.
   await page.goto(`${base}/#/latency`);
@@ -177,9 +270,11 @@ try {
   await page.fill("[data-testid=silence-symbol]", "GOOG");
   await page.fill("[data-testid=silence-comment]", "e2e: mute GOOG");
   await page.click("[data-testid=silence-create]");
+  await page.waitForSelector("[data-testid=silence-message][data-state=done]");  // pending, then done
   await page.waitForSelector("[data-testid=silence-row][data-active=true]");
   const silenceId = await page.getAttribute("[data-testid=silence-row][data-active=true]", "data-id");
   await page.goto(`${base}/#/alerts`);
+  await page.mouse.move(5, 5);  // the pointer off the feed (resting on it pauses it)
   await page.waitForFunction((id) => [...document.querySelectorAll("[data-testid=alert-row][data-symbol=GOOG]")]
     .some((r) => r.querySelector("[data-testid=silenced-badge]")?.textContent?.includes(id)), silenceId);
   console.log(`silence ${silenceId} muted a GOOG alert`);
@@ -206,11 +301,38 @@ try {
   await shot(page, "models");
   await page.goto(`${base}/#/audit`);
   await page.fill("[data-testid=audit-symbol]", "GOOG");
+  await page.fill("[data-testid=audit-limit]", "5");
   await page.click("[data-testid=audit-search]");
-  await page.waitForFunction(() => document.querySelectorAll("[data-testid=audit-results] tr").length > 0);
+  await page.waitForFunction(() => { const n = document.querySelectorAll("[data-testid=audit-results] tr").length; return n >= 1 && n <= 5; });
+  const heads = await page.evaluate(() => [...document.querySelectorAll("[data-testid=audit-table] thead th")].map((h) => h.textContent).filter(Boolean));
+  if (heads.length < 6) throw new Error(`the audit table has too few column headers: ${heads.join(", ")}`);
   await shot(page, "audit");
+  // Paging (every symbol: GOOG alone may have 5 alerts or fewer): page 2 holds the next 5, none of page 1's.
+  await page.fill("[data-testid=audit-symbol]", "");
+  await page.click("[data-testid=audit-search]");
+  await page.waitForFunction(() => document.querySelectorAll("[data-testid=audit-results] tr").length === 5 &&
+    [...document.querySelectorAll("[data-testid=audit-results] tr")].some((r) => r.getAttribute("data-symbol") !== "GOOG"));
+  const page1 = await page.evaluate(() => [...document.querySelectorAll("[data-testid=audit-results] tr")].map((r) => r.getAttribute("data-id")));
+  await page.click("[data-testid=audit-next]");
+  await page.waitForFunction(() => (document.querySelector("[data-testid=audit-page]")?.textContent ?? "").includes("2"));
+  await page.waitForFunction((ids) => { const now = [...document.querySelectorAll("[data-testid=audit-results] tr")].map((r) => r.getAttribute("data-id"));
+    return now.length > 0 && !now.some((id) => ids.includes(id)); }, page1);
+  // CSV export of the page shown: a header and one line per row.
+  const [download] = await Promise.all([page.waitForEvent("download"), page.click("[data-testid=audit-csv]")]);
+  const csvPath = join(out, "audit-page2.csv");
+  await download.saveAs(csvPath);
+  const csv = readFileSync(csvPath, "utf8").trim().split("\n");
+  const rowsOnPage = await page.locator("[data-testid=audit-results] tr").count();
+  if (!csv[0].startsWith("id,exch_ts_ns,exchange_time") || csv.length !== rowsOnPage + 1) throw new Error(`CSV export: ${csv.length} lines for ${rowsOnPage} rows: ${csv[0]}`);
+  console.log(`audit: ${heads.length} column headers, page 2 of ${rowsOnPage} other alerts, CSV ${csv.length - 1} rows`);
+  // The detail view from the audit page.
+  const auditId = await page.getAttribute("[data-testid=audit-results] tr >> nth=0", "data-id");
+  await page.click("[data-testid=audit-results] tr >> nth=0 >> td >> nth=3");
+  await page.waitForFunction((id) => location.hash === `#/alert/${id}`, auditId);
+  await checkDetail(page, auditId, "audit page");
   // The feed's model filter: "default" (the serving model's name) keeps only its alerts.
   await page.goto(`${base}/#/alerts`);
+  await page.mouse.move(5, 5);  // the pointer off the feed (resting on it pauses it)
   await page.waitForSelector("[data-testid=filter-model] option[value=default]", { state: "attached" });
   await page.selectOption("[data-testid=filter-model]", "default");
   await page.waitForFunction(() => document.querySelectorAll("[data-testid=alert-row]").length >= 1);
@@ -220,6 +342,7 @@ try {
   await page.click("[data-testid=lang-toggle]");
   await page.waitForFunction(() => document.querySelector("[data-testid=nav-alerts]")?.textContent === "预警");
   await page.goto(`${base}/#/alerts`);
+  await page.mouse.move(5, 5);  // the pointer off the feed (resting on it pauses it)
   await page.waitForFunction(() => document.querySelectorAll("[data-testid=alert-row]").length >= 1);
   await shot(page, "alerts-zh");
   if (consoleErrors.length) throw new Error(`page errors: ${consoleErrors.join("; ")}`);
