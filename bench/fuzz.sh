@@ -1,30 +1,44 @@
 #!/usr/bin/env bash
 # Runs libFuzzer targets of the `fuzz` preset for a set time each on a copy of their committed
 # seed corpus (fuzz/corpus/<target>/), then writes executions and findings as
-# bench/results/fuzz-<machine>-<yyyymmdd-hhmm>.json (machine, commit, date, per target:
-# seconds allowed (a finding stops the target early), executions, libFuzzer's average
-# executions/s, corpus files before/after, findings with their first sanitizer line). A finding's input is kept under $out/fuzz-artifacts/<target>/ to reproduce:
+# bench/results/fuzz-<machine>-<yyyymmdd-hhmm>[-tag].json (machine, commit, date, per target:
+# seconds allowed (a finding stops the target early), executions, libFuzzer's executions/s,
+# corpus files before/after, findings with their first sanitizer line; for plan_fuzz and
+# onnx_fuzz the engines made and run, from their "engine_exercise:" line). A finding's input is
+# kept under $out/fuzz-artifacts/<target>/ to reproduce:
 #   build/fuzz/fuzz/<target> <artifact>
 #
-#   bench/fuzz.sh [--seconds S] [--runs N] [--build DIR] [--out DIR] [--rss-mb N] [--tag T] [target ...]
+#   bench/fuzz.sh [--seconds S] [--runs N] [--jobs J] [--shards T=K ...] [--build DIR] [--out DIR]
+#                 [--corpus DIR] [--rss-mb N] [--tag T] [target ...]
 #
-# Defaults: 60 s per target, build/fuzz/fuzz, every *_fuzz executable there, rss limit 2048 MB.
-# --runs N stops a target after N executions (or at --seconds, whichever comes first): the
-# project's bar is 10^6 per target (--runs 1000000 --seconds 1800).
+# Defaults: 60 s per target, build/fuzz/fuzz, every *_fuzz executable there, one process at a
+# time, rss limit 2048 MB. --runs N stops a target after N executions (or at --seconds, whichever
+# comes first): the project's bar is 10^6 per target (--runs 1000000). --jobs J runs up to J
+# fuzzing processes at once (one per core); --shards T=K fuzzes target T as K processes, each on
+# its own copy of the corpus with --runs N/K, and adds up their executions (for the slow
+# targets, so every target reaches the bar in the same wall time). --corpus DIR reads the seeds
+# from DIR/<target>/ instead of fuzz/corpus. TICKSENTRY_MACHINE, TICKSENTRY_COMMIT and
+# FUZZ_COMPILER name the machine, commit and compiler where git or clang are not at hand (a
+# packed run on another machine).
 # Build first: cmake --preset fuzz && cmake --build --preset fuzz (clang with libFuzzer).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-seconds=60 runs=-1 tag="" build="$root/build/fuzz/fuzz" out="$root/bench/results" rss=2048
+seconds=60 runs=-1 jobs=1 tag="" build="$root/build/fuzz/fuzz" out="$root/bench/results" rss=2048
+corpus="$root/fuzz/corpus"
 targets=()
+declare -A shards=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) seconds=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
+    --jobs) jobs=$2; shift 2 ;;
+    --shards) shards[${2%%=*}]=${2#*=}; shift 2 ;;
     --tag) tag=-$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
+    --corpus) corpus=$2; shift 2 ;;
     --rss-mb) rss=$2; shift 2 ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     *) targets+=("$1"); shift ;;
   esac
 done
@@ -40,52 +54,115 @@ stamp=$(date -u +%Y%m%d-%H%M)
 machine=${TICKSENTRY_MACHINE:-$(hostname -s)}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+
+# One fuzzing process: target $1, shard $2, its share of the runs $3. Writes $work/$1/$2/.
+fuzz_one() {
+  local t=$1 s=$2 r=$3 d="$work/$1/$2"
+  local start end
+  start=$(date +%s)
+  set +e
+  "$build/$t" -max_total_time="$seconds" -runs="$r" -print_final_stats=1 -rss_limit_mb="$rss" -timeout=20 \
+    -artifact_prefix="$d/art/" "$d/corpus" >"$d/log" 2>&1
+  echo $? >"$d/rc"
+  set -e
+  end=$(date +%s)
+  echo $((end - start)) >"$d/wall"
+}
+
+queue=()
+for t in "${targets[@]}"; do
+  [ -x "$build/$t" ] || { echo "bench/fuzz.sh: $build/$t is missing" >&2; exit 2; }
+  k=${shards[$t]:-1}
+  per=$runs
+  [ "$runs" -gt 0 ] && per=$(((runs + k - 1) / k))
+  for ((s = 0; s < k; s++)); do
+    mkdir -p "$work/$t/$s/corpus" "$work/$t/$s/art"
+    if [ -d "$corpus/$t" ]; then cp -r "$corpus/$t/." "$work/$t/$s/corpus/"; fi
+    queue+=("$t $s $per")
+  done
+done
+echo "fuzzing ${#targets[@]} targets as ${#queue[@]} processes, $jobs at a time, ${seconds}s each (runs $runs)"
+running=0
+for item in "${queue[@]}"; do
+  if [ "$running" -ge "$jobs" ]; then wait -n || true; running=$((running - 1)); fi
+  # shellcheck disable=SC2086
+  fuzz_one $item &
+  running=$((running + 1))
+done
+wait
+
 entries=()
 for t in "${targets[@]}"; do
-  bin="$build/$t"
-  [ -x "$bin" ] || { echo "bench/fuzz.sh: $bin is missing" >&2; exit 2; }
-  mkdir -p "$work/$t/corpus" "$work/$t/art"
-  if [ -d "$root/fuzz/corpus/$t" ]; then cp -r "$root/fuzz/corpus/$t/." "$work/$t/corpus/"; fi
-  before=$(find "$work/$t/corpus" -type f | wc -l)
-  echo "fuzzing $t for ${seconds}s on $before seed files"
-  set +e
-  "$bin" -max_total_time="$seconds" -runs="$runs" -print_final_stats=1 -rss_limit_mb="$rss" -timeout=20 \
-    -artifact_prefix="$work/$t/art/" "$work/$t/corpus" >"$work/$t/log" 2>&1
-  rc=$?
-  set -e
-  execs=$(awk '/stat::number_of_executed_units/ {print $2}' "$work/$t/log" | tail -1)
-  rate=$(awk '/stat::average_exec_per_sec/ {print $2}' "$work/$t/log" | tail -1)  # libFuzzer's own
-  after=$(find "$work/$t/corpus" -type f | wc -l)
-  findings="[]"
-  if [ -n "$(ls -A "$work/$t/art")" ]; then
-    mkdir -p "$out/fuzz-artifacts/$t"
-    cp "$work/$t/art/"* "$out/fuzz-artifacts/$t/"
-    first=$(grep -m1 -E "ERROR: |runtime error:|Trap|deadly signal|out-of-memory|timeout" "$work/$t/log" || true)
-    findings=$(python3 -c 'import json,sys,os; print(json.dumps([{"artifact": a, "first_line": sys.argv[2]} for a in sorted(os.listdir(sys.argv[1]))]))' \
-      "$work/$t/art" "$first")
-    tail -40 "$work/$t/log" >&2
-  fi
-  entries+=("$(python3 -c 'import json,sys; e,s,r=int(sys.argv[2] or 0),float(sys.argv[4]),float(sys.argv[3] or 0); print(json.dumps({"target": sys.argv[1], "seconds": s, "executions": e, "exec_per_s": r, "corpus_before": int(sys.argv[5]), "corpus_after": int(sys.argv[6]), "exit_code": int(sys.argv[7]), "findings": json.loads(sys.argv[8])}))' \
-    "$t" "${execs:-0}" "${rate:-}" "$seconds" "$before" "$after" "$rc" "$findings")")
-  echo "  $t: ${execs:-0} executions, exit $rc"
+  before=0
+  [ -d "$corpus/$t" ] && before=$(find "$corpus/$t" -type f | wc -l)
+  entries+=("$(python3 - "$work/$t" "$t" "$seconds" "$before" "$out" <<'PY'
+import glob, json, os, re, shutil, sys
+d, target, seconds, before, out = sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+execs = rate = 0.0
+wall, rcs, corpus, findings, engine = 0, [], set(), [], None
+for shard in sorted(glob.glob(os.path.join(d, "*")), key=lambda p: int(os.path.basename(p))):
+    log = open(os.path.join(shard, "log"), errors="replace").read()
+    e = re.findall(r"stat::number_of_executed_units:\s*(\d+)", log)
+    r = re.findall(r"stat::average_exec_per_sec:\s*(\d+)", log)
+    execs += int(e[-1]) if e else 0
+    rate += int(r[-1]) if r else 0
+    rcs.append(int(open(os.path.join(shard, "rc")).read()))
+    wall = max(wall, int(open(os.path.join(shard, "wall")).read()))
+    corpus |= set(os.listdir(os.path.join(shard, "corpus")))
+    m = re.findall(r"engine_exercise: inputs (\d+) engines (\d+) ran (\d+) refused (\d+) skipped (\d+)", log)
+    if m:
+        v = [int(x) for x in m[-1]]
+        engine = engine or {"inputs": 0, "engines": 0, "ran": 0, "refused": 0, "skipped": 0}
+        for k, x in zip(["inputs", "engines", "ran", "refused", "skipped"], v):
+            engine[k] += x
+    arts = sorted(os.listdir(os.path.join(shard, "art")))
+    if arts:
+        first = re.search(r"^.*(ERROR: |runtime error:|Trap|deadly signal|out-of-memory|timeout).*$", log, re.M)
+        keep = os.path.join(out, "fuzz-artifacts", target)
+        os.makedirs(keep, exist_ok=True)
+        for a in arts:
+            shutil.copy(os.path.join(shard, "art", a), keep)
+            findings.append({"artifact": a, "shard": int(os.path.basename(shard)),
+                             "first_line": first.group(0).strip()[:300] if first else ""})
+        sys.stderr.write("".join(log.splitlines(True)[-40:]))
+entry = {"target": target, "seconds": seconds, "processes": len(rcs), "wall_s": wall, "executions": int(execs),
+         "exec_per_s": rate, "reached_1e6": execs >= 1e6, "corpus_before": before, "corpus_after": len(corpus),
+         "exit_codes": rcs, "findings": findings}
+if engine:
+    entry["engine_exercise"] = engine
+print(json.dumps(entry))
+PY
+)")
+  echo "  $t: $(echo "${entries[-1]}" | python3 -c 'import json,sys; e=json.load(sys.stdin); print(e["executions"], "executions,", len(e["findings"]), "findings, exit", e["exit_codes"])')"
 done
 file="$out/fuzz-$machine-$stamp$tag.json"
-RUNS="$runs" python3 - "$file" "$root" "${entries[@]}" <<'PY'
+RUNS="$runs" JOBS="$jobs" SECONDS_ALLOWED="$seconds" python3 - "$file" "$root" "${entries[@]}" <<'PY'
 import json, os, platform, subprocess, sys, datetime
 path, root, entries = sys.argv[1], sys.argv[2], [json.loads(e) for e in sys.argv[3:]]
-commit = subprocess.run(["git", "-C", root, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-dirty = subprocess.run(["git", "-C", root, "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True).stdout.strip()
-clang = subprocess.run(["clang++", "--version"], capture_output=True, text=True).stdout.splitlines()[:1]
+def sh(cmd):
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True).stdout
+    except OSError:
+        return ""
+commit = os.environ.get("TICKSENTRY_COMMIT") or sh(["git", "-C", root, "rev-parse", "--short", "HEAD"]).strip()
+if not os.environ.get("TICKSENTRY_COMMIT") and sh(["git", "-C", root, "status", "--porcelain", "--untracked-files=no"]).strip():
+    commit += "+dirty"
+clang = os.environ.get("FUZZ_COMPILER") or (sh(["clang++", "--version"]).splitlines() or [""])[0]
 doc = {
     "benchmark": "fuzz",
-    "commit": commit + ("+dirty" if dirty else ""),
+    "commit": commit,
     "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-    "machine": {"name": platform.node(), "cores": os.cpu_count(), "kernel": platform.release()},
-    "compiler": clang[0] if clang else "",
-    "sanitizers": "address,undefined (fuzz preset)",
+    "machine": {"name": os.environ.get("TICKSENTRY_MACHINE", platform.node()), "cores": os.cpu_count(),
+                "kernel": platform.release()},
+    "compiler": clang,
+    "sanitizers": "address,undefined (fuzz preset; UBSan halts)",
+    "seconds_per_process": float(os.environ["SECONDS_ALLOWED"]),
     "runs_limit": int(os.environ.get("RUNS", "-1")),
+    "parallel_processes": int(os.environ.get("JOBS", "1")),
     "ubsan_options": os.environ.get("UBSAN_OPTIONS", ""),
     "load_avg_at_end": list(os.getloadavg()),
+    "targets_reaching_1e6": sum(1 for e in entries if e["reached_1e6"]),
+    "findings": sum(len(e["findings"]) for e in entries),
     "targets": entries,
 }
 with open(path, "w") as f:

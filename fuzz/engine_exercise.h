@@ -7,6 +7,7 @@
 // whose shape differs from the one the engine reported, or a too-small buffer accepted —
 // those end the process through __builtin_trap(), which libFuzzer reports as a finding.
 #include <cstdint>
+#include <cstdio>
 #include <random>
 #include <vector>
 
@@ -18,6 +19,36 @@ namespace ts::fuzz {
 struct ExerciseStats {
   int runs = 0;      // engines run with a result
   int refused = 0;   // engines that returned an error Status (input, shape or kernel)
+  int skipped = 0;   // engines not run: no usable input shape in profile 0, or a result too large
+};
+
+// What a fuzzing run did with the engines it made, so that a run shows that it executed them,
+// not only loaded them: one line on stderr, "engine_exercise: inputs N engines E ran R refused F
+// skipped S", after 2^k inputs and at exit. bench/fuzz.sh copies the last one into its JSON.
+class ExerciseTally {
+ public:
+  static ExerciseTally& get() {
+    static ExerciseTally tally;
+    return tally;
+  }
+  ExerciseStats* stats() { return &stats_; }
+  // Call once per input; `engine` = the input gave an engine (loaded or built).
+  void input_done(bool engine) {
+    ++inputs_;
+    engines_ += engine ? 1 : 0;
+    if ((inputs_ & (inputs_ - 1)) == 0) print();
+  }
+  void print() const {
+    std::fprintf(stderr, "engine_exercise: inputs %llu engines %llu ran %d refused %d skipped %d\n",
+                 static_cast<unsigned long long>(inputs_), static_cast<unsigned long long>(engines_), stats_.runs,
+                 stats_.refused, stats_.skipped);
+  }
+  ~ExerciseTally() { print(); }
+
+ private:
+  ExerciseStats stats_;
+  uint64_t inputs_ = 0;
+  uint64_t engines_ = 0;
 };
 
 // Elements allowed per input and bytes per output: keeps one execution in the milliseconds and
@@ -74,7 +105,10 @@ inline void exercise(const engine::Engine& e, uint32_t seed, ExerciseStats* stat
   std::vector<engine::HostTensor> inputs;
   for (const auto& b : e.inputs()) {
     std::vector<int64_t> dims;
-    if (!pick_dims(e, b, rng, &dims)) return;
+    if (!pick_dims(e, b, rng, &dims)) {
+      if (stats) ++stats->skipped;
+      return;
+    }
     inputs.push_back(engine::HostTensor::zeros(b.dtype, dims));
     fill(inputs.back(), rng);
   }
@@ -89,7 +123,10 @@ inline void exercise(const engine::Engine& e, uint32_t seed, ExerciseStats* stat
   }
   std::vector<engine::HostTensor> outs;
   for (size_t i = 0; i < e.outputs().size(); ++i) {
-    if (!fits(want.value()[i], kMaxOutputBytes / 8)) return;
+    if (!fits(want.value()[i], kMaxOutputBytes / 8)) {
+      if (stats) ++stats->skipped;
+      return;
+    }
     outs.push_back(engine::HostTensor::zeros(e.outputs()[i].dtype, want.value()[i]));
   }
   std::vector<engine::TensorView> out;

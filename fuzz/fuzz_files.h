@@ -1,25 +1,23 @@
 #pragma once
-// Shared by the file-parser fuzz targets (lobster_fuzz, sse_fuzz, csv_fuzz, line_reader_fuzz):
-// the fuzzer's bytes become real files in a private scratch folder (under /dev/shm when it
-// exists, so a write per input costs no disk), because the sources open paths the way a user's
-// run does. An input for a multi-file format is cut into parts at separator lines ("\n@@\n"),
-// so a seed stays readable text: part 1 @@ part 2 @@ part 3.
+// Shared by the file-parser fuzz targets (lobster_fuzz, sse_fuzz, csv_fuzz, line_reader_fuzz,
+// szse_fuzz, sse_l3_fuzz, mapped_fuzz): the fuzzer's bytes are read in memory, as the files of a
+// user's run are read (ingest::LineReader::open_memory: the same lines, numbers and reports as
+// a file of these bytes; the sources' reader overloads take the readers). No file is written
+// per input: a temp file per input held the targets to tens of executions a second. An input
+// for a multi-file format is cut into parts at separator lines ("\n@@\n"), so a seed stays
+// readable text: part 1 @@ part 2 @@ part 3.
 //
 // drain() runs a source to its end and checks what every file source promises
 // (ingest/source.h, docs/formats.md): it ends (done() after a bounded number of calls), every
 // event names a symbol the table knows, exchange times never go backwards, and the events it
 // hands on are accepted or refused by a BookSet without a crash. A broken promise ends the
 // process through __builtin_trap(), which libFuzzer reports as a finding.
-#include <signal.h>
+#include <sys/mman.h>
 #include <unistd.h>
-
-#include <cerrno>
 
 #include <array>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <filesystem>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,7 +25,9 @@
 #include "book/book_set.h"
 #include "core/event.h"
 #include "core/input_errors.h"
+#include "core/log.h"
 #include "core/symbol_table.h"
+#include "ingest/line_reader.h"
 #include "ingest/source.h"
 
 namespace ts::fuzz {
@@ -48,52 +48,47 @@ inline std::vector<std::string_view> split_parts(std::string_view data, size_t n
   return parts;
 }
 
-// One scratch folder per process, removed at exit.
-class ScratchDir {
+// A reader over `bytes` named `name` (the name a report gives; some sources read a symbol or a
+// date from it). `bytes` must outlive the reader.
+inline std::unique_ptr<ingest::LineReader> memory_reader(std::string_view bytes, std::string name,
+                                                         InputErrors& errors) {
+  return ingest::LineReader::open_memory(bytes, std::move(name), errors);
+}
+
+// The sources log what they found at start (spdlog::info): once per input that is most of a
+// target's time and a flood on stderr. Call once (a static in the target) before the first input.
+inline bool quiet_logs() {
+  spdlog::set_level(spdlog::level::off);
+  return true;
+}
+
+// An in-memory file with a path (/proc/self/fd/N of a memfd), for writers that take a path
+// (CsvWriter in csv_fuzz's round trip): no disk, no folder, one per process.
+class MemFile {
  public:
-  static ScratchDir& get() {
-    static ScratchDir dir;
-    return dir;
+  static MemFile& get() {
+    static MemFile file;
+    return file;
   }
-  const std::filesystem::path& path() const { return path_; }
-  // Creates (or empties) the sub-folder `name` and returns its path.
-  std::filesystem::path fresh_dir(const std::string& name) const {
-    const auto p = path_ / name;
-    std::error_code ec;
-    std::filesystem::remove_all(p, ec);
-    std::filesystem::create_directories(p);
-    return p;
-  }
-  // Writes `bytes` to `rel` (relative to the folder) and returns its full path.
-  std::string write(const std::filesystem::path& rel, std::string_view bytes) const {
-    const std::string p = (rel.is_absolute() ? rel : path_ / rel).string();
-    std::FILE* f = std::fopen(p.c_str(), "wb");
-    if (!f) __builtin_trap();  // the scratch folder itself is broken: not the code under test
-    if (!bytes.empty() && std::fwrite(bytes.data(), 1, bytes.size(), f) != bytes.size()) __builtin_trap();
-    std::fclose(f);
-    return p;
+  const std::string& path() const { return path_; }
+  // The bytes written to the file so far.
+  std::string read_all() const {
+    std::string out;
+    const off_t size = ::lseek(fd_, 0, SEEK_END);
+    if (size < 0) __builtin_trap();
+    out.resize(size_t(size));
+    if (size > 0 && ::pread(fd_, out.data(), out.size(), 0) != size) __builtin_trap();
+    return out;
   }
 
  private:
-  ScratchDir() {
-    std::error_code ec;
-    const std::filesystem::path base = std::filesystem::is_directory("/dev/shm", ec) ? "/dev/shm" : std::filesystem::temp_directory_path();
-    path_ = base / ("ticksentry-fuzz-" + std::to_string(::getpid()));
-    // libFuzzer often ends a process without running atexit handlers (a finding, a timeout, a
-    // signal): remove the folders of processes that no longer exist.
-    for (const auto& entry : std::filesystem::directory_iterator(base, ec)) {
-      const std::string name = entry.path().filename().string();
-      if (name.rfind("ticksentry-fuzz-", 0) != 0) continue;
-      const long pid = std::strtol(name.c_str() + 16, nullptr, 10);
-      if (pid > 0 && ::kill(pid_t(pid), 0) != 0 && errno == ESRCH) std::filesystem::remove_all(entry.path(), ec);
-    }
-    std::filesystem::create_directories(path_);
-    std::atexit([] {
-      std::error_code e;
-      std::filesystem::remove_all(ScratchDir::get().path(), e);
-    });
+  MemFile() {
+    fd_ = ::memfd_create("ticksentry-fuzz", 0);
+    if (fd_ < 0) __builtin_trap();  // the test harness itself is broken: not the code under test
+    path_ = "/proc/self/fd/" + std::to_string(fd_);
   }
-  std::filesystem::path path_;
+  int fd_ = -1;
+  std::string path_;
 };
 
 // Runs `src` to its end (see the file comment). Returns the number of events.

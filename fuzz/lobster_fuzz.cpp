@@ -1,6 +1,6 @@
 // libFuzzer target for the `lobster` source: a message file and the orderbook file beside it
-// (input: message text @@ orderbook text, fuzz_files.h) are opened as a user's replay opens them
-// and read to the end, every event applied to a BookSet. Bad lines must be counted and skipped;
+// (input: message text @@ orderbook text, fuzz_files.h) are read in memory through the source a
+// user's replay opens, to the end, every event applied to a BookSet. Bad lines must be counted and skipped;
 // nothing may crash, hang, read past a buffer, hand on an event of an unknown symbol or go
 // back in time (fuzz_files.h: drain()).
 //   build/fuzz/fuzz/lobster_fuzz -max_total_time=60 fuzz/corpus/lobster_fuzz   (bench/fuzz.sh)
@@ -20,24 +20,23 @@ constexpr const char* kOrderbook = "FUZZ_2012-06-21_34200000_57600000_orderbook_
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static const bool quiet = ts::fuzz::quiet_logs();
+  (void)quiet;
   const auto parts = ts::fuzz::split_parts(std::string_view(reinterpret_cast<const char*>(data), size), 2);
-  auto& dir = ts::fuzz::ScratchDir::get();
-  const std::string message = dir.write(kMessage, parts[0]);
-  const std::string book = dir.write(kOrderbook, parts[1]);
   ts::SymbolTable symbols;
   ts::InputErrors errors;
   errors.set_quiet(true);
-  auto src = ts::make_lobster_source(message, symbols, errors);
-  if (src.is_ok()) ts::fuzz::drain(*src.value(), symbols, errors);
+  auto src = ts::make_lobster_source_from_readers(ts::fuzz::memory_reader(parts[0], kMessage, errors),
+                                     ts::fuzz::memory_reader(parts[1], kOrderbook, errors), symbols, errors);
+  if (!src.is_ok()) __builtin_trap();  // the names are LOBSTER's: the factory cannot refuse them
+  ts::fuzz::drain(*src.value(), symbols, errors);
   // The orderbook reader alone, as the book tests use it.
-  auto reader = ts::LobsterBookReader::open(book, errors);
-  if (reader.is_ok()) {
-    ts::LobsterBookRow row;
-    uint64_t last = 0;
-    while (reader.value()->next(row)) {
-      if (row.levels < 1 || row.line <= last) __builtin_trap();  // rows come once, in order
-      last = row.line;
-    }
+  auto reader = ts::LobsterBookReader::open(ts::fuzz::memory_reader(parts[1], kOrderbook, errors), errors);
+  ts::LobsterBookRow row;
+  uint64_t last = 0;
+  while (reader->next(row)) {
+    if (row.levels < 1 || row.line <= last) __builtin_trap();  // rows come once, in order
+    last = row.line;
   }
   return 0;
 }

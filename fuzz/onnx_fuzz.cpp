@@ -18,10 +18,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::vector<uint8_t> model = gen.generate();
   ts::engine::BuildOptions o;
   o.time_tactics = false;  // the default profile: batch 1..1024 (runs stay near its minimum)
+  auto& tally = ts::fuzz::ExerciseTally::get();
   auto plan = ts::engine::build(model, o);
-  if (!plan) return 0;
+  if (!plan) {
+    tally.input_done(false);
+    return 0;
+  }
   auto e = ts::engine::Engine::load(plan.value());
   if (!e) __builtin_trap();  // the builder's own plan must load (plan_check agrees with the builder)
-  ts::fuzz::exercise(*e.value(), seed, nullptr);
+  ts::fuzz::exercise(*e.value(), seed, tally.stats());
+  tally.input_done(true);
   return 0;
 }

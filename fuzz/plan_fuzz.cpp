@@ -21,14 +21,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::span<const uint8_t> bytes(data, size);
   uint32_t seed = 2166136261u;  // FNV-1a of the input: the same input runs the same inputs
   for (uint8_t b : bytes) seed = (seed ^ b) * 16777619u;
+  auto& tally = ts::fuzz::ExerciseTally::get();
   auto loaded = ts::engine::Engine::load(bytes);
   if (loaded) {
-    ts::fuzz::exercise(*loaded.value(), seed, nullptr);
+    ts::fuzz::exercise(*loaded.value(), seed, tally.stats());
+    tally.input_done(true);
     return 0;
   }
+  bool engine = false;
   auto plan = ts::engine::deserialize_plan(bytes, /*verify_checksum=*/false);
-  if (!plan) return 0;
-  auto e = ts::engine::make_engine(std::move(plan).value());
-  if (e) ts::fuzz::exercise(*e.value(), seed, nullptr);
+  if (plan) {
+    auto e = ts::engine::make_engine(std::move(plan).value());
+    if (e) ts::fuzz::exercise(*e.value(), seed, tally.stats());
+    engine = e.is_ok();
+  }
+  tally.input_done(engine);
   return 0;
 }

@@ -7,6 +7,7 @@ Multi-file inputs are cut into parts at "\\n@@\\n" lines (fuzz/fuzz_files.h)."""
 import gzip
 import os
 import struct
+import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SEP = "\n@@\n"
@@ -169,4 +170,184 @@ write("config_fuzz", "kafka_passthrough",
 write("config_fuzz", "out_of_range",
       "[pipeline]\nevent_ring = -1\nshards = 100000\n[sim]\nsymbols = 4294967297\n[rules.large_order]\nmin_volume_z = nan\n"
       "[http]\nport = 70000\n")
+# --- szse_l2_fuzz: tick.csv (SZSE ten-level snapshots, rows grouped by security) ----------------
+szse_lv = [f"{w}{i}" for w in ("BuyPrice", "BuyOrderQty", "SellPrice", "SellOrderQty") for i in range(1, 11)]
+szse_head = ",".join(["MDDate", "MDTime", "SecurityID", "PreClosePx", "LastPx", "TotalVolumeTrade", "TotalValueTrade",
+                      "TradingPhaseCode", "MaxPx", "MinPx", "OpenPx"] + szse_lv + ["BuyNumOrders1"])
+
+
+def szse_row(t, sym, pre, last, vol, val, phase, bids, asks, date="2022.06.01"):
+    cols = [str(p) for p, _ in bids] + [""] * (10 - len(bids))
+    cols += [str(q) for _, q in bids] + [""] * (10 - len(bids))
+    cols += [str(p) for p, _ in asks] + [""] * (10 - len(asks))
+    cols += [str(q) for _, q in asks] + [""] * (10 - len(asks))
+    lim_up, lim_dn = round(pre * 1.1, 2), round(pre * 0.9, 2)
+    return ",".join([date, t, sym, str(pre), str(last), str(vol), str(val), phase, str(lim_up), str(lim_dn), str(last)] + cols + ["3"])
+
+
+szse_rows = [szse_row("09:15:03.000", "000400.SZ", 19.38, 0, 0, 0, "1", [(19.40, 100)], [(19.40, 100)]),
+             szse_row("09:30:03.000", "000400.SZ", 19.38, 19.41, 1200, 23292.0, "3", [(19.40, 300), (19.39, 50)], [(19.41, 200), (19.45, 10)]),
+             szse_row("11:30:00.000", "000400.SZ", 19.38, 19.41, 1500, 29115.0, "4", [(19.40, 300)], [(19.41, 200)]),
+             szse_row("09:25:00.000", "300918.SZ", 8.18, 8.20, 800, 6560.0, "2", [(8.19, 100)], [(8.20, 400)]),
+             szse_row("14:57:00.000", "300918.SZ", 8.18, 8.25, 900, 7385.0, "5", [(8.25, 10)], [(8.24, 20)])]
+write("szse_l2_fuzz", "two_symbols", szse_head + "\n" + "\n".join(szse_rows) + "\n")
+write("szse_l2_fuzz", "bad_rows", szse_head + "\n" + "\n".join([
+    szse_row("09:30:03.000", "000400", 19.38, 1, 1, 1, "3", [], []),             # not NNNNNN.SZ
+    szse_row("09:30:03.000", "000400.SZ", -1, 1, 1, 1, "3", [], []),             # PreClosePx <= 0
+    szse_row("09:30:04.000", "000400.SZ", 19.38, 19.4, 10, 1, "3", [(19.5, 1)], [(19.4, 1)]),  # crossed
+    szse_row("09:30:05.000", "000400.SZ", 19.38, 19.4, 5, 1, "3", [], []),       # volume going down
+    szse_row("09:30:01.000", "000400.SZ", 19.38, 19.4, 20, 1, "3", [], []),      # time going back
+    szse_row("25:30:01.000", "000400.SZ", 19.38, 19.4, 20, 1, "X", [], [], date="2022.13.40"),
+    "2022.06.01,09:30:07.000,000400.SZ"]) + "\n")
+write("szse_l2_fuzz", "header_only_crlf", ("\ufeff" + szse_head + "\n").replace("\n", "\r\n"))
+
+# --- szse_trades_fuzz: tradeData.csv (SZSE fills and cancels, SSE rows of the same file) --------
+szse_trade_head = "ChannelNo,ApplSeqNum,BidApplSeqNum,OfferApplSeqNum,SecurityID,TradePrice,TradeQty,ExecType,TradeTime,TradeBSFlag,Market"
+write("szse_trades_fuzz", "fills_cancels_and_sse", "\n".join([
+    szse_trade_head,
+    "2011,100,90,95,000001,13.52,500,F,2023.02.01T09:25:00.320,,SZ",
+    "2011,101,96,0,000001,0,300,4,2023.02.01T09:30:00.010,,SZ",
+    "2011,102,97,99,000001,13.53,100,F,2023.02.01T09:30:00.020,,SZ",
+    "2011,103,0,98,000001,0,200,4,2023.02.01T09:30:01.000,,SZ",
+    "2011,104,104,98,000001,13.51,100,F,2023.02.01T14:57:30.000,,SZ",
+    "6,1,10,11,600519,1850.01,100,,2023.02.01T09:30:00.050,B,SH",
+    "6,2,12,13,600519,1850.00,50,,2023.02.01T09:30:00.060,S,SH",
+    "6,3,14,15,600519,1850.00,50,,2023.02.01T09:30:00.070,N,SH"]) + "\n")
+write("szse_trades_fuzz", "bad_rows", "\n".join([
+    szse_trade_head,
+    "2011,100,90,95,00001,13.52,500,F,2023.02.01T09:25:00.320,,SZ",   # symbol
+    "2011,101,90,95,000001,0,500,F,2023.02.01T09:25:00.330,,SZ",      # fill price 0
+    "2011,102,90,0,000001,13.5,500,F,2023.02.01T09:25:00.340,,SZ",    # fill without both orders
+    "2011,103,90,95,000001,1,300,4,2023.02.01T09:30:00.010,,SZ",      # cancel price != 0
+    "2011,103,90,95,000001,13.5,1,F,2023.02.01T09:30:00.020,,SZ",     # repeated ApplSeqNum
+    "2011,104,90,95,000001,13.5,-1,F,2023.02.01T09:30:00.030,,SZ",    # qty
+    "2011,105,90,95,000001,13.5,1,X,2023.02.01T09:30:00.040,,SZ",     # ExecType
+    "2011,106,90,95,000001,13.5,1,F,2023.02.01T09:29:00.000,,SZ",     # time going back
+    "6,1,10,11,600519,1850.01,100,,2023.02.01T09:30:00.050,Q,SH",     # TradeBSFlag
+    "2011,107,90,95,000001,13.5,1,F,2023-02-01 09:30:00,,SZ",
+    "2011,108"]))
+
+# --- sse_l3_fuzz: SHorders.csv @@ SHtrans.csv ---------------------------------------------------
+l3_orders = "\n".join([
+    "MDDate,MDTime,SecurityID,ChannelNo,ApplSeqNum,OrderPrice,OrderQty,OrderBSFlag,OrderType,OrderNO,OrderIndex",
+    "2023.07.11,09:15:00.280,605580.SH,1,10,25.50,100,1,2,5001,1",
+    "2023.07.11,09:15:00.300,605580.SH,1,11,25.60,200,2,2,5002,2",
+    "2023.07.11,09:30:00.010,605580.SH,1,14,25.55,300,1,2,5003,3",
+    "2023.07.11,09:30:00.020,605580.SH,1,15,25.55,100,1,10,5003,4",
+    "2023.07.11,09:30:00.030,600000.SH,2,3,7.10,1000,2,2,7001,1"]) + "\n"
+l3_trades = "\n".join([
+    "MDDate,MDTime,SecurityID,ChannelNo,ApplSeqNum,TradePrice,TradeQty,TradeBSFlag,TradeBuyNo,TradeSellNo",
+    "2023.07.11,09:25:00.000,605580.SH,1,12,25.55,100,0,5001,5002",
+    "2023.07.11,09:30:00.015,605580.SH,1,13,25.60,100,1,5003,5002",
+    "2023.07.11,09:30:00.040,600000.SH,2,4,7.10,500,2,7002,7001"]) + "\n"
+write("sse_l3_fuzz", "two_symbols", l3_orders + SEP + l3_trades)
+write("sse_l3_fuzz", "bad_rows", l3_orders + "2023.07.11,09:31:00.000,605580.SH,1,16,0,100,1,2,5004\n"
+      "2023.07.11,09:31:00.000,605580.SH,1,16,25.5,100,1,2,5005\n2023.07.11,09:31:00.000,605580.SH,1,17,25.5,100,3,2,5006\n"
+      "2023.07.11,09:31:00.000,605580.SH,1,18,25.5,100,1,7,5007\n2023.07.11,09:29:00.000,605580.SH,1,19,25.5,100,1,2,5008\n"
+      "2023.07.11,09:31:00.000,60558.SH,1,20,25.5,100,1,2,5009\n"
+      + SEP + l3_trades + "2023.07.11,09:31:00.000,605580.SH,1,30,25.5,0,1,5001,5002\n2023.07.11,9:31,605580.SH,1,31,x,1,1,1,1")
+write("sse_l3_fuzz", "cancel_unknown_order", l3_orders.splitlines()[0] + "\n"
+      "2023.07.11,09:30:00.020,605580.SH,1,15,25.55,100,1,10,9999\n" + SEP + l3_trades.splitlines()[0] + "\n")
+
+# --- crypto_fuzz: venue byte (0 binance, 1 coinbase, 2 kraken, 3 bitstamp, 4 bitstamp-l3), then
+# the websocket capture @@ the REST capture, one message per line (capture_line.h forms) -------
+
+
+def kraken_checksum(asks, bids):
+    def digits(s):
+        return s.replace(".", "").lstrip("0")
+    text = "".join(digits(p) + digits(q) for p, q in asks[:10]) + "".join(digits(p) + digits(q) for p, q in bids[:10])
+    return zlib.crc32(text.encode()) & 0xFFFFFFFF
+
+
+def binance_diff(first, last, bids, asks):
+    return ('{"stream":"nknusdt@depth@100ms","data":{"e":"depthUpdate","E":1633998512568,"s":"NKNUSDT","U":%d,"u":%d,'
+            '"b":%s,"a":%s}}' % (first, last, bids, asks))
+
+
+ns = 1633998512568000000
+binance_ws = "\n".join([
+    "wss://stream.binance.com:9443/stream <-> 1633998512.5",
+    f"{ns} " + binance_diff(95, 100, '[["0.35210000","1.00000000"]]', "[]"),
+    f"{ns + 10**8} " + binance_diff(101, 102, '[["0.35220000","5.00000000"]]', '[["0.35260000","0"]]'),
+    f"{ns + 2 * 10**8} " + '{"stream":"nknusdt@bookTicker","data":{"u":102,"s":"NKNUSDT","b":"0.35220000","B":"5.00000000","a":"0.35270000","A":"10.00000000"}}',
+    f"{ns + 3 * 10**8} " + binance_diff(105, 106, '[["0.35230000","5.00000000"]]', "[]"),
+    f"{ns + 4 * 10**8} " + '{"stream":"nknusdt@aggTrade","data":{"e":"aggTrade","E":1633998523963,"s":"NKNUSDT","a":15683430,"p":"0.35280000","q":"58.00000000","f":1,"l":1,"T":1633998523963,"m":false,"M":true}}',
+    f"{ns + 5 * 10**8} " + '{"result":null,"id":1}'])
+binance_rest = ("https://api.binance.com/api/v3/depth?symbol=NKNUSDT&limit=1000 -> 1633998512.6: "
+                '{"lastUpdateId":100,"bids":[["0.35210000","672.00000000"],["0.35200000","1144.00000000"]],'
+                '"asks":[["0.35260000","3199.00000000"],["0.35270000","10.00000000"]]}')
+write("crypto_fuzz", "binance", b"\x00" + (binance_ws + SEP + binance_rest + "\n").encode())
+coinbase_ws = "\n".join([
+    '1618677817.1: {"type":"l2update","product_id":"BTC-USD","changes":[["buy","100.01","1"]],"time":"2021-04-17T16:43:37.075687Z"}',
+    '1618677817.2: {"type":"snapshot","product_id":"BTC-USD","bids":[["100.00","1.5"]],"asks":[["100.05","2"]]}',
+    '1618677817.3: {"type":"l2update","product_id":"BTC-USD","changes":[["sell","100.03","0.25"]],"time":"2021-04-17T16:43:37.075687Z"}',
+    '1618677818.0: {"type":"match","trade_id":1,"side":"sell","size":"0.5","price":"100.03","product_id":"BTC-USD","sequence":5,"time":"2021-04-17T16:43:38Z"}',
+    '1618677818.1: {"type":"ticker","product_id":"BTC-USD","price":"100.03"}',
+    'wss://ws-feed.pro.coinbase.com <- 1618677817.0: {"type":"subscribe"}'])
+write("crypto_fuzz", "coinbase", b"\x01" + (coinbase_ws + SEP).encode())
+k_asks = [("0.000022900", "13355.87450757"), ("0.000022910", "15.00000000")]
+k_bids = [("0.000022800", "100.00000000"), ("0.000022700", "7.50000000")]
+k_bids2 = [("0.000022850", "2.00000000")] + k_bids
+kraken_ws = "\n".join([
+    '1618678123.5: [1360,{"as":[["0.000022900","13355.87450757","1618678123.481570"],["0.000022910","15.00000000","1618678132.136369"]],'
+    '"bs":[["0.000022800","100.00000000","1618678123.1"],["0.000022700","7.50000000","1618678123.2"]]},"book-1000","ADA/XBT"]',
+    '1618678135.5: [1360,{"b":[["0.000022850","2.00000000","1618678135.0"]],"c":"%d"},"book-1000","ADA/XBT"]' % kraken_checksum(k_asks, k_bids2),
+    '1618678136.5: [1360,{"a":[["0.000022900","0.00000000","1618678136.0"]],"c":"12345"},"book-1000","ADA/XBT"]',
+    '1618678137.5: [1361,[["0.000022900","10.00000000","1618678137.1","b","l",""]],"trade","ADA/XBT"]',
+    '1618678138.0: {"event":"heartbeat"}'])
+write("crypto_fuzz", "kraken", b"\x02" + (kraken_ws + SEP).encode())
+bitstamp_ws = "\n".join([
+    '1000000000000000000 {"data":{"timestamp":"1","microtimestamp":"1000","bids":[["3800.00","1.0"]],"asks":[]},"channel":"diff_order_book_ethusd","event":"data"}',
+    '3000000000000000000 {"data":{"timestamp":"1","microtimestamp":"3000","bids":[["3801.00","2.0"]],"asks":[["3806.00","0.5"]]},"channel":"diff_order_book_ethusd","event":"data"}',
+    '3000000000000000001 {"data":{"id":1,"amount":0.5,"price":3801.0,"type":0,"microtimestamp":"3001"},"channel":"live_trades_ethusd","event":"trade"}',
+    '3000000000000000002 {"event":"bts:subscription_succeeded","channel":"live_trades_ethusd","data":{}}'])
+bitstamp_rest = ('https://www.bitstamp.net/api/v2/order_book/ethusd -> 2000000000: '
+                 '{"timestamp":"1","microtimestamp":"2000","bids":[["3799.00","1.0"]],"asks":[["3805.00","1.0"]]}')
+write("crypto_fuzz", "bitstamp", b"\x03" + (bitstamp_ws + SEP + bitstamp_rest + "\n").encode())
+l3 = "\n".join([
+    '1430445494000 order_created {"price": "236.22", "amount": "3.70240000", "datetime": "1430445494", "id": 85, "order_type": 0}',
+    '1430445496000 order_created {"price": "236.50", "amount": "7.34933031", "datetime": "1430445496", "id": 93, "order_type": 1}',
+    '1430445496100 order_changed {"price": "236.22", "amount": "7.34933031", "datetime": "1430445496", "id": 93, "order_type": 1}',
+    '1430445498814 trade {"price": 236.22, "amount": 3.7023999999999999, "id": 8111381}',
+    '1430445498815 order_deleted {"price": "236.22", "amount": "0.00000000", "datetime": "1430445494", "id": 85, "order_type": 0}',
+    '1430445499000 order_deleted {"price": "236.10", "amount": "1.00000000", "datetime": "1430445499", "id": 95, "order_type": 0}'])
+write("crypto_fuzz", "bitstamp_l3", b"\x04" + (l3 + SEP).encode())
+write("crypto_fuzz", "bad_lines", b"\x00" + b'{"stream":\nnot json at all\n123 {"a":1}\n' + binance_diff(1, 2, '[["abc","1"]]', "[]").encode()
+      + b"\n" + binance_diff(3, 4, '[["0.1","1e400"]]', '[["-1","1"]]').encode())
+
+# --- mapped_fuzz: layout TOML @@ its files in [[file]] order --------------------------------------
+layouts = os.path.join(HERE, "..", "..", "config", "layouts")
+with open(os.path.join(layouts, "sse-l2.toml")) as f:
+    sse_layout = f.read()
+with open(os.path.join(layouts, "szse-l2.toml")) as f:
+    szse_layout = f.read()
+write("mapped_fuzz", "sse_l2_layout", sse_layout + SEP + snapshot + SEP + entrust + SEP + trade)
+write("mapped_fuzz", "szse_l2_layout", szse_layout + SEP + szse_head + "\n" + "\n".join(szse_rows) + "\n")
+write("mapped_fuzz", "combined_epoch_layout", """[layout]
+name = "fz-combined"
+time_zone = "America/New_York"
+merge = "time_then_seq"
+
+[[file]]
+role = "combined"
+name = "flow"
+price_scale = 100
+size_scale = 100
+time = { column = "ts", format = "epoch_ms" }
+symbol = { column = "code", digits = 6, suffix = ".SZ" }
+seq = "n"
+order_id = "oid"
+price = "px"
+size = "qty"
+buy_order_id = "bid"
+sell_order_id = "ask"
+kind = { column = "k", codes = { "A" = "add", "D" = "cancel", "E" = "execute", "T" = "trade", "H" = "skip" } }
+side = { column = "s", codes = { "B" = "buy", "S" = "sell" } }
+aggressor = { column = "s", codes = { "B" = "buy", "S" = "sell" } }
+""" + SEP + "ts,code,n,oid,px,qty,bid,ask,k,s\n1675214100000,000001,1,7,13.52,5,0,0,A,B\n1675214100001,000001,2,8,13.53,5,0,0,A,S\n"
+      "1675214100002,000001,3,0,13.53,5,7,8,T,B\n1675214100003,000001,4,7,13.52,5,0,0,D,B\n1675214100004,0001,5,0,1,1,0,0,H,\n")
+write("mapped_fuzz", "bad_layout", '[layout]\nname = "x"\ntime_zone = "Mars/Olympus"\nmerge = "random"\n[[file]]\nrole = "order"\n'
+      'name = ""\nprice_scale = -1\ntime = { column = "t", format = "hh:mm" }\nlevels = 99\n' + SEP + "t\n1\n")
+
 print("seeds written under", HERE)

@@ -265,7 +265,11 @@ class CsvSource final : public Source {
 Result<std::unique_ptr<Source>> make_csv_source(const std::string& path, SymbolTable& symbols, InputErrors& errors) {
   auto lines = LineReader::open(path, errors);
   if (!lines) return lines.status().with_context("opening csv events file " + path);
-  return std::unique_ptr<Source>(std::make_unique<CsvSource>(std::move(lines).value(), symbols, errors));
+  return make_csv_source_from_reader(std::move(lines).value(), symbols, errors);
+}
+
+std::unique_ptr<Source> make_csv_source_from_reader(std::unique_ptr<LineReader> lines, SymbolTable& symbols, InputErrors& errors) {
+  return std::make_unique<CsvSource>(std::move(lines), symbols, errors);
 }
 
 }  // namespace ts

@@ -17,4 +17,12 @@ namespace ts {
 
 Result<std::unique_ptr<Source>> make_csv_source(const std::string& path, SymbolTable& symbols, InputErrors& errors);
 
+namespace ingest {
+class LineReader;
+}
+// The same source over a reader already open (ingest::LineReader::open_memory for bytes in
+// memory); reports name the reader's file.
+std::unique_ptr<Source> make_csv_source_from_reader(std::unique_ptr<ingest::LineReader> lines, SymbolTable& symbols,
+                                        InputErrors& errors);
+
 }  // namespace ts

@@ -2,6 +2,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -56,20 +57,43 @@ Result<std::unique_ptr<LineReader>> LineReader::open(const std::string& path, In
   const size_t got = std::fread(magic, 1, 2, f);
   const bool gzip = got == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
   std::rewind(f);
-  std::unique_ptr<LineReader> r(new LineReader(path, f, gzip, errors));
+  std::unique_ptr<LineReader> r(new LineReader(path, f, {}, gzip, errors));
   if (gzip && inflateInit2(&r->gz_->zs, 15 + 16) != Z_OK) {
     return Status(StatusCode::kInternal, "zlib: inflateInit2 failed for " + path);
   }
   return r;
 }
 
-LineReader::LineReader(std::string path, std::FILE* file, bool gzip, InputErrors& errors)
-    : path_(std::move(path)), file_(file), gz_(gzip ? std::make_unique<Gzip>() : nullptr), errors_(errors),
-      buf_(new char[kBufferBytes]) {
+std::unique_ptr<LineReader> LineReader::open_memory(std::string_view bytes, std::string name, InputErrors& errors) {
+  const bool gzip = bytes.size() >= 2 && bytes[0] == '\x1f' && bytes[1] == '\x8b';
+  std::unique_ptr<LineReader> r(new LineReader(std::move(name), nullptr, bytes, gzip, errors));
+  // inflateInit2 fails only when zlib cannot allocate its state; then every read reports a
+  // corrupt member, which is what a caller of an in-memory reader (a fuzz target) can check.
+  if (gzip) (void)inflateInit2(&r->gz_->zs, 15 + 16);
+  return r;
+}
+
+LineReader::LineReader(std::string path, std::FILE* file, std::string_view memory, bool gzip, InputErrors& errors)
+    : path_(std::move(path)), file_(file), memory_(memory), gz_(gzip ? std::make_unique<Gzip>() : nullptr),
+      errors_(errors),
+      // PERF NOTE: an in-memory reader of a small input takes a buffer of its size (at least
+      // 4 KiB): the fuzz targets open readers per input, and a 256 KiB block per reader was
+      // mapped and unmapped each time under ASan. Lines longer than the buffer grow it, as
+      // for files; the lines are the same for any buffer size (line_reader_fuzz checks it).
+      cap_(file != nullptr ? kBufferBytes : std::clamp(memory.size() + 1, size_t{4096}, kBufferBytes)) {
+  buf_.reset(new char[cap_]);
   if (gz_) {
     gz_->zs.next_in = gz_->in.get();
     gz_->zs.avail_in = 0;
   }
+}
+
+size_t LineReader::read_input(void* out, size_t room) {
+  if (file_ != nullptr) return std::fread(out, 1, room, file_);
+  const size_t n = std::min(room, memory_.size());
+  if (n > 0) std::memcpy(out, memory_.data(), n);
+  memory_.remove_prefix(n);
+  return n;
 }
 
 LineReader::~LineReader() {
@@ -95,7 +119,7 @@ bool LineReader::fill_input() {
   const size_t left = g.zs.avail_in;
   g.consumed_before += uint64_t(g.zs.next_in - g.in.get());
   if (left > 0) std::memmove(g.in.get(), g.zs.next_in, left);
-  const size_t n = std::fread(g.in.get() + left, 1, Gzip::kInBytes - left, file_);
+  const size_t n = read_input(g.in.get() + left, Gzip::kInBytes - left);
   g.zs.next_in = g.in.get();
   g.zs.avail_in = static_cast<uInt>(left + n);
   if (n == 0) g.input_eof = true;
@@ -187,8 +211,8 @@ bool LineReader::refill() {
     n = read_gzip(buf_.get() + end_, room);
     cut = std::exchange(gz_->cut_line, false);
   } else {
-    n = std::fread(buf_.get() + end_, 1, room, file_);
-    if (n == 0 && std::ferror(file_)) report_fault(std::string("read error: ") + std::strerror(errno));
+    n = read_input(buf_.get() + end_, room);
+    if (n == 0 && file_ != nullptr && std::ferror(file_)) report_fault(std::string("read error: ") + std::strerror(errno));
   }
   end_ += n;
   if (cut) {

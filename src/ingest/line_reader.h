@@ -40,6 +40,11 @@ class LineReader {
  public:
   // Opens `path`. Fails with kNotFound if it does not exist, kIoError if it cannot be opened.
   static Result<std::unique_ptr<LineReader>> open(const std::string& path, InputErrors& errors);
+  // Reads `bytes` as the content of a file named `name` (plain or gzip, by the same magic
+  // bytes): the same lines, numbers, flags and reports as open() on a file holding these bytes,
+  // with `name` where a report names the file. Nothing is written or opened; the reader does not
+  // copy `bytes`, which must outlive it. For in-memory callers: the fuzz targets, tests.
+  static std::unique_ptr<LineReader> open_memory(std::string_view bytes, std::string name, InputErrors& errors);
   ~LineReader();
   LineReader(const LineReader&) = delete;
   LineReader& operator=(const LineReader&) = delete;
@@ -55,7 +60,8 @@ class LineReader {
 
  private:
   struct Gzip;
-  LineReader(std::string path, std::FILE* file, bool gzip, InputErrors& errors);
+  LineReader(std::string path, std::FILE* file, std::string_view memory, bool gzip, InputErrors& errors);
+  size_t read_input(void* out, size_t room);  // raw bytes from the file (or memory); 0 = end or error
   bool refill();            // false when no more bytes will come
   size_t read_gzip(char* out, size_t room);  // decompressed bytes written to `out`; 0 = end
   bool fill_input();        // more compressed bytes into the input buffer; false at end of file
@@ -65,7 +71,8 @@ class LineReader {
   static constexpr size_t kBufferBytes = 256 * 1024;
 
   std::string path_;
-  std::FILE* file_;
+  std::FILE* file_;            // null when reading memory_
+  std::string_view memory_;    // open_memory(): the bytes not yet read
   std::unique_ptr<Gzip> gz_;  // null for a plain file
   InputErrors& errors_;
   // Not value-initialized: a file of a few lines touches one page of it, not 256 KiB (opening

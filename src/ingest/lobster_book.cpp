@@ -14,6 +14,11 @@ Result<std::unique_ptr<LobsterBookReader>> LobsterBookReader::open(const std::st
   return std::unique_ptr<LobsterBookReader>(new LobsterBookReader(std::move(lines).value(), errors));
 }
 
+std::unique_ptr<LobsterBookReader> LobsterBookReader::open(std::unique_ptr<ingest::LineReader> lines,
+                                                           InputErrors& errors) {
+  return std::unique_ptr<LobsterBookReader>(new LobsterBookReader(std::move(lines), errors));
+}
+
 LobsterBookReader::LobsterBookReader(std::unique_ptr<ingest::LineReader> lines, InputErrors& errors)
     : lines_(std::move(lines)), errors_(errors) {}
 

@@ -50,6 +50,8 @@ class LobsterBookReader {
  public:
   // Fails with kNotFound when the file does not exist.
   static Result<std::unique_ptr<LobsterBookReader>> open(const std::string& path, InputErrors& errors);
+  // The same over a reader already open (ingest::LineReader::open_memory for bytes in memory).
+  static std::unique_ptr<LobsterBookReader> open(std::unique_ptr<ingest::LineReader> lines, InputErrors& errors);
   ~LobsterBookReader();
   // Next valid row; false at end of file. Bad rows (column count not 4×levels of the first
   // row, non-numbers, garbage) are reported to `errors` and skipped.

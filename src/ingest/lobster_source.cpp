@@ -426,10 +426,26 @@ Result<std::unique_ptr<Source>> make_lobster_source(const std::string& message_p
 
   auto book_lines = LineReader::open(book_path, errors);
   if (!book_lines) return book_lines.status().with_context(ctx);
+  return make_lobster_source_from_readers(std::move(lines).value(), std::move(book_lines).value(), symbols, errors);
+}
+
+Result<std::unique_ptr<Source>> make_lobster_source_from_readers(std::unique_ptr<LineReader> messages,
+                                                    std::unique_ptr<LineReader> orderbook, SymbolTable& symbols,
+                                                    InputErrors& errors) {
+  const std::string_view name = messages->file_name();
+  std::string_view symbol;
+  int y = 0;
+  unsigned m = 0, d = 0;
+  if (!parse_lobster_name(name, symbol, y, m, d)) {
+    return Status(StatusCode::kInvalidArgument,
+                  "file name is not TICKER_YYYY-MM-DD_..._message_N.csv[.gz]: " + std::string(name))
+        .with_context("opening LOBSTER message file " + messages->path());
+  }
   const SymbolId id = symbols.intern(symbol);
   const int64_t midnight = midnight_ns(y, m, d, new_york_utc_offset_hours(y, m, d));
-  auto src = std::make_unique<LobsterSource>(std::move(lines).value(), std::move(book_lines).value(), id,
-                                             midnight, "lobster " + std::string(name), errors);
+  const std::string describe = "lobster " + std::string(name);
+  auto src = std::make_unique<LobsterSource>(std::move(messages), std::move(orderbook), id, midnight, describe,
+                                             errors);
   src->prepare_opening();
   return std::unique_ptr<Source>(std::move(src));
 }

@@ -40,8 +40,20 @@
 
 namespace ts {
 
+namespace ingest {
+class LineReader;
+}
+
 Result<std::unique_ptr<Source>> make_lobster_source(const std::string& message_path, SymbolTable& symbols,
                                                     InputErrors& errors);
+
+// The same source over readers already open (ingest::LineReader::open, or open_memory for bytes
+// in memory): the message file's name (messages->path()) gives the symbol and the date, as
+// above; `orderbook` is the orderbook file that belongs to it. Errors: kInvalidArgument (a
+// message file name without a LOBSTER date).
+Result<std::unique_ptr<Source>> make_lobster_source_from_readers(std::unique_ptr<ingest::LineReader> messages,
+                                                    std::unique_ptr<ingest::LineReader> orderbook,
+                                                    SymbolTable& symbols, InputErrors& errors);
 
 // The order-book file that belongs to a message file: the last "_message_" in the file name
 // becomes "_orderbook_" (same directory, same ".csv"/".csv.gz" ending).

@@ -119,8 +119,7 @@ Result<std::unique_ptr<Source>> make_sse_l3_source(const std::string& day_dir, S
   if (!std::filesystem::is_directory(day_dir, ec)) {
     return Status(StatusCode::kNotFound, "no such directory: " + day_dir).with_context(ctx);
   }
-  SseL3Reader reader(symbols, errors);
-  std::string files_found[2];
+  std::unique_ptr<LineReader> readers[2];
   for (const bool trades : {false, true}) {
     const std::string path = trades ? ingest::find_data_file(day_dir, {"SHtrans", "trans"})
                                     : ingest::find_data_file(day_dir, {"SHorders", "orders"});
@@ -131,15 +130,26 @@ Result<std::unique_ptr<Source>> make_sse_l3_source(const std::string& day_dir, S
     }
     auto lines = LineReader::open(path, errors);
     if (!lines) return lines.status().with_context(ctx);
-    auto header = ingest::read_header_columns(*lines.value(), trades ? kTradeColumns : kOrderColumns);
+    readers[trades] = std::move(lines).value();
+  }
+  return make_sse_l3_source_from_readers(std::move(readers[0]), std::move(readers[1]), day_dir, symbols, errors);
+}
+
+Result<std::unique_ptr<Source>> make_sse_l3_source_from_readers(std::unique_ptr<LineReader> orders,
+                                                   std::unique_ptr<LineReader> trades, const std::string& day_name,
+                                                   SymbolTable& symbols, InputErrors& errors) {
+  const std::string ctx = "opening SSE tick-by-tick day " + day_name;
+  SseL3Reader reader(symbols, errors);
+  for (LineReader* lines : {orders.get(), trades.get()}) {
+    const bool is_trades = lines == trades.get();
+    auto header = ingest::read_header_columns(*lines, is_trades ? kTradeColumns : kOrderColumns);
     if (!header) return header.status().with_context(ctx);
-    reader.read(*lines.value(), header.value(), trades);
-    files_found[trades] = std::string(ingest::base_name(path));
+    reader.read(*lines, header.value(), is_trades);
   }
   std::vector<FlowRecord> recs = reader.finish();
-  spdlog::info("sse-l3 {}: found {} and {}: {} orders and trades, ApplSeqNum order within each security, time order across", day_dir,
-               files_found[0], files_found[1], recs.size());
-  return std::unique_ptr<Source>(std::make_unique<ingest::RecordSource<FlowRecord>>(std::move(recs), "sse-l3 " + day_dir));
+  spdlog::info("sse-l3 {}: found {} and {}: {} orders and trades, ApplSeqNum order within each security, time order across", day_name,
+               orders->file_name(), trades->file_name(), recs.size());
+  return std::unique_ptr<Source>(std::make_unique<ingest::RecordSource<FlowRecord>>(std::move(recs), "sse-l3 " + day_name));
 }
 
 }  // namespace ts

@@ -31,4 +31,15 @@ namespace ts {
 Result<std::unique_ptr<Source>> make_sse_l3_source(const std::string& day_dir, SymbolTable& symbols,
                                                    InputErrors& errors);
 
+namespace ingest {
+class LineReader;
+}
+// The same source over the two files as readers already open (ingest::LineReader::open, or
+// open_memory for bytes in memory); `day_name` names the day in the log and describe().
+// Errors: kParseError (a header lacks a column).
+Result<std::unique_ptr<Source>> make_sse_l3_source_from_readers(std::unique_ptr<ingest::LineReader> orders,
+                                                   std::unique_ptr<ingest::LineReader> trades,
+                                                   const std::string& day_name, SymbolTable& symbols,
+                                                   InputErrors& errors);
+
 }  // namespace ts

@@ -300,15 +300,17 @@ class SseSnapshotFile final : public SseFile {
 };
 
 template <typename File>
-Result<std::unique_ptr<Source>> open_file(const std::filesystem::path& dir, const char* name, SymbolTable& symbols,
-                                          InputErrors& errors, int64_t midnight) {
-  const std::string path = ingest::find_data_file(dir.string(), {name});
-  if (path.empty()) return std::unique_ptr<Source>();  // absent: the day runs on the files it has
-  auto lines = LineReader::open(path, errors);
-  if (!lines) return lines.status();
-  auto file = std::make_unique<File>(std::move(lines).value(), symbols, errors, midnight);
+Result<std::unique_ptr<Source>> open_file(std::unique_ptr<LineReader> lines, SymbolTable& symbols, InputErrors& errors,
+                                          int64_t midnight) {
+  if (!lines) return std::unique_ptr<Source>();  // absent: the day runs on the files it has
+  auto file = std::make_unique<File>(std::move(lines), symbols, errors, midnight);
   TS_RETURN_IF_ERROR(file->read_header(File::columns()));
   return std::unique_ptr<Source>(std::move(file));
+}
+
+bool valid_date(int date) {
+  const auto m = static_cast<unsigned>(date / 100 % 100), d = static_cast<unsigned>(date % 100);
+  return date > 0 && m >= 1 && m <= 12 && d >= 1 && d <= 31;
 }
 
 }  // namespace
@@ -321,39 +323,57 @@ Result<std::unique_ptr<Source>> make_sse_source(const std::string& day_dir, Symb
     return Status(StatusCode::kNotFound, "no such directory: " + day_dir).with_context(ctx);
   }
   const int date = options.date_yyyymmdd != 0 ? options.date_yyyymmdd : date_from_dir_name(day_dir);
-  const int y = date / 10000;
-  const auto m = static_cast<unsigned>(date / 100 % 100), d = static_cast<unsigned>(date % 100);
-  if (date == 0 || m < 1 || m > 12 || d < 1 || d > 31) {
+  if (!valid_date(date)) {
     return Status(StatusCode::kInvalidArgument,
                   "no trading date: name the folder …-YYYYMMDD or pass SseOptions::date_yyyymmdd")
         .with_context(ctx);
   }
+  SseDayReaders readers;
+  for (auto [name, reader] : {std::pair{"snapshot", &readers.snapshot}, std::pair{"entrust", &readers.entrust},
+                              std::pair{"trade", &readers.trade}}) {
+    const std::string path = ingest::find_data_file(day_dir, {name});
+    if (path.empty()) continue;
+    auto lines = LineReader::open(path, errors);
+    if (!lines) return lines.status().with_context(ctx);
+    *reader = std::move(lines).value();
+  }
+  return make_sse_source_from_readers(std::move(readers), date, day_dir, symbols, errors);
+}
+
+Result<std::unique_ptr<Source>> make_sse_source_from_readers(SseDayReaders files, int date_yyyymmdd, const std::string& day_name,
+                                                SymbolTable& symbols, InputErrors& errors) {
+  const std::string ctx = "opening SSE Level-2 day " + day_name;
+  if (!valid_date(date_yyyymmdd)) {
+    return Status(StatusCode::kInvalidArgument, "no trading date: " + std::to_string(date_yyyymmdd) + " is not YYYYMMDD")
+        .with_context(ctx);
+  }
+  const int y = date_yyyymmdd / 10000;
+  const auto m = static_cast<unsigned>(date_yyyymmdd / 100 % 100), d = static_cast<unsigned>(date_yyyymmdd % 100);
   const int64_t midnight = midnight_ns(y, m, d, 8);
-  const std::filesystem::path dir(day_dir);
-  std::vector<std::unique_ptr<Source>> files;
+  std::vector<std::unique_ptr<Source>> sources;
   std::string found, missing;
   auto add = [&](Result<std::unique_ptr<Source>> file, const char* name) -> Status {
     if (!file) return file.status().with_context(ctx);
     std::string& list = file.value() ? found : missing;
     list += (list.empty() ? "" : ", ") + std::string(name);
-    if (file.value()) files.push_back(std::move(file).value());
+    if (file.value()) sources.push_back(std::move(file).value());
     return Status::ok();
   };
   // Snapshots first: their PreCloPrice sets prev_close while the merge primes its inputs,
   // before any order of the symbol is handed on.
-  TS_RETURN_IF_ERROR(add(open_file<SseSnapshotFile>(dir, "snapshot", symbols, errors, midnight), "snapshot"));
-  TS_RETURN_IF_ERROR(add(open_file<SseEntrustFile>(dir, "entrust", symbols, errors, midnight), "entrust"));
-  TS_RETURN_IF_ERROR(add(open_file<SseTradeFile>(dir, "trade", symbols, errors, midnight), "trade"));
-  if (files.empty()) {
-    return Status(StatusCode::kNotFound, "none of snapshot, entrust, trade .csv(.gz) in " + day_dir).with_context(ctx);
+  TS_RETURN_IF_ERROR(add(open_file<SseSnapshotFile>(std::move(files.snapshot), symbols, errors, midnight), "snapshot"));
+  TS_RETURN_IF_ERROR(add(open_file<SseEntrustFile>(std::move(files.entrust), symbols, errors, midnight), "entrust"));
+  TS_RETURN_IF_ERROR(add(open_file<SseTradeFile>(std::move(files.trade), symbols, errors, midnight), "trade"));
+  if (sources.empty()) {
+    return Status(StatusCode::kNotFound, "none of snapshot, entrust, trade .csv(.gz) in " + day_name).with_context(ctx);
   }
-  spdlog::info("sse-l2 {}: found {}{}", day_dir, found,
+  spdlog::info("sse-l2 {}: found {}{}", day_name, found,
                missing.empty() ? std::string()
                                : "; no " + missing + (missing.find("entrust") != std::string::npos
                                                           ? " (no order flow: the book comes from the snapshots)"
                                                           : ""));
-  return std::unique_ptr<Source>(
-      std::make_unique<MergeSource>(std::move(files), MergeOrder::kTimeThenSeq, "sse-l2 " + day_dir + " (" + found + ")"));
+  return std::unique_ptr<Source>(std::make_unique<MergeSource>(std::move(sources), MergeOrder::kTimeThenSeq,
+                                                               "sse-l2 " + day_name + " (" + found + ")"));
 }
 
 }  // namespace ts

@@ -37,6 +37,23 @@ struct SseOptions {
 Result<std::unique_ptr<Source>> make_sse_source(const std::string& day_dir, SymbolTable& symbols,
                                                 InputErrors& errors, SseOptions options = {});
 
+namespace ingest {
+class LineReader;
+}
+// The day's three files as readers already open (ingest::LineReader::open, or open_memory for
+// bytes in memory); a null reader is a file the day lacks.
+struct SseDayReaders {
+  std::unique_ptr<ingest::LineReader> snapshot;
+  std::unique_ptr<ingest::LineReader> entrust;
+  std::unique_ptr<ingest::LineReader> trade;
+};
+
+// The same source over readers: `date_yyyymmdd` is the trading date, `day_name` names the day
+// in the log and in describe() (make_sse_source above passes the folder). Errors as above:
+// kInvalidArgument (not a date), kNotFound (all three readers null), kParseError (a header).
+Result<std::unique_ptr<Source>> make_sse_source_from_readers(SseDayReaders files, int date_yyyymmdd, const std::string& day_name,
+                                                SymbolTable& symbols, InputErrors& errors);
+
 // SSE InstruStatus → Phase: START → kPreOpen, OCALL/ICALL/FCALL → kOpeningAuction,
 // TRADE → kContinuous, BREAK → kBreak, CCALL → kClosingAuction, CLOSE/ENDTR/POSMT… → kClosed,
 // SUSP/HALT → kHalted, anything else → kUnknown.

@@ -238,10 +238,16 @@ Result<std::unique_ptr<Source>> make_szse_snapshot_source(const std::string& pat
   }
   auto lines = LineReader::open(file, errors);
   if (!lines) return lines.status().with_context(ctx);
-  auto header = ingest::read_header_columns(*lines.value(), column_names());
-  if (!header) return header.status().with_context(ctx);
-  SzseSnapshotReader reader(*lines.value(), symbols, errors, header.value());
-  std::vector<Event> events = reader.read_all(ingest::text_bytes(file));
+  return make_szse_snapshot_source_from_reader(std::move(lines).value(), symbols, errors);
+}
+
+Result<std::unique_ptr<Source>> make_szse_snapshot_source_from_reader(std::unique_ptr<LineReader> lines, SymbolTable& symbols,
+                                                          InputErrors& errors) {
+  const std::string& file = lines->path();
+  auto header = ingest::read_header_columns(*lines, column_names());
+  if (!header) return header.status().with_context("opening SZSE snapshots " + file);
+  SzseSnapshotReader reader(*lines, symbols, errors, header.value());
+  std::vector<Event> events = reader.read_all(ingest::text_bytes(file));  // 0 (no reserve) for a memory reader
   return std::unique_ptr<Source>(std::make_unique<SzseSnapshots>(std::move(events), "szse-l2 " + file));
 }
 

@@ -29,6 +29,14 @@ namespace ts {
 Result<std::unique_ptr<Source>> make_szse_snapshot_source(const std::string& path, SymbolTable& symbols,
                                                           InputErrors& errors);
 
+namespace ingest {
+class LineReader;
+}
+// The same source over a reader already open (ingest::LineReader::open_memory for bytes in
+// memory): reads the header and every row. Errors: kParseError (header lacks a column).
+Result<std::unique_ptr<Source>> make_szse_snapshot_source_from_reader(std::unique_ptr<ingest::LineReader> lines,
+                                                          SymbolTable& symbols, InputErrors& errors);
+
 // TradingPhaseCode → Phase. The vendor's digits: 0 pre-open, 1 opening call, 2 the 09:25-09:30
 // pause (kBreak), 3 continuous, 4 lunch break, 5 closing call, 6 closed, 7 halted; and SZSE's own
 // codes by their first letter: S start, O opening call, B break, T continuous, C closing call,

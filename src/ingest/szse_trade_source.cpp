@@ -152,12 +152,18 @@ Result<std::unique_ptr<Source>> make_szse_trade_source(const std::string& path, 
   }
   auto lines = LineReader::open(file, errors);
   if (!lines) return lines.status().with_context(ctx);
-  auto header = ingest::read_header_columns(*lines.value(), column_names());
-  if (!header) return header.status().with_context(ctx);
+  return make_szse_trade_source_from_reader(std::move(lines).value(), symbols, errors, counts);
+}
+
+Result<std::unique_ptr<Source>> make_szse_trade_source_from_reader(std::unique_ptr<LineReader> lines, SymbolTable& symbols,
+                                                       InputErrors& errors, SzseTradeCounts* counts) {
+  const std::string file = lines->path();
+  auto header = ingest::read_header_columns(*lines, column_names());
+  if (!header) return header.status().with_context("opening SZSE trade stream " + file);
   spdlog::info("szse-trades: found {} (trades and cancels), no order file: trades alone, cancels counted as "
                "order flow (no book rebuilt from orders)",
                std::string(ingest::base_name(file)));
-  SzseTradeReader reader(*lines.value(), symbols, errors, header.value());
+  SzseTradeReader reader(*lines, symbols, errors, header.value());
   std::vector<FlowRecord> recs = reader.read_all();
   if (counts) *counts = SzseTradeCounts{};
   for (const auto& [id, c] : reader.cancels()) {

@@ -39,4 +39,12 @@ struct SzseTradeCounts {
 Result<std::unique_ptr<Source>> make_szse_trade_source(const std::string& path, SymbolTable& symbols,
                                                        InputErrors& errors, SzseTradeCounts* counts = nullptr);
 
+namespace ingest {
+class LineReader;
+}
+// The same source over a reader already open (ingest::LineReader::open_memory for bytes in
+// memory). Errors: kParseError (header lacks a column).
+Result<std::unique_ptr<Source>> make_szse_trade_source_from_reader(std::unique_ptr<ingest::LineReader> lines, SymbolTable& symbols,
+                                                       InputErrors& errors, SzseTradeCounts* counts = nullptr);
+
 }  // namespace ts

@@ -46,7 +46,9 @@ bool parse_ymd(std::string_view s, int& y, unsigned& m, unsigned& d) {
       parse_i64(ds, dv) != FieldError::kOk) {
     return false;
   }
-  if (yv < 1900 || yv > 2999 || mv < 1 || mv > 12 || dv < 1 || dv > 31) return false;
+  // Years end at 2261: ns since the epoch in int64 end in April 2262, and a later date's midnight
+  // overflowed (UB; found by szse_trades_fuzz with UBSan).
+  if (yv < 1900 || yv > kMaxYear || mv < 1 || mv > 12 || dv < 1 || dv > 31) return false;
   y = int(yv), m = unsigned(mv), d = unsigned(dv);
   return true;
 }

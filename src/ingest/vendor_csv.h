@@ -52,7 +52,9 @@ void for_each_row(LineReader& lines, InputErrors& errors, size_t ncols, Decode&&
   report_if_empty(errors, lines, 1);
 }
 
-// "2023.02.01", "2023-02-01" or "20230201" → y, m, d (checked: month 1..12, day 1..31).
+// "2023.02.01", "2023-02-01" or "20230201" → y, m, d (checked: year 1900..kMaxYear, month 1..12,
+// day 1..31).
+constexpr int64_t kMaxYear = 2261;  // the last whole year of int64 ns since the epoch
 bool parse_ymd(std::string_view s, int& y, unsigned& m, unsigned& d);
 
 // Dates → ns of their midnight in China (UTC+8), remembering the last one (a file holds one or

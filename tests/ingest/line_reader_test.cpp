@@ -2,6 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <memory>
+#include <utility>
+#include <vector>
+
 #include "ingest_test_util.h"
 #include "test_data.h"
 
@@ -178,6 +183,68 @@ TEST(LineReader, SkipsAUtf8ByteOrderMark) {
   InputErrors errors;
   EXPECT_EQ(read_lines(dir / "x.csv", errors), (std::vector<std::string>{"a,b", "1,2"}));
   EXPECT_EQ(read_lines(dir / "x.csv.gz", errors), (std::vector<std::string>{"a,b", "1,2"}));
+}
+
+struct ReadResult {
+  std::vector<std::string> lines;
+  std::vector<std::pair<bool, bool>> flags;  // has_garbage, unterminated
+  std::map<std::string, uint64_t> errors;
+  bool truncated = false;
+  bool operator==(const ReadResult&) const = default;
+};
+
+ReadResult read_all(LineReader& r, InputErrors& errors) {
+  ReadResult out;
+  Line line;
+  uint64_t n = 0;
+  while (r.next(line)) {
+    EXPECT_EQ(line.number, ++n);
+    out.lines.emplace_back(line.text);
+    out.flags.emplace_back(line.has_garbage, line.unterminated);
+  }
+  out.errors = errors.by_kind();
+  out.truncated = r.truncated();
+  return out;
+}
+
+// open_memory() is the in-memory twin of open() (the fuzz targets read every input through
+// it): for each kind of file the reader handles, the same lines, flags and reports as the file.
+TEST(LineReader, MemoryReadsExactlyAsTheFileOfTheSameBytes) {
+  const auto dir = scratch_dir("line_reader_memory");
+  const std::string text = numbered_lines(0, 3000);
+  std::string corrupt = gz_bytes(dir, text);
+  for (size_t i = corrupt.size() / 2; i < corrupt.size() / 2 + 16; ++i) corrupt[i] = char(corrupt[i] ^ 0x5a);
+  const std::string cut = gz_bytes(dir, text);
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"empty", ""},
+      {"plain", "a,b\r\nsecond line\n\nfourth\n"},
+      {"unterminated_bom", "\xEF\xBB\xBF" "one\ntwo"},
+      {"garbage", std::string("ok\tline\nbad\0line\nbell\x07\nfine\n", 27)},
+      {"long_lines", "a\n" + std::string(700 * 1024, 'x') + "\n" + std::string(5000, 'y') + "\nb"},
+      {"many_lines", text},
+      {"gzip_members", gz_bytes(dir, text) + gz_bytes(dir, "second\n")},
+      {"gzip_corrupt_member", gz_bytes(dir, "first\n") + corrupt + gz_bytes(dir, "third\n")},
+      {"gzip_cut", cut.substr(0, cut.size() / 2)},
+      {"gzip_trailing_garbage", gz_bytes(dir, text) + "not gzip at all"},
+      {"gzip_magic_only", "\x1f\x8b"},
+  };
+  for (const auto& [name, bytes] : cases) {
+    SCOPED_TRACE(name);
+    const std::string path = (dir / (name + ".csv")).string();
+    ts::testing::write_text(path, bytes);
+    InputErrors file_errors, memory_errors;
+    file_errors.set_quiet(true);
+    memory_errors.set_quiet(true);
+    auto file = LineReader::open(path, file_errors);
+    ASSERT_TRUE(file.is_ok());
+    auto memory = LineReader::open_memory(bytes, path, memory_errors);
+    EXPECT_EQ(memory->path(), path);
+    EXPECT_EQ(memory->file_name(), name + ".csv");
+    const ReadResult from_file = read_all(*file.value(), file_errors);
+    const ReadResult from_memory = read_all(*memory, memory_errors);
+    EXPECT_EQ(from_memory, from_file);
+    EXPECT_FALSE(memory->next(*std::make_unique<Line>()));  // the end stays the end
+  }
 }
 
 TEST(LineReader, MissingFileIsNotFound) {

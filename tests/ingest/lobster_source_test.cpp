@@ -9,6 +9,7 @@
 #include "ingest/csv_source.h"
 #include "ingest/csv_writer.h"
 #include "ingest/field_parse.h"
+#include "ingest/line_reader.h"
 #include "ingest/lobster_book.h"
 #include "ingest_test_util.h"
 #include "test_data.h"
@@ -224,6 +225,36 @@ TEST(LobsterSource, PlainAndGzipFilesGiveIdenticalEvents) {
   const auto plain = read_lobster((dir / (name + "message_10.csv")).string(), s2, e2);
   ASSERT_EQ(gz.size(), plain.size());
   for (size_t i = 0; i < gz.size(); ++i) ASSERT_TRUE(ts::testing::same_event(gz[i], plain[i])) << "event " << i;
+}
+
+// The reader overload (used by lobster_fuzz with in-memory readers) is the path version's
+// second half: the GOOG day read from memory gives every event, resync and report of the file.
+TEST(LobsterSource, InMemoryReadersGiveTheFilesEvents) {
+  TS_REQUIRE_DATA(::ts::testing::lobster_file("GOOG", "message", 10));
+  const std::string path = lobster_file("GOOG", "message", 10).string();
+  const std::string messages = ts::testing::read_bytes(path);  // gzip: read as the file is
+  const std::string book = ts::testing::read_bytes(lobster_orderbook_path(path));
+  SymbolTable s1, s2;
+  InputErrors e1, e2;
+  const auto from_file = read_lobster(path, s1, e1);
+  auto src = make_lobster_source_from_readers(ingest::LineReader::open_memory(messages, path, e2),
+                                 ingest::LineReader::open_memory(book, lobster_orderbook_path(path), e2), s2, e2);
+  ASSERT_TRUE(src.is_ok()) << src.status().to_string();
+  EXPECT_EQ(src.value()->describe(), "lobster " + std::string(ingest::base_name(path)));
+  const auto from_memory = drain(*src.value());
+  ASSERT_EQ(from_memory.size(), from_file.size());
+  for (size_t i = 0; i < from_file.size(); ++i) {
+    ASSERT_TRUE(ts::testing::same_event(from_file[i], from_memory[i])) << "event " << i;
+  }
+  EXPECT_EQ(s2.name(from_memory.front().symbol), "GOOG");
+  EXPECT_EQ(e2.by_kind(), e1.by_kind());
+
+  // A message file's name without a LOBSTER date is refused by the reader overload too.
+  InputErrors e3;
+  auto bad = make_lobster_source_from_readers(ingest::LineReader::open_memory("34200.1,1,1,100,5800000,1\n", "x_message_1.csv", e3),
+                                 ingest::LineReader::open_memory("", "x_orderbook_1.csv", e3), s2, e3);
+  ASSERT_FALSE(bad.is_ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST(LobsterSource, MissingFilesAreStatusErrors) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "core/clock.h"
+#include "ingest/line_reader.h"
 #include "ingest_test_util.h"
 #include "test_data.h"
 
@@ -163,6 +164,45 @@ TEST(SseSource, PlainAndGzipFilesGiveIdenticalEvents) {
   const auto plain = read_sse(dir.string(), s2, e2);
   ASSERT_EQ(gz.size(), plain.size());
   for (size_t i = 0; i < gz.size(); ++i) ASSERT_TRUE(ts::testing::same_event(gz[i], plain[i])) << "event " << i;
+}
+
+// The reader overload (used by sse_fuzz with in-memory readers): the real day read from memory
+// gives every event and report of the folder; a missing file is a null reader.
+TEST(SseSource, InMemoryReadersGiveTheFoldersEvents) {
+  TS_REQUIRE_DATA(::ts::testing::sse_day_dir());
+  std::string bytes[3];
+  SseDayReaders readers;
+  InputErrors e1, e2;
+  std::unique_ptr<ingest::LineReader>* slot[3] = {&readers.snapshot, &readers.entrust, &readers.trade};
+  int i = 0;
+  for (const char* f : {"snapshot", "entrust", "trade"}) {
+    const std::string path = (sse_day_dir() / (std::string(f) + ".csv.gz")).string();
+    bytes[i] = ts::testing::read_bytes(path);
+    *slot[i] = ingest::LineReader::open_memory(bytes[i], path, e2);
+    ++i;
+  }
+  SymbolTable s1, s2;
+  const auto from_folder = read_sse(sse_day_dir().string(), s1, e1);
+  auto src = make_sse_source_from_readers(std::move(readers), 20230201, sse_day_dir().string(), s2, e2);
+  ASSERT_TRUE(src.is_ok()) << src.status().to_string();
+  const auto from_memory = drain(*src.value());
+  ASSERT_EQ(from_memory.size(), from_folder.size());
+  for (size_t k = 0; k < from_folder.size(); ++k) {
+    ASSERT_TRUE(ts::testing::same_event(from_folder[k], from_memory[k])) << "event " << k;
+  }
+  EXPECT_EQ(e2.by_kind(), e1.by_kind());
+
+  InputErrors e3;
+  SseDayReaders none;
+  auto empty = make_sse_source_from_readers(std::move(none), 20230201, "day", s2, e3);
+  ASSERT_FALSE(empty.is_ok());
+  EXPECT_EQ(empty.status().code(), StatusCode::kNotFound);
+  SseDayReaders trades_only;
+  const std::string header = real_lines("trade")[0] + "\n";  // outlives the reader
+  trades_only.trade = ingest::LineReader::open_memory(header, "trade.csv", e3);
+  auto bad_date = make_sse_source_from_readers(std::move(trades_only), 20231301, "day", s2, e3);
+  ASSERT_FALSE(bad_date.is_ok());
+  EXPECT_EQ(bad_date.status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST(SseSource, MissingFolderFileOrDateIsAStatusError) {

@@ -6,7 +6,9 @@
 
 #include "core/clock.h"
 #include "exchange_test_util.h"
+#include "ingest/line_reader.h"
 #include "ingest/open_source.h"
+#include "ingest/vendor_csv.h"
 #include "ingest/szse_snapshot_source.h"
 #include "ingest/szse_trade_source.h"
 
@@ -273,6 +275,33 @@ TEST(SzseTrades, BadRowsCountedByKindRestRead) {
     EXPECT_EQ(errors.total(), 1u) << row;
     EXPECT_EQ(errors.count(kind), 1u) << input_error_name(kind) << ": " << row;
   }
+}
+
+// A date after 2261 is a bad row, counted: its midnight in ns since the epoch overflowed int64
+// (UB: found by szse_trades_fuzz and sse_l3_fuzz with UBSan) and the row went on with a wrapped
+// time. Read in memory (the reader entry point the fuzz targets use), so no data is needed.
+TEST(SzseTrades, DateBeyondTheInt64NsRangeIsABadRow) {
+  int y = 0;
+  unsigned m = 0, d = 0;
+  EXPECT_TRUE(ingest::parse_ymd("2261.12.31", y, m, d));
+  EXPECT_FALSE(ingest::parse_ymd("2262.01.01", y, m, d));
+  EXPECT_FALSE(ingest::parse_ymd("26230201", y, m, d));
+  const std::string file =
+      "ChannelNo,ApplSeqNum,BidApplSeqNum,OfferApplSeqNum,SecurityID,TradePrice,TradeQty,ExecType,TradeTime,"
+      "TradeBSFlag,Market\n"
+      "2011,100,90,95,000001,13.52,500,F,2623.02.01T09:30:00.320,,SZ\n"
+      "2011,101,91,96,000001,13.53,100,F,2023.02.01T09:30:01.000,,SZ\n";
+  SymbolTable symbols;
+  InputErrors errors;
+  errors.set_quiet(true);
+  auto src = make_szse_trade_source_from_reader(ingest::LineReader::open_memory(file, "tradeData.csv", errors),
+                                                symbols, errors);
+  ASSERT_TRUE(src.is_ok()) << src.status().to_string();
+  const auto ev = drain(*src.value());
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0].exch_ts_ns, k20230201 + ((9 * 60 + 30) * 60 + 1) * kNsPerSec);
+  EXPECT_EQ(errors.count(InputError::kMalformedLine), 1u);
+  EXPECT_EQ(errors.total(), 1u);
 }
 
 TEST(ExchangeFormats, RegisteredInOpenSource) {

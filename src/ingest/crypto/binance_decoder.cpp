@@ -93,7 +93,8 @@ class BinanceDecoder final : public DecoderBase {
       return fail(where, "binance: depthUpdate without s/U/u");
     }
     if (d["E"].get_uint64().get(e_ms)) e_ms = 0;
-    const int64_t exch_ns = e_ms ? int64_t(e_ms) * 1'000'000 : where.recv_ns;
+    int64_t exch_ns = where.recv_ns;
+    if (e_ms != 0 && !venue_time_ns(e_ms, 1'000'000, exch_ns)) return fail(where, "binance: E past the year 2262");
     raw_.clear();
     dom::element bids, asks;
     if (d["b"].get(bids) || d["a"].get(asks) || !raw_levels(bids, raw_)) {
@@ -176,6 +177,8 @@ class BinanceDecoder final : public DecoderBase {
       return fail(where, "binance: trade without s/p/q/m");
     }
     if (d["T"].get_uint64().get(t_ms)) t_ms = 0;
+    int64_t trade_ns = where.recv_ns;
+    if (t_ms != 0 && !venue_time_ns(t_ms, 1'000'000, trade_ns)) return fail(where, "binance: T past the year 2262");
     SymbolBook* b = book_for(pair, where);
     Level print;
     if (!b || !convert_one(*b, {p, q}, print, where)) return false;
@@ -184,7 +187,7 @@ class BinanceDecoder final : public DecoderBase {
     if (d["a"].get_uint64().get(sell_id)) sell_id = 0;
     if (d["e"].get_string().value_unsafe() == "aggTrade") buy_id = sell_id = 0;  // "a" is the aggregate id
     // m: the buyer is the maker, so the seller took liquidity.
-    push_trade(*b, where, t_ms ? int64_t(t_ms) * 1'000'000 : where.recv_ns, print,
+    push_trade(*b, where, trade_ns, print,
                buyer_maker ? Side::kSell : Side::kBuy, out, buy_id, sell_id);
     return true;
   }

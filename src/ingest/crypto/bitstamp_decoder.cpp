@@ -67,6 +67,8 @@ class BitstampDecoder final : public DecoderBase {
     if (pair.empty() || root["microtimestamp"].get(mt) || !json_u64(mt, us)) {
       return fail(where, "bitstamp: REST order_book without microtimestamp or pair in its URL");
     }
+    int64_t snapshot_ns = 0;
+    if (!venue_time_ns(us, 1'000, snapshot_ns)) return fail(where, "bitstamp: microtimestamp past the year 2262");
     if (!sides(root, nbids)) return fail(where, "bitstamp: REST order_book bids/asks malformed");
     SymbolBook* b = book_for(pair, where);
     if (!b || !convert(*b, raw_, levels_, where)) return false;
@@ -83,7 +85,7 @@ class BitstampDecoder final : public DecoderBase {
       pw.line = p.line;
       apply(*b, int64_t(p.first), p.changes, p.exch_ns, pw, out);
     }
-    publish_top(*b, where, int64_t(us) * 1000, out);
+    publish_top(*b, where, snapshot_ns, out);
     return true;
   }
 
@@ -92,6 +94,8 @@ class BitstampDecoder final : public DecoderBase {
     dom::element mt;
     size_t nbids;
     if (d["microtimestamp"].get(mt) || !json_u64(mt, us)) return fail(where, "bitstamp: diff without microtimestamp");
+    int64_t diff_ns = 0;
+    if (!venue_time_ns(us, 1'000, diff_ns)) return fail(where, "bitstamp: microtimestamp past the year 2262");
     if (!sides(d, nbids)) return fail(where, "bitstamp: diff bids/asks malformed");
     SymbolBook* b = book_for(pair, where);
     if (!b || !convert(*b, raw_, levels_, where)) return false;
@@ -102,10 +106,10 @@ class BitstampDecoder final : public DecoderBase {
         b->pending.erase(b->pending.begin());
         ++counters_.dropped_before_sync;
       }
-      b->pending.push_back({us, us, int64_t(us) * 1000, where.line, changes_});
+      b->pending.push_back({us, us, diff_ns, where.line, changes_});
       return true;
     }
-    apply(*b, int64_t(us), changes_, int64_t(us) * 1000, where, out);
+    apply(*b, int64_t(us), changes_, diff_ns, where, out);
     return true;
   }
 
@@ -128,12 +132,14 @@ class BitstampDecoder final : public DecoderBase {
       return fail(where, "bitstamp: trade without price_str/amount_str/type");
     }
     if (!d["microtimestamp"].get(mt) && !json_u64(mt, us)) us = 0;
+    int64_t trade_ns = where.recv_ns;
+    if (us != 0 && !venue_time_ns(us, 1'000, trade_ns)) return fail(where, "bitstamp: microtimestamp past the year 2262");
     if (dom::element e; !d["buy_order_id"].get(e) && !json_u64(e, buy)) buy = 0;
     if (dom::element e; !d["sell_order_id"].get(e) && !json_u64(e, sell)) sell = 0;
     SymbolBook* b = book_for(pair, where);
     Level print;
     if (!b || !convert_one(*b, {p, q}, print, where)) return false;
-    push_trade(*b, where, us ? int64_t(us) * 1000 : where.recv_ns, print, type == 0 ? Side::kBuy : Side::kSell, out,
+    push_trade(*b, where, trade_ns, print, type == 0 ? Side::kBuy : Side::kSell, out,
                buy, sell);
     return true;
   }

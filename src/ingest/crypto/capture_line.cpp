@@ -1,5 +1,7 @@
 #include "ingest/crypto/capture_line.h"
 
+#include <cstdint>
+
 namespace ts::crypto {
 
 namespace {
@@ -99,11 +101,14 @@ CaptureLine parse_capture_line(std::string_view line) {
     return c;
   }
   if (!rest.starts_with(" ") || time.find('.') != std::string_view::npos) return bad("bad receive time prefix");
-  int64_t v = 0;
   if (time.size() > 19) return bad("receive time too long");
-  for (char ch : time) v = v * 10 + (ch - '0');
-  // By size: ns (≥ 1e17), ms (≥ 1e11), else seconds.
-  c.recv_ns = v >= 100'000'000'000'000'000LL ? v : v >= 100'000'000'000LL ? v * 1'000'000 : v * 1'000'000'000;
+  uint64_t v = 0;
+  for (char ch : time) v = v * 10 + uint64_t(ch - '0');  // 19 digits fit in uint64
+  // By size: ns (≥ 1e17), ms (≥ 1e11), else seconds. A time past int64 ns (April 2262) is bad: it
+  // overflowed (UB; found by crypto_fuzz with UBSan).
+  const uint64_t scale = v >= 100'000'000'000'000'000ULL ? 1 : v >= 100'000'000'000ULL ? 1'000'000 : 1'000'000'000;
+  if (v > uint64_t(INT64_MAX) / scale) return bad("receive time past the year 2262");
+  c.recv_ns = int64_t(v * scale);
   rest = trim_left(rest);
   if (!rest.empty() && rest.front() != '{' && rest.front() != '[') {
     const size_t sp = rest.find(' ');

@@ -195,15 +195,25 @@ Result<std::unique_ptr<CryptoSource>> open_crypto_source(const std::vector<std::
     }
     venue = v.value();
   }
-  auto impl = std::make_unique<CryptoSource::Impl>();
-  impl->errors = &errors;
-  impl->decoder = make_venue_decoder(*venue, symbols, errors);
-  impl->description = std::string(venue_name(*venue)) + " capture";
+  std::vector<std::unique_ptr<ingest::LineReader>> readers;
   for (const auto& p : paths) {
     auto r = ingest::LineReader::open(p, errors);
     if (!r) return r.status();
+    readers.push_back(std::move(r).value());
+  }
+  return open_crypto_source(std::move(readers), *venue, symbols, errors);
+}
+
+Result<std::unique_ptr<CryptoSource>> open_crypto_source(std::vector<std::unique_ptr<ingest::LineReader>> readers,
+                                                         Venue venue, SymbolTable& symbols, InputErrors& errors) {
+  if (readers.empty()) return Status(StatusCode::kInvalidArgument, "no input files for a crypto capture");
+  auto impl = std::make_unique<CryptoSource::Impl>();
+  impl->errors = &errors;
+  impl->decoder = make_venue_decoder(venue, symbols, errors);
+  impl->description = std::string(venue_name(venue)) + " capture";
+  for (auto& r : readers) {
     Input in;
-    in.reader = std::move(r).value();
+    in.reader = std::move(r);
     impl->description += " " + std::string(in.reader->file_name());
     impl->inputs.push_back(std::move(in));
   }

@@ -27,6 +27,10 @@
 #include "ingest/crypto/venue_decoder.h"
 #include "ingest/source.h"
 
+namespace ts::ingest {
+class LineReader;
+}
+
 namespace ts::crypto {
 
 class CryptoSource;
@@ -36,6 +40,11 @@ class CryptoSource;
 Result<std::unique_ptr<CryptoSource>> open_crypto_source(const std::vector<std::string>& paths,
                                                          std::optional<Venue> venue, SymbolTable& symbols,
                                                          InputErrors& errors);
+
+// The same over files already open (ingest::LineReader::open, or open_memory for bytes in
+// memory), in the order given, for a known venue. Errors: kInvalidArgument for no readers.
+Result<std::unique_ptr<CryptoSource>> open_crypto_source(std::vector<std::unique_ptr<ingest::LineReader>> readers,
+                                                         Venue venue, SymbolTable& symbols, InputErrors& errors);
 
 // The venue a capture file's first lines show (URLs such as stream.binance.com, ws-feed.*coinbase*,
 // ws.kraken.com, bitstamp.net; else message shapes), or nothing.
@@ -56,6 +65,8 @@ class CryptoSource : public Source {
   struct Impl;
   friend Result<std::unique_ptr<CryptoSource>> open_crypto_source(const std::vector<std::string>&,
                                                                    std::optional<Venue>, SymbolTable&, InputErrors&);
+  friend Result<std::unique_ptr<CryptoSource>> open_crypto_source(std::vector<std::unique_ptr<ingest::LineReader>>,
+                                                                   Venue, SymbolTable&, InputErrors&);
   explicit CryptoSource(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

@@ -196,6 +196,9 @@ bool parse_iso8601_ns(std::string_view t, int64_t& out_ns) {
     return false;
   }
   if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60) return false;
+  // ns since the epoch in int64 span 1677..2262: a year outside 1970..2261 overflowed (UB; found
+  // by crypto_fuzz with UBSan) and is no venue's time.
+  if (y < 1970 || y > 2261) return false;
   int64_t frac_ns = 0;
   size_t i = 19;
   if (i < t.size() && t[i] == '.') {
@@ -208,6 +211,12 @@ bool parse_iso8601_ns(std::string_view t, int64_t& out_ns) {
   if (i >= t.size() || t[i] != 'Z') return false;
   const int64_t days = days_from_civil(CivilDate{int32_t(y), uint32_t(mo), uint32_t(d)});
   out_ns = ((days * 24 + h) * 60 + mi) * 60 * 1'000'000'000LL + s * 1'000'000'000LL + frac_ns;
+  return true;
+}
+
+bool venue_time_ns(uint64_t count, int64_t unit_ns, int64_t& out_ns) {
+  if (unit_ns <= 0 || count > uint64_t(INT64_MAX / unit_ns)) return false;
+  out_ns = int64_t(count) * unit_ns;
   return true;
 }
 

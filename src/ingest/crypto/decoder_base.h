@@ -124,6 +124,10 @@ class DecoderBase : public VenueDecoder {
 
 // ns since the epoch from "2021-04-17T16:43:37.123456Z" (fraction optional); false if malformed.
 bool parse_iso8601_ns(std::string_view text, int64_t& out_ns);
+// ns since the epoch from a venue time counted in `unit_ns` (ms: 1'000'000, µs: 1'000); false when
+// it lies past int64 ns (April 2262): no venue's time, and the product overflowed (UB; found by
+// crypto_fuzz with UBSan on a Binance "E").
+bool venue_time_ns(uint64_t count, int64_t unit_ns, int64_t& out_ns);
 // An unsigned integer from a JSON string ("1641343691879007") or number.
 bool json_u64(simdjson::dom::element e, uint64_t& out);
 // Appends the [[price, qty, ...], ...] array `arr` as raw levels; false if malformed.

@@ -526,8 +526,16 @@ Result<std::unique_ptr<Source>> open_mapped_file(const Layout& layout, const Fil
                                                  SymbolTable& symbols, InputErrors& errors) {
   auto lines = LineReader::open(path, errors);
   if (!lines) return lines.status();
-  auto f = std::make_unique<MappedFile>(layout, file, std::move(lines).value(), std::move(zone), folder_midnight_ns,
-                                        symbols, errors);
+  return open_mapped_file(layout, file, std::move(lines).value(), std::move(zone), folder_midnight_ns, symbols,
+                          errors);
+}
+
+Result<std::unique_ptr<Source>> open_mapped_file(const Layout& layout, const FileLayout& file,
+                                                 std::unique_ptr<LineReader> lines,
+                                                 std::shared_ptr<const TimeZone> zone, int64_t folder_midnight_ns,
+                                                 SymbolTable& symbols, InputErrors& errors) {
+  auto f = std::make_unique<MappedFile>(layout, file, std::move(lines), std::move(zone), folder_midnight_ns, symbols,
+                                        errors);
   TS_RETURN_IF_ERROR(f->bind_header());
   return std::unique_ptr<Source>(std::move(f));
 }

@@ -27,6 +27,10 @@
 #include "ingest/mapped/layout.h"
 #include "ingest/source.h"
 
+namespace ts::ingest {
+class LineReader;
+}
+
 namespace ts::mapped {
 
 // Opens `path` and binds the layout's columns to its header. `folder_midnight_ns` is the
@@ -34,6 +38,12 @@ namespace ts::mapped {
 // Errors (kParseError): no header, or a mapped column missing from it — naming the layout,
 // the key and the column; kNotFound/kIoError from opening the file.
 Result<std::unique_ptr<Source>> open_mapped_file(const Layout& layout, const FileLayout& file, const std::string& path,
+                                                 std::shared_ptr<const TimeZone> zone, int64_t folder_midnight_ns,
+                                                 SymbolTable& symbols, InputErrors& errors);
+
+// The same over a reader already open (ingest::LineReader::open_memory for bytes in memory).
+Result<std::unique_ptr<Source>> open_mapped_file(const Layout& layout, const FileLayout& file,
+                                                 std::unique_ptr<ingest::LineReader> lines,
                                                  std::shared_ptr<const TimeZone> zone, int64_t folder_midnight_ns,
                                                  SymbolTable& symbols, InputErrors& errors);
 

@@ -8,6 +8,7 @@
 
 #include "ingest/crypto/capture_line.h"
 #include "ingest/crypto/decimal_units.h"
+#include "ingest/crypto/decoder_base.h"
 #include "ingest/crypto/venue_decoder.h"
 
 namespace ts::crypto {
@@ -35,6 +36,19 @@ TEST(CryptoUnits, ExactDecimalsIntoUnits) {
   ASSERT_TRUE(append_checksum_digits(229, Decimal{1, 7}, 9, text, len));
   ASSERT_TRUE(append_checksum_digits(562183, Decimal{1, 1}, 5, text, len));
   EXPECT_EQ(std::string(text, size_t(len)), "229005621830000");
+}
+
+// A receive-time prefix past int64 ns (April 2262) is a bad line, not a wrapped time: ms and
+// seconds were scaled to ns without a check (UB: found by crypto_fuzz with UBSan), and 19
+// digits overflowed while being read.
+TEST(CryptoCaptureLine, ReceiveTimePastTheInt64NsRangeIsBad) {
+  EXPECT_EQ(parse_capture_line("9223372036854775807 {}").recv_ns, INT64_MAX);
+  EXPECT_EQ(parse_capture_line("9223372036854775808 {}").kind, CaptureKind::kBad);
+  EXPECT_EQ(parse_capture_line("9999999999999999999 {}").kind, CaptureKind::kBad);
+  EXPECT_EQ(parse_capture_line("9223372036854 {}").recv_ns, 9'223'372'036'854'000'000);  // ms
+  EXPECT_EQ(parse_capture_line("163399851256800 {}").kind, CaptureKind::kBad);           // ms, year 7147
+  EXPECT_EQ(parse_capture_line("9223372036 {}").recv_ns, 9'223'372'036'000'000'000);     // seconds
+  EXPECT_EQ(parse_capture_line("9223372037 {}").kind, CaptureKind::kBad);
 }
 
 TEST(CryptoCaptureLine, EveryFormIsRead) {
@@ -143,6 +157,29 @@ TEST(BinanceDecoder, AGapEmptiesTheBookUntilTheNextSnapshot) {
   EXPECT_EQ(h.errors.total(), 0u);  // a gap is feed health, not bad input
 }
 
+// A venue time in ms or µs past int64 ns (April 2262) is a bad message, counted, not an event at
+// a wrapped time: it was multiplied to ns unchecked (UB: found by crypto_fuzz with UBSan, a
+// Binance depthUpdate with "E":16339985125682).
+TEST(BinanceDecoder, VenueTimePastTheInt64NsRangeIsABadMessage) {
+  int64_t ns = 0;
+  EXPECT_TRUE(venue_time_ns(9'223'372'036'854, 1'000'000, ns));
+  EXPECT_EQ(ns, 9'223'372'036'854'000'000);
+  EXPECT_FALSE(venue_time_ns(9'223'372'036'855, 1'000'000, ns));
+  EXPECT_FALSE(venue_time_ns(UINT64_MAX, 1'000, ns));
+  Harness h(Venue::kBinance);
+  ASSERT_EQ(h.feed(kBinanceSnapshot, 2'000'000'000, true, kBinanceUrl).size(), 1u);
+  EXPECT_TRUE(h.feed(R"({"stream":"nknusdt@depth@100ms","data":{"e":"depthUpdate","E":16339985125682,"s":"NKNUSDT","U":101,"u":101,"b":[["0.35220000","5.00000000"]],"a":[]}})")
+                  .empty());
+  EXPECT_TRUE(h.feed(R"({"stream":"nknusdt@aggTrade","data":{"e":"aggTrade","E":1,"s":"NKNUSDT","a":1,"p":"0.35280000","q":"58.00000000","f":1,"l":1,"T":16339985125682,"m":false,"M":true}})")
+                  .empty());
+  EXPECT_EQ(h.c().bad_messages, 2u);
+  EXPECT_EQ(h.errors.count(InputError::kMalformedLine), 2u);
+  Harness bs(Venue::kBitstamp);
+  EXPECT_TRUE(bs.feed(R"({"data":{"timestamp":"1","microtimestamp":"9999999999999999999","bids":[["3800.00","1.0"]],"asks":[]},"channel":"diff_order_book_ethusd","event":"data"})")
+                  .empty());
+  EXPECT_EQ(bs.c().bad_messages, 1u);
+}
+
 TEST(BinanceDecoder, TradesAndBadMessages) {
   Harness h(Venue::kBinance);
   auto ev = h.feed(
@@ -216,6 +253,27 @@ TEST(CoinbaseDecoder, SnapshotUpdatesAndMatches) {
   ASSERT_EQ(ev.size(), 1u);
   EXPECT_EQ(ev[0].trade.aggressor, Side::kBuy);  // the maker sold
   EXPECT_EQ(h.errors.total(), 0u);
+}
+
+// A time outside 1970..2261 is malformed: its ns since the epoch overflowed int64 (UB: found by
+// crypto_fuzz with UBSan on a Coinbase "time" of year 0000), and a Coinbase message with one is
+// a bad message, counted, not an event at a wrapped time.
+TEST(CoinbaseDecoder, TimeOutsideTheInt64NsRangeIsMalformed) {
+  int64_t ns = 0;
+  EXPECT_TRUE(parse_iso8601_ns("2261-12-31T23:59:59.999999999Z", ns));
+  EXPECT_EQ(ns, 9'214'646'399'999'999'999);
+  EXPECT_TRUE(parse_iso8601_ns("1970-01-01T00:00:00Z", ns));
+  EXPECT_EQ(ns, 0);
+  EXPECT_FALSE(parse_iso8601_ns("0000-01-01T00:00:00Z", ns));
+  EXPECT_FALSE(parse_iso8601_ns("2262-04-12T00:00:00Z", ns));
+  EXPECT_FALSE(parse_iso8601_ns("9999-12-31T23:59:59Z", ns));
+  Harness h(Venue::kCoinbase);
+  h.errors.set_quiet(true);
+  h.feed(R"({"type":"snapshot","product_id":"BTC-USD","bids":[["100.00","1.5"]],"asks":[["100.05","2"]]})");
+  EXPECT_TRUE(h.feed(R"({"type":"match","trade_id":1,"side":"sell","size":"0.5","price":"100.03","product_id":"BTC-USD","sequence":5,"time":"0000-01-01T00:00:00Z"})")
+                  .empty());
+  EXPECT_EQ(h.c().bad_messages, 1u);
+  EXPECT_EQ(h.errors.total(), 1u);
 }
 
 TEST(BitstampDecoder, DiffsOlderThanTheSnapshotAreDropped) {
