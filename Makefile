@@ -112,7 +112,9 @@ model-data: | ticksentry
 # export), leave one market out; baselines and neural models, intervals; the promotion gate per
 # task against the registry's prod version; docs/events.md (every labelled event); the default
 # decision served as the registry's prod version of alert-default and each task's gated
-# candidate (models/release.py) and models/MODEL_CARD.md. The two tasks run as two processes
+# candidate (models/release.py), the prod version's per-market operating points
+# (models/market_ops.py: fitted on validation, written into the registry, the report's section
+# regenerated with them) and models/MODEL_CARD.md. The two tasks run as two processes
 # (one per core).
 HOLD_OUT := --hold-out-symbol lobster:GOOG --hold-out-symbol sse:600761.SH \
 	  --hold-out-symbol szse:000400.SZ
@@ -129,6 +131,11 @@ model-report: model-data
 	  --study build/models-study/forecast/study.json --out models
 	$(PY) models/release.py record --release-dir build/models-study/release \
 	  --registry models/registry.json --report models/report.json --ticksentry $(TS_BIN)
+	$(PY) models/market_ops.py --exports $(MODELS_DATA) --registry models/registry.json \
+	  --ticksentry $(TS_BIN) --write --out build/models-study/market_ops.json
+	$(PY) models/report.py --study build/models-study/detect/study.json \
+	  --study build/models-study/forecast/study.json --market-ops build/models-study/market_ops.json \
+	  --out models
 	$(PY) models/model_card.py --report models/report.json --registry models/registry.json \
 	  --out models/MODEL_CARD.md
 

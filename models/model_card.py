@@ -46,6 +46,14 @@ def card(rep, entry, name):
           "false alert per symbol-hour; serving decides with it, at start and after every hot "
           "swap |",
           f"| task | {op.get('task') or entry.get('task') or '–'} |"]
+    if op.get("groups"):
+        fits = op.get("group_fits") or {}
+        md.append("| per market | " + "; ".join(
+            f"{g} {t:.6g}" + ("" if fits.get(g, {}).get("fitted", True) else " (pooled: "
+                              + fits[g].get("why", "").split(":")[0] + ")")
+            for g, t in op["groups"].items())
+            + f" — validation-fitted per group (models/market_ops.py); applied to the config's "
+            f"`[[model.groups]]` of these names ({op.get('groups_config', '–')}) |")
     if entry.get("engine_check_max_abs_err") is not None:
         md.append(f"| engine check | engine vs numpy on real windows: max abs difference "
                   f"{entry['engine_check_max_abs_err']:.2e} |")

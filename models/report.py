@@ -261,6 +261,46 @@ def per_market(evs):
     return md
 
 
+def market_ops_section(res):
+    """The per-market operating points (models/market_ops.py's JSON) as markdown lines."""
+    budget = res["budget_false_alerts_per_symbol_hour"]
+    md = ["", f"## Per-market operating points of {res['model']} (models/market_ops.py)", "",
+          f"One threshold per symbol group (`{os.path.basename(res['groups_config'])}`, matched as "
+          f"serving matches them) for {f(budget, '{:g}')} false alert per symbol-hour, fitted on "
+          "each group's validation rows; a group with fewer than "
+          f"{f(res['min_validation_symbol_hours'], '{:g}')} validation symbol-hours or no "
+          f"validation event keeps the pooled threshold ({f(res['pooled_threshold_registry'], '{:.4f}')}). "
+          "Written into the registry entry's operating_point.groups, which serving applies to the "
+          "config's groups of those names. Test split read once; block-bootstrap 95 % intervals "
+          f"({f(res['block_s'], '{:g}')} s blocks, {res['reps']} replicates).", "",
+          "| group | study markets | validation symbol-hours / events | test symbol-hours | threshold: pooled → group "
+          "| events caught (pooled → group) | false / symbol-hour, pooled | false / symbol-hour, "
+          "group | precision, pooled | precision, group | PR-AUC | median lead s |",
+          "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for g, v in res["validation"].items():
+        t = res["test"].get(g, {})
+        if "pooled" not in t:
+            md.append(f"| {g} | {', '.join(v['study_markets'])} | {v['validation_symbol_hours']:.2f} / "
+                      f"{v['validation_events']} | 0 | – | no test rows | | | | | | |")
+            continue
+        p, q = t["pooled"], t["group"]
+        thr = f(p["threshold"], "{:.4f}") + " → " + (
+            f(q["threshold"], "{:.4f}") if v["fitted"] else "pooled (" + v["why"].split(":")[0] + ")")
+        md.append(f"| {g} | {', '.join(t['study_markets'])} | {v['validation_symbol_hours']:.2f} / "
+                  f"{v['validation_events']} | {p['symbol_hours']:.2f} | {thr} | {p['events_caught']}/{p['events']} → "
+                  f"{q['events_caught']}/{q['events']} | {ci(p['false_alerts_per_symbol_hour'], '{:.2f}')} | "
+                  f"{ci(q['false_alerts_per_symbol_hour'], '{:.2f}')} | {ci(p['precision'], '{:.2f}')} | "
+                  f"{ci(q['precision'], '{:.2f}')} | {ci(p['pr_auc'])} | {ci(q['median_lead_s'], '{:.1f}')} |")
+    a = res["test"]["all"]
+    p, q = a["pooled"], a["group"]
+    md.append(f"| all | | | {p['symbol_hours']:.2f} | {f(p['threshold'], '{:.4f}')} → per group | {p['events_caught']}/"
+              f"{p['events']} → {q['events_caught']}/{q['events']} | "
+              f"{ci(p['false_alerts_per_symbol_hour'], '{:.2f}')} | "
+              f"{ci(q['false_alerts_per_symbol_hour'], '{:.2f}')} | {ci(p['precision'], '{:.2f}')} | "
+              f"{ci(q['precision'], '{:.2f}')} | {ci(p['pr_auc'])} | {ci(q['median_lead_s'], '{:.1f}')} |")
+    return md
+
+
 def load_study(path):
     try:
         with open(path) as fh:
@@ -325,6 +365,8 @@ def main(argv=None):
     ap.add_argument("--bench", help="also write a compact summary here (bench/results/*.json: "
                     "machine, commit, date, per evaluation the decision and every detector's "
                     "overall numbers)")
+    ap.add_argument("--market-ops", help="models/market_ops.py's JSON: adds the per-market "
+                    "operating points section")
     args = ap.parse_args(argv)
     try:
         study = merge([load_study(p) for p in args.study])
@@ -343,6 +385,9 @@ def main(argv=None):
                            "tasks": study.get("tasks", ["any"])},
               "evaluations": evs}
     md = markdown(study, evs, created)
+    if args.market_ops:
+        with open(args.market_ops) as fh:
+            md += market_ops_section(json.load(fh))
     notes = os.path.join(args.out, "REPORT_NOTES.md")
     if os.path.exists(notes):
         with open(notes) as fh:
