@@ -11,6 +11,10 @@ namespace ts {
 struct WsSource::Impl {
   std::string venue_name;
   std::string url;
+  // The decoder counts bad input here (client thread only), never in the caller's InputErrors,
+  // which the consumer thread reads; the counts reach it through `pending_errors` (hand_on_errors).
+  // Declared before the decoder, which holds a reference to it.
+  InputErrors client_errors;
   std::unique_ptr<crypto::VenueDecoder> decoder;
   std::unique_ptr<WsClient> client;
   // Client thread only.
@@ -21,7 +25,11 @@ struct WsSource::Impl {
   mutable std::mutex mu;
   std::vector<Event> queue;
   crypto::DecoderCounters counts;
+  InputErrors pending_errors;  // quiet: client_errors already logged them
+  // Client thread only: client_errors as of the last message.
+  InputErrors seen_errors;
   // Consumer thread only.
+  InputErrors* sink = nullptr;
   std::vector<Event> taking;
   size_t taking_at = 0;
 
@@ -42,6 +50,22 @@ struct WsSource::Impl {
     std::lock_guard<std::mutex> lock(mu);
     queue.insert(queue.end(), scratch.begin(), scratch.end());
     crypto::copy_decoder_counts(decoder->counters(), counts);
+    // The errors this message added (a few at most), counted again, quietly, for the consumer.
+    for (size_t k = 0; k < kInputErrorCount; ++k) {
+      const auto kind = static_cast<InputError>(k);
+      for (uint64_t n = seen_errors.count(kind); n < client_errors.count(kind); ++n) {
+        pending_errors.report(kind, "ws", ctx.line, "");
+      }
+    }
+    seen_errors = client_errors;
+  }
+
+  // Consumer thread, under `mu`: hands the bad-input counts added since the last call on.
+  void hand_on_errors() {
+    if (pending_errors.total() == 0) return;
+    sink->merge(pending_errors);
+    pending_errors = InputErrors();
+    pending_errors.set_quiet(true);
   }
 };
 
@@ -58,7 +82,9 @@ Result<std::unique_ptr<WsSource>> WsSource::open(const std::string& venue, WsCli
   auto impl = std::make_unique<Impl>();
   impl->venue_name = crypto::venue_name(v);
   impl->url = options.url;
-  impl->decoder = crypto::make_venue_decoder(v, symbols, errors);
+  impl->sink = &errors;
+  impl->pending_errors.set_quiet(true);
+  impl->decoder = crypto::make_venue_decoder(v, symbols, impl->client_errors);
   Impl* raw = impl.get();
   auto client = WsClient::open(std::move(options), [raw](const WsMessage& m) { raw->on_message(m); });
   if (!client) return client.status();
@@ -75,6 +101,7 @@ size_t WsSource::next_batch(std::span<Event> out) {
     m.taking_at = 0;
     std::lock_guard<std::mutex> lock(m.mu);
     m.taking.swap(m.queue);  // both keep their capacity: no allocation in steady state
+    m.hand_on_errors();
   }
   const size_t n = std::min(out.size(), m.taking.size() - m.taking_at);
   std::copy_n(m.taking.begin() + static_cast<std::ptrdiff_t>(m.taking_at), n, out.begin());
@@ -85,6 +112,7 @@ size_t WsSource::next_batch(std::span<Event> out) {
 bool WsSource::done() const {
   if (!impl_->client->finished() || impl_->taking_at < impl_->taking.size()) return false;
   std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->hand_on_errors();
   return impl_->queue.empty();
 }
 
