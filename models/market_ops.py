@@ -183,7 +183,7 @@ def write_registry(path, version, fits, name="alert-default"):
             # [model] threshold when it sets none), not the registry's (model_wiring.cpp).
             op["groups"] = {g: f["threshold"] for g, f in fits.items()}
             op["group_fits"] = {g: {k: v for k, v in f.items()} for g, f in fits.items()}
-            op["groups_config"] = "models/configs/market_groups.toml"
+            op["groups_config"] = "configs/market_groups.toml"  # relative to the registry, as onnx is
             break
     else:
         raise MarketOpsError(f"{path}: no {name} v{version}")

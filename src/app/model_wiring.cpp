@@ -114,7 +114,14 @@ std::string apply_operating_point(ModelAlertOptions& alerts, const serve::ModelV
   alerts.hysteresis = hysteresis_for(alerts.hysteresis, alerts.threshold);
   for (DecisionGroup& g : alerts.groups) {
     auto it = v.group_thresholds.find(g.match.name);
-    if (it == v.group_thresholds.end()) continue;
+    if (it == v.group_thresholds.end()) {
+      // Not in the operating point: a group's own threshold stands; without one it follows the
+      // model's (never the config's default while the model's is the registry's).
+      if (g.threshold_set) continue;
+      g.threshold = alerts.threshold;
+      g.hysteresis = hysteresis_for(g.hysteresis, g.threshold);
+      continue;
+    }
     g.threshold = it->second;
     g.hysteresis = hysteresis_for(g.hysteresis, g.threshold);
     line += "; group " + g.match.name + " " + std::to_string(g.threshold);
@@ -130,11 +137,40 @@ std::string publish_decision_values(DecisionValues& values, const ModelAlertOpti
   return line;
 }
 
+// The symbol groups the registry's operating point was fitted for (its "groups_config": a config
+// file of [[model.groups]] blocks, relative to the registry's folder), used when the config
+// declares none, so that serving from the registry applies the per-group thresholds by default.
+// Their hysteresis and cooldown are the configured ones; their thresholds follow the registry's.
+static Result<std::vector<DecisionGroup>> registry_symbol_groups(const serve::ModelRegistry& registry,
+                                                         const serve::ModelVersion& v,
+                                                         const ModelAlertOptions& configured, int window_rows) {
+  std::vector<DecisionGroup> out;
+  const auto op = v.raw.find("operating_point");
+  if (v.group_thresholds.empty() || op == v.raw.end() || !op->is_object()) return out;
+  const auto file = op->find("groups_config");
+  if (file == op->end() || !file->is_string()) return out;
+  const std::string path = registry.resolve(file->get<std::string>());
+  try {
+    const Config groups_file = Config::load_file(path);
+    out = ModelAlertOptions::from_config(groups_file.section("model"), window_rows).groups;
+  } catch (const std::exception& e) {
+    return Status(StatusCode::kInvalidArgument, "model " + v.name + " v" + std::to_string(v.version) +
+                                                    ": its operating point's groups_config " + path + ": " + e.what());
+  }
+  for (DecisionGroup& g : out) {
+    g.threshold_set = false;
+    g.hysteresis = configured.hysteresis;
+    g.cooldown_s = configured.cooldown_s;
+  }
+  spdlog::info("model {} v{}: {} symbol groups from {} (the config declares none)", v.name, v.version, out.size(), path);
+  return out;
+}
+
 Result<ModelServing> attach_model_serving(Pipeline& pipeline, const Config& config, const std::string& model_path,
                                           int pipeline_shards, const std::string& failure_db, bool unpaced) {
   serve::ServeOptions opts = serve::ServeOptions::from_config(config.section("model"));
   ModelAlertOptions alerts = ModelAlertOptions::from_config(config.section("model"), opts.window_rows);
-  const ModelAlertOptions configured = alerts;
+  ModelAlertOptions configured = alerts;
   auto decision_values = std::make_shared<DecisionValues>();
   if (!model_path.empty()) opts.path = model_path;
   std::unique_ptr<serve::ModelRegistry> registry;
@@ -149,6 +185,11 @@ Result<ModelServing> attach_model_serving(Pipeline& pipeline, const Config& conf
     }
     opts.path = registry->resolve(prod->onnx);
     opts.version = uint32_t(prod->version);
+    if (alerts.groups.empty()) {
+      auto groups = registry_symbol_groups(*registry, *prod, alerts, opts.window_rows);
+      if (!groups) return groups.status();
+      alerts.groups = configured.groups = std::move(groups).value();
+    }
     if (std::string line = apply_operating_point(alerts, *prod); !line.empty()) spdlog::info("{}", line);
     publish_decision_values(*decision_values, configured, *prod);
     shadow = registry->shadow(opts.name);

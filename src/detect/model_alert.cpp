@@ -1,7 +1,9 @@
 #include "detect/model_alert.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <string>
 
 #include "core/clock.h"
@@ -32,7 +34,9 @@ ModelAlertOptions ModelAlertOptions::from_config(const ConfigSection& s, int win
     d.match.symbols = g.get("symbols", std::vector<std::string>{});
     d.match.regex = g.get("regex", "");
     d.match.markets = g.get("markets", std::vector<std::string>{});
-    d.threshold = g.get("threshold", o.threshold);
+    const double own = g.get("threshold", std::numeric_limits<double>::quiet_NaN());  // NaN: not written
+    d.threshold_set = !std::isnan(own);
+    d.threshold = d.threshold_set ? own : o.threshold;
     if (!(d.threshold > 0 && d.threshold <= 1)) bad_group("threshold must be in (0, 1]");
     d.hysteresis = g.get("hysteresis", std::min(o.hysteresis, d.threshold / 2));
     if (d.hysteresis < 0 || d.hysteresis >= d.threshold) bad_group("hysteresis must be in [0, threshold)");

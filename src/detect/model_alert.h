@@ -29,6 +29,9 @@ enum class Trigger : uint8_t {
 struct DecisionGroup {
   SymbolGroupSpec match;
   double threshold = 0.9;
+  // The group's threshold was written in its [[model.groups]] block; otherwise it follows the
+  // model's threshold (the registry's operating point when the registry names no group value).
+  bool threshold_set = false;
   double hysteresis = 0.1;
   double cooldown_s = 60;
 };

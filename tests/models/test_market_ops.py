@@ -96,6 +96,15 @@ class RegistryTest(unittest.TestCase):
 
 class ServingTest(unittest.TestCase):
     def test_replay_judges_alerts_by_the_group_threshold(self):
+        self.replay_judged_by_group_thresholds(groups_in_config=True)
+
+    def test_without_config_groups_serving_takes_the_registrys(self):
+        # The config declares no [[model.groups]]: serving reads the operating point's
+        # groups_config (relative to the registry) and still applies every group's threshold.
+        log = self.replay_judged_by_group_thresholds(groups_in_config=False)
+        self.assertIn("symbol groups from", log)
+
+    def replay_judged_by_group_thresholds(self, groups_in_config):
         try:
             binary = engine_cli.find_binary()
         except engine_cli.EngineError as e:
@@ -105,13 +114,16 @@ class ServingTest(unittest.TestCase):
         capture = os.path.join(data, "crypto/bitstamp-l3-20150501/2015-05-01.log.gz")
         if not os.path.exists(capture):
             self.skipTest(f"{capture} missing")
-        d = common.scratch("market_ops_serving")
+        d = common.scratch("market_ops_serving" + ("" if groups_in_config else "_registry_groups"))
         prod = registry.prod(registry.load(REGISTRY), "alert-default")
         os.makedirs(os.path.join(d, "versions"))
         shutil.copy(REGISTRY, os.path.join(d, "registry.json"))
         shutil.copy(os.path.join(common.MODELS, prod["onnx"]), os.path.join(d, prod["onnx"]))
+        groups_config = prod["operating_point"]["groups_config"]
+        os.makedirs(os.path.dirname(os.path.join(d, groups_config)), exist_ok=True)
+        shutil.copy(os.path.join(common.MODELS, groups_config), os.path.join(d, groups_config))
         with open(market_ops.DEFAULT_GROUPS) as f:
-            groups = f.read()
+            groups = f.read() if groups_in_config else ""
         cfg = os.path.join(d, "ticksentry.toml")
         with open(cfg, "w") as f:
             f.write(f'[model]\nregistry = "{d}/registry.json"\nname = "alert-default"\n'
@@ -134,7 +146,7 @@ class ServingTest(unittest.TestCase):
         want = prod["operating_point"]["groups"]["crypto"]
         for t in judged:
             self.assertAlmostEqual(t, want, places=6)
-
+        return log
 
 if __name__ == "__main__":
     unittest.main()

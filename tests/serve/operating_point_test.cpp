@@ -24,15 +24,19 @@ TEST(OperatingPoint, RegistryThresholdReplacesTheConfiguredOne) {
                         "fitted_on": "validation", "groups": {"sse": 0.71}}})");
   ASSERT_TRUE(v.threshold.has_value());
   ModelAlertOptions alerts;  // threshold 0.9, hysteresis 0.1 (the example config's values)
-  DecisionGroup sse, other;
+  DecisionGroup sse, other, plain;
   sse.match.name = "sse";
   other.match.name = "other";
   other.threshold = 0.95;
-  alerts.groups = {sse, other};
+  other.threshold_set = true;
+  plain.match.name = "plain";  // no threshold of its own in the config
+  alerts.groups = {sse, other, plain};
   const std::string line = apply_operating_point(alerts, v);
   EXPECT_DOUBLE_EQ(alerts.threshold, 0.62);
   EXPECT_DOUBLE_EQ(alerts.groups[0].threshold, 0.71);
   EXPECT_DOUBLE_EQ(alerts.groups[1].threshold, 0.95);  // not in the operating point: as configured
+  EXPECT_DOUBLE_EQ(alerts.groups[2].threshold, 0.62);  // no threshold of its own: the model's
+  EXPECT_LT(alerts.groups[2].hysteresis, 0.62);
   EXPECT_NE(line.find("0.62"), std::string::npos);
   EXPECT_NE(line.find("0.9"), std::string::npos);  // the log says what it replaced
 }
