@@ -70,15 +70,7 @@ Graph stack_model(const StackSpec& s, uint32_t seed) {
     for (ValueId o : last_outs) b.output(o);
     return b.g;
   }
-  Value last;  // Gather index -1, a scalar
-  last.name = "last";
-  last.dtype = DType::kI64;
-  last.rank_known = true;
-  last.is_constant = true;
-  last.data.resize(8);
-  const int64_t minus1 = -1;
-  std::memcpy(last.data.data(), &minus1, 8);
-  ValueId li = b.g.add_value(last);
+  ValueId li = last_step_index(b);
   ValueId hw = b.constant("HW", {s.head, s.h}, random_vec(size_t(s.head * s.h), seed + 7, 4.0f * sc));
   ValueId hb = b.constant("HB", {s.head}, random_vec(size_t(s.head), seed + 8, sc));
   ValueId ys = b.value("ys"), hl = b.value("hl"), lg = b.value("logits");
