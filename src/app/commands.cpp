@@ -221,6 +221,7 @@ int command_replay(const CommonOptions& c, const ReplayOptions& r, const std::at
   markets.attach(wiring.pipeline());
   spdlog::info("replay: {}", filtered.describe());
   RunSummary summary = wiring.run(filtered, source_errors, stop);
+  summary.unpaced_replay = wiring.options().speed <= 0 && wiring.options().rate <= 0;
   selected.value()->report();
   if (!markets.finish(summary)) return kExitUsage;
   const int code = wiring.finish(summary);

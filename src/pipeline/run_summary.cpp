@@ -42,6 +42,7 @@ std::string RunSummary::to_json() const {
   for (auto& [name, counters] : feed) j["feed"][name] = counters;
   j["source_stalls"] = source_stalls;
   j["interrupted"] = interrupted;
+  j["latency_includes_queueing"] = unpaced_replay;
   if (has_model) {
     nlohmann::json m;
     m["name"] = model.name;
@@ -100,6 +101,10 @@ void RunSummary::print(std::FILE* out) const {
     }
   }
   auto us = [](int64_t ns) { return double(ns) / 1000.0; };
+  if (unpaced_replay) {
+    std::fprintf(out, "\nlatency     unpaced replay: receive→alert includes queueing behind the file's backlog "
+                      "(--speed 1 for a live-like figure)");
+  }
   std::fprintf(out, "\nlatency     receive→alert  p50 %.1f us  p99 %.1f us  p999 %.1f us  (%llu alerts)\n",
                us(alert_latency.quantile_ns(0.5)), us(alert_latency.quantile_ns(0.99)), us(alert_latency.quantile_ns(0.999)),
                (unsigned long long)alert_latency.count());

@@ -57,6 +57,9 @@ struct RunSummary {
   std::map<std::string, std::map<std::string, uint64_t>> feed;  // feed → counter → n (Source::feed_counters)
   uint64_t source_stalls = 0;              // times the source waited on a full shard ring
   bool interrupted = false;                // stopped by SIGINT/SIGTERM or --duration
+  // A file replayed as fast as it can be read: receive→alert then counts the wait behind the
+  // file's backlog (queueing), not what a live feed would see; the summary labels it so.
+  bool unpaced_replay = false;
   bool has_model = false;
   ModelRunSummary model;
 

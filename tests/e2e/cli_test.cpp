@@ -136,6 +136,9 @@ TEST(Cli, ReplayLobsterWritesSummaryJson) {
   ASSERT_TRUE(j["alerts"].is_object());
   ASSERT_TRUE(j["errors"].is_object());
   for (const char* k : {"p50", "p99", "p999"}) EXPECT_TRUE(j["latency_us"][k].is_number()) << k;
+  // Unpaced: the receive→alert figures are queueing behind the file, and both outputs say so.
+  EXPECT_TRUE(j["latency_includes_queueing"].get<bool>());
+  EXPECT_NE(o.err.find("unpaced replay: receive→alert includes queueing"), std::string::npos) << o.err;
   EXPECT_EQ(count_lines(dir / "alerts.jsonl"), j["alerts_total"].get<int>());
   EXPECT_EQ(count_audit_rows(dir / "audit.db"), j["alerts_total"].get<int64_t>());
 }
