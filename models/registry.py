@@ -112,18 +112,26 @@ def prod(reg, name):
     return next((m for m in reg["models"] if m.get("name") == name and m.get("stage") == "prod"), None)
 
 
-def record_candidate(path, name, onnx_path, metrics, **extra):
-    """Appends a new version of `name` with stage "candidate"; returns the entry.
-
-    The ONNX file is copied next to the registry as versions/<name>-v<version>.onnx (the entry's
-    "onnx", relative to the registry's folder), so a recorded version outlives the build tree."""
-    reg = load(path)
+def copy_next_version(reg, path, name, onnx_path):
+    """The next version number of `name` in `reg` (loaded from `path`), with `onnx_path` copied
+    next to the registry as versions/<name>-v<version>.onnx; returns (version, rel, dst): `rel`
+    is the entry's "onnx" (relative to the registry's folder), `dst` the copy's path."""
     versions = [m.get("version", 0) for m in reg["models"] if m.get("name") == name]
     version = max(versions, default=0) + 1
     rel = os.path.join("versions", f"{name}-v{version}.onnx")
     dst = os.path.join(os.path.dirname(os.path.abspath(path)), rel)
     os.makedirs(os.path.dirname(dst), exist_ok=True)
     shutil.copyfile(onnx_path, dst)
+    return version, rel, dst
+
+
+def record_candidate(path, name, onnx_path, metrics, **extra):
+    """Appends a new version of `name` with stage "candidate"; returns the entry.
+
+    The ONNX file is copied next to the registry as versions/<name>-v<version>.onnx (the entry's
+    "onnx", relative to the registry's folder), so a recorded version outlives the build tree."""
+    reg = load(path)
+    version, rel, dst = copy_next_version(reg, path, name, onnx_path)
     entry = {"name": name, "version": version,
              "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
              "stage": "candidate", "onnx": rel, "sha256": sha256_file(dst),

@@ -21,7 +21,6 @@ import argparse
 import datetime
 import json
 import os
-import shutil
 import sys
 import tempfile
 
@@ -128,12 +127,7 @@ def record_candidates(out_dir, path, name, report=None, now=None, served_detecto
         onnx_path = js[:-len(".json")] + ".onnx"
         reg = registry.load(path)
         at = now or datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-        versions = [m.get("version", 0) for m in reg["models"] if m.get("name") == name]
-        version = max(versions, default=0) + 1
-        rel = os.path.join("versions", f"{name}-v{version}.onnx")
-        dst = os.path.join(os.path.dirname(os.path.abspath(path)), rel)
-        os.makedirs(os.path.dirname(dst), exist_ok=True)
-        shutil.copyfile(onnx_path, dst)
+        version, rel, dst = registry.copy_next_version(reg, path, name, onnx_path)
         g = meta["gate"]
         entry = {"name": name, "version": version, "created": at, "stage": "candidate",
                  "onnx": rel, "sha256": registry.sha256_file(dst), "bytes": os.path.getsize(dst),
@@ -227,12 +221,7 @@ def record(out_dir, path, name, binary=None, now=None, report=None):
               "`ticksentry models promote` (gated on validation)")
         return None
     at = now or datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-    versions = [m.get("version", 0) for m in reg["models"] if m.get("name") == name]
-    version = max(versions, default=0) + 1
-    rel = os.path.join("versions", f"{name}-v{version}.onnx")
-    dst = os.path.join(os.path.dirname(os.path.abspath(path)), rel)
-    os.makedirs(os.path.dirname(dst), exist_ok=True)
-    shutil.copyfile(onnx_path, dst)
+    version, rel, dst = registry.copy_next_version(reg, path, name, onnx_path)
     why = f"the protocol's default decision ({meta['evaluation']}): {meta['decision']['why']}" \
         + (f" Promotion: {change['why']}" if change else "")
     entry = {"name": name, "version": version, "created": at, "stage": "prod", "onnx": rel,
