@@ -46,7 +46,7 @@ const base = `http://127.0.0.1:${port}`;
 // book, each at most once a second per symbol.
 writeFileSync(join(out, "load.toml"), "[rules]\nrelative = false\n[rules.spread_widening]\nmin_ticks = 1.0\ncooldown_ms = 1000\n" +
   "[rules.book_imbalance]\nmin_abs_imbalance_5 = 0.5\nmin_depth_lots = 0\nhold_ms = 0\ncooldown_ms = 1000\n");
-const proc = spawn(bin, ["run", "--config", "load.toml", "--symbols", "400", "--speed", "1", "--duration", String(seconds + 240),
+const proc = spawn(bin, ["run", "--config", "load.toml", "--symbols", "400", "--speed", "1", "--duration", String(seconds + 560),
   "--http", `127.0.0.1:${port}`, "--http-token", token, "--no-stdout", "--jsonl", "", "--audit-db", "audit.db", "--log-level", "warn"],
 { cwd: out, stdio: ["ignore", "inherit", "pipe"] });
 let stderr = "";
@@ -170,7 +170,8 @@ try {
   result.kept = kept;
   result.pages_walked = pages;
   console.log(`flood: ${result.grouped_lines} grouped lines on page 1; sorted by symbol; ${kept} kept, ${pages} pages on: "${countText}"`);
-  if (kept >= 5000 && !countText.includes("audit")) throw new Error(`paging stopped at the kept alerts: ${countText}`);
+  const endText = await p.textContent("[data-testid=page-end]");
+  if (kept >= 5000 && !countText.includes("audit")) throw new Error(`paging stopped at the kept alerts: ${countText} (${endText})`);
   await p.screenshot({ path: join(out, "flood-paged.png") });
   if (errors.length) throw new Error(`page errors: ${errors.join("; ")}`);
 } catch (e) {
