@@ -83,6 +83,10 @@ TEST(SimEndToEnd, EveryInjectedEventAlertsAndQuietStaysQuiet) {
   so.duration_s = 1800;         // half a simulated hour: 09:30-10:00
   so.events_per_s = 10000;      // 50 events/s per symbol: ~18 M events
   so.anomalies_per_hour = 0.7;  // ~70 injected events over 200 symbols
+  // With the trading phases (the default): the stream starts with the opening call auction
+  // 09:15-09:25 (indicative prices, the 09:25 match, the pause), whose messages are never
+  // trades, returns or volume: the quiet rate below includes the open after it.
+  ASSERT_TRUE(so.auctions);
   Simulator sim(so, symbols);
   // TICKSENTRY_E2E_CONFIG: a TOML file to calibrate thresholds against (the test asserts on
   // kSimRules when unset).
@@ -107,6 +111,12 @@ TEST(SimEndToEnd, EveryInjectedEventAlertsAndQuietStaysQuiet) {
   EXPECT_NE(metrics.find("ticksentry_events_total " + std::to_string(s.events)), std::string::npos)
       << metrics.substr(0, 2000);
   EXPECT_NE(metrics.find("ticksentry_alerts_total{type=\"volume_burst\"}"), std::string::npos) << metrics.substr(0, 2000);
+
+  // Nothing alerts in the call auction or the pause (rules run in continuous trading only).
+  const int64_t open_ns = midnight_ns(2023, 2, 1, 8) + (9 * 3600 + 30 * 60) * kNsPerSec;
+  for (const auto& a : alerts) {
+    EXPECT_GE(a.exch_ts_ns, open_ns) << alert_type_name(a.type) << " on " << symbols.name(a.symbol) << " before 09:30";
+  }
 
   std::map<SimEventType, std::pair<int, int>> caught;  // type → (caught, total)
   for (const auto& ev : injected) {

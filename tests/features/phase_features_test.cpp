@@ -3,9 +3,12 @@
 // volume spike by themselves; the feed's TRADE through the 09:25 pause and the lunch break is
 // refined by the schedule, its disagreements counted; the volume profile survives a state file
 // and judges a busy opening against the time of day. Integration: skips without the data.
+// The simulator's call auctions (no data needed) go through the same book and features: its
+// indicative snapshots and auction matches are never trades, returns or volume.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <fstream>
 #include <functional>
@@ -16,6 +19,7 @@
 #include "core/civil_time.h"
 #include "core/market_calendars.h"
 #include "features/feature_engine.h"
+#include "ingest/sim/simulator.h"
 #include "ingest/sse_source.h"
 #include "test_data.h"
 
@@ -128,6 +132,81 @@ TEST(PhaseFeatures, AuctionMatchAndLunchReopenGiveNoJump) {
               open_ret, open_ret10, open_vz, reopen_ret, reopen_ret10, reopen_vz,
               static_cast<unsigned long long>(r.resolver->counters().disagreements),
               static_cast<unsigned long long>(r.resolver->counters().refinements));
+}
+
+// The simulator with and without its call auctions (the continuous flow is the same event for
+// event, tests/ingest/sim): every volume and trade feature of every continuous event is
+// identical, so neither the indicative snapshots nor the 09:25 match count as volume or prints;
+// outside continuous trading no return and no volume; the first continuous returns, measured
+// against the match, are no larger than without the auction.
+TEST(PhaseFeatures, SimulatorAuctionsAreNeverTradesReturnsOrVolume) {
+  struct Seen {
+    std::vector<std::array<float, 4>> flow;  // volume_z, trade_count_z, flow imbalance, large ratio
+    std::vector<float> multiple_60s;
+    float pause_ret = 0, pause_vz = 0, open_ret = 0;
+    int pause_events = 0, indicatives = 0;
+    double match_qty = 0;
+    size_t errors = 0;
+  };
+  auto run = [](bool auctions) {
+    Seen seen;
+    SymbolTable symbols;
+    MarketCalendars cals;
+    InputErrors errors;
+    EXPECT_TRUE(cals.load_dir(std::string(TICKSENTRY_SOURCE_DIR) + "/config/calendars", errors));
+    SimOptions o;
+    o.symbols = 20;
+    o.events_per_s = 4000;
+    o.duration_s = 120;
+    o.anomalies_per_hour = 0;
+    o.auctions = auctions;
+    Simulator sim(o, symbols);
+    PhaseResolver resolver(symbols, &cals);
+    BookSet books(symbols);
+    books.set_phase_resolver(&resolver);
+    FeatureEngine features(symbols, FeatureOptions{});
+    std::vector<Event> batch(512);
+    while (!sim.done()) {
+      const size_t n = sim.next_batch(batch);
+      for (size_t i = 0; i < n; ++i) {
+        const Event& e = batch[i];
+        if (e.kind == EventKind::kSnapshot) ++seen.indicatives;
+        if (e.kind == EventKind::kTrade && e.trade.aggressor == Side::kNone) seen.match_qty += double(e.trade.qty);
+        if (!books.apply(e, errors)) continue;
+        const BookTop& top = books.top(e.symbol);
+        const float* row = features.on_event(e, top);
+        if (top.phase != Phase::kContinuous) {
+          ++seen.pause_events;
+          seen.pause_ret = std::max({seen.pause_ret, std::fabs(row[kRet1s]), std::fabs(row[kRet10s])});
+          seen.pause_vz = std::max(seen.pause_vz, row[kVolumeZ]);
+          continue;
+        }
+        seen.flow.push_back({row[kVolumeZ], row[kTradeCountZ], row[kTradeFlowImbalance], row[kLargeTradeRatio]});
+        seen.multiple_60s.push_back(features.volume(e.symbol).multiple_60s);
+        if (local_sod(e.exch_ts_ns) < hms(9, 30, 30)) seen.open_ret = std::max(seen.open_ret, std::fabs(row[kRet1s]));
+      }
+    }
+    seen.errors = errors.total();
+    return seen;
+  };
+  const Seen with = run(true), without = run(false);
+  EXPECT_EQ(with.errors, 0u);
+  EXPECT_EQ(with.indicatives, 20 * 199);
+  EXPECT_GT(with.match_qty, 0);
+  EXPECT_GT(with.pause_events, 20 * 200);  // every indicative snapshot and match is outside continuous
+  EXPECT_EQ(with.pause_ret, 0.f);
+  EXPECT_EQ(with.pause_vz, 0.f);
+  ASSERT_GT(without.flow.size(), 10'000u);
+  ASSERT_EQ(with.flow.size(), without.flow.size());
+  for (size_t i = 0; i < with.flow.size(); ++i) {
+    ASSERT_EQ(with.flow[i], without.flow[i]) << "volume/trade features differ at continuous event " << i;
+    ASSERT_EQ(with.multiple_60s[i], without.multiple_60s[i]) << "60 s volume multiple differs at event " << i;
+  }
+  // The first continuous prices are measured against the match: no jump beyond what the same
+  // flow shows without the auction (the simulator's opening book settles in its first seconds).
+  EXPECT_LE(with.open_ret, without.open_ret + 1.f);
+  std::printf("sim auctions: %d indicative snapshots, match volume %.0f; first 30 s |ret_1s| %.2f bps (%.2f without)\n",
+              with.indicatives, with.match_qty, with.open_ret, without.open_ret);
 }
 
 TEST(PhaseFeatures, ProfileStateRoundTripAndBusyOpeningIsNoSpike) {

@@ -24,6 +24,7 @@ SimOptions SimOptions::from_config(const ConfigSection& s) {
   o.hawkes_branching = s.get_in("hawkes_branching", o.hawkes_branching, 0.0, 0.8);
   o.hawkes_decay_s = s.get_in("hawkes_decay_s", o.hawkes_decay_s, 1e-3, 3600.0);
   o.st_fraction = s.get_in("st_fraction", o.st_fraction, 0.0, 1.0);
+  o.auctions = s.get("auctions", o.auctions);
   if (Status st = o.validate(); !st.is_ok()) {
     throw ConfigError("[" + s.name() + "] " + st.message());
   }

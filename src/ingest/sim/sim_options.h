@@ -51,6 +51,13 @@ struct SimOptions {
   double hawkes_decay_s = 2.0;
   // Fraction of symbols flagged ST (±5% price band).
   double st_fraction = 0.02;
+  // The A-share call auctions (docs/simulator.md "Phases"): each trading day that the stream
+  // covers from its 09:30 open is preceded by the opening call (09:15-09:25: indicative
+  // price/volume snapshots every 3 s, never trades), the 09:25 match (one auction trade, no
+  // aggressor) and the 09:25-09:30 pause; each 14:57 ends in the closing call (14:57-15:00,
+  // indicative snapshots) and the 15:00 match. They take no trading time and do not change the
+  // continuous order flow (their own random stream). false: continuous trading only.
+  bool auctions = true;
 
   // Reads section "sim" (keys as the field names). Throws ConfigError on invalid values
   // (start-up only).

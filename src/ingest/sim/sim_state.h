@@ -25,6 +25,13 @@ struct SymbolState {
   int64_t free_after_ns = 0;  // trading time before which no injected event may start here
 };
 
+// A symbol's call auction in progress: the match it converges to (price in ticks, volume in
+// shares), drawn when the call starts.
+struct AuctionState {
+  Price match_px = 0;
+  Qty match_qty = 0;
+};
+
 // Hawkes state of a symbol, read for every candidate event: kept apart from SymbolState so that
 // the candidates the thinning rejects touch 24 bytes (1000 symbols: 24 KB, cache-resident).
 struct HawkesState {

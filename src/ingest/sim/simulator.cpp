@@ -22,6 +22,16 @@ constexpr size_t kMaxStepEvents = 64;
 constexpr double kEventsPerStep = 1.2;
 constexpr int kInitialLevels = 5;   // levels a side in the opening book
 constexpr int kInitialOrders = 2;   // orders a level in the opening book
+// Call auctions (A-share): the opening call 09:15-09:25, the closing call 14:57-15:00, an
+// indicative snapshot every 3 s in between (the SSE/SZSE snapshot cadence).
+constexpr int64_t kOpeningCallNs = (9 * 3600 + 15 * 60) * kNsPerSec;
+constexpr int64_t kOpeningCallS = 600;
+constexpr int64_t kClosingCallS = 180;
+constexpr int64_t kIndicativeS = 3;
+// How far the indicative price strays from the match early in the call (fraction of the price,
+// one standard deviation, shrinking linearly to 0 at the match): real opening calls swing by
+// percents before they settle (docs/simulator.md "Phases").
+constexpr double kIndicativeSpread = 0.015;
 
 uint32_t parse_types(const std::string& list) {
   if (list == "all") return (1u << kSimEventTypeCount) - 1;
@@ -41,7 +51,11 @@ uint32_t parse_types(const std::string& list) {
 }  // namespace
 
 Simulator::Simulator(SimOptions options, SymbolTable& symbols)
-    : opt_(std::move(options)), table_(&symbols), rng_(opt_.seed), calendar_(opt_.start_ns) {
+    : opt_(std::move(options)),
+      table_(&symbols),
+      rng_(opt_.seed),
+      calendar_(opt_.start_ns),
+      auction_rng_(opt_.seed ^ 0x6a09e667f3bcc909ull) {
   opt_.symbols = std::clamp(opt_.symbols, 1, 5000);
   opt_.hawkes_branching = std::clamp(opt_.hawkes_branching, 0.0, 0.8);
   opt_.hawkes_decay_s = std::max(opt_.hawkes_decay_s, 1e-3);
@@ -100,6 +114,10 @@ Simulator::Simulator(SimOptions options, SymbolTable& symbols)
   active_.reserve(256);
   injected_.reserve(1024);
   pending_.resize(kMaxStepEvents);
+  auction_.resize(n);
+  sweep_.reserve(size_t((kOpeningCallS + kClosingCallS) / kIndicativeS) + 16);
+  // A stream that starts at the first day's open starts with that day's opening call.
+  if (opt_.auctions && t_ == 0) add_auction_stages(calendar_.day_midnight_ns() + kOpeningCallNs, kOpeningCallS, true);
 }
 
 Simulator::~Simulator() {
@@ -168,30 +186,85 @@ size_t Simulator::emit_startup(Event* out) {
   return w.n;
 }
 
+void Simulator::add_auction_stages(int64_t call_ns, int64_t call_s, bool opening) {
+  sweep_.push_back({SweepStage::kStatus, opening ? Phase::kOpeningAuction : Phase::kClosingAuction, opening, 0, 1, call_ns});
+  const int32_t of = int32_t(call_s / kIndicativeS) - 1;
+  for (int32_t k = 0; k < of; ++k) {
+    sweep_.push_back({SweepStage::kIndicative, Phase::kUnknown, opening, k, of, call_ns + (k + 1) * kIndicativeS * kNsPerSec});
+  }
+  // The opening match starts the 09:25-09:30 pause; the closing match is the close.
+  sweep_.push_back({SweepStage::kMatch, opening ? Phase::kBreak : Phase::kClosed, opening, 0, 1, call_ns + call_s * kNsPerSec});
+}
+
 void Simulator::begin_boundary_sweep(int64_t boundary) {
   const int64_t midnight = calendar_.day_midnight_ns();
+  sweep_.clear();
+  auto status = [&](Phase p, int64_t exch) { sweep_.push_back({SweepStage::kStatus, p, false, 0, 1, exch}); };
   if (SimCalendar::is_lunch_boundary(boundary)) {
-    sweep_phase_[0] = Phase::kBreak, sweep_exch_[0] = midnight + SimCalendar::kLunchNs;
-    sweep_phase_[1] = Phase::kContinuous, sweep_exch_[1] = midnight + SimCalendar::kAfternoonOpenNs;
-    sweep_count_ = 2;
+    status(Phase::kBreak, midnight + SimCalendar::kLunchNs);
+    status(Phase::kContinuous, midnight + SimCalendar::kAfternoonOpenNs);
   } else {
-    sweep_phase_[0] = Phase::kClosingAuction, sweep_exch_[0] = midnight + SimCalendar::kContinuousEndNs;
-    sweep_phase_[1] = Phase::kClosed, sweep_exch_[1] = midnight + SimCalendar::kCloseNs;
+    if (opt_.auctions) {
+      add_auction_stages(midnight + SimCalendar::kContinuousEndNs, kClosingCallS, false);
+    } else {
+      status(Phase::kClosingAuction, midnight + SimCalendar::kContinuousEndNs);
+      status(Phase::kClosed, midnight + SimCalendar::kCloseNs);
+    }
     calendar_.set_day_for(boundary);
-    sweep_phase_[2] = Phase::kContinuous, sweep_exch_[2] = calendar_.day_midnight_ns() + SimCalendar::kOpenNs;
-    sweep_count_ = 3;
+    const int64_t next = calendar_.day_midnight_ns();
+    if (opt_.auctions) add_auction_stages(next + kOpeningCallNs, kOpeningCallS, true);
+    status(Phase::kContinuous, next + SimCalendar::kOpenNs);
   }
   sweep_stage_ = 0;
   sweep_index_ = 0;
   next_boundary_ = SimCalendar::next_boundary(boundary);
 }
 
+// One symbol's event(s) of an auction stage. The match is drawn at the first indicative
+// snapshot: the opening call converges to the fair price, the closing call to the book's mid.
+void Simulator::emit_auction_event(uint32_t i, const SweepStage& stage, EventWriter& w) {
+  const SymbolState& st = sym_[i];
+  AuctionState& a = auction_[i];
+  auto in_band = [&](double px) {
+    const Price p = Price(std::llround(px / double(st.step))) * st.step;
+    return std::clamp(p, std::max<Price>(st.limit_down, 1), st.limit_up);
+  };
+  if (stage.what == SweepStage::kIndicative && stage.k == 0) {
+    const double mid = books_[i].mid();
+    a.match_px = in_band(stage.opening || mid <= 0 ? st.base : mid);
+    const Qty lots = Qty(stage.opening ? 50 + auction_rng_.below(151) : 30 + auction_rng_.below(91));
+    a.match_qty = lots * st.size_mult * 100;
+  }
+  if (stage.what == SweepStage::kMatch) {
+    w.status(stage.phase);
+    if (a.match_qty > 0) w.trade(a.match_px, a.match_qty, Side::kNone, 0, 0);
+    a = AuctionState{};
+    return;
+  }
+  // An indicative snapshot: the price strays early and settles on the match; the matched
+  // volume builds up to it.
+  const double left = 1.0 - double(stage.k + 1) / double(stage.of);
+  const double px = double(a.match_px) * (1.0 + kIndicativeSpread * left * auction_rng_.normal());
+  const double built = double(stage.k + 1) / double(stage.of) * auction_rng_.uniform(0.85, 1.0);
+  const Qty qty = std::max<Qty>(100, Qty(double(a.match_qty) * built) / 100 * 100);
+  SnapshotBody& s = w.push(EventKind::kSnapshot).snapshot;
+  s = SnapshotBody{};
+  s.bids[0] = s.asks[0] = Level{stage.k + 1 == stage.of ? a.match_px : in_band(px), qty};
+  s.prev_close = st.prev_close;
+  s.phase = stage.opening ? Phase::kOpeningAuction : Phase::kClosingAuction;
+}
+
 size_t Simulator::emit_sweep(Event* out) {
   size_t n = 0;
-  while (n < kMaxStepEvents && sweep_stage_ < sweep_count_) {
-    EventWriter w{out + n, 0, &seq_, sweep_exch_[sweep_stage_], sym_[sweep_index_].id};
-    w.status(sweep_phase_[sweep_stage_]);
-    ++n;
+  while (n + 2 <= kMaxStepEvents && sweep_stage_ < sweep_.size()) {
+    const SweepStage& stage = sweep_[sweep_stage_];
+    EventWriter w{out + n, 0, &seq_, stage.exch_ns, sym_[sweep_index_].id};
+    if (stage.what == SweepStage::kStatus) {
+      w.status(stage.phase);
+    } else {
+      emit_auction_event(sweep_index_, stage, w);
+    }
+    n += w.n;
     if (++sweep_index_ == sym_.size()) {
       sweep_index_ = 0;
       ++sweep_stage_;
@@ -211,8 +284,8 @@ void Simulator::refresh_next_overlay() {
 }
 
 size_t Simulator::generate_step(Event* out) {
+  if (sweep_stage_ < sweep_.size()) return emit_sweep(out);
   if (startup_index_ < sym_.size()) return emit_startup(out);
-  if (sweep_stage_ < sweep_count_) return emit_sweep(out);
 
   const int64_t t = std::min({next_base_, next_overlay_, next_inject_});
   if (t >= end_t_ && end_t_ <= next_boundary_) {

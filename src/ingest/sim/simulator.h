@@ -13,8 +13,15 @@
 //   both to the book.
 // - The book never crosses, no order rests and no trade prints outside [limit_down, limit_up].
 // - kStatus per symbol: kContinuous at the start and at 13:00, kBreak at 11:30, kClosingAuction
-//   at 14:57 and kClosed at 15:00 (the simulator emits no auction trades), kContinuous at 09:30
-//   of the next weekday.
+//   at 14:57 and kClosed at 15:00, kContinuous at 09:30 of the next weekday.
+// - With options.auctions (the default), the call auctions (docs/simulator.md "Phases"): before
+//   a day's 09:30 (the first day's too when the stream starts at its open) kOpeningAuction at
+//   09:15, an indicative kSnapshot every 3 s to 09:24:57 (phase kOpeningAuction, bid[0] = ask[0]
+//   = the indicative price with the indicative matched volume, last 0, cum_volume 0, resync 0:
+//   never a trade), at 09:25 kBreak (the pause) then the match: one kTrade with aggressor kNone
+//   and no order ids, not preceded by an execute and not touching the L3 book. At 14:57
+//   kClosingAuction, indicative snapshots every 3 s to 14:59:57, at 15:00 kClosed then the
+//   closing match (kTrade, aggressor kNone). Prices inside [limit_down, limit_up].
 // - Deterministic: same options, same symbol table state → identical stream and labels,
 //   whatever batch sizes next_batch is called with.
 // Threading: one thread drives a Simulator. No allocation per event after construction (the
@@ -35,6 +42,15 @@
 #include "ingest/source.h"
 
 namespace ts {
+
+// One stage of a sweep: what every symbol gets at exchange time `exch_ns`.
+struct SweepStage {
+  enum What : uint8_t { kStatus, kIndicative, kMatch } what = kStatus;
+  Phase phase = Phase::kUnknown;  // kStatus: the phase; kMatch: the status emitted before the match
+  bool opening = false;           // kIndicative / kMatch: the opening (true) or closing call
+  int32_t k = 0, of = 1;          // kIndicative: snapshot k of `of` (k = of - 1 is the last)
+  int64_t exch_ns = 0;
+};
 
 class Simulator : public Source {
  public:
@@ -67,6 +83,10 @@ class Simulator : public Source {
   size_t emit_startup(Event* out);
   size_t emit_sweep(Event* out);
   void begin_boundary_sweep(int64_t boundary);
+  // Appends the stages of a call auction (status, indicative snapshots, pause/close status and
+  // match) whose call starts at exchange time `call_ns` and lasts `call_s` seconds.
+  void add_auction_stages(int64_t call_ns, int64_t call_s, bool opening);
+  void emit_auction_event(uint32_t i, const SweepStage& stage, sim::EventWriter& w);
   int64_t exch_ns(int64_t t) const { return calendar_.exch_ns(t); }
   double ushape(int64_t t) const;
   void refresh_next_overlay();
@@ -103,13 +123,16 @@ class Simulator : public Source {
   size_t next_overlay_index_ = 0;
   std::vector<InjectedEvent> injected_;
 
-  // Status sweeps (start-up and session boundaries): events for every symbol, in order.
+  // Sweeps (session boundaries and call auctions): stages in exchange-time order, each emitting
+  // its events for every symbol in turn.
   uint32_t startup_index_ = 0;  // symbols whose opening events are out; sym_.size() when done
-  Phase sweep_phase_[3] = {};
-  int64_t sweep_exch_[3] = {};
-  int sweep_count_ = 0;
-  int sweep_stage_ = 0;
+  std::vector<SweepStage> sweep_;
+  size_t sweep_stage_ = 0;
   uint32_t sweep_index_ = 0;
+  // Call auctions: their own random stream (the continuous flow is the same with or without
+  // them) and each symbol's match of the auction in progress.
+  sim::Rng auction_rng_;
+  std::vector<sim::AuctionState> auction_;
   bool finished_ = false;
   mutable bool labels_written_ = false;
 

@@ -26,7 +26,8 @@ bool same_event(const Event& a, const Event& b) {
     case EventKind::kStatus:
       return a.status.phase == b.status.phase;
     case EventKind::kSnapshot:
-      return false;
+      return a.snapshot.phase == b.snapshot.phase && a.snapshot.bids[0].price == b.snapshot.bids[0].price &&
+             a.snapshot.bids[0].qty == b.snapshot.bids[0].qty && a.snapshot.asks[0].price == b.snapshot.asks[0].price;
     default:
       return a.order.order_id == b.order.order_id && a.order.price == b.order.price && a.order.qty == b.order.qty &&
              a.order.side == b.order.side;
@@ -143,11 +144,108 @@ TEST(Simulator, RunsAcrossTheCloseIntoTheNextWeekday) {
       last_ts = buf[i].exch_ts_ns;
     }
   }
-  const std::vector<Phase> want = {Phase::kContinuous, Phase::kClosingAuction, Phase::kClosed, Phase::kContinuous};
+  // The closing call, the close, Monday's opening call, its 09:25 match into the pause, 09:30.
+  const std::vector<Phase> want = {Phase::kContinuous, Phase::kClosingAuction, Phase::kClosed,
+                                   Phase::kOpeningAuction, Phase::kBreak, Phase::kContinuous};
   EXPECT_EQ(phases_of_first, want);
+  // One match per symbol and call: Friday's close and Monday's open.
+  EXPECT_EQ(check.auction_trades(), 2u * 20);
+  EXPECT_EQ(check.indicatives(), (59u + 199u) * 20);
   // Ends on Monday 2023-02-06 around 09:31.
   EXPECT_GT(last_ts, midnight_ns(2023, 2, 6, 8) + (9 * 3600 + 30 * 60) * kNsPerSec);
   EXPECT_LT(last_ts, midnight_ns(2023, 2, 6, 8) + (9 * 3600 + 32 * 60) * kNsPerSec);
+}
+
+// The opening call before the first day's 09:30 (docs/simulator.md "Phases"): a status at 09:15,
+// an indicative price/volume snapshot every 3 s that strays early and settles on the match, the
+// 09:25 match as one auction trade (no aggressor) after the pause's status, 09:30 continuous.
+TEST(Simulator, OpeningCallAuctionWithIndicativePrices) {
+  SymbolTable table;
+  SimOptions o;
+  o.symbols = 20;
+  o.events_per_s = 2000;
+  o.duration_s = 60;
+  Simulator sim(o, table);
+  testing::StreamChecker check(table);
+  const SymbolId first = sim.symbol_ids()[0];
+  const int64_t midnight = midnight_ns(2023, 2, 1, 8);
+  auto at = [&](int h, int m, int sec) { return midnight + (h * 3600 + m * 60 + sec) * kNsPerSec; };
+  std::vector<Phase> phases;
+  std::vector<Price> indicative;
+  std::vector<Qty> indicative_qty;
+  std::vector<int64_t> indicative_ts;
+  Price match = 0;
+  Qty match_qty = 0;
+  int64_t match_ts = 0, first_ts = 0, first_continuous_trade_ts = 0;
+  std::vector<Event> buf(1024);
+  while (!sim.done()) {
+    const size_t n = sim.next_batch(buf);
+    for (size_t i = 0; i < n; ++i) {
+      const Event& e = buf[i];
+      ASSERT_TRUE(check.apply(e)) << check.error();
+      if (!first_ts) first_ts = e.exch_ts_ns;
+      if (e.symbol != first) continue;
+      if (e.kind == EventKind::kStatus) phases.push_back(e.status.phase);
+      if (e.kind == EventKind::kSnapshot) {
+        indicative.push_back(e.snapshot.bids[0].price);
+        indicative_qty.push_back(e.snapshot.bids[0].qty);
+        indicative_ts.push_back(e.exch_ts_ns);
+      }
+      if (e.kind == EventKind::kTrade && e.trade.aggressor == Side::kNone) {
+        match = e.trade.price, match_qty = e.trade.qty, match_ts = e.exch_ts_ns;
+      } else if (e.kind == EventKind::kTrade && !first_continuous_trade_ts) {
+        first_continuous_trade_ts = e.exch_ts_ns;
+      }
+    }
+  }
+  EXPECT_EQ(first_ts, at(9, 15, 0));
+  const std::vector<Phase> want = {Phase::kOpeningAuction, Phase::kBreak, Phase::kContinuous};
+  EXPECT_EQ(phases, want);
+  ASSERT_EQ(indicative.size(), 199u);
+  EXPECT_EQ(indicative_ts.front(), at(9, 15, 3));
+  EXPECT_EQ(indicative_ts.back(), at(9, 24, 57));
+  EXPECT_EQ(match_ts, at(9, 25, 0));
+  EXPECT_GE(first_continuous_trade_ts, at(9, 30, 0));
+  EXPECT_EQ(indicative.back(), match);
+  EXPECT_GT(match_qty, indicative_qty.front());
+  EXPECT_LE(indicative_qty.back(), match_qty);
+  // Early indicative prices stray from the match (by more than a few ticks somewhere).
+  Price stray = 0;
+  for (size_t k = 0; k < 60; ++k) stray = std::max(stray, std::abs(indicative[k] - match));
+  EXPECT_GT(stray, 5 * table.ref(first).prev_close / 10000) << "no indicative price strayed 5 bps";
+  EXPECT_EQ(check.auction_trades(), 20u);
+  EXPECT_EQ(check.indicatives(), 199u * 20);
+}
+
+// The auctions take no trading time and have their own random stream: the continuous flow is the
+// same event for event with or without them.
+TEST(Simulator, AuctionsLeaveTheContinuousFlowAsItIs) {
+  auto continuous = [](bool auctions) {
+    SymbolTable table;
+    SimOptions o = busy_options();
+    o.duration_s = 10;
+    o.auctions = auctions;
+    Simulator sim(o, table);
+    std::vector<Event> out, buf(4096);
+    while (!sim.done()) {
+      const size_t n = sim.next_batch(buf);
+      for (size_t i = 0; i < n; ++i) {
+        const Event& e = buf[i];
+        if (e.kind == EventKind::kSnapshot || e.kind == EventKind::kStatus) continue;
+        if (e.kind == EventKind::kTrade && e.trade.aggressor == Side::kNone) continue;
+        out.push_back(e);
+      }
+    }
+    return out;
+  };
+  const auto with = continuous(true), without = continuous(false);
+  ASSERT_GT(without.size(), 100'000u);
+  ASSERT_EQ(with.size(), without.size());
+  for (size_t i = 0; i < with.size(); ++i) {
+    Event a = with[i];
+    a.seq = without[i].seq;
+    ASSERT_TRUE(same_event(a, without[i])) << "continuous flow differs at event " << i;
+  }
 }
 
 TEST(Simulator, FiveThousandAShareSymbolsWithTheirBands) {
@@ -189,7 +287,7 @@ TEST(Simulator, FiveThousandAShareSymbolsWithTheirBands) {
     ASSERT_GT(n, 0u);
     for (size_t i = 0; i < n; ++i) {
       ASSERT_TRUE(check.apply(buf[i])) << check.error();
-      if (buf[i].kind == EventKind::kTrade) traded.insert(buf[i].symbol);
+      if (buf[i].kind == EventKind::kTrade && buf[i].trade.aggressor != Side::kNone) traded.insert(buf[i].symbol);
     }
   }
   EXPECT_GT(traded.size(), 4900u);
@@ -240,6 +338,9 @@ TEST(Simulator, OptionsFromConfigAndValidation) {
   const SimOptions o = SimOptions::from_config(cfg.section("sim"));
   EXPECT_EQ(o.symbols, 300);
   EXPECT_EQ(o.seed, 7u);
+  EXPECT_TRUE(o.auctions);
+  EXPECT_FALSE(SimOptions::from_config(Config::parse("[sim]\nauctions = false\n").section("sim")).auctions);
+  EXPECT_THROW(SimOptions::from_config(Config::parse("[sim]\nauctions = 3\n").section("sim")), ConfigError);
   EXPECT_DOUBLE_EQ(o.events_per_s, 5000.0);
   EXPECT_TRUE(cfg.unread_keys().empty());
   EXPECT_THROW(SimOptions::from_config(Config::parse("[sim]\nsymbols = 9000\n").section("sim")), ConfigError);

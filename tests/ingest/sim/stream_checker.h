@@ -41,6 +41,7 @@ class StreamChecker {
     switch (e.kind) {
       case EventKind::kStatus:
         ++statuses_;
+        phase_[e.symbol] = e.status.phase;
         return true;
       case EventKind::kOrderAdd: {
         const OrderBody& o = e.order;
@@ -90,6 +91,17 @@ class StreamChecker {
         const TradeBody& t = e.trade;
         if (t.price <= 0 || t.qty <= 0) return fail(e, "trade with non-positive price/qty");
         if (!in_band(t.price)) return fail(e, "trade outside the limit band");
+        if (t.aggressor == Side::kNone) {
+          // A call auction's match: right after the opening call (the 09:25 pause) or the
+          // closing call (closed), no order ids, no execute before it.
+          const Phase p = phase(e.symbol);
+          if (p != Phase::kBreak && p != Phase::kClosed) return fail(e, "auction trade outside a match");
+          if (t.buy_order_id != 0 || t.sell_order_id != 0) return fail(e, "auction trade names orders");
+          if (pending_exec_.symbol == e.symbol) return fail(e, "auction trade after an execute");
+          ++auction_trades_;
+          return true;
+        }
+        if (phase(e.symbol) != Phase::kContinuous) return fail(e, "continuous trade outside continuous trading");
         if (t.aggressor != Side::kBuy && t.aggressor != Side::kSell) return fail(e, "trade without aggressor");
         if (pending_exec_.symbol != e.symbol || pending_exec_.order.price != t.price ||
             pending_exec_.order.qty != t.qty || pending_exec_.order.side == t.aggressor) {
@@ -100,8 +112,20 @@ class StreamChecker {
         ++trades_;
         return true;
       }
-      case EventKind::kSnapshot:
-        return fail(e, "simulator emitted a snapshot");
+      case EventKind::kSnapshot: {
+        // Only the call auctions' indicative price/volume: bid = ask, nothing traded.
+        const SnapshotBody& s = e.snapshot;
+        const Phase p = phase(e.symbol);
+        if (p != Phase::kOpeningAuction && p != Phase::kClosingAuction) return fail(e, "snapshot outside a call auction");
+        if (s.phase != p) return fail(e, "indicative snapshot's phase differs from the status");
+        if (s.bids[0].price != s.asks[0].price || s.bids[0].qty != s.asks[0].qty || s.bids[0].qty <= 0) {
+          return fail(e, "indicative snapshot is not one price and volume");
+        }
+        if (!in_band(s.bids[0].price)) return fail(e, "indicative price outside the limit band");
+        if (s.last != 0 || s.cum_volume != 0 || s.resync != 0) return fail(e, "indicative snapshot reports a trade");
+        ++indicatives_;
+        return true;
+      }
     }
     return fail(e, "unknown kind");
   }
@@ -114,6 +138,13 @@ class StreamChecker {
   uint64_t executes() const { return executes_; }
   uint64_t trades() const { return trades_; }
   uint64_t statuses() const { return statuses_; }
+  uint64_t indicatives() const { return indicatives_; }
+  uint64_t auction_trades() const { return auction_trades_; }
+  // The symbol's phase by its last status (kContinuous before any: a stream started mid-day).
+  Phase phase(SymbolId id) const {
+    auto it = phase_.find(id);
+    return it == phase_.end() ? Phase::kContinuous : it->second;
+  }
 
  private:
   struct Resting {
@@ -136,7 +167,9 @@ class StreamChecker {
   std::string error_;
   int64_t last_ts_ = INT64_MIN;
   uint64_t last_seq_ = 0;
+  std::unordered_map<SymbolId, Phase> phase_;
   uint64_t count_ = 0, adds_ = 0, cancels_ = 0, executes_ = 0, trades_ = 0, statuses_ = 0;
+  uint64_t indicatives_ = 0, auction_trades_ = 0;
 };
 
 }  // namespace ts::testing
