@@ -241,6 +241,9 @@ struct SymbolRuleState {
   Price wall_price = 0;        // ... at this price, ticks
   Qty wall_qty = 0;            // ... of this size, size increments
   int wall_level = -1;         // ... at this level from the touch (0 = at it)
+  // The last print large_buy / large_sell judged large (alerted, or inside their cooldown):
+  // volume_burst's volume path does not report the same order again within its 60 s window.
+  int64_t large_print_ns = std::numeric_limits<int64_t>::min() / 2;
   RuleGate gates[kRuleTypeCount];
 };
 

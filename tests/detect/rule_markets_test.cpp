@@ -231,6 +231,36 @@ TEST_F(RuleMarkets, CryptoAndShareWithTheSameNotionalFlowGiveTheSameAlert) {
   }
 }
 
+// book_imbalance's depth floor (min_depth_lots, 200) is counted in trading lots: for a coin the
+// venue's minimum order at the current price (BINANCE BTCUSDT: 5 USDT, at 60,000.00 0.0000833 BTC
+// = 8.33 increments of 0.00001), as volume_burst's floor is, not in size increments. 200 raw
+// increments are 0.002 BTC ($120): a book of $600 is no book to call lopsided; $1,000 of depth
+// (200 minimum orders) is the floor, like the 200 board lots of a share.
+TEST_F(RuleMarkets, CryptoBookImbalanceDepthFloorIsInTradingLots) {
+  InstrumentTable instruments;
+  auto btc = intern_instrument(symbols, instruments, "BINANCE:BTCUSDT");
+  ASSERT_TRUE(btc.is_ok());
+  sym = btc.value();
+  auto lopsided = [&](Qty bid_qty, Qty ask_qty) {
+    RuleEngine engine(symbols, RuleOptions::absolute());
+    BookTop b = book(6'000'000, bid_qty, 6'000'001, ask_qty, 6'000'000);
+    row[kImbalance5] = 0.98f;
+    std::vector<Alert> got;
+    for (double t : {1.0, 2.0, 3.5}) {
+      for (const auto& a : eval(engine, snapshot(t), b)) {
+        if (a.type == AlertType::kBookImbalance) got.push_back(a);
+      }
+    }
+    return got;
+  };
+  // 0.01 BTC bid ($600) against 0.0001 BTC: 1,010 increments, under 200 × 8.33 = 1,667.
+  EXPECT_TRUE(lopsided(1'000, 10).empty()) << "a $606 book is too thin to be lopsided";
+  // 1 BTC bid ($60,000) against 0.001 BTC: fires, the floor named in minimum orders' increments.
+  const auto a = lopsided(100'000, 100);
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_NEAR(value(a[0], "depth_5")->threshold, 200.0 * 5.0 / 60'000.0 / 0.00001, 1e-6);
+}
+
 TEST_F(RuleMarkets, BadRulesValueIsAConfigErrorNamingTheKey) {
   const char* bad[][2] = {
       {"[rules.rapid_rise]\nmin_sigma_60s = -3.0\n", "min_sigma_60s"},

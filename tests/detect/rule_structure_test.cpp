@@ -1,5 +1,6 @@
 // Market structure the rules must not misread (issue 22): a book caught between the fills of one
-// taker order, and the typical minute flow of a symbol that trades in few minutes.
+// taker order, the typical minute flow of a symbol that trades in few minutes, and one large
+// order on a thin market read as a volume burst as well as a large print.
 #include <gtest/gtest.h>
 
 #include "detect/rule_test_util.h"
@@ -80,6 +81,30 @@ TEST_F(RuleStructure, LunchBreakDoesNotWeighTheFirstSampleAfterIt) {
   const auto wide = eval(engine, snapshot(3 * 3600 + 1), book(1000, 500, 1040, 500, 1000));
   ASSERT_EQ(count_type(wide, AlertType::kSpreadWidening), 1);
   EXPECT_GT(value(wide[0], "typical_spread_ticks")->value, 3.5) << "the 13:00 sample replaced the typical spread";
+}
+
+// Bitstamp BTC/USD at 01:25:56 UTC (2015-05-01): one 13.2 BTC market buy ($3,135, 2x a typical
+// minute) raised large_buy, and 32 ms later the 60 s volume it made (12.9x the expected minute,
+// from one or two prints) raised volume_burst: one order, two alerts. Within 60 s of a print that
+// large_buy / large_sell judged large, volume_burst's volume path is that order; a burst of many
+// prints still fires by its count, and after 60 s the volume path is back.
+TEST_F(RuleStructure, OneLargePrintIsNotAlsoAVolumeBurst) {
+  RuleEngine engine(symbols, RuleOptions::absolute());  // large_trade: 1,000,000 notional
+  const BookTop b = book(1000, 1000, 1001, 1000, 1000);
+  set_volume_multiple(12.9f);
+  const auto at_print = eval(engine, trade(10, 1001, 200'000, Side::kBuy), b);  // 2,002,000
+  EXPECT_EQ(count_type(at_print, AlertType::kLargeBuy), 1);
+  EXPECT_EQ(count_type(at_print, AlertType::kVolumeBurst), 0) << "the print's own volume is not a burst";
+  EXPECT_EQ(count_type(eval(engine, trade(10.03, 1001, 300, Side::kBuy), b), AlertType::kVolumeBurst), 0)
+      << "nor the taker's next fill";
+  // Many prints are a burst whatever the volume: the count path fires inside the 60 s.
+  volume.count_multiple_60s = 6.f;
+  EXPECT_EQ(count_type(eval(engine, snapshot(40), b), AlertType::kVolumeBurst), 1);
+  RuleEngine later(symbols, RuleOptions::absolute());
+  volume.count_multiple_60s = 0.f;
+  EXPECT_EQ(count_type(eval(later, trade(100, 1001, 200'000, Side::kSell), b), AlertType::kLargeSell), 1);
+  EXPECT_EQ(count_type(eval(later, snapshot(159), b), AlertType::kVolumeBurst), 0) << "59 s after the print";
+  EXPECT_EQ(count_type(eval(later, snapshot(161), b), AlertType::kVolumeBurst), 1) << "61 s after: the volume path is back";
 }
 
 }  // namespace
