@@ -68,7 +68,11 @@ CALIBRATION_SET = ("the simulator (SimEndToEnd: 200 symbols, 30 simulated minute
                    "(own_quantile {0,0.9,0.95,0.99} x hold_ms {0,500,2000}: GOOG 0 spread alerts at each; withdrawals 16/16 "
                    "except q 0.99 x hold 2000 (13/16); quiet simulator spread alerts 27/3/0 at hold 0/500/2000 at every "
                    "quantile; ties -> least suppression); "
-                   "large_order same_wall_s (300) by principle (the typical depth's memory), not fitted")
+                   "large_order same_wall_s (300) by principle (the typical depth's memory), not fitted; "
+                   "volume_burst's volume path quiet within 60 s of a print large_buy/large_sell judged large "
+                   "(one order, one alert; no number fitted) and book_imbalance's depth floor in trading lots: "
+                   "checked on the calibration set after the choice (GOOG volume_burst 2 -> 2, the simulator's "
+                   "injected bursts 12/12)")
 
 
 def sh(cmd, cwd):
