@@ -29,6 +29,7 @@ EXPECTED = {
     "limit_down_run": {"limit_down_sealed"},
 }
 NS = 10**9
+START_0915_NS = 1675214100 * NS  # 2023-02-01 09:15:00 +08:00
 # The simulator's test thresholds (kSimRules in tests/e2e/sim_alerts_test.cpp).
 SIM_RULES = """[rules.large_order]
 relative = false
@@ -53,8 +54,9 @@ def shanghai_sod(ts_ns):
 def run_case(args, tmp, name, rules, auctions):
     cfg = os.path.join(tmp, name + ".toml")
     with open(cfg, "w") as f:
+        # 2023-02-01 09:15 +08:00: the first day starts with its opening call.
         f.write(f"[sim]\nevents_per_s = {args.events_per_s}\nanomalies_per_hour = {args.anomalies}\n"
-                f"auctions = {'true' if auctions else 'false'}\n\n{rules}")
+                f"start_ns = {START_0915_NS}\nauctions = {'true' if auctions else 'false'}\n\n{rules}")
     labels, jsonl, summary = (os.path.join(tmp, name + x) for x in (".labels.csv", ".jsonl", ".json"))
     cmd = [args.bin, "run", "--config", cfg, "--symbols", str(args.symbols), "--seed", str(args.seed),
            "--sim-seconds", str(args.seconds), "--labels", labels, "--speed", "0", "--no-stdout",
@@ -151,7 +153,7 @@ def main():
         "machine": {"name": args.machine, "cores": os.cpu_count(), "kernel": platform.release()},
         "command": args.command,
         "setup": (f"ticksentry run, simulator {args.symbols} symbols, seed {args.seed}, {args.seconds} trading s "
-                  f"(from 2023-02-01 09:30: the whole day, its closing call, the next day's opening call and "
+                  f"(from 2023-02-01 09:15: its opening call, the whole day, its closing call, the next day's opening call and "
                   f"{args.seconds - 14220} s), {args.events_per_s} events/s, {args.anomalies} injected events per "
                   "symbol-hour; each rule set with the call auctions on and off (same seed: the same continuous flow)"),
         "counting": "as tests/e2e/sim_alerts_test.cpp: caught within 60 s (limit runs: their climb + 15 s); quiet "

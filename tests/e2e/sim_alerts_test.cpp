@@ -80,13 +80,14 @@ TEST(SimEndToEnd, EveryInjectedEventAlertsAndQuietStaysQuiet) {
   SimOptions so;
   so.symbols = 200;
   so.seed = 20261130;
-  so.duration_s = 1800;         // half a simulated hour: 09:30-10:00
+  so.duration_s = 1800;         // half a simulated hour of trading: 09:30-10:00
   so.events_per_s = 10000;      // 50 events/s per symbol: ~18 M events
   so.anomalies_per_hour = 0.7;  // ~70 injected events over 200 symbols
-  // With the trading phases (the default): the stream starts with the opening call auction
-  // 09:15-09:25 (indicative prices, the 09:25 match, the pause), whose messages are never
-  // trades, returns or volume: the quiet rate below includes the open after it.
+  // With the trading phases (auctions, the default) and a 09:15 start: the stream starts with the
+  // opening call auction 09:15-09:25 (indicative prices, the 09:25 match, the pause), whose
+  // messages are never trades, returns or volume: the quiet rate below includes the open after it.
   ASSERT_TRUE(so.auctions);
+  so.start_ns = kSimOpeningCallStartNs;
   Simulator sim(so, symbols);
   // TICKSENTRY_E2E_CONFIG: a TOML file to calibrate thresholds against (the test asserts on
   // kSimRules when unset).

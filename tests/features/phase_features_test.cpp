@@ -159,6 +159,7 @@ TEST(PhaseFeatures, SimulatorAuctionsAreNeverTradesReturnsOrVolume) {
     o.events_per_s = 4000;
     o.duration_s = 120;
     o.anomalies_per_hour = 0;
+    o.start_ns = kSimOpeningCallStartNs;  // 09:15: the day starts with its opening call
     o.auctions = auctions;
     Simulator sim(o, symbols);
     PhaseResolver resolver(symbols, &cals);

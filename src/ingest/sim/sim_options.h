@@ -12,6 +12,8 @@ namespace ts {
 
 // 2023-02-01 09:30:00 Asia/Shanghai (UTC+8), ns since the Unix epoch.
 constexpr int64_t kSimDefaultStartNs = midnight_ns(2023, 2, 1, 8) + (9 * 3600 + 30 * 60) * kNsPerSec;
+// 2023-02-01 09:15:00: a stream that starts with the opening call auction.
+constexpr int64_t kSimOpeningCallStartNs = kSimDefaultStartNs - 15 * 60 * kNsPerSec;
 
 struct SimOptions {
   // Number of simulated symbols, 1..5000. Names look like A-shares (600xxx.SH, 000xxx.SZ,
@@ -27,7 +29,8 @@ struct SimOptions {
   // mean 1). Injected events add their own flow on top.
   double events_per_s = 200000;
   // Exchange time of the first event. Times outside continuous trading move to the next
-  // continuous session (09:30-11:30, 13:00-14:57 Asia/Shanghai, Monday to Friday).
+  // continuous session (09:30-11:30, 13:00-14:57 Asia/Shanghai, Monday to Friday); with
+  // `auctions`, a time before a day's 09:30 starts with that day's opening call at 09:15.
   int64_t start_ns = kSimDefaultStartNs;
   // Injected events per symbol per trading hour. At the default, 1000 symbols see about eight
   // events start in a 20 s run (after the warm-up below).
@@ -51,8 +54,9 @@ struct SimOptions {
   double hawkes_decay_s = 2.0;
   // Fraction of symbols flagged ST (±5% price band).
   double st_fraction = 0.02;
-  // The A-share call auctions (docs/simulator.md "Phases"): each trading day that the stream
-  // covers from its 09:30 open is preceded by the opening call (09:15-09:25: indicative
+  // The A-share call auctions (docs/simulator.md "Phases"): each trading day after the first,
+  // and the first when start_ns is before its 09:30 (e.g. 09:15; the default start is 09:30, so
+  // a live run opens in continuous trading), is preceded by the opening call (09:15-09:25: indicative
   // price/volume snapshots every 3 s, never trades), the 09:25 match (one auction trade, no
   // aggressor) and the 09:25-09:30 pause; each 14:57 ends in the closing call (14:57-15:00,
   // indicative snapshots) and the 15:00 match. They take no trading time and do not change the

@@ -116,8 +116,12 @@ Simulator::Simulator(SimOptions options, SymbolTable& symbols)
   pending_.resize(kMaxStepEvents);
   auction_.resize(n);
   sweep_.reserve(size_t((kOpeningCallS + kClosingCallS) / kIndicativeS) + 16);
-  // A stream that starts at the first day's open starts with that day's opening call.
-  if (opt_.auctions && t_ == 0) add_auction_stages(calendar_.day_midnight_ns() + kOpeningCallNs, kOpeningCallS, true);
+  // A stream that starts before the first day's 09:30 open (09:15, say) starts with that day's
+  // opening call; one that starts at 09:30 (the default) starts in continuous trading, so a live
+  // `ticksentry run` does not wait through a quarter of an hour of auction first.
+  if (opt_.auctions && t_ == 0 && opt_.start_ns < calendar_.day_midnight_ns() + SimCalendar::kOpenNs) {
+    add_auction_stages(calendar_.day_midnight_ns() + kOpeningCallNs, kOpeningCallS, true);
+  }
 }
 
 Simulator::~Simulator() {

@@ -15,7 +15,7 @@
 // - kStatus per symbol: kContinuous at the start and at 13:00, kBreak at 11:30, kClosingAuction
 //   at 14:57 and kClosed at 15:00, kContinuous at 09:30 of the next weekday.
 // - With options.auctions (the default), the call auctions (docs/simulator.md "Phases"): before
-//   a day's 09:30 (the first day's too when the stream starts at its open) kOpeningAuction at
+//   a day's 09:30 (the first day's when start_ns is before its 09:30) kOpeningAuction at
 //   09:15, an indicative kSnapshot every 3 s to 09:24:57 (phase kOpeningAuction, bid[0] = ask[0]
 //   = the indicative price with the indicative matched volume, last 0, cum_volume 0, resync 0:
 //   never a trade), at 09:25 kBreak (the pause) then the match: one kTrade with aggressor kNone

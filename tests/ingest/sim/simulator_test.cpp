@@ -122,13 +122,19 @@ TEST(Simulator, EveryEventKeepsTheStreamContract) {
   EXPECT_LE(max_gap_ns, 91 * 60 * kNsPerSec);
 }
 
-TEST(Simulator, RunsAcrossTheCloseIntoTheNextWeekday) {
-  SymbolTable table;
+// 20 symbols at 2,000 events/s for `duration_s` trading seconds from `start_ns`.
+SimOptions small_options(double duration_s, int64_t start_ns) {
   SimOptions o;
   o.symbols = 20;
   o.events_per_s = 2000;
-  o.duration_s = 120;
-  o.start_ns = midnight_ns(2023, 2, 3, 8) + (14 * 3600 + 56 * 60) * kNsPerSec;  // Friday 14:56
+  o.duration_s = duration_s;
+  o.start_ns = start_ns;
+  return o;
+}
+
+TEST(Simulator, RunsAcrossTheCloseIntoTheNextWeekday) {
+  SymbolTable table;
+  const SimOptions o = small_options(120, midnight_ns(2023, 2, 3, 8) + (14 * 3600 + 56 * 60) * kNsPerSec);  // Fri 14:56
   Simulator sim(o, table);
   testing::StreamChecker check(table);
   std::vector<Event> buf(1024);
@@ -156,15 +162,13 @@ TEST(Simulator, RunsAcrossTheCloseIntoTheNextWeekday) {
   EXPECT_LT(last_ts, midnight_ns(2023, 2, 6, 8) + (9 * 3600 + 32 * 60) * kNsPerSec);
 }
 
-// The opening call before the first day's 09:30 (docs/simulator.md "Phases"): a status at 09:15,
+// The opening call before the first day's 09:30 when the stream starts before it (docs/simulator.md
+// "Phases"; the default start, 09:30, opens in continuous trading): a status at 09:15,
 // an indicative price/volume snapshot every 3 s that strays early and settles on the match, the
 // 09:25 match as one auction trade (no aggressor) after the pause's status, 09:30 continuous.
 TEST(Simulator, OpeningCallAuctionWithIndicativePrices) {
   SymbolTable table;
-  SimOptions o;
-  o.symbols = 20;
-  o.events_per_s = 2000;
-  o.duration_s = 60;
+  SimOptions o = small_options(60, kSimOpeningCallStartNs);
   Simulator sim(o, table);
   testing::StreamChecker check(table);
   const SymbolId first = sim.symbol_ids()[0];
@@ -215,6 +219,16 @@ TEST(Simulator, OpeningCallAuctionWithIndicativePrices) {
   EXPECT_GT(stray, 5 * table.ref(first).prev_close / 10000) << "no indicative price strayed 5 bps";
   EXPECT_EQ(check.auction_trades(), 20u);
   EXPECT_EQ(check.indicatives(), 199u * 20);
+
+  // The default start (09:30) opens in continuous trading: no call on the first day.
+  SymbolTable t2;
+  o.start_ns = kSimDefaultStartNs;
+  Simulator at_open(o, t2);
+  std::vector<Event> first_batch(64);
+  ASSERT_GT(at_open.next_batch(first_batch), 0u);
+  EXPECT_EQ(first_batch[0].kind, EventKind::kStatus);
+  EXPECT_EQ(first_batch[0].status.phase, Phase::kContinuous);
+  EXPECT_EQ(first_batch[0].exch_ts_ns, at(9, 30, 0));
 }
 
 // The auctions take no trading time and have their own random stream: the continuous flow is the
@@ -224,6 +238,7 @@ TEST(Simulator, AuctionsLeaveTheContinuousFlowAsItIs) {
     SymbolTable table;
     SimOptions o = busy_options();
     o.duration_s = 10;
+    o.start_ns = kSimOpeningCallStartNs;
     o.auctions = auctions;
     Simulator sim(o, table);
     std::vector<Event> out, buf(4096);
