@@ -1,6 +1,7 @@
 #pragma once
 // Hand-made alerts for sink tests.
 #include <cmath>
+#include <cstdio>
 
 #include "core/clock.h"
 #include "core/symbol_table.h"
@@ -26,6 +27,18 @@ inline Alert make_alert(SymbolId sym, uint64_t k) {
   a.t.features_ns = 1'005'000;
   a.t.detect_ns = 1'023'000;
   for (int i = 0; i < kFeatureCount; ++i) a.features[i] = float(k) + 0.25f * float(i);
+  return a;
+}
+
+// A model alert on `sym` (make_alert's fields, type model): `name` v`version` scored `p` against
+// threshold 0.8.
+inline Alert make_model_alert(SymbolId sym, uint64_t k, const char* name, uint32_t version, float p) {
+  Alert a = make_alert(sym, k);
+  a.type = AlertType::kModel;
+  std::snprintf(a.model.model, sizeof a.model.model, "%s", name);
+  a.model.version = version;
+  a.model.probability = p;
+  a.model.threshold = 0.8f;
   return a;
 }
 
