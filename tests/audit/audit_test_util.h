@@ -3,6 +3,9 @@
 #include <cmath>
 #include <cstdio>
 
+#include <gtest/gtest.h>
+
+#include "audit/audit_store.h"
 #include "core/clock.h"
 #include "core/symbol_table.h"
 #include "detect/alert.h"
@@ -40,6 +43,16 @@ inline Alert make_model_alert(SymbolId sym, uint64_t k, const char* name, uint32
   a.model.probability = p;
   a.model.threshold = 0.8f;
   return a;
+}
+
+// The score make_model_alert(sym, k, "desk-gru", 3, 0.8725f) wrote, as a store reads it back.
+inline void expect_desk_gru_score(const ModelScoreRecord& m) {
+  ASSERT_TRUE(m.present);
+  EXPECT_EQ(m.name, "desk-gru");
+  EXPECT_EQ(m.version, 3u);
+  EXPECT_NEAR(m.probability, 0.8725, 1e-6);
+  EXPECT_NEAR(m.threshold, 0.8, 1e-6);
+  EXPECT_FALSE(m.shadow);
 }
 
 }  // namespace ts::testing

@@ -74,12 +74,7 @@ TEST_F(PostgresAudit, KeepsTheModelScoreAndMigratesOlderDatabases) {
   auto rows = store.value()->query(q);
   ASSERT_TRUE(rows.is_ok()) << rows.status().to_string();
   ASSERT_EQ(rows.value().size(), 1u);
-  const ModelScoreRecord& m = rows.value()[0].model;
-  ASSERT_TRUE(m.present);
-  EXPECT_EQ(m.name, "desk-gru");
-  EXPECT_EQ(m.version, 3u);
-  EXPECT_NEAR(m.probability, 0.8725, 1e-6);
-  EXPECT_NEAR(m.threshold, 0.8, 1e-6);
+  expect_desk_gru_score(rows.value()[0].model);
   q.alert_id = 9'000'001;
   rows = store.value()->query(q);
   ASSERT_TRUE(rows.is_ok()) << rows.status().to_string();
