@@ -9,9 +9,12 @@ and exits 1 when a journey fails.
 Journeys: replay a real day; investigate a window of one stock (--symbol --from --to); explain an
 alert; tune a rule for one stock ([[rules.groups]]) and see only its alerts change; check a
 routing tree (notify test-route); silence under load from the command line (silence add/list/
-expire against a running simulator at ~400 alerts/s); bring a model (--model, /api/models); the
+expire against a running simulator at ~400 alerts/s); bring a model (--model, /api/models); bring
+a PyTorch model (export a two-class softmax head, build a plan naming its probability column,
+inspect the manifest, replay with it: model alerts with that column's probabilities); the
 README's Kafka quick start (mock-kafka, publish the GOOG day, run --source kafka --exit-at-eof:
-every event, the same alert ids as a direct replay).
+all 192,368 events, the same alerts, by id, as a direct replay; the issue's 77 was the day's
+count with the rules of its time: 325 at 11:47 today, 323 now).
 """
 import argparse
 import json
@@ -93,10 +96,17 @@ class Day:
                     "[rules.groups.large_order]\nmin_notional = 1e12\n")
         self.replay(jsonl="tuned.jsonl", cfg=cfg)
         tuned = alerts(os.path.join(self.work, "tuned.jsonl"))
-        want = [a["id"] for a in self.day if a["type"] != "large_order"]
-        assert len(want) < len(self.day), "GOOG has no large_order alert to tune away"
-        assert sorted(a["id"] for a in tuned) == sorted(want), "the group changed more than large orders"
-        return {"alerts": len(tuned), "large_orders_removed": len(self.day) - len(tuned)}
+        day_ids, tuned_ids = {a["id"] for a in self.day}, {a["id"] for a in tuned}
+        removed = [a for a in self.day if a["id"] not in tuned_ids]
+        added = [a for a in tuned if a["id"] not in day_ids]
+        assert any(a["type"] == "large_order" for a in self.day), "GOOG has no large_order alert to tune away"
+        assert all(a["type"] == "large_order" for a in removed), "the group removed more than large orders"
+        assert not [a for a in tuned if a["type"] == "large_order"], "large orders left after tuning them away"
+        # A wall large_order reported is not reported again as book_imbalance ("one order, one
+        # alert", src/detect/rule_engine.cpp): with large_order tuned away, such walls may come back
+        # as book_imbalance alerts. Nothing else may change.
+        assert all(a["type"] == "book_imbalance" for a in added), "the group added alerts other than book_imbalance"
+        return {"alerts": len(tuned), "large_orders_removed": len(removed), "book_imbalance_added": len(added)}
 
     def check_a_routing_tree(self):
         cfg = os.path.join(self.work, "n.toml")
@@ -176,6 +186,22 @@ class Day:
         assert models and models[0]["source"] == model, models
         return {"models": models}
 
+    def bring_a_pytorch_model(self):
+        # As docs/bring-your-own-model.md: export, build (the manifest names column 1), inspect, serve.
+        run(["/usr/bin/python3", os.path.join(ROOT, "tests", "e2e", "export_torch_models.py"), self.work], self.work)
+        line = "manifest: input x [batch, 60, 20]; output prob [batch, 2], probability in column 1"
+        p = run([self.bin, "build", "--onnx", "torch_two_class.onnx", "--saveEngine", "two.plan", "--minShapes",
+                 "x:1x60x20", "--optShapes", "x:64x60x20", "--maxShapes", "x:256x60x20", "--probabilityColumn", "1"],
+                self.work)
+        assert line in p.stdout, p.stdout
+        p = run([self.bin, "inspect", "two.plan"], self.work)
+        assert line in p.stdout, p.stdout
+        self.replay("--model", "two.plan", "--to", "10:00", jsonl="torch.jsonl")
+        model = [a for a in alerts(os.path.join(self.work, "torch.jsonl")) if a["type"] == "model"]
+        assert model, "the PyTorch model raised no model alert on GOOG before 10:00"
+        assert all(a["model"]["probability"] >= a["model"]["threshold"] for a in model), "a model alert below its threshold"
+        return {"model_alerts": len(model), "manifest": line}
+
     def kafka_quick_start(self):
         mock = subprocess.Popen([self.bin, "mock-kafka", "--brokers", "3", "--topic", "md", "--partitions", "8"],
                                 cwd=self.work, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
@@ -208,7 +234,7 @@ def main():
     work = tempfile.mkdtemp(prefix="first-day-")
     day = Day(os.path.abspath(a.bin), os.path.abspath(a.data), work)
     journeys = ["replay_a_day", "investigate_a_window", "explain_an_alert", "tune_one_stock", "check_a_routing_tree",
-                "silence_under_load", "bring_a_model", "kafka_quick_start"]
+                "silence_under_load", "bring_a_model", "bring_a_pytorch_model", "kafka_quick_start"]
     results, failed = {}, 0
     for name in journeys:
         if a.only and name != a.only and name != "replay_a_day":

@@ -183,6 +183,10 @@ std::optional<int> ExplainCommand::run() {
     std::printf("  model           %s v%u%s: probability %s (threshold %s), window %d rows x %d features stored\n",
                 m.model.c_str(), m.version, m.shadow ? " (shadow)" : "", format_number(m.probability).c_str(),
                 format_number(m.threshold).c_str(), m.rows, m.cols);
+  } else if (r.model.present) {
+    std::printf("  model           %s v%u%s: probability %s (threshold %s); window not stored in %s\n", r.model.name.c_str(),
+                r.model.version, r.model.shadow ? " (shadow)" : "", format_number(r.model.probability).c_str(),
+                format_number(r.model.threshold).c_str(), reader.value()->describe().c_str());
   } else if (r.type == "model") {
     std::printf("  model           window not stored in %s\n", reader.value()->describe().c_str());
   }

@@ -7,6 +7,7 @@
 
 #include "engine/ir/graph.h"
 #include "engine/onnx_import.h"
+#include "engine/plan.h"
 #include "features/feature_set.h"
 
 namespace ts {
@@ -144,6 +145,45 @@ Result<std::optional<engine::ModelManifest>> make_build_manifest(const std::stri
     return Status(StatusCode::kInvalidArgument, where + ": " + why);
   }
   return Out(std::move(m));
+}
+
+Status fit_manifest_window(engine::ModelManifest& m, std::span<const uint8_t> bytes) {
+  auto plan = engine::deserialize_plan(bytes);
+  if (!plan) return plan.status().with_context("manifest");
+  const engine::Graph& g = plan.value().graph;
+  const engine::Value* x = nullptr;
+  for (engine::ValueId id : g.inputs) {
+    if (g.value(id).name == m.input_name) x = &g.value(id);
+  }
+  if (!x) return Status::ok();  // make_build_manifest checked the name against the ONNX
+  // The [lo, hi] ranges of T the plan runs: the static dim, else each profile's.
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  if (x->rank_known && x->shape.size() == 3 && x->shape[1].is_known()) {
+    ranges.emplace_back(x->shape[1].value, x->shape[1].value);
+  } else {
+    for (const engine::OptimizationProfile& p : plan.value().profiles) {
+      auto it = p.inputs.find(m.input_name);
+      if (it != p.inputs.end() && it->second.min.size() == 3 && it->second.max.size() == 3) {
+        ranges.emplace_back(it->second.min[1], it->second.max[1]);
+      }
+    }
+  }
+  if (ranges.empty()) return Status::ok();
+  std::string accepted;
+  bool admits = false, one = true;
+  for (const auto& [lo, hi] : ranges) {
+    accepted += (accepted.empty() ? "" : ", ") + std::to_string(lo) + (lo == hi ? "" : ".." + std::to_string(hi));
+    admits |= m.window_rows >= lo && m.window_rows <= hi;
+    one &= lo == hi && lo == ranges.front().first;
+  }
+  if (m.window_rows > 0 && !admits) {
+    return Status(StatusCode::kInvalidArgument,
+                  "manifest: window_rows (T) is " + std::to_string(m.window_rows) + ", the plan accepts T = " + accepted +
+                      " (input " + m.input_name + " [batch, T, F] in its profiles: --minShapes/--maxShapes " +
+                      m.input_name + ":Bx" + std::to_string(m.window_rows) + "xF builds one for it)");
+  }
+  if (m.window_rows == 0 && one) m.window_rows = ranges.front().first;
+  return Status::ok();
 }
 
 }  // namespace ts

@@ -189,6 +189,9 @@ int command_engine_build(const EngineBuildOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
   auto built = engine::build_file(o.onnx, opts);
   if (!built) return fail(kCmd, built.status().message());
+  if (manifest.value()) {  // T as the plan accepts it (its profiles), not only as the ONNX declares it
+    if (Status st = fit_manifest_window(*manifest.value(), built.value()); !st.is_ok()) return fail(kCmd, st.message());
+  }
   // The manifest section is added to the builder's plan (engine/plan.h): the builder itself
   // stays the engine's, the manifest is the pipeline's.
   auto plan = engine::with_plan_manifest(built.value(), manifest.value());

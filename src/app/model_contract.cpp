@@ -1,5 +1,7 @@
 #include "app/model_contract.h"
 
+#include <filesystem>
+
 #include "engine/ir/graph.h"
 #include "engine/onnx_import.h"
 #include "features/feature_set.h"
@@ -20,7 +22,7 @@ std::string io_list(const engine::Graph& g, const std::vector<engine::ValueId>& 
 
 }  // namespace
 
-Status check_onnx_contract(const std::string& path, int64_t rows, int64_t features) {
+Status check_onnx_contract(const std::string& path, int64_t rows, int64_t features, const std::string& manifest_file) {
   auto g = engine::import_onnx_file(path);
   if (!g.is_ok()) return g.status().with_context("model " + path);
   const engine::Graph& graph = g.value();
@@ -51,10 +53,18 @@ Status check_onnx_contract(const std::string& path, int64_t rows, int64_t featur
                   std::to_string(graph.outputs.size()));
   }
   const engine::Value& y = graph.value(graph.outputs[0]);
-  if (y.rank_known && !(y.shape.size() == 1 || (y.shape.size() == 2 && (!y.shape[1].is_known() || y.shape[1].value == 1)))) {
+  if (y.rank_known && !(y.shape.size() == 1 || y.shape.size() == 2)) {
     return refuse("its output " + y.name + " is " + engine::shape_to_string(y.shape) +
-                  ", serving reads one probability per row ([batch] or [batch,1]; export the probability column "
-                  "alone, e.g. torch.sigmoid(logits)[:, 1:2] or softmax(...)[:, 1:2])");
+                  ", serving reads [batch] or [batch,C] with one column the probability");
+  }
+  const bool one_per_row = !y.rank_known || y.shape.size() == 1 || !y.shape[1].is_known() || y.shape[1].value == 1;
+  if (!one_per_row && manifest_file.empty()) {
+    std::filesystem::path beside(path);
+    beside.replace_extension(".manifest.json");
+    return refuse("its output " + y.name + " is " + engine::shape_to_string(y.shape) +
+                  " and nothing says which column is the probability: write {\"probability_column\": N} to " +
+                  beside.string() + " (or build a plan with --probabilityColumn N), or export the probability "
+                  "column alone, e.g. softmax(logits)[:, 1:2]");
   }
   return Status::ok();
 }
@@ -93,11 +103,13 @@ Status check_plan_contract(const engine::ModelManifest* m, const engine::Engine&
     return refuse("the manifest names output " + m->output_name + ", the plan's first output is " +
                   (plan.outputs().empty() ? std::string("none") : plan.outputs()[0].name));
   }
-  if (m->output_columns != 1 || m->probability_column != 0) {
-    return refuse("expected one probability per row ([batch] or [batch,1]), the manifest declares output " +
-                  m->output_name + " with " + std::to_string(m->output_columns) + " columns, probability in column " +
-                  std::to_string(m->probability_column) + " (export the probability column alone, e.g. "
-                  "softmax(logits)[:, 1:2])");
+  // The columns the plan's output really has ([batch]: 1; a symbolic C is checked per run).
+  const engine::BindingInfo& y = plan.outputs()[0];
+  const int64_t columns = y.shape.size() == 1 ? 1 : y.shape.size() == 2 && y.shape[1].is_known() ? y.shape[1].value : -1;
+  if (columns > 0 && columns != m->output_columns) {
+    return refuse("the manifest declares output " + m->output_name + " with " + std::to_string(m->output_columns) +
+                  " column" + (m->output_columns == 1 ? "" : "s") + ", the plan's output is " +
+                  engine::shape_to_string(y.shape));
   }
   return Status::ok();
 }

@@ -1,5 +1,6 @@
 #include "app/model_wiring.h"
 
+#include "app/build_manifest.h"
 #include "app/model_contract.h"
 #include "http/file_model.h"
 
@@ -14,8 +15,10 @@
 
 namespace ts {
 
-Result<std::shared_ptr<engine::Engine>> open_model_engine(const std::string& path, const std::string& backend,
-                                                          const std::string& precision, int max_batch, int rows) {
+Result<OpenedModel> open_model_engine(const std::string& path, const std::string& backend, const std::string& precision,
+                                      int max_batch, int rows) {
+  OpenedModel out;
+  std::optional<engine::ModelManifest> manifest;
   if (path.ends_with(".plan")) {
     auto e = engine::Engine::load_file(path);
     if (!e) return e.status().with_context("model " + path);
@@ -23,19 +26,32 @@ Result<std::shared_ptr<engine::Engine>> open_model_engine(const std::string& pat
       return Status(StatusCode::kInvalidArgument,
                     "model " + path + ": plan is for the " + e.value()->backend() + " backend, not " + backend);
     }
-    auto manifest = engine::read_plan_manifest_file(path);
-    if (!manifest) return manifest.status().with_context("model " + path);
-    TS_RETURN_IF_ERROR(check_plan_contract(manifest.value() ? &*manifest.value() : nullptr, *e.value(), path, rows,
-                                           kFeatureCount));
-    return e.value();
+    auto m = engine::read_plan_manifest_file(path);
+    if (!m) return m.status().with_context("model " + path);
+    manifest = std::move(m).value();
+    out.engine = e.value();
+  } else {
+    // An .onnx serves with the manifest beside it when there is one (as `build` would write it).
+    std::filesystem::path beside(path);
+    beside.replace_extension(".manifest.json");
+    if (std::filesystem::exists(beside)) {
+      auto m = make_build_manifest(path, BuildManifestOptions{}, nullptr);
+      if (!m) return m.status().with_context("model " + path);
+      manifest = std::move(m).value();
+    }
+    TS_RETURN_IF_ERROR(check_onnx_contract(path, rows, kFeatureCount, manifest ? beside.string() : std::string()));
+    const std::string p = precision == "auto" ? (backend == "cuda" ? "fp16" : "fp32") : precision;
+    const engine::Precision prec = p == "fp16"   ? engine::Precision::kFP16
+                                   : p == "bf16" ? engine::Precision::kBF16
+                                                 : engine::Precision::kFP32;
+    // One profile: [1..max_batch, rows, F], tactics timed at the full batch (it will serve).
+    auto e = build_window_engine(path, rows, kFeatureCount, max_batch, backend, prec, /*time_tactics=*/true);
+    if (!e) return e.status();
+    out.engine = e.value();
   }
-  TS_RETURN_IF_ERROR(check_onnx_contract(path, rows, kFeatureCount));
-  const std::string p = precision == "auto" ? (backend == "cuda" ? "fp16" : "fp32") : precision;
-  const engine::Precision prec = p == "fp16"   ? engine::Precision::kFP16
-                                 : p == "bf16" ? engine::Precision::kBF16
-                                               : engine::Precision::kFP32;
-  // One profile: [1..max_batch, rows, F], tactics timed at the full batch (it will serve).
-  return build_window_engine(path, rows, kFeatureCount, max_batch, backend, prec, /*time_tactics=*/true);
+  TS_RETURN_IF_ERROR(check_plan_contract(manifest ? &*manifest : nullptr, *out.engine, path, rows, kFeatureCount));
+  if (manifest) out.probability_column = manifest->probability_column;
+  return out;
 }
 
 Result<ModelServing> start_model_serving(const serve::ServeOptions& options, int shards, const std::string& failure_db,
@@ -64,9 +80,9 @@ Result<ModelServing> start_model_serving(const serve::ServeOptions& options, int
   if (backend != "cpu" && opts.cpu_fallback && !opts.path.ends_with(".plan")) {
     auto f = open_model_engine(opts.path, "cpu", "fp32", opts.batcher.max_batch, opts.window_rows);
     if (!f) return f.status().with_context("CPU fallback");
-    fallback = f.value();
+    fallback = f.value().engine;
   } else if (backend == "cpu" && opts.cpu_fallback) {
-    fallback = primary.value();  // a retry on the same (CPU) engine, with its own contexts
+    fallback = primary.value().engine;  // a retry on the same (CPU) engine, with its own contexts
   }
   ms.server = std::make_unique<serve::ModelServer>(opts, shards);
   if (metrics) ms.server->set_metrics(metrics);
@@ -95,7 +111,8 @@ Result<ModelServing> start_model_serving(const serve::ServeOptions& options, int
       }
     });
   }
-  if (Status st = ms.server->start({ms.name, opts.version, primary.value()}, fallback, kFeatureCount); !st.is_ok()) {
+  const serve::ModelHandle prod{ms.name, opts.version, primary.value().engine, primary.value().probability_column};
+  if (Status st = ms.server->start(prod, fallback, kFeatureCount); !st.is_ok()) {
     return st.with_context("model " + opts.path);
   }
   spdlog::info("model {} v{} serving on {} ({} worker{}, batches up to {}, max delay {} us{})", ms.name, opts.version,
@@ -214,7 +231,8 @@ Result<ModelServing> attach_model_serving(Pipeline& pipeline, const Config& conf
       auto eng = open_model_engine(registry->resolve(shadow->onnx), server->backend(), opts.precision,
                                    opts.batcher.max_batch, opts.window_rows);
       if (!eng) return eng.status().with_context("shadow " + opts.name + " v" + std::to_string(shadow->version));
-      TS_RETURN_IF_ERROR(server->set_shadow({opts.name, uint32_t(shadow->version), eng.value()}));
+      TS_RETURN_IF_ERROR(
+          server->set_shadow({opts.name, uint32_t(shadow->version), eng.value().engine, eng.value().probability_column}));
     }
     // Promotions (admin API) swap the live engine: prod → swap, shadow → set_shadow.
     // Prod: the version's decision values first (its operating point), then the engine.

@@ -31,11 +31,21 @@ struct ModelServing {
   std::shared_ptr<DecisionValues> decision_values;
 };
 
+// A model opened for serving: its engine and the column of its output that is the probability
+// (the model manifest's probability_column; -1 = not declared, one value per row).
+struct OpenedModel {
+  std::shared_ptr<engine::Engine> engine;
+  int64_t probability_column = -1;
+};
+
 // Loads a .plan (refused unless it is for `backend`) or builds an .onnx for `backend` and
 // `precision` ("auto": fp16 on cuda, fp32 on cpu) with one profile [1..max_batch, rows, F]
-// (serve/eval_dataset.h build_window_engine). Errors name the file and the backend.
-Result<std::shared_ptr<engine::Engine>> open_model_engine(const std::string& path, const std::string& backend,
-                                                          const std::string& precision, int max_batch, int rows);
+// (serve/eval_dataset.h build_window_engine). The model manifest — the plan's, or for an .onnx
+// <model>.manifest.json beside it when present (app/build_manifest.h) — is checked against the
+// pipeline's contract (app/model_contract.h) and gives the probability column. Errors name the
+// file and the backend.
+Result<OpenedModel> open_model_engine(const std::string& path, const std::string& backend, const std::string& precision,
+                                      int max_batch, int rows);
 
 // Starts serving per `opts` for `shards` shard threads. A CPU fallback engine is opened from the
 // same file when the primary backend is not the CPU and opts.cpu_fallback is set (an .onnx

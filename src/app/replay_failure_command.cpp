@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
@@ -58,21 +59,25 @@ std::optional<int> ReplayFailureCommand::run() {
     std::fprintf(stderr, "ticksentry: %s\n", eng.status().to_string().c_str());
     return 2;
   }
-  auto ctx = eng.value()->create_context();
+  auto ctx = eng.value().engine->create_context();
   if (!ctx) {
     std::fprintf(stderr, "ticksentry: %s\n", ctx.status().to_string().c_str());
     return 2;
   }
-  std::vector<float> in = r.input, out(size_t(r.batch) * 8);
+  std::vector<float> in = r.input, out(size_t(r.batch) * 64);
   engine::TensorView iv{engine::DType::kF32, {r.batch, r.rows, r.features}, in.data()};
   engine::TensorView ov{engine::DType::kF32, {r.batch, 1}, out.data()};
+  ov.capacity_bytes = out.size() * sizeof(float);
   Status st = ctx.value()->execute({&iv, 1}, {&ov, 1});
   if (!st.is_ok()) {
     std::printf("  now, on %s (%s): fails again: %s\n", backend_.c_str(), path.c_str(), st.to_string().c_str());
     return 1;
   }
   std::printf("  now, on %s (%s): runs; probabilities:\n", backend_.c_str(), path.c_str());
-  for (int i = 0; i < r.batch; ++i) std::printf("    row %d: %.6f\n", i, out[size_t(i)]);
+  // The probability column the model's manifest names (serve/model_server.h reads the same).
+  const size_t columns = ov.dims.size() == 2 ? size_t(ov.dims[1]) : 1;
+  const size_t column = size_t(std::max<int64_t>(0, eng.value().probability_column));
+  for (int i = 0; i < r.batch; ++i) std::printf("    row %d: %.6f\n", i, out[size_t(i) * columns + column]);
   return 0;
 }
 

@@ -41,6 +41,10 @@ nlohmann::json stored_decimal(double v) {
   if (std::isfinite(v) && std::fabs(v) < 9.0e15 && std::floor(v) == v) return static_cast<int64_t>(v);
   return v;
 }
+nlohmann::json model_score_json(const Alert& a) {
+  return {{"name", a.model.model}, {"version", a.model.version}, {"probability", a.model.probability},
+          {"threshold", a.model.threshold}, {"shadow", a.model.shadow}};
+}
 }  // namespace
 
 nlohmann::json alert_values_json(const Alert& a, const RefData* ref) {
@@ -95,11 +99,27 @@ nlohmann::json alert_to_json(const Alert& a, const SymbolTable& symbols) {
   j["values"] = alert_values_json(a, ref);
   put_stage_times(j, a.t, alert_latency_ns(a.t));
   j["features"] = alert_features_json(a);
-  if (a.type == AlertType::kModel) {
-    j["model"] = {{"name", a.model.model}, {"version", a.model.version}, {"probability", a.model.probability},
-                  {"threshold", a.model.threshold}, {"shadow", a.model.shadow}};
-  }
+  if (a.type == AlertType::kModel) j["model"] = model_score_json(a);
   return j;
+}
+
+std::string alert_model_text(const Alert& a) {
+  if (a.type != AlertType::kModel) return "";
+  return model_score_json(a).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+ModelScoreRecord parse_model_json(const std::string& text) {
+  ModelScoreRecord m;
+  if (text.empty()) return m;
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (!j.is_object() || !j.contains("probability") || !j["probability"].is_number()) return m;
+  m.name = j.value("name", std::string());
+  m.version = j.value("version", uint32_t(0));
+  m.probability = j["probability"].get<double>();
+  m.threshold = j.value("threshold", 0.0);
+  m.shadow = j.value("shadow", false);
+  m.present = true;
+  return m;
 }
 
 nlohmann::json alert_record_json(const AlertRecord& r) {
@@ -134,6 +154,10 @@ nlohmann::json alert_record_json(const AlertRecord& r) {
     }
   }
   j["features"] = std::move(f);
+  if (r.model.present) {
+    j["model"] = {{"name", r.model.name}, {"version", r.model.version}, {"probability", r.model.probability},
+                  {"threshold", r.model.threshold}, {"shadow", r.model.shadow}};
+  }
   return j;
 }
 

@@ -23,9 +23,17 @@ namespace ts {
 nlohmann::json alert_to_json(const Alert& a, const SymbolTable& symbols);
 nlohmann::json alert_values_json(const Alert& a, const RefData* ref = nullptr);
 nlohmann::json alert_features_json(const Alert& a);
-// A stored alert (AlertRecord) in the same schema, less what the store does not keep (the model
-// object: see model_inputs) and with latency_ns holding only "total" beside the stage deltas.
+// A stored alert (AlertRecord) in the same schema, with latency_ns holding only "total" beside the
+// stage deltas; "model" ({"name", "version", "probability", "threshold", "shadow"}) where the store
+// kept it (model alerts written since the stores kept model_json); the model's window is in
+// model_inputs (SQLite only).
 nlohmann::json alert_record_json(const AlertRecord& r);
+
+// A model alert's score as the stores keep it (column model_json): {"name", "version",
+// "probability", "threshold", "shadow"}; "" for a rule alert.
+std::string alert_model_text(const Alert& a);
+// A stored model_json text back into a record ('' or anything else: present = false).
+ModelScoreRecord parse_model_json(const std::string& text);
 
 // The book around an alert, as the stores keep it (column book_json) and /api/alerts/{id} and
 // `explain --json` answer it: {"bids": [{"price_ticks", "price_text", "size", "size_text"}],

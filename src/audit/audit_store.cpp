@@ -33,7 +33,8 @@ CREATE TABLE IF NOT EXISTS alerts (
   features_json TEXT NOT NULL,
   features_blob BLOB NOT NULL,
   written_at_ns INTEGER NOT NULL,
-  book_json TEXT NOT NULL DEFAULT ''
+  book_json TEXT NOT NULL DEFAULT '',
+  model_json TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS alerts_alert_id ON alerts(alert_id);
 CREATE INDEX IF NOT EXISTS alerts_symbol_ts ON alerts(symbol, exch_ts_ns);
@@ -95,12 +96,12 @@ constexpr const char* kInsertInput =
 constexpr const char* kInsert =
     "INSERT INTO alerts (alert_id, symbol_id, symbol, type, severity, exch_ts_ns, event_seq, price_ticks, price, "
     "recv_ns, book_ns, features_ns, detect_ns, emit_ns, latency_ns, values_json, features_json, features_blob, "
-    "written_at_ns, book_json) SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, "
-    "?19, ?20 WHERE NOT EXISTS (SELECT 1 FROM alerts WHERE alert_id = ?1)";
+    "written_at_ns, book_json, model_json) SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
+    "?16, ?17, ?18, ?19, ?20, ?21 WHERE NOT EXISTS (SELECT 1 FROM alerts WHERE alert_id = ?1)";
 
 constexpr const char* kColumns =
     "row_id, alert_id, symbol_id, symbol, type, severity, exch_ts_ns, event_seq, price_ticks, price, recv_ns, "
-    "book_ns, features_ns, detect_ns, emit_ns, latency_ns, values_json, features_blob, book_json";
+    "book_ns, features_ns, detect_ns, emit_ns, latency_ns, values_json, features_blob, book_json, model_json";
 
 // Stores made before a column existed gain it here (old rows get the column's default), so a
 // newer build reads and appends to an older store. One entry per added column, oldest first.
@@ -110,7 +111,8 @@ struct AddedColumn {
   const char* definition;
 };
 constexpr AddedColumn kAddedColumns[] = {
-    {"alerts", "book_json", "TEXT NOT NULL DEFAULT ''"},  // the book around the alert (2026-12)
+    {"alerts", "book_json", "TEXT NOT NULL DEFAULT ''"},   // the book around the alert (2026-12)
+    {"alerts", "model_json", "TEXT NOT NULL DEFAULT ''"},  // a model alert's score (2026-12)
 };
 
 }  // namespace
@@ -189,7 +191,8 @@ Status AuditStore::write(const Alert& a, const SymbolTable& symbols) {
       .bind(17, features)
       .bind_blob(18, a.features, sizeof(a.features))
       .bind(19, wall_ns())
-      .bind(20, book);
+      .bind(20, book)
+      .bind(21, alert_model_text(a));
   Status st = s.run();
   if (st) ++pending_;
   return st;
@@ -410,6 +413,7 @@ Result<std::vector<AlertRecord>> AuditStore::read_rows(SqlStmt& s) {
     r.features.resize(blob.size() / sizeof(float));
     if (!r.features.empty()) std::memcpy(r.features.data(), blob.data(), r.features.size() * sizeof(float));
     r.book = parse_book_json(s.col_text(18));
+    r.model = parse_model_json(s.col_text(19));
     rows.push_back(std::move(r));
   }
   return rows;

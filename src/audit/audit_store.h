@@ -49,6 +49,17 @@ struct BookRecord {
   std::vector<BookLevelRecord> bids, asks;  // best first
 };
 
+// The model's score of a model alert (column model_json): present is false for rule alerts and
+// for alerts stored before the score was kept (an empty column).
+struct ModelScoreRecord {
+  bool present = false;
+  std::string name;
+  uint32_t version = 0;
+  double probability = 0;
+  double threshold = 0;
+  bool shadow = false;
+};
+
 // An alert as stored (strings instead of ids and literals).
 struct AlertRecord {
   int64_t row_id = 0;
@@ -66,6 +77,7 @@ struct AlertRecord {
   std::vector<AlertValueRecord> values;
   std::vector<float> features;  // kFeatureCount floats, FeatureId order
   BookRecord book;              // the book around it (column book_json)
+  ModelScoreRecord model;       // model alerts: name, version, probability, threshold (column model_json)
 };
 
 // The window a model alert was scored on (table `model_inputs`, one row per model alert).

@@ -43,15 +43,16 @@ CREATE INDEX IF NOT EXISTS alerts_symbol_ts ON alerts(symbol, exch_ts_ns);
 CREATE INDEX IF NOT EXISTS alerts_type_ts ON alerts(type, exch_ts_ns);
 -- Added after the first schema: stores made before gain the column (old rows get '').
 ALTER TABLE alerts ADD COLUMN IF NOT EXISTS book_json TEXT NOT NULL DEFAULT '';
+ALTER TABLE alerts ADD COLUMN IF NOT EXISTS model_json TEXT NOT NULL DEFAULT '';
 )sql";
 
 constexpr const char* kInsertName = "ticksentry_insert_alert";
 constexpr const char* kInsert =
     "INSERT INTO alerts (alert_id, symbol_id, symbol, type, severity, exch_ts_ns, event_seq, price_ticks, price, "
     "recv_ns, book_ns, features_ns, detect_ns, emit_ns, latency_ns, values_json, features_json, features_blob, "
-    "written_at_ns, book_json) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, "
-    "$18, $19, $20) ON CONFLICT (alert_id) DO NOTHING";
-constexpr int kParams = 20;
+    "written_at_ns, book_json, model_json) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, "
+    "$16, $17, $18, $19, $20, $21) ON CONFLICT (alert_id) DO NOTHING";
+constexpr int kParams = 21;
 
 }  // namespace
 
@@ -160,6 +161,8 @@ Status PostgresStore::write(const Alert& a, const SymbolTable& symbols) {
   values[18] = written.c_str();
   const std::string book = alert_book_json(a, &ref).dump();
   values[19] = book.c_str();
+  const std::string model = alert_model_text(a);
+  values[20] = model.c_str();
   Status st = pg_exec_prepared(conn_, kInsertName, kParams, values, lengths, formats, "insert alert");
   if (!st) {
     (void)exec("ROLLBACK", "ROLLBACK");
@@ -197,7 +200,7 @@ Result<int64_t> PostgresStore::distinct_ids() { return scalar("SELECT count(DIST
 namespace {
 constexpr const char* kQuery =
     "SELECT row_id, alert_id, symbol_id, symbol, type, severity, exch_ts_ns, event_seq, price_ticks, price, recv_ns, "
-    "book_ns, features_ns, detect_ns, emit_ns, latency_ns, values_json, features_blob, book_json FROM alerts "
+    "book_ns, features_ns, detect_ns, emit_ns, latency_ns, values_json, features_blob, book_json, model_json FROM alerts "
     "WHERE ($1::text IS NULL OR symbol = $1) AND ($2::text IS NULL OR type = $2) "
     "AND exch_ts_ns >= $3::bigint AND exch_ts_ns < $4::bigint AND ($6::bigint IS NULL OR alert_id = $6) "
     "ORDER BY exch_ts_ns DESC, row_id DESC LIMIT $5::int";
@@ -247,6 +250,7 @@ Result<std::vector<AlertRecord>> PostgresStore::query(const AlertQuery& q) {
       PQfreemem(blob);
     }
     a.book = parse_book_json(r.text(i, 18));
+    a.model = parse_model_json(r.text(i, 19));
     rows.push_back(std::move(a));
   }
   return rows;

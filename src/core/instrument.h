@@ -40,6 +40,8 @@ MarketKind market_of_board(Board b);
 
 struct Instrument {
   std::string symbol;             // as given: "600519.SH", "BINANCE:BTCUSDT"
+  std::string name;               // the instrument's name ("Kweichow Moutai"); "" unless the
+                                  // reference file's `name` column gives one (feeds carry none)
   std::string venue;              // "SSE", "SZSE", "BSE", "NASDAQ", "NYSE", "US", "BINANCE"
   Board board = Board::kUnknown;
   MarketKind market = MarketKind::kUnknown;

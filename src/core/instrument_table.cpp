@@ -10,11 +10,11 @@ namespace {
 
 enum Column : int {
   kSymbol = 0, kBoard, kCurrency, kTickSize, kSizeIncrement, kLotSize, kLimitPct, kSt,
-  kCalendar, kTimeZone, kMinNotional, kPrevClose, kColumnCount
+  kCalendar, kTimeZone, kMinNotional, kPrevClose, kName, kColumnCount
 };
 constexpr std::array<std::string_view, kColumnCount> kColumnNames = {
     "symbol", "board", "currency", "tick_size", "size_increment", "lot_size", "limit_pct", "st",
-    "calendar", "time_zone", "min_notional", "prev_close"};
+    "calendar", "time_zone", "min_notional", "prev_close", "name"};
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -106,6 +106,7 @@ std::optional<RowProblem> apply_row(const std::array<std::string_view, kColumnCo
     }
     in.prev_close = d.value();
   }
+  if (!cell[kName].empty()) in.name = std::string(cell[kName]);
   if (!cell[kCalendar].empty()) in.calendar = std::string(cell[kCalendar]);
   if (!cell[kTimeZone].empty()) in.time_zone = std::string(cell[kTimeZone]);
   return std::nullopt;

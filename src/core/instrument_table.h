@@ -3,7 +3,7 @@
 // (core/instrument.h), overridden per symbol by an optional reference CSV (docs/instruments.md):
 //
 //   symbol,board,currency,tick_size,size_increment,lot_size,limit_pct,st,calendar,time_zone,
-//   min_notional,prev_close
+//   min_notional,prev_close,name
 //   600000.SH,,,,,,,1,,                     ← an ST stock: the code alone cannot say so
 //   510300.SH,sse_main,,0.001,,,10,,,       ← an ETF no symbol rule knows
 //

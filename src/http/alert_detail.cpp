@@ -44,9 +44,9 @@ bool AlertHistory::handle_alert(const std::string& id_text, httplib::Response& r
     j["model"] = {{"name", input->model},         {"version", input->version}, {"probability", input->probability},
                   {"threshold", input->threshold}, {"shadow", input->shadow},   {"rows", input->rows},
                   {"cols", input->cols},           {"window", input->window}};
-  } else {
-    j["model"] = nullptr;
-  }
+  } else if (!r.model.present) {
+    j["model"] = nullptr;  // a rule alert, or a model alert stored before model_json was kept
+  }  // else the score the alerts row keeps (PostgreSQL keeps no windows): alert_record_json's
   reply_json(res, j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   return true;
 }

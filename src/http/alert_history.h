@@ -5,7 +5,7 @@
 //   symbol=AAPL   type=rapid_rise   severity=warning
 //   since_ns=<exchange-time ns, inclusive>   until_ns=<exclusive>   limit=1..5000 (default 200)
 // Answer: {"alerts": [alert, ...] newest first, "count": n} with each alert in the schema of
-// src/audit/alert_json.h (without the feature row). A bad parameter (not a number, unknown
+// src/audit/alert_json.h (alert_record_json: with the feature row and a model alert's score). A bad parameter (not a number, unknown
 // type, limit out of range, unknown parameter) is a 400 with the reason.
 //
 // It reads the audit trail through a connection of its own: the SQLite file (WAL: readers never
@@ -46,8 +46,9 @@ class AlertHistory {
   //   "book": {"bids": [{"price_ticks", "price_text", "size", "size_text"}], "asks": [...]}
   //            (top 5 a side when it was raised, best first; null for alerts stored before)
   //   "model": {"name", "version", "probability", "threshold", "shadow", "rows", "cols",
-  //             "window": [rows × cols floats, oldest row first]} or null (rule alerts; model
-  //             alerts in PostgreSQL, which keeps no windows).
+  //             "window": [rows × cols floats, oldest row first]} (SQLite), the score alone
+  //             {"name", "version", "probability", "threshold", "shadow"} (PostgreSQL keeps no
+  //             windows), or null (rule alerts; model alerts stored before the score was kept).
   // 200 with that object; 400 when `id` is not a decimal integer; 404 when no alert has it.
   // Returns false when the request was bad (400 or 404 sent).
   bool handle_alert(const std::string& id, httplib::Response& res);

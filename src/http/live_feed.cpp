@@ -50,6 +50,8 @@ nlohmann::json market_json(const RefData& ref, const QuoteSnapshot& q) {
   if (prev > 0 && last > 0) m["change_pct"] = std::round(1e4 * double(last - prev) / double(prev)) / 100;
   return m;
 }
+// The instrument's name from the reference file's `name` column ("" where it gives none).
+std::string instrument_name(const RefData& ref) { return ref.instrument ? ref.instrument->name : std::string(); }
 }  // namespace
 
 LiveFeed::LiveFeed(const SymbolTable& symbols, MarketBoard* board, AlertStream* alerts, EventHub& hub,
@@ -190,6 +192,7 @@ std::string LiveFeed::symbols_json() const {
     const QuoteSnapshot& q = views_[id].quote;
     const double tick = symbols_.ref(id).tick_size;
     list.push_back({{"s", name},
+                    {"name", instrument_name(symbols_.ref(id))},
                     {"p", views_[id].history.empty() ? 0.0 : views_[id].history.back()[1]},
                     {"v", q.cum_volume},
                     {"b", q.bid_levels ? ticks_to_price(q.bids[0].price, tick) : 0.0},
@@ -212,6 +215,7 @@ std::string LiveFeed::symbol_json(const std::string& name) const {
   nlohmann::json prob = nlohmann::json::array();
   for (const auto& p : v.scores) prob.push_back({p[0], p[1]});
   return nlohmann::json{{"symbol", name},
+                        {"name", instrument_name(symbols_.ref(it->second))},
                         {"market", market_json(symbols_.ref(it->second), v.quote)},
                         {"tick_size", tick},
                         {"last", ticks_to_price(v.quote.last, tick)},

@@ -71,10 +71,11 @@ class LiveFeed {
   // Runs one tick on the caller's thread (tests; the feed thread calls it every interval).
   void tick();
 
-  // {"symbols": [{"s", "p", "v", "b", "a", "market"}]} sorted by name (symbols published so far;
-  // "market" as in symbol_json).
+  // {"symbols": [{"s", "name", "p", "v", "b", "a", "market"}]} sorted by symbol (symbols published
+  // so far; "name" and "market" as in symbol_json).
   std::string symbols_json() const;
-  // {"symbol", "tick_size", "last", "volume", "bids": [[price, qty]], "asks": [...],
+  // {"symbol", "name" (the instruments reference file's `name` column; "" where it gives none),
+  //  "tick_size", "last", "volume", "bids": [[price, qty]], "asks": [...],
   //  "history": [[t, price, volume]], "probability": [[t, peak probability]], "threshold",
   //  "market": {"exch_ts_ns" (string), "phase", "prev_close" (0 = unknown), "change_pct"
   //  (null without a previous close), "currency", "lot_size" (shares per board lot),

@@ -20,6 +20,8 @@ struct ModelServer::Served {
   std::string backend;
   std::vector<std::unique_ptr<engine::ExecutionContext>> contexts;  // one per worker
   int64_t contexts_ns = 0, warm_up_ns = 0;                           // prepare()'s two phases
+  int64_t columns = 1;  // values per row in the output ([batch]: 1)
+  int64_t column = 0;   // the one the decision stage reads (handle.probability_column, or 0)
 };
 
 struct ModelServer::Worker {
@@ -31,6 +33,7 @@ struct ModelServer::Worker {
   std::shared_ptr<void> in_mem, out_mem;
   float* in = nullptr;
   float* out = nullptr;
+  size_t out_floats = 0;               // room at `out` (output_room() grows it for a wider model)
   int64_t dispatch_ns = 0;
   int64_t rows = 0;                    // batch rows run: reqs.size(), or padded up to a bucket
   std::shared_ptr<Served> model;       // the version this batch runs on, fixed at dispatch
@@ -78,10 +81,13 @@ std::vector<int> bucket_sizes(int max_batch) {
   return out;
 }
 
-// What the decision stage reads: one float32 output holding one probability per row, declared
-// [batch] or [batch, 1] (dim 0 any symbol or size; the real shape is checked on every run).
-Status check_output_binding(const engine::Engine& e, const std::string& what) {
-  const std::string expected = "serving reads one float32 output of one probability per row ([batch] or [batch,1])";
+// What the decision stage reads: one float32 output, [batch] or [batch, C] with C fixed (dim 0
+// any symbol or size; the real shape is checked on every run), and in it the probability column
+// `column` (-1: not declared, which only a one-value-per-row output allows). Returns C.
+Result<int64_t> check_output_binding(const engine::Engine& e, const std::string& what, int64_t column) {
+  const std::string expected =
+      "serving reads one float32 output, [batch] or [batch,C] with the probability in a declared column "
+      "(one probability per row unless the model's manifest names its probability_column)";
   if (e.outputs().size() != 1) {
     std::string names;
     for (const auto& b : e.outputs()) names += (names.empty() ? "" : ", ") + b.name + " " + engine::shape_to_string(b.shape);
@@ -89,35 +95,51 @@ Status check_output_binding(const engine::Engine& e, const std::string& what) {
                                                    std::to_string(e.outputs().size()) + " outputs: " + names);
   }
   const auto& b = e.outputs()[0];
-  const bool rank_ok = b.shape.size() == 1 || (b.shape.size() == 2 && (!b.shape[1].is_known() || b.shape[1].value == 1));
-  if (b.dtype != engine::DType::kF32 || !rank_ok) {
-    return Status(StatusCode::kInvalidArgument, what + ": " + expected + "; output " + b.name + " is " +
-                                                   engine::dtype_name(b.dtype) + " " + engine::shape_to_string(b.shape));
+  const std::string is = "output " + b.name + " is " + engine::dtype_name(b.dtype) + " " + engine::shape_to_string(b.shape);
+  if (b.dtype != engine::DType::kF32 || (b.shape.size() != 1 && b.shape.size() != 2)) {
+    return Status(StatusCode::kInvalidArgument, what + ": " + expected + "; " + is);
   }
-  return Status::ok();
+  // [batch] and [batch, ?] hold one value per row (a symbolic C is read as 1 and checked per run).
+  const int64_t columns = b.shape.size() == 2 && b.shape[1].is_known() ? b.shape[1].value : 1;
+  if (column < 0 && columns != 1) {
+    return Status(StatusCode::kInvalidArgument,
+                  what + ": " + expected + "; " + is + " (" + std::to_string(columns) +
+                      " columns) and no probability column is declared: build a plan with --probabilityColumn N "
+                      "(or probability_column in <model>.manifest.json), docs/bring-your-own-model.md");
+  }
+  if (column >= columns || (column > 0 && !(b.shape.size() == 2 && b.shape[1].is_known()))) {
+    return Status(StatusCode::kInvalidArgument, what + ": the manifest's probability column " + std::to_string(column) +
+                                                   " is outside " + is + " (columns 0.." +
+                                                   std::to_string(columns - 1) + ")");
+  }
+  return columns;
 }
 
-// A run's output as the decision stage reads it: exactly `rows` values (one per row).
-Status check_probabilities(const engine::Engine& e, const engine::TensorView& out, int64_t rows) {
+// A run's output as the decision stage reads it: exactly `rows` rows of `columns` values.
+Status check_probabilities(const engine::Engine& e, const engine::TensorView& out, int64_t rows, int64_t columns) {
   int64_t n = 1;
   for (int64_t d : out.dims) n *= d;
-  if (n == rows && (out.dims.size() == 1 || (out.dims.size() == 2 && out.dims[1] == 1))) return Status::ok();
+  const bool shape_ok = columns == 1 ? (out.dims.size() == 1 || (out.dims.size() == 2 && out.dims[1] == 1))
+                                     : (out.dims.size() == 2 && out.dims[1] == columns);
+  if (n == rows * columns && shape_ok) return Status::ok();
   return Status(StatusCode::kInvalidArgument, "output " + e.outputs()[0].name + " is " + engine::dims_str(out.dims) +
                                                   " for a batch of " + std::to_string(rows) + ", expected [" +
-                                                  std::to_string(rows) + ",1] (one probability per row)");
+                                                  std::to_string(rows) + "," + std::to_string(columns) + "]" +
+                                                  (columns == 1 ? " (one probability per row)" : ""));
 }
 
-// The warm-up batch's outputs as the decision stage will read them: probabilities, finite and
-// within [0, 1]. A model that outputs logits (or scores of another scale) passes every shape
-// check and then alerts on everything or nothing; it is refused here, before it serves. Only at
-// warm-up (prepare), not per live batch: a check on the hot path would cost every batch for a
-// property of the model, not of the data.
-Status check_probability_range(const engine::Engine& e, const float* out, int64_t rows) {
+// The warm-up batch's probability column as the decision stage will read it: probabilities,
+// finite and within [0, 1]. A model that outputs logits (or scores of another scale) passes every
+// shape check and then alerts on everything or nothing; it is refused here, before it serves.
+// Only at warm-up (prepare), not per live batch: a check on the hot path would cost every batch
+// for a property of the model, not of the data. `out`: rows × columns, row-major.
+Status check_probability_range(const engine::Engine& e, const float* out, int64_t rows, int64_t columns,
+                               int64_t column) {
   int64_t bad = 0, nonfinite = 0;
   float lo = 0, hi = 0;
   bool first = true;
   for (int64_t i = 0; i < rows; ++i) {
-    const float v = out[i];
+    const float v = out[i * columns + column];
     if (!std::isfinite(v)) {
       ++nonfinite;
       continue;
@@ -133,8 +155,9 @@ Status check_probability_range(const engine::Engine& e, const float* out, int64_
   std::string what;
   if (bad) what = std::to_string(bad) + " of " + std::to_string(rows) + " values outside [0, 1]";
   if (nonfinite) what += std::string(what.empty() ? "" : ", ") + std::to_string(nonfinite) + " of " + std::to_string(rows) + " not finite";
+  const std::string where = columns == 1 ? "" : " column " + std::to_string(column);
   return Status(StatusCode::kInvalidArgument,
-                "output " + e.outputs()[0].name + " is not a probability on the warm-up batch: " + what + range +
+                "output " + e.outputs()[0].name + where + " is not a probability on the warm-up batch: " + what + range +
                     "; serving reads one probability in [0, 1] per row (a model that outputs logits must end in a "
                     "sigmoid or softmax: export torch.sigmoid(logits))");
 }
@@ -160,7 +183,8 @@ Result<std::shared_ptr<ModelServer::Served>> ModelServer::prepare(ModelHandle h,
   if (e.inputs().size() != 1 || e.inputs()[0].dtype != engine::DType::kF32) {
     return Status(StatusCode::kInvalidArgument, what + ": serving needs one float32 input [batch, T, F]");
   }
-  TS_RETURN_IF_ERROR(check_output_binding(e, what));
+  auto columns = check_output_binding(e, what, h.probability_column);
+  if (!columns) return columns.status();
   const int64_t max_b = profile_max_batch(e, opts_.window_rows);
   if (max_b < 1) {
     return Status(StatusCode::kInvalidArgument, what + ": no optimization profile admits T = " +
@@ -173,6 +197,8 @@ Result<std::shared_ptr<ModelServer::Served>> ModelServer::prepare(ModelHandle h,
   auto s = std::make_shared<Served>();
   s->handle = std::move(h);
   s->backend = e.backend();
+  s->columns = columns.value();
+  s->column = std::max<int64_t>(0, s->handle.probability_column);
   const int nworkers = std::max(1, opts_.workers);
   // Contexts are created side by side (each allocates its device buffers and library handles).
   const int64_t c0 = mono_ns();
@@ -217,15 +243,15 @@ Result<std::shared_ptr<ModelServer::Served>> ModelServer::prepare(ModelHandle h,
       threads.emplace_back([&, c] {
         engine::set_cpu_threads_for_this_thread(opts_.cpu_threads);
         engine::set_device_contexts_for_this_thread(nworkers);  // as the workers will run
-        std::vector<float> out(size_t(max_batch) * 8);
+        std::vector<float> out(size_t(max_batch) * size_t(s->columns));
         for (int b : sizes) {
           for (int k = 0; k < runs; ++k) {
             engine::TensorView iv{engine::DType::kF32, {b, opts_.window_rows, features_}, in.data()};
-            engine::TensorView ov{engine::DType::kF32, {b, 1}, out.data()};
+            engine::TensorView ov{engine::DType::kF32, {b, s->columns}, out.data()};
             ov.capacity_bytes = out.size() * sizeof(float);
             Status st = s->contexts[c]->execute({&iv, 1}, {&ov, 1});
-            if (st.is_ok()) st = check_probabilities(e, ov, b);
-            if (st.is_ok()) st = check_probability_range(e, out.data(), b);
+            if (st.is_ok()) st = check_probabilities(e, ov, b, s->columns);
+            if (st.is_ok()) st = check_probability_range(e, out.data(), b, s->columns, s->column);
             if (!st.is_ok()) {
               results[c] = st;
               return;
@@ -264,7 +290,7 @@ Status ModelServer::start(ModelHandle prod, std::shared_ptr<engine::Engine> cpu_
     if (!spare) spdlog::warn("model server: reserving a swap's memory: {}", spare.status().to_string());
   }
   if (cpu_fallback && opts_.cpu_fallback) {
-    auto f = prepare(ModelHandle{prod.name, prod.version, cpu_fallback}, /*warm_up=*/true);
+    auto f = prepare(ModelHandle{prod.name, prod.version, cpu_fallback, prod.probability_column}, /*warm_up=*/true);
     if (!f) return f.status().with_context("CPU fallback");
     fallback_ = std::move(f).value();
   }
@@ -306,18 +332,17 @@ Status ModelServer::start(ModelHandle prod, std::shared_ptr<engine::Engine> cpu_
   }
   batch_sizes_.assign(size_t(opts_.batcher.max_batch) + 1, 0);
   const size_t in_bytes = size_t(opts_.batcher.max_batch) * size_t(opts_.window_rows) * size_t(features_) * sizeof(float);
-  const size_t out_bytes = size_t(opts_.batcher.max_batch) * 8 * sizeof(float);
-  const auto& eng = *prod_.load()->handle.engine;
+  const auto& served = *prod_.load();
+  const auto& eng = *served.handle.engine;
   for (int i = 0; i < nworkers; ++i) {
     auto w = std::make_unique<Worker>();
     w->index = i;
     // Pinned host memory on the cuda backend (DMA without staging); aligned memory otherwise.
     w->in_mem = eng.allocate_host(in_bytes);
-    w->out_mem = eng.allocate_host(out_bytes);
     if (!w->in_mem) w->in_mem = std::shared_ptr<void>(new float[in_bytes / sizeof(float)], [](void* q) { delete[] static_cast<float*>(q); });
-    if (!w->out_mem) w->out_mem = std::shared_ptr<void>(new float[out_bytes / sizeof(float)], [](void* q) { delete[] static_cast<float*>(q); });
     w->in = static_cast<float*>(w->in_mem.get());
-    w->out = static_cast<float*>(w->out_mem.get());
+    output_room(*w, served, opts_.batcher.max_batch);
+    if (fallback_) output_room(*w, *fallback_, opts_.batcher.max_batch);
     std::memset(w->in, 0, in_bytes);  // pad rows (gather()) start as zeros, never garbage
     w->reqs.reserve(size_t(opts_.batcher.max_batch));
     workers_.push_back(std::move(w));
@@ -528,6 +553,22 @@ void ModelServer::worker_loop(Worker& w) {
   }
 }
 
+engine::TensorView ModelServer::output_room(Worker& w, const Served& s, int64_t rows) {
+  // A swap or shadow to a model with more output columns than any before grows the buffer here,
+  // on the worker's own thread, once; the batches after it find the room.
+  const size_t need = size_t(std::max<int64_t>(rows, opts_.batcher.max_batch)) * size_t(s.columns);
+  if (need > w.out_floats) {
+    const size_t floats = std::max<size_t>(need, size_t(opts_.batcher.max_batch) * 8);
+    w.out_mem = s.handle.engine->allocate_host(floats * sizeof(float));
+    if (!w.out_mem) w.out_mem = std::shared_ptr<void>(new float[floats], [](void* q) { delete[] static_cast<float*>(q); });
+    w.out = static_cast<float*>(w.out_mem.get());
+    w.out_floats = floats;
+  }
+  engine::TensorView out{engine::DType::kF32, {rows, s.columns}, w.out};
+  out.capacity_bytes = w.out_floats * sizeof(float);
+  return out;
+}
+
 void ModelServer::gather(Worker& w) {
   // A request's window slot stays the shard's untouched until its result is posted, so the
   // worker may read it now. Pad rows (up to w.rows) are not written: they hold zeros or an
@@ -548,9 +589,9 @@ void ModelServer::run_batch(Worker& w) {
   gather(w);
   const int64_t t1 = mono_ns();
   engine::TensorView in{engine::DType::kF32, {w.rows, opts_.window_rows, features_}, w.in};
-  engine::TensorView out{engine::DType::kF32, {w.rows, 1}, w.out};
+  engine::TensorView out = output_room(w, *model, w.rows);
   Status st = model->contexts[size_t(w.index)]->execute({&in, 1}, {&out, 1});
-  if (st.is_ok()) st = check_probabilities(*model->handle.engine, out, w.rows);
+  if (st.is_ok()) st = check_probabilities(*model->handle.engine, out, w.rows, model->columns);
   w.gather_ns.record(t1 - t0);
   w.execute_ns.record(mono_ns() - t1);
   bool fallback = false;
@@ -561,9 +602,9 @@ void ModelServer::run_batch(Worker& w) {
     if (fallback_ && fallback_ != model) {
       // The CPU fallback runs the real rows only.
       engine::TensorView in2{engine::DType::kF32, {b, opts_.window_rows, features_}, w.in};
-      engine::TensorView out2{engine::DType::kF32, {b, 1}, w.out};
+      engine::TensorView out2 = output_room(w, *fallback_, b);
       retry = fallback_->contexts[size_t(w.index)]->execute({&in2, 1}, {&out2, 1});
-      if (retry.is_ok()) retry = check_probabilities(*fallback_->handle.engine, out2, b);
+      if (retry.is_ok()) retry = check_probabilities(*fallback_->handle.engine, out2, b, fallback_->columns);
       fallback = retry.is_ok();
       if (fallback) fallback_batches_.fetch_add(1, std::memory_order_relaxed);
     }
@@ -611,12 +652,13 @@ void ModelServer::run_batch(Worker& w) {
   batches_.fetch_add(1, std::memory_order_relaxed);
   requests_run_.fetch_add(uint64_t(b), std::memory_order_relaxed);
   const bool ok = st.is_ok() || fallback;
-  const uint32_t version = (fallback ? fallback_ : model)->handle.version;
+  const Served& answered = fallback ? *fallback_ : *model;
+  const uint32_t version = answered.handle.version;
   for (int64_t i = 0; i < b; ++i) {
     InferenceResult res;
     res.request = w.reqs[size_t(i)];
     res.code = ok ? ResultCode::kOk : ResultCode::kFailed;
-    res.probability = ok ? w.out[i] : 0.f;
+    res.probability = ok ? w.out[i * answered.columns + answered.column] : 0.f;
     res.model_version = version;
     res.fallback = fallback;
     res.dispatch_ns = w.dispatch_ns;
@@ -634,10 +676,10 @@ void ModelServer::run_shadow(Worker& w) {
   const int64_t b = int64_t(w.reqs.size());
   const int64_t rows = pads(*shadow) ? w.rows : b;
   engine::TensorView in{engine::DType::kF32, {rows, opts_.window_rows, features_}, w.in};
-  engine::TensorView out{engine::DType::kF32, {rows, 1}, w.out};
+  engine::TensorView out = output_room(w, *shadow, rows);
   const int64_t start = mono_ns();
   Status st = shadow->contexts[size_t(w.index)]->execute({&in, 1}, {&out, 1});
-  if (st.is_ok()) st = check_probabilities(*shadow->handle.engine, out, rows);
+  if (st.is_ok()) st = check_probabilities(*shadow->handle.engine, out, rows, shadow->columns);
   if (!st.is_ok()) {
     spdlog::warn("model server: shadow {} v{} failed on a batch of {}: {}", shadow->handle.name, shadow->handle.version,
                  b, st.to_string());
@@ -649,7 +691,7 @@ void ModelServer::run_shadow(Worker& w) {
     InferenceResult res;
     res.request = w.reqs[size_t(i)];
     res.code = ResultCode::kOk;
-    res.probability = w.out[i];
+    res.probability = w.out[i * shadow->columns + shadow->column];
     res.model_version = shadow->handle.version;
     res.shadow = true;
     res.dispatch_ns = start;

@@ -45,6 +45,10 @@ struct ModelHandle {
   std::string name;
   uint32_t version = 0;
   std::shared_ptr<engine::Engine> engine;
+  // Which column of the engine's [batch, C] output is the probability (the plan's model
+  // manifest, engine/plan_manifest.h); -1 = not declared: the output must then hold one value
+  // per row ([batch] or [batch, 1]) and that value is read.
+  int64_t probability_column = -1;
 };
 
 struct SwapReport {
@@ -85,10 +89,12 @@ class ModelServer {
   void set_metrics(Metrics* m) { metrics_ = m; }
 
   // Checks the model's bindings (one float input [batch, T, F] with F = ShardPort features, one
-  // float output of one probability per row), creates and warms up its contexts (and the CPU
-  // fallback's, which may be null or the same engine), and starts the threads. The warm-up
-  // batch's outputs must be probabilities (finite, within [0, 1]): a model that outputs logits
-  // is refused here with the range it gave (as are swap() and set_shadow()).
+  // float output [batch] or [batch, C] with C fixed, its probability in column
+  // prod.probability_column < C — a C > 1 output needs the column declared), creates and warms
+  // up its contexts (and the CPU fallback's, which may be null or the same engine; it reads the
+  // same column), and starts the threads. The warm-up batch's probability column must hold
+  // probabilities (finite, within [0, 1]): a model that outputs logits is refused here with the
+  // range it gave (as are swap() and set_shadow()). The other columns are not read.
   Status start(ModelHandle prod, std::shared_ptr<engine::Engine> cpu_fallback, int features);
 
   ShardPort& port(int shard) { return *ports_[size_t(shard)]; }
@@ -142,6 +148,9 @@ class ModelServer {
   void worker_loop(Worker& w);
   void post(const InferenceRequest& r, ResultCode code, int ring);
   void gather(Worker& w);     // copies the batch's windows into the worker's staging (worker thread)
+  // The worker's output buffer as a [rows, C] view for `s` (C = its output columns), grown
+  // first when `s` needs more room than it has (worker thread, or start() before the workers).
+  engine::TensorView output_room(Worker& w, const Served& s, int64_t rows);
   void run_batch(Worker& w);
   void run_shadow(Worker& w);
   bool pads(const Served& s) const;  // batches padded to power-of-two buckets on this version

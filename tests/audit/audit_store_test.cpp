@@ -3,6 +3,7 @@
 
 #include <sqlite3.h>
 
+#include "audit/alert_json.h"
 #include "audit/audit_store.h"
 #include "audit/audit_test_util.h"
 #include "test_data.h"
@@ -149,8 +150,39 @@ TEST(AuditStore, KeepsTheBookAroundTheAlertInExactDecimals) {
   EXPECT_TRUE(empty.bids.empty() && empty.asks.empty());
 }
 
-// A store written before the book was kept (no book_json column): opened by this build it gains
-// the column, its old rows read as before (book not present), new rows keep their book.
+// The score of a model alert is kept in the alerts row (model_json), so the audit search and the
+// alert detail show the probability wherever the alert is read; rule alerts have none.
+TEST(AuditStore, KeepsTheModelScoreOfAModelAlert) {
+  SymbolTable symbols;
+  const SymbolId sym = symbols.intern("600519.SH");
+  const std::string path = (scratch_dir("audit_model_score") / "audit.db").string();
+  auto store = AuditStore::open(path);
+  ASSERT_TRUE(store.is_ok()) << store.status().to_string();
+  Alert rule = make_alert(sym, 7);
+  rule.type = AlertType::kLargeBuy;
+  ASSERT_TRUE(store.value()->write(rule, symbols).is_ok());
+  ASSERT_TRUE(store.value()->write(make_model_alert(sym, 8, "desk-gru", 3, 0.8725f), symbols).is_ok());
+  ASSERT_TRUE(store.value()->flush().is_ok());
+  AlertQuery q;
+  q.alert_id = 8;
+  auto rows = store.value()->query(q);
+  ASSERT_TRUE(rows.is_ok()) << rows.status().to_string();
+  ASSERT_EQ(rows.value().size(), 1u);
+  expect_desk_gru_score(rows.value()[0].model);
+  const nlohmann::json j = alert_record_json(rows.value()[0]);
+  ASSERT_TRUE(j.contains("model")) << j.dump();
+  EXPECT_NEAR(j["model"]["probability"].get<double>(), 0.8725, 1e-6);
+  q.alert_id = 7;
+  rows = store.value()->query(q);
+  ASSERT_TRUE(rows.is_ok());
+  ASSERT_EQ(rows.value().size(), 1u);
+  EXPECT_FALSE(rows.value()[0].model.present);
+  EXPECT_FALSE(alert_record_json(rows.value()[0]).contains("model"));
+}
+
+// A store written before the book and the model score were kept (no book_json, model_json
+// columns): opened by this build it gains them, its old rows read as before (no book, no score),
+// new rows keep theirs.
 TEST(AuditStore, AnOlderStoreIsMigratedAndStaysReadable) {
   const std::string path = (scratch_dir("audit_migrate") / "audit.db").string();
   {
@@ -175,7 +207,7 @@ TEST(AuditStore, AnOlderStoreIsMigratedAndStaysReadable) {
   const SymbolId goog = symbols.intern("GOOG");
   auto store = AuditStore::open(path);
   ASSERT_TRUE(store.is_ok()) << store.status().to_string();
-  Alert a = make_alert(goog, 100);
+  Alert a = make_model_alert(goog, 100, "alert-default", 4, 0.93f);
   a.book.asks[0] = {58020, 100};
   a.book.ask_levels = 1;
   ASSERT_TRUE(store.value()->write(a, symbols).is_ok());
@@ -183,6 +215,9 @@ TEST(AuditStore, AnOlderStoreIsMigratedAndStaysReadable) {
   auto rows = store.value()->load_all();
   ASSERT_TRUE(rows.is_ok()) << rows.status().to_string();
   ASSERT_EQ(rows.value().size(), 2u);
+  EXPECT_FALSE(rows.value()[0].model.present) << "an old row has no model score";
+  ASSERT_TRUE(rows.value()[1].model.present) << "the migrated store keeps the new row's score";
+  EXPECT_NEAR(rows.value()[1].model.probability, 0.93, 1e-6);
   EXPECT_EQ(rows.value()[0].alert_id, 99u);
   EXPECT_EQ(rows.value()[0].type, "large_buy");
   ASSERT_EQ(rows.value()[0].values.size(), 1u);

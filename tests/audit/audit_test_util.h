@@ -1,7 +1,11 @@
 #pragma once
 // Hand-made alerts for sink tests.
 #include <cmath>
+#include <cstdio>
 
+#include <gtest/gtest.h>
+
+#include "audit/audit_store.h"
 #include "core/clock.h"
 #include "core/symbol_table.h"
 #include "detect/alert.h"
@@ -27,6 +31,28 @@ inline Alert make_alert(SymbolId sym, uint64_t k) {
   a.t.detect_ns = 1'023'000;
   for (int i = 0; i < kFeatureCount; ++i) a.features[i] = float(k) + 0.25f * float(i);
   return a;
+}
+
+// A model alert on `sym` (make_alert's fields, type model): `name` v`version` scored `p` against
+// threshold 0.8.
+inline Alert make_model_alert(SymbolId sym, uint64_t k, const char* name, uint32_t version, float p) {
+  Alert a = make_alert(sym, k);
+  a.type = AlertType::kModel;
+  std::snprintf(a.model.model, sizeof a.model.model, "%s", name);
+  a.model.version = version;
+  a.model.probability = p;
+  a.model.threshold = 0.8f;
+  return a;
+}
+
+// The score make_model_alert(sym, k, "desk-gru", 3, 0.8725f) wrote, as a store reads it back.
+inline void expect_desk_gru_score(const ModelScoreRecord& m) {
+  ASSERT_TRUE(m.present);
+  EXPECT_EQ(m.name, "desk-gru");
+  EXPECT_EQ(m.version, 3u);
+  EXPECT_NEAR(m.probability, 0.8725, 1e-6);
+  EXPECT_NEAR(m.threshold, 0.8, 1e-6);
+  EXPECT_FALSE(m.shadow);
 }
 
 }  // namespace ts::testing

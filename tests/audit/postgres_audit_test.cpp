@@ -8,6 +8,9 @@
 #include <fstream>
 #include <sstream>
 
+#include <libpq-fe.h>
+
+#include "audit/audit_test_util.h"
 #include "audit/postgres_store.h"
 #include "kafka/kafka_test_util.h"
 #include "postgres_server.h"
@@ -41,6 +44,43 @@ TEST_F(PostgresAudit, AnAlertIdIsStoredOnceAcrossConnections) {
     EXPECT_EQ(store.value()->count().value(), 2) << "round " << round;
     EXPECT_EQ(store.value()->distinct_ids().value(), 2);
   }
+}
+
+// A model alert's score is kept (model_json) beside the rule alerts; a database made before the
+// column existed gains it at connect, its old rows without a score.
+TEST_F(PostgresAudit, KeepsTheModelScoreAndMigratesOlderDatabases) {
+  SymbolTable symbols;
+  const SymbolId sym = symbols.intern("600519.SH");
+  {  // an older database: the table without model_json, one row in it
+    auto store = PostgresStore::open(server().dsn());
+    ASSERT_TRUE(store.is_ok()) << store.status().to_string();
+    Alert old = make_alert(sym, 9'000'001);
+    old.type = AlertType::kLargeBuy;
+    ASSERT_TRUE(store.value()->write(old, symbols).is_ok());
+    ASSERT_TRUE(store.value()->flush().is_ok());
+    PGconn* raw = PQconnectdb(server().dsn().c_str());
+    ASSERT_EQ(PQstatus(raw), CONNECTION_OK) << PQerrorMessage(raw);
+    PGresult* r = PQexec(raw, "ALTER TABLE alerts DROP COLUMN model_json");
+    EXPECT_EQ(PQresultStatus(r), PGRES_COMMAND_OK) << PQerrorMessage(raw);
+    PQclear(r);
+    PQfinish(raw);
+  }
+  auto store = PostgresStore::open(server().dsn());
+  ASSERT_TRUE(store.is_ok()) << store.status().to_string();
+  ASSERT_TRUE(store.value()->write(make_model_alert(sym, 9'000'002, "desk-gru", 3, 0.8725f), symbols).is_ok());
+  ASSERT_TRUE(store.value()->flush().is_ok());
+  AlertQuery q;
+  q.alert_id = 9'000'002;
+  auto rows = store.value()->query(q);
+  ASSERT_TRUE(rows.is_ok()) << rows.status().to_string();
+  ASSERT_EQ(rows.value().size(), 1u);
+  expect_desk_gru_score(rows.value()[0].model);
+  q.alert_id = 9'000'001;
+  rows = store.value()->query(q);
+  ASSERT_TRUE(rows.is_ok()) << rows.status().to_string();
+  ASSERT_EQ(rows.value().size(), 1u);
+  EXPECT_EQ(rows.value()[0].type, "large_buy");
+  EXPECT_FALSE(rows.value()[0].model.present) << "the old row reads as before, without a score";
 }
 
 TEST_F(PostgresAudit, BadDsnIsAClearError) {

@@ -54,6 +54,22 @@ TEST(InstrumentTable, ReferenceRowsOverrideTheSymbolDefaults) {
   EXPECT_EQ(t.unknown_symbols(), 0u);
 }
 
+// The optional `name` column: the instrument's name where the file gives one (feeds carry none);
+// an empty cell, or no column, leaves it empty.
+TEST(InstrumentTable, NameColumnGivesTheInstrumentsName) {
+  InstrumentTable t;
+  InputErrors errors;
+  auto report = t.load_csv_text("symbol,name,board\n600519.SH,Kweichow Moutai,\nAAPL.US, Apple Inc. ,nasdaq\n000001.SZ,,\n",
+                                "names.csv", errors);
+  ASSERT_TRUE(report) << report.status().to_string();
+  EXPECT_EQ(report.value().rows_read, 3u);
+  EXPECT_EQ(errors.total(), 0u);
+  EXPECT_EQ(resolved(t, "600519.SH").name, "Kweichow Moutai");
+  EXPECT_EQ(resolved(t, "AAPL.US").name, "Apple Inc.") << "trimmed like every cell";
+  EXPECT_EQ(resolved(t, "000001.SZ").name, "");
+  EXPECT_EQ(resolved(t, "600000.SH").name, "") << "not in the file";
+}
+
 TEST(InstrumentTable, BadRowsAreCountedAndNamedTheRestRead) {
   const std::string csv =
       "symbol,tick_size,size_increment,st,board,limit_pct\n"  // line 1, any column order

@@ -1,9 +1,12 @@
 #!/usr/bin/python3
-"""Two tiny PyTorch models exported as a user would (docs/bring-your-own-model.md), for the CLI
-tests of the model manifest and the warm-up probability check:
+"""Tiny PyTorch models exported as a user would (docs/bring-your-own-model.md), for the CLI
+tests of the model manifest, the probability column and the warm-up probability check:
 
-    torch_prob.onnx    x [batch, seq, 20] -> prob [batch, 1] = sigmoid(Linear(x[:, -1, :]))
-    torch_logits.onnx  the same without the sigmoid: logits, which serving must refuse
+    torch_prob.onnx       x [batch, seq, 20] -> prob [batch, 1] = sigmoid(Linear(x[:, -1, :]))
+    torch_logits.onnx     the same without the sigmoid: logits, which serving must refuse
+    torch_two_class.onnx  x -> prob [batch, 2] = softmax(Linear2(x[:, -1, :])): the probability
+                          of the event is column 1 (column 0 is its complement)
+    torch_class1.onnx     the same weights, exporting column 1 alone: prob [batch, 1]
 
     /usr/bin/python3 export_torch_models.py OUTDIR
 """
@@ -27,6 +30,20 @@ class Head(torch.nn.Module):
         return torch.sigmoid(y) if self.sigmoid else y
 
 
+class TwoClass(torch.nn.Module):
+    def __init__(self, only_class1):
+        super().__init__()
+        torch.manual_seed(28)
+        self.fc = torch.nn.Linear(20, 2)
+        with torch.no_grad():
+            self.fc.weight.mul_(20.0)  # confident on real inputs: crosses any threshold often
+        self.only_class1 = only_class1
+
+    def forward(self, x):
+        p = torch.softmax(self.fc(x[:, -1, :]), dim=1)
+        return p[:, 1:2] if self.only_class1 else p
+
+
 def export(model, path):
     x = torch.randn(4, 60, 20)
     torch.onnx.export(model.eval(), x, path, input_names=["x"], output_names=["prob"],
@@ -37,6 +54,8 @@ def main(outdir):
     os.makedirs(outdir, exist_ok=True)
     export(Head(True), os.path.join(outdir, "torch_prob.onnx"))
     export(Head(False), os.path.join(outdir, "torch_logits.onnx"))
+    export(TwoClass(False), os.path.join(outdir, "torch_two_class.onnx"))
+    export(TwoClass(True), os.path.join(outdir, "torch_class1.onnx"))
 
 
 if __name__ == "__main__":

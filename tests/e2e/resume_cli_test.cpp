@@ -364,7 +364,8 @@ TEST(ModelContractCli, TheManifestTravelsInThePlanAndLogitsAreRefused) {
   };
   auto o = build("torch_prob.onnx", "prob.plan", {"--threshold", "0.42"});
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  const std::string line = "manifest: input x [batch, T, 20]; output prob [batch, 1], probability in column 0; "
+  // T is the one the plan accepts (its profiles fix 60), not the ONNX's symbolic "seq".
+  const std::string line = "manifest: input x [batch, 60, 20]; output prob [batch, 1], probability in column 0; "
                            "evaluated at threshold 0.42";
   EXPECT_NE(o.out.find(line), std::string::npos) << o.out;
   o = run_bin({"inspect", "prob.plan"}, dir);
@@ -418,6 +419,98 @@ TEST(ModelContractCli, TheManifestTravelsInThePlanAndLogitsAreRefused) {
   EXPECT_EQ(o.exit_code, 2) << o.err;
   EXPECT_NE(o.err.find("warm-up: output prob is not a probability on the warm-up batch: "), std::string::npos) << o.err;
   EXPECT_NE(o.err.find(" values outside [0, 1] (min -"), std::string::npos) << o.err;
+
+  // A plan built for windows of 30 rows says so in its manifest and is refused by a pipeline of
+  // 60 ([model] window_rows), with both values; a manifest T the plan cannot run is a build error.
+  o = run_bin({"build", "--onnx", "torch_prob.onnx", "--saveEngine", "t30.plan", "--minShapes", "x:1x30x20", "--optShapes",
+               "x:8x30x20", "--maxShapes", "x:64x30x20"},
+              dir);
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("manifest: input x [batch, 30, 20]"), std::string::npos) << o.out;
+  o = replay("t30.plan");
+  EXPECT_EQ(o.exit_code, 2) << o.err;
+  EXPECT_NE(o.err.find("model t30.plan: its manifest does not match the pipeline: expected windows of T = 60 rows "
+                       "([model] window_rows), the manifest has T = 30"),
+            std::string::npos)
+      << o.err;
+  std::ofstream(dir / "t45.json") << R"({"window_rows": 45})";
+  o = build("torch_prob.onnx", "t45.plan", {"--manifest", "t45.json"});
+  EXPECT_EQ(o.exit_code, 2) << o.out;
+  EXPECT_NE(o.err.find("manifest: window_rows (T) is 45, the plan accepts T = 60"), std::string::npos) << o.err;
+  EXPECT_FALSE(std::filesystem::exists(dir / "t45.plan"));
+}
+
+// The model alerts of a replay: (exchange time ns, probability), in file order.
+std::vector<std::pair<std::string, double>> model_alerts(const std::filesystem::path& jsonl) {
+  std::vector<std::pair<std::string, double>> out;
+  std::ifstream in(jsonl);
+  for (std::string line; std::getline(in, line);) {
+    const auto j = nlohmann::json::parse(line);
+    if (j.at("type") == "model") out.emplace_back(j.at("exch_ts_ns").get<std::string>(), j.at("model").at("probability").get<double>());
+  }
+  return out;
+}
+
+// A softmax head whose event probability is column 1 of 2, served from a plan built with
+// --probabilityColumn 1 and from the ONNX with its manifest beside it: the same model alerts,
+// at the same times and probabilities, as the same weights exported as that column alone.
+TEST(ModelContractCli, TheDecisionReadsTheManifestsProbabilityColumn) {
+  const auto goog = lobster_file("GOOG", "message", 10);
+  TS_REQUIRE_DATA(goog);
+  const auto dir = scratch_dir("model_column_cli");
+  const std::string make = "/usr/bin/python3 " + std::string(TICKSENTRY_SOURCE_DIR) +
+                           "/tests/e2e/export_torch_models.py " + dir.string();
+  ASSERT_EQ(std::system(make.c_str()), 0) << make;
+  auto replay = [&](const std::string& model, const std::string& jsonl) {
+    return run_bin({"replay", "--format", "lobster", goog.string(), "--model", model, "--no-stdout", "--http", "off",
+                    "--jsonl", jsonl, "--audit-db", "", "--to", "09:45"},
+                   dir);
+  };
+  auto o = replay("torch_class1.onnx", "class1.jsonl");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const auto want = model_alerts(dir / "class1.jsonl");
+  ASSERT_GE(want.size(), 3u) << "the reference model must alert for the comparison to mean something";
+
+  o = run_bin({"build", "--onnx", "torch_two_class.onnx", "--saveEngine", "two.plan", "--minShapes", "x:1x60x20",
+               "--optShapes", "x:8x60x20", "--maxShapes", "x:64x60x20", "--probabilityColumn", "1"},
+              dir);
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("output prob [batch, 2], probability in column 1"), std::string::npos) << o.out;
+  auto same = [&](const std::string& jsonl) {
+    const auto got = model_alerts(dir / jsonl);
+    ASSERT_EQ(got.size(), want.size()) << jsonl;
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_EQ(got[i].first, want[i].first) << jsonl << " alert " << i;
+      EXPECT_NEAR(got[i].second, want[i].second, 1e-5) << jsonl << " alert " << i;
+    }
+  };
+  o = replay("two.plan", "plan.jsonl");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  same("plan.jsonl");
+
+  // The ONNX alone does not say which column is the probability: refused, naming the fix.
+  o = replay("torch_two_class.onnx", "none.jsonl");
+  EXPECT_EQ(o.exit_code, 2) << o.err;
+  EXPECT_NE(o.err.find("its output prob is [batch,2] and nothing says which column is the probability"),
+            std::string::npos)
+      << o.err;
+  // With the manifest beside it, it serves column 1.
+  std::ofstream(dir / "torch_two_class.manifest.json") << R"({"probability_column": 1})";
+  o = replay("torch_two_class.onnx", "onnx.jsonl");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  same("onnx.jsonl");
+  // Column 0 (the complement) is a different model: not the same alerts.
+  o = run_bin({"build", "--onnx", "torch_two_class.onnx", "--saveEngine", "col0.plan", "--minShapes", "x:1x60x20",
+               "--maxShapes", "x:64x60x20", "--probabilityColumn", "0"},
+              dir);
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  o = replay("col0.plan", "col0.jsonl");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(model_alerts(dir / "col0.jsonl"), want);
+  // A column the output does not have is refused by build.
+  o = run_bin({"build", "--onnx", "torch_two_class.onnx", "--saveEngine", "col2.plan", "--probabilityColumn", "2"}, dir);
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_NE(o.err.find("probability_column 2 is outside the output's 2 columns"), std::string::npos) << o.err;
 }
 
 }  // namespace

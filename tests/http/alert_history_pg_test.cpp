@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <libpq-fe.h>
 
+#include <cstdio>
+
 #include <nlohmann/json.hpp>
 
 #include "audit/postgres_store.h"
@@ -192,6 +194,30 @@ TEST_F(PostgresHistory, OneAlertWithItsBookAndAnOlderTableMigrated) {
   EXPECT_EQ(json::parse(old->body)["symbol"], "GOOG");
   EXPECT_TRUE(json::parse(old->body)["book"].is_null()) << "a row from before the book: null, not an error";
   EXPECT_EQ(p.get("/api/alerts/77")->status, 404);
+  // A model alert: its score is in the row (the migrated table gained model_json), so the audit
+  // search and the detail view show the probability from PostgreSQL too (no window there).
+  Alert m = http_alert(goog, AlertType::kModel, 1'340'285'470'000'000'000, 68);
+  std::snprintf(m.model.model, sizeof m.model.model, "%s", "desk-gru");
+  m.model.version = 5;
+  m.model.probability = 0.9375f;
+  m.model.threshold = 0.8f;
+  ASSERT_TRUE(pg.value()->write(m, symbols).is_ok());
+  ASSERT_TRUE(pg.value()->flush().is_ok());
+  auto rm = p.get("/api/alerts/68");
+  ASSERT_TRUE(rm);
+  ASSERT_EQ(rm->status, 200) << rm->body;
+  const json jm = json::parse(rm->body);
+  ASSERT_TRUE(jm["model"].is_object()) << rm->body;
+  EXPECT_EQ(jm["model"]["name"], "desk-gru");
+  EXPECT_EQ(jm["model"]["version"], 5);
+  EXPECT_NEAR(jm["model"]["probability"].get<double>(), 0.9375, 1e-6);
+  EXPECT_FALSE(jm["model"].contains("window")) << "PostgreSQL keeps no windows";
+  auto listed = p.get("/api/alerts?type=model");
+  ASSERT_TRUE(listed);
+  ASSERT_EQ(listed->status, 200) << listed->body;
+  const json jl = json::parse(listed->body);
+  ASSERT_EQ(jl["alerts"].size(), 1u) << listed->body;
+  EXPECT_NEAR(jl["alerts"][0]["model"]["probability"].get<double>(), 0.9375, 1e-6) << "the audit search carries it";
   // Leave the table as the other tests expect to find it: made by PostgresStore::open.
   ASSERT_TRUE(pg.value()->close().is_ok());
   auto conn = pg_open(server().dsn(), "DROP TABLE alerts", "cleanup");

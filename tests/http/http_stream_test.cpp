@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "book/book_top.h"
+#include "core/instrument_ref.h"
 #include "http_test_util.h"
 
 namespace ts::testing {
@@ -164,6 +165,33 @@ TEST(HttpStream, MarketBoardReachesSymbolsTicksAndLadder) {
   s.board.maybe_publish(id, 1'200'000'000, top);
   ASSERT_TRUE(s.board.read(id, &q));
   EXPECT_EQ(q.last, 185100);
+}
+
+// Instrument names (the instruments reference file's `name` column; no feed carries one) reach
+// /api/symbols, which the dashboard's picker searches, and the symbol page's /api/symbols/{s}.
+TEST(HttpStream, InstrumentNamesReachTheSymbolList) {
+  TestServer s("http_stream_names");
+  InstrumentTable instruments;
+  InputErrors errors;
+  ASSERT_TRUE(instruments.load_csv_text("symbol,name\n600519.SH,Kweichow Moutai\n", "names.csv", errors));
+  InstrumentRefResolver resolver(instruments);
+  s.symbols.set_resolver(&resolver);
+  BookTop top;
+  top.bid_levels = top.ask_levels = 1;
+  top.bids[0] = {185000, 300};
+  top.asks[0] = {185010, 200};
+  s.board.maybe_publish(s.symbols.intern("600519.SH"), 1'000'000'000, top);
+  s.board.maybe_publish(s.symbols.intern("000001.SZ"), 1'000'000'000, top);
+  s.live->tick();
+  auto c = s.client();
+  const json syms = json::parse(c.Get("/api/symbols")->body)["symbols"];
+  ASSERT_EQ(syms.size(), 2u) << syms.dump();
+  EXPECT_EQ(syms[0]["s"], "000001.SZ");
+  EXPECT_EQ(syms[0]["name"], "") << "no name in the file: empty";
+  EXPECT_EQ(syms[1]["s"], "600519.SH");
+  EXPECT_EQ(syms[1]["name"], "Kweichow Moutai");
+  EXPECT_EQ(json::parse(c.Get("/api/symbols/600519.SH")->body)["name"], "Kweichow Moutai");
+  s.symbols.set_resolver(nullptr);
 }
 
 // The symbol page and the alert detail chart read exchange time (a replay's day, not the wall

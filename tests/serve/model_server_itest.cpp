@@ -389,8 +389,9 @@ TEST(ModelServer, SwapRefusesAModelThatDoesNotFitAndKeepsServing) {
 }
 
 TEST(ModelServer, RefusesAtLoadAModelWithManyOutputsPerRow) {
-  // 16 values per row: the decision stage reads one probability per row (replay --model with
-  // such a model once aborted in the warm-up, which copied 16 values per row into room for 1).
+  // 16 values per row and no probability column declared: the decision stage cannot know which
+  // to read (replay --model with such a model once aborted in the warm-up, which copied 16 values
+  // per row into room for 1).
   ModelServer server(small_options(), 1);
   Status st = server.start({"wide", 3, cpu_engine(testing::many_outputs_model(16))}, nullptr, kFeatures);
   ASSERT_FALSE(st.is_ok());
@@ -407,6 +408,73 @@ TEST(ModelServer, RefusesAtLoadAModelWithManyOutputsPerRow) {
   EXPECT_NE(rep.status().message().find("one probability per row"), std::string::npos) << rep.status().to_string();
   EXPECT_EQ(live.model_version(), 1u);
   live.stop();
+}
+
+// A model whose probability is column 1 of a [batch, 2] output (a softmax head): the decision
+// stage reads the column the manifest names, checks it at load and its range at warm-up.
+TEST(ModelServer, ReadsTheDeclaredProbabilityColumn) {
+  auto two = cpu_engine(testing::two_class_model(0.f));
+  {
+    ModelServer server(small_options(), 1);
+    ASSERT_TRUE(server.start({"two", 1, two, /*probability_column=*/1}, nullptr, kFeatures).is_ok());
+    ShardDriver d{0, 1};
+    d.run(server.port(0), mono_ns() + 60'000'000'000, [](uint32_t, float v) { return sigmoid(v); }, 500);
+    server.stop();
+    EXPECT_EQ(d.failed, 0u);
+    EXPECT_GT(d.ok, 0u);
+    EXPECT_EQ(d.wrong, 0u) << "column 1 holds p = sigmoid(v)";
+  }
+  {  // column 0 of the same model is 1 - p: a different answer, so the column is really chosen
+    ModelServer server(small_options(), 1);
+    ASSERT_TRUE(server.start({"two", 1, two, 0}, nullptr, kFeatures).is_ok());
+    ShardDriver d{0, 1};
+    d.run(server.port(0), mono_ns() + 60'000'000'000, [](uint32_t, float v) { return 1.f - sigmoid(v); }, 500);
+    server.stop();
+    EXPECT_GT(d.ok, 0u);
+    EXPECT_EQ(d.wrong, 0u);
+  }
+  // A column outside the output, and a two-column output with no column declared: refused at load.
+  ModelServer outside(small_options(), 1);
+  Status st = outside.start({"two", 1, two, 2}, nullptr, kFeatures);
+  ASSERT_FALSE(st.is_ok());
+  EXPECT_NE(st.message().find("two v1: the manifest's probability column 2 is outside output prob is f32 [batch,2] "
+                              "(columns 0..1)"),
+            std::string::npos)
+      << st.message();
+  ModelServer undeclared(small_options(), 1);
+  st = undeclared.start({"two", 1, two}, nullptr, kFeatures);
+  ASSERT_FALSE(st.is_ok());
+  EXPECT_NE(st.message().find("(2 columns) and no probability column is declared"), std::string::npos) << st.message();
+  // The warm-up range check reads the declared column: logits there are refused even though
+  // column 0 holds probabilities, and column 0 of that model serves.
+  auto logits = cpu_engine(testing::two_class_model(0.f, /*logits_in_1=*/true));
+  ModelServer bad(small_options(), 1);
+  st = bad.start({"lg", 1, logits, 1}, nullptr, kFeatures);
+  ASSERT_FALSE(st.is_ok());
+  EXPECT_NE(st.message().find("output prob column 1 is not a probability on the warm-up batch"), std::string::npos)
+      << st.message();
+  ModelServer good(small_options(), 1);
+  ASSERT_TRUE(good.start({"lg", 1, logits, 0}, nullptr, kFeatures).is_ok());
+  good.stop();
+}
+
+// A hot swap from a one-column model to one of 16 columns (more than the workers' output room
+// held): the room grows on the worker, and the new version's column is read from the first batch.
+TEST(ModelServer, SwapToAWiderOutputReadsItsColumn) {
+  ModelServer server(small_options(), 1);
+  ASSERT_TRUE(server.start({"m", 1, cpu_engine(last_value_model(0.5f))}, nullptr, kFeatures).is_ok());
+  ShardDriver before{0, 1};
+  auto expect = [](uint32_t version, float v) { return version == 1 ? sigmoid(v + 0.5f) : sigmoid(v); };
+  before.run(server.port(0), mono_ns() + 60'000'000'000, expect, 200);
+  auto rep = server.swap({"m", 2, cpu_engine(testing::wide_probability_model(16)), 0});
+  ASSERT_TRUE(rep.is_ok()) << rep.status().to_string();
+  ShardDriver after{0, 1};
+  after.run(server.port(0), mono_ns() + 60'000'000'000, expect, 500);
+  server.stop();
+  EXPECT_EQ(before.wrong + after.wrong, 0u);
+  EXPECT_EQ(after.failed, 0u);
+  EXPECT_GT(after.ok, 0u);
+  EXPECT_EQ(server.model_version(), 2u);
 }
 
 TEST(ModelServer, RefusesAtLoadAModelThatOutputsLogits) {

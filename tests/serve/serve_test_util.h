@@ -47,6 +47,49 @@ inline std::vector<uint8_t> many_outputs_model(int per_row, int features = 20) {
   return m.bytes();
 }
 
+// A two-class head as a softmax gives it: prob[b] = [1 - p, p] with p = sigmoid(x[b, T-1, 0] +
+// bias), the probability in column 1 of 2. `logits_in_1`: column 1 holds the logit x + bias
+// instead (not a probability), column 0 still 1 - p.
+inline std::vector<uint8_t> two_class_model(float bias, bool logits_in_1 = false) {
+  engine::testing::OnnxModelBuilder m;
+  m.input("x", {"batch", "seq", int64_t(20)});
+  m.output("prob", {"batch", 2});
+  m.init_i64("starts", {1}, {-1});
+  m.init_i64("ends", {1}, {int64_t(1) << 62});
+  m.init_i64("axes", {1}, {1});
+  m.init_i64("col", {1}, {0});
+  m.init_f32("bias", {}, {bias});
+  m.init_f32("one", {}, {1.f});
+  m.init_i64("flat", {2}, {-1, 1});
+  m.node("Slice", {"x", "starts", "ends", "axes"}, {"last"});
+  auto& g = m.node("Gather", {"last", "col"}, {"v"});
+  engine::testing::OnnxModelBuilder::attr_i(g, "axis", 2);
+  m.node("Add", {"v", "bias"}, {"logit3"});
+  m.node("Sigmoid", {"logit3"}, {"p3"});
+  m.node("Reshape", {"p3", "flat"}, {"p"});
+  m.node("Reshape", {"logit3", "flat"}, {"logit"});
+  m.node("Sub", {"one", "p"}, {"q"});
+  auto& c = m.node("Concat", {"q", logits_in_1 ? "logit" : "p"}, {"prob"});
+  engine::testing::OnnxModelBuilder::attr_i(c, "axis", 1);
+  return m.bytes();
+}
+
+// out[b, k] = sigmoid(x[b, T-1, k]) for k < per_row, declared [batch, per_row]: probabilities
+// in every column (column 0 reads feature 0, as last_value_model(0) does).
+inline std::vector<uint8_t> wide_probability_model(int per_row) {
+  engine::testing::OnnxModelBuilder m;
+  m.input("x", {"batch", "seq", int64_t(20)});
+  m.output("probs", {"batch", int64_t(per_row)});
+  m.init_i64("starts", {2}, {-1, 0});
+  m.init_i64("ends", {2}, {int64_t(1) << 62, per_row});
+  m.init_i64("axes", {2}, {1, 2});
+  m.init_i64("flat", {2}, {-1, per_row});
+  m.node("Slice", {"x", "starts", "ends", "axes"}, {"last"});
+  m.node("Sigmoid", {"last"}, {"s"});
+  m.node("Reshape", {"s", "flat"}, {"probs"});
+  return m.bytes();
+}
+
 // out[b, 0] = x[b, T-1, 0] * scale, with no sigmoid: a model that outputs logits (scale 0 makes
 // it output zeros, a valid probability; divisor 0 makes it output ±inf and NaN).
 inline std::vector<uint8_t> logit_model(float scale, float divisor = 1.f) {

@@ -23,7 +23,8 @@ export interface Market {
 // The model's peak probability for a symbol in one live-feed tick ("scores" stream).
 export interface Score { s: string; m: number; t: number }
 export interface Tick { s: string; p: number; v: number; b: number; a: number; t: number }
-export interface SymbolEntry { s: string; p: number; v: number; b: number; a: number; market?: Market }
+// "name": the instrument's name where the instruments reference file gives one ("" otherwise).
+export interface SymbolEntry { s: string; name?: string; p: number; v: number; b: number; a: number; market?: Market }
 export interface StagePoint { p50: number; p99: number; p999: number; count: number }
 // Model serving over one live-feed tick (src/http/serving_stats.h); absent while no model serves.
 export interface ModelStats {

@@ -98,6 +98,32 @@ export function fmtExchTime(ns: number, zone: string, withDate = false): string 
   return withDate ? text.replace(/(\d\d:\d\d:\d\d)/, `$1${frac}`) : text + frac;
 }
 
+// A wall-clock time in `zone` ("2012-06-21T09:30" or "…:05", as a datetime-local input gives it)
+// as ms since the epoch; NaN when it does not parse. The zone's offset is read at the answer, so
+// a time beside a daylight-saving change lands on the zone's own reading of it.
+export function zonedWallToUtcMs(wall: string, zone: string): number {
+  const m = /^(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d)(?::(\d\d)(?:\.(\d{1,3}))?)?$/.exec(wall.trim());
+  if (!m) return NaN;
+  const asUtc = Date.UTC(+m[1], +m[2] - 1, +m[3], +m[4], +m[5], +(m[6] ?? 0), +((m[7] ?? "0").padEnd(3, "0")));
+  let t = asUtc - zoneOffsetMs(zone, asUtc);
+  t = asUtc - zoneOffsetMs(zone, t);
+  return t;
+}
+const offsetFmts = new Map<string, Intl.DateTimeFormat>();
+// The zone's UTC offset (ms, east positive) at the instant `utcMs`.
+export function zoneOffsetMs(zone: string, utcMs: number): number {
+  let f = offsetFmts.get(zone);
+  if (!f) {
+    f = new Intl.DateTimeFormat("en-US", { timeZone: zone, hourCycle: "h23", year: "numeric", month: "2-digit", day: "2-digit",
+      hour: "2-digit", minute: "2-digit", second: "2-digit" });
+    offsetFmts.set(zone, f);
+  }
+  const p: Record<string, number> = {};
+  for (const part of f.formatToParts(new Date(utcMs))) if (part.type !== "literal") p[part.type] = Number(part.value);
+  const wall = Date.UTC(p.year, p.month - 1, p.day, p.hour % 24, p.minute, p.second);
+  return wall - (utcMs - (((utcMs % 1000) + 1000) % 1000));
+}
+
 // Value names as words (the detectors' names stay in the tooltip).
 const labels: Record<string, [string, string]> = {
   limit_up_ticks: ["limit up", "涨停价"], limit_down_ticks: ["limit down", "跌停价"],

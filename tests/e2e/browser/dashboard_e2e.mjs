@@ -16,8 +16,11 @@
 //     opens its detail view at its own time the same from the feed, the symbol page and the audit
 //     page (exchange time with date and zone, values whose conditions hold, feature row, book or
 //     "book not recorded", price history around it); the symbol page keeps the API's history in
-//     exchange time; the picker finds a symbol case-insensitively; the audit page has column
-//     headers, pages and a CSV export; values and latencies read in units.
+//     exchange time; the picker finds a symbol case-insensitively, by symbol or by its name (from
+//     an --instruments file's `name` column), and the symbol page shows the name; the audit page
+//     has column headers, pages and a CSV export, its time filters read the exchange's zone
+//     (shown), and a model alert opened from it shows its probability; values and latencies read
+//     in units.
 // Screenshots of every page go to --out (ctest: the build tree); --docs DIR also copies them to
 // DIR/dashboard-<page>.png. Exit 0 = pass, 1 = fail (with the reason), 77 = skipped (the dashboard
 // or playwright-core is not built here, or the data is absent).
@@ -59,10 +62,13 @@ for (const f of files) if (!existsSync(f)) skip(`needs the real data: ${f} is mi
 const model = join(repo, "models/default.onnx");
 const config = join(out, "model.toml");
 writeFileSync(config, `[model]\npath = "${model}"\nthreshold = 0.3\nhysteresis = 0.05\ncooldown_s = 60\n`);
+// Instrument names: no feed carries them; the reference file's `name` column does.
+const instruments = join(out, "instruments.csv");
+writeFileSync(instruments, "symbol,board,name\nGOOG,nasdaq,Alphabet Inc. Class C\nAAPL,nasdaq,Apple Inc.\n");
 
 // Real time × 20: the opening minutes of the day (where alerts cluster) play for the whole test.
 const proc = spawn(bin, ["replay", "--format", "lobster", ...files, "--speed", "20", "--duration", "300", "--config", config,
-  "--http", `127.0.0.1:${port}`, "--http-token", token, "--no-stdout", "--jsonl", "",
+  "--instruments", instruments, "--http", `127.0.0.1:${port}`, "--http-token", token, "--no-stdout", "--jsonl", "",
   "--audit-db", join(out, "audit.db"), "--log-level", "warn"], { cwd: out, stdio: ["ignore", "inherit", "pipe"] });  // cwd: the silences database is the test's own
 let stderr = "";
 proc.stderr.on("data", (d) => { stderr += d; });
@@ -214,9 +220,18 @@ try {
   if (new Date(firstT * 1000).toISOString().slice(0, 10) !== "2012-06-21") throw new Error(`the chart is not on the replayed day: ${new Date(firstT * 1000).toISOString()}`);
   const phase = await page.textContent("[data-testid=symbol-phase]");
   console.log(`symbol history: ${hist.history.length} points from the API kept on the chart (from ${new Date(firstT * 1000).toISOString()}), phase ${phase}`);
-  // The picker searches every symbol, case-insensitively.
+  await page.waitForFunction(() => document.querySelector("[data-testid=symbol-name]")?.textContent === "Alphabet Inc. Class C");
+  // The picker searches every symbol, case-insensitively, by symbol or by name.
+  const options = () => page.evaluate(() => [...document.querySelectorAll("[data-testid=symbol-option]")].map((a) => a.getAttribute("data-symbol")).join(","));
   await page.fill("[data-testid=symbol-input]", "aap");
-  await page.waitForFunction(() => [...document.querySelectorAll("[data-testid=symbol-option]")].map((a) => a.textContent).join(",") === "AAPL");
+  await page.waitForFunction(() => [...document.querySelectorAll("[data-testid=symbol-option]")].map((a) => a.getAttribute("data-symbol")).join(",") === "AAPL");
+  await page.fill("[data-testid=symbol-input]", "apple");
+  await page.waitForFunction(() => [...document.querySelectorAll("[data-testid=symbol-option]")].map((a) => a.getAttribute("data-symbol")).join(",") === "AAPL");
+  const named = await page.textContent("[data-testid=symbol-option-name]");
+  if (!named.includes("Apple Inc.")) throw new Error(`the picker does not show AAPL's name: ${named}`);
+  await page.fill("[data-testid=symbol-input]", "ALPHABET");
+  await page.waitForFunction(() => [...document.querySelectorAll("[data-testid=symbol-option]")].map((a) => a.getAttribute("data-symbol")).join(",") === "GOOG");
+  console.log(`picker: "aap" and "apple" find AAPL, "ALPHABET" finds ${await options()} (names from the instruments file)`);
   // The detail view from the symbol page's alert list.
   await page.waitForSelector("[data-testid=symbol-alerts] [data-testid=alert-row]");
   const symAlert = await page.getAttribute("[data-testid=symbol-alerts] [data-testid=alert-row] >> nth=0", "data-id");
@@ -306,6 +321,22 @@ try {
   await page.waitForFunction(() => { const n = document.querySelectorAll("[data-testid=audit-results] tr").length; return n >= 1 && n <= 5; });
   const heads = await page.evaluate(() => [...document.querySelectorAll("[data-testid=audit-table] thead th")].map((h) => h.textContent).filter(Boolean));
   if (heads.length < 6) throw new Error(`the audit table has too few column headers: ${heads.join(", ")}`);
+  // The time filters are exchange time in GOOG's zone, shown beside them: 09:30–09:35 New York
+  // time is 13:30–13:35 UTC on 2012-06-21; the page lists exactly what /api/alerts gives there.
+  await page.waitForFunction(() => (document.querySelector("[data-testid=audit-since-label]")?.textContent ?? "").includes("America/New_York"));
+  await page.fill("[data-testid=audit-since]", "2012-06-21T09:30:00");
+  await page.fill("[data-testid=audit-until]", "2012-06-21T09:35:00");
+  await page.fill("[data-testid=audit-limit]", "1000");
+  await page.click("[data-testid=audit-search]");
+  const want = await (await fetch(`${base}/api/alerts?symbol=GOOG&since_ns=1340285400000000000&until_ns=1340285700000000000&limit=1000`,
+    { headers: { Authorization: `Bearer ${token}` } })).json();
+  if (!want.alerts.length) throw new Error("no GOOG alert between 09:30 and 09:35 New York time to compare with");
+  await page.waitForFunction((n) => document.querySelectorAll("[data-testid=audit-results] tr").length === n, want.alerts.length);
+  const ids = await page.evaluate(() => [...document.querySelectorAll("[data-testid=audit-results] tr")].map((r) => r.getAttribute("data-id")));
+  if (ids.join(",") !== want.alerts.map((a) => String(a.id)).join(",")) throw new Error(`audit 09:30–09:35 New York: ${ids} vs the API's ${want.alerts.map((a) => a.id)}`);
+  console.log(`audit: 09:30–09:35 America/New_York lists the ${ids.length} GOOG alerts /api/alerts has in 13:30–13:35 UTC`);
+  await page.evaluate(() => { for (const k of ["audit-since", "audit-until"]) document.querySelector(`[data-testid=${k}]`).value = ""; });
+  await page.fill("[data-testid=audit-limit]", "5");
   await shot(page, "audit");
   // Paging (every symbol: GOOG alone may have 5 alerts or fewer): page 2 holds the next 5, none of page 1's.
   await page.fill("[data-testid=audit-symbol]", "");
@@ -330,6 +361,17 @@ try {
   await page.click("[data-testid=audit-results] tr >> nth=0 >> td >> nth=3");
   await page.waitForFunction((id) => location.hash === `#/alert/${id}`, auditId);
   await checkDetail(page, auditId, "audit page");
+  // A model alert opened from the audit page shows its probability (the store keeps its score).
+  await page.goto(`${base}/#/audit`);
+  await page.selectOption("[data-testid=audit-type]", "model");
+  await page.click("[data-testid=audit-search]");
+  await page.waitForFunction(() => [...document.querySelectorAll("[data-testid=audit-results] tr")].some((r) => r.getAttribute("data-type") === "model"));
+  const modelId = await page.getAttribute("[data-testid=audit-results] tr[data-type=model] >> nth=0", "data-id");
+  await page.click("[data-testid=audit-results] tr[data-type=model] >> nth=0 >> td >> nth=3");
+  await page.waitForFunction((id) => location.hash === `#/alert/${id}`, modelId);
+  await page.waitForFunction(() => (document.querySelector("[data-testid=detail-probability]")?.textContent ?? "").length > 0);
+  const auditModel = await checkDetail(page, modelId, "audit page (model alert)");
+  if (!auditModel.probability) throw new Error(`model alert ${modelId} from the audit page: no probability`);
   // The feed's model filter: "default" (the serving model's name) keeps only its alerts.
   await page.goto(`${base}/#/alerts`);
   await page.mouse.move(5, 5);  // the pointer off the feed (resting on it pauses it)

@@ -2,9 +2,12 @@
 // first, with column headers, pages (each page asks GET /api/alerts for the alerts older than the
 // previous page's last: until_ns, so paging reaches the whole store, not only one answer's 5,000)
 // and a CSV export of the page shown. A row opens the alert's detail view.
-import { Alert, api } from "../api";
+// The time filters are exchange time in a zone the page shows beside them: the searched symbol's
+// exchange zone (from /api/symbols, else what its name implies), else the zone most of the live
+// symbols trade in; the zone list offers every zone the feed's symbols have, and UTC.
+import { Alert, api, SymbolEntry } from "../api";
 import { el, Page } from "../dom";
-import { exchNs, fmtExchTime, marketOf, valuesText } from "../format";
+import { exchNs, fmtExchTime, marketOf, setMarket, valuesText, zonedWallToUtcMs } from "../format";
 import { alertTypes, t, typeLabel } from "../i18n";
 import { alertHeader, alertRow } from "./alerts";
 
@@ -30,8 +33,42 @@ export const auditPage: Page = (root) => {
     ...alertTypes.map((x) => el("option", { value: x }, typeLabel(x))));
   const sev = el("select", {}, el("option", { value: "" }, t("any")),
     ...["info", "warning", "critical"].map((x) => el("option", { value: x }, t(x as "info"))));
-  const since = el("input", { type: "datetime-local", step: 1 });
-  const until = el("input", { type: "datetime-local", step: 1 });
+  const since = el("input", { type: "datetime-local", step: 1, "data-testid": "audit-since" });
+  const until = el("input", { type: "datetime-local", step: 1, "data-testid": "audit-until" });
+  const zoneSel = el("select", { "data-testid": "audit-zone" });
+  const sinceLabel = el("span", { "data-testid": "audit-since-label" });
+  const untilLabel = el("span", {});
+  const zones = new Map<string, number>([["UTC", 0]]);  // zone → live symbols trading in it
+  let zoneChosen = false;  // picked by hand: the symbol no longer moves it
+  const showZone = () => {
+    sinceLabel.textContent = `${t("since")} (${zoneSel.value})`;
+    untilLabel.textContent = `${t("until")} (${zoneSel.value})`;
+  };
+  const setZones = (pick: string) => {
+    zones.set(pick, zones.get(pick) ?? 0);
+    zoneSel.replaceChildren(...[...zones.keys()].sort().map((z) => el("option", { value: z }, z)));
+    zoneSel.value = pick;
+    showZone();
+  };
+  const zoneForSymbol = () => {
+    const s = sym.value.trim();
+    if (zoneChosen) return;
+    if (s) return setZones(marketOf(s).time_zone);
+    let best = "UTC", n = 0;
+    for (const [z, c] of zones) if (c > n) { best = z; n = c; }
+    setZones(best);
+  };
+  setZones("UTC");
+  sym.addEventListener("input", zoneForSymbol);
+  zoneSel.addEventListener("change", () => { zoneChosen = true; showZone(); });
+  api<{ symbols: SymbolEntry[] }>("api/symbols").then((r) => {
+    for (const s of r.symbols) {
+      setMarket(s.s, s.market);
+      const z = s.market?.time_zone;
+      if (z) zones.set(z, (zones.get(z) ?? 0) + 1);
+    }
+    zoneForSymbol();
+  }).catch(() => {});
   const limit = el("input", { type: "number", value: 100, min: 1, max: 5000, size: 5, "data-testid": "audit-limit" });
   const msg = el("div", { class: "note", "data-testid": "audit-message" });
   const body = el("tbody", { "data-testid": "audit-results" });
@@ -50,9 +87,11 @@ export const auditPage: Page = (root) => {
     if (sym.value.trim()) q.set("symbol", sym.value.trim());
     if (type.value) q.set("type", type.value);
     if (sev.value) q.set("severity", sev.value);
-    // datetime-local is read as UTC: exchange timestamps are UTC nanoseconds.
-    if (since.value) q.set("since_ns", String(BigInt(Date.parse(since.value + "Z")) * 1000000n));
-    if (until.value) q.set("until_ns", String(BigInt(Date.parse(until.value + "Z")) * 1000000n));
+    // The inputs are wall-clock times in the zone shown; the API takes UTC nanoseconds.
+    for (const [input, key] of [[since, "since_ns"], [until, "until_ns"]] as const) {
+      const ms = input.value ? zonedWallToUtcMs(input.value, zoneSel.value) : NaN;
+      if (Number.isFinite(ms)) q.set(key, String(BigInt(ms) * 1000000n));
+    }
     if (cursors[page]) q.set("until_ns", cursors[page]);
     q.set("limit", limit.value || "100");
     return q;
@@ -94,7 +133,8 @@ export const auditPage: Page = (root) => {
   });
   root.append(el("form", { class: "row", onsubmit: search },
     el("label", {}, t("symbol"), sym), el("label", {}, t("type"), type), el("label", {}, t("severity"), sev),
-    el("label", {}, `${t("since")} (UTC)`, since), el("label", {}, `${t("until")} (UTC)`, until), el("label", {}, t("limit"), limit),
+    el("label", {}, sinceLabel, since), el("label", {}, untilLabel, until), el("label", {}, t("zone"), zoneSel),
+    el("label", {}, t("limit"), limit),
     el("button", { "data-testid": "audit-search" }, t("search")), prevBtn, pageNo, nextBtn, csvBtn), msg,
     el("div", { class: "panel scroll" }, el("table", { "data-testid": "audit-table" }, alertHeader(null), body)));
   search();

@@ -5,7 +5,8 @@
 // History comes from /api/symbols/{s}; the "ticks", "scores" and "alert" streams are listened to
 // from the start but held until the history has arrived, then merged after its last point (no gap,
 // no point twice); the ladder is polled once a second.
-// The picker searches every symbol the feed has seen, case-insensitively.
+// The picker searches every symbol the feed has seen, case-insensitively, by symbol or by name
+// (names come from the instruments reference file's `name` column; feeds carry none).
 import { ISeriesApi, SeriesMarker, UTCTimestamp } from "lightweight-charts";
 import { Alert, api, Market, Score, stream, SymbolEntry, Tick } from "../api";
 import { el, Page } from "../dom";
@@ -15,7 +16,7 @@ import { alertHeader, alertRow } from "./alerts";
 import { makeChart, ts } from "./charts";
 
 interface SymbolView {
-  symbol: string; last: number; volume: number; bids: [number, number][]; asks: [number, number][];
+  symbol: string; name?: string; last: number; volume: number; bids: [number, number][]; asks: [number, number][];
   history: [number, number, number][]; probability?: [number, number][]; threshold?: number; market?: Market;
 }
 
@@ -88,20 +89,24 @@ function picker(root: HTMLElement, arg: string): void {
   const more = el("div", { class: "note", "data-testid": "symbol-more" });
   const input = el("input", { placeholder: t("pick_symbol"), value: arg, "data-testid": "symbol-input", autocomplete: "off" });
   let all: SymbolEntry[] = [];
+  const hit = (s: SymbolEntry, q: string) => s.s.toUpperCase().includes(q) || (s.name ?? "").toUpperCase().includes(q);
   const filter = () => {
     const q = input.value.trim().toUpperCase();
-    const hits = q ? all.filter((s) => s.s.toUpperCase().includes(q)) : all;
-    // Exact and prefix matches first.
-    hits.sort((x, y) => Number(!x.s.toUpperCase().startsWith(q)) - Number(!y.s.toUpperCase().startsWith(q)) || x.s.localeCompare(y.s));
-    list.replaceChildren(...hits.slice(0, kPickerShown).map((s) => el("a", { href: `#/symbol/${encodeURIComponent(s.s)}`, "data-testid": "symbol-option" }, s.s)));
+    const hits = q ? all.filter((s) => hit(s, q)) : all;
+    // Symbol prefix matches first, then name prefix matches, then the rest.
+    const rank = (s: SymbolEntry) => (s.s.toUpperCase().startsWith(q) ? 0 : (s.name ?? "").toUpperCase().startsWith(q) ? 1 : 2);
+    hits.sort((x, y) => rank(x) - rank(y) || x.s.localeCompare(y.s));
+    list.replaceChildren(...hits.slice(0, kPickerShown).map((s) => el("a", { href: `#/symbol/${encodeURIComponent(s.s)}`,
+      "data-testid": "symbol-option", "data-symbol": s.s, title: s.name || s.s }, s.s,
+    s.name ? el("span", { class: "note", "data-testid": "symbol-option-name" }, ` ${s.name}`) : null)));
     more.textContent = hits.length > kPickerShown ? tf("more_symbols", { n: hits.length - kPickerShown }) : "";
   };
   input.addEventListener("input", filter);
   root.append(el("form", { class: "row", onsubmit: (e: Event) => {
     e.preventDefault();
     const q = input.value.trim();
-    const exact = all.find((s) => s.s.toUpperCase() === q.toUpperCase());
-    const only = all.filter((s) => s.s.toUpperCase().includes(q.toUpperCase()));
+    const exact = all.find((s) => s.s.toUpperCase() === q.toUpperCase() || (s.name ?? "").toUpperCase() === q.toUpperCase());
+    const only = all.filter((s) => hit(s, q.toUpperCase()));
     location.hash = `#/symbol/${encodeURIComponent(exact?.s ?? (only.length === 1 ? only[0].s : q))}`;
   } }, el("label", {}, t("symbol"), input), el("button", {}, t("open"))), list, more);
   api<{ symbols: SymbolEntry[] }>("api/symbols").then((r) => {
@@ -116,13 +121,14 @@ export const symbolPage: Page = (root, arg) => {
   if (!arg) return () => {};
 
   const head = el("div", { class: "bigprice", "data-testid": "symbol-price" }, "–");
+  const nameBox = el("span", { class: "note", "data-testid": "symbol-name" });
   const marketBox = el("div", {});
   const chartBox = el("div", { class: "chart", "data-testid": "price-chart" });
   const probNote = el("div", { class: "note", "data-testid": "probability-none" }, t("no_probability"));
   const probBox = el("div", { class: "chart small", style: "display:none", "data-testid": "probability-chart" });
   const ladderBox = el("div", {});
   const alertBody = el("tbody", { "data-testid": "symbol-alerts" });
-  root.append(el("h2", {}, arg, " ", head), marketBox,
+  root.append(el("h2", {}, arg, " ", nameBox, " ", head), marketBox,
     el("div", { class: "grid" },
       el("div", { class: "panel" }, el("h3", {}, t("price_volume")), chartBox),
       el("div", { class: "panel" }, el("h3", {}, t("ladder")), ladderBox)),
@@ -191,15 +197,19 @@ export const symbolPage: Page = (root, arg) => {
     if (tt > probLastT) probTimes.push(tt);
     probLastT = tt;
   };
-  let markTimer = 0;
-  const remark = () => {  // at most every 250 ms: a flood of alerts re-clusters once
+  // Markers re-cluster at most every 250 ms (a flood of alerts re-clusters once per interval), but
+  // an alert after a quiet interval is marked at once: the wait is only the rest of the interval.
+  let markTimer = 0, markedAt = -Infinity;
+  const mark = () => {
+    markTimer = 0;
+    markedAt = performance.now();
+    if (price) price.setMarkers(clusterMarkers(alerts, times, times.length ? times[times.length - 1] - times[0] : 0));
+    if (prob) prob.setMarkers(clusterMarkers(modelAlerts, probTimes, probTimes.length ? probTimes[probTimes.length - 1] - probTimes[0] : 0));
+    chartBox.dataset.markers = String(alerts.length);
+  };
+  const remark = () => {
     if (markTimer) return;
-    markTimer = window.setTimeout(() => {
-      markTimer = 0;
-      if (price) price.setMarkers(clusterMarkers(alerts, times, times.length ? times[times.length - 1] - times[0] : 0));
-      if (prob) prob.setMarkers(clusterMarkers(modelAlerts, probTimes, probTimes.length ? probTimes[probTimes.length - 1] - probTimes[0] : 0));
-      chartBox.dataset.markers = String(alerts.length);
-    }, 250);
+    markTimer = window.setTimeout(mark, Math.max(0, 250 - (performance.now() - markedAt)));
   };
   const addAlert = (a: Alert) => {
     if (alertIds.has(String(a.id))) return;
@@ -223,6 +233,7 @@ export const symbolPage: Page = (root, arg) => {
   api<SymbolView>(`api/symbols/${encodeURIComponent(arg)}`).then((v) => {
     if (!alive) return undefined;
     if (v.market) { m = v.market; setMarket(arg, m); }
+    nameBox.textContent = v.name ?? "";
     makePriceChart();
     for (const [tt, p, vol] of v.history) addPoint(tt, p, vol);
     threshold = v.threshold ?? 0;
