@@ -11,7 +11,7 @@
 //   resubscription). Every verified update counts in checksums_verified.
 // - Trades [[price, volume, time, side b/s, type, misc], ...]: kTrade, aggressor from side.
 // Book events carry the receive time (Kraken's per-level times are order times, not the book's).
-#include <zlib.h>
+#include <libdeflate.h>
 
 #include <cstring>
 #include <iterator>
@@ -96,9 +96,18 @@ class KrakenDecoder final : public DecoderBase {
       else ++counters_.dropped_before_sync;
       return true;
     }
+    // PERF NOTE: a snapshot side (up to 1,000 levels, best first) is loaded in one pass; set()
+    // level by level inserted each worse level at the front of the best-last vector (O(n^2)).
+    // load() is clear + set() in order, so it serves where each side comes once.
+    const bool load =
+        snapshot && (side_end_.size() < 2 || (side_end_.size() == 2 && side_end_[0].first != side_end_[1].first));
     size_t from = 0;
     for (const auto& [bid, end] : side_end_) {
-      for (size_t k = from; k < end; ++k) b->book.set(bid, levels_[k].price, levels_[k].qty);
+      if (load) {
+        b->book.load(bid, levels_.data() + from, end - from);
+      } else {
+        for (size_t k = from; k < end; ++k) b->book.set(bid, levels_[k].price, levels_[k].qty);
+      }
       from = end;
     }
     if (b->depth_limit) b->book.truncate(b->depth_limit);
@@ -165,7 +174,8 @@ class KrakenDecoder final : public DecoderBase {
       }
     }
     std::copy(std::begin(fresh), std::end(fresh), std::begin(b.crc_text));
-    return uint32_t(crc32(0L, reinterpret_cast<const Bytef*>(text), uInt(len)));
+    // libdeflate's CRC-32 (PCLMUL) is zlib's crc32 exactly, several times faster on ~400 bytes.
+    return libdeflate_crc32(0, text, size_t(len));
   }
 
   bool trade(dom::array arr, std::string_view pair, const MessageContext& where, std::vector<Event>& out) {
