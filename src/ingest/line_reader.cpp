@@ -3,6 +3,10 @@
 #include <libdeflate.h>
 #include <zlib.h>
 
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
 #include <algorithm>
 #include <climits>
 #include <cerrno>
@@ -16,9 +20,25 @@ namespace ts::ingest {
 
 namespace {
 
-// PERF NOTE: one pass over the line's bytes; the compiler vectorizes this branch-free loop.
-// Measured together with memchr line splitting at well over 1 GB/s, far below gunzip's cost.
+// PERF NOTE: one pass over the line's bytes. With AVX2, 32 bytes a step and the last 32 bytes
+// loaded again (overlapping) instead of a byte loop for the tail: the compiler's vectorized loop
+// left up to 31 bytes to a scalar loop, ~900 instructions per 663-byte SZSE row (callgrind).
 bool contains_garbage(const char* p, size_t n) {
+#if defined(__AVX2__)
+  if (n >= 32) {
+    const __m256i below_space = _mm256_set1_epi8(0x1f), tab = _mm256_set1_epi8('\t'), cr = _mm256_set1_epi8('\r'),
+                  del = _mm256_set1_epi8(0x7f);
+    auto bad = [&](const char* at) {
+      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at));
+      const __m256i control = _mm256_cmpeq_epi8(_mm256_min_epu8(v, below_space), v);  // c <= 0x1f
+      const __m256i allowed = _mm256_or_si256(_mm256_cmpeq_epi8(v, tab), _mm256_cmpeq_epi8(v, cr));
+      return _mm256_or_si256(_mm256_andnot_si256(allowed, control), _mm256_cmpeq_epi8(v, del));
+    };
+    __m256i acc = bad(p + n - 32);
+    for (size_t i = 0; i + 32 <= n; i += 32) acc = _mm256_or_si256(acc, bad(p + i));
+    return _mm256_movemask_epi8(acc) != 0;
+  }
+#endif
   unsigned bad = 0;
   for (size_t i = 0; i < n; ++i) {
     const auto c = static_cast<unsigned char>(p[i]);

@@ -71,6 +71,32 @@ TEST(LineReader, FlagsControlBytesButNotTabs) {
   EXPECT_FALSE(meta[3].has_garbage);
 }
 
+// Long lines are checked 32 bytes a step: a control byte anywhere in a line of any length is
+// seen (also in the last, overlapping block), and tabs, '\r' and bytes >= 0x80 are not garbage.
+TEST(LineReader, FlagsAControlByteAtEveryPositionOfLongLines) {
+  const auto dir = scratch_dir("line_reader_garbage_long");
+  std::string text;
+  std::vector<bool> want;
+  for (size_t len : {31, 32, 33, 63, 64, 65, 100, 663}) {
+    std::string clean(len, 'x');
+    for (size_t i = 0; i < len; i += 7) clean[i] = i % 2 ? '\t' : char(0xE9);  // tabs and UTF-8 bytes
+    text += clean + "\n";
+    want.push_back(false);
+    for (size_t at = 0; at < len; ++at) {
+      std::string bad = clean;
+      bad[at] = at % 3 == 0 ? '\x7f' : (at % 3 == 1 ? '\x01' : '\x1f');
+      text += bad + "\n";
+      want.push_back(true);
+    }
+  }
+  ts::testing::write_text(dir / "x.csv", text);
+  InputErrors errors;
+  std::vector<Line> meta;
+  const auto lines = read_lines(dir / "x.csv", errors, &meta);
+  ASSERT_EQ(meta.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(meta[i].has_garbage, want[i]) << "line " << i + 1;
+}
+
 TEST(LineReader, ReadsLinesLongerThanItsBuffer) {
   const auto dir = scratch_dir("line_reader_long");
   const std::string big(700 * 1024, 'x');
