@@ -64,7 +64,8 @@ struct SymbolBook {
     int len = -1;
     char text[44];
   };
-  CrcText crc_text[2 * kBookLevels];
+  CrcText crc_text[2][2 * kBookLevels];  // the last CRC's texts, and room for the next one's
+  int crc_last = 0;                       // which of the two holds the last CRC's texts
 };
 
 class DecoderBase : public VenueDecoder {

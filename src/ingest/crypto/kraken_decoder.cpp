@@ -77,12 +77,15 @@ class KrakenDecoder final : public DecoderBase {
         }
       }
     }
-    if (snapshot && !b->units_fixed) fit_units(*b, raw_);
+    // A symbol's first message fits its units inside convert() (DecoderBase), parsing the levels
+    // once: fitting them here first parsed a 1,000-level snapshot twice.
     if (!convert(*b, raw_, levels_, where)) return false;
     if (snapshot) {
       b->book.clear();
       b->depth_limit = 0;
-      for (auto& c : b->crc_text) c.len = -1;  // the written scales are read again: forget the texts
+      for (auto& texts : b->crc_text) {
+        for (auto& c : texts) c.len = -1;  // the written scales are read again: forget the texts
+      }
       if (auto dash = channel.find('-'); dash != std::string_view::npos) {
         for (char c : channel.substr(dash + 1)) {
           if (c >= '0' && c <= '9') b->depth_limit = b->depth_limit * 10 + size_t(c - '0');
@@ -141,10 +144,13 @@ class KrakenDecoder final : public DecoderBase {
   // PERF NOTE: formatting 40 values per update was the largest cost of the Kraken decode (perf);
   // most updates move one or two of the 20 levels, so each level's text is kept from the last CRC
   // and reused where the same level (price and size) sits at, or one place from, the same rank.
+  // The texts of this CRC go to the other of the two buffers (no copy back, no fresh array to
+  // initialize: those were ~a fifth of an update's cost, callgrind).
   uint32_t book_crc(SymbolBook& b) {
     char text[20 * 2 * 44];
     int len = 0;
-    SymbolBook::CrcText fresh[2 * kBookLevels];
+    const SymbolBook::CrcText* const last = b.crc_text[b.crc_last];
+    SymbolBook::CrcText* const fresh = b.crc_text[b.crc_last ^ 1];
     for (bool bid : {false, true}) {
       const size_t depth = std::min<size_t>(kBookLevels, b.book.depth(bid));
       const size_t base = bid ? kBookLevels : 0;
@@ -154,7 +160,7 @@ class KrakenDecoder final : public DecoderBase {
         // fixed before its first CRC), so any slot holding the same level will do.
         auto cached = [&](size_t j) -> const SymbolBook::CrcText* {
           if (j >= size_t(kBookLevels)) return nullptr;  // j = i - 1 wraps for i = 0
-          const SymbolBook::CrcText& c = b.crc_text[base + j];
+          const SymbolBook::CrcText& c = last[base + j];
           return c.len >= 0 && c.level.price == l.price && c.level.qty == l.qty ? &c : nullptr;
         };
         const SymbolBook::CrcText* hit = cached(i);
@@ -172,8 +178,9 @@ class KrakenDecoder final : public DecoderBase {
         std::memcpy(text + len, f.text, size_t(f.len));
         len += f.len;
       }
+      for (size_t i = depth; i < size_t(kBookLevels); ++i) fresh[base + i].len = -1;
     }
-    std::copy(std::begin(fresh), std::end(fresh), std::begin(b.crc_text));
+    b.crc_last ^= 1;
     // libdeflate's CRC-32 (PCLMUL) is zlib's crc32 exactly, several times faster on ~400 bytes.
     return libdeflate_crc32(0, text, size_t(len));
   }
