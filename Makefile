@@ -24,7 +24,7 @@ DEB_PACKAGES := build-essential cmake ninja-build ccache pkg-config git zlib1g-d
   python3-sklearn python3-matplotlib libcpp-httplib-dev chromium fonts-wqy-microhei \
   librdkafka-dev libsimdjson-dev libpq-dev postgresql kcat libboost-dev \
   libcurl4-openssl-dev libssl-dev python3-aiosmtpd openssl tzdata \
-  libhowardhinnant-date-dev
+  libhowardhinnant-date-dev libdeflate-dev
 
 .PHONY: deps build demo test sanitize bench clean ticksentry train model model-data model-report web
 

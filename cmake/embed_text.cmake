@@ -13,6 +13,8 @@ function(ts_embed_text_files target glob header type function)
   foreach(f IN LISTS _files)
     get_filename_component(_stem ${f} NAME_WE)
     file(READ ${f} _text)
+    # An edited file re-runs the configure step (the glob alone notices only added/removed files).
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${f})
     string(APPEND _body "      {\"${_stem}\", R\"ts_embedded(${_text})ts_embedded\"},\n")
   endforeach()
   string(APPEND _body "  };\n  return kFiles;\n}\n")

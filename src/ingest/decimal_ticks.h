@@ -89,22 +89,28 @@ class DecimalTicks {
     return true;
   }
 
-  // True when [p, end) are all ASCII digits; eight bytes a step where eight remain.
+  // True when [p, end) are all ASCII digits; eight bytes a step where eight remain, the last
+  // eight loaded again (overlapping) rather than a byte loop for the tail.
   static bool all_digits(const char* p, const char* end) {
-    for (; end - p >= 8; p += 8) {
-      uint64_t x;
-      std::memcpy(&x, p, 8);
-      // Every byte 0x30..0x39: high nibble 3, and adding 6 keeps it 3 (fast_float's test; a
-      // carry out of a byte only happens from a byte that already fails).
-      if (((x & 0xF0F0F0F0F0F0F0F0ull) | (((x + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) >> 4)) !=
-          0x3333333333333333ull) {
-        return false;
+    if (end - p >= 8) {
+      for (; end - p > 8; p += 8) {
+        if (!eight_digits(p)) return false;
       }
+      return eight_digits(end - 8);
     }
     for (; p != end; ++p) {
       if (unsigned(*p - '0') >= 10) return false;
     }
     return true;
+  }
+
+  static bool eight_digits(const char* p) {
+    uint64_t x;
+    std::memcpy(&x, p, 8);
+    // Every byte 0x30..0x39: high nibble 3, and adding 6 keeps it 3 (fast_float's test; a carry
+    // out of a byte only happens from a byte that already fails).
+    return ((x & 0xF0F0F0F0F0F0F0F0ull) | (((x + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) >> 4)) ==
+           0x3333333333333333ull;
   }
 
   double ticks_per_unit_;

@@ -49,7 +49,26 @@ inline bool looks_non_finite(std::string_view s) {
   return (a == 'n' && b == 'a' && c == 'n') || (a == 'i' && b == 'n' && c == 'f');
 }
 
+// 1..18 ASCII digits (no sign) → value; false for anything else. Every such value fits int64.
+// PERF NOTE: the sizes and counts of the vendor CSVs are short digit strings; this loop is about
+// half of std::from_chars' cost on them (its per-digit overflow checks), with the same results.
+inline bool parse_plain_digits(std::string_view s, uint64_t& out) {
+  if (s.empty() || s.size() > 18) return false;
+  uint64_t v = 0;
+  for (const char c : s) {
+    const unsigned d = unsigned(c - '0');
+    if (d >= 10) return false;
+    v = v * 10 + d;
+  }
+  out = v;
+  return true;
+}
+
 inline FieldError parse_i64(std::string_view s, int64_t& out) {
+  if (uint64_t v = 0; parse_plain_digits(s, v)) {
+    out = int64_t(v);
+    return FieldError::kOk;
+  }
   if (s.empty()) return FieldError::kEmpty;
   const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
   if (ec == std::errc() && p == s.data() + s.size()) return FieldError::kOk;
@@ -57,6 +76,7 @@ inline FieldError parse_i64(std::string_view s, int64_t& out) {
 }
 
 inline FieldError parse_u64(std::string_view s, uint64_t& out) {
+  if (parse_plain_digits(s, out)) return FieldError::kOk;
   if (s.empty()) return FieldError::kEmpty;
   const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
   if (ec == std::errc() && p == s.data() + s.size()) return FieldError::kOk;

@@ -65,6 +65,11 @@ class LineReader {
   bool refill();            // false when no more bytes will come
   size_t read_gzip(char* out, size_t room);  // decompressed bytes written to `out`; 0 = end
   bool fill_input();        // more compressed bytes into the input buffer; false at end of file
+  enum class FastMember { kDone, kNeedsRoom, kNotTaken };
+  // At a member's header, with the whole input in memory: the member inflated at once into `out`
+  // (kDone), or more room wanted first (kNeedsRoom, Gzip::grow set), or left to zlib.
+  FastMember inflate_member_fast(char* out, size_t room);
+  void grow_buffer(size_t bytes);  // capacity to `bytes`, keeping [0, end_)
   void report_fault(const std::string& what);
   void drop_partial_line();  // a fault cut the line being assembled: forget its bytes
 

@@ -66,7 +66,7 @@ class SseL3Reader : ingest::RowDecoder {
     if ((e = ingest::parse_u64(field(kChannel), channel)) != FieldError::kOk) return fail(line, e, "bad ChannelNo");
     if (channel > 0xffff) return fail(line, InputError::kMalformedLine, "ChannelNo > 65535");
     if ((e = ingest::parse_u64(field(kSeq), r.seq)) != FieldError::kOk) return fail(line, e, "bad ApplSeqNum");
-    if ((e = ingest::parse_price_ticks(field(kPrice), kTicksPerYuan, r.price)) != FieldError::kOk) {
+    if ((e = yuan_ticks_.parse(field(kPrice), r.price)) != FieldError::kOk) {
       return fail(line, e, "bad price");
     }
     if ((e = ingest::parse_i64(field(kQty), r.qty)) != FieldError::kOk) return fail(line, e, "bad qty");
@@ -106,6 +106,7 @@ class SseL3Reader : ingest::RowDecoder {
     return true;
   }
 
+  const ingest::DecimalTicks yuan_ticks_{kTicksPerYuan};  // parse_price_ticks' results, in integers
   std::vector<std::string> files_;
   std::vector<FlowRecord> records_;
 };

@@ -34,9 +34,11 @@ Phase sse_phase(std::string_view s) {
 namespace {
 
 constexpr double kTicksPerYuan = 100.0;  // tick 0.01 CNY
+// Prices in integer arithmetic (decimal_ticks.h: parse_price_ticks' results exactly).
+const ingest::DecimalTicks kYuanTicks{kTicksPerYuan};
 
-// Common to the three SSE files: header → column indices, row splitting, symbol and time
-// decoding, and the bad-row reports. Subclasses decode one row type.
+// Common to the three SSE files: header → column indices, row splitting (split_fields_wide),
+// symbol and time decoding, and the bad-row reports. Subclasses decode one row type.
 class SseFile : public Source {
  public:
   SseFile(std::unique_ptr<LineReader> lines, SymbolTable& symbols, InputErrors& errors, int64_t midnight_ns)
@@ -68,7 +70,7 @@ class SseFile : public Source {
         errors_.report(InputError::kBinaryGarbage, lines_->file_name(), line.number, "control bytes in a text row");
         continue;
       }
-      if (ingest::split_fields(line.text, fields_.data(), fields_.size()) != ncols_) {
+      if (ingest::split_fields_wide(line.text, fields_.data(), fields_.size()) != ncols_) {
         report(line, InputError::kWrongColumnCount, "expected " + std::to_string(ncols_) + " columns");
         continue;
       }
@@ -174,7 +176,7 @@ class SseEntrustFile final : public SseFile {
     FieldError e;
     if ((e = ingest::parse_u64(field(3), order_no)) != FieldError::kOk) return fail(line, e, "bad OrderNO");
     if ((e = ingest::parse_u64(field(7), biz)) != FieldError::kOk) return fail(line, e, "bad BizIndex");
-    if ((e = ingest::parse_price_ticks(field(4), kTicksPerYuan, px)) != FieldError::kOk) return fail(line, e, "bad OrderPrice");
+    if ((e = kYuanTicks.parse(field(4), px)) != FieldError::kOk) return fail(line, e, "bad OrderPrice");
     if ((e = ingest::parse_i64(field(5), qty)) != FieldError::kOk) return fail(line, e, "bad Balance");
     const bool add = type == "A";
     // A new order needs a price to rest at; a delete is by OrderNO, its price is informational.
@@ -210,7 +212,7 @@ class SseTradeFile final : public SseFile {
     if ((e = ingest::parse_u64(field(4), buy_no)) != FieldError::kOk) return fail(line, e, "bad TradeBuyNo");
     if ((e = ingest::parse_u64(field(5), sell_no)) != FieldError::kOk) return fail(line, e, "bad TradeSellNo");
     if ((e = ingest::parse_u64(field(7), biz)) != FieldError::kOk) return fail(line, e, "bad BizIndex");
-    if ((e = ingest::parse_price_ticks(field(2), kTicksPerYuan, px)) != FieldError::kOk) return fail(line, e, "bad TradPrice");
+    if ((e = kYuanTicks.parse(field(2), px)) != FieldError::kOk) return fail(line, e, "bad TradPrice");
     if ((e = ingest::parse_i64(field(3), qty)) != FieldError::kOk) return fail(line, e, "bad TradVolume");
     if (px <= 0) return fail(line, InputError::kBadPrice, "TradPrice <= 0");
     if (qty <= 0) return fail(line, InputError::kBadSize, "TradVolume <= 0");
@@ -249,7 +251,7 @@ class SseSnapshotFile final : public SseFile {
   bool level(const Line& line, std::string_view ps, std::string_view qs, Level& out) {
     InputError kind = InputError::kMalformedLine;
     const char* detail = "";
-    return ingest::parse_level(ps, qs, kTicksPerYuan, out, kind, detail) || fail(line, kind, detail);
+    return ingest::parse_level(ps, qs, kYuanTicks, out, kind, detail) || fail(line, kind, detail);
   }
 
   bool decode(const Line& line, Event& ev) override {
@@ -261,12 +263,12 @@ class SseSnapshotFile final : public SseFile {
     FieldError e;
     uint64_t seq_no = 0;
     if ((e = ingest::parse_u64(field(7), seq_no)) != FieldError::kOk) return fail(line, e, "bad SeqNo");
-    if ((e = ingest::parse_price_ticks(field(2), kTicksPerYuan, s.prev_close)) != FieldError::kOk) {
+    if ((e = kYuanTicks.parse(field(2), s.prev_close)) != FieldError::kOk) {
       return fail(line, e, "bad PreCloPrice");
     }
     if (s.prev_close <= 0) return fail(line, InputError::kBadPrice, "PreCloPrice <= 0");
     if (!field(3).empty()) {
-      if ((e = ingest::parse_price_ticks(field(3), kTicksPerYuan, s.last)) != FieldError::kOk) return fail(line, e, "bad LastPrice");
+      if ((e = kYuanTicks.parse(field(3), s.last)) != FieldError::kOk) return fail(line, e, "bad LastPrice");
       if (s.last < 0) return fail(line, InputError::kBadPrice, "LastPrice < 0");  // 0: no trade yet
     }
     if (!field(5).empty()) {

@@ -110,21 +110,10 @@ class SzseSnapshotReader : ingest::RowDecoder {
   };
 
   // Empty or 0 price → empty level (SZSE sends 0 for an empty level); else price > 0, qty > 0.
-  // The rules and reports of ingest::parse_level, with the integer price parser.
   bool level(const Line& line, std::string_view ps, std::string_view qs, Level& out) {
-    out = Level{};
-    if (ps.empty()) return true;
-    if (ps.size() == 1 && ps[0] == '0') return true;  // the common empty level
-    Price px = 0;
-    FieldError e = ticks_.parse(ps, px);
-    if (e != FieldError::kOk) return fail(line, e, "bad level price");
-    if (px < 0) return fail(line, InputError::kBadPrice, "negative level price");
-    if (px == 0) return true;
-    int64_t qty = 0;
-    if ((e = ingest::parse_i64(qs, qty)) != FieldError::kOk) return fail(line, e, "bad level size");
-    if (qty <= 0) return fail(line, InputError::kBadSize, "level size <= 0 at a price");
-    out = Level{px, qty};
-    return true;
+    InputError kind = InputError::kMalformedLine;
+    const char* detail = "";
+    return ingest::parse_level(ps, qs, ticks_, out, kind, detail) || fail(line, kind, detail);
   }
 
   bool price(const Line& line, size_t col, Price& out, const char* what) {

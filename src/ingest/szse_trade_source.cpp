@@ -97,7 +97,7 @@ class SzseTradeReader : ingest::RowDecoder {
     }
     if ((e = ingest::parse_u64(field(kSeq), r.seq)) != FieldError::kOk) return fail(line, e, "bad ApplSeqNum");
     if (!order_no(line, kBidSeq, bid) || !order_no(line, kOfferSeq, offer)) return false;
-    if ((e = ingest::parse_price_ticks(field(kPrice), kTicksPerYuan, r.price)) != FieldError::kOk) {
+    if ((e = yuan_ticks_.parse(field(kPrice), r.price)) != FieldError::kOk) {
       return fail(line, e, "bad TradePrice");
     }
     if ((e = ingest::parse_i64(field(kQty), r.qty)) != FieldError::kOk) return fail(line, e, "bad TradeQty");
@@ -136,6 +136,7 @@ class SzseTradeReader : ingest::RowDecoder {
     return true;
   }
 
+  const ingest::DecimalTicks yuan_ticks_{kTicksPerYuan};  // parse_price_ticks' results, in integers
   std::map<SymbolId, CancelCount> cancels_;
 };
 

@@ -68,27 +68,6 @@ bool ChinaMidnight::get(std::string_view date, int64_t& ns) {
   return true;
 }
 
-bool parse_level(std::string_view ps, std::string_view qs, double ticks_per_unit, Level& out, InputError& kind,
-                 const char*& detail) {
-  auto bad = [&](InputError k, const char* d) {
-    kind = k;
-    detail = d;
-    return false;
-  };
-  out = Level{};
-  if (ps.empty()) return true;
-  Price px = 0;
-  int64_t qty = 0;
-  FieldError e = parse_price_ticks(ps, ticks_per_unit, px);
-  if (e != FieldError::kOk) return bad(input_error_for(e), "bad level price");
-  if (px < 0) return bad(InputError::kBadPrice, "negative level price");
-  if (px == 0) return true;
-  if ((e = parse_i64(qs, qty)) != FieldError::kOk) return bad(input_error_for(e), "bad level size");
-  if (qty <= 0) return bad(InputError::kBadSize, "level size <= 0 at a price");
-  out = Level{px, qty};
-  return true;
-}
-
 bool RowDecoder::intern(const Line& line, std::string_view name, SymbolId& id) {
   if (name != last_name_ || last_id_ == kInvalidSymbol) {
     last_id_ = symbols_.intern(name);

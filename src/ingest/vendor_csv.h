@@ -12,6 +12,8 @@
 #include "core/input_errors.h"
 #include "core/status.h"
 #include "core/symbol_table.h"
+#include "ingest/csv_split.h"
+#include "ingest/decimal_ticks.h"
 #include "ingest/field_parse.h"
 #include "ingest/line_reader.h"
 
@@ -33,6 +35,7 @@ Result<HeaderColumns> read_header_columns(LineReader& lines, std::span<const std
 // Calls decode(line, fields) for every row after the header that is text and has the header's
 // field count; reports the others (kBinaryGarbage, kWrongColumnCount) with file and line, and
 // an empty file (kEmptyFile) at the end. `fields` holds the row's fields by header index.
+// Rows are split by split_fields_wide (csv_split.h: split_fields' results, 32 bytes a step).
 template <typename Decode>
 void for_each_row(LineReader& lines, InputErrors& errors, size_t ncols, Decode&& decode) {
   std::vector<std::string_view> fields(ncols + 1);
@@ -42,7 +45,7 @@ void for_each_row(LineReader& lines, InputErrors& errors, size_t ncols, Decode&&
       errors.report(InputError::kBinaryGarbage, lines.file_name(), line.number, "control bytes in a text row");
       continue;
     }
-    if (split_fields(line.text, fields.data(), fields.size()) != ncols) {
+    if (split_fields_wide(line.text, fields.data(), fields.size()) != ncols) {
       report_line_error(errors, lines, line, InputError::kWrongColumnCount,
                         "expected " + std::to_string(ncols) + " columns");
       continue;
@@ -70,11 +73,30 @@ class ChinaMidnight {
   int64_t last_ns_ = 0;
 };
 
-// One book level from its price and size fields (prices in currency, `ticks_per_unit` ticks
-// each): an empty or 0 price is an empty level (auction rows, unused levels); otherwise price > 0
-// and size > 0. A bad level returns false with the kind and detail to report.
-bool parse_level(std::string_view price, std::string_view size, double ticks_per_unit, Level& out, InputError& kind,
-                 const char*& detail);
+// One book level from its price and size fields (prices in currency, converted by `ticks`): an
+// empty or 0 price is an empty level (auction rows, unused levels); otherwise price > 0 and
+// size > 0. A bad level returns false with the kind and detail to report.
+inline bool parse_level(std::string_view ps, std::string_view qs, const DecimalTicks& ticks, Level& out,
+                        InputError& kind, const char*& detail) {
+  auto bad = [&](InputError k, const char* d) {
+    kind = k;
+    detail = d;
+    return false;
+  };
+  out = Level{};
+  if (ps.empty()) return true;
+  if (ps.size() == 1 && ps[0] == '0') return true;  // the common empty level (SZSE writes 0)
+  Price px = 0;
+  int64_t qty = 0;
+  FieldError e = ticks.parse(ps, px);
+  if (e != FieldError::kOk) return bad(input_error_for(e), "bad level price");
+  if (px < 0) return bad(InputError::kBadPrice, "negative level price");
+  if (px == 0) return true;
+  if ((e = parse_i64(qs, qty)) != FieldError::kOk) return bad(input_error_for(e), "bad level size");
+  if (qty <= 0) return bad(InputError::kBadSize, "level size <= 0 at a price");
+  out = Level{px, qty};
+  return true;
+}
 
 // What the row decoders of the vendor layouts share: the current row's fields by header position,
 // bad-row reports with file and line, the China dates, and symbols interned once per run of rows.

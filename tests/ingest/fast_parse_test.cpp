@@ -3,13 +3,16 @@
 //   same error for every input, on edge cases and on a seeded random sample of prices as vendors
 //   write them (float noise, half ticks, long fractions, negatives, garbage);
 // - split_fields_wide vs split_fields: the same fields and count on seeded random lines of every
-//   length around the 32-byte blocks, with empty fields, and with `max` below the count.
+//   length around the 32-byte blocks, with empty fields, and with `max` below the count;
+// - parse_i64 / parse_u64 vs std::from_chars on seeded random integers.
 #include "ingest/csv_split.h"
 #include "ingest/decimal_ticks.h"
+#include "ingest/field_parse.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <charconv>
 #include <random>
 #include <string>
 
@@ -88,6 +91,41 @@ TEST(SplitFieldsWide, SameFieldsAsSplitFields) {
   EXPECT_EQ(split_fields_wide("", one, 1), 1u);
   EXPECT_EQ(one[0], "");
   EXPECT_EQ(split_fields_wide(std::string(40, ','), got, 128), 41u);
+}
+
+// parse_i64 / parse_u64 (a digits-only fast path before std::from_chars) against from_chars
+// itself, as they were: same value and same error on seeded random integers of every length
+// around the 18-digit fast path, with signs, leading zeros, spaces and garbage.
+template <typename T>
+FieldError reference_integer(std::string_view s, T& out) {
+  if (s.empty()) return FieldError::kEmpty;
+  const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  if (ec == std::errc() && p == s.data() + s.size()) return FieldError::kOk;
+  return looks_non_finite(s) ? FieldError::kNotANumber : FieldError::kMalformed;
+}
+
+TEST(ParseIntegers, SameAsFromChars) {
+  std::mt19937_64 rng(1202);
+  const char alphabet[] = "01234567890123456789-+ x.naNinf";
+  for (int i = 0; i < 200000; ++i) {
+    std::string s;
+    const size_t len = rng() % 24;
+    for (size_t k = 0; k < len; ++k) {
+      s += rng() % 8 == 0 ? alphabet[rng() % (sizeof alphabet - 1)] : char('0' + rng() % 10);
+    }
+    int64_t si = -5, si_ref = -5;
+    uint64_t ui = 5, ui_ref = 5;
+    const FieldError es = parse_i64(s, si), es_ref = reference_integer(s, si_ref);
+    const FieldError eu = parse_u64(s, ui), eu_ref = reference_integer(s, ui_ref);
+    ASSERT_EQ(int(es), int(es_ref)) << s;
+    ASSERT_EQ(int(eu), int(eu_ref)) << s;
+    if (es == FieldError::kOk) {
+      ASSERT_EQ(si, si_ref) << s;
+    }
+    if (eu == FieldError::kOk) {
+      ASSERT_EQ(ui, ui_ref) << s;
+    }
+  }
 }
 
 }  // namespace

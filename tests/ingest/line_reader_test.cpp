@@ -1,6 +1,7 @@
 #include "ingest/line_reader.h"
 
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include <map>
 #include <memory>
@@ -68,6 +69,32 @@ TEST(LineReader, FlagsControlBytesButNotTabs) {
   EXPECT_EQ(lines[1].size(), 8u);  // the NUL is part of the line, not an end
   EXPECT_TRUE(meta[2].has_garbage);
   EXPECT_FALSE(meta[3].has_garbage);
+}
+
+// Long lines are checked 32 bytes a step: a control byte anywhere in a line of any length is
+// seen (also in the last, overlapping block), and tabs, '\r' and bytes >= 0x80 are not garbage.
+TEST(LineReader, FlagsAControlByteAtEveryPositionOfLongLines) {
+  const auto dir = scratch_dir("line_reader_garbage_long");
+  std::string text;
+  std::vector<bool> want;
+  for (size_t len : {31, 32, 33, 63, 64, 65, 100, 663}) {
+    std::string clean(len, 'x');
+    for (size_t i = 0; i < len; i += 7) clean[i] = i % 2 ? '\t' : char(0xE9);  // tabs and UTF-8 bytes
+    text += clean + "\n";
+    want.push_back(false);
+    for (size_t at = 0; at < len; ++at) {
+      std::string bad = clean;
+      bad[at] = at % 3 == 0 ? '\x7f' : (at % 3 == 1 ? '\x01' : '\x1f');
+      text += bad + "\n";
+      want.push_back(true);
+    }
+  }
+  ts::testing::write_text(dir / "x.csv", text);
+  InputErrors errors;
+  std::vector<Line> meta;
+  const auto lines = read_lines(dir / "x.csv", errors, &meta);
+  ASSERT_EQ(meta.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(meta[i].has_garbage, want[i]) << "line " << i + 1;
 }
 
 TEST(LineReader, ReadsLinesLongerThanItsBuffer) {
@@ -165,6 +192,71 @@ TEST(LineReader, DamagedMemberIsReportedAndTheNextMemberStillRead) {
   // line of the first and the third member is intact.
   for (int i = 0; i < 1000; ++i) EXPECT_EQ(lines[size_t(i)], "line " + std::to_string(i));
   for (int i = 0; i < 1000; ++i) EXPECT_EQ(lines[lines.size() - 1000 + size_t(i)], "line " + std::to_string(2000 + i));
+}
+
+// Whole members are inflated at once (libdeflate) into room first sized by the file's last
+// ISIZE: a first member far larger than the last is given more room and still read whole, an
+// empty member in between yields nothing, and a bgzip-like file of many small members reads as
+// the plain text.
+TEST(LineReader, MembersOfEverySizeReadAsThePlainText) {
+  const auto dir = scratch_dir("line_reader_member_sizes");
+  const std::string big = numbered_lines(0, 200'000), small = numbered_lines(200'000, 200'010);
+  ts::testing::write_text(dir / "grow.csv.gz", gz_bytes(dir, big) + gz_bytes(dir, "") + gz_bytes(dir, small));
+  std::string blocks, text;
+  for (int i = 0; i < 300; ++i) {
+    const std::string part = numbered_lines(i * 97, (i + 1) * 97);
+    blocks += gz_bytes(dir, part);
+    text += part;
+  }
+  ts::testing::write_text(dir / "blocks.csv.gz", blocks);
+  for (const auto& [name, want] : {std::pair{"grow.csv.gz", big + small}, std::pair{"blocks.csv.gz", text}}) {
+    SCOPED_TRACE(name);
+    InputErrors errors;
+    const auto lines = read_lines(dir / name, errors);
+    std::string joined;
+    for (const auto& l : lines) joined += l + "\n";
+    EXPECT_EQ(joined, want);
+    EXPECT_EQ(errors.total(), 0u);
+  }
+}
+
+// A gzip member with a header CRC (FHCRC), as zlib's deflateSetHeader writes it.
+std::string gz_member_with_header_crc(const std::string& text) {
+  z_stream zs{};
+  EXPECT_EQ(deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
+  gz_header h{};
+  h.hcrc = 1;
+  EXPECT_EQ(deflateSetHeader(&zs, &h), Z_OK);
+  std::string out(deflateBound(&zs, uLong(text.size())) + 64, '\0');
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+  zs.avail_in = uInt(text.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = uInt(out.size());
+  EXPECT_EQ(deflate(&zs, Z_FINISH), Z_STREAM_END);
+  out.resize(zs.total_out);
+  deflateEnd(&zs);
+  return out;
+}
+
+// The header CRC is checked (zlib) where it is present: a damaged one is a corrupt member,
+// reported, and the next member is still read.
+TEST(LineReader, HeaderCrcIsChecked) {
+  const auto dir = scratch_dir("line_reader_fhcrc");
+  const std::string good = gz_member_with_header_crc(numbered_lines(0, 100));
+  ASSERT_EQ(good[3] & 0x02, 0x02);
+  std::string bad = good;
+  bad[10] = char(bad[10] ^ 0x01);  // the CRC-16 right after the 10-byte fixed header
+  ts::testing::write_text(dir / "good.csv.gz", good + gz_bytes(dir, "last\n"));
+  ts::testing::write_text(dir / "bad.csv.gz", bad + gz_bytes(dir, "last\n"));
+  InputErrors errors;
+  errors.set_quiet(true);
+  auto lines = read_lines(dir / "good.csv.gz", errors);
+  ASSERT_EQ(lines.size(), 101u);
+  EXPECT_EQ(lines[99], "line 99");
+  EXPECT_EQ(errors.total(), 0u);
+  lines = read_lines(dir / "bad.csv.gz", errors);
+  EXPECT_EQ(errors.count(InputError::kTruncatedFile), 1u);
+  EXPECT_EQ(lines, std::vector<std::string>{"last"});
 }
 
 TEST(LineReader, TrailingGarbageAfterTheLastMemberIsReported) {

@@ -25,6 +25,13 @@ bool DecoderBase::parse(std::string_view json, const MessageContext& where, simd
 }
 
 SymbolBook* DecoderBase::book_for(std::string_view pair, const MessageContext& where) {
+  // PERF NOTE: a capture carries a handful of pairs (4 to 10 here); comparing the pair with each
+  // is cheaper than copying it into key_ and hashing it (~250 instructions a message, callgrind).
+  if (books_.size() <= kScanBooks) {
+    for (const auto& b : books_) {
+      if (b->pair == pair) return b.get();
+    }
+  }
   key_.assign(pair);
   if (auto it = by_pair_.find(key_); it != by_pair_.end()) return it->second;
   std::string name = venue_prefix(venue());
@@ -38,6 +45,7 @@ SymbolBook* DecoderBase::book_for(std::string_view pair, const MessageContext& w
   auto b = std::make_unique<SymbolBook>();
   b->id = id;
   b->name = std::move(name);
+  b->pair.assign(pair);
   const RefData& r = symbols_.ref(id);
   b->tick = r.tick;
   b->size = r.size_increment;

@@ -32,6 +32,7 @@ enum class BookSync : uint8_t {
 struct SymbolBook {
   SymbolId id = kInvalidSymbol;
   std::string name;           // "BINANCE:NKNUSDT"
+  std::string pair;           // as the venue writes it: "NKNUSDT"
   Decimal tick{1, 2};         // currency per price unit
   Decimal size{1, 0};         // instrument units per size unit
   bool units_fixed = false;
@@ -64,7 +65,8 @@ struct SymbolBook {
     int len = -1;
     char text[44];
   };
-  CrcText crc_text[2 * kBookLevels];
+  CrcText crc_text[2][2 * kBookLevels];  // the last CRC's texts, and room for the next one's
+  int crc_last = 0;                       // which of the two holds the last CRC's texts
 };
 
 class DecoderBase : public VenueDecoder {
@@ -115,6 +117,7 @@ class DecoderBase : public VenueDecoder {
   InputErrors& errors_;
   simdjson::dom::parser parser_;
   std::string buf_;
+  static constexpr size_t kScanBooks = 16;  // up to this many symbols book_for() scans, not hashes
   std::vector<std::unique_ptr<SymbolBook>> books_;
   std::unordered_map<std::string, SymbolBook*> by_pair_;
   std::string key_;

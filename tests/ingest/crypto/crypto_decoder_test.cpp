@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <random>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,76 @@ TEST(CryptoUnits, ExactDecimalsIntoUnits) {
   ASSERT_TRUE(append_checksum_digits(229, Decimal{1, 7}, 9, text, len));
   ASSERT_TRUE(append_checksum_digits(562183, Decimal{1, 1}, 5, text, len));
   EXPECT_EQ(std::string(text, size_t(len)), "229005621830000");
+}
+
+// The reference the fast paths must match: the text's digits and scale in 128 bits, then
+// count = digits × 10^(unit scale − written scale) / unit mantissa, whole or refused.
+bool reference_units(std::string_view t, const Decimal& unit, int64_t& out, int& scale) {
+  __extension__ typedef unsigned __int128 u128;
+  u128 m = 0;
+  int n = 0, f = -1;
+  scale = -1;
+  for (char c : t) {
+    if (c >= '0' && c <= '9') {
+      m = m * 10 + unsigned(c - '0');
+      if (m >> 100) return false;  // parse_units' documented limit: beyond int64 at any scale
+      ++n;
+      f += f >= 0;
+    } else if (c == '.' && f < 0 && n > 0) {
+      f = 0;
+    } else {
+      return false;
+    }
+  }
+  if (n == 0 || f == 0) return false;
+  scale = f < 0 ? 0 : f;
+  for (int k = scale; k < unit.scale; ++k) m *= 10;
+  for (int k = unit.scale; k < scale; ++k) {
+    if (m % 10 != 0) return false;
+    m /= 10;
+  }
+  if (unit.mantissa <= 0 || m % u128(unit.mantissa) != 0) return false;
+  m /= u128(unit.mantissa);
+  if (m > u128(INT64_MAX)) return false;
+  out = int64_t(m);
+  return true;
+}
+
+// parse_units and written_scale against the reference on seeded random decimals as venues write
+// them (trailing zeros past the tick, long fractions, 19–21 digits, stray characters).
+TEST(CryptoUnits, SeededRandomDecimalsMatchTheReference) {
+  std::mt19937_64 rng(20261202);
+  const char alphabet[] = "0123456789000000000.-e";
+  int checked = 0;
+  for (const Decimal unit : {Decimal{1, 0}, Decimal{1, 2}, Decimal{1, 4}, Decimal{1, 8}, Decimal{5, 1},
+                             Decimal{25, 3}, Decimal{1, 18}}) {
+    for (int i = 0; i < 60000; ++i) {
+      std::string t;
+      const int shape = int(rng() % 4);
+      if (shape == 0) {  // any characters
+        for (int k = int(rng() % 24); k > 0; --k) t += alphabet[rng() % (sizeof alphabet - 1)];
+      } else {  // digits, a point, digits then zeros
+        for (int k = 1 + int(rng() % (shape == 3 ? 21 : 8)); k > 0; --k) t += char('0' + rng() % 10);
+        if (rng() % 4 != 0) {
+          t += '.';
+          for (int k = int(rng() % 6); k > 0; --k) t += char('0' + rng() % 10);
+          for (int k = int(rng() % 12); k > 0; --k) t += '0';
+        }
+      }
+      int64_t want = -7, got = -7;
+      int scale = -1;
+      const bool ok = reference_units(t, unit, want, scale);
+      ASSERT_EQ(parse_units(t, unit, got), ok) << t << " at " << unit.to_string();
+      if (ok) {
+        ASSERT_EQ(got, want) << t << " at " << unit.to_string();
+      }
+      if (t.size() <= 30) {
+        ASSERT_EQ(written_scale(t), scale) << t;
+      }
+      checked += ok;
+    }
+  }
+  EXPECT_GT(checked, 50000);  // the sample is not all refusals
 }
 
 // A receive-time prefix past int64 ns (April 2262) is a bad line, not a wrapped time: ms and

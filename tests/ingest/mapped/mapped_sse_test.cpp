@@ -62,6 +62,24 @@ TEST(MappedSse, ShippedLayoutGivesTheHandWrittenReadersEventsOnTheRealDay) {
   EXPECT_EQ(sym_b.ref(0).limit_up, sym_a.ref(0).limit_up);
 }
 
+// The days published without an order file (600519-20230202, -0203): the shipped layout runs on
+// the snapshot and trade files it finds, as the hand-written reader does.
+TEST(MappedSse, ShippedLayoutRunsTheDaysWithoutAnOrderFile) {
+  for (const char* day : {"600519-20230202", "600519-20230203"}) {
+    SCOPED_TRACE(day);
+    const auto dir = sse_day_dir().parent_path() / day;
+    TS_REQUIRE_DATA(dir);
+    SymbolTable sym_a, sym_b;
+    InputErrors err_a, err_b;
+    const auto want = read_sse(dir.string(), sym_a, err_a);
+    const auto got = read_mapped("sse-l2", dir.string(), sym_b, err_b);
+    EXPECT_GT(got.size(), 20'000u);
+    expect_same_events(want, got);
+    EXPECT_EQ(err_b.total(), 0u);
+    EXPECT_EQ(err_a.total(), 0u);
+  }
+}
+
 TEST(MappedSse, LayoutFileInConfigIsTheOneCompiledIn) {
   std::ifstream in(std::filesystem::path(TICKSENTRY_SOURCE_DIR) / "config" / "layouts" / "sse-l2.toml");
   std::stringstream text;
