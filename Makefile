@@ -113,7 +113,8 @@ model-data: | ticksentry
 # (every labelled event), models/REPORT.md + report.json, the default decision recorded in the
 # registry (models/release.py: prod changes only where the gate passed and the test rows
 # confirmed), the prod version's per-market operating points (models/market_ops.py: fitted on
-# validation, written into the registry, the report regenerated with them), models/MODEL_CARD.md.
+# validation, written into the registry, the report regenerated with them), models/MODEL_CARD.md,
+# and a summary in bench/results/detection-study-DATE.json (machine, commit, date, decisions, goal).
 # Knobs, for a quick check of the pipeline on a busy machine (the report states what ran):
 #   STUDY_CONFIG=models/configs/study_quick.toml (fewer epochs and windows), STUDY_REPS=30,
 #   STUDY_EVALUATIONS=pooled (or pooled,held_out_symbols,lomo:bitstamp ...).
@@ -142,7 +143,8 @@ model: model-data
 	  --registry models/registry.json --report models/report.json --ticksentry $(TS_BIN)
 	$(PY) models/market_ops.py --exports $(MODELS_DATA) --registry models/registry.json \
 	  --ticksentry $(TS_BIN) --write --out $(STUDY_DIR)/market_ops.json
-	$(REPORT) --market-ops $(STUDY_DIR)/market_ops.json
+	$(REPORT) --market-ops $(STUDY_DIR)/market_ops.json \
+	  --bench bench/results/detection-study-$(shell date -u +%Y%m%d-%H%M).json
 	$(PY) models/model_card.py --report models/report.json --registry models/registry.json \
 	  --out models/MODEL_CARD.md
 model-report: model

@@ -598,14 +598,15 @@ def merge(studies):
     return out
 
 
-def write_bench(path, evs, created):
+def write_bench(path, evs, created, run=None):
     import platform
     import subprocess
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True, cwd=HERE).stdout.strip()
     out = {"bench": "detection study (models/study.py, docs/labels.md)", "date": created,
            "commit": commit, "machine": f"{platform.node()} ({os.cpu_count()} cpus)",
-           "evaluations": {}}
+           "run": run, "evaluations": {}}
+    goal = goal_by_evaluation(evs)
     for name, e in evs.items():
         if "skipped" in e:
             out["evaluations"][name] = {"skipped": e["skipped"]}
@@ -615,6 +616,7 @@ def write_bench(path, evs, created):
             "decision": {k: e["decision"][k] for k in ("default", "served", "neural", "baseline")},
             "gate": None if not e.get("gate") else {
                 "passed": e["gate"]["passed"], "reason": e["gate"]["reason"]},
+            "goal_met": goal[name]["met"], "goal_fails": goal[name]["fails"],
             "default_change": None if not e.get("default_change") else {
                 k: e["default_change"][k] for k in ("from", "to", "promote", "why")},
             "all": {det: {k: (m[k]["value"], m[k]["lo"], m[k]["hi"]) if isinstance(m[k], dict)
@@ -694,7 +696,7 @@ def main(argv=None):
     with open(os.path.join(args.out, "REPORT.md"), "w") as fh:
         fh.write("\n".join(md) + "\n")
     if args.bench:
-        write_bench(args.bench, evs, created)
+        write_bench(args.bench, evs, created, report["run"])
     print(f"report: {len(evs)} evaluations → {args.out}/REPORT.md, report.json")
     return 0
 
