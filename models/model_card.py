@@ -103,6 +103,17 @@ def card(rep, entry, name):
     for m, info in prot["markets"].items():
         md.append(f"| {m} | {', '.join(os.path.basename(p) for p in info['exports'])} | "
                   f"{', '.join(s.split(':', 1)[1] for s in info['symbols'])} | {info['windows']} |")
+    goal = (rep.get("goal") or {}).get("evaluations") or {}
+    if goal:
+        met = [n for n, g in goal.items() if g.get("met")]
+        md += ["", "## The goal (issue 24)", "",
+               f"≥ {rep['goal']['recall']:.0%} of events caught at ≤ "
+               f"{rep['goal']['false_alerts_per_symbol_hour']:g} false alert per symbol-hour "
+               f"(forecast: median lead ≥ {rep['goal']['median_lead_s_forecast']:g} s) and a "
+               f"neural PR-AUC interval above the best baseline: met in {len(met)} of {len(goal)} "
+               "evaluations" + (f" ({', '.join(met)})" if met else "") + ". Per evaluation and "
+               "per data set, with the first unmet condition and the data that would be needed: "
+               "models/REPORT.md."]
     md += ["", "## Limits", "",
            "- The numbers rest on the data sets above only; the evaluations' event counts and "
            "what more data would be needed are in models/REPORT.md (\"What the data can show\").",
