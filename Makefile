@@ -4,7 +4,8 @@
 #   make test  - install packages, build, run every test through ctest
 #   make sanitize - every test under ASan+UBSan, the concurrency tests under TSan (bench/sanitize.sh)
 #   make train - retrain the shipped default model end to end (LOBSTER export → train → ONNX)
-#   make model - release pipeline: train → export → plan → evaluate → gate → bench → registry
+#   make model - the release from the data: exports → study (every model and baseline, both
+#                tasks, intervals) → report, events, gate → registry → model card (models/REPORT.md)
 # train, model and model-data read the sample data (never part of the repository) from
 # $(TICKSENTRY_DATA_DIR): the environment variable, else ../shared/data beside the clone.
 PRESET ?= release
@@ -96,10 +97,6 @@ train: $(MODELS_DATA)/lobster/manifest.json
 	  sha256sum $(MODELS_WORK)/model.onnx models/default.onnx
 	@echo "to ship it: cp $(MODELS_WORK)/model.onnx models/default.onnx (and update models/MODEL_CARD.md)"
 
-model: $(MODELS_DATA)/lobster/manifest.json
-	nice $(PY) models/pipeline.py --data $(MODELS_DATA)/lobster --work build/models-release \
-	  --shipped models/default.onnx --registry models/registry.json --ticksentry $(TS_BIN)
-
 # Every export the report uses: the data sets of models/configs/datasets.toml, read in place from
 # $(TICKSENTRY_DATA_DIR) (one without its files, or whose reader this build lacks, is reported
 # and left out; a new data set plugs in with one block there).
@@ -107,37 +104,50 @@ model-data: | ticksentry
 	$(PY) models/datasets.py export --data $(TICKSENTRY_DATA_DIR) --out $(MODELS_DATA) \
 	  --ticksentry $(TS_BIN)
 
-# models/REPORT.md and report.json from the protocol study (docs/labels.md): both tasks (detect,
-# forecast), pooled markets, held-out symbols (the last symbol of each market's multi-symbol
-# export), leave one market out; baselines and neural models, intervals; the promotion gate per
-# task against the registry's prod version; docs/events.md (every labelled event); the default
-# decision served as the registry's prod version of alert-default and each task's gated
-# candidate (models/release.py), the prod version's per-market operating points
-# (models/market_ops.py: fitted on validation, written into the registry, the report's section
-# regenerated with them) and models/MODEL_CARD.md. The two tasks run as two processes
-# (one per core).
+# make model: the release, end to end from the data (docs/labels.md): the exports
+# (model-data), the protocol study (models/study.py: GRU, LSTM, Transformer, TCN and every
+# baseline trained on the pooled train splits; both tasks, detect and forecast, as one process
+# each (one per core); pooled test split, held-out symbols (the last symbol of each market's
+# multi-symbol export), leave one market out; block-bootstrap intervals; per market, data set and
+# symbol; the promotion gate per task against the registry's prod version), docs/events.md
+# (every labelled event), models/REPORT.md + report.json, the default decision recorded in the
+# registry (models/release.py: prod changes only where the gate passed and the test rows
+# confirmed), the prod version's per-market operating points (models/market_ops.py: fitted on
+# validation, written into the registry, the report regenerated with them), models/MODEL_CARD.md,
+# and a summary in bench/results/detection-study-DATE.json (machine, commit, date, decisions, goal).
+# Knobs, for a quick check of the pipeline on a busy machine (the report states what ran):
+#   STUDY_CONFIG=models/configs/study_quick.toml (fewer epochs and windows), STUDY_REPS=30,
+#   STUDY_EVALUATIONS=pooled (or pooled,held_out_symbols,lomo:bitstamp ...).
 HOLD_OUT := --hold-out-symbol lobster:GOOG --hold-out-symbol sse:600761.SH \
 	  --hold-out-symbol szse:000400.SZ
-STUDY := nice -n 19 $(PY) models/study.py --datasets models/configs/datasets.toml \
+STUDY_CONFIG ?= models/configs/study.toml
+STUDY_REPS ?= 100
+STUDY_EVALUATIONS ?= pooled,held_out_symbols,lomo
+STUDY_DIR ?= build/models-study
+STUDY := nice -n 10 $(PY) models/study.py --datasets models/configs/datasets.toml \
 	  --exports $(MODELS_DATA) $(HOLD_OUT) --registry models/registry.json \
-	  --release-dir build/models-study/release
-model-report: model-data
-	$(STUDY) --task detect --work build/models-study/detect & d=$$!; \
-	$(STUDY) --task forecast --work build/models-study/forecast & f=$$!; \
-	wait $$d && wait $$f
+	  --release-dir $(STUDY_DIR)/release --config $(STUDY_CONFIG) --reps $(STUDY_REPS) \
+	  --evaluations $(STUDY_EVALUATIONS)
+REPORT := $(PY) models/report.py --study $(STUDY_DIR)/detect/study.json \
+	  --study $(STUDY_DIR)/forecast/study.json --out models
+model: model-data
+	rm -rf $(STUDY_DIR)
+	$(STUDY) --task detect --work $(STUDY_DIR)/detect > $(STUDY_DIR).detect.log 2>&1 & d=$$!; \
+	$(STUDY) --task forecast --work $(STUDY_DIR)/forecast > $(STUDY_DIR).forecast.log 2>&1 & f=$$!; \
+	wait $$d; a=$$?; wait $$f; b=$$?; tail -n 5 $(STUDY_DIR).detect.log $(STUDY_DIR).forecast.log; \
+	test $$a -eq 0 -a $$b -eq 0
 	$(PY) models/events.py --datasets models/configs/datasets.toml --exports $(MODELS_DATA) \
 	  --out docs/events.md
-	$(PY) models/report.py --study build/models-study/detect/study.json \
-	  --study build/models-study/forecast/study.json --out models
-	$(PY) models/release.py record --release-dir build/models-study/release \
+	$(REPORT)
+	$(PY) models/release.py record --release-dir $(STUDY_DIR)/release \
 	  --registry models/registry.json --report models/report.json --ticksentry $(TS_BIN)
 	$(PY) models/market_ops.py --exports $(MODELS_DATA) --registry models/registry.json \
-	  --ticksentry $(TS_BIN) --write --out build/models-study/market_ops.json
-	$(PY) models/report.py --study build/models-study/detect/study.json \
-	  --study build/models-study/forecast/study.json --market-ops build/models-study/market_ops.json \
-	  --out models
+	  --ticksentry $(TS_BIN) --write --out $(STUDY_DIR)/market_ops.json
+	$(REPORT) --market-ops $(STUDY_DIR)/market_ops.json \
+	  --bench bench/results/detection-study-$(shell date -u +%Y%m%d-%H%M).json
 	$(PY) models/model_card.py --report models/report.json --registry models/registry.json \
 	  --out models/MODEL_CARD.md
+model-report: model
 
 clean:
 	rm -rf build

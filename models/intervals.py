@@ -117,7 +117,9 @@ def metrics_with_intervals(score, label, symbol, end_ts_ns, event_ts_ns, market,
 
 
 def split_metrics(split, score, threshold, by=("market", "symbol"), **kw):
-    """metrics_with_intervals over a protocol Split, overall and per market / per symbol."""
+    """metrics_with_intervals over a protocol Split, overall and per market / data set / symbol
+    (a group of one market is left out: it is "all"; a single data set is "all" under its own
+    name, so that every data set measured has a "dataset:NAME" group)."""
     from protocol import _global_symbol
     cols = dict(label=split.column("labels"), symbol=_global_symbol(split),
                 end_ts_ns=split.column("end_ts_ns"), event_ts_ns=split.column("event_ts_ns"),
@@ -127,11 +129,15 @@ def split_metrics(split, score, threshold, by=("market", "symbol"), **kw):
     score = np.asarray(score, np.float32)
     out = {"all": metrics_with_intervals(score, window_s=window_s, horizon_s=horizon_s,
                                          threshold=threshold, **cols, **kw)}
-    groups = {"market": split.market_names(), "symbol": split.symbol_names()}
+    groups = {"market": split.market_names, "symbol": split.symbol_names,
+              "dataset": split.dataset_names}
     for g in by:
-        names = groups[g]
+        names = groups[g]()
         uniq = sorted(set(names))
         if len(uniq) < 2 and g == "market":
+            continue
+        if len(uniq) < 2 and g == "dataset":
+            out[f"dataset:{uniq[0]}"] = out["all"]
             continue
         for name in uniq:
             m = names == name

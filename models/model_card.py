@@ -12,6 +12,7 @@ import json
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import registry  # noqa: E402
+from dataset import UNIT_DEPENDENT_FEATURES  # noqa: E402
 from report import ci, f  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -20,6 +21,14 @@ ROWS = (("events caught at the budget", None), ("recall", "{:.3f}"),
         ("ROC-AUC", "{:.3f}"), ("median lead s", "{:.1f}"), ("p10 lead s", "{:.1f}"))
 KEYS = (None, "recall", "false_alerts_per_symbol_hour", "precision", "pr_auc", "roc_auc",
         "median_lead_s", "p10_lead_s")
+
+
+def input_shape(entry):
+    """The served graph's input dims as the ONNX file states them (a name for a free one)."""
+    import onnx
+    model = onnx.load(os.path.join(HERE, entry["onnx"]))
+    dims = model.graph.input[0].type.tensor_type.shape.dim
+    return ", ".join(str(d.dim_value) if d.dim_value else (d.dim_param or "?") for d in dims)
 
 
 def card(rep, entry, name):
@@ -36,8 +45,7 @@ def card(rep, entry, name):
           f"| registry | `{name}` v{entry['version']}, stage prod (models/registry.json) |",
           f"| detector | **{det}** ({entry.get('kind', 'neural')}) |",
           f"| file | `models/{entry['onnx']}`, sha256 `{entry['sha256']}` |",
-          f"| graph | input `x` float32 [batch, "
-          f"{'60' if det in ('logreg', 'gbm') else 'T'}, 20] raw features "
+          f"| graph | input `x` float32 [{input_shape(entry)}] raw features "
           "(src/features/feature_set.h order), output `prob` float32 [batch, 1]; built and run "
           "by the engine like any model |",
           f"| operating point | threshold {f(op.get('threshold'), '{:.6g}')} on `prob` (score "
@@ -95,14 +103,26 @@ def card(rep, entry, name):
     for m, info in prot["markets"].items():
         md.append(f"| {m} | {', '.join(os.path.basename(p) for p in info['exports'])} | "
                   f"{', '.join(s.split(':', 1)[1] for s in info['symbols'])} | {info['windows']} |")
+    goal = (rep.get("goal") or {}).get("evaluations") or {}
+    if goal:
+        met = [n for n, g in goal.items() if g.get("met")]
+        md += ["", "## The goal (issue 24)", "",
+               f"≥ {rep['goal']['recall']:.0%} of events caught at ≤ "
+               f"{rep['goal']['false_alerts_per_symbol_hour']:g} false alert per symbol-hour "
+               f"(forecast: median lead ≥ {rep['goal']['median_lead_s_forecast']:g} s) and a "
+               f"neural PR-AUC interval above the best baseline: met in {len(met)} of {len(goal)} "
+               "evaluations" + (f" ({', '.join(met)})" if met else "") + ". Per evaluation and "
+               "per data set, with the first unmet condition and the data that would be needed: "
+               "models/REPORT.md."]
     md += ["", "## Limits", "",
            "- The numbers rest on the data sets above only; the evaluations' event counts and "
            "what more data would be needed are in models/REPORT.md (\"What the data can show\").",
            "- `models/default.onnx` is the earlier neural model, kept for the engine's tests and "
            "for users who serve it explicitly; it is not the default decision.",
-           "- Inputs in absolute units (`spread_ticks`, `microprice_dev_ticks`, "
-           "`large_trade_ratio`) are left out of every fitted model, so no output changes when "
-           "prices or sizes change units (tests/models/test_units.py)."]
+           "- Inputs in absolute units ("
+           + ", ".join(f"`{why.split(':')[0]}`" for why in UNIT_DEPENDENT_FEATURES.values())
+           + ") are left out of every fitted model, so no output changes when prices or sizes "
+           "change units (tests/models/test_units.py)."]
     return md
 
 

@@ -15,6 +15,7 @@ Access is restricted by type, so that nothing can be chosen on the test split:
 Leave-one-market-out and held-out-symbols evaluations read the held-out rows through
 Study.held_out(), which refuses rows of a market or symbol that the model's training saw.
 """
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -47,6 +48,8 @@ class Market:
     label: dict           # the first export's label parameters
     feature_names: list
     task: str = "any"     # whose labels: any (training label), detect, forecast
+    datasets: tuple = ()  # the exports' folder names (data sets), in time order
+    dataset: np.ndarray = None  # [N] int32 index into datasets
 
     def __len__(self):
         return int(self.labels.size)
@@ -102,7 +105,9 @@ def load_market(name, paths, task="any"):
                   zscore=cat["zscore"], split=split, purged=purged,
                   window_s=window_seconds(exports[0]), horizon_s=horizon,
                   label=exports[0].manifest.get("label", {}),
-                  feature_names=exports[0].manifest.get("feature_names") or [], task=task)
+                  feature_names=exports[0].manifest.get("feature_names") or [], task=task,
+                  datasets=tuple(os.path.basename(os.path.normpath(d.path)) for d in exports),
+                  dataset=cat["export"])
 
 
 @dataclass(frozen=True)
@@ -125,6 +130,12 @@ class Split:
 
     def market_names(self):
         return np.concatenate([np.full(r.size, m.name, dtype=object) for m, r in self.parts])
+
+    def dataset_names(self):
+        """Per row, the data set (export folder name) it comes from."""
+        return np.concatenate([np.asarray(m.datasets, dtype=object)[m.dataset[r]]
+                               if m.dataset is not None else np.full(r.size, m.name, dtype=object)
+                               for m, r in self.parts])
 
     def symbol_hours(self):
         return float(sum(r.size * m.window_s for m, r in self.parts) / 3600.0)

@@ -3,20 +3,31 @@
 
     /usr/bin/python3 models/report.py --study build/models-study/study.json [--out models]
 
-Every number comes from study.json; nothing is typed by hand. Hand-written findings go in
-models/REPORT_NOTES.md, copied in after the tables; notes may not state numbers of their own
-(tests/models/test_report.py checks that every number there appears in the generated part).
+Every number comes from study.json; nothing is typed by hand. REPORT.md is render(report.json)
+(tests/models/test_report.py re-renders it and compares); hand-written notes go in
+models/REPORT_NOTES.md, copied in at the end, and may state no number at all.
 
-report.json schema (format_version 3):
-  {"format_version", "created", "protocol": {budget, block_s, reps, split, markets, tasks},
+report.json schema (format_version 4):
+  {"format_version", "created",
+   "protocol": {budget, block_s, reps, split, markets: {M: {..., "datasets": {D: per split
+       windows, symbol-hours, positives and events per task}}}, config, tasks},
+   "run": {"config_file", "reps", "evaluations"},
    "evaluations": {TASK/NAME: {"task", "measured_on", "excluded_markets", "excluded_symbols",
-       "best_neural", "best_baseline", "decision": {...},
+       "best_neural", "best_baseline", "decision": {...}, "gate", "default_change",
        "operating_points": {DETECTOR: {threshold, fitted_on, ...}},
-       "results": {GROUP: {DETECTOR: {METRIC: {"value", "lo", "hi"}, "events", ...}}}}}}
+       "results": {GROUP: {DETECTOR: {METRIC: {"value", "lo", "hi"}, "events", ...}}}}},
+   "goal": {"recall", "false_alerts_per_symbol_hour", "median_lead_s_forecast",
+       "evaluations": {TASK/NAME: {"default", METRIC..., "met", "fails", "events_needed"}},
+       "datasets": [{"task", "dataset", "market", "evaluation", "default", METRIC..., "met",
+                     "fails"}]},
+   "data_needed": {"events_for_recall_pm_0_1", "markets": [per task and market: symbol-hours
+       and events per split, events per symbol-hour, symbol-hours needed, more than now],
+       "no_validation_events": [{"task", "market", ...}]},
+   "market_operating_points": models/market_ops.py's JSON (the operating-point table) or null}
   TASK: detect (onset in the last seconds) or forecast (onset strictly ahead, docs/labels.md);
-  NAME: pooled (test split), held_out_symbols, lomo:MARKET (held-out rows);
-  GROUP: all, market:M, symbol:M:S. METRIC: pr_auc, roc_auc, recall, precision,
-  false_alerts_per_symbol_hour, median_lead_s, p10_lead_s.
+  NAME: pooled (test split), held_out_symbols, lomo:MARKET (held-out rows: the
+  leave-one-market-out table); GROUP: all, market:M, dataset:D, symbol:M:S. METRIC: pr_auc,
+  roc_auc, recall, precision, false_alerts_per_symbol_hour, median_lead_s, p10_lead_s.
 """
 import argparse
 import datetime
@@ -37,6 +48,134 @@ TASK_TITLES = {"detect": "detection (an onset within the last seconds)",
 GOAL_RECALL, GOAL_FALSE, GOAL_LEAD_S = 0.6, 1.0, 10.0
 # Events for a recall interval of +-0.1 around 0.6 (normal approximation of a binomial).
 EVENTS_FOR_PM_01 = int(round(1.96 ** 2 * 0.6 * 0.4 / 0.1 ** 2))
+TEST_SHARE = 0.15  # the test split's share of each market's trading time (protocol.py)
+SPLITS = ("train", "validation", "test")
+
+
+def judge(task, decision, m):
+    """The goal's conditions for one measured row set of the default detector: {"met", "fails"}."""
+    fails = []
+    if not m["events"]:
+        return {"met": None, "fails": ["no events in these rows"]}
+    rec, fa = m["recall"]["value"], m["false_alerts_per_symbol_hour"]["value"]
+    if rec is None or rec < GOAL_RECALL:
+        fails.append(f"recall {f(rec)} < {GOAL_RECALL:g}")
+    if fa is None or fa > GOAL_FALSE:
+        fails.append(f"{f(fa, '{:.2f}')} false alerts per symbol-hour > {GOAL_FALSE:g}")
+    if task == "forecast":
+        lead = m["median_lead_s"]["value"]
+        if lead is None or lead < GOAL_LEAD_S:
+            fails.append(f"median lead {f(lead, '{:.1f}')} s < {GOAL_LEAD_S:g} s")
+    if not decision["interval_above_baseline"]:
+        fails.append("no neural PR-AUC interval above the best baseline")
+    return {"met": not fails, "fails": fails}
+
+
+def goal_cells(m):
+    """The goal's numbers of one row set, as JSON values."""
+    return {"events": m["events"], "events_caught": m["events_caught"],
+            "symbol_hours": m["symbol_hours"],
+            **{k: m[k] for k in ("recall", "false_alerts_per_symbol_hour", "precision", "pr_auc",
+                                 "median_lead_s", "p10_lead_s")}}
+
+
+def events_needed(m, half_width=0.1):
+    """Events a recall interval of +-half_width needs: the binomial count at the goal's recall
+    (EVENTS_FOR_PM_01) and, where the measured block-bootstrap interval has a width, the measured
+    events scaled by (measured half-width / half_width)^2 (the interval narrows as 1/sqrt(n))."""
+    r = m["recall"]
+    scaled = None
+    if m["events"] and r["lo"] is not None and r["hi"] is not None and r["hi"] > r["lo"]:
+        scaled = m["events"] * ((r["hi"] - r["lo"]) / 2 / half_width) ** 2
+    return {"binomial": EVENTS_FOR_PM_01, "from_interval": scaled,
+            "needed": max(EVENTS_FOR_PM_01, scaled or 0)}
+
+
+def dataset_table(study):
+    """Per task and data set: symbol-hours and events per split (from the study's markets)."""
+    rows = []
+    for market, info in study["markets"].items():
+        for name, d in (info.get("datasets") or {}).items():
+            for task, ev in d["split_events"].items():
+                rows.append({"task": task, "market": market, "dataset": name,
+                             "symbols": [x.split(":", 1)[1] for x in d["symbols"]],
+                             "split_symbol_hours": d["split_symbol_hours"],
+                             "split_events": ev, "split_positives": d["split_positives"][task]})
+    return rows
+
+
+def goal_by_dataset(study, evs):
+    """Per task, data set and evaluation that measured it: the default's goal numbers there."""
+    out = []
+    for d in dataset_table(study):
+        for name, e in evs.items():
+            task, _, short = name.rpartition("/")
+            if task != d["task"]:
+                continue
+            if "skipped" in e:
+                continue
+            g = e["results"].get(f"dataset:{d['dataset']}")
+            if g is None:
+                continue
+            det = e["decision"]["default"]
+            m = g[det]
+            out.append({"task": task, "dataset": d["dataset"], "market": d["market"],
+                        "evaluation": name, "measured_on": e["measured_on"], "default": det,
+                        **goal_cells(m), **judge(task, e["decision"], m)})
+    return out
+
+
+def goal_by_evaluation(evs):
+    out = {}
+    for name, e in evs.items():
+        if "skipped" in e:
+            out[name] = {"met": None, "fails": [f"not possible: {e['skipped']}"]}
+            continue
+        task = name.rpartition("/")[0]
+        det = e["decision"]["default"]
+        m = e["results"]["all"][det]
+        out[name] = {"default": det, **goal_cells(m), **judge(task, e["decision"], m),
+                     "events_needed": events_needed(m)}
+    return out
+
+
+def data_needed(study):
+    """Per task and market: events per symbol-hour over all its data, the events and symbol-hours
+    in validation and test, and the symbol-hours of the same kind of data that would put
+    EVENTS_FOR_PM_01 events into each of validation and test (each TEST_SHARE of the time)."""
+    out = []
+    tasks = study.get("tasks", [])
+    for market, info in study["markets"].items():
+        ds = (info.get("datasets") or {}).values()
+        for task in tasks:
+            hours = [sum(d["split_symbol_hours"][k] for d in ds) for k in range(3)]
+            events = [sum(d["split_events"].get(task, [0, 0, 0])[k] for d in ds) for k in range(3)]
+            total_h, total_e = sum(hours), sum(events)
+            rate = total_e / total_h if total_h else None
+            need_h = EVENTS_FOR_PM_01 / rate / TEST_SHARE if rate else None
+            out.append({"task": task, "market": market, "symbol_hours": total_h,
+                        "events": total_e, "events_per_symbol_hour": rate,
+                        "split_symbol_hours": hours, "split_events": events,
+                        "symbol_hours_needed": need_h,
+                        "more_symbol_hours": None if need_h is None else max(0.0, need_h - total_h),
+                        "times_now": None if need_h is None or not total_h else need_h / total_h})
+    return out
+
+
+def validation_gaps(study, evs):
+    """Markets with no validation event for a task, and what follows (one line each)."""
+    lines = []
+    for r in data_needed(study):
+        if r["split_events"][1]:
+            continue
+        held = evs.get(f"{r['task']}/lomo:{r['market']}")
+        held_ev = (held["results"]["all"][held["decision"]["default"]]["events"]
+                   if held and "skipped" not in held else None)
+        lines.append({"task": r["task"], "market": r["market"],
+                      "validation_symbol_hours": r["split_symbol_hours"][1],
+                      "test_events": r["split_events"][2], "train_events": r["split_events"][0],
+                      "held_out_events": held_ev})
+    return lines
 
 
 def f(v, fmt="{:.3f}"):
@@ -90,14 +229,16 @@ def table(rows_by_det, neural, base):
 def markdown(study, evs, created):
     md = ["# Alert model report", "",
           f"Generated by `models/report.py` from `models/study.py` ({created}); do not edit by "
-          "hand (findings: models/REPORT_NOTES.md). Protocol: docs/labels.md.", "",
+          "hand (hand-written notes, without numbers: models/REPORT_NOTES.md, at the end). "
+          "Protocol: docs/labels.md.", "",
           f"Every detector's threshold is fitted on **validation** for "
           f"{study['budget_false_alerts_per_symbol_hour']:g} false alert per symbol-hour and "
           "applied unchanged where it is measured; the epoch, the neural architecture and the "
           "best baseline are chosen on validation PR-AUC; the test split is read once. "
           f"Intervals: block bootstrap, {study['block_s']:.0f} s blocks, {study['reps']} "
           "replicates, 2.5–97.5 %. Lead = event start − end of the first window at or above the "
-          "threshold (negative: after the onset).", "", "## Data", "",
+          "threshold (negative: after the onset).", ""] + run_note(study) + summary(study, evs) + [
+          "## Data", "",
           "| market | exports | symbols | windows | train / validation / test windows | "
           "positive windows per task (train / validation / test) |",
           "|---|---|---|---|---|---|"]
@@ -151,45 +292,7 @@ def markdown(study, evs, created):
                           f"{ci(m['roc_auc'])} | {m['events_caught']}/{m['events']} | "
                           f"{f(m['false_alerts_per_symbol_hour'], '{:.2f}')} | {dec} |")
     md += per_market(evs)
-    md += ["", "## The goal (issue 24): ≥ 60 % of events caught at ≤ 1 false alert per "
-           "symbol-hour (test and leave-one-market-out), median lead ≥ 10 s for forecast, the "
-           "default's PR-AUC interval above the best baseline", "",
-           "Judged on the default decision's detector; the lead condition applies to the "
-           "forecast task only (a detection alert comes after the onset by definition).", "",
-           "| evaluation | default | events caught | recall [95 %] | false alerts / symbol-h "
-           "[95 %] | median lead s | p10 lead s | best neural's PR-AUC interval above the best "
-           "baseline | goal met |", "|---|---|---|---|---|---|---|---|---|"]
-    for name, e in evs.items():
-        if "skipped" in e:
-            md.append(f"| {name} | – | – | – | – | – | – | – | no data to judge |")
-            continue
-        d = e["results"]["all"][e["decision"]["default"]]
-        rec, fa, lead = (d["recall"]["value"], d["false_alerts_per_symbol_hour"]["value"],
-                         d["median_lead_s"]["value"])
-        lead_ok = e.get("task") != "forecast" or (lead is not None and lead >= GOAL_LEAD_S)
-        met = (rec is not None and rec >= GOAL_RECALL and fa is not None and fa <= GOAL_FALSE
-               and lead_ok and e["decision"]["interval_above_baseline"])
-        md.append(f"| {name} | {e['decision']['default']} | {d['events_caught']}/{d['events']} "
-                  f"| {ci(d['recall'])} | {ci(d['false_alerts_per_symbol_hour'], '{:.2f}')} | "
-                  f"{f(lead, '{:.1f}')} | {f(d['p10_lead_s']['value'], '{:.1f}')} | "
-                  f"{'yes' if e['decision']['interval_above_baseline'] else 'no'} | "
-                  f"{'yes' if met else 'no'} |")
-    md += ["", "## What the data can show", "",
-           f"A recall interval of ±0.1 around 0.6 needs about {EVENTS_FOR_PM_01} events in the "
-           "measured rows (binomial, normal approximation). Per evaluation: events measured, "
-           "symbol-hours measured, events per symbol-hour, and the symbol-hours of the same kind "
-           f"of data that would hold {EVENTS_FOR_PM_01} events.", "",
-           "| evaluation | events | symbol-hours | events / symbol-h | symbol-hours for "
-           f"{EVENTS_FOR_PM_01} events |", "|---|---|---|---|---|"]
-    for name, e in evs.items():
-        if "skipped" in e:
-            continue
-        a = next(iter(e["results"]["all"].values()))
-        ev, hours = a["events"], a["symbol_hours"]
-        rate = ev / hours if hours else None
-        need = EVENTS_FOR_PM_01 / rate if rate else None
-        md.append(f"| {name} | {ev} | {f(hours, '{:.2f}')} | {f(rate, '{:.2f}')} | "
-                  f"{f(need, '{:.0f}')} |")
+    md += goal_section(study, evs) + data_section(study, evs)
     for name, e in evs.items():
         task, _, short = name.rpartition("/")
         title = TITLES.get(short) or (f"Leave one market out: {short.split(':', 1)[1]} held out "
@@ -205,8 +308,13 @@ def markdown(study, evs, created):
                f"({e['validation_positives']} positive); measured on the {e['measured_on']} rows."
                + (f" Held out: {', '.join(e['excluded_markets'] + e['excluded_symbols'])}."
                   if e["excluded_markets"] or e["excluded_symbols"] else ""), ""]
+        shown = set()
         for group, rows in e["results"].items():
             any_m = next(iter(rows.values()))
+            key = (any_m["windows"], any_m["positives"], any_m["events"], any_m["symbol_hours"])
+            if group.startswith("dataset:") and key in shown:
+                continue  # the same rows as "all" or a market above (one data set there)
+            shown.add(key)
             md += [f"### {group}: {any_m['windows']} windows, {any_m['positives']} positive, "
                    f"{any_m['events']} events, {f(any_m['symbol_hours'], '{:.2f}')} symbol-hours",
                    ""] + table(rows, e["best_neural"], e["best_baseline"]) + [""]
@@ -224,6 +332,162 @@ def markdown(study, evs, created):
             md.append(f"| {kind} | {t['best_epoch']} / {t['epochs_run']} | "
                       f"{f(t['best_val_pr_auc'])} | {t['stop_reason']} | "
                       f"{t['dropped_features'] or '–'} |")
+    return md
+
+
+def run_note(study):
+    """What ran: the study's config file, the neural training settings and the replicates."""
+    cfg = study.get("config", {})
+    tr, data = cfg.get("train", {}), cfg.get("data", {})
+    conf = study.get("config_file") or "models/configs/study.toml"
+    md = [f"Run: `{conf}` (neural models: up to {tr.get('epochs', '–')} epochs, "
+          f"{f(tr.get('max_minutes'), '{:g}')} min each, on at most "
+          f"{data.get('max_train_windows', '–')} training windows), {study['reps']} bootstrap "
+          f"replicates, evaluations: {', '.join(study['evaluations'])}."]
+    if os.path.basename(conf) != "study.toml":
+        md[0] += (f" **A reduced run** (`{conf}`, not configs/study.toml): it checks the pipeline "
+                  "end to end; its neural models are trained shorter and on fewer windows than "
+                  "configs/study.toml trains them, so their rows are not the release's.")
+    return md + [""]
+
+
+def summary(study, evs):
+    """The findings, generated: per task, the pooled default decision and the goal's verdict."""
+    goal = goal_by_evaluation(evs)
+    md = ["## Summary (generated from the tables below)", ""]
+    for task in study.get("tasks", []):
+        names = [n for n in evs if n.startswith(task + "/")]
+        met = [n for n in names if goal[n]["met"]]
+        pooled = evs.get(f"{task}/pooled")
+        if pooled and "skipped" not in pooled:
+            d = pooled["decision"]
+            m = pooled["results"]["all"][d["default"]]
+            n = pooled["results"]["all"][d["neural"]]
+            md.append(f"- **{task}**: the default decision on the pooled test split is "
+                      f"**{d['default']}** (served: {d['served']}): {m['events_caught']}/"
+                      f"{m['events']} events at {ci(m['false_alerts_per_symbol_hour'], '{:.2f}')} "
+                      f"false alerts per symbol-hour, precision {ci(m['precision'])}, PR-AUC "
+                      f"{ci(m['pr_auc'])}; the best neural model, {d['neural']}, PR-AUC "
+                      f"{ci(n['pr_auc'])}, {n['events_caught']}/{n['events']} events"
+                      + ("" if d.get("gate_passed") is None else
+                         f"; promotion gate on validation: "
+                         f"{'passed' if d['gate_passed'] else 'refused'}") + ".")
+        md.append(f"- **{task}**: the goal is met in {len(met)} of {len(names)} evaluations"
+                  + (f" ({', '.join(met)})" if met else "") + "; where not, the first reason: "
+                  + "; ".join(f"{n.split('/', 1)[1]}: {goal[n]['fails'][0]}"
+                              for n in names if not goal[n]["met"]) + ".")
+    gaps = validation_gaps(study, evs)
+    if gaps:
+        md.append("- No validation event: " + "; ".join(
+            f"{g['market']} ({g['task']})" for g in gaps) + " — see \"What the data can show\".")
+    return md + [""]
+
+
+def goal_section(study, evs):
+    goal = goal_by_evaluation(evs)
+    md = ["", "## The goal (issue 24): ≥ 60 % of events caught at ≤ 1 false alert per "
+          "symbol-hour (test and leave-one-market-out), median lead ≥ 10 s for forecast, the "
+          "default's PR-AUC interval above the best baseline", "",
+          "Judged on the default decision's detector at its validation threshold; the lead "
+          "condition applies to the forecast task only (a detection alert comes after the onset "
+          "by definition).", "",
+          "| evaluation | default | events caught | recall [95 %] | false alerts / symbol-h "
+          "[95 %] | precision [95 %] | PR-AUC [95 %] | median lead s [95 %] | p10 lead s | best "
+          "neural's PR-AUC interval above the best baseline | goal met | first unmet condition |",
+          "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for name, e in evs.items():
+        g = goal[name]
+        if "skipped" in e:
+            md.append(f"| {name} | – | – | – | – | – | – | – | – | – | no data to judge | "
+                      f"{g['fails'][0]} |")
+            continue
+        md.append(f"| {name} | {g['default']} | {g['events_caught']}/{g['events']} | "
+                  f"{ci(g['recall'])} | {ci(g['false_alerts_per_symbol_hour'], '{:.2f}')} | "
+                  f"{ci(g['precision'])} | {ci(g['pr_auc'])} | {ci(g['median_lead_s'], '{:.1f}')} "
+                  f"| {f(g['p10_lead_s']['value'], '{:.1f}')} | "
+                  f"{'yes' if e['decision']['interval_above_baseline'] else 'no'} | "
+                  f"{'yes' if g['met'] else 'no'} | {g['fails'][0] if g['fails'] else '–'} |")
+    md += ["", "### The goal per data set", "",
+           "Each data set's rows of each evaluation that measured them (pooled: its test rows; "
+           "held-out symbols and leave one market out: all its held-out rows), the evaluation's "
+           "default at the evaluation's validation threshold. A data set without a row here for "
+           "an evaluation has no rows there (e.g. all of its trading time lies before its "
+           "market's test split).", "",
+           "| task | data set | evaluation | default | events caught | recall [95 %] | false "
+           "alerts / symbol-h [95 %] | precision [95 %] | PR-AUC [95 %] | median lead s | p10 "
+           "lead s | goal met |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    rows = goal_by_dataset(study, evs)
+    for r in rows:
+        met = ("no events" if r["met"] is None else "yes" if r["met"] else
+               f"no: {r['fails'][0]}")
+        md.append(f"| {r['task']} | {r['dataset']} | {r['evaluation'].split('/', 1)[1]} | "
+                  f"{r['default']} | {r['events_caught']}/{r['events']} | {ci(r['recall'])} | "
+                  f"{ci(r['false_alerts_per_symbol_hour'], '{:.2f}')} | {ci(r['precision'])} | "
+                  f"{ci(r['pr_auc'])} | {f(r['median_lead_s']['value'], '{:.1f}')} | "
+                  f"{f(r['p10_lead_s']['value'], '{:.1f}')} | {met} |")
+    measured = {(r["task"], r["dataset"]) for r in rows}
+    missing = [d for d in dataset_table(study) if (d["task"], d["dataset"]) not in measured]
+    for d in missing:
+        md.append(f"| {d['task']} | {d['dataset']} | – | – | – | – | – | – | – | – | – | not "
+                  f"measured: no rows in the evaluations that ran |")
+    return md
+
+
+def data_section(study, evs):
+    goal = goal_by_evaluation(evs)
+    md = ["", "## What the data can show, and what it would need", "",
+          f"A recall interval of ±0.1 around the goal's 0.6 needs about {EVENTS_FOR_PM_01} events "
+          "in the measured rows if events were independent (binomial, normal approximation); the "
+          "second count scales the default's measured block-bootstrap recall interval to ±0.1 "
+          "(its width narrows as 1/√events); the symbol-hours are for the larger of the two, at "
+          "the rows' own event rate. Per evaluation:", "",
+          "| evaluation | events | symbol-hours | events / symbol-h | recall [95 %] of the "
+          f"default | events for ±0.1 (binomial / from the interval) | symbol-hours of such rows "
+          "for that many events |", "|---|---|---|---|---|---|---|"]
+    for name, e in evs.items():
+        if "skipped" in e:
+            continue
+        g = goal[name]
+        ev, hours = g["events"], g["symbol_hours"]
+        rate = ev / hours if hours else None
+        need = g["events_needed"]
+        md.append(f"| {name} | {ev} | {f(hours, '{:.2f}')} | {f(rate, '{:.2f}')} | "
+                  f"{ci(g['recall'])} | {need['binomial']} / {f(need['from_interval'], '{:.0f}')} "
+                  f"| {f(need['needed'] / rate if rate else None, '{:.0f}')} |")
+    md += ["", "Per market: its labelled data (every split), events per symbol-hour, and the "
+           f"symbol-hours of the same market for {EVENTS_FOR_PM_01} events in its test split "
+           f"AND {EVENTS_FOR_PM_01} in its validation split (each {TEST_SHARE:.0%} of its "
+           "trading time): what a per-market ±0.1 recall interval, and a per-market threshold "
+           "fitted on enough validation events, would take.", "",
+           "| task | market | symbol-hours (train / validation / test) | events (train / "
+           "validation / test) | events / symbol-h | symbol-hours needed | more than now | × now |",
+           "|---|---|---|---|---|---|---|---|"]
+    for r in data_needed(study):
+        md.append(f"| {r['task']} | {r['market']} | {f(r['symbol_hours'], '{:.1f}')} ("
+                  + " / ".join(f(h, "{:.1f}") for h in r["split_symbol_hours"]) + ") | "
+                  f"{r['events']} (" + " / ".join(map(str, r["split_events"])) + ") | "
+                  f"{f(r['events_per_symbol_hour'], '{:.2f}')} | "
+                  f"{f(r['symbol_hours_needed'], '{:.0f}')} | {f(r['more_symbol_hours'], '{:.0f}')} "
+                  f"| {f(r['times_now'], '{:.1f}')} |")
+    gaps = validation_gaps(study, evs)
+    if gaps:
+        md += ["", "### Markets without a validation event", ""]
+        for g in gaps:
+            md.append(
+                f"- **{g['market']}, {g['task']}**: {f(g['validation_symbol_hours'], '{:.2f}')} "
+                f"validation symbol-hours and no event in them ({g['train_events']} in train, "
+                f"{g['test_events']} in test). What follows: nothing about {g['market']} is "
+                "chosen on its own data — the epoch, the architecture, the best baseline and the "
+                "pooled threshold are chosen on the other markets' validation events; its "
+                "per-market operating point cannot be fitted and it keeps the pooled threshold "
+                f"(models/market_ops.py); its test rows hold {g['test_events']} event(s), too few "
+                f"for a recall to mean much (±0.1 takes about {EVENTS_FOR_PM_01}); it is judged "
+                "as a market only when held out"
+                + (f" ({g['held_out_events']} events, trained and chosen on the other markets)"
+                   if g["held_out_events"] is not None else " (that evaluation did not run)")
+                + ". More days of it, with events in validation and test, are what "
+                f"would change this (validation and test are its last {2 * TEST_SHARE:.0%} of "
+                "trading time).")
     return md
 
 
@@ -326,17 +590,23 @@ def merge(studies):
             if o is not m:
                 o["positives"].update(m["positives"])
                 o["split_positives"].update(m.get("split_positives", {}))
+                for dn, d in m.get("datasets", {}).items():
+                    od = o.setdefault("datasets", {}).setdefault(dn, d)
+                    if od is not d:
+                        od["split_positives"].update(d["split_positives"])
+                        od["split_events"].update(d["split_events"])
     return out
 
 
-def write_bench(path, evs, created):
+def write_bench(path, evs, created, run=None):
     import platform
     import subprocess
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True, cwd=HERE).stdout.strip()
     out = {"bench": "detection study (models/study.py, docs/labels.md)", "date": created,
            "commit": commit, "machine": f"{platform.node()} ({os.cpu_count()} cpus)",
-           "evaluations": {}}
+           "run": run, "evaluations": {}}
+    goal = goal_by_evaluation(evs)
     for name, e in evs.items():
         if "skipped" in e:
             out["evaluations"][name] = {"skipped": e["skipped"]}
@@ -346,6 +616,7 @@ def write_bench(path, evs, created):
             "decision": {k: e["decision"][k] for k in ("default", "served", "neural", "baseline")},
             "gate": None if not e.get("gate") else {
                 "passed": e["gate"]["passed"], "reason": e["gate"]["reason"]},
+            "goal_met": goal[name]["met"], "goal_fails": goal[name]["fails"],
             "default_change": None if not e.get("default_change") else {
                 k: e["default_change"][k] for k in ("from", "to", "promote", "why")},
             "all": {det: {k: (m[k]["value"], m[k]["lo"], m[k]["hi"]) if isinstance(m[k], dict)
@@ -355,6 +626,28 @@ def write_bench(path, evs, created):
                     for det, m in e["results"]["all"].items()}}
     with open(path, "w") as fh:
         json.dump(out, fh, indent=1)
+
+
+def study_of(report):
+    """The study fields markdown() reads, from report.json: REPORT.md is a function of
+    report.json (and the notes), so tests/models/test_report.py can regenerate it and compare."""
+    p = report["protocol"]
+    return {"markets": p["markets"], "tasks": p["tasks"], "config": p["config"],
+            "block_s": p["block_s"], "reps": p["reps"],
+            "budget_false_alerts_per_symbol_hour": p["budget_false_alerts_per_symbol_hour"],
+            "config_file": report["run"]["config_file"], "evaluations": report["evaluations"]}
+
+
+def render(report, notes_dir=HERE):
+    """REPORT.md's lines from report.json's content and notes_dir/REPORT_NOTES.md."""
+    md = markdown(study_of(report), report["evaluations"], report["created"])
+    if report.get("market_operating_points"):
+        md += market_ops_section(report["market_operating_points"])
+    notes = os.path.join(notes_dir, "REPORT_NOTES.md")
+    if os.path.exists(notes):
+        with open(notes) as fh:
+            md += ["", fh.read().rstrip()]
+    return md
 
 
 def main(argv=None):
@@ -375,7 +668,7 @@ def main(argv=None):
         return 1
     created = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     evs = build(study)
-    report = {"format_version": 3, "created": created,
+    report = {"format_version": 4, "created": created,
               "protocol": {"budget_false_alerts_per_symbol_hour":
                            study["budget_false_alerts_per_symbol_hour"],
                            "block_s": study["block_s"], "reps": study["reps"],
@@ -383,21 +676,27 @@ def main(argv=None):
                                     "15 % test (docs/labels.md)",
                            "markets": study["markets"], "config": study["config"],
                            "tasks": study.get("tasks", ["any"])},
-              "evaluations": evs}
-    md = markdown(study, evs, created)
+              "run": {"config_file": study.get("config_file"), "reps": study["reps"],
+                      "evaluations": list(evs)},
+              "evaluations": evs,
+              "goal": {"recall": GOAL_RECALL, "false_alerts_per_symbol_hour": GOAL_FALSE,
+                       "median_lead_s_forecast": GOAL_LEAD_S,
+                       "evaluations": goal_by_evaluation(evs),
+                       "datasets": goal_by_dataset(study, evs)},
+              "data_needed": {"events_for_recall_pm_0_1": EVENTS_FOR_PM_01,
+                              "markets": data_needed(study),
+                              "no_validation_events": validation_gaps(study, evs)},
+              "market_operating_points": None}
     if args.market_ops:
         with open(args.market_ops) as fh:
-            md += market_ops_section(json.load(fh))
-    notes = os.path.join(args.out, "REPORT_NOTES.md")
-    if os.path.exists(notes):
-        with open(notes) as fh:
-            md += ["", fh.read().rstrip()]
+            report["market_operating_points"] = json.load(fh)
+    md = render(report, args.out)
     with open(os.path.join(args.out, "report.json"), "w") as fh:
         json.dump(report, fh, indent=1)
     with open(os.path.join(args.out, "REPORT.md"), "w") as fh:
         fh.write("\n".join(md) + "\n")
     if args.bench:
-        write_bench(args.bench, evs, created)
+        write_bench(args.bench, evs, created, report["run"])
     print(f"report: {len(evs)} evaluations → {args.out}/REPORT.md, report.json")
     return 0
 

@@ -115,8 +115,9 @@ def run_evaluation(name, study, cfg, held_out, task="any", keep=None, served=Non
     target = study.held_out() if held_out else study.test()
     out["measured_on"] = target.kind
     scores = detectors_on(target, fitted, neural)
-    by = ("market", "symbol") if not held_out else ("symbol",)
-    out["detectors"] = {k: intervals.split_metrics(target, s, ops[k]["threshold"], by=by)
+    by = ("market", "dataset", "symbol") if not held_out else ("dataset", "symbol")
+    out["detectors"] = {k: intervals.split_metrics(target, s, ops[k]["threshold"], by=by,
+                                                   reps=cfg["reps"])
                         for k, s in scores.items()}
     out["decision"] = decide(out["detectors"], best_neural, best_base, best_servable,
                              out.get("gate"))
@@ -191,6 +192,26 @@ def default_change(task, va, out, val_scores, served, best_base):
             "confirmed_on_test": confirmed, "promote": promote, "why": why}
 
 
+def _dataset_info(m):
+    """Per data set of a market: windows, symbols and symbol-hours per split (0 train,
+    1 validation, 2 test), and the positive windows and events per split of m's task."""
+    out = {}
+    for k, name in enumerate(m.datasets):
+        rows = m.dataset == k
+        d = {"symbols": sorted({m.symbols[s] for s in np.unique(m.symbol[rows])}),
+             "windows": int(rows.sum()),
+             "split_windows": [int((rows & (m.split == s)).sum()) for s in range(3)],
+             "split_symbol_hours": [float((rows & (m.split == s)).sum() * m.window_s / 3600.0)
+                                    for s in range(3)]}
+        d["split_positives"] = {m.task: [int(m.labels[rows & (m.split == s)].sum())
+                                         for s in range(3)]}
+        d["split_events"] = {m.task: [len({(int(a), int(b)) for a, b in zip(
+            m.symbol[rows & (m.split == s) & (m.labels == 1)],
+            m.event_ts_ns[rows & (m.split == s) & (m.labels == 1)])}) for s in range(3)]}
+        out[name] = d
+    return out
+
+
 def _f(v):
     return "–" if v is None else f"{v:.3f}"
 
@@ -208,6 +229,9 @@ def main(argv=None):
     ap.add_argument("--config", default=os.path.join(HERE, "configs/study.toml"))
     ap.add_argument("--work", required=True)
     ap.add_argument("--no-lomo", action="store_true")
+    ap.add_argument("--reps", type=int, default=intervals.REPS,
+                    help=f"block-bootstrap replicates per interval (default {intervals.REPS}; "
+                    "fewer only for a quick check of the pipeline: the report says how many)")
     ap.add_argument("--evaluations", default="pooled,held_out_symbols,lomo",
                     help="which evaluations to run (comma list of pooled, held_out_symbols, "
                     "lomo, lomo:MARKET): one process per group, merged by report.py")
@@ -242,10 +266,11 @@ def main(argv=None):
     if not paths:
         ap.error("no market: give --datasets with exports under --exports, or --market")
     base = trainer.load_config(args.config)
-    cfg = {"base": base, "kinds": list(base["model"].get("kinds", [base["model"]["kind"]]))}
+    cfg = {"base": base, "kinds": list(base["model"].get("kinds", [base["model"]["kind"]])),
+           "reps": args.reps}
     base["model"].pop("kinds", None)
     res = {"markets": {}, "tasks": tasks, "config": base, "block_s": intervals.BLOCK_S,
-           "reps": intervals.REPS,
+           "reps": args.reps, "config_file": os.path.relpath(args.config, os.path.dirname(HERE)),
            "budget_false_alerts_per_symbol_hour": protocol.BUDGET_FALSE_PER_SYMBOL_HOUR,
            "evaluations": {}}
     for task in tasks:
@@ -253,10 +278,15 @@ def main(argv=None):
         for m in markets:
             info = res["markets"].setdefault(m.name, {
                 "exports": paths[m.name], "windows": len(m), "symbols": m.symbols,
+                "datasets": {},
                 "label": m.label, "split_windows": [int((m.split == k).sum()) for k in range(3)],
                 "positives": {}, "split_positives": {}})
             info["positives"][task] = int(m.labels.sum())
             info["split_positives"][task] = [int(m.labels[m.split == k].sum()) for k in range(3)]
+            for name, d in _dataset_info(m).items():
+                o = info["datasets"].setdefault(name, d)
+                o["split_positives"].update(d["split_positives"])
+                o["split_events"].update(d["split_events"])
         ev = res["evaluations"]
         keep = {}
         if "pooled" in which:

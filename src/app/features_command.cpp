@@ -15,6 +15,7 @@
 #include <numeric>
 
 #include "app/first_input_error.h"
+#include "app/market_wiring.h"
 #include "book/book_set.h"
 #include "core/config.h"
 #include "core/input_errors.h"
@@ -183,8 +184,11 @@ Result<ExportSummary> export_dataset(const ExportOptions& o, const std::atomic<b
 
   BookSet books(symbols, tracking);
   // Phases as a run resolves them (app/market_wiring.h), so exported rows are the rows served.
+  // Without ./config/calendars the built-in calendars: labels are phase-aware wherever it starts.
   MarketCalendars calendars;
-  const bool have_calendars = fs::is_directory("config/calendars") && calendars.load_dir("config/calendars", errors);
+  std::string calendar_error;
+  const bool have_calendars = load_default_calendars(calendars, errors, calendar_error);
+  if (!have_calendars && !calendar_error.empty()) return Status(StatusCode::kInvalidArgument, calendar_error);
   PhaseResolver phases(symbols, have_calendars ? &calendars : nullptr);
   books.set_phase_resolver(&phases);
   FeatureEngine features(symbols, fo);

@@ -17,6 +17,27 @@ bool fail(const std::string& message) {
 }
 }  // namespace
 
+bool load_default_calendars(MarketCalendars& calendars, InputErrors& errors, std::string& error) {
+  if (std::filesystem::is_directory("config/calendars")) {
+    if (Status st = calendars.load_dir("config/calendars", errors); !st) {
+      error = st.to_string();
+      return false;
+    }
+    return true;
+  }
+  for (const BuiltinCalendar& b : builtin_calendars()) {
+    auto parsed = ExchangeCalendar::parse(std::string(b.id), b.text, "built-in " + std::string(b.id) + ".csv", errors);
+    if (!parsed) {
+      error = parsed.status().to_string();
+      return false;
+    }
+    calendars.add(std::move(parsed).value());
+  }
+  spdlog::info("exchange calendars: the {} built in (config/calendars of this build; [calendars] dir overrides)",
+               builtin_calendars().size());
+  return !builtin_calendars().empty();
+}
+
 bool MarketWiring::build(const Config& config, const CommonOptions& common, SymbolTable& symbols,
                          InputErrors& errors) {
   const ConfigSection in = config.section("instruments");
@@ -43,18 +64,10 @@ bool MarketWiring::build(const Config& config, const CommonOptions& common, Symb
   if (!dir.empty()) {
     if (Status st = calendars_.load_dir(dir, errors); !st) return fail(st.to_string());
     have_calendars_ = true;
-  } else if (std::filesystem::is_directory("config/calendars")) {
-    if (Status st = calendars_.load_dir("config/calendars", errors); !st) return fail(st.to_string());
-    have_calendars_ = true;
   } else {
-    for (const BuiltinCalendar& b : builtin_calendars()) {
-      auto parsed = ExchangeCalendar::parse(std::string(b.id), b.text, "built-in " + std::string(b.id) + ".csv", errors);
-      if (!parsed) return fail(parsed.status().to_string());
-      calendars_.add(std::move(parsed).value());
-    }
-    have_calendars_ = !builtin_calendars().empty();
-    spdlog::info("exchange calendars: the {} built in (config/calendars of this build; [calendars] dir overrides)",
-                 builtin_calendars().size());
+    std::string error;
+    have_calendars_ = load_default_calendars(calendars_, errors, error);
+    if (!error.empty()) return fail(error);
   }
 
   if (!common.state_in.empty()) {

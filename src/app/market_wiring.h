@@ -26,6 +26,11 @@
 
 namespace ts {
 
+// The exchange calendars a run uses without a [calendars] dir: ./config/calendars when the run
+// starts in the repository, else the ones built into the binary (the same files), so phases do
+// not depend on the folder a command starts in. Returns false with the error in `error`.
+bool load_default_calendars(MarketCalendars& calendars, InputErrors& errors, std::string& error);
+
 class MarketWiring {
  public:
   // Bad rows of the instrument file are reported to `errors` (the run's input errors).

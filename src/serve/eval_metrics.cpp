@@ -107,25 +107,33 @@ std::vector<PrPoint> pr_curve(std::span<const float> score, std::span<const uint
   return out;
 }
 
-BudgetResult alerts_at(const EvalWindows& w, double t, int64_t cooldown_ns) {
-  BudgetResult r;
-  r.threshold = t;
+std::vector<uint8_t> alert_flags(const EvalWindows& w, double t, int64_t cooldown_ns) {
   int32_t max_sym = 0;
   for (int32_t s : w.symbol) max_sym = std::max(max_sym, s);
   std::vector<int64_t> last(size_t(max_sym) + 1, INT64_MIN);
-  std::map<std::pair<int32_t, int64_t>, int64_t> first_hit;  // event → end of its first window >= t
+  std::vector<uint8_t> out(w.score.size(), 0);
   for (size_t i = 0; i < w.score.size(); ++i) {
-    const bool hit = double(w.score[i]) >= t;
-    if (w.label[i]) {
-      auto [it, fresh] = first_hit.try_emplace({w.symbol[i], w.event_ts_ns[i]}, INT64_MIN);
-      if (hit && it->second == INT64_MIN) it->second = w.end_ts_ns[i];
-    }
-    if (!hit) continue;
+    if (!(double(w.score[i]) >= t)) continue;
     int64_t& l = last[size_t(w.symbol[i])];
     if (l != INT64_MIN && w.end_ts_ns[i] - l < cooldown_ns) continue;
     l = w.end_ts_ns[i];
-    ++r.alerts;
-    r.false_alerts += w.label[i] == 0;
+    out[i] = 1;
+  }
+  return out;
+}
+
+BudgetResult alerts_at(const EvalWindows& w, double t, int64_t cooldown_ns) {
+  BudgetResult r;
+  r.threshold = t;
+  const std::vector<uint8_t> alert = alert_flags(w, t, cooldown_ns);
+  std::map<std::pair<int32_t, int64_t>, int64_t> first_hit;  // event → end of its first window >= t
+  for (size_t i = 0; i < w.score.size(); ++i) {
+    if (w.label[i]) {
+      auto [it, fresh] = first_hit.try_emplace({w.symbol[i], w.event_ts_ns[i]}, INT64_MIN);
+      if (double(w.score[i]) >= t && it->second == INT64_MIN) it->second = w.end_ts_ns[i];
+    }
+    r.alerts += alert[i];
+    r.false_alerts += alert[i] && w.label[i] == 0;
   }
   std::vector<double> leads;
   for (const auto& [ev, end] : first_hit) {

@@ -48,6 +48,8 @@ struct BudgetResult {
 // unless that symbol's previous alert was less than cooldown_ns before (a rule-like cooldown;
 // without it a constantly-high score would be one alert).
 BudgetResult alerts_at(const EvalWindows& w, double threshold, int64_t cooldown_ns);
+// Per window, 1 where alerts_at raises an alert at `threshold` (the same cooldown rule).
+std::vector<uint8_t> alert_flags(const EvalWindows& w, double threshold, int64_t cooldown_ns);
 
 // The lowest threshold (among the distinct scores, thinned to at most 1,000 quantiles) whose
 // false alerts are at most max_false_alerts, and the metrics there.

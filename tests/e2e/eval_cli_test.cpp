@@ -1,5 +1,6 @@
 // `ticksentry eval` as a user runs it: a tiny ONNX model equal to the z-score baseline gets the
-// baseline's metrics, its plan the same scores, and bad arguments are clear errors (exit 2).
+// baseline's metrics, with the report's intervals, per symbol and at the protocol's threshold;
+// its plan the same scores, and bad arguments are clear errors (exit 2).
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -106,6 +107,69 @@ TEST_F(EvalCli, PlanGivesTheSameScoresAsOnnx) {
   EXPECT_EQ(a["detectors"]["model"]["alerts"], p["detectors"]["model"]["alerts"]);
 }
 
+// The metrics of models/REPORT.md for any model and data: every detector (the rules, the z-score,
+// ret60, volume_z) and every symbol with 95 % block-bootstrap intervals and the p10 lead; the
+// protocol's threshold (fitted on validation, applied unchanged to the measured split) or the
+// model's as given (the registry's operating point).
+TEST_F(EvalCli, ReportsTheReportsMetricsWithIntervalsPerSymbolAtTheProtocolsThreshold) {
+  // The test split is the last 180 s of the 1,200 s: 20 s blocks give the bootstrap 9 of them.
+  auto o = run_bin({"eval", "--model", "z.onnx", "--data", "data", "--split", "test", "--fit-on", "validation", "--block-s",
+                    "20", "--json", "t.json"},
+                   dir_);
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("ret60"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("fitted on validation"), std::string::npos) << o.out;
+  o = run_bin({"eval", "--model", "z.onnx", "--data", "data", "--split", "validation", "--json", "v.json"}, dir_);
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const auto t = read_json(dir_ / "t.json");
+  const auto v = read_json(dir_ / "v.json");
+  const auto m = read_json(dir_ / "data" / "manifest.json");
+  EXPECT_EQ(t["threshold_fitted_on"], "validation");
+  EXPECT_EQ(v["threshold_fitted_on"], "validation");  // the measured split is validation there
+  for (const char* det : {"model", "rules", "zscore", "ret60", "volume_z"}) {
+    SCOPED_TRACE(det);
+    const auto& r = t["detectors"][det];
+    ASSERT_TRUE(r.is_object()) << t.dump();
+    // The threshold is validation's: what eval fits when it measures validation itself.
+    EXPECT_EQ(r["threshold"], v["detectors"][det]["threshold"]);
+    for (const char* k : {"pr_auc", "roc_auc", "recall", "precision", "false_alerts_per_symbol_hour", "median_lead_s"}) {
+      const auto& c = r["intervals"][k];
+      ASSERT_TRUE(c.contains("value") && c.contains("lo") && c.contains("hi")) << k;
+      if (c["lo"].is_number() && c["value"].is_number()) {
+        EXPECT_LE(c["lo"].get<double>(), c["hi"].get<double>()) << k;
+        EXPECT_GE(c["value"].get<double>(), c["lo"].get<double>() - 1e-9) << k;
+        EXPECT_LE(c["value"].get<double>(), c["hi"].get<double>() + 1e-9) << k;
+      }
+    }
+    if (r["p10_lead_s"].is_number()) EXPECT_LE(r["p10_lead_s"].get<double>(), r["median_lead_s"].get<double>());
+    // Per symbol: every one named in the manifest, adding up to the whole split.
+    int64_t events = 0, caught = 0, alerts = 0, false_alerts = 0;
+    for (const auto& [name, s] : r["symbols"].items()) {
+      const auto& names = m["symbols"];
+      EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;
+      events += s["events"].get<int64_t>();
+      caught += s["events_detected"].get<int64_t>();
+      alerts += s["alerts"].get<int64_t>();
+      false_alerts += s["false_alerts"].get<int64_t>();
+    }
+    EXPECT_EQ(events, r["events"].get<int64_t>());
+    EXPECT_EQ(caught, r["events_detected"].get<int64_t>());
+    EXPECT_EQ(alerts, r["alerts"].get<int64_t>());
+    EXPECT_EQ(false_alerts, r["false_alerts"].get<int64_t>());
+  }
+  EXPECT_GT(t["detectors"]["model"]["events"].get<int64_t>(), 0) << "the sim data has events in its test split";
+  EXPECT_TRUE(t["detectors"]["model"]["intervals"]["pr_auc"]["lo"].is_number()) << "9 blocks, 100 replicates: an interval";
+
+  // The model's threshold as given (the registry's operating point): not fitted, not moved.
+  o = run_bin({"eval", "--model", "z.onnx", "--data", "data", "--threshold", "1e9", "--reps", "0", "--json", "g.json"}, dir_);
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const auto g = read_json(dir_ / "g.json");
+  EXPECT_EQ(g["detectors"]["model"]["threshold"].get<double>(), 1e9);
+  EXPECT_EQ(g["detectors"]["model"]["alerts"].get<int64_t>(), 0);
+  EXPECT_EQ(g["detectors"]["model"]["events_detected"].get<int64_t>(), 0);
+  EXPECT_TRUE(g["detectors"]["model"]["intervals"]["pr_auc"]["lo"].is_null()) << "--reps 0: no interval";
+}
+
 TEST_F(EvalCli, BadArgumentsAreClearErrors) {
   struct Case {
     std::vector<std::string> args;
@@ -121,6 +185,9 @@ TEST_F(EvalCli, BadArgumentsAreClearErrors) {
       {{"eval", "--model", "data/labels.npy", "--data", "data"}, "data/labels.npy"},
       {{"eval", "--data", "data"}, "--model"},
       {{"eval", "--model", "z.onnx", "--data", "data", "--task", "later"}, "task"},
+      {{"eval", "--model", "z.onnx", "--data", "data", "--fit-on", "test"}, "--fit-on"},
+      {{"eval", "--model", "z.onnx", "--data", "data", "--reps", "-1"}, "--reps"},
+      {{"eval", "--model", "z.onnx", "--data", "data", "--block-s", "0"}, "--block-s"},
   };
   for (const auto& c : cases) {
     auto o = run_bin(c.args, dir_);

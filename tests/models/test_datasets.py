@@ -95,5 +95,49 @@ class DatasetsTest(unittest.TestCase):
             load_export(d, task="detect")
 
 
+class PhaseAwareLabelsOnRealData(unittest.TestCase):
+    """The labels of docs/labels.md on the real Shanghai and Shenzhen data, through `ticksentry
+    features --export` as `make model` runs it: no onset in a call auction, from the open's or
+    the lunch reopen's first prices (within settle_s), in the lunch break or in the closing
+    auction. Needs the data (../shared/data) and the binary (TICKSENTRY_BIN); skips otherwise."""
+
+    SETS = ("sse-600519-20230201", "szse-5stocks-20220601")
+
+    def test_no_onset_from_an_auction_a_reopen_or_a_break(self):
+        import subprocess
+        import zoneinfo
+        from datetime import datetime
+        binary = os.environ.get("TICKSENTRY_BIN")
+        if not binary or not os.path.exists(binary):
+            self.skipTest("TICKSENTRY_BIN is not set to a built ticksentry (run via ctest)")
+        root = datasets.data_dir()
+        sets = {d["name"]: d for d in datasets.load()}
+        out = common.scratch("phases")
+        checked = 0
+        for name in self.SETS:
+            ds = sets[name]
+            try:
+                inputs = datasets.resolve_inputs(ds, root)
+            except datasets.DatasetsError as e:
+                self.skipTest(f"{name}: {e}")
+            dst = os.path.join(out, name)
+            subprocess.run([binary, "features", "--export", dst, "--format", ds["format"], *inputs],
+                           check=True, stdout=subprocess.DEVNULL)
+            with open(os.path.join(dst, "manifest.json")) as f:
+                settle = json.load(f)["label"]["settle_s"]
+            tz = zoneinfo.ZoneInfo(ds["tz"])
+            onsets = events.read_onsets(dst)
+            self.assertGreater(len(onsets), 0, f"{name}: no onset at all")
+            for r in onsets:
+                t = datetime.fromtimestamp(r["ts_ns"] / 1e9, tz)
+                s = t.hour * 3600 + t.minute * 60 + t.second + t.microsecond / 1e6
+                at = f"{name}: {r['kind']} at {t:%H:%M:%S}"
+                self.assertGreaterEqual(s, 9.5 * 3600 + settle, at + " (auction or the open's first prices)")
+                self.assertFalse(11.5 * 3600 <= s < 13 * 3600 + settle, at + " (lunch or its reopen)")
+                self.assertLess(s, 14 * 3600 + 57 * 60, at + " (closing auction)")
+                checked += 1
+        print(f"{checked} onsets checked")
+
+
 if __name__ == "__main__":
     unittest.main()

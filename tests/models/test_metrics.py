@@ -98,5 +98,68 @@ class AgreesWithTicksentryEval(unittest.TestCase):
                             self.assertAlmostEqual(a[k], b[k], places=5)
 
 
+class EvalCliMeasuresWhatTheReportMeasures(unittest.TestCase):
+    """`ticksentry eval --threshold T` and models/intervals.py (the report's numbers) on the same
+    model, data and threshold: the same events, alerts and point values of every metric (the
+    intervals' replicates use different generators, so only their presence is compared)."""
+
+    @classmethod
+    def setUpClass(cls):
+        import os
+        import subprocess
+        binary = os.environ.get("TICKSENTRY_BIN")
+        if not binary or not os.path.exists(binary):
+            raise unittest.SkipTest("TICKSENTRY_BIN is not set to a built ticksentry (run via ctest)")
+        cls.binary, cls.dir = binary, common.scratch("eval-cli")
+        cls.data = os.path.join(cls.dir, "data")
+        subprocess.run([binary, "features", "--export", cls.data, "--format", "sim", "--symbols", "6",
+                        "--sim-seconds", "1800", "--seed", "11", "--window", "30"], check=True,
+                       stdout=subprocess.DEVNULL)
+
+    def test_same_events_alerts_and_metrics_at_the_same_threshold(self):
+        import json
+        import os
+        import subprocess
+
+        import baseline_onnx
+        import intervals
+        import onnx
+        import protocol
+        m = protocol.load_market("sim", [self.data], task="detect")
+        rows = np.flatnonzero(m.split == 2)
+        score = baseline_onnx.score_of("ret60", m.windows[rows], m.feature_names)
+        distinct = np.unique(score)[::-1]
+        k = min(40, distinct.size - 2)
+        thr = float((distinct[k] + distinct[k + 1]) / 2)  # between two scores: no tie to round
+        model = os.path.join(self.dir, "ret60.onnx")
+        onnx.save(baseline_onnx.build("ret60", m.feature_names, window=m.windows.shape[1]), model)
+        out = os.path.join(self.dir, "eval.json")
+        subprocess.run([self.binary, "eval", "--model", model, "--data", self.data, "--split", "test",
+                        "--task", "detect", "--threshold", repr(thr), "--json", out], check=True,
+                       stdout=subprocess.DEVNULL)
+        with open(out) as f:
+            got = json.load(f)["detectors"]["model"]
+        want = intervals.metrics_with_intervals(
+            score, m.labels[rows], m.symbol[rows], m.end_ts_ns[rows], m.event_ts_ns[rows],
+            np.full(rows.size, "sim"), m.window_s, m.horizon_s, thr)
+        self.assertGreater(want["events"], 0)
+        self.assertGreater(want["alerts"], 0)
+        for key, theirs in (("events", "events"), ("events_caught", "events_detected"),
+                            ("alerts", "alerts"), ("false_alerts", "false_alerts")):
+            self.assertEqual(got[theirs], want[key], key)
+        self.assertAlmostEqual(got["symbol_hours"], want["symbol_hours"], places=6)
+        for key in ("recall", "precision", "false_alerts_per_symbol_hour", "median_lead_s",
+                    "pr_auc", "roc_auc"):
+            w, g = want[key]["value"], got["intervals"][key]["value"]
+            if w is None:
+                self.assertIsNone(g, key)
+            else:
+                self.assertAlmostEqual(g, w, places=3, msg=key)
+            self.assertEqual(got["intervals"][key]["lo"] is None, want[key]["lo"] is None, key)
+        w = want["p10_lead_s"]["value"]
+        self.assertTrue((w is None and got["p10_lead_s"] is None) or
+                        abs(got["p10_lead_s"] - w) < 1e-9)
+
+
 if __name__ == "__main__":
     unittest.main()

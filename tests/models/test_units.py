@@ -106,15 +106,18 @@ class UnitInvarianceTest(unittest.TestCase):
         self.assertEqual({self.names[k] for k in UNIT_DEPENDENT_FEATURES}, set(UNIT_DEPENDENT))
 
     def test_neural_probabilities_are_identical(self):
+        """Every architecture the study trains (configs/study.toml kinds), normalised as
+        train.fit normalises: the same probabilities for both units."""
         a, b = self.load("orig", "windows"), self.load("scaled", "windows")
-        torch.manual_seed(1)
-        model = build_model({"kind": "gru", "hidden": 16, "clip": 8.0}, a.shape[2]).eval()
         mean, std = train.input_stats(a)  # what train.fit normalises with
-        dropped = model.norm.set_stats(mean, std)
-        self.assertTrue(set(UNIT_DEPENDENT_FEATURES) <= set(dropped))
-        pa, pb = train.predict(model, a), train.predict(model, b)
-        print(f"gru: max |diff| {float(np.max(np.abs(pa - pb))):.3g} over {a.shape[0]} windows")
-        np.testing.assert_allclose(pa, pb, atol=1e-6)
+        for kind in ("gru", "lstm", "transformer", "tcn"):
+            torch.manual_seed(1)
+            model = build_model({"kind": kind, "hidden": 16, "clip": 8.0}, a.shape[2]).eval()
+            dropped = model.norm.set_stats(mean, std)
+            self.assertTrue(set(UNIT_DEPENDENT_FEATURES) <= set(dropped), kind)
+            pa, pb = train.predict(model, a), train.predict(model, b)
+            print(f"{kind}: max |diff| {float(np.max(np.abs(pa - pb))):.3g} over {a.shape[0]} windows")
+            np.testing.assert_allclose(pa, pb, atol=1e-6, err_msg=kind)
 
     def _fitted_logreg(self, windows, kind="logreg"):
         """A fitted baseline as study.py fits it (labels: any two classes will do)."""
