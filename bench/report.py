@@ -170,8 +170,8 @@ def shape_sweep_tables():
                    f"(✗ = missed). Accuracy: relative L2 vs PyTorch FP32 (FP16 ≤ 1e-2, FP32 ≤ 1e-5). "
                    f"{s['architectures_meeting_every_target']} of {s['architectures']} architectures meet every "
                    f"target; {s['cases_meeting_target']} of {s['judged_cases']} (architecture, batch) cases."
-                   + (f" Memory (ticksentry FP16 context + weights ÷ PyTorch's own peak for the case, smaller of eager "
-                      f"and CUDA graphs; target ≤ 1): {s['memory_cases_within_pytorch']} of {s['memory_judged_cases']} "
+                   + (f" Memory (ticksentry FP16 context + weights ÷ PyTorch eager's own peak for the case; target ≤ 1): "
+                      f"{s['memory_cases_within_pytorch']} of {s['memory_judged_cases']} "
                       f"cases within." if "memory_judged_cases" in s else "") + "\n")
         batches = sorted({r["batch"] for r in doc["rows"]})
         has_mem = any("memory_ratio" in r for r in doc["rows"])
@@ -201,7 +201,7 @@ def shape_sweep_tables():
             mem = ""
             if has_mem:
                 def mcell(r):
-                    torch_mem = [r[k] for k in ("torch_eager_case_memory_bytes", "torch_graph_case_memory_bytes") if r.get(k)]
+                    torch_mem = [r[k] for k in ("torch_eager_case_memory_bytes",) if r.get(k)]
                     if "memory_ratio" not in r or not torch_mem:
                         return "–"
                     return (f"{r['ts_fp16_memory_bytes'] / 2**20:,.1f} / {min(torch_mem) / 2**20:,.1f}"
