@@ -1,6 +1,7 @@
 #include "app/engine_commands.h"
 
 #include "app/build_manifest.h"
+#include "app/time_arg.h"
 
 #include <CLI/CLI.hpp>
 
@@ -350,15 +351,6 @@ void print_stats(const char* what, const engine::LatencyStats& s) {
   std::printf("  max %9.1f\n", s.max_us);
 }
 
-std::string utc_now() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char b[32];
-  std::strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return b;
-}
-
 int command_engine_bench(const EngineBenchOptions& o) {
   constexpr const char* kCmd = "bench";
   if (o.iterations <= 0) return fail(kCmd, "--iterations must be positive");
@@ -440,7 +432,7 @@ int command_engine_bench(const EngineBenchOptions& o) {
     h2h["inferences_per_s"] = r.throughput_per_s;
     h2h["samples_per_s"] = r.throughput_per_s * double(r.batch);
     j = {{"benchmark", "ticksentry-bench"},
-         {"date", utc_now()},
+         {"date", format_utc_ns(int64_t(std::time(nullptr)) * 1000000000)},
          {"engine", o.load_engine},
          {"backend", r.backend},
          {"precision", r.precision},
