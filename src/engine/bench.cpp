@@ -6,8 +6,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <new>
 #include <random>
@@ -176,7 +176,8 @@ Result<BenchReport> run_bench(const Engine& engine, const BenchOptions& o) {
     }
     TensorView v{b.dtype, dims, nullptr};
     auto buf = host(v.bytes());
-    if (!buf) return Status(StatusCode::kOutOfRange, "allocating " + std::to_string(v.bytes()) + " bytes for input " + b.name);
+    if (!buf)
+      return Status(StatusCode::kOutOfRange, "allocating " + std::to_string(v.bytes()) + " bytes for input " + b.name);
     std::memset(buf.get(), 0, v.bytes());
     if (b.dtype == DType::kF32) {
       float* x = static_cast<float*>(buf.get());
