@@ -221,8 +221,9 @@ int command_engine_inspect(const EngineInspectOptions& o) {
   auto e = load_engine(o.plan);
   if (!e) return fail(kCmd, e.status().message());
   const auto& eng = *e.value();
-  std::printf("plan %s: backend %s, context memory %lld bytes\n", o.plan.c_str(),
-              eng.backend().c_str(), static_cast<long long>(eng.device_memory_bytes()));
+  std::printf("plan %s: backend %s, context memory up to %lld bytes (estimate at the profile's max shapes; "
+              "a context takes what the shapes it runs need)\n",
+              o.plan.c_str(), eng.backend().c_str(), static_cast<long long>(eng.device_memory_bytes()));
   auto manifest = engine::read_plan_manifest_file(o.plan);
   if (!manifest) return fail(kCmd, manifest.status().message());
   if (manifest.value()) {
