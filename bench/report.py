@@ -169,10 +169,16 @@ def shape_sweep_tables():
                    f"ratio (CUDA-graph replay ÷ enqueue_on_stream). Target ≥ 2× at batch 1, ≥ 1× at every batch "
                    f"(✗ = missed). Accuracy: relative L2 vs PyTorch FP32 (FP16 ≤ 1e-2, FP32 ≤ 1e-5). "
                    f"{s['architectures_meeting_every_target']} of {s['architectures']} architectures meet every "
-                   f"target; {s['cases_meeting_target']} of {s['judged_cases']} (architecture, batch) cases.\n")
+                   f"target; {s['cases_meeting_target']} of {s['judged_cases']} (architecture, batch) cases."
+                   + (f" Memory (ticksentry FP16 context + weights ÷ PyTorch eager's own peak for the case; target ≤ 1): "
+                      f"{s['memory_cases_within_pytorch']} of {s['memory_judged_cases']} "
+                      f"cases within." if "memory_judged_cases" in s else "") + "\n")
         batches = sorted({r["batch"] for r in doc["rows"]})
-        out.append("| architecture | " + " | ".join(f"b{b}" for b in batches) + " | FP16 err | FP32 err | FP16 tactics (b1) |")
-        out.append("|---|" + "---|" * len(batches) + "---|---|---|")
+        has_mem = any("memory_ratio" in r for r in doc["rows"])
+        mem_head = " memory MiB ts / PyTorch (b1, b4096) |" if has_mem else ""
+        out.append("| architecture | " + " | ".join(f"b{b}" for b in batches) + " | FP16 err | FP32 err |" + mem_head
+                   + " FP16 tactics (b1) |")
+        out.append("|---|" + "---|" * len(batches) + "---|---|" + ("---|" if has_mem else "") + "---|")
         by = {}
         for r in doc["rows"]:
             by.setdefault(r["arch"], {})[r["batch"]] = r
@@ -192,7 +198,17 @@ def shape_sweep_tables():
             tactics = rows.get(batches[0], {}).get("ts_fp16_tactics", "")
             tactics = ", ".join(sorted({t.split(":", 1)[0] + ":" + t.split(":", 1)[1] for t in tactics.split(";")
                                         if ":" in t and t.split(":", 1)[1] != "default"}))[:120]
-            out.append(f"| {arch} | " + " | ".join(cells) + f" | {fmt(acc.get('fp16'))} | {fmt(acc.get('fp32'))} | {tactics} |")
+            mem = ""
+            if has_mem:
+                def mcell(r):
+                    torch_mem = [r[k] for k in ("torch_eager_case_memory_bytes",) if r.get(k)]
+                    if "memory_ratio" not in r or not torch_mem:
+                        return "–"
+                    return (f"{r['ts_fp16_memory_bytes'] / 2**20:,.1f} / {min(torch_mem) / 2**20:,.1f}"
+                            + ("" if r["memory_ok"] else " ✗"))
+                mem = " " + ", ".join(mcell(rows.get(b, {})) for b in (batches[0], batches[-1])) + " |"
+            out.append(f"| {arch} | " + " | ".join(cells) + f" | {fmt(acc.get('fp16'))} | {fmt(acc.get('fp32'))} |" + mem
+                       + f" {tactics} |")
         if s.get("failures"):
             out.append("\nFailures: " + "; ".join(s["failures"][:40]) + ".")
         if kept:

@@ -4,11 +4,14 @@
     python3 bench/shape_sweep/merge.py --ticksentry TS.json [TS2.json] --torch TORCH.json [..] --cases cases.json
         --results-dir DIR [--machine h200] [--commit abc123] [--command "..."] [--settings JSON]
 
-Writes DIR/shape-sweep-<machine>-<yyyymmdd>.json ({"benchmark", "date", "commit", "machine",
+Writes DIR/shape-sweep-<machine>-<yyyymmdd-hhmm>.json ({"benchmark", "date", "commit", "machine",
 "command", "settings", "results", "summary"}) and prints a table. Per architecture and batch:
   ratio_h2h  best PyTorch FP16 host-to-host P50 (eager or CUDA graph) / ticksentry FP16 P50
   ratio_dev  PyTorch CUDA-graph replay P50 / ticksentry device-resident P50 (no copies)
 Targets: ratio ≥ 2 at batch 1 and ≥ 1 at every batch (host-to-host is the headline);
+memory_ratio = ticksentry FP16 context + weights / PyTorch eager's own peak for the case
+(case_memory_bytes; the CUDA-graph peak leaves out the graph's private pool), target ≤ 1
+(reported, not a failure);
 accuracy against PyTorch FP32: FP32 ≤ 1e-5, FP16 ≤ 1e-2 relative L2 (also recorded: both sides'
 error against PyTorch float64 on the CPU, where the peer wrote it). A case that does not build,
 errs, or misses accuracy fails. Exit status 1 when any accuracy check fails or a case errs.
@@ -79,6 +82,17 @@ def judge(ts_rows, torch_rows, listing):
                 row["torch_graph_p50_us"] = graph["metrics"]["p50_us"]
                 row["torch_graph_device_p50_us"] = graph["metrics"].get("device_p50_us")
                 row["torch_graph_memory_bytes"] = graph["metrics"].get("device_memory_bytes")
+                row["torch_graph_case_memory_bytes"] = graph["metrics"].get("case_memory_bytes")
+            if eager and "metrics" in eager:
+                row["torch_eager_case_memory_bytes"] = eager["metrics"].get("case_memory_bytes")
+            # Memory target (issue 26): ticksentry's context + weights at this batch <= PyTorch's
+            # own peak for the same model and batch: eager's. The CUDA-graph figure is the
+            # allocator's peak during replays, which leaves out the graph's private pool (its
+            # intermediates were freed into that pool at capture), so it is recorded, not judged.
+            torch_mem = [row[k] for k in ("torch_eager_case_memory_bytes",) if row.get(k)]
+            if torch_mem and row.get("ts_fp16_memory_bytes"):
+                row["memory_ratio"] = row["ts_fp16_memory_bytes"] / min(torch_mem)
+                row["memory_ok"] = row["memory_ratio"] <= 1.0
             peers = [row[k] for k in ("torch_eager_p50_us", "torch_graph_p50_us") if k in row]
             if peers and row.get("ts_fp16_p50_us"):
                 row["best_torch_p50_us"] = min(peers)
@@ -101,7 +115,11 @@ def summary_of(rows, failures):
     archs = sorted({r["arch"] for r in rows})
     missing = sorted({r["arch"] for r in judged if not r["meets_target"]})
     unjudged = sorted(set(archs) - {r["arch"] for r in judged})
+    mem = [r for r in rows if "memory_ok" in r]
     return {"architectures": len(archs), "judged_cases": len(judged),
+            "memory_judged_cases": len(mem), "memory_cases_within_pytorch": sum(r["memory_ok"] for r in mem),
+            "memory_over_pytorch": sorted(f"{r['arch']} b{r['batch']} {r['memory_ratio']:.2f}x"
+                                          for r in mem if not r["memory_ok"]),
             "cases_meeting_target": sum(r["meets_target"] for r in judged),
             "architectures_meeting_every_target": len(set(archs) - set(missing) - set(unjudged)),
             "architectures_missing": missing, "architectures_not_timed": unjudged, "failures": failures}
@@ -109,7 +127,7 @@ def summary_of(rows, failures):
 
 def print_table(rows):
     print(f"{'arch':48s} {'batch':>5s} {'ts16':>9s} {'eager':>9s} {'graph':>9s} {'ratio':>6s} "
-          f"{'ts16dev':>9s} {'grdev':>9s} {'rdev':>6s} {'ts32':>9s}  acc16/acc32")
+          f"{'ts16dev':>9s} {'grdev':>9s} {'rdev':>6s} {'ts32':>9s} {'mem':>5s}  acc16/acc32")
     for r in rows:
         def f(k, w=9, p=1):
             v = r.get(k)
@@ -119,7 +137,7 @@ def print_table(rows):
         mark = "" if r.get("meets_target", True) else " MISS"
         print(f"{r['arch']:48s} {r['batch']:5d} {f('ts_fp16_p50_us')} {f('torch_eager_p50_us')} {f('torch_graph_p50_us')} "
               f"{f('ratio_h2h', 6, 2)} {f('ts_fp16_device_p50_us')} {f('torch_graph_device_p50_us')} {f('ratio_dev', 6, 2)} "
-              f"{f('ts_fp32_p50_us')}  {fe(acc.get('fp16'))}/{fe(acc.get('fp32'))}{mark}")
+              f"{f('ts_fp32_p50_us')} {f('memory_ratio', 5, 2)}  {fe(acc.get('fp16'))}/{fe(acc.get('fp32'))}{mark}")
 
 
 def main():
@@ -149,7 +167,7 @@ def main():
            "cases": listing, "summary": summary, "rows": rows,
            "results": ts_rows + torch_rows}
     os.makedirs(args.results_dir, exist_ok=True)
-    path = os.path.join(args.results_dir, f"shape-sweep-{args.machine}-{now.strftime('%Y%m%d')}.json")
+    path = os.path.join(args.results_dir, f"shape-sweep-{args.machine}-{now.strftime('%Y%m%d-%H%M')}.json")
     with open(path, "w") as f:
         json.dump(doc, f, indent=1)
     print_table(rows)

@@ -2,7 +2,8 @@
 // on the GPU machine, after bench/shape_sweep/torch_peer.py has written the references).
 //
 //   shape_sweep --models DIR --work DIR --out FILE [--backend cuda] [--precisions fp16,fp32]
-//               [--batches 1,16,256,4096] [--seq 60] [--min-time-s 0.25] [--only 00,07]
+//               [--batches 1,16,256,4096] [--seq 60] [--min-time-s 0.25] [--only 00,07] [--threads N]
+// --threads: cpu backend, threads per call (1 for the one-core comparison with ONNX Runtime).
 //
 // DIR: export.py's output (cases.json, <name>/model.onnx). WORK: torch_peer.py's references,
 // <name>/x_acc.npy ([16, seq, F]) and <name>/y_ref.npy (PyTorch FP32, TF32 off).
@@ -52,6 +53,7 @@ struct Args {
   std::vector<int64_t> batches{1, 16, 256, 4096};
   int64_t seq = 60;
   double min_time_s = 0.25;
+  int threads = 0;  // cpu backend: threads per call (set_cpu_threads_for_this_thread); 0 = library default
 };
 
 // "op:tactic" per layer of an engine's describe() (lines "  [i] op name tactic=T precision=P").
@@ -201,7 +203,7 @@ json run_one(const Args& a, const Case& c, const std::vector<uint8_t>& onnx, con
 int usage() {
   std::fprintf(stderr,
                "usage: shape_sweep --models DIR --work DIR --out FILE [--backend cuda] [--precisions fp16,fp32] "
-               "[--batches 1,16,256,4096] [--seq 60] [--min-time-s 0.25] [--only 00,07]\n");
+               "[--batches 1,16,256,4096] [--seq 60] [--min-time-s 0.25] [--only 00,07] [--threads N]\n");
   return 2;
 }
 
@@ -223,9 +225,11 @@ int main(int argc, char** argv) {
       for (auto& s : split_csv(next())) a.batches.push_back(std::stoll(s));
     } else if (k == "--seq") a.seq = std::stoll(next());
     else if (k == "--min-time-s") a.min_time_s = std::stod(next());
+    else if (k == "--threads") a.threads = std::stoi(next());
     else return usage();
   }
   if (a.models_dir.empty() || a.work_dir.empty() || a.out.empty() || a.batches.empty()) return usage();
+  if (a.threads > 0) set_cpu_threads_for_this_thread(a.threads);
   std::ifstream lf(fs::path(a.models_dir) / "cases.json");
   if (!lf) {
     std::fprintf(stderr, "shape_sweep: no cases.json in %s\n", a.models_dir.c_str());

@@ -15,6 +15,9 @@ DIR is export.py's output. Per case:
                pytorch-eager      x.to(cuda, non_blocking) -> model -> .cpu()
                pytorch-cudagraph  copy into the captured static input, replay, .cpu();
                                   device_p50_us: replay alone timed with CUDA events
+             Memory: the peak allocated during the timed calls (device_memory_bytes), and that
+             peak less what was allocated before the case's model was loaded (case_memory_bytes:
+             the model's weights, activations, graph pool; not earlier cases' leftovers).
              Warm-up >= 10 calls and >= 0.1 s, then >= 30 calls and >= --min-time-s; P50/P99
              nearest rank (µs).
 Writes a JSON array of results after every case (a stopped run keeps what it measured).
@@ -35,6 +38,9 @@ import cases as sweep  # noqa: E402
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "peers"))
 import peer_timing  # noqa: E402
 from peer_timing import nearest_rank  # noqa: E402
+
+
+BASELINE = [0]  # bytes allocated before the current case's model was loaded
 
 
 def time_calls(fn, min_time_s, min_iters=30):
@@ -119,8 +125,12 @@ def time_case(c, model, dev, b, results):
         torch.cuda.reset_peak_memory_stats()
         with torch.inference_mode():
             us = time_calls(fn, ARGS.min_time_s)
+        peak = torch.cuda.max_memory_allocated()
         m = {"p50_us": nearest_rank(us, 0.5), "p99_us": nearest_rank(us, 0.99), "iterations": len(us),
-             "device_memory_bytes": torch.cuda.max_memory_allocated()}
+             "device_memory_bytes": peak,
+             # This case's own: the peak less what was allocated before its model was loaded
+             # (earlier cases' leftovers; also the cuBLAS workspace from the first case on).
+             "case_memory_bytes": peak - BASELINE[0]}
         if name == "pytorch-cudagraph":
             for _ in range(5):
                 graph.replay()
@@ -166,6 +176,11 @@ def main():
         if only and not any(c["name"].startswith(p) for p in only):
             continue
         t0 = time.perf_counter()
+        if dev.type == "cuda":
+            gc.collect()
+            torch.cuda.synchronize()
+            torch.cuda.empty_cache()
+            BASELINE[0] = torch.cuda.memory_allocated()
         base = sweep.make(c)
         base.load_state_dict(torch.load(os.path.join(ARGS.models, c["name"], "weights.pt"), map_location="cpu"))
         model = base.to(dev).eval()

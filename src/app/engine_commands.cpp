@@ -1,17 +1,21 @@
 #include "app/engine_commands.h"
 
 #include "app/build_manifest.h"
+#include "app/time_arg.h"
 
 #include <CLI/CLI.hpp>
 
 #include <cctype>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <map>
-#include <random>
 
-#include "core/latency_histogram.h"
+#include <nlohmann/json.hpp>
+
+#include "engine/bench.h"
 #include "engine/engine.h"
 #include "engine/npy.h"
 #include "engine/plan.h"
@@ -220,8 +224,9 @@ int command_engine_inspect(const EngineInspectOptions& o) {
   auto e = load_engine(o.plan);
   if (!e) return fail(kCmd, e.status().message());
   const auto& eng = *e.value();
-  std::printf("plan %s: backend %s, context memory %lld bytes\n", o.plan.c_str(),
-              eng.backend().c_str(), static_cast<long long>(eng.device_memory_bytes()));
+  std::printf("plan %s: backend %s, context memory up to %lld bytes (estimate at the profile's max shapes; "
+              "a context takes what the shapes it runs need)\n",
+              o.plan.c_str(), eng.backend().c_str(), static_cast<long long>(eng.device_memory_bytes()));
   auto manifest = engine::read_plan_manifest_file(o.plan);
   if (!manifest) return fail(kCmd, manifest.status().message());
   if (manifest.value()) {
@@ -311,90 +316,162 @@ int command_engine_infer(const EngineInferOptions& o) {
   return 0;
 }
 
+// "90,95,99" → {90, 95, 99}; each in [0, 100].
+Result<std::vector<double>> parse_percentiles(const std::string& spec) {
+  std::vector<double> out;
+  size_t pos = 0;
+  while (pos <= spec.size()) {
+    size_t end = spec.find(',', pos);
+    if (end == std::string::npos) end = spec.size();
+    const std::string item = spec.substr(pos, end - pos);
+    pos = end + 1;
+    char* stop = nullptr;
+    const double p = item.empty() ? -1 : std::strtod(item.c_str(), &stop);
+    if (item.empty() || *stop != '\0' || !(p >= 0 && p <= 100)) {
+      return Status(StatusCode::kInvalidArgument,
+                    "--percentile '" + spec + "': expected numbers in [0, 100] joined by commas, e.g. 90,95,99");
+    }
+    out.push_back(p);
+  }
+  return out;
+}
+
+std::string pct_label(double p) {
+  char b[32];
+  std::snprintf(b, sizeof b, "P%g", p);
+  return b;
+}
+
+nlohmann::json stats_json(const engine::LatencyStats& s) {
+  nlohmann::json p = nlohmann::json::object();
+  for (const auto& [q, us] : s.percentiles) p[pct_label(q).substr(1)] = us;
+  return {{"count", s.count}, {"min_us", s.min_us},       {"max_us", s.max_us},
+          {"mean_us", s.mean_us}, {"median_us", s.median_us}, {"percentiles_us", p}};
+}
+
+void print_stats(const char* what, const engine::LatencyStats& s) {
+  std::printf("  %-22s min %9.1f  mean %9.1f  median %9.1f", what, s.min_us, s.mean_us, s.median_us);
+  for (const auto& [q, us] : s.percentiles) std::printf("  %s %9.1f", pct_label(q).c_str(), us);
+  std::printf("  max %9.1f\n", s.max_us);
+}
+
 int command_engine_bench(const EngineBenchOptions& o) {
   constexpr const char* kCmd = "bench";
   if (o.iterations <= 0) return fail(kCmd, "--iterations must be positive");
-  if (o.warm_up_ms < 0) return fail(kCmd, "--warmUp must be >= 0");
+  if (!(o.warm_up_ms >= 0)) return fail(kCmd, "--warmUp must be >= 0");
+  if (!(o.duration_s >= 0)) return fail(kCmd, "--duration must be >= 0");
+  auto pct = parse_percentiles(o.percentiles);
+  if (!pct) return fail(kCmd, pct.status().message());
   auto e = load_engine(o.load_engine);
   if (!e) return fail(kCmd, e.status().message());
   const auto& eng = *e.value();
   auto shapes = parse_shapes(o.shapes, "--shapes");
   if (!shapes) return fail(kCmd, shapes.status().message());
-
-  std::mt19937 rng(42);
-  std::uniform_real_distribution<float> uni(-1.f, 1.f);
-  std::vector<HostTensor> inputs;
-  std::vector<std::vector<int64_t>> in_dims;
-  for (const auto& b : eng.inputs()) {
-    std::vector<int64_t> dims;
-    auto it = shapes.value().find(b.name);
-    if (it != shapes.value().end()) {
-      dims = it->second;
-      shapes.value().erase(it);
-    } else if (engine::shape_is_known(b.shape)) {
-      for (const auto& d : b.shape) dims.push_back(d.value);
-    } else {
-      return fail(kCmd, "input " + b.name + " " + engine::shape_to_string(b.shape) +
-                            " has dynamic dims: give --shapes " + b.name + ":<dims>");
-    }
-    HostTensor t = HostTensor::zeros(b.dtype, dims);
-    if (b.dtype == DType::kF32) {
-      for (int64_t k = 0; k < t.numel(); ++k) t.as<float>()[k] = uni(rng);
-    }
-    in_dims.push_back(dims);
-    inputs.push_back(std::move(t));
+  if (eng.backend() != "cuda" && (o.use_cuda_graph || o.pageable)) {
+    return fail(kCmd, std::string(o.use_cuda_graph ? "--useCudaGraph" : "--pageable") + " is for cuda plans; " +
+                          o.load_engine + " is a " + eng.backend() + " plan");
   }
-  if (!shapes.value().empty()) {
-    return fail(kCmd, "the engine has no input named " + shapes.value().begin()->first);
+  engine::BenchOptions bo;
+  bo.shapes = shapes.value();
+  bo.iterations = o.iterations;
+  bo.warm_up_ms = o.warm_up_ms;
+  bo.duration_s = o.duration_s;
+  bo.pageable = o.pageable;
+  bo.use_cuda_graph = o.use_cuda_graph;
+  bo.device_phase = !o.no_device_phase;
+  bo.percentiles = pct.value();
+  auto rep = engine::run_bench(eng, bo);
+  if (!rep) return fail(kCmd, rep.status().message());
+  const engine::BenchReport& r = rep.value();
+  std::string shape_list;
+  for (const auto& [name, dims] : r.inputs) {
+    shape_list += (shape_list.empty() ? "" : ",") + name + ":" + engine::dims_x_str(dims);
   }
-  std::vector<engine::TensorView> in_views, out_views;
-  for (auto& t : inputs) in_views.push_back(t.view());
-  auto ctx = eng.create_context();
-  if (!ctx) return fail(kCmd, ctx.status().message());
-  auto outputs = make_outputs(eng, *ctx.value(), in_views);
-  if (!outputs) return fail(kCmd, outputs.status().message());
-  for (auto& t : outputs.value()) out_views.push_back(t.view());
-
-  using Clock = std::chrono::steady_clock;
-  const auto warm_end = Clock::now() + std::chrono::microseconds(int64_t(o.warm_up_ms * 1000));
-  int warm_runs = 0;
-  do {
-    const Status st = ctx.value()->execute(in_views, out_views);
-    if (!st) return fail(kCmd, st.message());
-    ++warm_runs;
-  } while (Clock::now() < warm_end);
-
-  LatencyHistogram hist;
-  const auto t0 = Clock::now();
-  for (int i = 0; i < o.iterations; ++i) {
-    const auto a = Clock::now();
-    const Status st = ctx.value()->execute(in_views, out_views);
-    const auto b = Clock::now();
-    if (!st) return fail(kCmd, st.message());
-    hist.record(std::chrono::duration_cast<std::chrono::nanoseconds>(b - a).count());
+  const bool cuda = r.backend == "cuda";
+  const char* host_mem = !cuda ? "host" : r.pageable ? "pageable" : "page-locked";
+  std::printf("bench %s (%s) backend %s, precision %s, device %s%s%s\n", o.load_engine.c_str(), shape_list.c_str(),
+              r.backend.c_str(), r.precision.c_str(), r.device.c_str(), r.driver.empty() ? "" : ", driver ",
+              r.driver.c_str());
+  if (cuda) {
+    std::printf("  %s; host buffers %s; CUDA graphs %s\n", r.runtime.c_str(), host_mem,
+                r.use_cuda_graph ? "replayed (--useCudaGraph)" : "off (kernels launched one by one; --useCudaGraph replays them)");
   }
-  const double total_s = std::chrono::duration<double>(Clock::now() - t0).count();
-  const int64_t batch = in_dims.empty() || in_dims[0].empty() ? 1 : in_dims[0][0];
-  const double per_s = o.iterations / total_s;
-  std::printf("bench %s (%s) backend %s, %d iterations after %d warm-up runs\n",
-              o.load_engine.c_str(), o.shapes.c_str(), eng.backend().c_str(), o.iterations,
-              warm_runs);
-  std::printf("latency us: min %.1f  mean %.1f  P50 %.1f  P99 %.1f  P99.9 %.1f  max %.1f\n",
-              hist.min_ns() / 1e3, hist.mean_ns() / 1e3, hist.quantile_ns(0.5) / 1e3,
-              hist.quantile_ns(0.99) / 1e3, hist.quantile_ns(0.999) / 1e3, hist.max_ns() / 1e3);
-  std::printf("throughput: %.1f inferences/s, %.1f samples/s (batch %lld)\n", per_s,
-              per_s * double(batch), static_cast<long long>(batch));
+  std::printf("host-to-host (execute, %s memory in and out): %lld iterations in %.2f s after %d warm-up runs\n", host_mem,
+              static_cast<long long>(r.host_to_host.count), r.wall_s, r.warm_up_calls);
+  print_stats("latency us:", r.host_to_host);
+  std::printf("  throughput: %.1f inferences/s, %.1f samples/s (batch %lld)\n", r.throughput_per_s,
+              r.throughput_per_s * double(r.batch), static_cast<long long>(r.batch));
+  if (r.device_timed) {
+    std::printf("device (enqueue_on_stream on device buffers, CUDA events): %lld iterations in %.2f s\n",
+                static_cast<long long>(r.compute.count), r.device_wall_s);
+    print_stats("H2D us:", r.h2d);
+    print_stats("compute us:", r.compute);
+    print_stats("D2H us:", r.d2h);
+    print_stats("H2D+compute+D2H us:", r.host_latency);
+    print_stats("enqueue (host) us:", r.enqueue);
+    std::printf("  throughput: %.1f inferences/s, %.1f samples/s\n", r.device_throughput_per_s,
+                r.device_throughput_per_s * double(r.batch));
+  } else {
+    std::printf("device: %s\n", r.device_note.c_str());
+  }
+  auto mib = [](int64_t b) { return double(b) / double(1 << 20); };
+  std::printf("memory: context %.1f MiB at this shape, weights %.1f MiB (plan's estimate at max shapes %.1f MiB)\n",
+              mib(r.context_memory_bytes), mib(r.weight_bytes), mib(r.plan_scratch_max_bytes));
+  std::printf("layers (%zu):\n", r.layers.size());
+  for (const auto& l : r.layers) {
+    std::printf("  [%d] %s %s tactic=%s precision=%s\n", l.index, l.op.c_str(), l.name.c_str(), l.tactic.c_str(),
+                l.precision.c_str());
+  }
   if (!o.json.empty()) {
-    std::FILE* f = std::fopen(o.json.c_str(), "w");
+    nlohmann::json j;
+    nlohmann::json ins = nlohmann::json::object();
+    for (const auto& [name, dims] : r.inputs) ins[name] = dims;
+    nlohmann::json layers = nlohmann::json::array();
+    for (const auto& l : r.layers) {
+      layers.push_back({{"index", l.index}, {"op", l.op}, {"name", l.name}, {"tactic", l.tactic}, {"precision", l.precision}});
+    }
+    nlohmann::json h2h = stats_json(r.host_to_host);
+    h2h["warm_up_runs"] = r.warm_up_calls;
+    h2h["wall_s"] = r.wall_s;
+    h2h["inferences_per_s"] = r.throughput_per_s;
+    h2h["samples_per_s"] = r.throughput_per_s * double(r.batch);
+    j = {{"benchmark", "ticksentry-bench"},
+         {"date", format_utc_ns(int64_t(std::time(nullptr)) * 1000000000)},
+         {"engine", o.load_engine},
+         {"backend", r.backend},
+         {"precision", r.precision},
+         {"device", r.device},
+         {"driver", r.driver},
+         {"runtime", r.runtime},
+         {"inputs", ins},
+         {"batch", r.batch},
+         {"host_memory", host_mem},
+         {"cuda_graph", r.use_cuda_graph},
+         {"settings",
+          {{"warm_up_ms", r.warm_up_ms}, {"duration_s", r.duration_s}, {"iterations", r.iterations_asked},
+           {"percentiles", bo.percentiles}}},
+         {"host_to_host", h2h},
+         {"memory",
+          {{"context_bytes", r.context_memory_bytes}, {"weight_bytes", r.weight_bytes},
+           {"plan_scratch_max_bytes", r.plan_scratch_max_bytes}}},
+         {"context", r.context},
+         {"layers", layers}};
+    if (r.device_timed) {
+      j["device_resident"] = {{"h2d", stats_json(r.h2d)},
+                              {"compute", stats_json(r.compute)},
+                              {"d2h", stats_json(r.d2h)},
+                              {"h2d_compute_d2h", stats_json(r.host_latency)},
+                              {"enqueue_host", stats_json(r.enqueue)},
+                              {"wall_s", r.device_wall_s},
+                              {"inferences_per_s", r.device_throughput_per_s}};
+    } else {
+      j["device_resident"] = nullptr;
+      j["device_note"] = r.device_note;
+    }
+    std::ofstream f(o.json);
     if (!f) return fail(kCmd, "writing " + o.json + ": cannot open file");
-    std::fprintf(f,
-                 "{\"engine\": \"%s\", \"shapes\": \"%s\", \"backend\": \"%s\", \"iterations\": %d, "
-                 "\"p50_us\": %.3f, \"p99_us\": %.3f, \"p999_us\": %.3f, \"mean_us\": %.3f, "
-                 "\"inferences_per_s\": %.3f, \"samples_per_s\": %.3f}\n",
-                 o.load_engine.c_str(), o.shapes.c_str(), eng.backend().c_str(), o.iterations,
-                 hist.quantile_ns(0.5) / 1e3, hist.quantile_ns(0.99) / 1e3,
-                 hist.quantile_ns(0.999) / 1e3, hist.mean_ns() / 1e3, per_s, per_s * double(batch));
-    std::fclose(f);
+    f << j.dump(1) << "\n";
+    if (!f) return fail(kCmd, "writing " + o.json + ": write failed");
   }
   return 0;
 }
@@ -431,12 +508,19 @@ EngineCommands::EngineCommands(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   build_cmd_->add_flag("--noManifest", build_.no_manifest, "write no model manifest into the plan");
 
-  bench_cmd_ = app.add_subcommand("bench", "latency and throughput of a plan on random inputs");
+  bench_cmd_ = app.add_subcommand("bench", "latency and throughput of a plan on random inputs (like trtexec)");
   bench_cmd_->add_option("--loadEngine", bench_.load_engine, "plan file")->required();
   bench_cmd_->add_option("--shapes", bench_.shapes, "input shapes, e.g. x:1x60x32");
-  bench_cmd_->add_option("--iterations", bench_.iterations, "timed runs (default 1000)");
+  bench_cmd_->add_option("--iterations", bench_.iterations, "run at least this many timed calls (default 10)");
+  bench_cmd_->add_option("--duration", bench_.duration_s, "and for at least this many seconds (default 3)");
   bench_cmd_->add_option("--warmUp", bench_.warm_up_ms, "warm-up time in ms (default 200)");
-  bench_cmd_->add_option("--json", bench_.json, "also write the results as JSON");
+  bench_cmd_->add_option("--percentile", bench_.percentiles, "latency percentiles to report, e.g. 90,95,99 (the default)");
+  bench_cmd_->add_flag("--pageable", bench_.pageable,
+                       "cuda: host inputs/outputs in pageable memory (default: page-locked, Engine::allocate_host)");
+  bench_cmd_->add_flag("--useCudaGraph", bench_.use_cuda_graph,
+                       "cuda: replay the engine's CUDA graph per shape bucket, as serving does (default: launch kernels one by one)");
+  bench_cmd_->add_flag("--noDeviceResident", bench_.no_device_phase, "cuda: skip the device-resident H2D/compute/D2H phase");
+  bench_cmd_->add_option("--json", bench_.json, "also write the results as JSON (device, driver, precision, tactics)");
 
   inspect_cmd_ = app.add_subcommand("inspect", "layers, fusions, tactics, precisions, memory of a plan");
   inspect_cmd_->add_option("plan", inspect_.plan, "plan file")->required();

@@ -4,8 +4,10 @@
 //           --optShapes x:64x60x32 --maxShapes x:1024x120x32] [--fp16|--bf16|--int8]
 //           [--timingCacheFile F] [--memPoolSize workspace:1024M]
 //           [--manifest M.manifest.json] [--threshold P] [--probabilityColumn N] [--noManifest]
-//   bench   --loadEngine M.plan --shapes x:1x60x32 [--iterations N] [--warmUp MS]
-//           latency P50/P99/P99.9 and throughput on random inputs
+//   bench   --loadEngine M.plan --shapes x:1x60x32 [--iterations N] [--duration S] [--warmUp MS]
+//           [--percentile 90,95,99] [--pageable] [--useCudaGraph] [--noDeviceResident] [--json F]
+//           host-to-host latency and throughput; on cuda also the device-resident H2D / compute /
+//           D2H split (engine/bench.h); JSON with device, driver, precision, per-layer tactics
 //   inspect M.plan                      the model manifest, layers, fusions, tactics, precisions, memory
 //   infer   --loadEngine M.plan --input x=in.npy [--input ...] --output [y=]out.npy
 // Exit codes as for every command: 0 success, 2 bad usage, unreadable or invalid files, engine
@@ -40,12 +42,18 @@ struct EngineBuildOptions {
   bool no_manifest = false;
 };
 
+// trtexec's measuring options and defaults (engine/bench.h says what each phase times).
 struct EngineBenchOptions {
   std::string load_engine;
-  std::string shapes;        // "x:1x60x32"; needed for every input with dynamic dims
-  int iterations = 1000;     // timed runs
-  double warm_up_ms = 200;   // untimed runs for at least this long first
-  std::string json;          // optional results file
+  std::string shapes;                 // "x:1x60x32"; needed for every input with dynamic dims
+  int iterations = 10;                // at least this many timed calls
+  double duration_s = 3;              // and at least this long
+  double warm_up_ms = 200;            // untimed calls for at least this long first
+  std::string percentiles = "90,95,99";
+  bool pageable = false;              // cuda: pageable host buffers instead of page-locked
+  bool use_cuda_graph = false;        // cuda: replay the engine's CUDA graphs
+  bool no_device_phase = false;       // cuda: host-to-host only
+  std::string json;                   // optional results file
 };
 
 struct EngineInspectOptions {

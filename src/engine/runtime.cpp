@@ -439,6 +439,13 @@ std::string EngineImpl::describe() const {
     return b;
   }() << " bytes, per-context scratch ≈ " << plan_.device_memory_bytes << " bytes at max shapes, workspace limit "
     << plan_.workspace_bytes << " bytes\n";
+  // A context is not sized by the profile's maximum: it holds what the shapes it ran needed.
+  if (const auto buckets = batch_buckets(g, plan_.profiles); !buckets.empty()) {
+    o << "batch buckets:";
+    for (size_t i = 0; i < buckets.size(); ++i) o << (i ? "," : " ") << buckets[i];
+    o << " (a context allocates for the buckets it runs, not the maximum: `ticksentry bench --shapes` measures one,"
+         " the context's describe() lists each bucket's)\n";
+  }
   for (size_t p = 0; p < plan_.profiles.size(); ++p) {
     for (const auto& [name, r] : plan_.profiles[p].inputs) {
       o << "profile " << p << ": " << name << " min " << dims_str(r.min) << " opt " << dims_str(r.opt)

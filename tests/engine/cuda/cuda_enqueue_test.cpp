@@ -9,6 +9,7 @@
 
 #include "engine/backends/cuda/cuda_block_cache.h"
 #include "engine/backends/cuda/cuda_executor.h"
+#include "engine/bench.h"
 #endif
 
 namespace ts::engine::testing {
@@ -495,6 +496,75 @@ TEST(CudaPipelineChoice, ServingBucketsNeverPipelineLargeOnesAreMeasured) {
   EXPECT_NE(d.find("run [4096,120,20]: copies"), std::string::npos) << d;
   EXPECT_NE(d.find("pipelin"), std::string::npos) << "bucket 4096 was not measured with the pipelined path:\n" << d;
   EXPECT_NE(d.find(" plain "), std::string::npos) << d;
+}
+
+// `ticksentry bench`'s device phase (engine/bench.h): the H2D / compute / D2H split from CUDA
+// events, the device and driver named, page-locked and pageable host buffers, and
+// --useCudaGraph: the context replays its graphs with it and launches kernels one by one
+// without (the same results either way).
+TEST(CudaBench, DeviceSplitGraphsAndHostMemory) {
+  SKIP_WITHOUT_GPU();
+  auto eng = build_mlp("cuda");
+  ASSERT_TRUE(eng) << eng.status().to_string();
+  for (bool graphs : {true, false}) {
+    for (bool pageable : {false, true}) {
+      SCOPED_TRACE(std::string(graphs ? "graphs" : "no graphs") + (pageable ? ", pageable" : ", page-locked"));
+      BenchOptions o;
+      o.shapes["x"] = {8, kIn};
+      o.warm_up_ms = 0;
+      o.duration_s = 0;
+      o.iterations = 64;
+      o.use_cuda_graph = graphs;
+      o.pageable = pageable;
+      o.percentiles = {50, 99};
+      auto r = run_bench(*eng.value(), o);
+      ASSERT_TRUE(r) << r.status().to_string();
+      const BenchReport& b = r.value();
+      EXPECT_FALSE(b.device.empty());
+      EXPECT_FALSE(b.driver.empty());
+      EXPECT_NE(b.runtime.find("CUDA runtime"), std::string::npos) << b.runtime;
+      EXPECT_EQ(b.host_to_host.count, 64);
+      ASSERT_TRUE(b.device_timed) << b.device_note;
+      EXPECT_GE(b.compute.count, 64);
+      EXPECT_GT(b.h2d.median_us, 0);
+      EXPECT_GT(b.compute.median_us, 0);
+      EXPECT_GT(b.d2h.median_us, 0);
+      EXPECT_GE(b.host_latency.median_us, b.compute.median_us);
+      EXPECT_GT(b.enqueue.median_us, 0);
+      EXPECT_GT(b.device_throughput_per_s, 0);
+      EXPECT_GT(b.context_memory_bytes, 0);
+      ASSERT_FALSE(b.layers.empty());
+      EXPECT_EQ(b.precision, "fp32");
+      if (graphs) {
+        EXPECT_EQ(b.context.find("graphs off"), std::string::npos) << b.context;
+        EXPECT_EQ(b.context.find("; 0 CUDA graphs"), std::string::npos) << "no graph captured:\n" << b.context;
+      } else {
+        EXPECT_NE(b.context.find("; 0 CUDA graphs"), std::string::npos) << b.context;
+        EXPECT_NE(b.context.find("graphs off"), std::string::npos) << b.context;
+      }
+    }
+  }
+  EXPECT_TRUE(cuda_graphs_for_this_thread()) << "run_bench restores the thread's setting";
+}
+
+TEST(CudaBench, AContextWithoutGraphsComputesTheSameResults) {
+  SKIP_WITHOUT_GPU();
+  auto eng = build_mlp("cuda");
+  ASSERT_TRUE(eng) << eng.status().to_string();
+  auto with = eng.value()->create_context();
+  set_cuda_graphs_for_this_thread(false);
+  auto without = eng.value()->create_context();
+  set_cuda_graphs_for_this_thread(true);
+  ASSERT_TRUE(with && without);
+  uint32_t seed = 70;
+  for (int64_t b : {1, 5, 33}) {
+    for (int call = 0; call < 3; ++call) {  // eager, capture, replay on the graph context
+      HostTensor x = random_tensor({b, kIn}, seed++, 1.0f);
+      EXPECT_EQ(compare(run_sync(*without.value(), x), run_sync(*with.value(), x), 1e-6), "") << "batch " << b;
+    }
+  }
+  EXPECT_NE(without.value()->describe().find("; 0 CUDA graphs"), std::string::npos) << without.value()->describe();
+  EXPECT_EQ(with.value()->describe().find("; 0 CUDA graphs"), std::string::npos) << with.value()->describe();
 }
 
 #endif  // TICKSENTRY_HAVE_CUDA

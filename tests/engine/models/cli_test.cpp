@@ -59,6 +59,10 @@ TEST_F(EngineCli, BuildInspectInferBenchRoundTrip) {
   EXPECT_NE(inspected.out.find("input  x"), std::string::npos) << inspected.out;
   EXPECT_NE(inspected.out.find("profile 0 x: min 1x30x32 opt 7x60x32 max 64x120x32"),
             std::string::npos) << inspected.out;
+  // Memory per bucket: the plan names the buckets a context runs at, and says its figure is the
+  // estimate at the profile's maximum, not what a context takes.
+  EXPECT_NE(inspected.out.find("batch buckets: 1,2,4,8,16,32,64 ("), std::string::npos) << inspected.out;
+  EXPECT_NE(inspected.out.find("estimate at the profile's max shapes"), std::string::npos) << inspected.out;
 
   const auto inferred = run_bin({"infer", "--loadEngine", p("gru.plan"), "--input",
                                  "x=" + m("x_b7_t60.npy"), "--output", p("y.npy")},
@@ -72,17 +76,43 @@ TEST_F(EngineCli, BuildInspectInferBenchRoundTrip) {
   EXPECT_TRUE(cmp.ok) << cmp.message;
   EXPECT_LE(cmp.max_rel_err, 1e-5);
 
-  const auto bench = run_bin({"bench", "--loadEngine", p("gru.plan"), "--shapes", "x:1x60x32",
-                              "--iterations", "50", "--warmUp", "20", "--json", p("bench.json")},
+  const auto bench = run_bin({"bench", "--loadEngine", p("gru.plan"), "--shapes", "x:1x60x32", "--iterations", "50",
+                              "--duration", "0", "--warmUp", "20", "--percentile", "50,99.9", "--json",
+                              p("bench.json")},
                              dir_);
   ASSERT_EQ(bench.exit_code, 0) << bench.err;
   EXPECT_NE(bench.out.find("P99.9"), std::string::npos) << bench.out;
   EXPECT_NE(bench.out.find("inferences/s"), std::string::npos) << bench.out;
+  EXPECT_NE(bench.out.find("tactic="), std::string::npos) << "per-layer tactics: " << bench.out;
   std::ifstream jf(p("bench.json"));
   const auto j = nlohmann::json::parse(jf, nullptr, false);
   ASSERT_FALSE(j.is_discarded());
-  EXPECT_GT(j["p50_us"].get<double>(), 0.0);
-  EXPECT_LE(j["p50_us"].get<double>(), j["p999_us"].get<double>());
+  const auto& h = j["host_to_host"];
+  EXPECT_EQ(h["count"].get<int64_t>(), 50);
+  EXPECT_GT(h["median_us"].get<double>(), 0.0);
+  EXPECT_LE(h["median_us"].get<double>(), h["percentiles_us"]["99.9"].get<double>());
+  EXPECT_GT(h["inferences_per_s"].get<double>(), 0.0);
+  EXPECT_EQ(j["backend"], "cpu");
+  EXPECT_EQ(j["precision"], "fp32");
+  EXPECT_FALSE(j["device"].get<std::string>().empty()) << "the CPU model";
+  EXPECT_EQ(j["inputs"]["x"], nlohmann::json::array({1, 60, 32}));
+  EXPECT_EQ(j["settings"]["percentiles"], nlohmann::json::array({50.0, 99.9}));
+  ASSERT_TRUE(j["layers"].is_array());
+  ASSERT_FALSE(j["layers"].empty());
+  EXPECT_FALSE(j["layers"][0]["tactic"].get<std::string>().empty());
+  EXPECT_TRUE(j["device_resident"].is_null()) << "the cpu backend has no device phase";
+  EXPECT_GT(j["memory"]["context_bytes"].get<int64_t>(), 0);
+
+  // --duration: at least that long, however few --iterations.
+  const auto timed = run_bin({"bench", "--loadEngine", p("gru.plan"), "--shapes", "x:1x60x32", "--iterations", "1",
+                              "--duration", "0.3", "--warmUp", "0", "--json", p("bench_timed.json")},
+                             dir_);
+  ASSERT_EQ(timed.exit_code, 0) << timed.err;
+  std::ifstream tf(p("bench_timed.json"));
+  const auto tj = nlohmann::json::parse(tf, nullptr, false);
+  ASSERT_FALSE(tj.is_discarded());
+  EXPECT_GE(tj["host_to_host"]["wall_s"].get<double>(), 0.3);
+  EXPECT_GT(tj["host_to_host"]["count"].get<int64_t>(), 1);
 }
 
 TEST_F(EngineCli, BadInputsExitWithCodeTwoAndSayWhy) {
@@ -130,6 +160,11 @@ TEST_F(EngineCli, BadInputsExitWithCodeTwoAndSayWhy) {
       {{"bench", "--loadEngine", p("gru.plan")}, "--shapes x:"},
       {{"bench", "--loadEngine", p("gru.plan"), "--shapes", "x:1x500x32", "--iterations", "3"}, ""},
       {{"bench", "--loadEngine", p("gru.plan"), "--shapes", "x:1x60x32", "--iterations", "0"}, "--iterations"},
+      {{"bench", "--loadEngine", p("gru.plan"), "--shapes", "x:1x60x32", "--duration", "-1"}, "--duration"},
+      {{"bench", "--loadEngine", p("gru.plan"), "--shapes", "x:1x60x32", "--percentile", "99,101"}, "--percentile"},
+      {{"bench", "--loadEngine", p("gru.plan"), "--shapes", "x:1x60x32", "--percentile", "p99"}, "--percentile"},
+      {{"bench", "--loadEngine", p("gru.plan"), "--shapes", "x:1x60x32", "--useCudaGraph"}, "for cuda plans"},
+      {{"bench", "--loadEngine", p("gru.plan"), "--shapes", "x:1x60x32", "--pageable"}, "for cuda plans"},
   };
   for (const auto& c : cases) {
     std::string cmdline;
@@ -183,7 +218,7 @@ TEST_F(EngineCliShapes, InferOnAFlatteningReshapeWritesTheWholeResult) {
   EXPECT_EQ(y.value().data, x.data);
 
   const auto bench = run_bin({"bench", "--loadEngine", p("flat.plan"), "--shapes", "x:5x45x20", "--iterations", "5",
-                              "--warmUp", "0"},
+                              "--duration", "0", "--warmUp", "0"},
                              dir_);
   EXPECT_EQ(bench.exit_code, 0) << bench.err;
 }

@@ -6,6 +6,7 @@
 #include "engine/backends/cuda/cuda_block_cache.h"
 #include "engine/backends/cuda/cuda_buffer_plan.h"
 #include "engine/backends/cuda/cuda_launch.h"
+#include "engine/bench.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -60,6 +61,7 @@ Status CudaExecutor::init() {
   buckets_ = options_.batch_buckets;
   std::sort(buckets_.begin(), buckets_.end());
   forced_chunks_ = forced_pipeline_chunks();
+  graphs_on_ = cuda_graphs_for_this_thread();
   TS_CUBLAS(cublasLtCreate(&lt_));  // its workspace: at the first GEMM (lt_workspace())
   values_.resize(g.values.size());
   constants_.resize(g.values.size());
@@ -369,9 +371,23 @@ Status CudaExecutor::run(std::span<const TensorView> inputs) {
   if (s && run_bucket_ != run_batch_ && !outputs_follow_batch(run_bucket_)) {
     buckets_off(run_bucket_);
     pad_inputs(inputs);
-    return run_padded(inputs);
+    s = run_padded(inputs);
   }
+  if (s) note_bucket_memory();
   return s;
+}
+
+void CudaExecutor::note_bucket_memory() {
+  // The map's node exists after a bucket's first run: replays neither allocate nor sum.
+  auto it = bucket_memory_.find(run_bucket_);
+  if (it != bucket_memory_.end() && memory_generation_ == generation_) return;
+  const int64_t held = memory_bytes();
+  if (it == bucket_memory_.end()) {
+    bucket_memory_.emplace(run_bucket_, held);
+  } else {
+    it->second = std::max(it->second, held);
+  }
+  memory_generation_ = generation_;
 }
 
 Status CudaExecutor::run_padded(std::span<const TensorView> inputs) {
@@ -390,7 +406,7 @@ Status CudaExecutor::run_padded(std::span<const TensorView> inputs) {
   if (e) graphs_.erase(found);
   // Capture: the second run at this shape.
   const std::string shape = dims_key(padded_);
-  if (seen_.count(shape) && graphs_.size() < kMaxGraphs) {
+  if (graphs_on_ && seen_.count(shape) && graphs_.size() < kMaxGraphs) {
     bool ran = false;
     Status s = capture_run(inputs, shape, &ran);
     if (ran) return s;
@@ -562,7 +578,7 @@ Status CudaExecutor::enqueue_on_stream(std::span<const TensorView> inputs, std::
   }
   if (found < 0) {  // the key string is built only off the replay path
     const std::string shape = dims_key(padded_);
-    if (seen_.count(shape) && graphs_.size() < kMaxGraphs) {
+    if (graphs_on_ && seen_.count(shape) && graphs_.size() < kMaxGraphs) {
       Result<int> captured = capture_on_stream(inputs, outputs, shape, s);
       if (!captured) return captured.status();
       found = captured.value();
@@ -600,6 +616,7 @@ Status CudaExecutor::enqueue_on_stream(std::span<const TensorView> inputs, std::
   }
   TS_CUDA(cudaEventRecord(done_ev_, s));
   async_pending_ = true;
+  note_bucket_memory();
   return Status::ok();
 }
 
@@ -615,7 +632,7 @@ std::string CudaExecutor::describe() const {
     o += " (a batch runs at the smallest bucket >= it, padding rows, outputs trimmed)";
   }
   o.append("; ").append(std::to_string(graphs_.size())).append(" CUDA graphs (at most ");
-  o.append(std::to_string(kMaxGraphs)).append(")\n");
+  o.append(std::to_string(kMaxGraphs)).append(graphs_on_ ? ")\n" : "; graphs off: kernels launched one by one)\n");
   char buf[160];
   for (const auto& [key, c] : io_) {
     // key: "d0,d1,...,;" per input, then the path ("run" or "enqueue_on_stream")
@@ -679,6 +696,17 @@ std::string CudaExecutor::describe() const {
   if (replanned_from_ > 0) {
     std::snprintf(buf, sizeof buf, "; buffers chosen by size: %.1f -> %.1f", mib(replanned_from_), mib(replanned_to_));
     o.append(buf);
+  }
+  if (!bucket_memory_.empty()) {
+    o.append("; held after runs at ");
+    bool first = true;
+    for (const auto& [bucket, bytes] : bucket_memory_) {
+      std::snprintf(buf, sizeof buf, "%s%s %lld: %.1f", first ? "" : ", ", bucket < 0 ? "exact shapes" : "bucket",
+                    (long long)bucket, mib(size_t(bytes)));
+      if (bucket < 0) std::snprintf(buf, sizeof buf, "%sexact shapes: %.1f", first ? "" : ", ", mib(size_t(bytes)));
+      o.append(buf);
+      first = false;
+    }
   }
   if (shrunk_bucket_ > 0) {
     std::snprintf(buf, sizeof buf, "; bucket %lld kept its chunks' buffers only: %.1f -> %.1f", (long long)shrunk_bucket_,

@@ -226,6 +226,16 @@ class CudaExecutor final : public BackendExecutor, private CudaRunEnv {
   uint64_t generation_ = 1;                     // bumped by every reallocation
   bool capturing_ = false;
   bool realloc_in_capture_ = false;
+  // Whether this context captures and replays CUDA graphs (engine/bench.h's
+  // cuda_graphs_for_this_thread() when it was created; `ticksentry bench` without
+  // --useCudaGraph turns them off): off, every call launches the kernels one by one.
+  bool graphs_on_ = true;
+  // Device memory this context held after its runs at each batch bucket (run() and
+  // enqueue_on_stream; −1: no bucketing), updated when an allocation happened since
+  // (generation_): describe() lists it, so a user sees what each bucket costs.
+  std::map<int64_t, int64_t> bucket_memory_;
+  uint64_t memory_generation_ = 0;
+  void note_bucket_memory();
 };
 
 }  // namespace ts::engine::cuda
