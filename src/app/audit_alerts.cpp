@@ -10,6 +10,7 @@
 #include "app/time_arg.h"
 #include "audit/alert_format.h"
 #include "audit/alert_json.h"
+#include "core/symbol_table.h"
 #include "detect/alert.h"
 #include "features/feature_set.h"
 
@@ -80,6 +81,13 @@ void print_book(const BookRecord& b) {
   }
 }
 
+// An alert's exchange time as RFC 3339 in its exchange's zone, from the symbol's market
+// ("2012-06-21T15:59:36.599886519-04:00" for GOOG, "+08:00" for 600519.SH, "+00:00" for a
+// crypto pair or a market the name does not tell).
+std::string exchange_time_text(const std::string& symbol, int64_t exch_ts_ns) {
+  return format_local_ns(exch_ts_ns, exchange_utc_offset_hours(market_of(symbol), exch_ts_ns) * 3600);
+}
+
 }  // namespace
 
 CLI::App* add_audit_alerts(CLI::App* audit, AuditAlertsOptions* o) {
@@ -118,10 +126,10 @@ int run_audit_alerts(const AuditAlertsOptions& o) {
     }
     return kExitOk;
   }
-  std::printf("%-30s  %-12s %-22s %-8s %12s  %-16s  %s\n", "exchange time (UTC)", "symbol", "type", "severity", "price",
+  std::printf("%-35s  %-12s %-22s %-8s %12s  %-16s  %s\n", "exchange time (exchange zone)", "symbol", "type", "severity", "price",
               "id", "values (threshold)");
   for (const auto& r : rows.value()) {
-    std::printf("%-30s  %-12s %-22s %-8s %12s  %-16llu  %s\n", format_utc_ns(r.exch_ts_ns).c_str(), r.symbol.c_str(),
+    std::printf("%-35s  %-12s %-22s %-8s %12s  %-16llu  %s\n", exchange_time_text(r.symbol, r.exch_ts_ns).c_str(), r.symbol.c_str(),
                 r.type.c_str(), r.severity.c_str(), price_text(r.price).c_str(), (unsigned long long)r.alert_id,
                 values_text(r).c_str());
   }
@@ -165,7 +173,7 @@ std::optional<int> ExplainCommand::run() {
     return kExitOk;
   }
   std::printf("alert %llu: %s %s %s\n", (unsigned long long)r.alert_id, r.symbol.c_str(), r.type.c_str(), r.severity.c_str());
-  std::printf("  exchange time   %s (%lld ns)\n", format_utc_ns(r.exch_ts_ns).c_str(), (long long)r.exch_ts_ns);
+  std::printf("  exchange time   %s (%lld ns)\n", exchange_time_text(r.symbol, r.exch_ts_ns).c_str(), (long long)r.exch_ts_ns);
   std::printf("  event sequence  %llu\n", (unsigned long long)r.event_seq);
   std::printf("  price           %s (%lld ticks)\n", price_text(r.price).c_str(), (long long)r.price_ticks);
   std::printf("  fired on\n");

@@ -142,6 +142,9 @@ TEST(AuditCli, AlertsAndExplainAnswerFromTheStoreTheRunWrote) {
   o = run_bin({"audit", "alerts", "--audit-db", "audit.db", "--limit", "3"}, dir);
   ASSERT_EQ(o.exit_code, 0) << o.err;
   EXPECT_NE(o.out.find("2012-06-21T"), std::string::npos) << "the date is shown: " << o.out;
+  // In New York time with its zone (EDT in June), never UTC: GOOG trades 09:30-16:00 -04:00.
+  EXPECT_NE(o.out.find("-04:00  GOOG"), std::string::npos) << "exchange zone: " << o.out;
+  EXPECT_EQ(o.out.find("Z  GOOG"), std::string::npos) << "UTC instead of the exchange zone: " << o.out;
   EXPECT_NE(o.out.find("(3 alerts, newest first, from audit store audit.db)"), std::string::npos) << o.out;
   o = run_bin({"audit", "alerts", "--audit-db", "audit.db", "--since", "10:00"}, dir);
   EXPECT_EQ(o.exit_code, 2);
@@ -161,6 +164,8 @@ TEST(AuditCli, AlertsAndExplainAnswerFromTheStoreTheRunWrote) {
             std::string::npos)
       << o.out;
   EXPECT_NE(o.out.find(first["exch_ts_ns"].get<std::string>() + " ns"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("-04:00 (" + first["exch_ts_ns"].get<std::string>() + " ns)"), std::string::npos)
+      << "explain prints New York time with its zone: " << o.out;
   for (const auto& v : first["values"]) EXPECT_NE(o.out.find(v["name"].get<std::string>()), std::string::npos) << o.out;
   for (int i = 0; i < kFeatureCount; ++i) EXPECT_NE(o.out.find(feature_name(i)), std::string::npos) << feature_name(i);
   EXPECT_NE(o.out.find("stages (us)     book "), std::string::npos) << o.out;

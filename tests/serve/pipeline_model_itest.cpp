@@ -144,7 +144,7 @@ TEST(PipelineModel, MissingModelIsAClearStartupError) {
 
 // A model with 16 values per row (not one probability) once aborted `replay --model` in the model
 // server's warm-up (SIGABRT, heap corruption). It is refused at start-up: exit 2 naming the
-// model, the output's shape and what the decision stage reads; no alert file is begun.
+// model, the output's shape and how to declare the probability column; no alert file is begun.
 TEST(PipelineModel, ReplayRefusesAModelWithSixteenOutputsPerRow) {
   auto dir = testing::scratch_dir("serve_pipeline_model_wide");
   const auto goog = testing::lobster_file("GOOG", "message", 10);
@@ -159,7 +159,8 @@ TEST(PipelineModel, ReplayRefusesAModelWithSixteenOutputsPerRow) {
                    dir);
   EXPECT_EQ(o.exit_code, 2) << o.err;
   EXPECT_NE(o.err.find("wide.onnx"), std::string::npos) << o.err;
-  EXPECT_NE(o.err.find("one probability per row"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("nothing says which column is the probability"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("probability_column"), std::string::npos) << "says how to declare it: " << o.err;
   EXPECT_NE(o.err.find("[batch,16]"), std::string::npos) << o.err;
 }
 
