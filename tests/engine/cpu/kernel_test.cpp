@@ -111,6 +111,26 @@ TEST(CpuKernels, SoftmaxAlongEachAxis) {
   }
 }
 
+// onnx_fuzz: Softmax of an empty tensor along its empty axis offset a null data pointer (UBSan:
+// "applying non-zero offset 4 to null pointer"). An empty input gives an empty output.
+TEST(CpuKernels, SoftmaxOfAnEmptyTensorIsEmpty) {
+  for (std::vector<int64_t> d : {std::vector<int64_t>{1, 0, 2}, std::vector<int64_t>{3, 0}, std::vector<int64_t>{0, 4}}) {
+    for (int64_t axis : {0, 1}) {
+      GraphBuilder b;
+      auto x = b.input("x", known(d));
+      auto z = b.value("z");
+      b.node("Softmax", {x}, {z}).attrs["axis"] = axis;
+      b.output(z);
+      b.g.opset = 17;
+      std::vector<HostTensor> in = {HostTensor::zeros(DType::kF32, d)};
+      auto out = run_graph(b.g, in);
+      ASSERT_TRUE(out) << out.status().to_string();
+      EXPECT_EQ(out.value()[0].dims, d);
+      EXPECT_EQ(out.value()[0].numel(), 0);
+    }
+  }
+}
+
 TEST(CpuKernels, LayerNormalizationLastAxis) {
   GraphBuilder b;
   auto x = b.input("x", known({4, 7, 16}));
