@@ -85,17 +85,22 @@ TEST(CpuKernels, UnaryActivationsMatchLibm) {
   }
 }
 
+// x → Softmax(axis) → z (opset 17).
+Graph softmax_graph(const std::vector<int64_t>& d, int64_t axis) {
+  GraphBuilder b;
+  auto x = b.input("x", known(d));
+  auto z = b.value("z");
+  b.node("Softmax", {x}, {z}).attrs["axis"] = axis;
+  b.output(z);
+  b.g.opset = 17;
+  return b.g;
+}
+
 TEST(CpuKernels, SoftmaxAlongEachAxis) {
   std::vector<int64_t> d = {2, 3, 5};
   for (int64_t axis : {-1, 0, 1}) {
-    GraphBuilder b;
-    auto x = b.input("x", known(d));
-    auto z = b.value("z");
-    b.node("Softmax", {x}, {z}).attrs["axis"] = axis;
-    b.output(z);
-    b.g.opset = 17;
     std::vector<HostTensor> in = {random_tensor(d, 3, 4.0f)};
-    auto out = run_graph(b.g, in);
+    auto out = run_graph(softmax_graph(d, axis), in);
     ASSERT_TRUE(out) << out.status().to_string();
     int ax = int(axis < 0 ? axis + 3 : axis);
     std::vector<float> want(30);
@@ -116,14 +121,8 @@ TEST(CpuKernels, SoftmaxAlongEachAxis) {
 TEST(CpuKernels, SoftmaxOfAnEmptyTensorIsEmpty) {
   for (std::vector<int64_t> d : {std::vector<int64_t>{1, 0, 2}, std::vector<int64_t>{3, 0}, std::vector<int64_t>{0, 4}}) {
     for (int64_t axis : {0, 1}) {
-      GraphBuilder b;
-      auto x = b.input("x", known(d));
-      auto z = b.value("z");
-      b.node("Softmax", {x}, {z}).attrs["axis"] = axis;
-      b.output(z);
-      b.g.opset = 17;
-      std::vector<HostTensor> in = {HostTensor::zeros(DType::kF32, d)};
-      auto out = run_graph(b.g, in);
+      std::vector<HostTensor> in = {random_tensor(d, 3)};
+      auto out = run_graph(softmax_graph(d, axis), in);
       ASSERT_TRUE(out) << out.status().to_string();
       EXPECT_EQ(out.value()[0].dims, d);
       EXPECT_EQ(out.value()[0].numel(), 0);
