@@ -118,12 +118,12 @@ TEST(EngineOutputShape, SigmoidOfAFlattenedWindowLikeAPyTorchExport) {
   m.output("y", {"batch", "Sigmoid_dim_1"});
   OnnxModelBuilder::attr_i(m.node("Flatten", {"x"}, {"f"}, "/Flatten"), "axis", 1);
   m.node("Sigmoid", {"f"}, {"y"}, "/Sigmoid");
+  HostTensor x = ramp({5, 45, 20});  // the probe's window
+  const TensorView in[] = {x.view()};
   auto e = load(m, "x", {1, 1, 20}, {64, 64, 20});
   ASSERT_TRUE(e);
   auto ctx = e->create_context();
   ASSERT_TRUE(ctx);
-  HostTensor x = ramp({5, 45, 20});
-  const TensorView in[] = {x.view()};
   auto dims = ctx.value()->output_dims(in);
   ASSERT_TRUE(dims) << dims.status().to_string();
   ASSERT_EQ(dims.value()[0], (std::vector<int64_t>{5, 900}));
