@@ -6,6 +6,7 @@
 //   build/fuzz/fuzz/onnx_fuzz -max_total_time=60 fuzz/corpus/onnx_fuzz   (bench/fuzz.sh runs it)
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 
 #include "engine/engine.h"
 #include "engine_exercise.h"
@@ -25,7 +26,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   auto e = ts::engine::Engine::load(plan.value());
-  if (!e) __builtin_trap();  // the builder's own plan must load (plan_check agrees with the builder)
+  if (!e) {  // the builder's own plan must load (plan_check agrees with the builder)
+    std::fprintf(stderr, "onnx_fuzz: the builder's plan does not load: %s\n", e.status().to_string().c_str());
+    __builtin_trap();
+  }
   ts::fuzz::exercise(*e.value(), seed, tally.stats());
   tally.input_done(true);
   return 0;

@@ -167,6 +167,10 @@ write("config_fuzz", "model_groups",
 write("config_fuzz", "kafka_passthrough",
       "[kafka.consumer]\n\"fetch.wait.max.ms\" = 10\nsession.timeout.ms = 6000\n\n[kafka.producer]\nlinger.ms = 5\n"
       "compression.type = \"zstd\"\nenable.idempotence = true\n")
+# The shipped example config: every key the docs list, the [rules.*] sections with their
+# per-market values (comments stripped, so the mutations land on keys and values).
+with open(os.path.join(HERE, "..", "..", "config", "ticksentry.example.toml")) as f:
+    write("config_fuzz", "example", "".join(l for l in f if l.strip() and not l.lstrip().startswith("#")))
 write("config_fuzz", "out_of_range",
       "[pipeline]\nevent_ring = -1\nshards = 100000\n[sim]\nsymbols = 4294967297\n[rules.large_order]\nmin_volume_z = nan\n"
       "[http]\nport = 70000\n")

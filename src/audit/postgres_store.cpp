@@ -246,7 +246,9 @@ Result<std::vector<AlertRecord>> PostgresStore::query(const AlertQuery& q) {
     unsigned char* blob = PQunescapeBytea(reinterpret_cast<const unsigned char*>(r.text(i, 17)), &bytes);
     if (blob) {
       a.features.resize(bytes / sizeof(float));
-      std::memcpy(a.features.data(), blob, a.features.size() * sizeof(float));
+      // An alert without features has no vector storage: memcpy of a null pointer is undefined
+      // even for 0 bytes (UBSan, PostgresHistory.OneAlertWithItsBookAndAnOlderTableMigrated).
+      if (!a.features.empty()) std::memcpy(a.features.data(), blob, a.features.size() * sizeof(float));
       PQfreemem(blob);
     }
     a.book = parse_book_json(r.text(i, 18));

@@ -42,7 +42,11 @@ NotifyAlert make_notify_alert(const Alert& a, const SymbolTable& symbols, int64_
 Labels Notification::common_labels() const {
   Labels out;
   if (alerts.empty()) return out;
-  for (const auto& [k, v] : alerts.front().labels.items()) {
+  for (const auto& kv : alerts.front().labels.items()) {
+    // kv, not [k, v]: a lambda that captures a structured binding is refused by clang before 16
+    // (the fuzz preset's compiler).
+    const auto& k = kv.first;
+    const auto& v = kv.second;
     if (std::all_of(alerts.begin(), alerts.end(),
                     [&](const NotifyAlert& a) { return a.labels.has(k) && a.labels.get(k) == v; })) {
       out.set(k, v);

@@ -168,7 +168,8 @@ TEST(Instrument, FillsSymbolTableRefData) {
   EXPECT_EQ(t.ref(id).limit_down, 950);
 
   const SymbolId btc = t.intern("BINANCE:BTCUSDT");
-  fill_ref_data(must("BINANCE:BTCUSDT"), t.mutable_ref(btc));
+  const Instrument btc_in = must("BINANCE:BTCUSDT");  // r.instrument points at it
+  fill_ref_data(btc_in, t.mutable_ref(btc));
   EXPECT_EQ(t.ref(btc).market, Market::kUnknown);
   EXPECT_EQ(t.ref(btc).limit_up, 0);
   EXPECT_EQ(t.ref(btc).lot_size, 1);
@@ -220,11 +221,13 @@ TEST(Instrument, CryptoTradingLotIsTheVenuesMinimumOrder) {
   EXPECT_NEAR(lot_increments(r, 23650), 10 / 236.50 / 1e-8, 1e-3);
   // A share: the board lot in shares, whatever the price.
   const SymbolId sh = t.intern("600519.SH");
-  fill_ref_data(must("600519.SH"), t.mutable_ref(sh));
+  const Instrument sh_in = must("600519.SH");  // RefData keeps a pointer to its instrument
+  fill_ref_data(sh_in, t.mutable_ref(sh));
   EXPECT_EQ(lot_increments(t.ref(sh), 180000), 100.0);
   // Same notional, same lot in money: $5 on Binance at $60,000 is 8.33 increments of 0.00001.
   const SymbolId bn = t.intern("BINANCE:BTCUSDT");
-  fill_ref_data(must("BINANCE:BTCUSDT"), t.mutable_ref(bn));
+  const Instrument bn_in = must("BINANCE:BTCUSDT");
+  fill_ref_data(bn_in, t.mutable_ref(bn));
   EXPECT_NEAR(lot_increments(t.ref(bn), 6'000'000), 5 / 60000.0 / 0.00001, 1e-9);
 }
 

@@ -16,6 +16,7 @@ namespace {
 
 using passes::node_error;
 using passes::norm_axis;
+using passes::perm_problem;
 
 constexpr int64_t kMaxFoldElems = int64_t(1) << 20;
 
@@ -200,10 +201,17 @@ Result<std::optional<Value>> eval(const Graph& g, const Node& n) {
       int64_t known = 1, neg = -1;
       for (size_t i = 0; i < d.size(); ++i) {
         if (d[i] == 0 && !n.attr_i("allowzero", 0) && i < xd.size()) d[i] = xd[i];
+        if (d[i] == -1 && neg >= 0) return node_error(n, "shape has more than one -1");
         if (d[i] == -1) neg = int64_t(i);
+        else if (d[i] < 0) return node_error(n, "shape has a negative dim");
         else known *= d[i];
       }
-      if (neg >= 0 && known > 0) d[size_t(neg)] = x->numel() / known;
+      // As the kernel (cpu_shape_ops.cpp): a -1 beside a 0 cannot be inferred. It once stayed -1,
+      // and the plan held a constant of shape [0, ?] that the loader refused.
+      if (neg >= 0 && (known == 0 || x->numel() % known != 0)) {
+        return node_error(n, "cannot infer -1 reshaping " + shape_to_string(x->shape));
+      }
+      if (neg >= 0) d[size_t(neg)] = x->numel() / known;
       if (shape_numel(d) != x->numel()) return node_error(n, "cannot reshape " + shape_to_string(x->shape));
     }
     return relabel(d);
@@ -224,6 +232,7 @@ Result<std::optional<Value>> eval(const Graph& g, const Node& n) {
     if (perm.empty()) {
       for (size_t i = xd.size(); i-- > 0;) perm.push_back(int64_t(i));
     }
+    if (auto why = perm_problem(perm, xd.size()); !why.empty()) return node_error(n, why);
     std::vector<int64_t> od;
     for (auto p : perm) od.push_back(xd[size_t(p)]);
     auto st = strides_of(xd);

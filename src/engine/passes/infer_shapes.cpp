@@ -22,6 +22,7 @@ namespace {
 
 using passes::node_error;
 using passes::norm_axis;
+using passes::perm_problem;
 // Elements of a 0-D/1-D integer tensor: a literal (symbol empty; any value, negative ones
 // included: axes -2, starts -3, Reshape's -1), a symbolic dim, or kUnknown.
 using ShapeData = std::vector<Dim>;
@@ -631,12 +632,9 @@ Status infer_node(Ctx& c, const Node& n) {
     if (perm.empty()) {
       for (size_t i = 0; i < r; ++i) perm.push_back(int64_t(r - 1 - i));
     }
-    if (perm.size() != r) return node_error(n, "perm size " + std::to_string(perm.size()) + " != rank " + std::to_string(r));
+    if (auto why = perm_problem(perm, r); !why.empty()) return node_error(n, why);
     Shape s;
-    for (auto p : perm) {
-      if (p < 0 || p >= int64_t(r)) return node_error(n, "perm entry out of range");
-      s.push_back(x->shape[size_t(p)]);
-    }
+    for (auto p : perm) s.push_back(x->shape[size_t(p)]);
     return set_out(c, n, 0, x->dtype, s);
   }
   if (op == "Reshape") {

@@ -21,6 +21,19 @@ inline int64_t norm_axis(int64_t axis, int64_t rank) {
   return (axis < 0 || axis >= rank) ? -1 : axis;
 }
 
+// "" when perm is a permutation of [0, rank) (Transpose), else what is wrong with it. A repeated
+// entry once passed shape inference and constant folding, which then read past the input.
+inline std::string perm_problem(const std::vector<int64_t>& perm, size_t rank) {
+  if (perm.size() != rank) return "perm size " + std::to_string(perm.size()) + " != rank " + std::to_string(rank);
+  std::vector<bool> seen(rank, false);
+  for (int64_t p : perm) {
+    if (p < 0 || p >= int64_t(rank)) return "perm entry " + std::to_string(p) + " out of range";
+    if (seen[size_t(p)]) return "perm repeats axis " + std::to_string(p);
+    seen[size_t(p)] = true;
+  }
+  return "";
+}
+
 // For every value: indices of the nodes that read it.
 inline std::vector<std::vector<int>> consumers(const Graph& g) {
   std::vector<std::vector<int>> c(g.values.size());

@@ -8,6 +8,7 @@
 #include "engine/backends/cpu/cpu_rnn.h"
 #include "engine/backends/cpu/cpu_rnn_pack.h"
 #include "graph_builder.h"
+#include "sanitizer_build.h"
 
 namespace ts::engine::testing {
 namespace {
@@ -490,8 +491,9 @@ TEST(CpuRnn, Gru2x128Batch1Latency) {
   std::sort(us.begin(), us.end());
   std::printf("GRU-2x128 (F=32, T=60) batch 1, one thread: median %.1f us, p99 %.1f us, min %.1f us over 1000 runs\n",
               us[500], us[990], us[0]);
-  // Loose bound (the machine is shared); the target is 250 us.
-  EXPECT_LT(us[500], 2000.0);
+  // Loose bound (the machine is shared); the target is 250 us. Under ASan+UBSan the
+  // median was 11,841 us (sanitizer_build.h).
+  EXPECT_LT(us[500], 2000.0 * ts::testing::kSanitizerSlowdown);
 }
 
 }  // namespace

@@ -109,6 +109,32 @@ TEST(EngineOutputShape, ConcatAlongADynamicAxis) {
   EXPECT_EQ(dims.value()[0], (std::vector<int64_t>{3, 30, 4}));
 }
 
+// The probe's PyTorch export of sigmoid(x.flatten(1)): the output's second dim has a name of its
+// own ("Sigmoid_dim_1"), which no input names. The CLI once guessed it as the largest input dim
+// (45) and `infer` crashed; the engine gives [5, 900] for x 5x45x20 and fills it.
+TEST(EngineOutputShape, SigmoidOfAFlattenedWindowLikeAPyTorchExport) {
+  OnnxModelBuilder m(14);
+  m.input("x", {"batch", "seq", 20});
+  m.output("y", {"batch", "Sigmoid_dim_1"});
+  OnnxModelBuilder::attr_i(m.node("Flatten", {"x"}, {"f"}, "/Flatten"), "axis", 1);
+  m.node("Sigmoid", {"f"}, {"y"}, "/Sigmoid");
+  HostTensor x = ramp({5, 45, 20});  // the probe's window
+  const TensorView in[] = {x.view()};
+  auto e = load(m, "x", {1, 1, 20}, {64, 64, 20});
+  ASSERT_TRUE(e);
+  auto ctx = e->create_context();
+  ASSERT_TRUE(ctx);
+  auto dims = ctx.value()->output_dims(in);
+  ASSERT_TRUE(dims) << dims.status().to_string();
+  ASSERT_EQ(dims.value()[0], (std::vector<int64_t>{5, 900}));
+  HostTensor y = HostTensor::zeros(DType::kF32, dims.value()[0]);
+  TensorView out[] = {y.view()};
+  ASSERT_TRUE(ctx.value()->execute(in, out));
+  for (int64_t i = 0; i < y.numel(); i += 449) {
+    EXPECT_NEAR(y.as<float>()[i], 1.f / (1.f + std::exp(-x.as<float>()[i])), 1e-5f) << "at " << i;
+  }
+}
+
 TEST(EngineOutputShape, ConstantOfShapeTakesItsShapeFromTheInputData) {
   OnnxModelBuilder m(14);
   m.input("shape", {3}, onnx::TensorProto::INT64);

@@ -298,5 +298,53 @@ TEST(RunPasses, LogsLayout) {
   EXPECT_EQ(log.lines.back(), "layout: row-major (cpu)");
 }
 
+// run_passes' status on a model the passes must refuse.
+Status pass_status(const OnnxModelBuilder& b) {
+  auto r = import_onnx(b.bytes());
+  if (!r.is_ok()) return r.status();
+  PassLog log;
+  return run_passes(r.value(), log);
+}
+
+// onnx_fuzz (bench/results/fuzz-h200-cpu16-20261202-1923-plan-onnx-config.json): a Transpose whose
+// perm repeats an axis passed shape inference, and on a constant, folding read past it (ASan:
+// heap-buffer-overflow in fold_constants). Now an error naming the node, constant or not.
+TEST(FoldConstants, TransposeWhosePermRepeatsAnAxisIsAnError) {
+  B c;
+  c.input("x", {"batch", 3});
+  c.init_f32("w", {2, 3}, {1, 2, 3, 4, 5, 6});
+  B::attr_ints(c.node("Transpose", {"w"}, {"wt"}, "/w/Transpose"), "perm", {0, 0});
+  c.node("Add", {"x", "wt"}, {"y"});
+  c.output("y", {});
+  Status s = pass_status(c);
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("node '/w/Transpose' (Transpose): perm repeats axis 0"), std::string::npos) << s.message();
+
+  B x;
+  x.input("x", {"batch", 3, 4});
+  B::attr_ints(x.node("Transpose", {"x"}, {"y"}, "/x/Transpose"), "perm", {0, 1, 0});
+  x.output("y", {});
+  s = pass_status(x);
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("node '/x/Transpose' (Transpose): perm repeats axis 0"), std::string::npos) << s.message();
+}
+
+// onnx_fuzz (same run): Reshape of an empty constant to [0, -1] folded into a constant of shape
+// [0, ?] (the -1 left as it was), which the plan loader then refused: the builder's own plan did
+// not load. Like the kernel, folding refuses a -1 it cannot infer.
+TEST(FoldConstants, ReshapeToMinusOneBesideAZeroIsAnError) {
+  B b;
+  b.input("x", {"batch", 3});
+  b.init_f32("e", {0, 3}, {});
+  b.init_i64("shape", {2}, {0, -1});
+  b.node("Reshape", {"e", "shape"}, {"r"}, "/e/Reshape");
+  B::attr_i(b.node("Concat", {"x", "r"}, {"y"}), "axis", 0);
+  b.output("y", {});
+  Status s = pass_status(b);
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("node '/e/Reshape' (Reshape): cannot infer -1 reshaping [0,3]"), std::string::npos)
+      << s.message();
+}
+
 }  // namespace
 }  // namespace ts::engine

@@ -33,7 +33,9 @@ void copy_strided(const uint8_t* src, const Dims& out, const Dims& st, size_t es
     if (gather4) {
       for (int64_t j = 0; j < run; ++j) std::memcpy(dst + (i + j) * 4, src + (off + j * gstride) * 4, 4);
     } else {
-      std::memcpy(dst + size_t(i) * es, src + size_t(off) * es, run_bytes);
+      // off is signed: a negative stride (a reversing Slice) moves back. size_t(off) wrapped,
+      // an overflowing pointer addition (UBSan, PyTorchExport.NegativeAxesSlice...).
+      std::memcpy(dst + size_t(i) * es, src + off * int64_t(es), run_bytes);
     }
     for (int d = rank - 1; d >= 0; --d) {
       ++idx[size_t(d)];
