@@ -52,7 +52,12 @@ DeliveryWorker::DeliveryWorker(ReceiverConfig cfg, std::unique_ptr<Receiver> rec
 
 DeliveryWorker::~DeliveryWorker() { stop(0); }
 
-void DeliveryWorker::start() { thread_ = std::thread([this] { run(); }); }
+void DeliveryWorker::start() {
+  // spdlog's registry (a function-local static in the shared library) made before the worker
+  // starts: several receivers' workers logging their first failure at once do not race on it.
+  spdlog::default_logger_raw();
+  thread_ = std::thread([this] { run(); });
+}
 
 void DeliveryWorker::wake() {
   {

@@ -325,6 +325,9 @@ Status ModelServer::start(ModelHandle prod, std::shared_ptr<engine::Engine> cpu_
     }
   }
   prod_.store(std::move(p).value());
+  // spdlog's registry is a function-local static inside the (uninstrumented) shared library: made
+  // here, before the workers, its first use from two workers at once is not a race under TSan.
+  spdlog::default_logger_raw();
   const int nworkers = std::max(1, opts_.workers);
   for (int i = 0; i < nshards_; ++i) {
     ports_.push_back(std::make_unique<ShardPort>(i, opts_.window_rows, features_, opts_.slots_per_shard,

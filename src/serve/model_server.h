@@ -78,7 +78,8 @@ class ModelServer {
   ModelServer(const ModelServer&) = delete;
   ModelServer& operator=(const ModelServer&) = delete;
 
-  // Before start(): called on a worker thread for every failed batch; must not block for long.
+  // Before start(): called on a worker thread for every failed batch (several workers may call it
+  // at once: it must be thread-safe); must not block for long.
   void set_failure_handler(FailureHandler h) { on_failure_ = std::move(h); }
   // Before start(): per-batch Prometheus metrics — ticksentry_model_batch_size,
   // ticksentry_model_compute_seconds, ticksentry_model_queue_wait_seconds (the oldest request of
@@ -161,8 +162,38 @@ class ModelServer {
   int nshards_ = 1;
   std::vector<std::unique_ptr<ShardPort>> ports_;
   std::unique_ptr<Batcher> batcher_;  // created by start() (max_batch fits the plan)
-  std::atomic<std::shared_ptr<Served>> prod_;
-  std::atomic<std::shared_ptr<Served>> shadow_;
+  // The serving and shadow versions, read once per batch and replaced by swaps. A mutex, not
+  // std::atomic<std::shared_ptr>: libstdc++ 12 guards that one with a lock bit ThreadSanitizer
+  // cannot see (every swap under load was reported as a race); uncontended, a lock per batch.
+  class ServedSlot {
+   public:
+    std::shared_ptr<Served> load() const {
+      std::lock_guard lock(mu_);
+      return p_;
+    }
+    void store(std::shared_ptr<Served> p) { exchange(std::move(p)); }
+    std::shared_ptr<Served> exchange(std::shared_ptr<Served> p) {
+      std::lock_guard lock(mu_);
+      p_.swap(p);
+      return p;
+    }
+    // As std::atomic's: replaces the value with `desired` if it is `expected`, else loads it into `expected`.
+    bool compare_exchange_strong(std::shared_ptr<Served>& expected, const std::shared_ptr<Served>& desired) {
+      std::lock_guard lock(mu_);
+      if (p_ == expected) {
+        p_ = desired;
+        return true;
+      }
+      expected = p_;
+      return false;
+    }
+
+   private:
+    mutable std::mutex mu_;
+    std::shared_ptr<Served> p_;
+  };
+  ServedSlot prod_;
+  ServedSlot shadow_;
   std::shared_ptr<Served> fallback_;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::thread scheduler_;

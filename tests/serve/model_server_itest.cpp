@@ -265,7 +265,7 @@ TEST(ModelServer, FailingBackendFallsBackToCpuAndLosesNothing) {
   o.switch_to_cpu_after = 1000000;  // this test: retries only
   ModelServer server(o, 1);
   std::atomic<int> failures_seen{0}, recovered{0};
-  size_t captured_floats = 0;
+  std::atomic<size_t> captured_floats{0};  // workers call the handler concurrently
   server.set_failure_handler([&](const FailureCase& fc) {
     ++failures_seen;
     if (fc.recovered) ++recovered;
@@ -285,7 +285,7 @@ TEST(ModelServer, FailingBackendFallsBackToCpuAndLosesNothing) {
   EXPECT_EQ(d.wrong, 0u);
   EXPECT_GT(failures_seen.load(), 0);
   EXPECT_EQ(recovered.load(), failures_seen.load());
-  EXPECT_GT(captured_floats, 0u);
+  EXPECT_GT(captured_floats.load(), 0u);
   EXPECT_EQ(server.failed_batches(), server.fallback_batches());
 }
 
