@@ -62,8 +62,8 @@ inline bool quiet_logs() {
   return true;
 }
 
-// An in-memory file with a path (/proc/self/fd/N of a memfd), for writers that take a path
-// (CsvWriter in csv_fuzz's round trip): no disk, no folder, one per process.
+// An in-memory file with a path (/proc/self/fd/N of a memfd), for writers and readers that take a
+// path (CsvWriter in csv_fuzz's round trip, the config in config_fuzz): no disk, no folder, one per process.
 class MemFile {
  public:
   static MemFile& get() {
@@ -71,6 +71,12 @@ class MemFile {
     return file;
   }
   const std::string& path() const { return path_; }
+  // Makes `bytes` the file's whole content (config_fuzz: readers that open the config's path
+  // again, as kafka_passthrough does).
+  void replace(std::string_view bytes) {
+    if (::ftruncate(fd_, 0) != 0) __builtin_trap();
+    if (!bytes.empty() && ::pwrite(fd_, bytes.data(), bytes.size(), 0) != ssize_t(bytes.size())) __builtin_trap();
+  }
   // The bytes written to the file so far.
   std::string read_all() const {
     std::string out;

@@ -174,6 +174,54 @@ with open(os.path.join(HERE, "..", "..", "config", "ticksentry.example.toml")) a
 write("config_fuzz", "out_of_range",
       "[pipeline]\nevent_ring = -1\nshards = 100000\n[sim]\nsymbols = 4294967297\n[rules.large_order]\nmin_volume_z = nan\n"
       "[http]\nport = 70000\n")
+# The sections read by the app and the server: [http] (every key, then values out of range),
+# [silences], [sinks], [kafka], [instruments] / [calendars], and a [notify] with every receiver
+# type, a routing tree, time windows, inhibition and retry.
+write("config_fuzz", "http_all_keys",
+      "[http]\nenabled = true\nbind = \"0.0.0.0\"\nport = 0\ntoken = \"s3cret\"\nmetrics_token = \"m\"\n"
+      "web_root = \"web/dist\"\nmax_connections = 16\nmax_connections_per_client = 1\nlisten_backlog = 65535\n"
+      "header_timeout_ms = 100\nbody_timeout_ms = 600000\nidle_timeout_ms = 3600000\nwrite_timeout_ms = 100\n"
+      "max_header_bytes = 1024\nmax_body_bytes = 67108864\nworkers = 256\nmax_streams = 1\n")
+write("config_fuzz", "http_out_of_range",
+      "[http]\nport = -1\nmax_connections = 15\nmax_connections_per_client = 0\nlisten_backlog = 65536\n"
+      "header_timeout_ms = 99\nbody_timeout_ms = 1e9\nidle_timeout_ms = \"60s\"\nwrite_timeout_ms = 100.5\n"
+      "max_header_bytes = 1048577\nmax_body_bytes = 9223372036854775807\nworkers = nan\nmax_streams = inf\n"
+      "enabled = 1\ntoken = 7\n")
+write("config_fuzz", "silences_sinks_kafka",
+      "[silences]\ndb = \"\"\n[[silences.declared]]\nmatchers = [\"symbol=600519.SH\", \"type=large_trade\"]\n"
+      "comment = \"block trades\"\nauthor = \"ops\"\nstarts = \"2026-12-01T09:30:00+08:00\"\n"
+      "ends = \"2026-12-31T15:00:00+08:00\"\n[[silences.declared]]\nmatchers = ['severity=~\"info|warning\"']\n"
+      "comment = \"quiet\"\n\n[sinks]\nstdout = false\nappend = true\naudit_backend = \"postgres\"\n"
+      "postgres_dsn = \"host=127.0.0.1 dbname=ts\"\naudit_db = \"a.db\"\njsonl = \"alerts.jsonl\"\n\n"
+      "[kafka]\nbrokers = \"127.0.0.1:9092\"\ntopic = \"ticks\"\ngroup = \"g\"\ndlq_topic = \"dlq\"\n"
+      "encoding = \"binance-json\"\neof_idle_ms = 3600000\nalerts_topic = \"alerts\"\n"
+      "[kafka.consumer]\n\"auto.offset.reset\" = \"earliest\"\n")
+write("config_fuzz", "markets",
+      "[instruments]\ndefault_market = \"us\"\ncrypto_venue = \"binance\"\n[calendars]\n")
+write("config_fuzz", "silences_bad",
+      "[silences]\n[[silences.declared]]\nmatchers = [\"symbol=A\"]\ncomment = \"c\"\nstarts = \"yesterday\"\n"
+      "[[silences.declared]]\nmatchers = []\ncomment = \"\"\n")
+write("config_fuzz", "notify_tree",
+      "[notify]\noutbox_db = \"o.db\"\noutbox_sync_full = true\nqueue_capacity = 16\ntime_source = \"wall\"\n"
+      "drain_ms = 0\n[notify.retry]\ninitial_backoff_ms = 10\nmax_backoff_ms = 1000\nmultiplier = 2.0\n"
+      "jitter = 0.5\ngive_up_after_ms = 60000\n"
+      "[[notify.receivers]]\nname = \"desk\"\ntype = \"slack\"\nurl = \"http://127.0.0.1:1/slack\"\n"
+      "title = \"[{{status}}] {{count}} {{group}}\"\ntext = \"{{alerts}}\"\nmax_alerts = 5\nrate_per_s = 1\nburst = 2\n"
+      "headers = [\"Authorization: Bearer x\"]\nretry = { jitter = 0.1 }\n"
+      "[[notify.receivers]]\nname = \"ding\"\ntype = \"dingtalk\"\nurl = \"https://127.0.0.1:1/d\"\nsecret = \"k\"\n"
+      "[[notify.receivers]]\nname = \"mail\"\ntype = \"email\"\nurl = \"smtp://127.0.0.1:25\"\nto = [\"a@b.c\"]\n"
+      "from = \"t@b.c\"\nstarttls = \"required\"\ntls_verify = false\n"
+      "[[notify.receivers]]\nname = \"sms\"\ntype = \"sms\"\nurl = \"http://127.0.0.1:1/sms\"\nto = [\"+100\"]\n"
+      "body = '{\"to\":\"{{to}}\",\"text\":\"{{text}}\"}'\ncontent_type = \"application/json\"\n"
+      "[notify.route]\nreceiver = \"desk\"\ngroup_by = [\"market\", \"type\"]\ngroup_wait_ms = 50\n"
+      "[[notify.route.routes]]\nmatchers = ['severity=\"critical\"', 'symbol=~\"60.*\"']\nreceiver = \"ding\"\n"
+      "continue = true\nactive_time_windows = [\"sh\"]\nmute_time_windows = [\"lunch\"]\n"
+      "  [[notify.route.routes.routes]]\n  matchers = ['market!=\"US\"']\n  receiver = \"mail\"\n"
+      "[[notify.time_windows]]\nname = \"sh\"\ntime_zone = \"Asia/Shanghai\"\nweekdays = [\"mon\", \"fri\"]\n"
+      "times = [\"09:30-11:30\", \"13:00-15:00\"]\nexclude_dates = [\"2026-10-01\"]\n"
+      "[[notify.time_windows]]\nname = \"lunch\"\nutc_offset_minutes = 480\ntimes = [\"11:30-13:00\"]\n"
+      "[[notify.inhibit_rules]]\nsource_matchers = ['type=\"limit_up_sealed\"']\n"
+      "target_matchers = ['type=\"rapid_rise\"']\nequal = [\"symbol\"]\n")
 # --- szse_l2_fuzz: tick.csv (SZSE ten-level snapshots, rows grouped by security) ----------------
 szse_lv = [f"{w}{i}" for w in ("BuyPrice", "BuyOrderQty", "SellPrice", "SellOrderQty") for i in range(1, 11)]
 szse_head = ",".join(["MDDate", "MDTime", "SecurityID", "PreClosePx", "LastPx", "TotalVolumeTrade", "TotalValueTrade",
@@ -353,5 +401,69 @@ aggressor = { column = "s", codes = { "B" = "buy", "S" = "sell" } }
       "1675214100002,000001,3,0,13.53,5,7,8,T,B\n1675214100003,000001,4,7,13.52,5,0,0,D,B\n1675214100004,0001,5,0,1,1,0,0,H,\n")
 write("mapped_fuzz", "bad_layout", '[layout]\nname = "x"\ntime_zone = "Mars/Olympus"\nmerge = "random"\n[[file]]\nrole = "order"\n'
       'name = ""\nprice_scale = -1\ntime = { column = "t", format = "hh:mm" }\nlevels = 99\n' + SEP + "t\n1\n")
+
+# --- ws_fuzz: venue byte, then REST snapshot URL @@ its body @@ the server's bytes after its 101
+# (websocket frames, RFC 6455 §5.2; a server's frames are not masked) ------------------------------
+
+
+def ws_frame(payload, opcode=1, fin=True, mask=None, rsv=0, length=None):
+    if isinstance(payload, str):
+        payload = payload.encode()
+    n = len(payload) if length is None else length
+    head = bytes([(0x80 if fin else 0) | (rsv << 4) | opcode])
+    m = 0x80 if mask else 0
+    if n < 126 and length is None:
+        head += bytes([m | n])
+    elif n < 65536 and length is None:
+        head += bytes([m | 126]) + struct.pack(">H", n)
+    else:
+        head += bytes([m | 127]) + struct.pack(">Q", n)
+    if mask:
+        head += mask
+        payload = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+    return head + payload
+
+
+def ws_close(code=None, reason=b""):
+    return ws_frame(b"" if code is None else struct.pack(">H", code) + reason, opcode=8)
+
+
+def ws_seed(name, venue, frames, url="", body=""):
+    write("ws_fuzz", name, bytes([venue]) + url.encode() + SEP.encode() + body.encode() + SEP.encode() + b"".join(frames))
+
+
+def json_of(capture_line):  # a capture line's message, without its receive-time prefix
+    return capture_line.split(" ", 1)[1] if capture_line[0].isdigit() and not capture_line.split(" ", 1)[0].endswith(":") \
+        else capture_line.split(": ", 1)[1]
+
+
+b_msgs = [json_of(l) for l in binance_ws.split("\n")[1:]]
+b_url, b_body = binance_rest.split(" -> ")[0], binance_rest.split(": ", 1)[1]
+long_diff = binance_diff(107, 108, "[" + ",".join('["0.3%04d0000","1.00000000"]' % i for i in range(200)) + "]", "[]")
+ws_seed("binance", 0, [ws_frame(m) for m in b_msgs[:2]]
+        # a message in three fragments with a ping between them (answered, not a message)
+        + [ws_frame(b_msgs[2][:20], fin=False), ws_frame(b"keepalive", opcode=9), ws_frame(b_msgs[2][20:40], opcode=0, fin=False),
+           ws_frame(b_msgs[2][40:], opcode=0), ws_frame(b"", opcode=10)]
+        + [ws_frame(m) for m in b_msgs[3:]] + [ws_frame(long_diff), ws_close(1000, b"bye")], b_url, b_body)
+ws_seed("coinbase", 1, [ws_frame(json_of(l)) for l in coinbase_ws.split("\n")[:-1]] + [ws_close(1001)])
+ws_seed("kraken", 2, [ws_frame(json_of(l)) for l in kraken_ws.split("\n")] + [ws_frame(json_of(kraken_ws.split("\n")[3]), opcode=2)])
+ws_seed("bitstamp", 3, [ws_frame(json_of(l)) for l in bitstamp_ws.split("\n")] + [ws_close(4000, b"reconnect")],
+        bitstamp_rest.split(" -> ")[0], bitstamp_rest.split(": ", 1)[1])
+# Frames a client must refuse (each ends the connection; what follows is never a message).
+ok = ws_frame(b_msgs[0])
+for name, bad in [("masked", ws_frame(b_msgs[0], mask=b"\x01\x02\x03\x04")),
+                  ("rsv_bits", ws_frame(b_msgs[0], rsv=4)),
+                  ("reserved_opcode", ws_frame(b"x", opcode=3)),
+                  ("fragmented_ping", ws_frame(b"p", opcode=9, fin=False)),
+                  ("long_ping", ws_frame(b"p" * 126, opcode=9)),
+                  ("orphan_continuation", ws_frame(b"x", opcode=0)),
+                  ("text_inside_fragments", ws_frame(b"{", fin=False) + ws_frame(b"}")),
+                  ("bad_utf8", ws_frame(b'{"s":"\xff\xfe"}')),
+                  ("close_1005", ws_close(1005)),
+                  ("close_one_byte", ws_frame(b"\x03", opcode=8)),
+                  ("non_minimal_length", ws_frame(b"{}", length=2) + b"{}"),
+                  ("huge_length", bytes([0x81, 127]) + struct.pack(">Q", 1 << 62) + b'{"e":'),
+                  ("length_past_end", bytes([0x81, 126]) + struct.pack(">H", 60000) + b_msgs[0].encode())]:
+    ws_seed("bad_" + name, 0, [ok, bad, ok])
 
 print("seeds written under", HERE)

@@ -28,28 +28,7 @@ namespace ts {
 
 namespace {
 constexpr int kExitOk = 0, kExitFailed = 1, kExitUsage = 2;
-
-std::string kafka_key(const Config& config, const std::optional<std::string>& flag, const char* key, const char* def) {
-  const std::string from_file = config.section("kafka").get(key, def);
-  return flag ? *flag : from_file;
-}
-
 }  // namespace
-
-KafkaSourceOptions kafka_source_options(const Config& config, const std::string& config_path, const KafkaRunOptions& flags) {
-  KafkaSourceOptions o;
-  o.brokers = kafka_key(config, flags.brokers, "brokers", "");
-  o.topic = kafka_key(config, flags.topic, "topic", "");
-  o.group = kafka_key(config, flags.group, "group", "ticksentry");
-  o.dlq_topic = kafka_key(config, flags.dlq_topic, "dlq_topic", "");
-  o.exit_at_eof = flags.exit_at_eof;
-  o.encoding = kafka_key(config, flags.encoding, "encoding", "");
-  if (o.encoding == "ticksentry") o.encoding.clear();
-  o.eof_idle_ms = config.section("kafka").get_in("eof_idle_ms", o.eof_idle_ms, 0, 3'600'000);
-  o.props = kafka_passthrough(config, config_path, "kafka.consumer");
-  o.dlq_props = kafka_passthrough(config, config_path, "kafka.producer");
-  return o;
-}
 
 Result<std::shared_ptr<AlertSink>> make_kafka_alert_sink(const Config& config, const std::string& config_path,
                                                          const KafkaRunOptions& flags) {

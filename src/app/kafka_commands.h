@@ -41,6 +41,8 @@ struct KafkaRunOptions {
   std::optional<std::string> encoding;  // --encoding: "" / ticksentry, or a venue's ("binance-json")
 };
 
+// A [kafka] string key: the flag when given, else the section's value, else `def`.
+std::string kafka_key(const Config& config, const std::optional<std::string>& flag, const char* key, const char* def);
 // The consumer's options: flags > [kafka] > defaults, [kafka.consumer] / [kafka.producer]
 // librdkafka properties passed through (marked read in `config`). Throws ConfigError.
 KafkaSourceOptions kafka_source_options(const Config& config, const std::string& config_path,
