@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "ingest/ws/tls_client.h"
+#include "ingest/ws/ws_stream_limits.h"
 
 namespace ts {
 
@@ -136,7 +137,7 @@ struct WsClient::Impl {
     co_await http::async_write(s, req, use_awaitable);
     beast::flat_buffer buf;
     http::response_parser<http::string_body> parser;
-    parser.body_limit(256u << 20);
+    parser.body_limit(kRestBodyMaxBytes);
     co_await http::async_read(s, buf, parser, use_awaitable);
     auto& resp = parser.get();
     if (resp.result() != http::status::ok) {
@@ -176,7 +177,7 @@ struct WsClient::Impl {
     timeouts.idle_timeout = o.idle_timeout;
     timeouts.keep_alive_pings = true;
     s.set_option(timeouts);
-    s.read_message_max(64u << 20);
+    apply_ws_read_limits(s);
     co_await s.async_handshake(ws.host + ":" + ws.port, ws.target, use_awaitable);
     const uint64_t connection = stats.connections.fetch_add(1) + 1;
     for (const auto& sub : o.subscribe) co_await s.async_write(net::buffer(sub), use_awaitable);

@@ -5,28 +5,26 @@
 #include <vector>
 
 #include "ingest/crypto/feed_counters.h"
+#include "ingest/ws/ws_feed.h"
 
 namespace ts {
 
 struct WsSource::Impl {
   std::string venue_name;
   std::string url;
-  // The decoder counts bad input here (client thread only), never in the caller's InputErrors,
-  // which the consumer thread reads; the counts reach it through `pending_errors` (hand_on_errors).
-  // Declared before the decoder, which holds a reference to it.
-  InputErrors client_errors;
-  std::unique_ptr<crypto::VenueDecoder> decoder;
+  // The decoder counts bad input in the feed's own InputErrors (client thread only), never in the
+  // caller's, which the consumer thread reads; the counts reach it through `pending_errors`
+  // (hand_on_errors).
+  std::unique_ptr<WsFeed> feed;
   std::unique_ptr<WsClient> client;
   // Client thread only.
   std::vector<Event> scratch;
-  uint64_t messages = 0;
-  int64_t last_ts_ns = 0;
   // Shared: events decoded, not yet handed on, and the decoder's counts after the last message.
   mutable std::mutex mu;
   std::vector<Event> queue;
   crypto::DecoderCounters counts;
-  InputErrors pending_errors;  // quiet: client_errors already logged them
-  // Client thread only: client_errors as of the last message.
+  InputErrors pending_errors;  // quiet: the feed already logged them
+  // Client thread only: the feed's errors as of the last message.
   InputErrors seen_errors;
   // Consumer thread only.
   InputErrors* sink = nullptr;
@@ -35,29 +33,19 @@ struct WsSource::Impl {
 
   void on_message(const WsMessage& m) {
     scratch.clear();
-    crypto::MessageContext ctx;
-    ctx.recv_ns = m.recv_ns;
-    ctx.file = "ws";
-    ctx.line = ++messages;
-    ctx.is_rest = m.kind == WsMessage::Kind::kSnapshot;
-    ctx.url = m.url;
-    decoder->decode(m.text, ctx, scratch);  // bad messages are counted by the decoder
-    for (Event& e : scratch) {
-      e.exch_ts_ns = std::max(e.exch_ts_ns, last_ts_ns);
-      last_ts_ns = e.exch_ts_ns;
-      e.recv_ts_ns = 0;
-    }
+    feed->decode(m, scratch);
     std::lock_guard<std::mutex> lock(mu);
     queue.insert(queue.end(), scratch.begin(), scratch.end());
-    crypto::copy_decoder_counts(decoder->counters(), counts);
+    crypto::copy_decoder_counts(feed->counters(), counts);
     // The errors this message added (a few at most), counted again, quietly, for the consumer.
+    const InputErrors& seen_now = feed->errors();
     for (size_t k = 0; k < kInputErrorCount; ++k) {
       const auto kind = static_cast<InputError>(k);
-      for (uint64_t n = seen_errors.count(kind); n < client_errors.count(kind); ++n) {
-        pending_errors.report(kind, "ws", ctx.line, "");
+      for (uint64_t n = seen_errors.count(kind); n < seen_now.count(kind); ++n) {
+        pending_errors.report(kind, "ws", feed->messages(), "");
       }
     }
-    seen_errors = client_errors;
+    seen_errors = seen_now;
   }
 
   // Consumer thread, under `mu`: hands the bad-input counts added since the last call on.
@@ -84,7 +72,7 @@ Result<std::unique_ptr<WsSource>> WsSource::open(const std::string& venue, WsCli
   impl->url = options.url;
   impl->sink = &errors;
   impl->pending_errors.set_quiet(true);
-  impl->decoder = crypto::make_venue_decoder(v, symbols, impl->client_errors);
+  impl->feed = std::make_unique<WsFeed>(v, symbols);
   Impl* raw = impl.get();
   auto client = WsClient::open(std::move(options), [raw](const WsMessage& m) { raw->on_message(m); });
   if (!client) return client.status();
@@ -121,7 +109,7 @@ std::string WsSource::describe() const { return "ws " + impl_->venue_name + " " 
 void WsSource::feed_counters(FeedCounters& out) const {
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
-    crypto::add_decoder_counters(impl_->decoder->venue(), impl_->counts, out);
+    crypto::add_decoder_counters(impl_->feed->venue(), impl_->counts, out);
   }
   const WsClientStats& c = impl_->client->stats();
   auto& ws = out["ws"];
@@ -136,7 +124,7 @@ void WsSource::feed_counters(FeedCounters& out) const {
 void WsSource::stop() {
   if (impl_ && impl_->client) impl_->client->stop();
 }
-const crypto::DecoderCounters& WsSource::counters() const { return impl_->decoder->counters(); }
+const crypto::DecoderCounters& WsSource::counters() const { return impl_->feed->counters(); }
 const WsClientStats& WsSource::client_stats() const { return impl_->client->stats(); }
 std::string WsSource::last_error() const { return impl_->client->last_error(); }
 bool WsSource::fatal() const { return impl_->client->fatal(); }
