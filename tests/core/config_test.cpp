@@ -1,9 +1,34 @@
 #include <gtest/gtest.h>
 
 #include "core/config.h"
+#include "core/config_suggest.h"
 
 namespace ts {
 namespace {
+
+// The distance behind "did you mean": insertions, deletions, substitutions and swaps of two
+// neighbours each cost 1 (the rolling-row version gives what the full matrix gave).
+TEST(ConfigSuggest, EditDistanceCountsEachTypo) {
+  EXPECT_EQ(edit_distance("", ""), 0u);
+  EXPECT_EQ(edit_distance("", "port"), 4u);
+  EXPECT_EQ(edit_distance("port", ""), 4u);
+  EXPECT_EQ(edit_distance("port", "port"), 0u);
+  EXPECT_EQ(edit_distance("prot", "port"), 1u) << "a swap";
+  EXPECT_EQ(edit_distance("max_body_byte", "max_body_bytes"), 1u);
+  EXPECT_EQ(edit_distance("kitten", "sitting"), 3u);
+  EXPECT_EQ(edit_distance("ca", "abc"), 3u) << "restricted: no edit of a swapped pair";
+  EXPECT_EQ(edit_distance("event_rnig", "event_ring"), 1u);
+}
+
+TEST(ConfigSuggest, AnUnknownKeySuggestsTheNearestKeyAsked) {
+  auto c = Config::parse("[http]\nmax_body_byte = 1\n[pipeline]\nevnt_ring = 2\n");
+  (void)c.section("http").get("max_body_bytes", int64_t(0));
+  (void)c.section("http").get("port", 0);
+  (void)c.section("pipeline").get("event_ring", 0);
+  EXPECT_EQ(c.unread_keys(), (std::vector<std::string>{"http.max_body_byte", "pipeline.evnt_ring"}));
+  EXPECT_EQ(did_you_mean("http.max_body_byte"), " (did you mean 'http.max_body_bytes'?)");
+  EXPECT_EQ(did_you_mean("pipeline.evnt_ring"), " (did you mean 'pipeline.event_ring'?)");
+}
 
 TEST(Config, EmptyConfigGivesDefaults) {
   Config c;
