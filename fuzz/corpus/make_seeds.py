@@ -466,4 +466,35 @@ for name, bad in [("masked", ws_frame(b_msgs[0], mask=b"\x01\x02\x03\x04")),
                   ("length_past_end", bytes([0x81, 126]) + struct.pack(">H", 60000) + b_msgs[0].encode())]:
     ws_seed("bad_" + name, 0, [ok, bad, ok])
 
+# --- http_fuzz: max_header_bytes byte, max_body_bytes byte, piece byte, then a connection's bytes -
+
+
+def http_seed(name, wire, head_b=0, body_b=0, piece_b=6):
+    write("http_fuzz", name, bytes([head_b, body_b, piece_b]) + (wire.encode() if isinstance(wire, str) else wire))
+
+
+http_seed("pipelined",
+          "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+          "POST /api/silences HTTP/1.1\r\nHost: x\r\nContent-Length: 7\r\n\r\n{\"a\":1}"
+          "POST /api/models HTTP/1.1\r\nTransfer-Encoding: chunked\r\nExpect: 100-continue\r\nX-A: 1\r\n\r\n"
+          "4\r\n{\"b\"\r\n3;e=1\r\n:2}\r\n0\r\nT: y\r\n\r\n"
+          "GET /api/alerts?symbol=GOOG&limit=5 HTTP/1.1\r\n\r\n")
+http_seed("auth",
+          "GET /api/alerts HTTP/1.1\r\nAuthorization: Bearer fz6token\r\n\r\n"
+          "GET /api/alerts HTTP/1.1\r\nAuthorization: Bearer fz6tokem\r\n\r\n"
+          "GET /symbol/AAPL?token=fz6token HTTP/1.1\r\n\r\n"
+          "GET //evil.example?token=fz6token HTTP/1.1\r\n\r\n"
+          "GET /\\evil.example?token=fz6token HTTP/1.1\r\n\r\n"
+          "POST /api/silences HTTP/1.1\r\nCookie: a=b; ts_token=fz6token\r\nContent-Length: 2\r\n\r\n{}"
+          "DELETE /api/silences/1 HTTP/1.1\r\nCookie: ts_token=fz6token\r\nX-Requested-With: ticksentry\r\n\r\n"
+          "GET /metrics HTTP/1.1\r\nCookie: ts_token=\r\n\r\n")
+http_seed("head_too_long", "GET / HTTP/1.1\r\nX-Pad: " + "a" * 1100 + "\r\n\r\n", 0, 0, 60)
+http_seed("length_too_big", "POST / HTTP/1.1\r\nContent-Length: 1025\r\n\r\n" + "x" * 10)
+http_seed("chunked_too_big", "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n400\r\n" + "b" * 1024 + "\r\n1\r\nc\r\n0\r\n\r\n")
+http_seed("smuggled", "POST / HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
+http_seed("bad_chunks", "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhelloXX0\r\n\r\n")
+http_seed("lengths", "POST / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\nhello"
+          "POST / HTTP/1.1\r\ncontent-length:  0 \r\nExpect: 100-continue\r\n\r\n"
+          "POST / HTTP/1.1\r\nContent-Length: 99999999999999999999\r\n\r\n")
+
 print("seeds written under", HERE)

@@ -84,18 +84,6 @@ std::string peer_address(const sockaddr_storage& ss, int* port) {
 }
 }  // namespace
 
-const char* gate_refusal_name(GateRefusal r) {
-  switch (r) {
-    case GateRefusal::kTooManyConnections: return "too_many_connections";
-    case GateRefusal::kTooManyFromClient: return "too_many_from_client";
-    case GateRefusal::kTimeout: return "timeout";
-    case GateRefusal::kHeaderTooLarge: return "header_too_large";
-    case GateRefusal::kBodyTooLarge: return "body_too_large";
-    case GateRefusal::kBadFraming: return "bad_request";
-  }
-  return "?";
-}
-
 ConnectionGate::ConnectionGate(HttpLimits limits, int worker_threads, Handler handler, RefusalCounter count)
     : limits_(limits), worker_threads_(worker_threads), handler_(std::move(handler)), count_(std::move(count)) {}
 
@@ -255,76 +243,23 @@ void ConnectionGate::on_readable(Connection& c, int64_t now) {
 }
 
 void ConnectionGate::advance(Connection& c, int64_t now) {
-  if (c.in.empty() && c.head_len == 0) return;
+  if (c.in.empty() && !c.framer.head_read()) return;
   if (!c.head_started) {
     c.head_started = true;
     c.deadline_ns = now + int64_t(limits_.header_timeout_ms) * kMs;
   }
-  if (c.head_len == 0) {
-    const size_t max_head = size_t(limits_.max_header_bytes);
-    const size_t end = request_head_end(std::string_view(c.in).substr(0, max_head + 4));
-    if (end == 0) {
-      if (c.in.size() > max_head) {
-        refuse(c, GateRefusal::kHeaderTooLarge, 431,
-               "the request head is longer than " + std::to_string(max_head) + " bytes", now);
-      }
-      return;
-    }
-    c.head = parse_request_head(std::string_view(c.in).substr(0, end));
-    if (c.head.bad) return refuse(c, GateRefusal::kBadFraming, 400, c.head.why, now);
-    if (c.head.body == RequestHead::Body::kLength && c.head.content_length > uint64_t(limits_.max_body_bytes)) {
-      return refuse(c, GateRefusal::kBodyTooLarge, 413,
-                    "the body (" + std::to_string(c.head.content_length) + " bytes) is larger than " +
-                        std::to_string(limits_.max_body_bytes) + " bytes",
-                    now);
-    }
-    c.head_len = end;
+  const bool had_head = c.framer.head_read();
+  const RequestFramer::Step step = c.framer.advance(c.in, limits_);
+  if (c.framer.take_continue()) send_now(c.fd, "HTTP/1.1 100 Continue\r\n\r\n");
+  if (step == RequestFramer::Step::kRefuse) {
+    const RequestFramer::Refusal& r = c.framer.refusal();
+    return refuse(c, r.kind, r.status, r.why, now);
+  }
+  if (!had_head && (c.framer.head_read() || step == RequestFramer::Step::kRequest)) {
     c.deadline_ns = now + int64_t(limits_.body_timeout_ms) * kMs;
-    if (c.head.body == RequestHead::Body::kChunked) {
-      c.chunked = std::make_unique<ChunkedDecoder>(uint64_t(limits_.max_body_bytes));
-      c.chunk_pos = end;
-      c.body.clear();
-    }
-    if (c.head.expect_continue && c.head.body != RequestHead::Body::kNone) send_now(c.fd, "HTTP/1.1 100 Continue\r\n\r\n");
   }
-  const std::string_view head = std::string_view(c.in).substr(0, c.head_len);
-  size_t used = 0;  // bytes of `in` that belong to this request
-  switch (c.head.body) {
-    case RequestHead::Body::kNone:
-      used = c.head_len;
-      c.request = c.head.expect_continue ? rewrite_request_head(head, 0) : std::string(head);
-      break;
-    case RequestHead::Body::kLength: {
-      if (c.in.size() - c.head_len < c.head.content_length) return;
-      used = c.head_len + size_t(c.head.content_length);
-      c.request = c.head.expect_continue ? rewrite_request_head(head, c.head.content_length) : std::string(head);
-      c.request.append(c.in, c.head_len, size_t(c.head.content_length));
-      break;
-    }
-    case RequestHead::Body::kChunked: {
-      size_t consumed = 0;
-      const auto st = c.chunked->feed(std::string_view(c.in).substr(c.chunk_pos), &c.body, &consumed);
-      c.chunk_pos += consumed;
-      if (st == ChunkedDecoder::State::kTooLarge) {
-        return refuse(c, GateRefusal::kBodyTooLarge, 413,
-                      "the chunked body is larger than " + std::to_string(limits_.max_body_bytes) + " bytes", now);
-      }
-      if (st == ChunkedDecoder::State::kBad) return refuse(c, GateRefusal::kBadFraming, 400, "malformed chunked body", now);
-      if (st == ChunkedDecoder::State::kMore) {
-        // Keep only what the decoder has not read: the decoded body holds the rest.
-        c.in.erase(c.head_len, c.chunk_pos - c.head_len);
-        c.chunk_pos = c.head_len;
-        return;
-      }
-      used = c.chunk_pos;
-      c.request = rewrite_request_head(head, c.body.size()) + c.body;
-      break;
-    }
-  }
-  c.in.erase(0, used);
-  c.head_len = 0;
-  c.chunked.reset();
-  c.body.clear();
+  if (step == RequestFramer::Step::kMore) return;
+  c.request = c.framer.take_request();
   hand_off(c);
 }
 
@@ -395,7 +330,7 @@ void ConnectionGate::sweep(int64_t now) {
       close_connection(c->fd);  // drained long enough, or idle: nothing to answer
     } else {
       refuse(*c, GateRefusal::kTimeout, 408,
-             c->head_len ? "the request body did not arrive in time" : "the request head did not arrive in time", now);
+             c->framer.head_read() ? "the request body did not arrive in time" : "the request head did not arrive in time", now);
     }
   }
 }
@@ -406,8 +341,7 @@ void ConnectionGate::refuse(Connection& c, GateRefusal why, int status, const st
   ::shutdown(c.fd, SHUT_WR);
   c.lingering = true;
   c.in.clear();
-  c.body.clear();
-  c.chunked.reset();
+  c.framer.reset();
   c.deadline_ns = now + kLingerNs;
 }
 

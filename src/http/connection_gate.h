@@ -34,7 +34,7 @@
 
 #include "core/status.h"
 #include "http/http_limits.h"
-#include "http/request_head.h"
+#include "http/request_framer.h"
 
 namespace ts::http {
 
@@ -50,28 +50,14 @@ struct Connection {
   std::string in;            // bytes read, not yet part of a handed-on request
   int64_t deadline_ns = 0;
   bool head_started = false;  // a byte of the next request has arrived
-  size_t head_len = 0;        // 0 while the head is incomplete
-  RequestHead head;
-  std::unique_ptr<ChunkedDecoder> chunked;
-  size_t chunk_pos = 0;  // offset in `in` the decoder reads next
-  std::string body;      // decoded chunked body
+  RequestFramer framer;       // the request being read out of `in`
   bool busy = false;      // with a worker
   bool lingering = false; // refused: draining input until closed
   size_t drained = 0;     // bytes discarded while lingering
   bool keep_alive = false; // the worker's verdict
 };
 
-enum class GateRefusal {
-  kTooManyConnections,  // 503
-  kTooManyFromClient,   // 429
-  kTimeout,             // 408 (head or body too slow)
-  kHeaderTooLarge,      // 431
-  kBodyTooLarge,        // 413
-  kBadFraming,          // 400
-};
-// The http_errors_total kind: "too_many_connections", "too_many_from_client", "timeout",
-// "header_too_large", "body_too_large", "bad_request".
-const char* gate_refusal_name(GateRefusal r);
+// GateRefusal and gate_refusal_name(): request_framer.h.
 
 class ConnectionGate {
  public:
