@@ -75,7 +75,11 @@ void record_suggestions(const std::vector<std::string>& unread, const std::set<s
   // A process reads a config or two; one that parses configs without end (config_fuzz) would grow
   // this map without bound: past 4096 unknown keys the older suggestions are dropped.
   if (g_suggestions.size() > 4096) g_suggestions.clear();
-  for (const auto& k : unread) {
+  // Suggestions for the first 64 unknown keys (a file with more is not a typo; each costs a pass
+  // over every key asked for).
+  constexpr size_t kMaxSuggested = 64;
+  for (size_t n = 0; n < unread.size() && n < kMaxSuggested; ++n) {
+    const std::string& k = unread[n];
     const std::string parent = parent_of(k), leaf = k.substr(parent.empty() ? 0 : parent.size() + 1);
     std::string best;
     size_t best_d = std::max<size_t>(1, leaf.size() / 3) + 1;  // the same section: a close last part
@@ -85,14 +89,14 @@ void record_suggestions(const std::vector<std::string>& unread, const std::set<s
       if (a == k || parent_of(a) != parent) continue;
       const std::string a_leaf = a.substr(parent.empty() ? 0 : parent.size() + 1);
       if (length_gap(leaf.size(), a_leaf.size()) >= best_d) continue;
-      const size_t d = edit_distance(leaf, a_leaf);
+      const size_t d = edit_distance(leaf, a_leaf, best_d);
       if (d < best_d) best_d = d, best = a;
     }
     if (best.empty()) {  // another section: a close whole name
       best_d = std::max<size_t>(2, k.size() / 5) + 1;
       for (const auto& a : asked) {
         if (a == k || length_gap(k.size(), a.size()) >= best_d) continue;
-        const size_t d = edit_distance(k, a);
+        const size_t d = edit_distance(k, a, best_d);
         if (d < best_d) best_d = d, best = a;
       }
     }
@@ -102,7 +106,7 @@ void record_suggestions(const std::vector<std::string>& unread, const std::set<s
 
 }  // namespace
 
-size_t edit_distance(const std::string& a, const std::string& b) {
+size_t edit_distance(const std::string& a, const std::string& b, size_t limit) {
   // Three rolling rows (the transposition looks two back) instead of a matrix: one allocation per
   // call. PERF NOTE: a config with unknown keys compares each with every key asked for; with a
   // matrix of vectors that took 70 ms per unknown key under config_fuzz's sanitizers.
@@ -113,15 +117,20 @@ size_t edit_distance(const std::string& a, const std::string& b) {
   for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
   for (size_t i = 1; i <= a.size(); ++i) {
     cur[0] = i;
+    size_t row_min = cur[0];
     for (size_t j = 1; j <= b.size(); ++j) {
       const size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
       cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost});
       if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) cur[j] = std::min(cur[j], two_back[j - 2] + 1);
+      row_min = std::min(row_min, cur[j]);
     }
+    // A row's minimum never falls in the rows below it (each cell costs at least its best
+    // neighbour above), so the distance is at least this row's minimum.
+    if (row_min >= limit) return limit;
     std::swap(two_back, prev);
     std::swap(prev, cur);
   }
-  return prev[b.size()];
+  return std::min(prev[b.size()], limit);
 }
 
 std::string suggest_config_key(const std::string& unknown) {

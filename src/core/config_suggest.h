@@ -3,6 +3,7 @@
 // ones some module asked for (present in the file or not), so the answer is always a key that
 // would have been read. Filled in by Config::unread_keys() and ConfigSection::unread_keys() (they
 // see the keys asked for); ask after calling them. Start-up only (a mutex; allocates).
+#include <cstdint>
 #include <string>
 
 namespace ts {
@@ -16,7 +17,8 @@ std::string suggest_config_key(const std::string& unknown);
 // " (did you mean 'KEY'?)" or "".
 std::string did_you_mean(const std::string& unknown);
 
-// Edit distance (insertions, deletions, substitutions, adjacent transpositions).
-size_t edit_distance(const std::string& a, const std::string& b);
+// Edit distance (insertions, deletions, substitutions, adjacent transpositions). A distance of
+// `limit` or more is returned as `limit` (the search stops once no smaller one is possible).
+size_t edit_distance(const std::string& a, const std::string& b, size_t limit = SIZE_MAX);
 
 }  // namespace ts

@@ -18,6 +18,12 @@ TEST(ConfigSuggest, EditDistanceCountsEachTypo) {
   EXPECT_EQ(edit_distance("kitten", "sitting"), 3u);
   EXPECT_EQ(edit_distance("ca", "abc"), 3u) << "restricted: no edit of a swapped pair";
   EXPECT_EQ(edit_distance("event_rnig", "event_ring"), 1u);
+  // With a limit: the distance when below it, else the limit.
+  EXPECT_EQ(edit_distance("kitten", "sitting", 4), 3u);
+  EXPECT_EQ(edit_distance("kitten", "sitting", 3), 3u);
+  EXPECT_EQ(edit_distance("kitten", "sitting", 2), 2u);
+  EXPECT_EQ(edit_distance(std::string(5000, 'x'), "port", 3), 3u);
+  EXPECT_EQ(edit_distance("max_body_byte", "max_body_bytes", 2), 1u);
 }
 
 TEST(ConfigSuggest, AnUnknownKeySuggestsTheNearestKeyAsked) {
