@@ -29,52 +29,23 @@
 #include <string_view>
 #include <vector>
 
+#include "http/framing_util.h"  // tests/http: the reading loop the unit tests use
 #include "http/http_auth.h"
 #include "http/request_framer.h"
 
 namespace {
 
-using ts::http::RequestFramer;
-
 constexpr const char* kToken = "fz6token";
 
-struct Framed {
-  std::vector<std::string> requests;
-  int continues = 0;
-  int refused_status = 0;
-  std::string left;
+using ts::http::testing::Framed;
 
-  bool operator==(const Framed& o) const {
-    return requests == o.requests && continues == o.continues && refused_status == o.refused_status &&
-           (refused_status != 0 || left == o.left);
-  }
-};
-
-// Feeds `wire` in pieces of `piece` bytes (0: whole) and reads every request.
+// Every request, 100-continue and refusal of `wire` read in pieces of `piece` bytes (0: whole).
 Framed frame(std::string_view wire, size_t piece, const ts::http::HttpLimits& limits) {
-  Framed out;
-  RequestFramer f;
-  std::string in;
-  for (size_t at = 0; at < wire.size() && out.refused_status == 0;) {
-    const size_t n = piece == 0 ? wire.size() : std::min(piece, wire.size() - at);
-    in.append(wire.substr(at, n));
-    at += n;
-    for (;;) {
-      const auto step = f.advance(in, limits);
-      out.continues += f.take_continue() ? 1 : 0;
-      if (step == RequestFramer::Step::kRequest) {
-        out.requests.push_back(f.take_request());
-        if (out.requests.size() > wire.size()) __builtin_trap();  // requests out of nothing
-        continue;
-      }
-      if (step == RequestFramer::Step::kRefuse) {
-        out.refused_status = f.refusal().status;
-        if (out.refused_status != 400 && out.refused_status != 413 && out.refused_status != 431) __builtin_trap();
-      }
-      break;
-    }
+  Framed out = ts::http::testing::frame(wire, piece, limits);
+  if (out.requests.size() > wire.size()) __builtin_trap();  // requests out of nothing
+  if (out.refused_status != 0 && out.refused_status != 400 && out.refused_status != 413 && out.refused_status != 431) {
+    __builtin_trap();
   }
-  out.left = in;
   return out;
 }
 

@@ -5,41 +5,14 @@
 #include <string>
 #include <vector>
 
+#include "framing_util.h"
 #include "http/request_framer.h"
 
 namespace ts::http {
 namespace {
 
-struct Framed {
-  std::vector<std::string> requests;
-  int continues = 0;
-  int refused_status = 0;
-  std::string left;  // bytes not yet part of a request
-};
-
-// Feeds `wire` in pieces of `piece` bytes (0: whole), reading every request it completes.
-Framed frame(const std::string& wire, size_t piece, const HttpLimits& limits) {
-  Framed out;
-  RequestFramer f;
-  std::string in;
-  for (size_t at = 0; at < wire.size() && out.refused_status == 0;) {
-    const size_t n = piece == 0 ? wire.size() : std::min(piece, wire.size() - at);
-    in.append(wire, at, n);
-    at += n;
-    for (;;) {
-      const auto step = f.advance(in, limits);
-      out.continues += f.take_continue() ? 1 : 0;
-      if (step == RequestFramer::Step::kRequest) {
-        out.requests.push_back(f.take_request());
-        continue;
-      }
-      if (step == RequestFramer::Step::kRefuse) out.refused_status = f.refusal().status;
-      break;
-    }
-  }
-  out.left = in;
-  return out;
-}
+using testing::Framed;
+using testing::frame;
 
 TEST(RequestFramer, PipelinedRequestsComeOutWholeInAnySplit) {
   const std::string wire =
