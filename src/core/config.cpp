@@ -75,9 +75,9 @@ void record_suggestions(const std::vector<std::string>& unread, const std::set<s
   // A process reads a config or two; one that parses configs without end (config_fuzz) would grow
   // this map without bound: past 4096 unknown keys the older suggestions are dropped.
   if (g_suggestions.size() > 4096) g_suggestions.clear();
-  // Suggestions for the first 64 unknown keys (a file with more is not a typo; each costs a pass
-  // over every key asked for).
-  constexpr size_t kMaxSuggested = 64;
+  // Suggestions for the first 16 unknown keys (a file with more is not a typo; each costs a pass
+  // over every key asked for, ~1,000 with the rules' per-market keys).
+  constexpr size_t kMaxSuggested = 16;
   for (size_t n = 0; n < unread.size() && n < kMaxSuggested; ++n) {
     const std::string& k = unread[n];
     const std::string parent = parent_of(k), leaf = k.substr(parent.empty() ? 0 : parent.size() + 1);
