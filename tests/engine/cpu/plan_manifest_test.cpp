@@ -91,10 +91,14 @@ TEST(PlanManifest, WrittenIntoABuiltPlanAndReadBack) {
 
 TEST(PlanManifest, PlansOfFormatTwoLoadWithoutOne) {
   // A version-2 plan is a version-3 plan without the manifest section (its u32 "none"): made
-  // here from a new plan, as the builds before the manifest wrote them.
-  auto v3 = build(std::nullopt);
-  ASSERT_GT(v3.size(), 12u);
-  std::vector<uint8_t> v2(v3.begin(), v3.end() - 8);  // drop the manifest's u32 0 and the CRC
+  // here from a new plan, as the builds before the manifest wrote them (a version-4 plan
+  // without per-bucket memory ends with the manifest's u32 0, the bucket count u32 0, the CRC).
+  auto parsed = deserialize_plan(build(std::nullopt));
+  ASSERT_TRUE(parsed) << parsed.status().to_string();
+  parsed.value().bucket_memory.clear();
+  auto v4 = serialize_plan(parsed.value());
+  ASSERT_GT(v4.size(), 16u);
+  std::vector<uint8_t> v2(v4.begin(), v4.end() - 12);  // drop the manifest's u32 0, the count and the CRC
   v2[8] = 2;
   v2.resize(v2.size() + 4);
   v2 = resealed(v2);
@@ -132,16 +136,18 @@ TEST(PlanManifest, AnInconsistentManifestIsNotWritten) {
 }
 
 TEST(PlanManifest, ACorruptSectionIsRefusedWithItsReason) {
-  const auto good = build(manifest());
-  auto p = deserialize_plan(good);
+  auto p = deserialize_plan(build(manifest()));
   ASSERT_TRUE(p);
-  // The section sits after the calibration table, just before the CRC: find it by its version.
+  p.value().bucket_memory.clear();  // the per-bucket memory (format 4) then is its u32 count 0
+  const auto good = serialize_plan(p.value());
+  // The section sits after the calibration table, just before the per-bucket memory and the
+  // CRC: find it by its version.
   const auto without = serialize_plan([&] {
     Plan q = p.value();
     q.manifest.reset();
     return q;
   }());
-  const size_t at = without.size() - 8;  // the u32 manifest version in the plan without one
+  const size_t at = without.size() - 12;  // the u32 manifest version in the plan without one
   ASSERT_EQ(std::vector<uint8_t>(good.begin(), good.begin() + long(at)),
             std::vector<uint8_t>(without.begin(), without.begin() + long(at)));
   auto m = good;
