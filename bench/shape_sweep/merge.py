@@ -159,8 +159,6 @@ def main():
     listing = cases_doc["cases"]
     rows, failures, info = judge(ts_rows, torch_rows, listing)
     summary = summary_of(rows, failures)
-    # Not in any case_memory_bytes (allocated before the first case), counted in ticksentry's.
-    summary["torch_blas_workspace_bytes"] = info.get("blas_workspace_bytes")
     now = datetime.datetime.now(datetime.timezone.utc)
     gpu = info.get("device", "")
     doc = {"benchmark": "shape-sweep", "date": now.strftime("%Y-%m-%dT%H:%M:%SZ"), "commit": args.commit,

@@ -156,6 +156,9 @@ Graph two_gemms() {
   b.node("Relu", {h}, {r});
   b.node("Gemm", {r, w2, b2}, {y}).attrs["transB"] = int64_t(1);
   b.output(y);
+  Value& out = b.g.values[size_t(y)];  // [batch, 8]: the batch symbol on the output too (buckets)
+  out.rank_known = true;
+  out.shape = sym({"batch", ""}, {0, 8});
   b.g.opset = 17;
   return b.g;
 }
