@@ -73,6 +73,8 @@ def judge(ts_rows, torch_rows, listing):
                 row["ts_fp16_device_p50_us"] = t16["metrics"].get("device_p50_us")
                 row["ts_fp16_memory_bytes"] = t16["metrics"].get("device_memory_bytes")
                 row["ts_fp16_tactics"] = t16.get("tactics", "")
+                if "memory_detail" in t16["metrics"]:
+                    row["ts_fp16_memory_detail"] = t16["metrics"]["memory_detail"]
             if t32 and "metrics" in t32:
                 row["ts_fp32_p50_us"] = t32["metrics"]["p50_us"]
                 row["ts_fp32_device_p50_us"] = t32["metrics"].get("device_p50_us")

@@ -224,9 +224,18 @@ int command_engine_inspect(const EngineInspectOptions& o) {
   auto e = load_engine(o.plan);
   if (!e) return fail(kCmd, e.status().message());
   const auto& eng = *e.value();
-  std::printf("plan %s: backend %s, context memory up to %lld bytes (estimate at the profile's max shapes; "
-              "a context takes what the shapes it runs need)\n",
-              o.plan.c_str(), eng.backend().c_str(), static_cast<long long>(eng.device_memory_bytes()));
+  const auto buckets = eng.bucket_memory();
+  if (buckets.empty()) {  // a plan before format 4, or a model without batch buckets
+    std::printf("plan %s: backend %s, context memory up to %lld bytes (estimate at the profile's max shapes; "
+                "a context takes what the shapes it runs need)\n",
+                o.plan.c_str(), eng.backend().c_str(), static_cast<long long>(eng.device_memory_bytes()));
+  } else {
+    std::printf("plan %s: backend %s, context memory %lld bytes at batch %lld .. %lld bytes at batch %lld (measured at "
+                "build per bucket, below; a context holds the figure of the largest bucket it ran)\n",
+                o.plan.c_str(), eng.backend().c_str(), static_cast<long long>(buckets.front().bytes),
+                static_cast<long long>(buckets.front().batch), static_cast<long long>(buckets.back().bytes),
+                static_cast<long long>(buckets.back().batch));
+  }
   auto manifest = engine::read_plan_manifest_file(o.plan);
   if (!manifest) return fail(kCmd, manifest.status().message());
   if (manifest.value()) {

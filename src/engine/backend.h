@@ -121,6 +121,8 @@ class BackendExecutor {
   // The part of memory_bytes() that does not grow with the input shapes (a fixed library
   // workspace, uploaded constants): the builder scales only the rest to the max profile.
   virtual int64_t fixed_memory_bytes() const { return 0; }
+  // ExecutionContext::memory_bytes_by_bucket (default: not tracked, empty).
+  virtual std::vector<BucketMemory> memory_bytes_by_bucket() const { return {}; }
   // Median time of node i run alone with kernel `k` on the tensors of the last run, in ns
   // (builder tactic timing). kUnsupported where the backend cannot time one node.
   virtual Result<double> time_node(size_t i, const Kernel& k) = 0;

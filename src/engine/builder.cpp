@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "engine/backend.h"
+#include "engine/build_memory.h"
 #include "engine/calibrate.h"
 #include "engine/onnx_import.h"
 #include "engine/passes/passes.h"
@@ -308,6 +309,13 @@ Result<std::vector<uint8_t>> build_from_graph(Graph graph, const PassLog& log, c
   // not modelled); running the max shape at build time would cost seconds for big profiles.
   const int64_t fixed = ex.fixed_memory_bytes();
   plan.device_memory_bytes = fixed + int64_t(double(ex.memory_bytes() - fixed) * max_ratio);
+  // Measured per bucket with the tactics chosen above (build_memory.h).
+  {
+    auto final_program = be->prepare(graph, ko);
+    if (!final_program) return final_program.status().with_context("building");
+    plan.bucket_memory =
+        measure_bucket_memory(*be, final_program.value(), eo, plan.profiles, kBucketMemoryBudgetS, &plan.pass_log);
+  }
   plan.graph = std::move(graph);
   return serialize_plan(plan);
 }

@@ -84,6 +84,14 @@ struct DeviceStream {
   void* handle = nullptr;
 };
 
+// The memory one context holds for a batch bucket (a context runs a batch at the smallest
+// bucket ≥ it; runtime.h batch_buckets): bytes of device memory (cpu backend: host memory),
+// the engine's weights excluded.
+struct BucketMemory {
+  int64_t batch = 0;  // the bucket's batch
+  int64_t bytes = 0;
+};
+
 // Description of an engine's input or output binding.
 struct BindingInfo {
   std::string name;
@@ -131,8 +139,14 @@ class ExecutionContext {
   // with the times measured at capture). "" when there is nothing to say.
   virtual std::string describe() const { return ""; }
   // Memory this context holds now (device memory on a GPU backend): intermediates, scratch,
-  // workspace; the engine's weights are not counted (Engine::weight_bytes).
+  // workspace; the engine's weights are not counted (Engine::weight_bytes). It grows with the
+  // largest batch (bucket) the context ran, never to the profile's maximum before that runs.
   virtual int64_t memory_bytes() const { return 0; }
+  // memory_bytes() after this context's runs at each batch bucket it ran, ascending (what it held
+  // once it had run that bucket, the buckets before included: memory only grows); empty where
+  // the backend does not track it (cpu) or before the first run. Exact shapes (no buckets): one
+  // entry with batch −1.
+  virtual std::vector<BucketMemory> memory_bytes_by_bucket() const { return {}; }
 };
 
 class Engine {
@@ -146,8 +160,13 @@ class Engine {
   virtual const std::vector<BindingInfo>& outputs() const = 0;
   virtual const std::vector<OptimizationProfile>& profiles() const = 0;
   virtual std::string backend() const = 0;
-  // Scratch memory one context needs at the max profile shapes.
+  // Scratch memory one context needs at the max profile shapes: an estimate, linear in the
+  // input size from the build's run at the opt shape (bucket_memory() has measured figures).
   virtual int64_t device_memory_bytes() const = 0;
+  // A context's memory per batch bucket, measured at build (Plan::bucket_memory, plan format
+  // ≥ 4: after three runs at each bucket, ascending, in one context); empty for older plans,
+  // models without batch buckets, and the buckets the build's time budget did not reach.
+  virtual std::vector<BucketMemory> bucket_memory() const { return {}; }
   // Bytes of the weights as the backend holds them (device memory on a GPU backend; FP16
   // plans hold half-size matrices), shared by every context.
   virtual int64_t weight_bytes() const { return 0; }

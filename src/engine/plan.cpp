@@ -309,6 +309,11 @@ std::vector<uint8_t> serialize_plan(const Plan& p) {
     w.f32(scale);
   }
   write_manifest(w, p.manifest);
+  w.u32(uint32_t(p.bucket_memory.size()));
+  for (const BucketMemory& m : p.bucket_memory) {
+    w.i64(m.batch);
+    w.i64(m.bytes);
+  }
   w.u32(crc32(w.out));
   return std::move(w.out);
 }
@@ -371,6 +376,15 @@ Result<Plan> deserialize_plan(std::span<const uint8_t> bytes, bool verify_checks
     }
   }
   if (version >= 3) read_manifest(r, p.manifest);
+  if (version >= 4) {
+    size_t nb = r.count(16, "bucket memory");
+    for (size_t i = 0; i < nb && r.ok(); ++i) {
+      BucketMemory m;
+      m.batch = r.i64("bucket batch");
+      m.bytes = r.i64("bucket memory");
+      p.bucket_memory.push_back(m);
+    }
+  }
   if (!r.ok()) return err(r.error());
   if (r.remaining() != 0) return err("corrupt plan: " + std::to_string(r.remaining()) + " trailing bytes");
   return p;

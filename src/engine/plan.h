@@ -12,9 +12,12 @@
 //            [version ≥ 3] the model manifest section (plan_manifest.h): u32 manifest version
 //            (0 = none, else kManifestVersion), then input name, T, F, the F feature names,
 //            output name, output columns, probability column, threshold (f64), model name and
-//            version.
+//            version,
+//            [version ≥ 4] the context memory per batch bucket, measured at build: u32 count, then
+//            (i64 bucket batch, i64 bytes) pairs, buckets ascending (empty: not measured).
 // Version 1 plans (before INT8) still load: they have no calibration table; versions 1 and 2
-// (before the manifest) load without a manifest.
+// (before the manifest) load without a manifest; versions 1–3 have no per-bucket memory (their
+// single device_memory_bytes estimate is what inspect shows).
 // Little-endian, length-prefixed strings and arrays. The CRC32 covers every byte before it.
 // deserialize_plan() checks every read against the bytes that remain (a count can never ask
 // for more than what is left), so corrupt or truncated input gives an error, never a crash or
@@ -33,7 +36,7 @@
 
 namespace ts::engine {
 
-constexpr uint32_t kPlanFormatVersion = 3;
+constexpr uint32_t kPlanFormatVersion = 4;
 constexpr uint32_t kPlanFormatVersionMin = 1;  // oldest version deserialize_plan reads
 constexpr uint32_t kPlanFlagTf32 = 1u;
 inline constexpr char kPlanMagic[8] = {'T', 'S', 'P', 'L', 'A', 'N', '\0', '\1'};
@@ -50,6 +53,11 @@ struct Plan {
   std::vector<std::string> pass_log;
   std::map<std::string, float> activation_scales;  // int8: tensor name → scale (threshold / 127)
   std::optional<ModelManifest> manifest;           // version ≥ 3; none in older plans
+  // Version ≥ 4: the device (cpu: host) memory one context held after it ran each batch bucket
+  // (ascending, three runs each: eager, capture, replay), weights excluded — what a context whose
+  // largest batch falls in that bucket holds. Only the buckets measured within the builder's
+  // time budget; empty in older plans and where the model has no batch buckets.
+  std::vector<BucketMemory> bucket_memory;
 };
 
 std::vector<uint8_t> serialize_plan(const Plan& plan);

@@ -29,6 +29,13 @@ Status check_settings(const Plan& p) {
     return invalid_plan("negative workspace (" + std::to_string(p.workspace_bytes) + ") or memory size (" +
                         std::to_string(p.device_memory_bytes) + ")");
   }
+  for (size_t i = 0; i < p.bucket_memory.size(); ++i) {
+    const BucketMemory& m = p.bucket_memory[i];
+    if (m.batch < 1 || m.bytes < 0 || (i > 0 && m.batch <= p.bucket_memory[i - 1].batch)) {
+      return invalid_plan("memory per bucket: entry " + std::to_string(i) + " (batch " + std::to_string(m.batch) +
+                          ", " + std::to_string(m.bytes) + " bytes) must have batch >= 1, ascending, and bytes >= 0");
+    }
+  }
   const Graph& g = p.graph;
   for (size_t k = 0; k < p.profiles.size(); ++k) {
     for (const auto& [name, r] : p.profiles[k].inputs) {

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <climits>
 #include <condition_variable>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <fstream>
@@ -265,6 +266,21 @@ std::vector<int64_t> batch_buckets(const Graph& g, const std::vector<Optimizatio
   return b;
 }
 
+std::string describe_bucket_memory(const std::vector<BucketMemory>& m) {
+  if (m.empty()) return "";
+  std::ostringstream o;
+  o << "context memory per batch bucket (measured at build, weights excluded; a context holds the figure of the "
+       "largest bucket it ran):";
+  char buf[64];
+  for (size_t i = 0; i < m.size(); ++i) {
+    std::snprintf(buf, sizeof buf, "%s %lld: %.2f MiB", i ? "," : "", (long long)m[i].batch,
+                  double(m[i].bytes) / double(1 << 20));
+    o << buf;
+  }
+  o << "\n";
+  return o.str();
+}
+
 namespace {
 
 class EngineImpl;
@@ -300,6 +316,10 @@ class ContextImpl final : public ExecutionContext {
   int64_t memory_bytes() const override {
     std::lock_guard<std::mutex> lk(run_mu_);
     return exec_->memory_bytes();
+  }
+  std::vector<BucketMemory> memory_bytes_by_bucket() const override {
+    std::lock_guard<std::mutex> lk(run_mu_);
+    return exec_->memory_bytes_by_bucket();
   }
 
  private:
@@ -366,6 +386,7 @@ class EngineImpl final : public Engine, public std::enable_shared_from_this<Engi
   const std::vector<OptimizationProfile>& profiles() const override { return plan_.profiles; }
   std::string backend() const override { return plan_.backend; }
   int64_t device_memory_bytes() const override { return plan_.device_memory_bytes; }
+  std::vector<BucketMemory> bucket_memory() const override { return plan_.bucket_memory; }
   int64_t weight_bytes() const override { return backend_->weight_bytes(*program_); }
   std::shared_ptr<void> allocate_host(size_t bytes) const override { return backend_->allocate_host(bytes); }
   std::string describe() const override;
@@ -437,8 +458,9 @@ std::string EngineImpl::describe() const {
     int64_t b = 0;
     for (const Value& v : g.values) if (v.is_constant) b += int64_t(v.data.size());
     return b;
-  }() << " bytes, per-context scratch ≈ " << plan_.device_memory_bytes << " bytes at max shapes, workspace limit "
+  }() << " bytes, per-context scratch ≈ " << plan_.device_memory_bytes << " bytes at max shapes (estimate), workspace limit "
     << plan_.workspace_bytes << " bytes\n";
+  o << describe_bucket_memory(plan_.bucket_memory);
   // A context is not sized by the profile's maximum: it holds what the shapes it ran needed.
   if (const auto buckets = batch_buckets(g, plan_.profiles); !buckets.empty()) {
     o << "batch buckets:";

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "engine/backend.h"
@@ -30,6 +31,10 @@ Status check_inputs(const Graph& g, const std::vector<OptimizationProfile>& prof
 // accepted the real one. Empty otherwise. The builder times tactics with the same buckets, so
 // a node is timed at the shape it will run at.
 std::vector<int64_t> batch_buckets(const Graph& g, const std::vector<OptimizationProfile>& profiles);
+
+// One line for Engine::describe() and `ticksentry inspect`: the per-bucket memory a plan
+// recorded at build (Plan::bucket_memory), "bucket: N MiB" each; "" when there is none.
+std::string describe_bucket_memory(const std::vector<BucketMemory>& m);
 
 // The host executor (every backend's default BackendExecutor): runs a Program's kernels on
 // host RtTensors: one RtTensor per value (intermediates own storage that only grows, so a

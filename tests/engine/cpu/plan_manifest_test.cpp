@@ -7,6 +7,7 @@
 #include "engine/plan.h"
 #include "engine/runtime.h"
 #include "graph_builder.h"
+#include "plan_test_util.h"
 
 namespace ts::engine::testing {
 namespace {
@@ -56,14 +57,6 @@ std::vector<uint8_t> build(std::optional<ModelManifest> m) {
   return with ? with.value() : std::vector<uint8_t>{};
 }
 
-// The bytes with the checksum recomputed: what a plan whose payload says `bytes` looks like.
-std::vector<uint8_t> resealed(std::vector<uint8_t> b) {
-  b.resize(b.size() - 4);
-  const uint32_t c = crc32(b);
-  for (int i = 0; i < 4; ++i) b.push_back(uint8_t(c >> (8 * i)));
-  return b;
-}
-
 TEST(PlanManifest, WrittenIntoABuiltPlanAndReadBack) {
   const auto bytes = build(manifest());
   auto m = read_plan_manifest(bytes);
@@ -91,10 +84,14 @@ TEST(PlanManifest, WrittenIntoABuiltPlanAndReadBack) {
 
 TEST(PlanManifest, PlansOfFormatTwoLoadWithoutOne) {
   // A version-2 plan is a version-3 plan without the manifest section (its u32 "none"): made
-  // here from a new plan, as the builds before the manifest wrote them.
-  auto v3 = build(std::nullopt);
-  ASSERT_GT(v3.size(), 12u);
-  std::vector<uint8_t> v2(v3.begin(), v3.end() - 8);  // drop the manifest's u32 0 and the CRC
+  // here from a new plan, as the builds before the manifest wrote them (a version-4 plan
+  // without per-bucket memory ends with the manifest's u32 0, the bucket count u32 0, the CRC).
+  auto parsed = deserialize_plan(build(std::nullopt));
+  ASSERT_TRUE(parsed) << parsed.status().to_string();
+  parsed.value().bucket_memory.clear();
+  auto v4 = serialize_plan(parsed.value());
+  ASSERT_GT(v4.size(), 16u);
+  std::vector<uint8_t> v2(v4.begin(), v4.end() - 12);  // drop the manifest's u32 0, the count and the CRC
   v2[8] = 2;
   v2.resize(v2.size() + 4);
   v2 = resealed(v2);
@@ -103,12 +100,7 @@ TEST(PlanManifest, PlansOfFormatTwoLoadWithoutOne) {
   auto m = read_plan_manifest(v2);
   ASSERT_TRUE(m) << m.status().to_string();
   EXPECT_FALSE(m.value().has_value());
-  // The same bytes claiming version 3 lack the section: refused, not misread.
-  v2[8] = 3;
-  auto bad = Engine::load(resealed(v2));
-  ASSERT_FALSE(bad);
-  EXPECT_NE(bad.status().message().find("truncated plan (reading manifest version)"), std::string::npos)
-      << bad.status().to_string();
+  expect_truncated_as(v2, 3, "manifest version");  // the same bytes claiming version 3
 }
 
 TEST(PlanManifest, AnInconsistentManifestIsNotWritten) {
@@ -132,16 +124,18 @@ TEST(PlanManifest, AnInconsistentManifestIsNotWritten) {
 }
 
 TEST(PlanManifest, ACorruptSectionIsRefusedWithItsReason) {
-  const auto good = build(manifest());
-  auto p = deserialize_plan(good);
+  auto p = deserialize_plan(build(manifest()));
   ASSERT_TRUE(p);
-  // The section sits after the calibration table, just before the CRC: find it by its version.
+  p.value().bucket_memory.clear();  // the per-bucket memory (format 4) then is its u32 count 0
+  const auto good = serialize_plan(p.value());
+  // The section sits after the calibration table, just before the per-bucket memory and the
+  // CRC: find it by its version.
   const auto without = serialize_plan([&] {
     Plan q = p.value();
     q.manifest.reset();
     return q;
   }());
-  const size_t at = without.size() - 8;  // the u32 manifest version in the plan without one
+  const size_t at = without.size() - 12;  // the u32 manifest version in the plan without one
   ASSERT_EQ(std::vector<uint8_t>(good.begin(), good.begin() + long(at)),
             std::vector<uint8_t>(without.begin(), without.begin() + long(at)));
   auto m = good;

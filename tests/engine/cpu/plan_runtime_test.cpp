@@ -108,7 +108,7 @@ TEST(EnginePlan, EveryCorruptionIsRefusedWithItsReason) {
   EXPECT_EQ(load_error(m).message(), "loading plan: not a ticksentry plan (wrong magic)");
   m = good;
   m[8] = 9;
-  EXPECT_EQ(load_error(m).message(), "loading plan: plan format version 9 is not supported (this build reads versions 1 to 3; "
+  EXPECT_EQ(load_error(m).message(), "loading plan: plan format version 9 is not supported (this build reads versions 1 to 4; "
             "the plan was made by a newer build)");
   m = good;
   m.resize(m.size() - 100);

@@ -64,7 +64,7 @@ TEST(Int8Cli, Tf32IsRecordedInThePlan) {
   ASSERT_EQ(built.exit_code, 0) << built.err;
   auto inspected = run({"inspect", plan}, dir);
   ASSERT_EQ(inspected.exit_code, 0) << inspected.err;
-  EXPECT_NE(inspected.out.find("precision fp32 (tf32 allowed), plan format 3"), std::string::npos) << inspected.out;
+  EXPECT_NE(inspected.out.find("precision fp32 (tf32 allowed), plan format 4"), std::string::npos) << inspected.out;
 }
 
 }  // namespace

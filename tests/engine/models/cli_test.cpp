@@ -59,10 +59,15 @@ TEST_F(EngineCli, BuildInspectInferBenchRoundTrip) {
   EXPECT_NE(inspected.out.find("input  x"), std::string::npos) << inspected.out;
   EXPECT_NE(inspected.out.find("profile 0 x: min 1x30x32 opt 7x60x32 max 64x120x32"),
             std::string::npos) << inspected.out;
-  // Memory per bucket: the plan names the buckets a context runs at, and says its figure is the
-  // estimate at the profile's maximum, not what a context takes.
+  // Memory per bucket: the plan names the buckets a context runs at and what a context held
+  // after running each, measured at build (plan format 4); the old single figure is named an
+  // estimate.
   EXPECT_NE(inspected.out.find("batch buckets: 1,2,4,8,16,32,64 ("), std::string::npos) << inspected.out;
-  EXPECT_NE(inspected.out.find("estimate at the profile's max shapes"), std::string::npos) << inspected.out;
+  EXPECT_NE(inspected.out.find("(measured at build per bucket, below;"), std::string::npos) << inspected.out;
+  EXPECT_NE(inspected.out.find("context memory per batch bucket (measured at build, weights excluded"),
+            std::string::npos) << inspected.out;
+  EXPECT_NE(inspected.out.find(", 64: "), std::string::npos) << inspected.out;
+  EXPECT_NE(inspected.out.find("bytes at max shapes (estimate)"), std::string::npos) << inspected.out;
 
   const auto inferred = run_bin({"infer", "--loadEngine", p("gru.plan"), "--input",
                                  "x=" + m("x_b7_t60.npy"), "--output", p("y.npy")},

@@ -39,7 +39,7 @@ bool block_cache_take(BlockKind kind, size_t min_bytes, void** p, size_t* bytes)
   Cache& c = cache();
   std::lock_guard<std::mutex> lk(c.mu);
   auto it = c.blocks[k].lower_bound({dev, min_bytes});
-  if (it == c.blocks[k].end() || it->first.first != dev || it->first.second > 2 * min_bytes) return false;
+  if (it == c.blocks[k].end() || it->first.first != dev || it->first.second > min_bytes + block_cache_slack(min_bytes)) return false;
   *p = it->second;
   *bytes = it->first.second;
   c.cached[k] -= it->first.second;

@@ -14,6 +14,7 @@
 // cudaMalloc empties the device cache and retries once. Thread-safe.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -24,7 +25,12 @@ enum class BlockKind { kDevice, kMappedHost };
 inline constexpr size_t kMaxCachedDeviceBytes = size_t(2) << 30;
 inline constexpr size_t kMaxCachedHostBytes = size_t(512) << 20;
 
-// A cached block of at least min_bytes and at most 2 × min_bytes (the smallest such), or false.
+// A cached block of at least min_bytes and at most block_cache_slack(min_bytes) over it (the smallest such),
+// or false. A context holds (and memory_bytes() reports) the whole block it took, so a loose
+// bound inflates what a small request costs: with "at most 2 × min_bytes" a 32 MiB cuBLASLt
+// workspace took 48-63 MiB blocks a previous case's context had freed (shape sweep eng4, batch 1).
+// A hot swap to a version of the same shapes takes blocks of exactly the sizes it asks for.
+inline size_t block_cache_slack(size_t min_bytes) { return std::max(min_bytes / 8, size_t(64) << 10); }
 bool block_cache_take(BlockKind kind, size_t min_bytes, void** p, size_t* bytes);
 // Keeps the block (or frees it when the cache is full).
 void block_cache_give(BlockKind kind, void* p, size_t bytes);

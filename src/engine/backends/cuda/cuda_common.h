@@ -88,6 +88,10 @@ Status need_device(const DevTensor* t, const char* what);
 int device_sm_count();
 
 // The cuBLASLt workspace a GEMM may use (CudaRunEnv::lt_workspace).
+// PERF NOTE: the heuristic may choose among algorithms needing up to this much (32 MiB, the
+// size every context allocated at its first GEMM before; the same algorithms are chosen), but a
+// context holds only what its chosen algorithms need.
+inline constexpr size_t kLtWorkspaceMaxBytes = size_t(32) << 20;
 struct LtWorkspace {
   void* data = nullptr;
   size_t bytes = 0;
@@ -104,10 +108,15 @@ class CudaRunEnv {
   // returns and its queued work finishes; one region shared by every kernel in turn. More than
   // the workspace limit → kOutOfRange naming both numbers.
   virtual Result<void*> scratch(size_t bytes) = 0;
-  // The cuBLASLt workspace, allocated by the first GEMM that asks for it: a plan without
-  // cuBLASLt GEMMs (the fused GRU/LSTM stacks and encoder) holds none. Counted against the
-  // workspace limit like scratch.
-  virtual Result<LtWorkspace> lt_workspace() = 0;
+  // The most cuBLASLt workspace a GEMM may choose an algorithm for (the heuristic's limit, in
+  // bytes): kLtWorkspaceMaxBytes, or a quarter of the workspace limit when that is smaller.
+  virtual size_t lt_workspace_limit() const = 0;
+  // The cuBLASLt workspace, at least `bytes` (what the GEMM's chosen algorithm needs; 0: none is
+  // allocated and data may be null). It grows only, to the most any GEMM that ran needed: a plan
+  // without cuBLASLt GEMMs (the fused GRU/LSTM stacks and encoder) holds none, one whose GEMMs
+  // choose algorithms without workspace (most at small batches) holds none either. Counted
+  // against the workspace limit like scratch; growing under capture interrupts it like scratch.
+  virtual Result<LtWorkspace> lt_workspace(size_t bytes) = 0;
 };
 
 struct CudaArgs {

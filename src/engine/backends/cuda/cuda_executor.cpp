@@ -15,8 +15,6 @@
 namespace ts::engine::cuda {
 namespace {
 
-constexpr size_t kLtWorkspaceBytes = size_t(32) << 20;
-
 Status invalid(const std::string& m) { return Status(StatusCode::kInvalidArgument, m); }
 
 }  // namespace
@@ -233,22 +231,28 @@ Result<void*> CudaExecutor::scratch(size_t bytes) {
   return b.get();
 }
 
-Result<LtWorkspace> CudaExecutor::lt_workspace() {
-  if (!lt_workspace_.get()) {
-    size_t ws = kLtWorkspaceBytes;
-    if (options_.workspace_bytes > 0) ws = std::min(ws, size_t(options_.workspace_bytes) / 4);
-    size_t total = ws;
+size_t CudaExecutor::lt_workspace_limit() const {
+  size_t ws = kLtWorkspaceMaxBytes;
+  if (options_.workspace_bytes > 0) ws = std::min(ws, size_t(options_.workspace_bytes) / 4);
+  return ws;
+}
+
+Result<LtWorkspace> CudaExecutor::lt_workspace(size_t bytes) {
+  if (bytes > lt_workspace_.bytes() || (bytes > 0 && !lt_workspace_.get())) {
+    size_t total = bytes;
     for (const DeviceBuffer& b : scratch_slots_) total += b.bytes();
     if (options_.workspace_bytes > 0 && total > size_t(options_.workspace_bytes)) {
       return Status(StatusCode::kOutOfRange, "needs " + std::to_string(total) + " bytes of device workspace, over the " +
                                                  "workspace limit of " + std::to_string(options_.workspace_bytes) +
                                                  " bytes (BuildOptions::workspace_bytes, --memPoolSize)");
     }
-    if (capturing_) {  // first GEMM under capture: the capture is redone after an eager run
+    if (capturing_) {  // a GEMM needing more under capture: the capture is redone after an eager run
       realloc_in_capture_ = true;
-      return Status(StatusCode::kInternal, "cuBLASLt workspace allocation during graph capture");
+      return Status(StatusCode::kInternal, "cuBLASLt workspace reallocation during graph capture");
     }
-    TS_RETURN_IF_ERROR(lt_workspace_.ensure(ws));
+    TS_RETURN_IF_ERROR(sync());  // queued GEMMs may still use the old workspace
+    TS_RETURN_IF_ERROR(lt_workspace_.ensure(bytes));
+    ++generation_;  // graphs captured before hold the old address
   }
   return LtWorkspace{lt_workspace_.get(), lt_workspace_.bytes()};
 }
@@ -724,6 +728,12 @@ int64_t CudaExecutor::memory_bytes() const {
   for (const DeviceBuffer& c : constants_) b += int64_t(c.bytes());
   for (const DeviceBuffer& s : scratch_slots_) b += int64_t(s.bytes());
   return b;
+}
+
+std::vector<BucketMemory> CudaExecutor::memory_bytes_by_bucket() const {
+  std::vector<BucketMemory> v;
+  for (const auto& [bucket, bytes] : bucket_memory_) v.push_back(BucketMemory{bucket, bytes});
+  return v;
 }
 
 int64_t CudaExecutor::fixed_memory_bytes() const {

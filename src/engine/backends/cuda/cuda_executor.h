@@ -61,6 +61,7 @@ class CudaExecutor final : public BackendExecutor, private CudaRunEnv {
   std::vector<std::vector<int64_t>> output_dims() const override;
   int64_t memory_bytes() const override;
   int64_t fixed_memory_bytes() const override;
+  std::vector<BucketMemory> memory_bytes_by_bucket() const override;
   Result<double> time_node(size_t i, const Kernel& k) override;
   std::vector<std::vector<int64_t>> node_input_dims(size_t i) const override;
   Status enqueue_on_stream(std::span<const TensorView> inputs, std::span<TensorView> outputs, DeviceStream stream) override;
@@ -169,7 +170,8 @@ class CudaExecutor final : public BackendExecutor, private CudaRunEnv {
   // CudaRunEnv
   Status alloc(DevTensor& t, DType dtype, std::span<const int64_t> dims) override;
   Result<void*> scratch(size_t bytes) override;
-  Result<LtWorkspace> lt_workspace() override;
+  size_t lt_workspace_limit() const override;
+  Result<LtWorkspace> lt_workspace(size_t bytes) override;
 
   struct PinnedBuffer {
     void* p = nullptr;    // host address

@@ -95,6 +95,7 @@ Result<const LtGemm::Plan*> LtGemm::plan_for(cublasLtHandle_t lt, int64_t m, siz
   }
   p.algo = res.algo;
   p.has_algo = true;
+  p.workspace_bytes = res.workspaceSize;
   guard.keep = true;
   auto ins = plans_.emplace(m, p);
   return &ins.first->second;
@@ -102,11 +103,11 @@ Result<const LtGemm::Plan*> LtGemm::plan_for(cublasLtHandle_t lt, int64_t m, siz
 
 Status LtGemm::run(const CudaArgs& a, const float* x, int64_t m, float* y) const {
   if (m == 0) return Status::ok();
-  auto ws = a.env->lt_workspace();
-  if (!ws) return ws.status();
-  auto pl = plan_for(a.lt, m, ws.value().bytes);
+  auto pl = plan_for(a.lt, m, a.env->lt_workspace_limit());
   if (!pl) return pl.status();
   const Plan& p = *pl.value();
+  auto ws = a.env->lt_workspace(p.workspace_bytes);
+  if (!ws) return ws.status();
   const void* bx = x;
   if (cuda_math_16bit(math_)) {
     auto s = a.env->scratch(size_t(m * k_) * 2);

@@ -6,7 +6,9 @@
 //
 // Precision: FP32 (CUBLAS_COMPUTE_32F), TF32 (CUBLAS_COMPUTE_32F_FAST_TF32), FP16 / BF16 (W
 // stored fp16 / bf16, X cast to it in scratch, fp32 accumulate and output). Descriptors and the chosen
-// algorithm are cached per M (thread-safe); a CUDA graph replay does not touch them.
+// algorithm are cached per M (thread-safe); a CUDA graph replay does not touch them. The algorithm
+// is chosen among those needing at most CudaRunEnv::lt_workspace_limit() bytes of workspace, and
+// the context's workspace grows to what it needs (none for most small-M algorithms).
 #include <map>
 #include <mutex>
 
@@ -34,6 +36,7 @@ class LtGemm {
     cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
     cublasLtMatmulAlgo_t algo{};
     bool has_algo = false;
+    size_t workspace_bytes = 0;  // what the chosen algorithm needs (heuristic's workspaceSize)
   };
   LtGemm() = default;
   Result<const Plan*> plan_for(cublasLtHandle_t lt, int64_t m, size_t workspace_bytes) const;

@@ -73,7 +73,8 @@ class StackEnv final : public CudaRunEnv {
     }
     return static_cast<void*>(region_ + at);
   }
-  Result<LtWorkspace> lt_workspace() override { return parent_->lt_workspace(); }
+  size_t lt_workspace_limit() const override { return parent_->lt_workspace_limit(); }
+  Result<LtWorkspace> lt_workspace(size_t bytes) override { return parent_->lt_workspace(bytes); }
 
  private:
   static constexpr size_t kMaxPlaced = 4;
