@@ -25,6 +25,7 @@
 #include <algorithm>
 
 #include "engine/backends/cuda/cuda_rnn.h"
+#include "engine/backends/cuda/cuda_rnn_cluster.h"
 #include "engine/device_share.h"
 
 namespace ts::engine::cuda {
@@ -330,6 +331,7 @@ Status launch_rnn_recurrence(const RnnStepParams& p, cudaStream_t stream) {
   if (nu > kMaxThreads) {
     return Status(StatusCode::kUnsupported, "hidden size " + std::to_string(H) + " is above the cuda backend's 512");
   }
+  if (p.cluster > 0 && rnn_cluster_runnable(p)) return launch_rnn_cluster(p, stream);
   if (p.regs && rnn_regs_supported(p, d.sms)) return launch_rnn_regs(p, stream);
   if ((p.mma || p.regs) && rnn_mma_supported(p)) return launch_rnn_mma(p, stream);
   const int rb = (!p.rows1 && !p.regs && p.batch > 2 * d.sms) ? 4 : 1;
