@@ -47,14 +47,16 @@ TEST(RnnClusterShape, SplitsTheHiddenUnitsAndRefusesWhatDoesNotFit) {
   EXPECT_EQ(l.smem_bytes, l.r_bytes + size_t(2) * 4 * 200 * 4 + size_t(4) * 25 * 4);
 }
 
-// One row per cluster while every cluster is resident on the SMs at once, then 2, then 4.
+// One row per cluster while every cluster is resident at once (as many as the device holds), then
+// 2, then 4.
 TEST(RnnClusterShape, RowsPerClusterGrowOnlyWhenTheClustersDoNotFit) {
-  EXPECT_EQ(rnn_cluster_rows(1, 8, 132), 1);
-  EXPECT_EQ(rnn_cluster_rows(16, 8, 132), 1);
-  EXPECT_EQ(rnn_cluster_rows(17, 8, 132), 2);
-  EXPECT_EQ(rnn_cluster_rows(33, 8, 132), 4);
-  EXPECT_EQ(rnn_cluster_rows(4096, 8, 132), kRnnClusterMaxRows);
-  EXPECT_EQ(rnn_cluster_rows(64, 2, 132), 1);
+  EXPECT_EQ(rnn_cluster_rows(1, 7), 1);
+  EXPECT_EQ(rnn_cluster_rows(7, 7), 1);
+  EXPECT_EQ(rnn_cluster_rows(8, 7), 2);
+  EXPECT_EQ(rnn_cluster_rows(16, 7), 4);
+  EXPECT_EQ(rnn_cluster_rows(16, 16), 1);
+  EXPECT_EQ(rnn_cluster_rows(4096, 16), kRnnClusterMaxRows);
+  EXPECT_EQ(rnn_cluster_rows(64, 0), kRnnClusterMaxRows);
 }
 
 // Slice c holds units c·U … as [unit][gate][k pair][2]; units past H and the pad k are zero.

@@ -93,12 +93,21 @@ __global__ void __launch_bounds__(1024, 1) rnn_cluster_kernel(RnnStepParams p, i
     }
   };
   load_gx(0);
+  // The warp's units' recurrent bias (GRU) and peepholes (LSTM), off the step's path.
+  float rbh[kMaxUnitsPerWarp], peep[kMaxUnitsPerWarp][3];
+#pragma unroll
+  for (int q = 0; q < kMaxUnitsPerWarp; ++q) {
+    const int j = warp + q * nwarps, u = u0 + j;
+    rbh[q] = (j < uc && p.rbh) ? p.rbh[u] : 0.0f;
+#pragma unroll
+    for (int e = 0; e < 3; ++e) peep[q][e] = (j < uc && p.peep) ? p.peep[e * H + u] : 0.0f;
+  }
 
   int cur = 0;
   for (int t = 0; t < T; ++t) {
     const float* hc = hbuf + cur * RB * hp;
     float* peer_hn = cluster.map_shared_rank(hbuf + (1 - cur) * RB * hp, lane < C ? lane : 0);
-    float gx[kMaxUnitsPerWarp][G];
+    float gx[kMaxUnitsPerWarp][G], hy[kMaxUnitsPerWarp] = {};
 #pragma unroll
     for (int q = 0; q < kMaxUnitsPerWarp; ++q)
 #pragma unroll
@@ -146,7 +155,7 @@ __global__ void __launch_bounds__(1024, 1) rnn_cluster_kernel(RnnStepParams p, i
       if (p.lstm) {
         float* cp = cbuf + my_r * units + j;
         const float c = *cp;
-        const float pi = p.peep ? p.peep[u] : 0.0f, po = p.peep ? p.peep[H + u] : 0.0f, pf = p.peep ? p.peep[2 * H + u] : 0.0f;
+        const float pi = peep[q][0], po = peep[q][1], pf = peep[q][2];
         const float ig = sigm(gx[q][0] + a[0] + pi * c);
         const float fg = sigm(gx[q][2 % G] + a[2 % G] + pf * c);
         const float cc = tanhf(gx[q][3 % G] + a[3 % G]);
@@ -160,13 +169,10 @@ __global__ void __launch_bounds__(1024, 1) rnn_cluster_kernel(RnnStepParams p, i
       } else {
         const float z = sigm(gx[q][0] + a[0]);
         const float rr = sigm(gx[q][1] + a[1]);
-        const float n = tanhf(gx[q][2 % G] + rr * (a[2 % G] + (p.rbh ? p.rbh[u] : 0.0f)));
+        const float n = tanhf(gx[q][2 % G] + rr * (a[2 % G] + rbh[q]));
         hnew = n + z * (hprev - n);
       }
-      if (my_row) {
-        if (p.y) p.y[(size_t(t) * B + my_b) * H + u] = hnew;
-        if (t + 1 == T && p.yh) p.yh[size_t(my_b) * H + u] = hnew;
-      }
+      hy[q] = hnew;
       // Every row's new h to every CTA of the cluster: lane c stores into CTA c.
 #pragma unroll
       for (int r = 0; r < RB; ++r) {
@@ -174,15 +180,28 @@ __global__ void __launch_bounds__(1024, 1) rnn_cluster_kernel(RnnStepParams p, i
         if (lane < C) peer_hn[r * hp + u] = row0 + r < B ? v : 0.0f;
       }
     }
-    load_gx(t + 1);  // in flight across the barrier
-    cluster.sync();
+    // PERF NOTE: the barrier split in arrive and wait. The release of the arrive orders this
+    // step's stores of h before the peers' reads; Y's global stores and the next step's gate
+    // loads come after it, so the arrive does not wait for them and they overlap the wait.
+    asm volatile("barrier.cluster.arrive.release;\n" ::: "memory");
+    if (my_row) {
+#pragma unroll
+      for (int q = 0; q < kMaxUnitsPerWarp; ++q) {
+        const int j = warp + q * nwarps;
+        if (j >= uc) break;
+        if (p.y) p.y[(size_t(t) * B + my_b) * H + u0 + j] = hy[q];
+        if (t + 1 == T && p.yh) p.yh[size_t(my_b) * H + u0 + j] = hy[q];
+      }
+    }
+    load_gx(t + 1);
+    asm volatile("barrier.cluster.wait.acquire;\n" ::: "memory");
     cur = 1 - cur;
   }
 #endif
 }
 
 struct DeviceCaps {
-  int sms = 0, major = 0;
+  int major = 0;
   size_t smem_optin = 0;
 };
 const DeviceCaps& device_caps() {
@@ -190,7 +209,6 @@ const DeviceCaps& device_caps() {
     DeviceCaps c;
     int dev = 0, v = 0;
     if (cudaGetDevice(&dev) != cudaSuccess) return c;
-    if (cudaDeviceGetAttribute(&c.sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) c.sms = 0;
     if (cudaDeviceGetAttribute(&c.major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) c.major = 0;
     if (cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) == cudaSuccess) c.smem_optin = size_t(v);
     return c;
@@ -218,39 +236,52 @@ cudaLaunchConfig_t config_for(const RnnStepParams& p, const RnnClusterShape& s, 
   return cfg;
 }
 
-// The kernel's attributes (once per instantiation), then whether a cluster of s fits the device
-// (cached per shape): false where either query fails.
+// The kernel's attributes (once per instantiation), then how many clusters of s are resident on
+// the device at once (cached per shape; cudaOccupancyMaxActiveClusters: clusters are placed within
+// a GPC, so 16-CTA clusters fit fewer times than SMs / 16); 0 where a query fails.
 template <int G, int RB, typename RT>
-bool runnable_typed(const RnnStepParams& p, const RnnClusterShape& s) {
+int resident_typed(const RnnStepParams& p, const RnnClusterShape& s) {
   static const bool attrs_ok = [] {
     auto k = rnn_cluster_kernel<G, RB, RT>;
     return cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, int(device_caps().smem_optin)) ==
                cudaSuccess &&
            cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) == cudaSuccess;
   }();
-  if (!attrs_ok) return false;
+  if (!attrs_ok) return 0;
   static std::mutex mu;
-  static std::map<std::tuple<int, int, size_t>, bool> fits;
+  static std::map<std::tuple<int, int, size_t>, int> resident;
   std::lock_guard<std::mutex> lock(mu);
   const auto key = std::make_tuple(s.ctas, s.warps, s.smem_bytes);
-  auto it = fits.find(key);
-  if (it != fits.end()) return it->second;
+  auto it = resident.find(key);
+  if (it != resident.end()) return it->second;
   cudaLaunchAttribute attr;
   RnnStepParams one = p;
   one.batch = RB;  // one cluster
   cudaLaunchConfig_t cfg = config_for<G, RB, RT>(one, s, nullptr, attr);
   int n = 0;
-  const bool ok = cudaOccupancyMaxActiveClusters(&n, rnn_cluster_kernel<G, RB, RT>, &cfg) == cudaSuccess && n > 0;
-  if (!ok) (void)cudaGetLastError();  // a refused query is an answer, not a pending error
-  fits[key] = ok;
-  return ok;
+  if (cudaOccupancyMaxActiveClusters(&n, rnn_cluster_kernel<G, RB, RT>, &cfg) != cudaSuccess) {
+    (void)cudaGetLastError();  // a refused query is an answer, not a pending error
+    n = 0;
+  }
+  resident[key] = std::max(0, n);
+  return resident[key];
 }
 
 template <int G, int RB>
-bool runnable_rows(const RnnStepParams& p, const RnnClusterShape& s) {
-  if (p.r_half) return runnable_typed<G, RB, __half>(p, s);
-  if (p.r_bf16) return runnable_typed<G, RB, __nv_bfloat16>(p, s);
-  return runnable_typed<G, RB, float>(p, s);
+int resident_rows(const RnnStepParams& p, const RnnClusterShape& s) {
+  if (p.r_half) return resident_typed<G, RB, __half>(p, s);
+  if (p.r_bf16) return resident_typed<G, RB, __nv_bfloat16>(p, s);
+  return resident_typed<G, RB, float>(p, s);
+}
+
+// Clusters resident at once for p at `rows` rows per cluster, with the shape in *s; 0 where the
+// split does not fit or the device takes no such cluster.
+int resident_clusters(const RnnStepParams& p, int rows, RnnClusterShape* s) {
+  const int G = p.lstm ? 4 : 3;
+  *s = rnn_cluster_shape(p.hidden, G, elem_bytes(p), p.cluster, rows, device_caps().smem_optin);
+  if (s->ctas == 0) return 0;
+  if (G == 3) return rows == 1 ? resident_rows<3, 1>(p, *s) : rows == 2 ? resident_rows<3, 2>(p, *s) : resident_rows<3, 4>(p, *s);
+  return rows == 1 ? resident_rows<4, 1>(p, *s) : rows == 2 ? resident_rows<4, 2>(p, *s) : resident_rows<4, 4>(p, *s);
 }
 
 template <int G, int RB>
@@ -270,10 +301,16 @@ Status launch_rows(const RnnStepParams& p, const RnnClusterShape& s, cudaStream_
   return Status::ok();
 }
 
-// The shape and rows per cluster launch_rnn_cluster() uses for p.
+// The shape and rows per cluster launch_rnn_cluster() uses for p (ctas 0: none runs): rows from
+// the clusters resident at one row each (the CTAs are as many and as large at 2 or 4 rows, up to
+// the h buffers).
 RnnClusterShape shape_for(const RnnStepParams& p, int* rows) {
-  *rows = rnn_cluster_rows(p.batch, p.cluster, device_caps().sms);
-  return rnn_cluster_shape(p.hidden, p.lstm ? 4 : 3, elem_bytes(p), p.cluster, *rows, device_caps().smem_optin);
+  RnnClusterShape s;
+  const int resident = resident_clusters(p, 1, &s);
+  if (resident == 0) return RnnClusterShape{};
+  *rows = rnn_cluster_rows(p.batch, resident);
+  if (*rows == 1) return s;
+  return resident_clusters(p, *rows, &s) > 0 ? s : RnnClusterShape{};
 }
 
 }  // namespace
@@ -294,9 +331,9 @@ RnnClusterShape rnn_cluster_shape(int hidden, int gates, int elem_bytes, int cta
   return s;
 }
 
-int rnn_cluster_rows(int batch, int ctas, int sms) {
+int rnn_cluster_rows(int batch, int resident_clusters) {
   for (int rows = 1; rows < kRnnClusterMaxRows; rows *= 2) {
-    if (int64_t((batch + rows - 1) / rows) * ctas <= sms) return rows;
+    if ((batch + rows - 1) / rows <= resident_clusters) return rows;
   }
   return kRnnClusterMaxRows;
 }
@@ -333,11 +370,7 @@ size_t rnn_cluster_smem_limit() { return device_caps().smem_optin; }
 bool rnn_cluster_runnable(const RnnStepParams& p) {
   if (p.cluster <= 0 || !p.r_cluster || p.lens || (!p.lstm && !p.lbr) || device_caps().major < 9) return false;
   int rows = 0;
-  const RnnClusterShape s = shape_for(p, &rows);
-  if (s.ctas == 0) return false;
-  const int G = p.lstm ? 4 : 3;
-  if (G == 3) return rows == 1 ? runnable_rows<3, 1>(p, s) : rows == 2 ? runnable_rows<3, 2>(p, s) : runnable_rows<3, 4>(p, s);
-  return rows == 1 ? runnable_rows<4, 1>(p, s) : rows == 2 ? runnable_rows<4, 2>(p, s) : runnable_rows<4, 4>(p, s);
+  return shape_for(p, &rows).ctas > 0;
 }
 
 Status launch_rnn_cluster(const RnnStepParams& p, cudaStream_t stream) {

@@ -33,8 +33,9 @@ struct RnnClusterShape {
 // or smem_bytes would exceed smem_limit_bytes.
 RnnClusterShape rnn_cluster_shape(int hidden, int gates, int elem_bytes, int ctas, int rows, size_t smem_limit_bytes);
 // Batch rows per cluster (1, 2 or 4) for `batch` rows: the fewest with which every cluster is
-// resident at once on `sms` SMs (one CTA per SM), else kRnnClusterMaxRows.
-int rnn_cluster_rows(int batch, int ctas, int sms);
+// resident at once, given how many clusters the device holds at once (cudaOccupancyMaxActiveClusters:
+// clusters are placed within a GPC, so fewer than SMs / CTAs), else kRnnClusterMaxRows.
+int rnn_cluster_rows(int batch, int resident_clusters);
 
 // R [G·H][H] (fp32, ONNX layout of one direction) as the `ctas` slices the kernel copies into
 // shared memory: slice c holds units [c·U, c·U + U) (U = shape.units) as [unit][gate][k pair][2]
