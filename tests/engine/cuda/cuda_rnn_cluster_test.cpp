@@ -5,6 +5,7 @@
 //
 // The split arithmetic and the packing run everywhere (no device); the rest is labelled `gpu`
 // and skips with the reason where no CUDA device is present.
+#include <algorithm>
 #include <cstring>
 
 #include "cuda_test_util.h"
@@ -81,21 +82,32 @@ TEST(RnnClusterShape, PackPutsEachUnitsRowsInItsCtasSlice) {
   EXPECT_EQ(at(1, 2, 0, 0), 0.0f) << "unit 5 is past H";
 }
 
+// The builder times the new tactics for every GRU/LSTM node and, as "layers:<t>", for every stack
+// (host: the backend's tactic lists need no device); persistent_ks4 stays the default (first).
+TEST(RnnClusterShape, TheBuilderTimesTheNewTactics) {
+  const Backend* be = cuda();
+  if (!be) GTEST_SKIP() << "no cuda backend in this build";
+  Graph g = rnn_graph(false, 379, 64, 1, false, false, 1);
+  for (const std::string op : {"GRU", "LSTM", "GRUStack", "LSTMStack"}) {
+    Node n;
+    n.op = op;
+    const std::vector<std::string> t = be->tactics(g, n);
+    SCOPED_TRACE(op);
+    ASSERT_FALSE(t.empty());
+    const std::string pre = op.size() > 4 ? "layers:" : "";
+    EXPECT_EQ(t.front(), pre + "persistent_ks4");
+    for (const char* want : {"cluster2", "cluster4", "cluster8", "cluster16", "gemm_steps"}) {
+      EXPECT_NE(std::find(t.begin(), t.end(), pre + want), t.end()) << pre + want;
+    }
+  }
+}
+
 // --- on the device ------------------------------------------------------------------------------
 
 constexpr int64_t kMaxBatch = 4096;
 
 BuildOptions cluster_options(const Graph& g, const std::string& backend, Precision p) {
-  BuildOptions o = options(backend, p);
-  OptimizationProfile prof;
-  const int64_t in = g.value(g.inputs[0]).shape[2].value;
-  prof.inputs["x"] = ShapeRange{{1, 1, in}, {30, 16, in}, {120, kMaxBatch, in}};
-  if (g.inputs.size() > 1) {
-    const int64_t h = g.value(g.inputs[1]).shape[2].value;
-    prof.inputs["h0"] = ShapeRange{{1, 1, h}, {1, 16, h}, {1, kMaxBatch, h}};
-  }
-  o.profiles = {prof};
-  return o;
+  return rnn_options(g, backend, p, 30, 16, kMaxBatch);
 }
 
 // CUDA with `tactic` forced vs CPU FP32, at each run's [T, B].

@@ -26,6 +26,7 @@
 
 #include "engine/backends/cuda/cuda_rnn.h"
 #include "engine/backends/cuda/cuda_rnn_cluster.h"
+#include "engine/backends/cuda/cuda_rnn_math.cuh"
 #include "engine/device_share.h"
 
 namespace ts::engine::cuda {
@@ -34,15 +35,8 @@ namespace {
 constexpr int kMaxThreads = 512;        // 4 rows per CTA (≤ 128 registers per thread)
 constexpr int kMaxThreadsRow1 = 1024;   // 1 row per CTA (≤ 64 registers per thread)
 
-__device__ __forceinline__ float sigm(float x) { return 1.0f / (1.0f + expf(-x)); }
-// Element pair i (two consecutive k of one unit and gate) of Rᵀ as floats.
-__device__ __forceinline__ float2 load_pair(const float* r, size_t i) { return reinterpret_cast<const float2*>(r)[i]; }
-__device__ __forceinline__ float2 load_pair(const __half* r, size_t i) {
-  return __half22float2(reinterpret_cast<const __half2*>(r)[i]);
-}
-__device__ __forceinline__ float2 load_pair(const __nv_bfloat16* r, size_t i) {
-  return __bfloat1622float2(reinterpret_cast<const __nv_bfloat162*>(r)[i]);
-}
+using rnn_math::load_pair;
+using rnn_math::sigm;
 
 template <int G, int RB, typename RT>
 __global__ void __launch_bounds__(RB == 1 ? kMaxThreadsRow1 : kMaxThreads) rnn_kernel(RnnStepParams p, int r_in_smem) {

@@ -13,8 +13,9 @@
 // PERF NOTE: the one-CTA persistent kernel at H=379 (GRU-2x379, FP16) streams the 864 KB of R
 // from L2 every step: 2.1 ms at batch 1 against cuDNN's 0.44 ms (issue 26,
 // bench/results/shape-sweep-h200-20261202-1917-eng4.json). Here each CTA reads its slice
-// (109 KB at C = 8) from shared memory; the gates of the next step are loaded before the
-// barrier, so their latency hides behind it.
+// (55 KB at C = 16, the size the builder chose) from shared memory: 319 us at batch 1, 2.6 us a
+// step for the 120 steps of both layers (shape-sweep-h200-20261202-2205-rnn6.json); what that
+// step is spent on was not profiled.
 #include <cooperative_groups.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -26,6 +27,7 @@
 #include <tuple>
 
 #include "engine/backends/cuda/cuda_rnn_cluster.h"
+#include "engine/backends/cuda/cuda_rnn_math.cuh"
 
 namespace ts::engine::cuda {
 namespace {
@@ -34,14 +36,8 @@ namespace {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 constexpr int kMaxUnitsPerWarp = kRnnClusterMaxUnits / 32;
 
-__device__ __forceinline__ float sigm(float x) { return 1.0f / (1.0f + expf(-x)); }
-__device__ __forceinline__ float2 load_pair(const float* r, size_t i) { return reinterpret_cast<const float2*>(r)[i]; }
-__device__ __forceinline__ float2 load_pair(const __half* r, size_t i) {
-  return __half22float2(reinterpret_cast<const __half2*>(r)[i]);
-}
-__device__ __forceinline__ float2 load_pair(const __nv_bfloat16* r, size_t i) {
-  return __bfloat1622float2(reinterpret_cast<const __nv_bfloat162*>(r)[i]);
-}
+using rnn_math::load_pair;
+using rnn_math::sigm;
 #endif
 
 template <int G, int RB, typename RT>
@@ -180,9 +176,11 @@ __global__ void __launch_bounds__(1024, 1) rnn_cluster_kernel(RnnStepParams p, i
         if (lane < C) peer_hn[r * hp + u] = row0 + r < B ? v : 0.0f;
       }
     }
-    // PERF NOTE: the barrier split in arrive and wait. The release of the arrive orders this
-    // step's stores of h before the peers' reads; Y's global stores and the next step's gate
-    // loads come after it, so the arrive does not wait for them and they overlap the wait.
+    // The barrier split in arrive and wait: the release of the arrive orders this step's stores
+    // of h before the peers' reads; Y's global stores and the next step's gate loads come after
+    // it, off the arrive. PERF NOTE: measured no change against one cluster.sync() after them
+    // (GRU-2x379 FP16 b1 315 -> 319 us, shape-sweep-h200-20261202-2153/2205-rnn6.json); kept,
+    // as it is no slower and does not tie the release to global memory.
     asm volatile("barrier.cluster.arrive.release;\n" ::: "memory");
     if (my_row) {
 #pragma unroll
