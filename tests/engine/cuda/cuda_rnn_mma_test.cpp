@@ -14,16 +14,7 @@ constexpr int64_t kMaxBatch = 4608;
 
 // One profile up to kMaxBatch (the default stops at 1024).
 BuildOptions mma_options(const Graph& g, const std::string& backend, Precision p) {
-  BuildOptions o = options(backend, p);
-  OptimizationProfile prof;
-  const int64_t in = g.value(g.inputs[0]).shape[2].value;
-  prof.inputs["x"] = ShapeRange{{1, 1, in}, {30, 64, in}, {120, kMaxBatch, in}};
-  if (g.inputs.size() > 1) {
-    const int64_t h = g.value(g.inputs[1]).shape[2].value;
-    prof.inputs["h0"] = ShapeRange{{1, 1, h}, {1, 64, h}, {1, kMaxBatch, h}};
-  }
-  o.profiles = {prof};
-  return o;
+  return rnn_options(g, backend, p, 30, 64, kMaxBatch);
 }
 
 // CUDA with tactic "mma" forced vs CPU, at each run's [T, B] (inputs random, seeded).

@@ -416,7 +416,8 @@ TEST(CudaRnnStackDepth, WaveTacticsAtAnyDepthAndHiddenMatchCpu) {
 }
 
 // Per-layer tactics at any depth (unpadded), and FP32: the FP32 wavefront at hidden 128 (80 and 96
-// padded) up to its 256 rows, the layers above, within FP32's tolerance.
+// padded) up to its 256 rows, the layers above, within FP32's tolerance; "cluster<C>" and 16-bit
+// "gemm_steps" layers at hidden 379 and 78.
 TEST(CudaRnnStackDepth, LayerTacticsAndFp32MatchCpu) {
   SKIP_WITHOUT_GPU();
   auto spec = [](std::string op, int layers, int64_t h, int64_t in, int64_t head, bool bf) {
@@ -434,6 +435,11 @@ TEST(CudaRnnStackDepth, LayerTacticsAndFp32MatchCpu) {
   check_depth(spec("GRU", 3, 80, 28, 1, true), "wave", Precision::kFP32, kFp32, {{1, 60}, {7, 120}, {300, 60}, {4096, 5}});
   check_depth(spec("LSTM", 3, 96, 32, 0, false), "wave", Precision::kFP32, kFp32, {{1, 60}, {200, 60}, {1000, 5}});
   check_depth(spec("GRU", 4, 82, 33, 1, true), "regs_b1", Precision::kFP32, kFp32, {{1, 60}, {300, 60}});
+  // Hidden above the tensor-core tiles (the sweep's GRU-2x379, LSTM-1x78): the layers over a
+  // cluster of CTAs, and one GEMM per step in a 16-bit plan.
+  check_depth(spec("GRU", 2, 379, 64, 0, false), "cluster8", Precision::kFP16, kFp16, {{1, 60}, {16, 60}, {300, 30}});
+  check_depth(spec("GRU", 2, 379, 64, 0, false), "gemm_steps", Precision::kFP16, kFp16, {{300, 30}, {4096, 5}});
+  check_depth(spec("LSTM", 1, 78, 31, 1, false), "cluster4", Precision::kFP16, kFp16, {{1, 60}, {300, 60}});
 }
 
 // Initial states (PyTorch's `rnn(x, h0)`): the layers one by one from them, widened to the wave

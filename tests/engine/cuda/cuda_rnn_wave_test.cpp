@@ -149,7 +149,9 @@ TEST(FuseRnnStack, FusedStacksHaveTheUnfusedLayersShapes) {
   auto shapes_of = [](Graph g, bool fuse, const std::vector<std::string>& names) {
     PassLog log;
     EXPECT_TRUE(run_passes(g, log));
-    if (fuse) EXPECT_EQ(fuse_rnn_stack(g, log, [](const Node&) { return true; }), 1);
+    if (fuse) {
+      EXPECT_EQ(fuse_rnn_stack(g, log, [](const Node&) { return true; }), 1);
+    }
     Status s = infer_shapes(g, log);
     EXPECT_TRUE(s.is_ok()) << s.message();
     std::vector<std::string> out;

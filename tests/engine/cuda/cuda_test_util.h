@@ -270,4 +270,20 @@ inline Graph rnn_graph(bool lstm, int64_t h, int64_t in, int lbr, bool peep, boo
   return b.g;
 }
 
+// One profile for rnn_graph()'s inputs: X [T, B, I] with T 1..120 (opt opt_t) and B 1..max_batch
+// (opt opt_b), and initial_h [1, B, H] where the graph has it.
+inline BuildOptions rnn_options(const Graph& g, const std::string& backend, Precision p, int64_t opt_t, int64_t opt_b,
+                                int64_t max_batch) {
+  BuildOptions o = options(backend, p);
+  OptimizationProfile prof;
+  const int64_t in = g.value(g.inputs[0]).shape[2].value;
+  prof.inputs["x"] = ShapeRange{{1, 1, in}, {opt_t, opt_b, in}, {120, max_batch, in}};
+  if (g.inputs.size() > 1) {
+    const int64_t h = g.value(g.inputs[1]).shape[2].value;
+    prof.inputs["h0"] = ShapeRange{{1, 1, h}, {1, opt_b, h}, {1, max_batch, h}};
+  }
+  o.profiles = {prof};
+  return o;
+}
+
 }  // namespace ts::engine::testing

@@ -25,6 +25,8 @@
 #include <algorithm>
 
 #include "engine/backends/cuda/cuda_rnn.h"
+#include "engine/backends/cuda/cuda_rnn_cluster.h"
+#include "engine/backends/cuda/cuda_rnn_math.cuh"
 #include "engine/device_share.h"
 
 namespace ts::engine::cuda {
@@ -33,15 +35,8 @@ namespace {
 constexpr int kMaxThreads = 512;        // 4 rows per CTA (≤ 128 registers per thread)
 constexpr int kMaxThreadsRow1 = 1024;   // 1 row per CTA (≤ 64 registers per thread)
 
-__device__ __forceinline__ float sigm(float x) { return 1.0f / (1.0f + expf(-x)); }
-// Element pair i (two consecutive k of one unit and gate) of Rᵀ as floats.
-__device__ __forceinline__ float2 load_pair(const float* r, size_t i) { return reinterpret_cast<const float2*>(r)[i]; }
-__device__ __forceinline__ float2 load_pair(const __half* r, size_t i) {
-  return __half22float2(reinterpret_cast<const __half2*>(r)[i]);
-}
-__device__ __forceinline__ float2 load_pair(const __nv_bfloat16* r, size_t i) {
-  return __bfloat1622float2(reinterpret_cast<const __nv_bfloat162*>(r)[i]);
-}
+using rnn_math::load_pair;
+using rnn_math::sigm;
 
 template <int G, int RB, typename RT>
 __global__ void __launch_bounds__(RB == 1 ? kMaxThreadsRow1 : kMaxThreads) rnn_kernel(RnnStepParams p, int r_in_smem) {
@@ -330,6 +325,7 @@ Status launch_rnn_recurrence(const RnnStepParams& p, cudaStream_t stream) {
   if (nu > kMaxThreads) {
     return Status(StatusCode::kUnsupported, "hidden size " + std::to_string(H) + " is above the cuda backend's 512");
   }
+  if (p.cluster > 0 && rnn_cluster_runnable(p)) return launch_rnn_cluster(p, stream);
   if (p.regs && rnn_regs_supported(p, d.sms)) return launch_rnn_regs(p, stream);
   if ((p.mma || p.regs) && rnn_mma_supported(p)) return launch_rnn_mma(p, stream);
   const int rb = (!p.rows1 && !p.regs && p.batch > 2 * d.sms) ? 4 : 1;

@@ -41,6 +41,10 @@ struct RnnStepParams {
   const float* in_bias = nullptr;  // [G·H]: the input-side bias (rnn_input_bias)
   int input = 0;
   bool mma_unroll = false;       // tactic "mma_x2": "mma_x" with its k-tile loops unrolled by 2
+  // Tactic "cluster<C>" (cuda_rnn_cluster.h): C CTAs per cluster and R packed by
+  // rnn_cluster_pack for them, or 0 / null.
+  int cluster = 0;
+  const void* r_cluster = nullptr;
 };
 
 // Tactic "regs_b1" (cuda_rnn_regs.cu): offered for H ≤ 128 and batch ≤ 2 × SMs (one row per

@@ -8,12 +8,14 @@
 #include <cuda_fp16.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 #include "engine/backends/cuda/cuda_gemm.h"
 #include "engine/backends/cuda/cuda_lstm_wave.h"
 #include "engine/backends/cuda/cuda_ops.h"
 #include "engine/backends/cuda/cuda_rnn.h"
+#include "engine/backends/cuda/cuda_rnn_cluster.h"
 #include "engine/backends/cuda/cuda_rnn_steps.h"
 #include "engine/backends/cuda/cuda_rnn_wave.h"
 #include "engine/backends/cuda/cuda_rnn_wave_f32.h"
@@ -100,16 +102,21 @@ class RnnKernel final : public CudaKernel {
         mma_(mma || mma_x),
         mma_x_(mma_x),
         mma_unroll_(mma_unroll) {}
-  // Tactic "gemm_steps" (before init()): in FP32/TF32 plans, GRU linear_before_reset 1 and LSTM,
-  // one GEMM h_{t-1}·Rᵀ per step and the cell kernel (cuda_rnn_steps.h); elsewhere (FP16/BF16,
-  // GRU linear_before_reset 0, sequence_lens) the persistent_ks4 kernel.
+  // Tactic "gemm_steps" (before init()): GRU linear_before_reset 1 and LSTM, one GEMM h_{t-1}·Rᵀ
+  // per step (FP16/BF16: h cast to 16 bits for it, fp32 accumulate) and the cell kernel
+  // (cuda_rnn_steps.h); elsewhere (GRU linear_before_reset 0, sequence_lens) the persistent_ks4
+  // kernel.
   void use_gemm_steps() { gemm_steps_ = true; }
+  // Tactic "cluster<ctas>" (before init()): the recurrence over a cluster of `ctas` CTAs
+  // (cuda_rnn_cluster.h) where rnn_cluster_runnable(), else the persistent_ks4 kernel.
+  void use_cluster(int ctas) { cluster_ = ctas; }
 
   // X, sequence_lens, initial_h, initial_c are read on the device; W, R, B, P were packed.
   bool reads_input(size_t i) const override { return i == 0 || i == 4 || i == 5 || i == 6; }
   int64_t weight_bytes() const override {
     return proj_->weight_bytes() +
-           int64_t(r_.bytes() + r_mma_.bytes() + w_mma_.bytes() + in_bias_.bytes() + rbh_.bytes() + peep_.bytes()) +
+           int64_t(r_.bytes() + r_mma_.bytes() + w_mma_.bytes() + in_bias_.bytes() + rbh_.bytes() + peep_.bytes() +
+                   r_cluster_.bytes()) +
            (r_gemm_ ? r_gemm_->weight_bytes() : 0);
   }
 
@@ -156,7 +163,16 @@ class RnnKernel final : public CudaKernel {
     if (lstm_ && n.inputs.size() > 7 && n.inputs[7] != kNoValue) {
       TS_RETURN_IF_ERROR(peep_.upload(g.value(n.inputs[7]).as<float>(), size_t(3 * h) * sizeof(float)));
     }
-    if (gemm_steps_ && !cuda_math_16bit(p) && (lstm_ || lbr_)) {
+    if (cluster_ > 0 && (lstm_ || lbr_)) {
+      // Packed for the most rows per cluster: the slices are the same at every row count.
+      const RnnClusterShape cs = rnn_cluster_shape(int(h), int(ng), r_half_ || r_bf16_ ? 2 : 4, cluster_,
+                                                   kRnnClusterMaxRows, rnn_cluster_smem_limit());
+      if (cs.ctas > 0) {
+        std::vector<uint8_t> rc = rnn_cluster_pack(r, int(ng), int(h), cs, r_half_, r_bf16_);
+        TS_RETURN_IF_ERROR(r_cluster_.upload(rc.data(), rc.size()));
+      }
+    }
+    if (gemm_steps_ && (lstm_ || lbr_)) {
       auto rg = LtGemm::create(r, h, ng * h, true, nullptr, CudaAct::kNone, p);
       if (!rg) return rg.status();
       r_gemm_ = std::move(rg).value();
@@ -305,7 +321,8 @@ class RnnKernel final : public CudaKernel {
   size_t gemm_steps_scratch(int64_t t_len, int64_t b) const {
     const int64_t gh = (lstm_ ? 4 : 3) * h_, tc = gate_steps(t_len, b);
     return scratch_round(size_t(tc * b * gh) * sizeof(float)) + scratch_round(proj_->scratch_bytes(tc * b)) +
-           scratch_round(size_t(b * gh) * sizeof(float)) + 4 * scratch_round(size_t(b * h_) * sizeof(float));
+           scratch_round(r_gemm_->scratch_bytes(b)) + scratch_round(size_t(b * gh) * sizeof(float)) +
+           4 * scratch_round(size_t(b * h_) * sizeof(float));
   }
 
   // "gemm_steps": per chunk of gate_steps() steps the input projection (one GEMM), then per step
@@ -314,7 +331,9 @@ class RnnKernel final : public CudaKernel {
   Status launch_gemm_steps(const CudaArgs& a, const RnnStepParams& p, const float* x, int64_t t_len, int64_t b) const {
     const int64_t gh = (lstm_ ? 4 : 3) * h_, tc = gate_steps(t_len, b);
     const size_t gx_bytes = scratch_round(size_t(tc * b * gh) * sizeof(float));
-    const size_t proj_bytes = scratch_round(proj_->scratch_bytes(tc * b));
+    // The projection's scratch, then h cast to 16 bits for h·Rᵀ (FP16/BF16; none in FP32), each
+    // handed out afresh per GEMM (a StackEnv counts what it hands out).
+    const size_t proj_bytes = scratch_round(proj_->scratch_bytes(tc * b)) + scratch_round(r_gemm_->scratch_bytes(b));
     const size_t gh_bytes = scratch_round(size_t(b * gh) * sizeof(float));
     const size_t st_bytes = scratch_round(size_t(b * h_) * sizeof(float));
     auto base = a.env->scratch(gx_bytes + proj_bytes + gh_bytes + 4 * st_bytes);
@@ -340,7 +359,10 @@ class RnnKernel final : public CudaKernel {
         RnnCellStepParams c;
         c.h_prev = t == 0 && p.h0 ? p.h0 : state(0, cur);
         c.c_prev = lstm_ ? (t == 0 && p.c0 ? p.c0 : state(1, cur)) : nullptr;
-        TS_RETURN_IF_ERROR(r_gemm_->run(ac, c.h_prev, b, ghp));
+        StackEnv step_env(a.env, nullptr, nullptr, proj_region, proj_bytes);
+        CudaArgs as = a;
+        as.env = &step_env;
+        TS_RETURN_IF_ERROR(r_gemm_->run(as, c.h_prev, b, ghp));
         c.gx = gxp + s * b * gh;
         c.gh = ghp;
         c.h_next = state(0, cur ^ 1);
@@ -378,6 +400,8 @@ class RnnKernel final : public CudaKernel {
     p.regs = regs_;
     p.mma = mma_;
     p.r_mma = r_mma_.get();
+    p.cluster = r_cluster_.get() ? cluster_ : 0;
+    p.r_cluster = r_cluster_.get();
     return p;
   }
 
@@ -411,6 +435,8 @@ class RnnKernel final : public CudaKernel {
   size_t gate_chunk_bytes_ = kGateChunkBytes;
   bool gemm_steps_ = false;
   std::unique_ptr<LtGemm> r_gemm_;  // "gemm_steps": Rᵀ for h·Rᵀ
+  int cluster_ = 0;                 // "cluster<C>": C
+  DeviceBuffer r_cluster_;          // "cluster<C>": R packed by rnn_cluster_pack, or empty
 };
 
 // The per-layer tactics, each also offered for both layers of a GRUStack/LSTMStack as
@@ -418,7 +444,8 @@ class RnnKernel final : public CudaKernel {
 const std::vector<std::string>& rnn_tactics() {
   static const std::vector<std::string> t{
       "persistent_ks4", "persistent_ks8", "persistent_ks4_rows1", "persistent_ks8_rows1", "regs_b1", "mma", "mma_x",
-      "mma_x2",         "gemm_steps"};
+      "mma_x2",         "gemm_steps",           "cluster2",             "cluster4",             "cluster8",
+      "cluster16"};
   return t;
 }
 Result<CudaKernelPtr> make_rnn(const Graph& g, const Node& n, bool lstm, CudaMath p, const std::string& tactic);
@@ -1110,6 +1137,7 @@ Result<CudaKernelPtr> make_rnn(const Graph& g, const Node& n, bool lstm, CudaMat
       lstm, lbr, h, g.value(n.inputs[1]).const_dims()[2], tactic.rfind("persistent_ks8", 0) == 0 ? 8 : 4,
       tactic.size() > 6 && tactic.compare(tactic.size() - 6, 6, "_rows1") == 0, regs, mma, mma_x, mma_x2);
   if (tactic == "gemm_steps") k->use_gemm_steps();
+  if (tactic.rfind("cluster", 0) == 0) k->use_cluster(std::atoi(tactic.c_str() + 7));
   TS_RETURN_IF_ERROR(k->init(g, n, p));
   return CudaKernelPtr(std::move(k));
 }
@@ -1127,9 +1155,11 @@ void add_rnn_ops(std::vector<CudaOpInfo>& ops) {
   // projection inside the kernel where W fits next to R (else as "mma"), and the regs_b1 kernel
   // where that one applies (batch ≤ 2 × SMs, not BF16: faster there, so that one tactic serves
   // a dynamic profile whose opt shape is large); "mma_x2": "mma_x" with the k-tile loops unrolled
-  // by 2; "gemm_steps": FP32/TF32 only, per step one GEMM h·Rᵀ over the whole batch and a cell
-  // kernel (cuda_rnn_steps.h; elsewhere as persistent_ks4). Timed by the builder at the profile's
-  // opt shape.
+  // by 2; "gemm_steps": per step one GEMM h·Rᵀ over the whole batch and a cell kernel
+  // (cuda_rnn_steps.h; GRU linear_before_reset 0 and sequence_lens as persistent_ks4);
+  // "cluster2/4/8/16": the hidden units split over a cluster of that many CTAs, R resident in
+  // their shared memory (cuda_rnn_cluster.h; where it does not fit or run, as persistent_ks4).
+  // Timed by the builder at the profile's opt shape.
   const std::vector<std::string>& tactics = rnn_tactics();
   ops.push_back({"GRU", [](const Graph& g, const Node& n) { return check_rnn(g, n, false); },
                  [](const Graph& g, const Node& n, CudaMath p, const std::string& t) { return make_rnn(g, n, false, p, t); },
