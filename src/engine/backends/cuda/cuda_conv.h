@@ -1,0 +1,49 @@
+#pragma once
+// Internal to the CUDA backend: 1-D convolution kernels for TCNs as PyTorch exports them
+// (passes/fuse_conv1d.cpp): Conv1d (stride 1, group 1, any dilation and padding) with the causal
+// trim, bias, ReLU and a residual add fused into the epilogue, reading X channel-major
+// [n, c, len] or time-major [n, len, c] (the model input's Transpose folded in). Y is always
+// [n, m, len_out]; all tensors f32 (FP16/BF16 plans convert X to 16 bits as it is tiled).
+#include "engine/backends/cuda/cuda_common.h"
+
+namespace ts::engine::cuda {
+
+struct ConvFusedGeom {
+  int64_t n = 0, c = 0, m = 0, len_in = 0, len_out = 0, kw = 0;
+  int64_t dilation = 1, pad_begin = 0;  // y[t] reads x[t + j·dilation − pad_begin], 0 outside [0, len_in)
+  bool x_time_major = false;            // X is [n, len_in, c] instead of [n, c, len_in]
+};
+
+// What the epilogue adds to each output: y = act(conv + bias) + residual. bias [m] and
+// residual [n, m, len_out] may be null.
+struct ConvEpilogue {
+  const float* bias = nullptr;
+  const float* residual = nullptr;
+  bool relu = false;
+};
+
+// The implicit-GEMM tiles: rows = n·len_out output positions, columns = m, K = c·kw ordered as
+// PyTorch's weight [m, c, kw] flattens. Weights are packed once as [k_pad, m_pad] (zeros past c·kw
+// and m) by conv_pack_weights.
+constexpr int64_t kConvTileK = 32;
+constexpr int64_t kConvTileM = 64;
+inline int64_t conv_k_pad(int64_t c, int64_t kw) { return (c * kw + kConvTileK - 1) / kConvTileK * kConvTileK; }
+inline int64_t conv_m_pad(int64_t m) { return (m + kConvTileM - 1) / kConvTileM * kConvTileM; }
+
+enum class ConvMath : int { kF32 = 0, kF16, kBF16 };
+
+// Host: W [m, c, kw] f32 → the packed layout in `math`'s element type (4 or 2 bytes each).
+std::vector<uint8_t> conv_pack_weights(const float* w, int64_t m, int64_t c, int64_t kw, ConvMath math);
+
+// Implicit GEMM: FP16/BF16 tensor cores (wmma 16×16×16, FP32 accumulate) or, for kF32, FP32
+// FFMA tiles (every product and sum in FP32, as PyTorch's FP32 conv). w_packed from
+// conv_pack_weights for the same math.
+Status launch_conv1d_igemm(const float* x, const void* w_packed, ConvMath math, float* y, const ConvFusedGeom& g,
+                           const ConvEpilogue& e, cudaStream_t stream);
+
+// The direct kernel (one thread per output, FP32; W [m, c, kw] as given): the general path the
+// builder times against the implicit GEMM.
+Status launch_conv1d_direct(const float* x, const float* w, float* y, const ConvFusedGeom& g, const ConvEpilogue& e,
+                            cudaStream_t stream);
+
+}  // namespace ts::engine::cuda
