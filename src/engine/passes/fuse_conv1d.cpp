@@ -4,15 +4,16 @@
 // op, so its plans keep oneDNN's Conv). The pattern, each part optional but the Conv:
 //
 //   [Transpose(perm 0,2,1)] → Conv → [Slice(starts 0, axis 2, to the input's length)] → [Relu]
-//                                                                         → [Add(·, residual)]
+//                                         → [Add(·, residual)] → [Gather(axis 2, index −1)]
 //
 // which is `torch.relu(conv(x.transpose(1, 2))[:, :, :x.shape[1]]) + h` (the causal trim of a
 // conv padded (k−1)·d on both sides, written with a computed end: shape inference proves the
 // Slice keeps exactly the input's length). Each absorbed value must feed only the next part.
 // FusedConv1d: inputs X, W, B (or none), the residual (or none); attributes dilation, pad_begin,
 // pad_end, x_time_major (X is [n, len, c]: the Transpose folded), trim (output length = input
-// length), activation ("relu" or "none"); output [n, m, len]. It takes the last part's place
-// (the residual exists there) and the Conv's name.
+// length), activation ("relu" or "none"), last_step (the Gather folded: only step len − 1 is
+// computed; 1: output [n, m] for a scalar index, 2: [n, m, 1]); output [n, m, len]. It takes the
+// last part's place (the residual exists there) and the Conv's name.
 #include <functional>
 #include <string>
 #include <vector>
@@ -172,6 +173,21 @@ int fuse_conv1d(Graph& g, PassLog& log, const std::function<bool(const Node&)>& 
         residual = other;
         absorbed.push_back(next);
         cur = add.outputs[0];
+        next = sole_user(g, users, cur);
+      }
+    }
+    // Gather(axis 2, index −1) of the result: only the last step is computed.
+    int64_t last_step = 0;
+    if (next >= 0 && g.nodes[size_t(next)].op == "Gather" && g.nodes[size_t(next)].inputs.size() == 2 &&
+        g.nodes[size_t(next)].inputs[0] == cur) {
+      const Node& ga = g.nodes[size_t(next)];
+      const Value& idx = g.value(ga.inputs[1]);
+      const int64_t axis = ga.attr_i("axis", 0);
+      if ((axis == 2 || axis == -1) && idx.is_constant && idx.rank_known && idx.shape.size() <= 1 &&
+          constant_as_i64(idx) == std::vector<int64_t>{-1}) {
+        last_step = idx.shape.empty() ? 1 : 2;
+        absorbed.push_back(next);
+        cur = ga.outputs[0];
       }
     }
     for (int k : absorbed) f.fused_from.push_back(g.nodes[size_t(k)].name);
@@ -184,6 +200,7 @@ int fuse_conv1d(Graph& g, PassLog& log, const std::function<bool(const Node&)>& 
     f.attrs["x_time_major"] = int64_t(time_major);
     f.attrs["trim"] = int64_t(trim);
     f.attrs["activation"] = std::string(relu ? "relu" : "none");
+    if (last_step) f.attrs["last_step"] = last_step;
     if (!backend_runs(f)) continue;  // the backend has no such op (or refuses this one)
     log.lines.push_back(passes::fusion_line(f));
     const int tail = absorbed.back();

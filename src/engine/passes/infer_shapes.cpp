@@ -618,7 +618,9 @@ Status infer_node(Ctx& c, const Node& n) {
       if (len.is_known() && len.value + pad < span) return node_error(n, "kernel larger than padded input " + shape_to_string(x->shape));
       out = len.is_known() ? Dim::known(len.value + pad - span + 1) : kUnknown;
     }
-    return set_out(c, n, 0, x->dtype, Shape{x->shape[0], w->shape[0], out});
+    const int64_t last = n.attr_i("last_step", 0);  // a folded Gather of the last step: [n, m] or [n, m, 1]
+    if (last == 1) return set_out(c, n, 0, x->dtype, Shape{x->shape[0], w->shape[0]});
+    return set_out(c, n, 0, x->dtype, Shape{x->shape[0], w->shape[0], last == 2 ? Dim::known(1) : out});
   }
   if (op == "GRU" || op == "LSTM") {
     TS_RETURN_IF_ERROR(need_rank(n, x, 0));

@@ -1,7 +1,7 @@
 // TCNs as PyTorch exports them (Transpose → [Conv → Slice to x.shape[1] → Relu (→ Add)]·L) and
 // their fusion into FusedConv1d (passes/fuse_conv1d.cpp; pass cases run everywhere), and the
 // fused node on the device against the CPU backend (label gpu: skipped without a CUDA device)
-// for each tactic forced by name ("igemm": tensor cores / FP32 tiles, "direct") at FP32, FP16
+// for each tactic forced by name ("igemm", "igemm_wide": tensor cores / FP32 tiles, "direct") at FP32, FP16
 // and BF16, on the sweep's TCN-3×71 and a seeded random sample of shapes not tuned for.
 #include <random>
 
@@ -14,16 +14,17 @@ namespace {
 struct TcnSpec {
   int64_t features, channels, kernel, levels;
   bool residual;
+  int last = 0;  // the model's output: 0 every step; 1 h[:, :, -1] (scalar index); 2 h[:, :, [-1]]
 };
 
 std::string spec_name(const TcnSpec& s) {
   return "tcn-" + std::to_string(s.levels) + "x" + std::to_string(s.channels) + "k" + std::to_string(s.kernel) +
-         (s.residual ? "-res" : "") + "-f" + std::to_string(s.features);
+         (s.residual ? "-res" : "") + "-f" + std::to_string(s.features) + (s.last ? "-last" + std::to_string(s.last) : "");
 }
 
 // `relu(conv(h)[:, :, :x.shape[1]])` per level, dilation 2^i, padding (k−1)·d both sides, as
 // bench/shape_sweep/cases.py's Tcn exports it; `end_minus_one` trims to x.shape[1] − 1 instead
-// (not a causal trim). Output: the last level's [n, channels, t].
+// (not a causal trim). Output: the last level's [n, channels, t], or its last step (s.last).
 Graph tcn_graph(const TcnSpec& s, uint32_t seed, bool end_minus_one = false) {
   GraphBuilder b;
   const DType i64 = DType::kI64;
@@ -64,6 +65,12 @@ Graph tcn_graph(const TcnSpec& s, uint32_t seed, bool end_minus_one = false) {
     }
     cin = s.channels;
   }
+  if (s.last) {
+    ValueId idx = b.g.add_value(make_constant_i64("last", s.last == 1 ? std::vector<int64_t>{} : std::vector<int64_t>{1}, {-1}));
+    ValueId y = b.value("y");
+    b.node("Gather", {h, idx}, {y}).attrs["axis"] = int64_t(2);
+    h = y;
+  }
   b.output(h);
   return b.g;
 }
@@ -84,9 +91,9 @@ Graph fused(Graph g) {
 // --- the pass (no device needed) ---
 
 TEST(FuseConv1d, TcnBecomesOneNodePerLevel) {
-  const Graph g = fused(tcn_graph({61, 71, 4, 3, true}, 1));
+  const Graph g = fused(tcn_graph({61, 71, 4, 3, true, 1}, 1));
   ASSERT_EQ(count_op(g, "FusedConv1d"), 3);
-  EXPECT_EQ(g.nodes.size(), 3u) << "Transpose, Slice, Relu, Add and the Shape → Gather chain are absorbed or dead";
+  EXPECT_EQ(g.nodes.size(), 3u) << "Transpose, Slice, Relu, Add, the last-step Gather and the Shape → Gather chain are absorbed or dead";
   const Node& first = g.nodes[0];
   EXPECT_EQ(first.inputs[0], g.inputs[0]) << "the input Transpose is folded: X read time-major";
   EXPECT_EQ(first.attr_i("x_time_major", 0), 1);
@@ -103,10 +110,11 @@ TEST(FuseConv1d, TcnBecomesOneNodePerLevel) {
       EXPECT_EQ(n.attr_i("x_time_major", 1), 0);
     }
   }
+  EXPECT_EQ(g.nodes[0].attr_i("last_step", 0), 0);
+  EXPECT_EQ(g.nodes[2].attr_i("last_step", 0), 1) << "h[:, :, -1] is folded into the last level";
   EXPECT_EQ(g.nodes.back().outputs[0], g.outputs[0]);
-  const Value& y = g.value(g.outputs[0]);
-  ASSERT_EQ(y.shape.size(), 3u);
-  EXPECT_EQ(y.shape[2].symbol, "t") << "the output keeps the input's length";
+  EXPECT_EQ(shape_to_string(g.value(g.outputs[0]).shape), "[n,71]");
+  EXPECT_EQ(shape_to_string(g.value(g.nodes[1].outputs[0]).shape), "[n,71,t]") << "the trim keeps the input's length";
 }
 
 TEST(FuseConv1d, SliceThatIsNotTheCausalTrimStays) {
@@ -177,32 +185,42 @@ void check_tcn(const TcnSpec& s, const std::string& tactic, Precision p, Tol tol
     std::vector<HostTensor> in{random_tensor({n, t, s.features}, seed++, 1.5f)};
     expect_gpu_matches_cpu(*cpu_e.value(), *gpu_e.value(), in, tol.rel,
                            "at [n, t] = [" + std::to_string(n) + ", " + std::to_string(t) + "]",
-                           size_t(n * t * s.channels));
+                           size_t(n * (s.last ? 1 : t) * s.channels));
   }
 }
 
 TEST(CudaConv1d, SweepTcnEveryTacticMatchesCpu) {
   SKIP_WITHOUT_GPU();
-  const TcnSpec s{61, 71, 4, 3, true};  // bench/shape_sweep's 07-tcn-3x71k4-res-f61
-  for (const char* tactic : {"igemm", "direct"}) {
+  const TcnSpec s{61, 71, 4, 3, true};  // bench/shape_sweep's 07-tcn-3x71k4-res-f61 (every step out)
+  for (const char* tactic : {"igemm", "igemm_wide", "direct"}) {
     check_tcn(s, tactic, Precision::kFP32, kFp32, {{1, 60}, {7, 30}, {300, 60}});
     check_tcn(s, tactic, Precision::kFP16, kFp16, {{1, 60}, {300, 60}});
+    for (int last : {1, 2}) {  // as the sweep's model reads it: h[:, :, -1] (and h[:, :, [-1]])
+      TcnSpec sl = s;
+      sl.last = last;
+      check_tcn(sl, tactic, Precision::kFP32, kFp32, {{1, 60}, {7, 5}, {300, 60}});
+      check_tcn(sl, tactic, Precision::kFP16, kFp16, {{1, 60}, {300, 60}});
+    }
   }
   check_tcn(s, "igemm", Precision::kBF16, kBf16, {{1, 60}, {33, 120}});
+  check_tcn(s, "igemm_wide", Precision::kBF16, kBf16, {{1, 60}, {33, 120}});
   check_tcn(s, "igemm", Precision::kFP16, kFp16, {{kMaxBatch, 60}});  // 270,000 rows: a partial last tile
 }
 
 // A seeded sample of shapes the kernels were not tuned on: channels 5–130 (one and three column
-// tiles, m padded), features 3–70, kernel 2–5, 1–3 levels, with and without residuals, t 1–120.
+// tiles, m padded), features 3–70, kernel 2–5, 1–3 levels, with and without residuals, every
+// step or the last one out, t 1–120.
 TEST(CudaConv1d, RandomTcnShapesMatchCpu) {
   SKIP_WITHOUT_GPU();
   std::mt19937 rng(2026);
   auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
   for (int k = 0; k < 5; ++k) {
-    const TcnSpec s{pick(3, 70), pick(5, 130), pick(2, 5), pick(1, 3), pick(0, 1) == 1};
+    const TcnSpec s{pick(3, 70), pick(5, 130), pick(2, 5), pick(1, 3), pick(0, 1) == 1, int(pick(0, 2))};
     const std::vector<std::pair<int64_t, int64_t>> nt{{1, pick(1, 20)}, {pick(2, 40), pick(20, 120)}, {pick(200, 700), 60}};
     check_tcn(s, "igemm", Precision::kFP32, kFp32, nt);
     check_tcn(s, "igemm", Precision::kFP16, kFp16, nt);
+    check_tcn(s, "igemm_wide", Precision::kFP32, kFp32, nt);
+    check_tcn(s, "igemm_wide", Precision::kFP16, kFp16, nt);
     check_tcn(s, "direct", Precision::kFP32, kFp32, nt);
   }
 }
@@ -210,7 +228,7 @@ TEST(CudaConv1d, RandomTcnShapesMatchCpu) {
 // Built the ordinary way (tactics timed): the plan has one node per level and matches the CPU.
 TEST(CudaConv1d, TimedPlanFusesAndMatchesCpu) {
   SKIP_WITHOUT_GPU();
-  const TcnSpec s{19, 22, 4, 2, true};  // the sweep's 19-tcn-2x22k4-res-f19
+  const TcnSpec s{19, 22, 4, 2, true, 1};  // the sweep's 19-tcn-2x22k4-res-f19
   const Graph g = tcn_graph(s, 5);
   auto cpu_e = build_graph(g, tcn_options("cpu", s.features));
   ASSERT_TRUE(cpu_e) << cpu_e.status().to_string();
@@ -222,7 +240,7 @@ TEST(CudaConv1d, TimedPlanFusesAndMatchesCpu) {
   auto gpu_e = Engine::load(plan.value());
   ASSERT_TRUE(gpu_e) << gpu_e.status().to_string();
   std::vector<HostTensor> in{random_tensor({64, 60, s.features}, 77, 1.5f)};
-  expect_gpu_matches_cpu(*cpu_e.value(), *gpu_e.value(), in, kFp16.rel, "timed plan", size_t(64 * 60 * s.channels));
+  expect_gpu_matches_cpu(*cpu_e.value(), *gpu_e.value(), in, kFp16.rel, "timed plan", size_t(64 * s.channels));
 }
 
 }  // namespace

@@ -39,7 +39,7 @@ __global__ void conv1d_kernel(const float* __restrict__ x, const float* __restri
       }
     }
     if (e.relu) acc = fmaxf(acc, 0.0f);
-    if (e.residual) acc += e.residual[idx];
+    if (e.residual) acc += e.residual[e.res_len ? (n * g.m + m) * e.res_len + l + e.res_t0 : idx];
     y[idx] = acc;
   }
 }

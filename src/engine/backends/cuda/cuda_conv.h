@@ -10,22 +10,26 @@ namespace ts::engine::cuda {
 
 struct ConvFusedGeom {
   int64_t n = 0, c = 0, m = 0, len_in = 0, len_out = 0, kw = 0;
-  int64_t dilation = 1, pad_begin = 0;  // y[t] reads x[t + j·dilation − pad_begin], 0 outside [0, len_in)
+  // y[t] reads x[t + j·dilation − pad_begin], 0 outside [0, len_in); pad_begin < 0 where only the
+  // last steps are computed (a folded Gather of the last step: len_out 1).
+  int64_t dilation = 1, pad_begin = 0;
   bool x_time_major = false;            // X is [n, len_in, c] instead of [n, c, len_in]
 };
 
-// What the epilogue adds to each output: y = act(conv + bias) + residual. bias [m] and
-// residual [n, m, len_out] may be null.
+// What the epilogue adds to each output: y = act(conv + bias) + residual. bias [m] and the
+// residual may be null; the residual is [n, m, res_len] and y[n, m, t] adds residual[n, m,
+// t + res_t0] (res_len 0: y's own shape, res_t0 0).
 struct ConvEpilogue {
   const float* bias = nullptr;
   const float* residual = nullptr;
   bool relu = false;
+  int64_t res_len = 0, res_t0 = 0;
 };
 
 // The implicit-GEMM tiles: rows = n·len_out output positions, columns = m, K = c·kw ordered as
 // PyTorch's weight [m, c, kw] flattens. Weights are packed once as [k_pad, m_pad] (zeros past c·kw
-// and m) by conv_pack_weights.
-constexpr int64_t kConvTileK = 32;
+// and m) by conv_pack_weights; k_pad covers the widest K step of any tile shape.
+constexpr int64_t kConvTileK = 128;
 constexpr int64_t kConvTileM = 64;
 inline int64_t conv_k_pad(int64_t c, int64_t kw) { return (c * kw + kConvTileK - 1) / kConvTileK * kConvTileK; }
 inline int64_t conv_m_pad(int64_t m) { return (m + kConvTileM - 1) / kConvTileM * kConvTileM; }
@@ -37,9 +41,10 @@ std::vector<uint8_t> conv_pack_weights(const float* w, int64_t m, int64_t c, int
 
 // Implicit GEMM: FP16/BF16 tensor cores (wmma 16×16×16, FP32 accumulate) or, for kF32, FP32
 // FFMA tiles (every product and sum in FP32, as PyTorch's FP32 conv). w_packed from
-// conv_pack_weights for the same math.
-Status launch_conv1d_igemm(const float* x, const void* w_packed, ConvMath math, float* y, const ConvFusedGeom& g,
-                           const ConvEpilogue& e, cudaStream_t stream);
+// conv_pack_weights for the same math. wide_k: 128 (FP32 64) of K per step instead of 32, fewer
+// dependent steps for small batches (the builder times both).
+Status launch_conv1d_igemm(const float* x, const void* w_packed, ConvMath math, bool wide_k, float* y,
+                           const ConvFusedGeom& g, const ConvEpilogue& e, cudaStream_t stream);
 
 // The direct kernel (one thread per output, FP32; W [m, c, kw] as given): the general path the
 // builder times against the implicit GEMM.

@@ -26,7 +26,6 @@ namespace {
 
 constexpr int kBM = 64;                // output positions per CTA
 constexpr int kBN = int(kConvTileM);   // output channels per CTA
-constexpr int kBK = int(kConvTileK);   // K per step
 constexpr int kLdC = kBM + 4;          // the accumulator tile, column-major [kBN][kLdC] floats
 constexpr int kTileCBytes = kBN * kLdC * 4;
 
@@ -35,15 +34,17 @@ constexpr int kTileCBytes = kBN * kLdC * 4;
 struct RowTable {
   int64_t x_off[kBM];  // sample n's first element in x
   int64_t y_off[kBM];  // y[n, 0, t]
+  int64_t r_off[kBM];  // residual[n, 0, t + res_t0]
   int t0[kBM];         // t − pad_begin
 };
 // The step's K columns: input channel (−1 past c·kw) and time offset j·dilation.
+template <int BK>
 struct ColTable {
-  int ci[kBK];
-  int dt[kBK];
+  int ci[BK];
+  int dt[BK];
 };
 
-__device__ void fill_rows(RowTable& rt, const ConvFusedGeom& g, int64_t p0) {
+__device__ void fill_rows(RowTable& rt, const ConvFusedGeom& g, const ConvEpilogue& e, int64_t p0) {
   const int64_t rows = g.n * g.len_out;
   for (int r = threadIdx.x; r < kBM; r += blockDim.x) {
     const int64_t p = p0 + r;
@@ -51,18 +52,21 @@ __device__ void fill_rows(RowTable& rt, const ConvFusedGeom& g, int64_t p0) {
       const int64_t n = p / g.len_out, t = p - n * g.len_out;
       rt.x_off[r] = n * g.c * g.len_in;
       rt.y_off[r] = n * g.m * g.len_out + t;
+      rt.r_off[r] = e.res_len ? n * g.m * e.res_len + t + e.res_t0 : rt.y_off[r];
       rt.t0[r] = int(t - g.pad_begin);
     } else {
       rt.x_off[r] = 0;
       rt.y_off[r] = -1;
+      rt.r_off[r] = 0;
       rt.t0[r] = -(1 << 30);
     }
   }
 }
 
-__device__ void fill_cols(ColTable& ct, const ConvFusedGeom& g, int k0) {
+template <int BK>
+__device__ void fill_cols(ColTable<BK>& ct, const ConvFusedGeom& g, int k0) {
   const int kw = int(g.kw), kk = int(g.c) * kw;
-  for (int i = threadIdx.x; i < kBK; i += blockDim.x) {
+  for (int i = threadIdx.x; i < BK; i += blockDim.x) {
     const int k = k0 + i;
     const int ci = k / kw;
     ct.ci[i] = k < kk ? ci : -1;
@@ -71,8 +75,9 @@ __device__ void fill_cols(ColTable& ct, const ConvFusedGeom& g, int k0) {
 }
 
 // A[r, kk] of the tile (0 outside the input or past K).
+template <int BK>
 __device__ __forceinline__ float gather_a(const float* __restrict__ x, const ConvFusedGeom& g, const RowTable& rt,
-                                          const ColTable& ct, int r, int kk) {
+                                          const ColTable<BK>& ct, int r, int kk) {
   const int ci = ct.ci[kk];
   const int ti = rt.t0[r] + ct.dt[kk];
   if (ci < 0 || ti < 0 || ti >= g.len_in) return 0.0f;
@@ -81,10 +86,11 @@ __device__ __forceinline__ float gather_a(const float* __restrict__ x, const Con
 }
 
 // (r, kk) of element `idx` of the A tile: along r (t) for channel-major X, along k for time-major.
+template <int BK>
 __device__ __forceinline__ void a_coord(bool time_major, int idx, int* r, int* kk) {
   if (time_major) {
-    *kk = idx % kBK;
-    *r = idx / kBK;
+    *kk = idx % BK;
+    *r = idx / BK;
   } else {
     *r = idx % kBM;
     *kk = idx / kBM;
@@ -101,9 +107,8 @@ __device__ void store_tile(const float* cs, const RowTable& rt, int m0, const Co
     float v = cs[col * kLdC + r];
     if (e.bias) v += __ldg(e.bias + m);
     if (e.relu) v = fmaxf(v, 0.0f);
-    const int64_t o = rt.y_off[r] + int64_t(m) * g.len_out;
-    if (e.residual) v += e.residual[o];
-    y[o] = v;
+    if (e.residual) v += e.residual[rt.r_off[r] + int64_t(m) * (e.res_len ? e.res_len : g.len_out)];
+    y[rt.y_off[r] + int64_t(m) * g.len_out] = v;
   }
 }
 
@@ -112,43 +117,46 @@ template <> __device__ __forceinline__ __half to_16<__half>(float v) { return __
 template <> __device__ __forceinline__ __nv_bfloat16 to_16<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
 
 constexpr int kMmaThreads = 128;
-constexpr int kLdA = kBK + 8;  // halves; rows stay 32-byte aligned for wmma
-constexpr int kLdB = kBN + 8;
+constexpr int kLdB = kBN + 8;  // halves; rows stay 32-byte aligned for wmma
 
-template <typename T>
+// BK: K per step (32; 128 for few rows, where each step's latency is the cost: 3 steps instead
+// of 9 for K = 284). k_end: c·kw rounded up to BK (≤ the packed k_pad).
+template <typename T, int BK>
 __global__ void __launch_bounds__(kMmaThreads) conv_igemm_mma(const float* __restrict__ x, const T* __restrict__ w,
-                                                              int64_t m_pad, int64_t k_pad, ConvFusedGeom g,
+                                                              int64_t m_pad, int64_t k_end, ConvFusedGeom g,
                                                               ConvEpilogue e, float* __restrict__ y) {
   using namespace nvcuda;
-  constexpr int kAB = (kBM * kLdA + kBK * kLdB) * int(sizeof(T));
+  constexpr int kLdA = BK + 8;
+  constexpr int kAB = (kBM * kLdA + BK * kLdB) * int(sizeof(T));
   __shared__ __align__(128) unsigned char smem[kAB > kTileCBytes ? kAB : kTileCBytes];
   __shared__ RowTable rt;
-  __shared__ ColTable ct;
+  __shared__ ColTable<BK> ct;
   T* as = reinterpret_cast<T*>(smem);  // [kBM][kLdA]
-  T* bs = as + kBM * kLdA;             // [kBK][kLdB]
+  T* bs = as + kBM * kLdA;             // [BK][kLdB]
   const int tid = threadIdx.x, warp = tid / 32;
   const int64_t p0 = int64_t(blockIdx.x) * kBM;
   const int m0 = int(blockIdx.y) * kBN;
   const int wm = (warp / 2) * 32, wn = (warp % 2) * 32;
-  fill_rows(rt, g, p0);
+  fill_rows(rt, g, e, p0);
   wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[2][2];
   for (int i = 0; i < 2; ++i)
     for (int j = 0; j < 2; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
-  for (int64_t k0 = 0; k0 < k_pad; k0 += kBK) {
+  for (int64_t k0 = 0; k0 < k_end; k0 += BK) {
     fill_cols(ct, g, int(k0));
     __syncthreads();  // tables written; the previous step's fragments read
-    for (int idx = tid; idx < kBM * kBK; idx += kMmaThreads) {
+#pragma unroll 16
+    for (int idx = tid; idx < kBM * BK; idx += kMmaThreads) {
       int r, kk;
-      a_coord(g.x_time_major, idx, &r, &kk);
+      a_coord<BK>(g.x_time_major, idx, &r, &kk);
       as[r * kLdA + kk] = to_16<T>(gather_a(x, g, rt, ct, r, kk));
     }
-    for (int idx = tid; idx < kBK * kBN / 8; idx += kMmaThreads) {  // 8 values per 16-byte load
+    for (int idx = tid; idx < BK * kBN / 8; idx += kMmaThreads) {  // 8 values per 16-byte load
       const int row = idx / (kBN / 8), col = (idx % (kBN / 8)) * 8;
       *reinterpret_cast<uint4*>(bs + row * kLdB + col) =
           __ldg(reinterpret_cast<const uint4*>(w + (k0 + row) * m_pad + m0 + col));
     }
     __syncthreads();
-    for (int kk = 0; kk < kBK; kk += 16) {
+    for (int kk = 0; kk < BK; kk += 16) {
       wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> a[2];
       wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::row_major> b[2];
       for (int i = 0; i < 2; ++i) wmma::load_matrix_sync(a[i], as + (wm + 16 * i) * kLdA + kk, kLdA);
@@ -168,36 +176,38 @@ __global__ void __launch_bounds__(kMmaThreads) conv_igemm_mma(const float* __res
 
 constexpr int kF32Threads = 256;  // 16 × 16 threads, 4 × 4 outputs each
 
+template <int BK>
 __global__ void __launch_bounds__(kF32Threads) conv_igemm_f32(const float* __restrict__ x, const float* __restrict__ w,
-                                                              int64_t m_pad, int64_t k_pad, ConvFusedGeom g,
+                                                              int64_t m_pad, int64_t k_end, ConvFusedGeom g,
                                                               ConvEpilogue e, float* __restrict__ y) {
-  constexpr int kAB = (kBK * kBM + kBK * kBN) * 4;
+  constexpr int kAB = (BK * kBM + BK * kBN) * 4;
   __shared__ __align__(128) unsigned char smem[kAB > kTileCBytes ? kAB : kTileCBytes];
   __shared__ RowTable rt;
-  __shared__ ColTable ct;
-  float* as = reinterpret_cast<float*>(smem);  // [kBK][kBM]: k-major, so a thread reads 4 rows as a float4
-  float* bs = as + kBK * kBM;                  // [kBK][kBN]
+  __shared__ ColTable<BK> ct;
+  float* as = reinterpret_cast<float*>(smem);  // [BK][kBM]: k-major, so a thread reads 4 rows as a float4
+  float* bs = as + BK * kBM;                   // [BK][kBN]
   const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
   const int64_t p0 = int64_t(blockIdx.x) * kBM;
   const int m0 = int(blockIdx.y) * kBN;
-  fill_rows(rt, g, p0);
+  fill_rows(rt, g, e, p0);
   float acc[4][4] = {};
-  for (int64_t k0 = 0; k0 < k_pad; k0 += kBK) {
+  for (int64_t k0 = 0; k0 < k_end; k0 += BK) {
     fill_cols(ct, g, int(k0));
     __syncthreads();
-    for (int idx = tid; idx < kBM * kBK; idx += kF32Threads) {
+#pragma unroll 8
+    for (int idx = tid; idx < kBM * BK; idx += kF32Threads) {
       int r, kk;
-      a_coord(g.x_time_major, idx, &r, &kk);
+      a_coord<BK>(g.x_time_major, idx, &r, &kk);
       as[kk * kBM + r] = gather_a(x, g, rt, ct, r, kk);
     }
-    for (int idx = tid; idx < kBK * kBN / 4; idx += kF32Threads) {
+    for (int idx = tid; idx < BK * kBN / 4; idx += kF32Threads) {
       const int row = idx / (kBN / 4), col = (idx % (kBN / 4)) * 4;
       *reinterpret_cast<float4*>(bs + row * kBN + col) =
           __ldg(reinterpret_cast<const float4*>(w + (k0 + row) * m_pad + m0 + col));
     }
     __syncthreads();
 #pragma unroll 8
-    for (int kk = 0; kk < kBK; ++kk) {
+    for (int kk = 0; kk < BK; ++kk) {
       const float4 a = *reinterpret_cast<const float4*>(as + kk * kBM + ty * 4);
       const float4 b = *reinterpret_cast<const float4*>(bs + kk * kBN + tx * 4);
       const float av[4] = {a.x, a.y, a.z, a.w}, bv[4] = {b.x, b.y, b.z, b.w};
@@ -237,23 +247,30 @@ std::vector<uint8_t> conv_pack_weights(const float* w, int64_t m, int64_t c, int
   return out;
 }
 
-Status launch_conv1d_igemm(const float* x, const void* w_packed, ConvMath math, float* y, const ConvFusedGeom& g,
-                           const ConvEpilogue& e, cudaStream_t stream) {
+Status launch_conv1d_igemm(const float* x, const void* w_packed, ConvMath math, bool wide_k, float* y,
+                           const ConvFusedGeom& g, const ConvEpilogue& e, cudaStream_t stream) {
   const int64_t rows = g.n * g.len_out;
   if (rows == 0 || g.m == 0) return Status::ok();
-  const int64_t k_pad = conv_k_pad(g.c, g.kw), m_pad = conv_m_pad(g.m);
+  const int64_t m_pad = conv_m_pad(g.m);
   const dim3 grid(unsigned((rows + kBM - 1) / kBM), unsigned(m_pad / kBN));
+  // K per step: 32, or with wide_k 128 (16-bit) / 64 (FP32: its tiles are twice the bytes).
+  const int bk = wide_k ? (math == ConvMath::kF32 ? 64 : 128) : 32;
+  const int64_t k_end = (g.c * g.kw + bk - 1) / bk * bk;
+  const auto* wf = static_cast<const float*>(w_packed);
+  const auto* wh = static_cast<const __half*>(w_packed);
+  const auto* wb = static_cast<const __nv_bfloat16*>(w_packed);
   switch (math) {
     case ConvMath::kF32:
-      conv_igemm_f32<<<grid, kF32Threads, 0, stream>>>(x, static_cast<const float*>(w_packed), m_pad, k_pad, g, e, y);
+      if (wide_k) conv_igemm_f32<64><<<grid, kF32Threads, 0, stream>>>(x, wf, m_pad, k_end, g, e, y);
+      else conv_igemm_f32<32><<<grid, kF32Threads, 0, stream>>>(x, wf, m_pad, k_end, g, e, y);
       break;
     case ConvMath::kF16:
-      conv_igemm_mma<__half><<<grid, kMmaThreads, 0, stream>>>(x, static_cast<const __half*>(w_packed), m_pad, k_pad, g,
-                                                              e, y);
+      if (wide_k) conv_igemm_mma<__half, 128><<<grid, kMmaThreads, 0, stream>>>(x, wh, m_pad, k_end, g, e, y);
+      else conv_igemm_mma<__half, 32><<<grid, kMmaThreads, 0, stream>>>(x, wh, m_pad, k_end, g, e, y);
       break;
     case ConvMath::kBF16:
-      conv_igemm_mma<__nv_bfloat16><<<grid, kMmaThreads, 0, stream>>>(
-          x, static_cast<const __nv_bfloat16*>(w_packed), m_pad, k_pad, g, e, y);
+      if (wide_k) conv_igemm_mma<__nv_bfloat16, 128><<<grid, kMmaThreads, 0, stream>>>(x, wb, m_pad, k_end, g, e, y);
+      else conv_igemm_mma<__nv_bfloat16, 32><<<grid, kMmaThreads, 0, stream>>>(x, wb, m_pad, k_end, g, e, y);
       break;
   }
   TS_CUDA_LAUNCHED("conv1d_igemm");

@@ -1,8 +1,9 @@
 // FusedConv1d nodes (passes/fuse_conv1d.cpp) on the device: a 1-D Conv (stride 1, group 1) with
-// its causal trim, bias, ReLU and residual add, X channel-major or time-major. Two tactics, timed
-// by the builder: "igemm" (cuda_conv_igemm.cu: FP16/BF16 tensor cores in 16-bit plans, FP32 FFMA
-// tiles in FP32/TF32 plans; weights packed once per plan) and "direct" (cuda_conv.cu: FP32, one
-// thread per output, the kernel plain Conv nodes run).
+// its causal trim, bias, ReLU and residual add, X channel-major or time-major; the last step only
+// where a Gather of it was folded. Three tactics, timed by the builder: "igemm" and "igemm_wide"
+// (cuda_conv_igemm.cu: FP16/BF16 tensor cores in 16-bit plans, FP32 FFMA tiles in FP32/TF32
+// plans; weights packed once per plan; 32 or 128 (FP32 64) of K per step) and "direct"
+// (cuda_conv.cu: FP32, one thread per output, the kernel plain Conv nodes run).
 #include <vector>
 
 #include "engine/backends/cuda/cuda_conv.h"
@@ -14,6 +15,7 @@ namespace {
 struct FusedConvAttrs {
   int64_t dilation = 1, pad_begin = 0, pad_end = 0;
   bool x_time_major = false, relu = false, trim = false;
+  int64_t last_step = 0;  // 1: only the last step, Y [n, m]; 2: Y [n, m, 1]
 };
 
 FusedConvAttrs read_attrs(const Node& n) {
@@ -24,6 +26,7 @@ FusedConvAttrs read_attrs(const Node& n) {
   at.x_time_major = n.attr_i("x_time_major", 0) != 0;
   at.relu = n.attr_s("activation", "none") == "relu";
   at.trim = n.attr_i("trim", 0) != 0;
+  at.last_step = n.attr_i("last_step", 0);
   return at;
 }
 
@@ -41,11 +44,14 @@ Status check_fused_conv(const Graph& g, const Node& n) {
   const std::string act = n.attr_s("activation", "none");
   if (act != "none" && act != "relu") return unsupported(n, "activation=" + act + " is not supported by the cuda backend");
   if (at.dilation < 1 || at.pad_begin < 0 || at.pad_end < 0) return unsupported(n, "has a dilation < 1 or negative pads");
+  if (at.last_step < 0 || at.last_step > 2) return unsupported(n, "last_step=" + std::to_string(at.last_step) + " is not 0, 1 or 2");
   return Status::ok();
 }
 
-// X, W and the residual against each other; the geometry of this run.
-Status run_geometry(const FusedConvAttrs& at, const CudaArgs& a, int64_t m, int64_t c_w, int64_t kw, ConvFusedGeom* g) {
+// X, W and the residual against each other; the geometry of this run and the residual's place
+// (res_len, res_t0 of the epilogue) where only the last step is computed.
+Status run_geometry(const FusedConvAttrs& at, const CudaArgs& a, int64_t m, int64_t c_w, int64_t kw, ConvFusedGeom* g,
+                    ConvEpilogue* e) {
   const DevTensor* x = a.input(0);
   TS_RETURN_IF_ERROR(need_device(x, "X"));
   if (x->dtype != DType::kF32 || x->dims.size() != 3) {
@@ -65,11 +71,18 @@ Status run_geometry(const FusedConvAttrs& at, const CudaArgs& a, int64_t m, int6
     return bad_input("input length " + std::to_string(g->len_in) + " is too short for the kernel span " +
                      std::to_string(at.dilation * (kw - 1) + 1));
   }
-  g->len_out = at.trim ? g->len_in : full;
+  const int64_t len = at.trim ? g->len_in : full;  // the conv's output length (before a last-step Gather)
+  g->len_out = len;
+  if (at.last_step) {  // one output step, t = len − 1: shift the taps instead of the rows
+    g->len_out = 1;
+    g->pad_begin -= len - 1;
+    e->res_len = len;
+    e->res_t0 = len - 1;
+  }
   const DevTensor* r = a.input(3);
   if (r) {
     TS_RETURN_IF_ERROR(need_device(r, "the residual"));
-    const std::vector<int64_t> want{g->n, g->m, g->len_out};
+    const std::vector<int64_t> want{g->n, g->m, len};
     if (r->dtype != DType::kF32 || r->dims != want) {
       return bad_input("the residual " + dims_str(r->dims) + " does not match the output " + dims_str(want));
     }
@@ -77,30 +90,32 @@ Status run_geometry(const FusedConvAttrs& at, const CudaArgs& a, int64_t m, int6
   return Status::ok();
 }
 
-ConvEpilogue epilogue(const FusedConvAttrs& at, const CudaArgs& a) {
-  ConvEpilogue e;
-  if (const DevTensor* b = a.input(2)) e.bias = b->as<float>();
-  if (const DevTensor* r = a.input(3)) e.residual = r->as<float>();
-  e.relu = at.relu;
-  return e;
+void set_epilogue(const FusedConvAttrs& at, const CudaArgs& a, ConvEpilogue* e) {
+  if (const DevTensor* b = a.input(2)) e->bias = b->as<float>();
+  if (const DevTensor* r = a.input(3)) e->residual = r->as<float>();
+  e->relu = at.relu;
 }
 
 class FusedConvKernel final : public CudaKernel {
  public:
-  // igemm: `packed` holds the weights in `math` (conv_pack_weights); direct (packed empty): W is
-  // read from its uploaded constant (input 1).
-  FusedConvKernel(FusedConvAttrs at, int64_t m, int64_t c, int64_t kw, bool igemm, ConvMath math, DeviceBuffer packed)
-      : at_(at), m_(m), c_(c), kw_(kw), igemm_(igemm), math_(math), packed_(std::move(packed)) {}
+  // igemm: `packed` holds the weights in `math` (conv_pack_weights), wide_k its K step; direct
+  // (packed empty): W is read from its uploaded constant (input 1).
+  FusedConvKernel(FusedConvAttrs at, int64_t m, int64_t c, int64_t kw, bool igemm, bool wide_k, ConvMath math,
+                  DeviceBuffer packed)
+      : at_(at), m_(m), c_(c), kw_(kw), igemm_(igemm), wide_k_(wide_k), math_(math), packed_(std::move(packed)) {}
   bool reads_input(size_t i) const override { return !(igemm_ && i == 1); }
   int64_t weight_bytes() const override { return int64_t(packed_.bytes()); }
   Status launch(const CudaArgs& a) const override {
     ConvFusedGeom g;
-    TS_RETURN_IF_ERROR(run_geometry(at_, a, m_, c_, kw_, &g));
+    ConvEpilogue e;
+    TS_RETURN_IF_ERROR(run_geometry(at_, a, m_, c_, kw_, &g, &e));
+    set_epilogue(at_, a, &e);
     DevTensor& y = *a.out[0];
-    TS_RETURN_IF_ERROR(a.env->alloc(y, DType::kF32, std::vector<int64_t>{g.n, g.m, g.len_out}));
-    const ConvEpilogue e = epilogue(at_, a);
+    const std::vector<int64_t> yd =
+        at_.last_step == 1 ? std::vector<int64_t>{g.n, g.m} : std::vector<int64_t>{g.n, g.m, g.len_out};
+    TS_RETURN_IF_ERROR(a.env->alloc(y, DType::kF32, yd));
     const float* x = a.input(0)->as<float>();
-    if (igemm_) return launch_conv1d_igemm(x, packed_.get(), math_, y.as<float>(), g, e, a.stream);
+    if (igemm_) return launch_conv1d_igemm(x, packed_.get(), math_, wide_k_, y.as<float>(), g, e, a.stream);
     const DevTensor* w = a.input(1);
     TS_RETURN_IF_ERROR(need_device(w, "W"));
     return launch_conv1d_direct(x, w->as<float>(), y.as<float>(), g, e, a.stream);
@@ -109,7 +124,7 @@ class FusedConvKernel final : public CudaKernel {
  private:
   FusedConvAttrs at_;
   int64_t m_, c_, kw_;
-  bool igemm_;
+  bool igemm_, wide_k_;
   ConvMath math_;
   DeviceBuffer packed_;
 };
@@ -121,19 +136,20 @@ Result<CudaKernelPtr> make_fused_conv(const Graph& g, const Node& n, CudaMath p,
   // step of a conv whose activations stay FP32 (PERF NOTE: at TCN sizes the FFMA tiles are not
   // the bottleneck; the 16-bit plans are the fast ones).
   const ConvMath math = p == CudaMath::kFP16 ? ConvMath::kF16 : p == CudaMath::kBF16 ? ConvMath::kBF16 : ConvMath::kF32;
-  const bool igemm = tactic == "igemm";
+  const bool igemm = tactic == "igemm" || tactic == "igemm_wide";
   DeviceBuffer packed;
   if (igemm) {
     const std::vector<uint8_t> host = conv_pack_weights(const_f32(g, n.inputs[1]), wd[0], wd[1], wd[2], math);
     TS_RETURN_IF_ERROR(packed.upload(host.data(), host.size()));
   }
-  return CudaKernelPtr(new FusedConvKernel(read_attrs(n), wd[0], wd[1], wd[2], igemm, math, std::move(packed)));
+  return CudaKernelPtr(
+      new FusedConvKernel(read_attrs(n), wd[0], wd[1], wd[2], igemm, tactic == "igemm_wide", math, std::move(packed)));
 }
 
 }  // namespace
 
 void add_conv_ops(std::vector<CudaOpInfo>& ops) {
-  ops.push_back({"FusedConv1d", check_fused_conv, make_fused_conv, {"igemm", "direct"}});
+  ops.push_back({"FusedConv1d", check_fused_conv, make_fused_conv, {"igemm", "igemm_wide", "direct"}});
 }
 
 }  // namespace ts::engine::cuda
