@@ -98,12 +98,13 @@ void set_epilogue(const FusedConvAttrs& at, const CudaArgs& a, ConvEpilogue* e) 
 
 class FusedConvKernel final : public CudaKernel {
  public:
-  // igemm: `packed` holds the weights in `math` (conv_pack_weights), wide_k its K step; direct
-  // (packed empty): W is read from its uploaded constant (input 1).
+  // igemm: `weights` holds W packed in `math` (conv_pack_weights), wide_k its K step; direct: W
+  // as given, f32 [m, c, kw]. Either way the kernel owns its copy: the builder times every tactic
+  // against the default one's program, whose kernel says W (input 1) need not be uploaded.
   FusedConvKernel(FusedConvAttrs at, int64_t m, int64_t c, int64_t kw, bool igemm, bool wide_k, ConvMath math,
-                  DeviceBuffer packed)
-      : at_(at), m_(m), c_(c), kw_(kw), igemm_(igemm), wide_k_(wide_k), math_(math), packed_(std::move(packed)) {}
-  bool reads_input(size_t i) const override { return !(igemm_ && i == 1); }
+                  DeviceBuffer weights)
+      : at_(at), m_(m), c_(c), kw_(kw), igemm_(igemm), wide_k_(wide_k), math_(math), packed_(std::move(weights)) {}
+  bool reads_input(size_t i) const override { return i != 1; }
   int64_t weight_bytes() const override { return int64_t(packed_.bytes()); }
   Status launch(const CudaArgs& a) const override {
     ConvFusedGeom g;
@@ -116,9 +117,7 @@ class FusedConvKernel final : public CudaKernel {
     TS_RETURN_IF_ERROR(a.env->alloc(y, DType::kF32, yd));
     const float* x = a.input(0)->as<float>();
     if (igemm_) return launch_conv1d_igemm(x, packed_.get(), math_, wide_k_, y.as<float>(), g, e, a.stream);
-    const DevTensor* w = a.input(1);
-    TS_RETURN_IF_ERROR(need_device(w, "W"));
-    return launch_conv1d_direct(x, w->as<float>(), y.as<float>(), g, e, a.stream);
+    return launch_conv1d_direct(x, packed_.as<float>(), y.as<float>(), g, e, a.stream);
   }
 
  private:
@@ -137,10 +136,13 @@ Result<CudaKernelPtr> make_fused_conv(const Graph& g, const Node& n, CudaMath p,
   // the bottleneck; the 16-bit plans are the fast ones).
   const ConvMath math = p == CudaMath::kFP16 ? ConvMath::kF16 : p == CudaMath::kBF16 ? ConvMath::kBF16 : ConvMath::kF32;
   const bool igemm = tactic == "igemm" || tactic == "igemm_wide";
+  const float* w = const_f32(g, n.inputs[1]);
   DeviceBuffer packed;
   if (igemm) {
-    const std::vector<uint8_t> host = conv_pack_weights(const_f32(g, n.inputs[1]), wd[0], wd[1], wd[2], math);
+    const std::vector<uint8_t> host = conv_pack_weights(w, wd[0], wd[1], wd[2], math);
     TS_RETURN_IF_ERROR(packed.upload(host.data(), host.size()));
+  } else {
+    TS_RETURN_IF_ERROR(packed.upload(w, size_t(wd[0] * wd[1] * wd[2]) * sizeof(float)));
   }
   return CudaKernelPtr(
       new FusedConvKernel(read_attrs(n), wd[0], wd[1], wd[2], igemm, tactic == "igemm_wide", math, std::move(packed)));
