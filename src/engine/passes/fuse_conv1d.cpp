@@ -24,12 +24,15 @@
 namespace ts::engine {
 namespace {
 
-int producer_of(const Graph& g, ValueId v) {
+// For every value: the index of the node that writes it, −1 for inputs and constants.
+std::vector<int> writers(const Graph& g) {
+  std::vector<int> w(g.values.size(), -1);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
-    for (ValueId o : g.nodes[i].outputs)
-      if (o == v) return int(i);
+    for (ValueId o : g.nodes[i].outputs) {
+      if (o != kNoValue) w[size_t(o)] = int(i);
+    }
   }
-  return -1;
+  return w;
 }
 
 bool const_ints_are(const Graph& g, const Node& n, size_t i, std::vector<int64_t> want) {
@@ -76,18 +79,18 @@ bool same_dim(const Dim& a, const Dim& b) {
 // Whether the 1-element int64 value `e` is the length `len`: a constant of that value, or
 // Shape(v)[i] with v's dim i that very dim (Gather of Shape by index [i], or by a scalar index
 // then Unsqueezed, as PyTorch exports `x.shape[1]`).
-bool is_length(const Graph& g, ValueId e, const Dim& len) {
+bool is_length(const Graph& g, const std::vector<int>& made_by, ValueId e, const Dim& len) {
   const Value& ev = g.value(e);
   if (ev.is_constant) {
     const auto v = constant_as_i64(ev);
     return v.size() == 1 && len.is_known() && v[0] == len.value;
   }
-  int p = producer_of(g, e);
+  int p = made_by[size_t(e)];
   if (p < 0) return false;
   if (g.nodes[size_t(p)].op == "Unsqueeze") {
     const Value& in = g.value(g.nodes[size_t(p)].inputs[0]);
     if (!in.rank_known || !in.shape.empty()) return false;  // a scalar made [1]
-    p = producer_of(g, g.nodes[size_t(p)].inputs[0]);
+    p = made_by[size_t(g.nodes[size_t(p)].inputs[0])];
     if (p < 0) return false;
   }
   const Node& gather = g.nodes[size_t(p)];
@@ -95,7 +98,7 @@ bool is_length(const Graph& g, ValueId e, const Dim& len) {
   const Value& idx = g.value(gather.inputs[1]);
   const auto iv = constant_as_i64(idx);
   if (!idx.is_constant || iv.size() != 1) return false;
-  const int sp = producer_of(g, gather.inputs[0]);
+  const int sp = made_by[size_t(gather.inputs[0])];
   if (sp < 0 || g.nodes[size_t(sp)].op != "Shape" || g.nodes[size_t(sp)].has_attr("start") || g.nodes[size_t(sp)].has_attr("end")) {
     return false;
   }
@@ -105,12 +108,12 @@ bool is_length(const Graph& g, ValueId e, const Dim& len) {
 }
 
 // Slice(conv output) keeping [0, len) of axis 2, len the conv input's length.
-bool causal_trim(const Graph& g, const Node& s, ValueId in, const Dim& len) {
+bool causal_trim(const Graph& g, const std::vector<int>& made_by, const Node& s, ValueId in, const Dim& len) {
   if (s.op != "Slice" || s.inputs.size() < 4 || s.inputs[0] != in || s.outputs.size() != 1) return false;
   if (!const_ints_are(g, s, 1, {0})) return false;
   if (!const_ints_are(g, s, 3, {2}) && !const_ints_are(g, s, 3, {-1})) return false;
   if (s.inputs.size() > 4 && s.inputs[4] != kNoValue && !const_ints_are(g, s, 4, {1})) return false;
-  return s.inputs[2] != kNoValue && is_length(g, s.inputs[2], len);
+  return s.inputs[2] != kNoValue && is_length(g, made_by, s.inputs[2], len);
 }
 
 // A value of exactly `shape` (no broadcast).
@@ -133,6 +136,7 @@ int fuse_conv1d(Graph& g, PassLog& log, const std::function<bool(const Node&)>& 
     ConvShape cs;
     if (!plain_conv1d(g, g.nodes[i], &cs)) continue;
     const auto users = passes::consumers(g);
+    const auto made_by = writers(g);
     const Node& conv = g.nodes[i];
     Node f;
     f.op = "FusedConv1d";
@@ -141,7 +145,7 @@ int fuse_conv1d(Graph& g, PassLog& log, const std::function<bool(const Node&)>& 
     ValueId x = conv.inputs[0];
     const Dim len = g.value(x).shape[2];
     bool time_major = false;
-    const int t = producer_of(g, x);
+    const int t = made_by[size_t(x)];
     if (t >= 0 && g.nodes[size_t(t)].op == "Transpose" && g.nodes[size_t(t)].attr_ints("perm") == std::vector<int64_t>{0, 2, 1} &&
         sole_user(g, users, x) == int(i)) {
       time_major = true;
@@ -152,7 +156,7 @@ int fuse_conv1d(Graph& g, PassLog& log, const std::function<bool(const Node&)>& 
     bool trim = false, relu = false;
     ValueId residual = kNoValue;
     int next = sole_user(g, users, cur);
-    if (next >= 0 && cs.pad_begin + cs.pad_end >= cs.dilation * (cs.kw - 1) && causal_trim(g, g.nodes[size_t(next)], cur, len)) {
+    if (next >= 0 && cs.pad_begin + cs.pad_end >= cs.dilation * (cs.kw - 1) && causal_trim(g, made_by, g.nodes[size_t(next)], cur, len)) {
       trim = true;
       absorbed.push_back(next);
       cur = g.nodes[size_t(next)].outputs[0];

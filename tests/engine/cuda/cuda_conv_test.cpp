@@ -232,11 +232,15 @@ TEST(CudaConv1d, TimedPlanFusesAndMatchesCpu) {
   const Graph g = tcn_graph(s, 5);
   auto cpu_e = build_graph(g, tcn_options("cpu", s.features));
   ASSERT_TRUE(cpu_e) << cpu_e.status().to_string();
-  auto plan = build_from_graph(g, PassLog{}, tcn_options("cuda", s.features, Precision::kFP16));
+  Graph gg = g;  // as engine::build hands it over: after the ONNX passes (shape inference)
+  PassLog log;
+  ASSERT_TRUE(run_passes(gg, log));
+  auto plan = build_from_graph(gg, log, tcn_options("cuda", s.features, Precision::kFP16));
   ASSERT_TRUE(plan) << plan.status().to_string();
   auto pl = deserialize_plan(plan.value());
   ASSERT_TRUE(pl) << pl.status().to_string();
   EXPECT_EQ(pl.value().graph.nodes.size(), 2u) << "one FusedConv1d per level, nothing else";
+  EXPECT_EQ(count_op(pl.value().graph, "FusedConv1d"), 2);
   auto gpu_e = Engine::load(plan.value());
   ASSERT_TRUE(gpu_e) << gpu_e.status().to_string();
   std::vector<HostTensor> in{random_tensor({64, 60, s.features}, 77, 1.5f)};

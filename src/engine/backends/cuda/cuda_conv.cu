@@ -66,15 +66,7 @@ Status launch_conv1d(const float* x, const float* w, const float* bias, float* y
 
 Status launch_conv1d_direct(const float* x, const float* w, float* y, const ConvFusedGeom& f, const ConvEpilogue& e,
                             cudaStream_t stream) {
-  Conv1dGeom g;
-  g.n = f.n;
-  g.c = f.c;
-  g.m = f.m;
-  g.len_in = f.len_in;
-  g.len_out = f.len_out;
-  g.kw = f.kw;
-  g.dilation = f.dilation;
-  g.pad_begin = f.pad_begin;
+  const Conv1dGeom g{f.n, f.c, f.m, /*group=*/1, f.len_in, f.len_out, f.kw, /*stride=*/1, f.dilation, f.pad_begin};
   return launch(x, w, y, g, f.x_time_major, e, stream);
 }
 
