@@ -129,6 +129,50 @@ TEST(FuseConv1d, SliceThatIsNotTheCausalTrimStays) {
   }
 }
 
+// A value the fused node would hide that someone else reads (a graph output), and an Add that
+// broadcasts, stay outside the fused node.
+TEST(FuseConv1d, GlueReadElsewhereOrBroadcastStaysOutside) {
+  Graph g = tcn_graph({8, 16, 3, 2, true}, 5);
+  ValueId relu1 = g.find_value("relu1");
+  ASSERT_NE(relu1, kNoValue);
+  g.outputs.push_back(relu1);  // level 1's ReLU output is also a model output
+  {
+    GraphBuilder b;
+    b.g = g;
+    ValueId shift = b.constant("shift", {1, 16, 1}, random_vec(16, 9));
+    ValueId z = b.value("shifted");
+    b.node("Add", {g.outputs[0], shift}, {z});  // broadcast: [n, 16, t] + [1, 16, 1]
+    b.g.outputs[0] = z;
+    g = b.g;
+  }
+  const Graph f = fused(g);
+  ASSERT_EQ(count_op(f, "FusedConv1d"), 2);
+  EXPECT_EQ(count_op(f, "Add"), 2) << "the residual Add reads a value that is a model output; the broadcast Add is no residual";
+  for (const Node& n : f.nodes) {
+    if (n.op == "FusedConv1d") {
+      EXPECT_EQ(n.inputs.size(), 3u) << n.name << " took a residual";
+    }
+  }
+}
+
+// One Conv [n, 8, t] → [n, 16, ·], kernel 3, pads 1, 1: fused as it is (the same-length conv of
+// the fixture TCN), not with stride 2 or in 2 groups, which the fused kernels do not compute.
+TEST(FuseConv1d, StridedOrGroupedConvIsNotFused) {
+  for (int64_t variant = 0; variant < 3; ++variant) {
+    const int64_t group = variant == 2 ? 2 : 1, stride = variant == 1 ? 2 : 1;
+    GraphBuilder b;
+    ValueId x = b.input("x", sym({"n", "", "t"}, {0, 8, 0}));
+    ValueId y = b.value("y");
+    Node& n = b.node("Conv", {x, b.constant("w", {16, 8 / group, 3}, random_vec(size_t(16 * 8 / group * 3), 7))}, {y});
+    n.attrs["pads"] = std::vector<int64_t>{1, 1};
+    n.attrs["strides"] = std::vector<int64_t>{stride};
+    n.attrs["group"] = group;
+    b.output(y);
+    const Graph f = fused(b.g);
+    EXPECT_EQ(count_op(f, "FusedConv1d"), variant == 0 ? 1 : 0) << "stride " << stride << " group " << group;
+  }
+}
+
 TEST(FuseConv1d, BackendWithoutTheOpKeepsTheGraph) {
   Graph g = tcn_graph({8, 16, 3, 2, true}, 3);
   PassLog log;

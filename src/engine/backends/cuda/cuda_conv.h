@@ -28,16 +28,20 @@ struct ConvEpilogue {
 
 // The implicit-GEMM tiles: rows = n·len_out output positions, columns = m, K = c·kw ordered as
 // PyTorch's weight [m, c, kw] flattens. Weights are packed once as [k_pad, m_pad] (zeros past c·kw
-// and m) by conv_pack_weights; k_pad covers the widest K step of any tile shape.
-constexpr int64_t kConvTileK = 128;
+// and m) by conv_pack_weights, k_pad = c·kw rounded up to the tile's K step.
 constexpr int64_t kConvTileM = 64;
-inline int64_t conv_k_pad(int64_t c, int64_t kw) { return (c * kw + kConvTileK - 1) / kConvTileK * kConvTileK; }
 inline int64_t conv_m_pad(int64_t m) { return (m + kConvTileM - 1) / kConvTileM * kConvTileM; }
 
 enum class ConvMath : int { kF32 = 0, kF16, kBF16 };
 
-// Host: W [m, c, kw] f32 → the packed layout in `math`'s element type (4 or 2 bytes each).
-std::vector<uint8_t> conv_pack_weights(const float* w, int64_t m, int64_t c, int64_t kw, ConvMath math);
+// K per step of the implicit GEMM's tiles: 32, or with wide_k 128 (16-bit) / 64 (FP32, whose
+// tiles are twice the bytes).
+inline int64_t conv_k_step(ConvMath math, bool wide_k) { return wide_k ? (math == ConvMath::kF32 ? 64 : 128) : 32; }
+inline int64_t conv_k_pad(int64_t c, int64_t kw, int64_t k_step) { return (c * kw + k_step - 1) / k_step * k_step; }
+
+// Host: W [m, c, kw] f32 → the packed layout [k_pad, m_pad] in `math`'s element type (4 or 2
+// bytes each), k_pad = conv_k_pad(c, kw, conv_k_step(math, wide_k)) of the tiles that read it.
+std::vector<uint8_t> conv_pack_weights(const float* w, int64_t m, int64_t c, int64_t kw, ConvMath math, bool wide_k);
 
 // Implicit GEMM: FP16/BF16 tensor cores (wmma 16×16×16, FP32 accumulate) or, for kF32, FP32
 // FFMA tiles (every product and sum in FP32, as PyTorch's FP32 conv). w_packed from

@@ -120,7 +120,7 @@ constexpr int kMmaThreads = 128;
 constexpr int kLdB = kBN + 8;  // halves; rows stay 32-byte aligned for wmma
 
 // BK: K per step (32; 128 for few rows, where each step's latency is the cost: 3 steps instead
-// of 9 for K = 284). k_end: c·kw rounded up to BK (≤ the packed k_pad).
+// of 9 for K = 284). k_end: c·kw rounded up to BK (the packed k_pad).
 template <typename T, int BK>
 __global__ void __launch_bounds__(kMmaThreads) conv_igemm_mma(const float* __restrict__ x, const T* __restrict__ w,
                                                               int64_t m_pad, int64_t k_end, ConvFusedGeom g,
@@ -225,8 +225,8 @@ __global__ void __launch_bounds__(kF32Threads) conv_igemm_f32(const float* __res
 
 }  // namespace
 
-std::vector<uint8_t> conv_pack_weights(const float* w, int64_t m, int64_t c, int64_t kw, ConvMath math) {
-  const int64_t k = c * kw, k_pad = conv_k_pad(c, kw), m_pad = conv_m_pad(m);
+std::vector<uint8_t> conv_pack_weights(const float* w, int64_t m, int64_t c, int64_t kw, ConvMath math, bool wide_k) {
+  const int64_t k = c * kw, k_pad = conv_k_pad(c, kw, conv_k_step(math, wide_k)), m_pad = conv_m_pad(m);
   const size_t elem = math == ConvMath::kF32 ? 4 : 2;
   std::vector<uint8_t> out(size_t(k_pad * m_pad) * elem, 0);
   for (int64_t mi = 0; mi < m; ++mi) {
@@ -253,9 +253,7 @@ Status launch_conv1d_igemm(const float* x, const void* w_packed, ConvMath math, 
   if (rows == 0 || g.m == 0) return Status::ok();
   const int64_t m_pad = conv_m_pad(g.m);
   const dim3 grid(unsigned((rows + kBM - 1) / kBM), unsigned(m_pad / kBN));
-  // K per step: 32, or with wide_k 128 (16-bit) / 64 (FP32: its tiles are twice the bytes).
-  const int bk = wide_k ? (math == ConvMath::kF32 ? 64 : 128) : 32;
-  const int64_t k_end = (g.c * g.kw + bk - 1) / bk * bk;
+  const int64_t k_end = conv_k_pad(g.c, g.kw, conv_k_step(math, wide_k));  // = the packed k_pad
   const auto* wf = static_cast<const float*>(w_packed);
   const auto* wh = static_cast<const __half*>(w_packed);
   const auto* wb = static_cast<const __nv_bfloat16*>(w_packed);

@@ -135,17 +135,17 @@ Result<CudaKernelPtr> make_fused_conv(const Graph& g, const Node& n, CudaMath p,
   // step of a conv whose activations stay FP32 (PERF NOTE: at TCN sizes the FFMA tiles are not
   // the bottleneck; the 16-bit plans are the fast ones).
   const ConvMath math = p == CudaMath::kFP16 ? ConvMath::kF16 : p == CudaMath::kBF16 ? ConvMath::kBF16 : ConvMath::kF32;
-  const bool igemm = tactic == "igemm" || tactic == "igemm_wide";
+  const bool igemm = tactic == "igemm" || tactic == "igemm_wide", wide_k = tactic == "igemm_wide";
   const float* w = const_f32(g, n.inputs[1]);
   DeviceBuffer packed;
   if (igemm) {
-    const std::vector<uint8_t> host = conv_pack_weights(w, wd[0], wd[1], wd[2], math);
+    const std::vector<uint8_t> host = conv_pack_weights(w, wd[0], wd[1], wd[2], math, wide_k);
     TS_RETURN_IF_ERROR(packed.upload(host.data(), host.size()));
   } else {
     TS_RETURN_IF_ERROR(packed.upload(w, size_t(wd[0] * wd[1] * wd[2]) * sizeof(float)));
   }
   return CudaKernelPtr(
-      new FusedConvKernel(read_attrs(n), wd[0], wd[1], wd[2], igemm, tactic == "igemm_wide", math, std::move(packed)));
+      new FusedConvKernel(read_attrs(n), wd[0], wd[1], wd[2], igemm, wide_k, math, std::move(packed)));
 }
 
 }  // namespace
