@@ -1,8 +1,9 @@
 // TCNs as PyTorch exports them (Transpose → [Conv → Slice to x.shape[1] → Relu (→ Add)]·L) and
 // their fusion into FusedConv1d (passes/fuse_conv1d.cpp; pass cases run everywhere), and the
 // fused node on the device against the CPU backend (label gpu: skipped without a CUDA device)
-// for each tactic forced by name ("igemm", "igemm_wide": tensor cores / FP32 tiles, "direct") at FP32, FP16
-// and BF16, on the sweep's TCN-3×71 and a seeded random sample of shapes not tuned for.
+// for each tactic forced by name ("igemm", "igemm_wide": tensor cores / FP32 tiles; "direct",
+// "direct_warp") at FP32, FP16 and BF16, on the sweep's TCN-3×71 and a seeded random sample of
+// shapes not tuned for.
 #include <random>
 
 #include "cuda_test_util.h"
@@ -236,7 +237,7 @@ void check_tcn(const TcnSpec& s, const std::string& tactic, Precision p, Tol tol
 TEST(CudaConv1d, SweepTcnEveryTacticMatchesCpu) {
   SKIP_WITHOUT_GPU();
   const TcnSpec s{61, 71, 4, 3, true};  // bench/shape_sweep's 07-tcn-3x71k4-res-f61 (every step out)
-  for (const char* tactic : {"igemm", "igemm_wide", "direct"}) {
+  for (const char* tactic : {"igemm", "igemm_wide", "direct", "direct_warp"}) {
     check_tcn(s, tactic, Precision::kFP32, kFp32, {{1, 60}, {7, 30}, {300, 60}});
     check_tcn(s, tactic, Precision::kFP16, kFp16, {{1, 60}, {300, 60}});
     for (int last : {1, 2}) {  // as the sweep's model reads it: h[:, :, -1] (and h[:, :, [-1]])
@@ -266,6 +267,7 @@ TEST(CudaConv1d, RandomTcnShapesMatchCpu) {
     check_tcn(s, "igemm_wide", Precision::kFP32, kFp32, nt);
     check_tcn(s, "igemm_wide", Precision::kFP16, kFp16, nt);
     check_tcn(s, "direct", Precision::kFP32, kFp32, nt);
+    check_tcn(s, "direct_warp", Precision::kFP32, kFp32, nt);
   }
 }
 

@@ -50,9 +50,10 @@ std::vector<uint8_t> conv_pack_weights(const float* w, int64_t m, int64_t c, int
 Status launch_conv1d_igemm(const float* x, const void* w_packed, ConvMath math, bool wide_k, float* y,
                            const ConvFusedGeom& g, const ConvEpilogue& e, cudaStream_t stream);
 
-// The direct kernel (one thread per output, FP32; W [m, c, kw] as given): the general path the
-// builder times against the implicit GEMM.
+// The direct kernels (FP32; W [m, c, kw] as given): one thread per output, or with
+// warp_per_output one warp per output, its lanes splitting K (few outputs: batch 1). The general
+// path the builder times against the implicit GEMM.
 Status launch_conv1d_direct(const float* x, const float* w, float* y, const ConvFusedGeom& g, const ConvEpilogue& e,
-                            cudaStream_t stream);
+                            bool warp_per_output, cudaStream_t stream);
 
 }  // namespace ts::engine::cuda

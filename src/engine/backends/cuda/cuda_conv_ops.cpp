@@ -1,9 +1,10 @@
 // FusedConv1d nodes (passes/fuse_conv1d.cpp) on the device: a 1-D Conv (stride 1, group 1) with
 // its causal trim, bias, ReLU and residual add, X channel-major or time-major; the last step only
-// where a Gather of it was folded. Three tactics, timed by the builder: "igemm" and "igemm_wide"
+// where a Gather of it was folded. Four tactics, timed by the builder: "igemm" and "igemm_wide"
 // (cuda_conv_igemm.cu: FP16/BF16 tensor cores in 16-bit plans, FP32 FFMA tiles in FP32/TF32
-// plans; weights packed once per plan; 32 or 128 (FP32 64) of K per step) and "direct"
-// (cuda_conv.cu: FP32, one thread per output, the kernel plain Conv nodes run).
+// plans; weights packed once per plan; 32 or 128 (FP32 64) of K per step), "direct"
+// (cuda_conv.cu: FP32, one thread per output, the kernel plain Conv nodes run) and "direct_warp"
+// (a warp per output, its lanes splitting K: for batch 1).
 #include <vector>
 
 #include "engine/backends/cuda/cuda_conv.h"
@@ -99,11 +100,12 @@ void set_epilogue(const FusedConvAttrs& at, const CudaArgs& a, ConvEpilogue* e) 
 class FusedConvKernel final : public CudaKernel {
  public:
   // igemm: `weights` holds W packed in `math` (conv_pack_weights), wide_k its K step; direct: W
-  // as given, f32 [m, c, kw]. Either way the kernel owns its copy: the builder times every tactic
+  // as given, f32 [m, c, kw], warp: a warp per output (direct_warp). Either way the kernel owns its copy: the builder times every tactic
   // against the default one's program, whose kernel says W (input 1) need not be uploaded.
-  FusedConvKernel(FusedConvAttrs at, int64_t m, int64_t c, int64_t kw, bool igemm, bool wide_k, ConvMath math,
-                  DeviceBuffer weights)
-      : at_(at), m_(m), c_(c), kw_(kw), igemm_(igemm), wide_k_(wide_k), math_(math), packed_(std::move(weights)) {}
+  FusedConvKernel(FusedConvAttrs at, int64_t m, int64_t c, int64_t kw, bool igemm, bool wide_k, bool warp,
+                  ConvMath math, DeviceBuffer weights)
+      : at_(at), m_(m), c_(c), kw_(kw), igemm_(igemm), wide_k_(wide_k), warp_(warp), math_(math),
+        packed_(std::move(weights)) {}
   bool reads_input(size_t i) const override { return i != 1; }
   int64_t weight_bytes() const override { return int64_t(packed_.bytes()); }
   Status launch(const CudaArgs& a) const override {
@@ -117,13 +119,13 @@ class FusedConvKernel final : public CudaKernel {
     TS_RETURN_IF_ERROR(a.env->alloc(y, DType::kF32, yd));
     const float* x = a.input(0)->as<float>();
     if (igemm_) return launch_conv1d_igemm(x, packed_.get(), math_, wide_k_, y.as<float>(), g, e, a.stream);
-    return launch_conv1d_direct(x, packed_.as<float>(), y.as<float>(), g, e, a.stream);
+    return launch_conv1d_direct(x, packed_.as<float>(), y.as<float>(), g, e, warp_, a.stream);
   }
 
  private:
   FusedConvAttrs at_;
   int64_t m_, c_, kw_;
-  bool igemm_, wide_k_;
+  bool igemm_, wide_k_, warp_;
   ConvMath math_;
   DeviceBuffer packed_;
 };
@@ -145,13 +147,13 @@ Result<CudaKernelPtr> make_fused_conv(const Graph& g, const Node& n, CudaMath p,
     TS_RETURN_IF_ERROR(packed.upload(w, size_t(wd[0] * wd[1] * wd[2]) * sizeof(float)));
   }
   return CudaKernelPtr(
-      new FusedConvKernel(read_attrs(n), wd[0], wd[1], wd[2], igemm, wide_k, math, std::move(packed)));
+      new FusedConvKernel(read_attrs(n), wd[0], wd[1], wd[2], igemm, wide_k, tactic == "direct_warp", math, std::move(packed)));
 }
 
 }  // namespace
 
 void add_conv_ops(std::vector<CudaOpInfo>& ops) {
-  ops.push_back({"FusedConv1d", check_fused_conv, make_fused_conv, {"igemm", "igemm_wide", "direct"}});
+  ops.push_back({"FusedConv1d", check_fused_conv, make_fused_conv, {"igemm", "igemm_wide", "direct", "direct_warp"}});
 }
 
 }  // namespace ts::engine::cuda
