@@ -4,15 +4,17 @@
 // op, so its plans keep oneDNN's Conv). The pattern, each part optional but the Conv:
 //
 //   [Transpose(perm 0,2,1)] → Conv → [Slice(starts 0, axis 2, to the input's length)] → [Relu]
-//                                         → [Add(·, residual)] → [Gather(axis 2, index −1)]
+//                            → [Add(·, residual) → [Relu]] → [Gather(axis 2, index −1)]
 //
 // which is `torch.relu(conv(x.transpose(1, 2))[:, :, :x.shape[1]]) + h` (the causal trim of a
-// conv padded (k−1)·d on both sides, written with a computed end: shape inference proves the
-// Slice keeps exactly the input's length). Each absorbed value must feed only the next part.
+// conv padded (k−1)·d on both sides, written with a computed end, proved to be the input's own
+// length dim, or as the usual TCN block's chomp `[:, :, :-pad]`), and the block's
+// `relu(out + res)`. Each absorbed value must feed only the next part.
 // FusedConv1d: inputs X, W, B (or none), the residual (or none); attributes dilation, pad_begin,
 // pad_end, x_time_major (X is [n, len, c]: the Transpose folded), trim (output length = input
 // length), activation ("relu" or "none"), last_step (the Gather folded: only step len − 1 is
-// computed; 1: output [n, m] for a scalar index, 2: [n, m, 1]); output [n, m, len]. It takes the
+// computed; 1: output [n, m] for a scalar index, 2: [n, m, 1]), residual_activation ("relu":
+// ReLU after the residual add); output [n, m, len]. It takes the
 // last part's place (the residual exists there) and the Conv's name.
 #include <functional>
 #include <string>
@@ -107,13 +109,18 @@ bool is_length(const Graph& g, const std::vector<int>& made_by, ValueId e, const
   return v.rank_known && axis >= 0 && same_dim(v.shape[size_t(axis)], len);
 }
 
-// Slice(conv output) keeping [0, len) of axis 2, len the conv input's length.
-bool causal_trim(const Graph& g, const std::vector<int>& made_by, const Node& s, ValueId in, const Dim& len) {
+// Slice(conv output) keeping [0, len) of axis 2, len the conv input's length: its end is that
+// length (`h[:, :, :x.shape[1]]`), or the negative count of the steps the conv adds to it
+// (`h[:, :, :-pad]`, the "chomp" of the usual TCN block).
+bool causal_trim(const Graph& g, const std::vector<int>& made_by, const Node& s, ValueId in, const Dim& len,
+                 const ConvShape& cs) {
   if (s.op != "Slice" || s.inputs.size() < 4 || s.inputs[0] != in || s.outputs.size() != 1) return false;
   if (!const_ints_are(g, s, 1, {0})) return false;
   if (!const_ints_are(g, s, 3, {2}) && !const_ints_are(g, s, 3, {-1})) return false;
   if (s.inputs.size() > 4 && s.inputs[4] != kNoValue && !const_ints_are(g, s, 4, {1})) return false;
-  return s.inputs[2] != kNoValue && is_length(g, made_by, s.inputs[2], len);
+  const int64_t extra = cs.pad_begin + cs.pad_end - cs.dilation * (cs.kw - 1);  // conv length − len
+  if (s.inputs[2] == kNoValue) return false;
+  return is_length(g, made_by, s.inputs[2], len) || (extra > 0 && const_ints_are(g, s, 2, {-extra}));
 }
 
 // A value of exactly `shape` (no broadcast).
@@ -153,10 +160,10 @@ int fuse_conv1d(Graph& g, PassLog& log, const std::function<bool(const Node&)>& 
       absorbed.insert(absorbed.begin(), t);
     }
     ValueId cur = conv.outputs[0];
-    bool trim = false, relu = false;
+    bool trim = false, relu = false, relu_after_add = false;
     ValueId residual = kNoValue;
     int next = sole_user(g, users, cur);
-    if (next >= 0 && cs.pad_begin + cs.pad_end >= cs.dilation * (cs.kw - 1) && causal_trim(g, made_by, g.nodes[size_t(next)], cur, len)) {
+    if (next >= 0 && cs.pad_begin + cs.pad_end >= cs.dilation * (cs.kw - 1) && causal_trim(g, made_by, g.nodes[size_t(next)], cur, len, cs)) {
       trim = true;
       absorbed.push_back(next);
       cur = g.nodes[size_t(next)].outputs[0];
@@ -178,6 +185,12 @@ int fuse_conv1d(Graph& g, PassLog& log, const std::function<bool(const Node&)>& 
         absorbed.push_back(next);
         cur = add.outputs[0];
         next = sole_user(g, users, cur);
+        if (next >= 0 && g.nodes[size_t(next)].op == "Relu" && g.nodes[size_t(next)].inputs.size() == 1) {
+          relu_after_add = true;  // relu(out + res), the usual TCN block's end
+          absorbed.push_back(next);
+          cur = g.nodes[size_t(next)].outputs[0];
+          next = sole_user(g, users, cur);
+        }
       }
     }
     // Gather(axis 2, index −1) of the result: only the last step is computed.
@@ -205,6 +218,7 @@ int fuse_conv1d(Graph& g, PassLog& log, const std::function<bool(const Node&)>& 
     f.attrs["trim"] = int64_t(trim);
     f.attrs["activation"] = std::string(relu ? "relu" : "none");
     if (last_step) f.attrs["last_step"] = last_step;
+    if (relu_after_add) f.attrs["residual_activation"] = std::string("relu");
     if (!backend_runs(f)) continue;  // the backend has no such op (or refuses this one)
     log.lines.push_back(passes::fusion_line(f));
     const int tail = absorbed.back();

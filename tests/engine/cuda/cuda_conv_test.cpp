@@ -16,11 +16,13 @@ struct TcnSpec {
   int64_t features, channels, kernel, levels;
   bool residual;
   int last = 0;  // the model's output: 0 every step; 1 h[:, :, -1] (scalar index); 2 h[:, :, [-1]]
+  bool block = false;  // the usual TCN block instead: chomp h[:, :, :-pad], relu(out + h)
 };
 
 std::string spec_name(const TcnSpec& s) {
   return "tcn-" + std::to_string(s.levels) + "x" + std::to_string(s.channels) + "k" + std::to_string(s.kernel) +
-         (s.residual ? "-res" : "") + "-f" + std::to_string(s.features) + (s.last ? "-last" + std::to_string(s.last) : "");
+         (s.residual ? "-res" : "") + "-f" + std::to_string(s.features) + (s.last ? "-last" + std::to_string(s.last) : "") +
+         (s.block ? "-block" : "");
 }
 
 // `relu(conv(h)[:, :, :x.shape[1]])` per level, dilation 2^i, padding (k−1)·d both sides, as
@@ -55,12 +57,18 @@ Graph tcn_graph(const TcnSpec& s, uint32_t seed, bool end_minus_one = false) {
     conv.attrs["pads"] = std::vector<int64_t>{pad, pad};
     conv.attrs["strides"] = std::vector<int64_t>{1};
     conv.attrs["group"] = int64_t(1);
-    b.node("Slice", {c, b.constant_i64("s" + l, {0}), len, b.constant_i64("a" + l, {2}), b.constant_i64("st" + l, {1})}, {t});
+    ValueId end = s.block ? b.constant_i64("e" + l, {-pad}) : len;
+    b.node("Slice", {c, b.constant_i64("s" + l, {0}), end, b.constant_i64("a" + l, {2}), b.constant_i64("st" + l, {1})}, {t});
     b.node("Relu", {t}, {r});
     if (s.residual && i > 0) {
       ValueId a = b.value("add" + l);
       b.node("Add", {r, h}, {a});
       h = a;
+      if (s.block) {
+        ValueId ar = b.value("add_relu" + l);
+        b.node("Relu", {a}, {ar});
+        h = ar;
+      }
     } else {
       h = r;
     }
@@ -116,6 +124,21 @@ TEST(FuseConv1d, TcnBecomesOneNodePerLevel) {
   EXPECT_EQ(g.nodes.back().outputs[0], g.outputs[0]);
   EXPECT_EQ(shape_to_string(g.value(g.outputs[0]).shape), "[n,71]");
   EXPECT_EQ(shape_to_string(g.value(g.nodes[1].outputs[0]).shape), "[n,71,t]") << "the trim keeps the input's length";
+}
+
+// The usual TCN block (locuslab's TemporalBlock, one conv a level here): the chomp
+// h[:, :, :-pad] is the same causal trim, and relu(out + res) folds in.
+TEST(FuseConv1d, ChompAndReluAfterTheResidualFold) {
+  TcnSpec s{8, 16, 3, 3, true};
+  s.block = true;
+  const Graph g = fused(tcn_graph(s, 8));
+  ASSERT_EQ(count_op(g, "FusedConv1d"), 3);
+  EXPECT_EQ(g.nodes.size(), 3u) << "Slice, Relu, Add and the block's last Relu are absorbed";
+  for (const Node& n : g.nodes) {
+    EXPECT_EQ(n.attr_i("trim", 0), 1) << n.name;
+    EXPECT_EQ(n.attr_s("residual_activation", "none"), n.inputs.size() == 4 ? "relu" : "none") << n.name;
+  }
+  EXPECT_EQ(shape_to_string(g.value(g.outputs[0]).shape), "[n,16,t]");
 }
 
 TEST(FuseConv1d, SliceThatIsNotTheCausalTrimStays) {
@@ -240,6 +263,10 @@ TEST(CudaConv1d, SweepTcnEveryTacticMatchesCpu) {
   for (const char* tactic : {"igemm", "igemm_wide", "direct", "direct_warp"}) {
     check_tcn(s, tactic, Precision::kFP32, kFp32, {{1, 60}, {7, 30}, {300, 60}});
     check_tcn(s, tactic, Precision::kFP16, kFp16, {{1, 60}, {300, 60}});
+    TcnSpec sb = s;
+    sb.block = true;
+    check_tcn(sb, tactic, Precision::kFP32, kFp32, {{1, 60}, {7, 30}});
+    check_tcn(sb, tactic, Precision::kFP16, kFp16, {{300, 60}});
     for (int last : {1, 2}) {  // as the sweep's model reads it: h[:, :, -1] (and h[:, :, [-1]])
       TcnSpec sl = s;
       sl.last = last;

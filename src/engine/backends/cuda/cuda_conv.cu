@@ -17,11 +17,12 @@ namespace {
 constexpr int kThreads = 256;
 
 // The epilogue of output idx = (n, m, l): ReLU, then the residual (its own length and offset
-// where only the last step is computed: ConvEpilogue).
+// where only the last step is computed: ConvEpilogue), then ReLU again where asked.
 __device__ __forceinline__ float finish(float acc, const Conv1dGeom& g, const ConvEpilogue& e, int64_t idx, int64_t n,
                                         int64_t m, int64_t l) {
   if (e.relu) acc = fmaxf(acc, 0.0f);
   if (e.residual) acc += e.residual[e.res_len ? (n * g.m + m) * e.res_len + l + e.res_t0 : idx];
+  if (e.relu_after_residual) acc = fmaxf(acc, 0.0f);
   return acc;
 }
 

@@ -16,13 +16,13 @@ struct ConvFusedGeom {
   bool x_time_major = false;            // X is [n, len_in, c] instead of [n, c, len_in]
 };
 
-// What the epilogue adds to each output: y = act(conv + bias) + residual. bias [m] and the
-// residual may be null; the residual is [n, m, res_len] and y[n, m, t] adds residual[n, m,
-// t + res_t0] (res_len 0: y's own shape, res_t0 0).
+// What the epilogue adds to each output: y = act(conv + bias) + residual, then ReLU again with
+// relu_after_residual. bias [m] and the residual may be null; the residual is [n, m, res_len]
+// and y[n, m, t] adds residual[n, m, t + res_t0] (res_len 0: y's own shape, res_t0 0).
 struct ConvEpilogue {
   const float* bias = nullptr;
   const float* residual = nullptr;
-  bool relu = false;
+  bool relu = false, relu_after_residual = false;
   int64_t res_len = 0, res_t0 = 0;
 };
 

@@ -108,6 +108,7 @@ __device__ void store_tile(const float* cs, const RowTable& rt, int m0, const Co
     if (e.bias) v += __ldg(e.bias + m);
     if (e.relu) v = fmaxf(v, 0.0f);
     if (e.residual) v += e.residual[rt.r_off[r] + int64_t(m) * (e.res_len ? e.res_len : g.len_out)];
+    if (e.relu_after_residual) v = fmaxf(v, 0.0f);
     y[rt.y_off[r] + int64_t(m) * g.len_out] = v;
   }
 }

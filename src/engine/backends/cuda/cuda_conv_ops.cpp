@@ -15,7 +15,7 @@ namespace {
 
 struct FusedConvAttrs {
   int64_t dilation = 1, pad_begin = 0, pad_end = 0;
-  bool x_time_major = false, relu = false, trim = false;
+  bool x_time_major = false, relu = false, trim = false, relu_after_residual = false;
   int64_t last_step = 0;  // 1: only the last step, Y [n, m]; 2: Y [n, m, 1]
 };
 
@@ -28,6 +28,7 @@ FusedConvAttrs read_attrs(const Node& n) {
   at.relu = n.attr_s("activation", "none") == "relu";
   at.trim = n.attr_i("trim", 0) != 0;
   at.last_step = n.attr_i("last_step", 0);
+  at.relu_after_residual = n.attr_s("residual_activation", "none") == "relu";
   return at;
 }
 
@@ -44,6 +45,10 @@ Status check_fused_conv(const Graph& g, const Node& n) {
   const FusedConvAttrs at = read_attrs(n);
   const std::string act = n.attr_s("activation", "none");
   if (act != "none" && act != "relu") return unsupported(n, "activation=" + act + " is not supported by the cuda backend");
+  const std::string ract = n.attr_s("residual_activation", "none");
+  if (ract != "none" && ract != "relu") {
+    return unsupported(n, "residual_activation=" + ract + " is not supported by the cuda backend");
+  }
   if (at.dilation < 1 || at.pad_begin < 0 || at.pad_end < 0) return unsupported(n, "has a dilation < 1 or negative pads");
   if (at.last_step < 0 || at.last_step > 2) return unsupported(n, "last_step=" + std::to_string(at.last_step) + " is not 0, 1 or 2");
   return Status::ok();
@@ -95,6 +100,7 @@ void set_epilogue(const FusedConvAttrs& at, const CudaArgs& a, ConvEpilogue* e) 
   if (const DevTensor* b = a.input(2)) e->bias = b->as<float>();
   if (const DevTensor* r = a.input(3)) e->residual = r->as<float>();
   e->relu = at.relu;
+  e->relu_after_residual = at.relu_after_residual;
 }
 
 class FusedConvKernel final : public CudaKernel {
