@@ -215,6 +215,14 @@ Result<std::vector<uint8_t>> build_from_graph(Graph graph, const PassLog& log, c
     plan.pass_log.insert(plan.pass_log.end(), enc_log.lines.begin(), enc_log.lines.end());
   }
 
+  // 1-D Convs with their TCN glue (input Transpose, causal trim, ReLU, residual add) →
+  // FusedConv1d where the backend has it (the CUDA implicit GEMM; passes/fuse_conv1d.cpp).
+  {
+    PassLog conv_log;
+    fuse_conv1d(graph, conv_log, [&](const Node& n) { return be->check_supported(graph, n).is_ok(); });
+    plan.pass_log.insert(plan.pass_log.end(), conv_log.lines.begin(), conv_log.lines.end());
+  }
+
   // Inputs at profile 0's opt shape (static inputs at their own shape), random values.
   std::vector<std::vector<uint8_t>> buffers;
   std::vector<TensorView> views;

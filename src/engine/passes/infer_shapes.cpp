@@ -603,6 +603,25 @@ Status infer_node(Ctx& c, const Node& n) {
     TS_RETURN_IF_ERROR(need_rank(n, w, 1));
     return infer_conv(c, n, *x, *w);
   }
+  if (op == "FusedConv1d") {  // passes/fuse_conv1d.cpp: X [n, c, len] (or [n, len, c]) → [n, m, len_out]
+    const Value* w = in(c, n, 1);
+    TS_RETURN_IF_ERROR(need_rank(n, x, 0));
+    TS_RETURN_IF_ERROR(need_rank(n, w, 1));
+    if (x->shape.size() != 3 || w->shape.size() != 3 || !w->shape[2].is_known()) {
+      return node_error(n, "X " + shape_to_string(x->shape) + " and W " + shape_to_string(w->shape) + " do not fit a 1-D conv");
+    }
+    const Dim& len = x->shape[n.attr_i("x_time_major", 0) ? 1 : 2];
+    const int64_t span = n.attr_i("dilation", 1) * (w->shape[2].value - 1) + 1;
+    const int64_t pad = n.attr_i("pad_begin", 0) + n.attr_i("pad_end", 0);
+    Dim out = len;
+    if (!n.attr_i("trim", 0) && pad != span - 1) {
+      if (len.is_known() && len.value + pad < span) return node_error(n, "kernel larger than padded input " + shape_to_string(x->shape));
+      out = len.is_known() ? Dim::known(len.value + pad - span + 1) : kUnknown;
+    }
+    const int64_t last = n.attr_i("last_step", 0);  // a folded Gather of the last step: [n, m] or [n, m, 1]
+    if (last == 1) return set_out(c, n, 0, x->dtype, Shape{x->shape[0], w->shape[0]});
+    return set_out(c, n, 0, x->dtype, Shape{x->shape[0], w->shape[0], last == 2 ? Dim::known(1) : out});
+  }
   if (op == "GRU" || op == "LSTM") {
     TS_RETURN_IF_ERROR(need_rank(n, x, 0));
     return infer_rnn(c, n, *x, op == "LSTM");

@@ -43,4 +43,10 @@ int fuse_rnn_stack(Graph& g, PassLog& log, const std::function<bool(const Node&)
 // node for the backend's check. Returns the number of fusions.
 int fuse_encoder(Graph& g, PassLog& log, const std::function<bool(const Node&)>& backend_runs, int64_t max_seq);
 
+// Not in run_passes: the builder runs it once the backend is known. A 1-D Conv (stride 1, group
+// 1) with the TCN glue PyTorch exports around it (input Transpose, causal-trim Slice, Relu,
+// residual Add) → one FusedConv1d node where `backend_runs` accepts it (fuse_conv1d.cpp).
+// Returns the number of fusions.
+int fuse_conv1d(Graph& g, PassLog& log, const std::function<bool(const Node&)>& backend_runs);
+
 }  // namespace ts::engine

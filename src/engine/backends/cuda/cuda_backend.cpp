@@ -70,6 +70,7 @@ class CudaBackend final : public Backend {
     add_elementwise_ops(ops);
     add_host_ops(ops);
     add_layer_ops(ops);
+    add_conv_ops(ops);
     for (auto& o : ops) ops_[o.op] = std::move(o);
   }
 
@@ -126,7 +127,7 @@ class CudaBackend final : public Backend {
   // "fp16 (fallback: rel err ... > ...)"), and recurrences run in FP16.
   std::string layer_precision(const Program& program, size_t i, Precision plan) const override {
     static const char* const kAtPlan[] = {"FusedGemm", "Gemm", "MatMul", "GRU", "LSTM", "GRUStack", "LSTMStack",
-                                          "TransformerEncoderLayer"};
+                                          "TransformerEncoderLayer", "FusedConv1d"};
     if (i < program.graph.nodes.size()) {
       const Node& node = program.graph.nodes[i];
       const std::string& op = node.op;

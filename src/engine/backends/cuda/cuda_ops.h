@@ -25,6 +25,7 @@ void add_elementwise_ops(std::vector<CudaOpInfo>& ops); // cuda_shape_ops.cpp
 void add_shape_ops(std::vector<CudaOpInfo>& ops);       // cuda_shape_ops.cpp
 void add_host_ops(std::vector<CudaOpInfo>& ops);        // cuda_host_ops.cpp
 void add_layer_ops(std::vector<CudaOpInfo>& ops);       // cuda_layer_ops.cpp
+void add_conv_ops(std::vector<CudaOpInfo>& ops);        // cuda_conv_ops.cpp
 
 // Host shape arithmetic (cuda_host_ops.cpp): the int64 values of `t` when they are on the host
 // (computed from shapes, or a constant), else null.
