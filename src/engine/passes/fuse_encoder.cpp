@@ -235,16 +235,22 @@ std::vector<bool> depends_on(const Graph& g, ValueId x) {
   return dep;
 }
 
-// Backward closure of `from`, stopping at `stops` and constants: node indices (sorted), or false
-// if it reaches a value nothing in the graph makes (a graph input not in stops).
-bool closure(const Graph& g, ValueId from, const std::set<ValueId>& stops, std::vector<int>* nodes) {
+// Backward closure of `from`, stopping at `stops`, constants and the values `side` picks (put
+// in *sides): node indices (sorted), or false if it reaches a value nothing in the graph makes
+// (a graph input not in stops).
+bool closure(const Graph& g, ValueId from, const std::set<ValueId>& stops, std::vector<int>* nodes,
+             const std::function<bool(ValueId)>& side = nullptr, std::set<ValueId>* sides = nullptr) {
   std::set<int> seen;
   std::vector<ValueId> stack{from};
   std::set<ValueId> visited;
   while (!stack.empty()) {
-    ValueId v = stack.back();
+    const ValueId v = stack.back();
     stack.pop_back();
     if (v == kNoValue || stops.count(v) || is_const(g, v) || !visited.insert(v).second) continue;
+    if (side && side(v)) {
+      sides->insert(v);
+      continue;
+    }
     const int p = producer(g, v);
     if (p < 0) return false;
     if (seen.insert(p).second)
@@ -444,24 +450,8 @@ void drop_unread(Graph& g, const std::set<std::string>& names) {
 // false if it reaches a graph input other than x.
 bool layer_region(const Graph& g, ValueId y, ValueId x, const std::vector<bool>& dep, std::vector<int>* nodes,
                   std::set<ValueId>* sides) {
-  std::set<int> seen;
-  std::vector<ValueId> stack{y};
-  std::set<ValueId> visited;
-  while (!stack.empty()) {
-    const ValueId v = stack.back();
-    stack.pop_back();
-    if (v == kNoValue || v == x || is_const(g, v) || !visited.insert(v).second) continue;
-    if (!dep[size_t(v)] && g.value(v).dtype == DType::kF32) {
-      sides->insert(v);
-      continue;
-    }
-    const int p = producer(g, v);
-    if (p < 0) return false;
-    if (seen.insert(p).second)
-      for (ValueId i : g.nodes[size_t(p)].inputs) stack.push_back(i);
-  }
-  nodes->assign(seen.begin(), seen.end());
-  return true;
+  const auto outside = [&](ValueId v) { return !dep[size_t(v)] && g.value(v).dtype == DType::kF32; };
+  return closure(g, y, std::set<ValueId>{x}, nodes, outside, sides);
 }
 
 bool is_f32_op(const Graph& g, int i, const char* op) {
