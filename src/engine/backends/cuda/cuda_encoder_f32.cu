@@ -187,7 +187,7 @@ __global__ void __launch_bounds__(512, 1) encoder_f32_kernel(EncoderF32Params p)
   const bool pre_norm = p.norm_first, causal = p.causal;
   float* xf = base;
   float* xn = pre_norm ? xf + R * LD : xf;  // the products' A operand
-  float* q = xn + (pre_norm ? R * LD : 0);
+  float* q = xf + (pre_norm ? 2 : 1) * R * LD;  // after xf (and xn)
   float* k = q + R * LD;
   float* v = k + R * LD;
   float* pw = v + R * LD + warp * kQRows * kKeys;
