@@ -559,7 +559,7 @@ const LayerSpec kF32Specs[] = {
     {32, 4, 64, 20, true, true},   {32, 1, 128, 32, false, false}, {64, 8, 128, 32, true, true},
     {64, 2, 256, 64, false, false}, {64, 4, 128, 32, true, false},  {128, 4, 256, 48, true, true},
     {128, 2, 128, 128, false, true}, {128, 16, 256, 128, false, false},
-    {64, 4, 128, 64, false, false, true, false},  {128, 8, 512, 48, true, true, true, false},
+    {64, 4, 128, 64, false, false, true, false},  {128, 8, 256, 48, true, true, true, false},
     {64, 2, 128, 32, true, false, false, true},   {128, 2, 256, 44, true, true, false, true},
     {32, 4, 64, 20, true, true, true, true},      {128, 2, 256, 54, true, false, true, true},
 };
