@@ -122,6 +122,27 @@ TEST_P(FuseEncoder, KeepsOnlyTheInputProjectionWhereTheBackendRefusesIt) {
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, FuseEncoder, ::testing::Values("transformer_relu", "transformer_gelu"));
 
+// The pre-norm causal fixture as torch 1.13 exports it (opset 14: LayerNorm written out, the
+// attention unfused because of the mask, the mask a buffer sliced by Shape → Gather → Slice once
+// for both layers): two nodes, projection and head folded in, the mask's nodes gone with them.
+TEST(FuseEncoderFixture, PreNormCausalLayersBecomeOneNodeEach) {
+  FIXTURE_OR_SKIP(g, "transformer_prenorm_causal");
+  EXPECT_EQ(count_op(*g, "FusedAttention"), 0) << "the mask keeps fuse_attention from matching";
+  PassLog log;
+  EXPECT_EQ(fuse_encoder(*g, log, kRunsIt, 120), 2);
+  EXPECT_EQ(g->nodes.size(), 2u) << "projection, head and the mask's Shape/Gather/Slice nodes folded away";
+  for (const Node& n : g->nodes) {
+    ASSERT_EQ(n.op, "TransformerEncoderLayer");
+    EXPECT_EQ(n.attr_i("norm_first", 0), 1);
+    EXPECT_EQ(n.attr_i("causal", 0), 1);
+    EXPECT_EQ(n.attr_i("heads", 0), 4);
+    EXPECT_EQ(n.attr_s("activation", ""), "gelu");
+    EXPECT_NEAR(n.attr_f("scale", 0.f), 0.25f, 1e-6f);
+  }
+  EXPECT_EQ(g->nodes[0].inputs.size(), 15u) << "layer 0 has the input projection";
+  EXPECT_EQ(g->nodes[1].inputs.size(), 17u) << "layer 1 has the head";
+}
+
 TEST(FuseEncoderReads, TheAttentionScaleOffTheGraph) {
   FIXTURE_OR_SKIP(g, "transformer_relu");
   Node* attn = first_op(*g, "FusedAttention");
