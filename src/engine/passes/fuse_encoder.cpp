@@ -275,9 +275,10 @@ Result<std::vector<float>> mask_at(const Graph& g, const MaskSource& ms, int64_t
   return run_nodes(g, ms.nodes, {in}, ms.m, {4, t, t}, dims);
 }
 
-// True when m is, at every sequence length tried (1, 5, 7 and max_seq), [.., t, t] of 0 on and
-// below the diagonal and -inf above it (a large negative number counts as -inf: softmax gives it
-// weight 0 either way).
+// True when m is, at every sequence length tried (1, 5, 7 and max_seq up to 1024), [.., t, t] of
+// 0 on and below the diagonal and -inf above it (≤ -1e4 counts as -inf, as in masks written with
+// -1e4 or -1e9: beside the finite diagonal score softmax gives it weight 0 in fp32; the layer's
+// proof against the -inf definition checks the whole region anyway).
 bool mask_is_causal(const Graph& g, ValueId m, int64_t max_seq, MaskSource* ms) {
   ms->m = m;
   const Value& mv = g.value(m);
@@ -293,7 +294,9 @@ bool mask_is_causal(const Graph& g, ValueId m, int64_t max_seq, MaskSource* ms) 
   const Value& in = g.value(ms->graph_in);
   if (in.dtype != DType::kF32 || !in.rank_known || in.shape.size() != 3 || !in.shape[2].is_known()) return false;
   ms->features = in.shape[2].value;
-  for (int64_t t : {int64_t(1), int64_t(5), int64_t(7), std::max<int64_t>(1, max_seq)}) {
+  // The longest length tried is capped (no fused kernel runs sequences that long; the backend's
+  // check refuses them by max_seq).
+  for (int64_t t : {int64_t(1), int64_t(5), int64_t(7), std::clamp<int64_t>(max_seq, 1, 1024)}) {
     std::vector<int64_t> dims;
     auto got = mask_at(g, *ms, t, &dims);
     if (!got || dims.size() < 2 || dims[dims.size() - 1] != t || dims[dims.size() - 2] != t || got.value().size() != size_t(t * t))
@@ -301,7 +304,7 @@ bool mask_is_causal(const Graph& g, ValueId m, int64_t max_seq, MaskSource* ms) 
     for (int64_t i = 0; i < t; ++i)
       for (int64_t j = 0; j < t; ++j) {
         const float v = got.value()[size_t(i * t + j)];
-        if (j <= i ? v != 0.f : v > -1e30f) return false;
+        if (j <= i ? v != 0.f : v > -1e4f) return false;
       }
   }
   return true;

@@ -209,6 +209,7 @@ struct LayerSpec {
   bool pre, head;
   bool norm_first = false, causal = false;
   int mask_diag = 1;
+  float mask_fill = -INFINITY;  // what the mask holds above its diagonal
 };
 constexpr int64_t kMaskBuf = 160;
 std::string spec_name(const LayerSpec& s) {
@@ -268,7 +269,7 @@ Graph encoder_graph(const LayerSpec& s, uint32_t seed) {
   if (s.causal) {
     std::vector<float> buf(size_t(kMaskBuf * kMaskBuf), 0.f);
     for (int64_t i = 0; i < kMaskBuf; ++i)
-      for (int64_t j = i + s.mask_diag; j < kMaskBuf; ++j) buf[size_t(i * kMaskBuf + j)] = -INFINITY;
+      for (int64_t j = i + s.mask_diag; j < kMaskBuf; ++j) buf[size_t(i * kMaskBuf + j)] = s.mask_fill;
     ValueId shp = b.value("x_shape", DType::kI64), t = b.value("x_seq", DType::kI64), rows = b.value("mask_rows"),
             mask = b.value("mask"), masked = b.value("masked");
     b.node("Shape", {x}, {shp});
@@ -346,6 +347,16 @@ TEST_P(FuseEncoderShapes, FindsTheLayerAndItsHeadCount) {
   EXPECT_EQ(l->attr_i("norm_first", -1), s.norm_first ? 1 : 0);
   EXPECT_EQ(l->attr_i("causal", -1), s.causal ? 1 : 0);
   EXPECT_EQ(g.nodes.size(), 1u) << "the mask's Shape/Gather/Slice nodes go with the layer";
+}
+
+// A causal mask written with -1e9 instead of -inf (a common way to write one) is the same mask.
+TEST(FuseEncoderFinds, ACausalMaskWrittenWithALargeNegativeNumber) {
+  LayerSpec s{64, 2, 128, 32, true, false, true, true};
+  s.mask_fill = -1e9f;
+  Graph g = passed_spec(s);
+  PassLog log;
+  ASSERT_EQ(fuse_encoder(g, log, kRunsIt, 120), 1);
+  EXPECT_EQ(first_op(g, "TransformerEncoderLayer")->attr_i("causal", 0), 1);
 }
 
 // A mask that lets each query see the next key too is not the causal mask the kernel applies:
