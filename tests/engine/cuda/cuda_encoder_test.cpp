@@ -20,9 +20,8 @@ int count_op(const Graph& g, const std::string& op) {
   return c;
 }
 
-// A fixture imported and through run_passes(), as the builder hands it on; empty when missing.
-std::optional<Graph> passed(const std::string& name) {
-  const fs::path p = model_fixtures() / name / "model.onnx";
+// An ONNX file imported and through run_passes(), as the builder hands it on; empty when missing.
+std::optional<Graph> passed_file(const fs::path& p) {
   if (!fs::exists(p)) return std::nullopt;
   auto g = import_onnx_file(p.string());
   EXPECT_TRUE(g) << g.status().to_string();
@@ -32,6 +31,7 @@ std::optional<Graph> passed(const std::string& name) {
   EXPECT_TRUE(s) << s.to_string();
   return std::move(g).value();
 }
+std::optional<Graph> passed(const std::string& name) { return passed_file(model_fixtures() / name / "model.onnx"); }
 
 #define FIXTURE_OR_SKIP(var, name)                                                                        \
   auto var = passed(name);                                                                                \
@@ -519,13 +519,10 @@ TEST(FuseEncoderSweep, ExportedPreNormAndCausalLayersBecomeOneNodeEach) {
                {"18-xfmr-1xd128h2-ff256-relu-pre-causal-f54", 1, true},
                {"26-xfmr-4xd128h8-ff512-gelu-pre-f10", 4, true}};
   for (const auto& c : cases) {
-    const fs::path p = fs::path(dir) / c.name / "model.onnx";
-    if (!fs::exists(p)) GTEST_SKIP() << p << " is missing";
-    auto g = import_onnx_file(p.string());
-    ASSERT_TRUE(g) << g.status().to_string();
+    auto g = passed_file(fs::path(dir) / c.name / "model.onnx");
+    if (!g) GTEST_SKIP() << c.name << " is missing in " << dir;
+    Graph& gr = *g;
     PassLog log;
-    ASSERT_TRUE(run_passes(g.value(), log));
-    Graph& gr = g.value();
     const int n = fuse_encoder(gr, log, [&](const Node& node) { return cuda()->check_supported(gr, node).is_ok(); }, 60);
     EXPECT_EQ(n, c.fused ? c.layers : 0) << c.name;
     if (c.fused) {
