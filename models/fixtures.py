@@ -45,19 +45,32 @@ class RecurrentHead(nn.Module):
 
 
 class TransformerHead(nn.Module):
-    """Input projection → nn.TransformerEncoder (batch_first, post-norm) → last step → Linear
-    → Sigmoid. torch exports the attention decomposed into MatMul/Softmax/Reshape/Transpose."""
+    """Input projection → nn.TransformerEncoder (batch_first, post-norm, or pre-norm with
+    norm_first) → last step → Linear → Sigmoid. torch exports the attention decomposed into
+    MatMul/Softmax/Reshape/Transpose. causal: a triu(-inf, 1) buffer sliced to the input's length
+    (mask[:t, :t], a common export pattern) is the attention mask."""
 
-    def __init__(self, d_model, heads, layers, activation):
+    MAX_SEQ = 256
+
+    def __init__(self, d_model, heads, layers, activation, norm_first=False, causal=False):
         super().__init__()
         self.proj = nn.Linear(FEATURES, d_model)
         layer = nn.TransformerEncoderLayer(d_model, heads, dim_feedforward=2 * d_model,
-                                           dropout=0.0, activation=activation, batch_first=True)
+                                           dropout=0.0, activation=activation, batch_first=True,
+                                           norm_first=norm_first)
         self.encoder = nn.TransformerEncoder(layer, num_layers=layers, enable_nested_tensor=False)
         self.head = nn.Linear(d_model, 2)
+        self.causal = causal
+        if causal:
+            mask = torch.triu(torch.full((self.MAX_SEQ, self.MAX_SEQ), float("-inf")), diagonal=1)
+            self.register_buffer("mask", mask, persistent=False)
 
     def forward(self, x):
-        h = self.encoder(self.proj(x))
+        if self.causal:
+            t = x.shape[1]
+            h = self.encoder(self.proj(x), mask=self.mask[:t, :t])
+        else:
+            h = self.encoder(self.proj(x))
         return torch.sigmoid(self.head(h[:, -1, :]))
 
 
@@ -111,6 +124,9 @@ MODELS = [
      "Conv1d ×3 (dilation 1, 2, 4) + ReLU → last step → Linear(1) → Sigmoid"),
     ("mlp_softmax", lambda: MlpSoftmax(), 14, False,
      "last step → Linear/ReLU/Linear/Tanh/Linear → Softmax(3)"),
+    # Last, so that the models above keep their seeds (1000 + index).
+    ("transformer_prenorm_causal", lambda: TransformerHead(64, 4, 2, "gelu", norm_first=True, causal=True), 14, False,
+     "Transformer encoder 2 layers d64 4 heads GELU, pre-norm (norm_first), causal mask sliced from a buffer"),
 ]
 
 

@@ -108,6 +108,7 @@ def judge(ts_rows, torch_rows, listing):
             ref = fp16_ref.get(arch, {})
             row["torch_fp16_rel_err"] = ref.get("fp16_rel_err")
             row["torch_fp32_rel_err_vs_fp64"] = ref.get("fp32_rel_err_vs_fp64")
+            row["torch_fp32_fastpath_rel_err"] = ref.get("fp32_fastpath_rel_err")
             rows.append(row)
     return rows, failures, info
 

@@ -1,5 +1,6 @@
-// fuse_encoder: one PyTorch nn.TransformerEncoderLayer (post-norm, batch_first, as torch.onnx
-// exports it, after fuse()) → one TransformerEncoderLayer node, where `backend_runs` accepts it
+// fuse_encoder: one PyTorch nn.TransformerEncoderLayer (post-norm or pre-norm, with or without
+// a causal mask, batch_first, as torch.onnx exports it, after fuse()) → one
+// TransformerEncoderLayer node, where `backend_runs` accepts it
 // (the CUDA backend's fused layer, cuda_encoder.h). Run by the builder for FP16, strict FP32 and
 // INT8 plans once the backend is known (builder.cpp says why INT8); other plans keep their layers.
 //
@@ -8,9 +9,19 @@
 //   LN₂(Add₂(LN₁, FusedGemm ff2(FusedGemm ff1 [relu | gelu](LN₁))))
 //   LN₁ = LN₁(Add₁(X, …out_proj(…FusedAttention(…in_proj(…X)…)…)))
 //
-// X is the input of Add₁ whose other side leads back to X through a FusedAttention. The region
-// is every node on a path from X to LN₂'s output Y. Besides its 9 compute nodes (4 FusedGemm
-// with constant weights, the FusedAttention, 2 Adds, 2 LayerNormalizations) it may hold only
+// or, pre-norm (norm_first), from the FF residual Add:
+//
+//   Add₂(H, FusedGemm ff2(FusedGemm ff1(LN₂(H)))),  H = Add₁(X, …out_proj(…attention(…in_proj(LN₁(X))))).
+//
+// The attention is a FusedAttention, or — where a mask keeps fuse_attention from matching — two
+// MatMuls and a Softmax with f32 Mul/Div (scale) and Add (mask). A mask is a value the layer
+// reads from outside (its data do not depend on X: PyTorch's causal buffer sliced to the input's
+// length through Shape/Gather/Slice); it is accepted only where running its nodes on the CPU
+// backend gives 0 on and below the diagonal and -inf above it at T 1, 5, 7 and max_seq (attribute
+// causal = 1), and its nodes go once no layer reads them.
+// X is the input of Add₁ whose other side leads back to X through the attention. The region
+// is every node on a path from X to the layer's output Y. Besides its compute nodes (4 FusedGemm
+// with constant weights, the attention, 2 Adds, 2 LayerNormalizations) it may hold only
 // data movement (Transpose, Reshape, Slice, Squeeze, Unsqueeze, Flatten, Identity) and int64
 // shape arithmetic (Shape, Gather, Concat, Cast, Add/Sub/Mul/Div of int64, Constant); no value
 // inside may be read outside it. What the glue does (which columns are q, k and v, how heads are
@@ -21,9 +32,9 @@
 //
 // TransformerEncoderLayer inputs: X [B, T, K], W_in, b_in, W_out, b_out, ln1 scale, ln1 bias,
 // W1, b1, W2, b2, ln2 scale, ln2 bias[, W_pre, b_pre] (weights as their FusedGemm had them;
-// trans_b_* attributes say which are [N, K]); attrs heads, scale, epsilon1, epsilon2,
-// activation, trans_b_{in,out,ff1,ff2,pre}, max_seq (the builder's largest profile seq, for the
-// backend's check). Output: Y [B, T, D] — or, where the model's head follows the last layer
+// trans_b_* attributes say which are [N, K]; ln1 is the attention side's, ln2 the FF side's);
+// attrs heads, scale, epsilon1, epsilon2, activation, norm_first, causal,
+// trans_b_{in,out,ff1,ff2,pre}, max_seq (the builder's largest profile seq, for the backend's check). Output: Y [B, T, D] — or, where the model's head follows the last layer
 // (fold_head below), the head's [B, N].
 #include <algorithm>
 #include <cmath>
@@ -34,20 +45,14 @@
 
 #include "engine/builder.h"
 #include "engine/engine.h"
+#include "engine/passes/encoder_region.h"
 #include "engine/passes/fuse_patterns.h"
 #include "engine/passes/pass_util.h"
 
 namespace ts::engine {
 namespace {
 
-int producer(const Graph& g, ValueId v) {
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    for (ValueId o : g.nodes[i].outputs)
-      if (o == v) return int(i);
-  return -1;
-}
-
-bool is_const(const Graph& g, ValueId v) { return v != kNoValue && g.value(v).is_constant; }
+using namespace encoder_region;  // NOLINT: this pass's own helpers
 
 // W of a FusedGemm as [N][K] row-major, and N, K; false unless W is a constant f32 matrix.
 bool gemm_weights(const Graph& g, const Node& n, std::vector<float>* w_nk, int64_t* nn, int64_t* kk) {
@@ -80,8 +85,10 @@ bool vec_or(const Graph& g, const Node& n, size_t i, int64_t len, float fill, st
 struct Layer {
   int64_t d = 0, ff = 0, pre_k = 0;  // pre_k 0: no input projection
   std::vector<float> w_pre, b_pre, w_in, b_in, w_out, b_out, s1, c1, w1, b1, w2, b2, s2, c2;
-  float scale = 1.f, eps1 = 1e-5f, eps2 = 1e-5f;
+  float scale = 0.f, eps1 = 1e-5f, eps2 = 1e-5f;  // scale 0: 1/sqrt(head dim), PyTorch's (unfused attention)
   bool gelu = false;
+  bool norm_first = false;  // pre-norm: x + attn(LN₁(x)), then h + ff(LN₂(h)), no LayerNorm after
+  bool causal = false;      // key j > query i masked out (PyTorch's triu(-inf, 1) mask)
 };
 
 // y[r][n] = Σ_k x[r][k] · w[n][k] + b[n]
@@ -112,82 +119,73 @@ void layer_norm(std::vector<double>* x, int64_t rows, int64_t d, const std::vect
 // The layer's definition on one sequence x [t][k_in].
 std::vector<double> reference(const Layer& L, int64_t heads, const float* xin, int64_t t) {
   const int64_t d = L.d, dh = d / heads;
+  const double scale = L.scale != 0.f ? double(L.scale) : 1.0 / std::sqrt(double(dh));
   std::vector<double> x(xin, xin + t * (L.pre_k ? L.pre_k : d)), tmp;
   if (L.pre_k) {
     linear(x, t, L.pre_k, L.w_pre, L.b_pre, d, &tmp);
     x = tmp;
   }
+  std::vector<double> xa = x;  // attention's input: x, or LN₁(x) in a pre-norm layer
+  if (L.norm_first) layer_norm(&xa, t, d, L.s1, L.c1, L.eps1);
   std::vector<double> qkv, o(size_t(t * d), 0.0), a, f1, f2;
-  linear(x, t, d, L.w_in, L.b_in, 3 * d, &qkv);
+  linear(xa, t, d, L.w_in, L.b_in, 3 * d, &qkv);
   std::vector<double> p(static_cast<size_t>(t));
   for (int64_t h = 0; h < heads; ++h)
     for (int64_t i = 0; i < t; ++i) {
+      const int64_t keys = L.causal ? i + 1 : t;
       double m = -1e300, sum = 0;
-      for (int64_t j = 0; j < t; ++j) {
+      for (int64_t j = 0; j < keys; ++j) {
         double s = 0;
         for (int64_t e = 0; e < dh; ++e) s += qkv[size_t(i * 3 * d + h * dh + e)] * qkv[size_t(j * 3 * d + d + h * dh + e)];
-        p[size_t(j)] = s * L.scale;
+        p[size_t(j)] = s * scale;
         m = std::max(m, p[size_t(j)]);
       }
-      for (int64_t j = 0; j < t; ++j) sum += (p[size_t(j)] = std::exp(p[size_t(j)] - m));
+      for (int64_t j = 0; j < keys; ++j) sum += (p[size_t(j)] = std::exp(p[size_t(j)] - m));
       for (int64_t e = 0; e < dh; ++e) {
         double acc = 0;
-        for (int64_t j = 0; j < t; ++j) acc += p[size_t(j)] * qkv[size_t(j * 3 * d + 2 * d + h * dh + e)];
+        for (int64_t j = 0; j < keys; ++j) acc += p[size_t(j)] * qkv[size_t(j * 3 * d + 2 * d + h * dh + e)];
         o[size_t(i * d + h * dh + e)] = acc / sum;
       }
     }
   linear(o, t, d, L.w_out, L.b_out, d, &a);
   for (size_t i = 0; i < a.size(); ++i) a[i] += x[i];
-  layer_norm(&a, t, d, L.s1, L.c1, L.eps1);
-  linear(a, t, d, L.w1, L.b1, L.ff, &f1);
+  std::vector<double> fa = a;  // FF's input: LN₁(x + attn) post-norm, LN₂(h) pre-norm
+  if (L.norm_first) {
+    layer_norm(&fa, t, d, L.s2, L.c2, L.eps2);
+  } else {
+    layer_norm(&a, t, d, L.s1, L.c1, L.eps1);
+    fa = a;
+  }
+  linear(fa, t, d, L.w1, L.b1, L.ff, &f1);
   for (double& v : f1) v = L.gelu ? 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0))) : std::max(v, 0.0);
   linear(f1, t, L.ff, L.w2, L.b2, d, &f2);
   for (size_t i = 0; i < f2.size(); ++i) f2[i] += a[i];
-  layer_norm(&f2, t, d, L.s2, L.c2, L.eps2);
+  if (!L.norm_first) layer_norm(&f2, t, d, L.s2, L.c2, L.eps2);
   return f2;
 }
 
-// Runs `region` (nodes of g, in order) on the CPU backend, x → y, at [b, t, k].
+// Runs `region` on the CPU backend, x → y, at [b, t, k] (with the layer's mask where it has one).
 Result<std::vector<float>> run_region(const Graph& g, const std::vector<int>& region, ValueId x, ValueId y,
-                                      const std::vector<float>& xin, int64_t b, int64_t t, int64_t k) {
-  Graph s;
-  s.values = g.values;
-  s.opset = g.opset;
-  s.producer = g.producer;
-  for (int i : region) s.nodes.push_back(g.nodes[size_t(i)]);
-  for (Node& n : s.nodes) n.tactic.clear();
-  s.inputs = {x};
-  s.outputs = {y};
-  BuildOptions o;
-  o.backend = "cpu";
-  o.time_tactics = false;
-  OptimizationProfile prof;
-  prof.inputs[g.value(x).name] = ShapeRange{{b, t, k}, {b, t, k}, {b, t, k}};
-  o.profiles = {prof};
-  auto plan = build_from_graph(std::move(s), PassLog{}, o);
-  if (!plan) return plan.status();
-  auto e = Engine::load(plan.value());
-  if (!e) return e.status();
-  auto ctx = e.value()->create_context();
-  if (!ctx) return ctx.status();
-  TensorView in;
-  in.dims = {b, t, k};
-  in.data = const_cast<float*>(xin.data());
-  std::vector<float> out(size_t(b * t * 1024));
-  TensorView ov;
-  ov.dims = {b, t, 1024};  // the buffer's room (TensorView): [batch, seq, d ≤ 1024]
-  ov.data = out.data();
-  std::vector<TensorView> ins{in}, outs{ov};
-  TS_RETURN_IF_ERROR(ctx.value()->execute(ins, outs));
-  if (outs[0].dims.size() != 3 || outs[0].dims[0] != b || outs[0].dims[1] != t) {
+                                      const std::vector<float>& xin, int64_t b, int64_t t, int64_t k, const MaskSource* ms) {
+  std::vector<RegionInput> ins{{x, {b, t, k}, xin}};
+  if (ms) {
+    RegionInput m{ms->m, {}, {}};
+    auto mv = mask_at(g, *ms, t, &m.dims);
+    if (!mv) return mv.status();
+    m.data = std::move(mv).value();
+    ins.push_back(std::move(m));
+  }
+  std::vector<int64_t> dims;
+  auto out = run_nodes(g, region, ins, y, {b, t, 1024}, &dims);  // room: [batch, seq, d ≤ 1024]
+  if (!out) return out.status();
+  if (dims.size() != 3 || dims[0] != b || dims[1] != t) {
     return Status(StatusCode::kInvalidArgument, "the region's output is not [batch, seq, d]");
   }
-  out.resize(size_t(shape_numel(outs[0].dims)));
   return out;
 }
 
 // The head count for which the region computes the layer (at two shapes), or 0.
-int64_t prove(const Graph& g, const std::vector<int>& region, ValueId x, ValueId y, const Layer& L) {
+int64_t prove(const Graph& g, const std::vector<int>& region, ValueId x, ValueId y, const Layer& L, const MaskSource* ms) {
   const int64_t k = L.pre_k ? L.pre_k : L.d;
   std::vector<int64_t> ok_heads;
   for (int64_t h = 1; h <= L.d; ++h)
@@ -198,7 +196,7 @@ int64_t prove(const Graph& g, const std::vector<int>& region, ValueId x, ValueId
   for (auto [b, t] : shapes) {
     std::vector<float> xin(size_t(b * t * k));
     for (float& v : xin) v = nd(rng);
-    auto got = run_region(g, region, x, y, xin, b, t, k);
+    auto got = run_region(g, region, x, y, xin, b, t, k, ms);
     if (!got || got.value().size() != size_t(b * t * L.d)) return 0;
     std::vector<int64_t> still;
     for (int64_t h : ok_heads) {
@@ -229,25 +227,6 @@ bool glue_op(const Graph& g, const Node& n) {
     return true;
   }
   return false;
-}
-
-// Backward closure of `from` stopping at x and constants: node indices (sorted), or false if
-// it reaches a graph input or a value nothing in the graph makes.
-bool closure(const Graph& g, ValueId from, ValueId x, std::vector<int>* nodes) {
-  std::set<int> seen;
-  std::vector<ValueId> stack{from};
-  std::set<ValueId> visited;
-  while (!stack.empty()) {
-    ValueId v = stack.back();
-    stack.pop_back();
-    if (v == kNoValue || v == x || is_const(g, v) || !visited.insert(v).second) continue;
-    const int p = producer(g, v);
-    if (p < 0) return false;
-    if (seen.insert(p).second)
-      for (ValueId i : g.nodes[size_t(p)].inputs) stack.push_back(i);
-  }
-  nodes->assign(seen.begin(), seen.end());
-  return true;
 }
 
 const Node* only_op(const Graph& g, const std::vector<int>& region, const std::string& op, int* idx = nullptr) {
@@ -297,49 +276,105 @@ bool fold_head(const Graph& g, const std::vector<std::vector<int>>& users, Node*
   return true;
 }
 
-// Tries the layer ending at LayerNormalization node `i2`; on success rewrites g and returns true.
-bool try_layer(Graph& g, size_t i2, PassLog& log, const std::function<bool(const Node&)>& backend_runs, int64_t max_seq) {
-  const Node& ln2 = g.nodes[i2];
-  if (ln2.outputs.empty()) return false;
-  const ValueId y = ln2.outputs[0];
-  const int ia2 = producer(g, ln2.inputs[0]);
-  if (ia2 < 0 || g.nodes[size_t(ia2)].op != "Add") return false;
-  // Add₂'s inputs: LN₁'s output and ff2's.
-  int iln1 = -1;
-  for (ValueId v : g.nodes[size_t(ia2)].inputs) {
-    const int p = producer(g, v);
-    if (p >= 0 && g.nodes[size_t(p)].op == "LayerNormalization") iln1 = p;
-  }
-  if (iln1 < 0) return false;
-  const int ia1 = producer(g, g.nodes[size_t(iln1)].inputs[0]);
-  if (ia1 < 0 || g.nodes[size_t(ia1)].op != "Add") return false;
-  ValueId x = kNoValue;
-  std::vector<int> region;
-  for (int side = 0; side < 2 && x == kNoValue; ++side) {
+// The layer's region: every node on a path from x to y, stopping at constants and at f32 values
+// whose data do not depend on x (`sides`: the mask a causal layer reads, computed outside it);
+// false if it reaches a graph input other than x.
+bool layer_region(const Graph& g, ValueId y, ValueId x, const std::vector<bool>& dep, std::vector<int>* nodes,
+                  std::set<ValueId>* sides) {
+  const auto outside = [&](ValueId v) { return !dep[size_t(v)] && g.value(v).dtype == DType::kF32; };
+  return closure(g, y, std::set<ValueId>{x}, nodes, outside, sides);
+}
+
+bool is_f32_op(const Graph& g, int i, const char* op) {
+  return i >= 0 && g.nodes[size_t(i)].op == op && !g.nodes[size_t(i)].outputs.empty() &&
+         g.value(g.nodes[size_t(i)].outputs[0]).dtype == DType::kF32;
+}
+
+// x for the residual Add `ia1` (x + attention branch): the input whose other side leads back to
+// it through an attention (FusedAttention, or the Softmax of an unfused one).
+ValueId residual_input(const Graph& g, int ia1) {
+  for (int side = 0; side < 2; ++side) {
     const ValueId cand = g.nodes[size_t(ia1)].inputs[size_t(side)];
     const ValueId other = g.nodes[size_t(ia1)].inputs[size_t(1 - side)];
     if (is_const(g, cand)) continue;
+    const std::vector<bool> dep = depends_on(g, cand);
+    if (!dep[size_t(other)]) continue;
     std::vector<int> branch;
-    if (!closure(g, other, cand, &branch)) continue;
-    bool attn = false;
-    for (int b : branch) attn = attn || g.nodes[size_t(b)].op == "FusedAttention";
-    if (attn && closure(g, y, cand, &region)) x = cand;
+    std::set<ValueId> sides;
+    if (!layer_region(g, other, cand, dep, &branch, &sides)) continue;
+    for (int b : branch)
+      if (g.nodes[size_t(b)].op == "FusedAttention" || g.nodes[size_t(b)].op == "Softmax") return cand;
   }
+  return kNoValue;
+}
+
+// Tries the layer ending at node `i2`: LayerNormalization₂ of a post-norm layer, or the FF
+// residual Add of a pre-norm one (norm_first); on success rewrites g and returns true.
+//   post-norm: LN₂(Add₂(LN₁(Add₁(X, attn(X))), ff(LN₁…)))
+//   pre-norm:  Add₂(H, ff(LN₂(H))), H = Add₁(X, attn(LN₁(X)))
+bool try_layer(Graph& g, size_t i2, PassLog& log, const std::function<bool(const Node&)>& backend_runs, int64_t max_seq) {
+  const Node& ln2_or_add = g.nodes[i2];
+  if (ln2_or_add.outputs.empty()) return false;
+  const ValueId y = ln2_or_add.outputs[0];
+  Layer L;
+  L.norm_first = ln2_or_add.op == "Add";
+  int ia1 = -1;
+  if (L.norm_first) {
+    if (!is_f32_op(g, int(i2), "Add")) return false;
+    for (ValueId h : ln2_or_add.inputs)
+      if (is_f32_op(g, producer(g, h), "Add")) {
+        const int cand = producer(g, h);
+        if (residual_input(g, cand) != kNoValue) ia1 = cand;
+      }
+  } else {
+    const int ia2 = producer(g, ln2_or_add.inputs[0]);
+    if (!is_f32_op(g, ia2, "Add")) return false;
+    // Add₂'s inputs: LN₁'s output and ff2's.
+    for (ValueId v : g.nodes[size_t(ia2)].inputs) {
+      const int p = producer(g, v);
+      if (p >= 0 && g.nodes[size_t(p)].op == "LayerNormalization" && is_f32_op(g, producer(g, g.nodes[size_t(p)].inputs[0]), "Add"))
+        ia1 = producer(g, g.nodes[size_t(p)].inputs[0]);
+    }
+  }
+  if (ia1 < 0) return false;
+  const ValueId x = residual_input(g, ia1);
   if (x == kNoValue) return false;
   const Value& xv = g.value(x);
   if (!xv.rank_known || xv.shape.size() != 3 || xv.dtype != DType::kF32) return false;
+  const std::vector<bool> dep = depends_on(g, x);
+  if (!dep[size_t(y)]) return false;
+  std::vector<int> region;
+  std::set<ValueId> sides;
+  if (!layer_region(g, y, x, dep, &region, &sides)) return false;
+  // A value from outside (not a constant): only a causal mask.
+  MaskSource mask;
+  if (sides.size() > 1) return false;
+  if (sides.size() == 1) {
+    if (!mask_is_causal(g, *sides.begin(), max_seq, &mask)) {
+      log.lines.push_back("fuse_encoder: kept the layers ending at " + ln2_or_add.name +
+                          ": its attention reads a value from outside the layer that is not a causal mask");
+      return false;
+    }
+    L.causal = true;
+  }
 
-  // The compute nodes: exactly these, everything else glue.
-  int n_gemm = 0, n_add = 0, n_ln = 0, n_attn = 0;
+  // The compute nodes: 4 FusedGemm, 2 LayerNormalization, the attention (one FusedAttention, or
+  // 2 MatMul and a Softmax with f32 Add/Mul/Div for scale and mask), the 2 residual Adds;
+  // everything else glue.
+  int n_gemm = 0, n_ln = 0, n_attn = 0, n_mm = 0, n_softmax = 0;
   for (int i : region) {
     const Node& n = g.nodes[size_t(i)];
+    const bool f32 = !n.outputs.empty() && g.value(n.outputs[0]).dtype == DType::kF32;
     if (n.op == "FusedGemm") ++n_gemm;
-    else if (n.op == "Add" && g.value(n.outputs[0]).dtype == DType::kF32) ++n_add;
     else if (n.op == "LayerNormalization") ++n_ln;
     else if (n.op == "FusedAttention") ++n_attn;
+    else if (n.op == "MatMul") ++n_mm;
+    else if (n.op == "Softmax") ++n_softmax;
+    else if (f32 && (n.op == "Add" || n.op == "Mul" || n.op == "Div")) continue;  // residuals, scale, mask: proved below
     else if (!glue_op(g, n)) return false;
   }
-  if (n_gemm != 4 || n_add != 2 || n_ln != 2 || n_attn != 1) return false;
+  const bool fused_attn = n_attn == 1 && n_mm == 0 && n_softmax == 0;
+  if (n_gemm != 4 || n_ln != 2 || !(fused_attn || (n_attn == 0 && n_mm == 2 && n_softmax == 1))) return false;
   // Nothing inside is read outside (or is a graph output), but Y.
   const auto users = passes::consumers(g);
   std::set<int> in_region(region.begin(), region.end());
@@ -350,9 +385,23 @@ bool try_layer(Graph& g, size_t i2, PassLog& log, const std::function<bool(const
       for (int u : users[size_t(o)])
         if (!in_region.count(u)) return false;
     }
+  // LN₁ (the attention side) and LN₂ (the FF side).
+  const ValueId h = g.nodes[size_t(ia1)].outputs[0];
+  int iln1 = -1, iln2 = -1;
+  for (int i : region) {
+    const Node& n = g.nodes[size_t(i)];
+    if (n.op != "LayerNormalization") continue;
+    if (L.norm_first) {
+      if (n.inputs[0] == x) iln1 = i;
+      if (n.inputs[0] == h) iln2 = i;
+    } else {
+      if (n.inputs[0] == h) iln1 = i;
+      if (size_t(i) == i2) iln2 = i;
+    }
+  }
+  if (iln1 < 0 || iln2 < 0) return false;
 
   // Roles of the GEMMs: ff1 has the activation, ff2 reads ff1, in_proj has N = 3·out_proj's N.
-  Layer L;
   const Node *g_in = nullptr, *g_out = nullptr, *g_ff1 = nullptr, *g_ff2 = nullptr;
   for (int i : region) {
     const Node& n = g.nodes[size_t(i)];
@@ -397,6 +446,7 @@ bool try_layer(Graph& g, size_t i2, PassLog& log, const std::function<bool(const
       !vec_or(g, *g_ff1, 2, L.ff, 0.f, &L.b1) || !vec_or(g, *g_ff2, 2, L.d, 0.f, &L.b2))
     return false;
   const Node& ln1 = g.nodes[size_t(iln1)];
+  const Node& ln2 = g.nodes[size_t(iln2)];
   for (const Node* ln : {&ln1, &ln2}) {
     const int64_t ax = ln->attr_i("axis", -1);
     if (ax != -1 && ax != 2) return false;
@@ -409,9 +459,7 @@ bool try_layer(Graph& g, size_t i2, PassLog& log, const std::function<bool(const
     return false;
   L.eps1 = ln1.attr_f("epsilon", 1e-5f);
   L.eps2 = ln2.attr_f("epsilon", 1e-5f);
-  const Node* attn = only_op(g, region, "FusedAttention");
-  if (!attn) return false;
-  L.scale = attn->attr_f("scale", 1.f);
+  if (fused_attn) L.scale = only_op(g, region, "FusedAttention")->attr_f("scale", 1.f);
 
   // The input projection: a FusedGemm without activation making X, read only by the layer.
   int ipre = producer(g, x);
@@ -437,18 +485,18 @@ bool try_layer(Graph& g, size_t i2, PassLog& log, const std::function<bool(const
     std::sort(probe_region.begin(), probe_region.end());
     xin = g.nodes[size_t(ipre)].inputs[0];
   }
-  int64_t heads = prove(g, probe_region, xin, y, L);
+  int64_t heads = prove(g, probe_region, xin, y, L, L.causal ? &mask : nullptr);
   if (heads == 0 && L.pre_k) {  // try without the projection
     L.pre_k = 0;
     xin = x;
     probe_region = region;
-    heads = prove(g, region, x, y, L);
+    heads = prove(g, region, x, y, L, L.causal ? &mask : nullptr);
   }
   if (heads == 0) {
     log.lines.push_back("fuse_encoder: kept the layers ending at " + ln2.name + ": the region does not compute the encoder layer");
     return false;
   }
-  auto make_node = [&](int64_t h) {
+  auto make_node = [&](int64_t nh) {
     Node f;
     f.name = ln2.name + "/encoder";
     f.op = "TransformerEncoderLayer";
@@ -467,8 +515,10 @@ bool try_layer(Graph& g, size_t i2, PassLog& log, const std::function<bool(const
       f.attrs["trans_b_pre"] = pre.attr_i("trans_b", 0);
     }
     f.outputs = {y};
-    f.attrs["heads"] = h;
-    f.attrs["scale"] = L.scale;
+    f.attrs["heads"] = nh;
+    f.attrs["scale"] = L.scale != 0.f ? L.scale : float(1.0 / std::sqrt(double(L.d / nh)));
+    f.attrs["norm_first"] = int64_t(L.norm_first);
+    f.attrs["causal"] = int64_t(L.causal);
     f.attrs["epsilon1"] = L.eps1;
     f.attrs["epsilon2"] = L.eps2;
     f.attrs["activation"] = std::string(L.gelu ? "gelu" : "relu");
@@ -483,7 +533,7 @@ bool try_layer(Graph& g, size_t i2, PassLog& log, const std::function<bool(const
     L.pre_k = 0;
     xin = x;
     probe_region = region;
-    if (prove(g, region, x, y, L) == heads) f = make_node(heads);
+    if (prove(g, region, x, y, L, L.causal ? &mask : nullptr) == heads) f = make_node(heads);
   }
   if (!backend_runs(f)) {
     log.lines.push_back("fuse_encoder: kept the layers ending at " + ln2.name + ": the backend does not run the fused layer (" +
@@ -491,6 +541,7 @@ bool try_layer(Graph& g, size_t i2, PassLog& log, const std::function<bool(const
                         ", seq up to " + std::to_string(max_seq) + ")");
     return false;
   }
+  const std::set<std::string> names = L.causal ? mask_names(g, mask) : std::set<std::string>{};
   for (int i : probe_region)
     if (size_t(i) != i2) g.nodes[size_t(i)].op.clear();
   Node tail = f;
@@ -502,6 +553,7 @@ bool try_layer(Graph& g, size_t i2, PassLog& log, const std::function<bool(const
   log.lines.push_back(passes::fusion_line(f));
   g.nodes[i2] = std::move(f);
   passes::erase_absorbed(g);
+  if (L.causal) drop_unread(g, names);
   return true;
 }
 
@@ -513,7 +565,9 @@ int fuse_encoder(Graph& g, PassLog& log, const std::function<bool(const Node&)>&
   for (bool again = true; again;) {
     again = false;
     for (size_t i = 0; i < g.nodes.size() && !again; ++i) {
-      if (g.nodes[i].op != "LayerNormalization" || !tried.insert(g.nodes[i].name).second) continue;
+      // Post-norm layers end at a LayerNormalization, pre-norm ones at an f32 Add.
+      const bool anchor = g.nodes[i].op == "LayerNormalization" || is_f32_op(g, int(i), "Add");
+      if (!anchor || !tried.insert(g.nodes[i].name).second) continue;
       if (try_layer(g, i, log, backend_runs, max_seq)) {
         ++count;
         again = true;

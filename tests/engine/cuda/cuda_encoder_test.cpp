@@ -20,9 +20,8 @@ int count_op(const Graph& g, const std::string& op) {
   return c;
 }
 
-// A fixture imported and through run_passes(), as the builder hands it on; empty when missing.
-std::optional<Graph> passed(const std::string& name) {
-  const fs::path p = model_fixtures() / name / "model.onnx";
+// An ONNX file imported and through run_passes(), as the builder hands it on; empty when missing.
+std::optional<Graph> passed_file(const fs::path& p) {
   if (!fs::exists(p)) return std::nullopt;
   auto g = import_onnx_file(p.string());
   EXPECT_TRUE(g) << g.status().to_string();
@@ -32,6 +31,7 @@ std::optional<Graph> passed(const std::string& name) {
   EXPECT_TRUE(s) << s.to_string();
   return std::move(g).value();
 }
+std::optional<Graph> passed(const std::string& name) { return passed_file(model_fixtures() / name / "model.onnx"); }
 
 #define FIXTURE_OR_SKIP(var, name)                                                                        \
   auto var = passed(name);                                                                                \
@@ -122,6 +122,27 @@ TEST_P(FuseEncoder, KeepsOnlyTheInputProjectionWhereTheBackendRefusesIt) {
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, FuseEncoder, ::testing::Values("transformer_relu", "transformer_gelu"));
 
+// The pre-norm causal fixture as torch 1.13 exports it (opset 14: LayerNorm written out, the
+// attention unfused because of the mask, the mask a buffer sliced by Shape → Gather → Slice once
+// for both layers): two nodes, projection and head folded in, the mask's nodes gone with them.
+TEST(FuseEncoderFixture, PreNormCausalLayersBecomeOneNodeEach) {
+  FIXTURE_OR_SKIP(g, "transformer_prenorm_causal");
+  EXPECT_EQ(count_op(*g, "FusedAttention"), 0) << "the mask keeps fuse_attention from matching";
+  PassLog log;
+  EXPECT_EQ(fuse_encoder(*g, log, kRunsIt, 120), 2);
+  EXPECT_EQ(g->nodes.size(), 2u) << "projection, head and the mask's Shape/Gather/Slice nodes folded away";
+  for (const Node& n : g->nodes) {
+    ASSERT_EQ(n.op, "TransformerEncoderLayer");
+    EXPECT_EQ(n.attr_i("norm_first", 0), 1);
+    EXPECT_EQ(n.attr_i("causal", 0), 1);
+    EXPECT_EQ(n.attr_i("heads", 0), 4);
+    EXPECT_EQ(n.attr_s("activation", ""), "gelu");
+    EXPECT_NEAR(n.attr_f("scale", 0.f), 0.25f, 1e-6f);
+  }
+  EXPECT_EQ(g->nodes[0].inputs.size(), 15u) << "layer 0 has the input projection";
+  EXPECT_EQ(g->nodes[1].inputs.size(), 17u) << "layer 1 has the head";
+}
+
 TEST(FuseEncoderReads, TheAttentionScaleOffTheGraph) {
   FIXTURE_OR_SKIP(g, "transformer_relu");
   Node* attn = first_op(*g, "FusedAttention");
@@ -178,14 +199,23 @@ TEST(FuseEncoderRefuses, AnIntermediateValueReadOutsideTheLayer) {
 // x [batch, seq, k] → [MatMul Wpre + b] → in_proj → q, k, v Slices → heads (Reshape, Transpose)
 // → MatMul, Mul(scale), Softmax, MatMul → merge → out_proj → Add, LayerNormalization → FF
 // (MatMul, Add, Relu, MatMul, Add) → Add, LayerNormalization [→ Gather(axis 1, -1) → MatMul, Add,
-// Sigmoid]. k == d and !pre: no input projection.
+// Sigmoid]. k == d and !pre: no input projection. norm_first: PyTorch's pre-norm layer (LN₁ before
+// in_proj, LN₂ before FF, no LayerNorm after the FF residual). causal: the scores get PyTorch's
+// causal buffer (triu(-inf, 1) of kMaskBuf rows, a constant) sliced to the input's length by
+// Shape → Gather → Slice (as the sweep's models export it; mask_diag shifts its diagonal: 1 is
+// causal, 2 lets each query see one key ahead, which the pass must refuse).
 struct LayerSpec {
   int64_t d, heads, ff, k;
   bool pre, head;
+  bool norm_first = false, causal = false;
+  int mask_diag = 1;
+  float mask_fill = -INFINITY;  // what the mask holds above its diagonal
 };
+constexpr int64_t kMaskBuf = 160;
 std::string spec_name(const LayerSpec& s) {
   return "d" + std::to_string(s.d) + "_h" + std::to_string(s.heads) + "_ff" + std::to_string(s.ff) + "_k" +
-         std::to_string(s.k) + (s.pre ? "_pre" : "") + (s.head ? "_head" : "");
+         std::to_string(s.k) + (s.pre ? "_pre" : "") + (s.head ? "_head" : "") + (s.norm_first ? "_normfirst" : "") +
+         (s.causal ? "_causal" : "");
 }
 
 Graph encoder_graph(const LayerSpec& s, uint32_t seed) {
@@ -224,7 +254,7 @@ Graph encoder_graph(const LayerSpec& s, uint32_t seed) {
   };
   ValueId x = b.input("x", sym({"batch", "seq", ""}, {0, 0, s.k}));
   ValueId h = s.pre ? linear(x, "proj", s.k, d) : x;
-  ValueId qkv = linear(h, "in_proj", d, 3 * d);
+  ValueId qkv = linear(s.norm_first ? layer_norm(h, "norm1") : h, "in_proj", d, 3 * d);
   auto slice = [&](const std::string& n, int64_t from) {
     ValueId y = b.value(n);
     b.node("Slice", {qkv, b.constant_i64(n + ".st", {from}), b.constant_i64(n + ".en", {from + d}), b.constant_i64(n + ".ax", {2})}, {y});
@@ -236,19 +266,33 @@ Graph encoder_graph(const LayerSpec& s, uint32_t seed) {
   ValueId sc = b.value("scores"), scs = b.value("scaled"), pr = b.value("probs"), o = b.value("attn");
   b.node("MatMul", {q, kt}, {sc});
   b.node("Mul", {sc, b.constant("scale", {}, {1.0f / std::sqrt(float(hd))})}, {scs});
+  if (s.causal) {
+    std::vector<float> buf(size_t(kMaskBuf * kMaskBuf), 0.f);
+    for (int64_t i = 0; i < kMaskBuf; ++i)
+      for (int64_t j = i + s.mask_diag; j < kMaskBuf; ++j) buf[size_t(i * kMaskBuf + j)] = s.mask_fill;
+    ValueId shp = b.value("x_shape", DType::kI64), t = b.value("x_seq", DType::kI64), rows = b.value("mask_rows"),
+            mask = b.value("mask"), masked = b.value("masked");
+    b.node("Shape", {x}, {shp});
+    b.node("Gather", {shp, b.constant_i64("seq_axis", {1})}, {t}).attrs["axis"] = int64_t(0);
+    b.node("Slice", {b.constant("mask_buf", {kMaskBuf, kMaskBuf}, buf), b.constant_i64("m0", {0}), t, b.constant_i64("ma0", {0})},
+           {rows});
+    b.node("Slice", {rows, b.constant_i64("m1", {0}), t, b.constant_i64("ma1", {1})}, {mask});
+    b.node("Add", {scs, mask}, {masked});
+    scs = masked;
+  }
   b.node("Softmax", {scs}, {pr}).attrs["axis"] = int64_t(-1);
   b.node("MatMul", {pr, v}, {o});
   ValueId merged = reshape(transpose(o, "ot", {0, 2, 1, 3}), "merged", {0, 0, d});
   ValueId a = linear(merged, "out_proj", d, d);
   ValueId r1 = b.value("res1");
   b.node("Add", {h, a}, {r1});
-  ValueId l1 = layer_norm(r1, "norm1");
+  ValueId l1 = s.norm_first ? r1 : layer_norm(r1, "norm1");  // the FF residual's other side
   ValueId f1 = b.value("ff1_act");
-  b.node("Relu", {linear(l1, "ff1", d, s.ff)}, {f1});
+  b.node("Relu", {linear(s.norm_first ? layer_norm(r1, "norm2") : l1, "ff1", d, s.ff)}, {f1});
   ValueId f2 = linear(f1, "ff2", s.ff, d);
   ValueId r2 = b.value("res2");
   b.node("Add", {l1, f2}, {r2});
-  ValueId y = layer_norm(r2, "norm2");
+  ValueId y = s.norm_first ? r2 : layer_norm(r2, "norm2");
   if (s.head) {
     Value idx;
     idx.name = "last";
@@ -278,9 +322,14 @@ Graph passed_spec(const LayerSpec& s) {
 
 // Shapes of the CUDA kernel: d_model 32 (the shipped default model's: 4 heads of 8, input K 20),
 // 64 and 128, head dims 8, 16, 32 and 64, FF up to 256, with and without the projection and head.
+// Pre-norm and causal layers (the sweep's 10, 18 and 26 are of these kinds) with each of the
+// three d_model.
 const LayerSpec kSpecs[] = {
     {32, 4, 64, 20, true, true},   {32, 1, 128, 32, false, false}, {64, 8, 128, 32, true, true},
     {64, 2, 256, 64, false, false}, {128, 4, 256, 48, true, true},  {128, 2, 128, 128, false, true},
+    {64, 4, 128, 64, false, false, true, false},  {128, 8, 256, 48, true, true, true, false},
+    {64, 2, 128, 32, true, false, false, true},   {128, 2, 256, 44, true, true, false, true},
+    {32, 4, 64, 20, true, true, true, true},      {128, 2, 256, 54, true, false, true, true},
 };
 
 class FuseEncoderShapes : public ::testing::TestWithParam<LayerSpec> {};
@@ -295,7 +344,31 @@ TEST_P(FuseEncoderShapes, FindsTheLayerAndItsHeadCount) {
   EXPECT_EQ(l->attr_i("heads", 0), s.heads);
   EXPECT_NEAR(l->attr_f("scale", 0.f), 1.0 / std::sqrt(double(s.d / s.heads)), 1e-6);
   EXPECT_EQ(l->inputs.size(), s.head ? 17u : s.pre ? 15u : 13u) << "projection and head folded in";
-  EXPECT_EQ(g.nodes.size(), 1u);
+  EXPECT_EQ(l->attr_i("norm_first", -1), s.norm_first ? 1 : 0);
+  EXPECT_EQ(l->attr_i("causal", -1), s.causal ? 1 : 0);
+  EXPECT_EQ(g.nodes.size(), 1u) << "the mask's Shape/Gather/Slice nodes go with the layer";
+}
+
+// A causal mask written with -1e9 instead of -inf (a common way to write one) is the same mask.
+TEST(FuseEncoderFinds, ACausalMaskWrittenWithALargeNegativeNumber) {
+  LayerSpec s{64, 2, 128, 32, true, false, true, true};
+  s.mask_fill = -1e9f;
+  Graph g = passed_spec(s);
+  PassLog log;
+  ASSERT_EQ(fuse_encoder(g, log, kRunsIt, 120), 1);
+  EXPECT_EQ(first_op(g, "TransformerEncoderLayer")->attr_i("causal", 0), 1);
+}
+
+// A mask that lets each query see the next key too is not the causal mask the kernel applies:
+// the pass proves the mask by running it and keeps the layers.
+TEST(FuseEncoderRefuses, AMaskThatIsNotCausal) {
+  LayerSpec s{64, 2, 128, 32, true, false, true, true};
+  s.mask_diag = 2;
+  Graph g = passed_spec(s);
+  PassLog log;
+  EXPECT_EQ(fuse_encoder(g, log, kRunsIt, 120), 0);
+  EXPECT_EQ(count_op(g, "TransformerEncoderLayer"), 0);
+  EXPECT_TRUE(has_line(log, "not a causal mask")) << "the log says why";
 }
 
 INSTANTIATE_TEST_SUITE_P(Specs, FuseEncoderShapes, ::testing::ValuesIn(kSpecs),
@@ -428,6 +501,40 @@ TEST_P(CudaEncoder, Fp32PlanIsOneNodePerLayerAndMatchesCpuWithinFp32) {
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, CudaEncoder, ::testing::Values("transformer_relu", "transformer_gelu"));
 
+// The shape sweep's exported Transformers (bench/shape_sweep/export.py --out DIR; TS_SWEEP_MODELS=DIR,
+// skipped without it): every pre-norm and causal layer of d_model 32–128 becomes one node with
+// the cuda backend's own check, as PyTorch 1.13 exports them (opset 14 LayerNorm written out,
+// opset 17 LayerNormalization; the causal buffer sliced by Shape). d_model 16 is kept, with the
+// reason in the log.
+TEST(FuseEncoderSweep, ExportedPreNormAndCausalLayersBecomeOneNodeEach) {
+  const char* dir = std::getenv("TS_SWEEP_MODELS");
+  if (!dir) GTEST_SKIP() << "TS_SWEEP_MODELS is not set (bench/shape_sweep/export.py --out DIR --only 06,10,18,26)";
+  if (!cuda()) GTEST_SKIP() << "this build has no cuda backend";
+  const struct {
+    const char* name;
+    int layers;
+    bool fused;
+  } cases[] = {{"06-xfmr-2xd16h4-ff64-gelu-pre-causal-f58-logits", 2, false},
+               {"10-xfmr-3xd128h2-ff256-gelu-causal-f44", 3, true},
+               {"18-xfmr-1xd128h2-ff256-relu-pre-causal-f54", 1, true},
+               {"26-xfmr-4xd128h8-ff512-gelu-pre-f10", 4, true}};
+  for (const auto& c : cases) {
+    auto g = passed_file(fs::path(dir) / c.name / "model.onnx");
+    if (!g) GTEST_SKIP() << c.name << " is missing in " << dir;
+    Graph& gr = *g;
+    PassLog log;
+    const int n = fuse_encoder(gr, log, [&](const Node& node) { return cuda()->check_supported(gr, node).is_ok(); }, 60);
+    EXPECT_EQ(n, c.fused ? c.layers : 0) << c.name;
+    if (c.fused) {
+      EXPECT_EQ(count_op(gr, "MatMul") + count_op(gr, "Softmax") + count_op(gr, "LayerNormalization"), 0) << c.name;
+      EXPECT_EQ(count_op(gr, "Shape"), 0) << c.name << ": the mask's slicing goes with the layers";
+      EXPECT_EQ(gr.nodes.size(), size_t(c.layers)) << c.name << ": projection and head folded in";
+    } else {
+      EXPECT_TRUE(has_line(log, "d 16")) << c.name;
+    }
+  }
+}
+
 // The spec's graph on the CPU (FP32, unfused) against the CUDA plan at precision p, whose graph
 // must be the one fused node (projection and head folded in), at every batch × T, within rel.
 void check_fused_spec(const LayerSpec& s, Precision p, const ShapeRange& range, std::initializer_list<int64_t> batches,
@@ -481,6 +588,9 @@ const LayerSpec kF32Specs[] = {
     {32, 4, 64, 20, true, true},   {32, 1, 128, 32, false, false}, {64, 8, 128, 32, true, true},
     {64, 2, 256, 64, false, false}, {64, 4, 128, 32, true, false},  {128, 4, 256, 48, true, true},
     {128, 2, 128, 128, false, true}, {128, 16, 256, 128, false, false},
+    {64, 4, 128, 64, false, false, true, false},  {128, 8, 256, 48, true, true, true, false},
+    {64, 2, 128, 32, true, false, false, true},   {128, 2, 256, 44, true, true, false, true},
+    {32, 4, 64, 20, true, true, true, true},      {128, 2, 256, 54, true, false, true, true},
 };
 
 class CudaEncoderF32Shapes : public ::testing::TestWithParam<LayerSpec> {};

@@ -20,7 +20,7 @@ constexpr double kRelTol = 1e-5;
 // Every model fixtures.py writes; a model missing from the manifest fails its test.
 const std::vector<std::string> kModels = {"gru_1x32",         "gru_2x128",        "gru_1x128",
                                "lstm_2x128",       "transformer_relu", "transformer_gelu",
-                               "tcn_3x32",         "mlp_softmax"};
+                               "tcn_3x32",         "mlp_softmax",      "transformer_prenorm_causal"};
 
 ShapeRange range_from_json(const nlohmann::json& j) {
   return ShapeRange{j.at("min").get<std::vector<int64_t>>(), j.at("opt").get<std::vector<int64_t>>(),

@@ -129,41 +129,46 @@ __device__ __forceinline__ void gemm_rows(int W, const __half* A, int lda, const
 }
 
 // LayerNorm of xf's rows r_begin..r_end-1 of D (a warp per row, D/32 adjacent columns per lane):
-// xf and xh get the result; with y set (the layer's output) only y's row r is written instead;
-// with head_w set (one row: the last) the head's outputs act(y·W_headᵀ + b) go to head_out instead.
+// xf and xh get the result (xh alone with half_only: a pre-norm layer keeps its residual stream);
+// with y set (the layer's output) only y's row r is written instead; with head_w set (one row: the
+// last) the head's outputs act(y·W_headᵀ + b) go to head_out instead. s null: no normalization (a
+// pre-norm layer's output is its residual stream as it is).
 template <int D>
 __device__ __forceinline__ void layer_norm_rows(int W, float* xf, __half* xh, const float* __restrict__ s,
                                                 const float* __restrict__ b, float eps, float* y, int r_begin, int r_end,
                                                 const float* __restrict__ head_w = nullptr,
                                                 const float* __restrict__ head_b = nullptr, int head_n = 0,
-                                                bool head_sigmoid = false, float* head_out = nullptr) {
+                                                bool head_sigmoid = false, float* head_out = nullptr, bool half_only = false) {
   constexpr int kPer = D / 32, kLd = D + 8;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, c0 = lane * kPer;
+  const bool norm = s != nullptr;
   float sc[kPer], bi[kPer];
 #pragma unroll
   for (int i = 0; i < kPer; ++i) {
-    sc[i] = __ldg(s + c0 + i);
-    bi[i] = __ldg(b + c0 + i);
+    sc[i] = norm ? __ldg(s + c0 + i) : 1.f;
+    bi[i] = norm ? __ldg(b + c0 + i) : 0.f;
   }
   for (int r = r_begin + warp; r < r_end; r += W) {
     float v[kPer];
     float sum = 0.f;
 #pragma unroll
     for (int i = 0; i < kPer; ++i) sum += (v[i] = xf[r * kLd + c0 + i]);
+    if (norm) {
 #pragma unroll
-    for (int o = 16; o; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
-    const float mean = sum * (1.f / D);
-    float sq = 0.f;
+      for (int o = 16; o; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+      const float mean = sum * (1.f / D);
+      float sq = 0.f;
 #pragma unroll
-    for (int i = 0; i < kPer; ++i) {
-      v[i] -= mean;
-      sq += v[i] * v[i];
+      for (int i = 0; i < kPer; ++i) {
+        v[i] -= mean;
+        sq += v[i] * v[i];
+      }
+#pragma unroll
+      for (int o = 16; o; o >>= 1) sq += __shfl_xor_sync(0xffffffffu, sq, o);
+      const float inv = rsqrtf(sq * (1.f / D) + eps);
+#pragma unroll
+      for (int i = 0; i < kPer; ++i) v[i] = v[i] * inv * sc[i] + bi[i];
     }
-#pragma unroll
-    for (int o = 16; o; o >>= 1) sq += __shfl_xor_sync(0xffffffffu, sq, o);
-    const float inv = rsqrtf(sq * (1.f / D) + eps);
-#pragma unroll
-    for (int i = 0; i < kPer; ++i) v[i] = v[i] * inv * sc[i] + bi[i];
     if (head_w) {
       for (int n = 0; n < head_n; ++n) {
         float acc = 0.f;
@@ -182,7 +187,7 @@ __device__ __forceinline__ void layer_norm_rows(int W, float* xf, __half* xh, co
     } else {
 #pragma unroll
       for (int i = 0; i < kPer; ++i) {
-        xf[r * kLd + c0 + i] = v[i];
+        if (!half_only) xf[r * kLd + c0 + i] = v[i];
         xh[r * kLd + c0 + i] = __float2half_rn(v[i]);
       }
     }
@@ -208,6 +213,7 @@ __global__ void __launch_bounds__(TP <= 64 && D > 32 ? 1024 : 512, 1) encoder_la
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, c = lane & 3;
   const int T = p.t_len, ff = p.ff, hd = p.head_dim, heads = D / p.head_dim;
   const size_t seq = blockIdx.x;
+  const bool causal = p.causal;
   // With the head folded in only the last row's output is needed: after in_proj (k, v of every
   // row) the rest runs on the 16-row tile holding row T-1.
   const bool head = p.head_w != nullptr;
@@ -251,6 +257,10 @@ __global__ void __launch_bounds__(TP <= 64 && D > 32 ? 1024 : 512, 1) encoder_la
     }
   }
   __syncthreads();
+  if (p.norm_first) {  // LN₁(x) → xh, every row (in_proj makes every row's k and v); xf keeps x
+    layer_norm_rows<D>(W, xf, xh, p.ln1_s, p.ln1_b, p.eps1, nullptr, 0, TP, nullptr, nullptr, 0, false, nullptr, true);
+    __syncthreads();
+  }
 
   // 1. in_proj: q, k row-major, v transposed.
   gemm_rows<D>(W, xh, kLdX, p.w_in, D, 3 * D, 0, TP / 16, [&](int r, int n, float v0, float v1) {
@@ -295,8 +305,8 @@ __global__ void __launch_bounds__(TP <= 64 && D > 32 ? 1024 : 512, 1) encoder_la
     for (int j = 0; j < TP / 8; ++j) {
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        const int key = 8 * j + 2 * c + (e & 1);
-        s[j][e] = key < T ? s[j][e] * p.scale : -INFINITY;
+        const int key = 8 * j + 2 * c + (e & 1), row = r0 + g + (e >> 1) * 8;
+        s[j][e] = key < T && (!causal || key <= row) ? s[j][e] * p.scale : -INFINITY;
       }
       m0 = fmaxf(m0, fmaxf(s[j][0], s[j][1]));
       m1 = fmaxf(m1, fmaxf(s[j][2], s[j][3]));
@@ -349,7 +359,7 @@ __global__ void __launch_bounds__(TP <= 64 && D > 32 ? 1024 : 512, 1) encoder_la
   }
   __syncthreads();
 
-  // 3. out_proj + residual into xf, then LayerNorm₁ → xf, xh.
+  // 3. out_proj + residual into xf, then LayerNorm₁ → xf, xh (pre-norm: LayerNorm₂ → xh).
   gemm_rows<D>(W, xh, kLdX, p.w_out, D, D, rt0, nrt, [&](int r, int n, float v0, float v1) {
     const float2 b = __ldg(reinterpret_cast<const float2*>(p.b_out + n));
     float2* x = reinterpret_cast<float2*>(xf + r * kLdX + n);
@@ -357,7 +367,12 @@ __global__ void __launch_bounds__(TP <= 64 && D > 32 ? 1024 : 512, 1) encoder_la
     *x = make_float2(old.x + v0 + b.x, old.y + v1 + b.y);
   });
   __syncthreads();
-  layer_norm_rows<D>(W, xf, xh, p.ln1_s, p.ln1_b, p.eps1, nullptr, head ? T - 1 : 0, head ? T : TP);
+  if (p.norm_first) {
+    layer_norm_rows<D>(W, xf, xh, p.ln2_s, p.ln2_b, p.eps2, nullptr, head ? T - 1 : 0, head ? T : TP, nullptr, nullptr, 0,
+                       false, nullptr, true);
+  } else {
+    layer_norm_rows<D>(W, xf, xh, p.ln1_s, p.ln1_b, p.eps1, nullptr, head ? T - 1 : 0, head ? T : TP);
+  }
   __syncthreads();
 
   // 4. FF1 + activation → hb.
@@ -378,7 +393,7 @@ __global__ void __launch_bounds__(TP <= 64 && D > 32 ? 1024 : 512, 1) encoder_la
   });
   __syncthreads();
 
-  // 5. FF2 + residual into xf, then LayerNorm₂ → y (rows < T).
+  // 5. FF2 + residual into xf, then LayerNorm₂ → y (rows < T); pre-norm: xf → y as it is.
   const auto ff2_out = [&](int r, int n, float v0, float v1) {
     const float2 b = __ldg(reinterpret_cast<const float2*>(p.b_ff2 + n));
     float2* x = reinterpret_cast<float2*>(xf + r * kLdX + n);
@@ -389,11 +404,12 @@ __global__ void __launch_bounds__(TP <= 64 && D > 32 ? 1024 : 512, 1) encoder_la
   else if (ff == 64) gemm_rows<64>(W, hb, ldh, p.w_ff2, ff, D, rt0, nrt, ff2_out);
   else gemm_rows(W, hb, ldh, p.w_ff2, ff, D, rt0, nrt, ff2_out);
   __syncthreads();
+  const float* s2 = p.norm_first ? nullptr : p.ln2_s;
   if (head) {
-    layer_norm_rows<D>(W, xf, xh, p.ln2_s, p.ln2_b, p.eps2, nullptr, T - 1, T, p.head_w, p.head_b, p.head_n,
-                          p.head_sigmoid, p.head_out + seq * size_t(p.head_n));
+    layer_norm_rows<D>(W, xf, xh, s2, p.ln2_b, p.eps2, nullptr, T - 1, T, p.head_w, p.head_b, p.head_n, p.head_sigmoid,
+                       p.head_out + seq * size_t(p.head_n));
   } else {
-    layer_norm_rows<D>(W, xf, xh, p.ln2_s, p.ln2_b, p.eps2, p.y + seq * size_t(T) * D, 0, T);
+    layer_norm_rows<D>(W, xf, xh, s2, p.ln2_b, p.eps2, p.y + seq * size_t(T) * D, 0, T);
   }
 }
 

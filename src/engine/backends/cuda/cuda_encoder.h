@@ -1,6 +1,7 @@
 #pragma once
 // The fused Transformer encoder layer (op "TransformerEncoderLayer", made by
-// passes/fuse_encoder.cpp from what PyTorch exports for nn.TransformerEncoderLayer, post-norm):
+// passes/fuse_encoder.cpp from what PyTorch exports for nn.TransformerEncoderLayer; post-norm
+// below, pre-norm and a causal mask as EncoderParams::norm_first and ::causal say):
 //
 //   x  = [x·Wpreᵀ + bpre]                         (optional: the input projection before layer 0)
 //   a  = MultiHeadSelfAttention(x)                (in_proj, softmax(scale·q·kᵀ)·v per head, out_proj)
@@ -62,6 +63,9 @@ struct EncoderParams {
   int head_n = 0;
   bool head_sigmoid = false;
   bool gelu = false;            // FF activation: erf GELU, else ReLU
+  // Pre-norm (PyTorch's norm_first): h = x + attn(LN₁(x)), y = h + FF(LN₂(h)), no LayerNorm on y.
+  bool norm_first = false;
+  bool causal = false;          // query i attends to keys 0..i only
 };
 
 // W [n][k] (row-major fp32; n a multiple of 16) as the kernel reads it, k zero-padded to k_pad

@@ -4,6 +4,7 @@
 // Working set (floats), D = d_model, LD = D + 4, R = T rounded up to 8 (rows T..R-1 start zero,
 // stay finite, are masked out of the softmax and never written out):
 //   xf   [R][LD]      the residual stream (x, then x1, then x1 + ffn)
+//   xn   [R][LD]      pre-norm layers only: LN₁(x), then LN₂(h), the products' A operand
 //   q, k, v [R][LD]   in_proj's output; each head's attention output overwrites its own q columns
 //   p    [W][4][32·KPL] per warp, the softmax weights of its 4 query rows (KPL keys per lane)
 //   hid  [R][FF+4]    the FF hidden layer, over q/k/v/p (dead by then); also the staging of the
@@ -41,12 +42,13 @@ constexpr int kRowTile = 8;   // rows per thread in the products
 __host__ __device__ inline int round_up(int v, int m) { return (v + m - 1) / m * m; }
 
 // Floats of one sequence's working set (layout above).
-__host__ __device__ inline size_t f32_cta_floats(int d, int t_len, int ff, int pre_k, int warps, int kpl) {
+__host__ __device__ inline size_t f32_cta_floats(int d, int t_len, int ff, int pre_k, int warps, int kpl, bool norm_first) {
   const size_t r = size_t(round_up(t_len, kRowTile)), ld = size_t(d) + 4;
+  const size_t xn = norm_first ? r * ld : 0;
   const size_t attn = 3 * r * ld + size_t(warps) * kQRows * 32 * size_t(kpl);
   const size_t hidden = r * size_t(ff + 4), stage = pre_k ? r * size_t(round_up(pre_k, 4) + 4) : 0;
   const size_t region = attn > hidden ? (attn > stage ? attn : stage) : (hidden > stage ? hidden : stage);
-  return r * ld + region + kRedFloats;
+  return r * ld + xn + region + kRedFloats;
 }
 
 int keys_per_lane(int t_len) { return t_len <= 32 ? 1 : t_len <= 64 ? 2 : 4; }
@@ -110,12 +112,14 @@ __device__ __forceinline__ void gemv_f32(const float* a, const float* __restrict
   __syncthreads();
 }
 
-// LayerNorm of xf's rows r_begin..r_end-1 (a warp per row, D/32 adjacent columns per lane) in
-// place; with y set only y's row r is written instead; with head_w set (one row, the last) the
-// head's outputs go to head_out instead.
+// LayerNorm of xf's rows r_begin..r_end-1 (a warp per row, D/32 adjacent columns per lane) into
+// dst (xf itself, or a pre-norm layer's xn; same row stride); with y set only y's row r is written
+// instead; with head_w set (one row, the last) the head's outputs go to head_out instead. s null:
+// no normalization (a pre-norm layer's output is its residual stream as it is).
 template <int D>
-__device__ __forceinline__ void layer_norm_f32(float* xf, const float* __restrict__ s, const float* __restrict__ b, float eps,
-                                               float* y, int r_begin, int r_end, const EncoderF32Params& p, float* head_out) {
+__device__ __forceinline__ void layer_norm_f32(const float* xf, float* dst, const float* __restrict__ s, const float* __restrict__ b,
+                                               float eps, float* y, int r_begin, int r_end, const EncoderF32Params& p,
+                                               float* head_out) {
   constexpr int kPer = D / 32, kLd = D + 4;
   const int W = int(blockDim.x >> 5), warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31), c0 = lane * kPer;
   for (int r = r_begin + warp; r < r_end; r += W) {
@@ -123,20 +127,22 @@ __device__ __forceinline__ void layer_norm_f32(float* xf, const float* __restric
     float sum = 0.f;
 #pragma unroll
     for (int i = 0; i < kPer; ++i) sum += (v[i] = xf[r * kLd + c0 + i]);
+    if (s) {
 #pragma unroll
-    for (int o = 16; o; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
-    const float mean = sum / float(D);
-    float sq = 0.f;
+      for (int o = 16; o; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+      const float mean = sum / float(D);
+      float sq = 0.f;
 #pragma unroll
-    for (int i = 0; i < kPer; ++i) {
-      v[i] -= mean;
-      sq = fmaf(v[i], v[i], sq);
+      for (int i = 0; i < kPer; ++i) {
+        v[i] -= mean;
+        sq = fmaf(v[i], v[i], sq);
+      }
+#pragma unroll
+      for (int o = 16; o; o >>= 1) sq += __shfl_xor_sync(0xffffffffu, sq, o);
+      const float inv = 1.f / sqrtf(sq / float(D) + eps);
+#pragma unroll
+      for (int i = 0; i < kPer; ++i) v[i] = v[i] * inv * __ldg(s + c0 + i) + __ldg(b + c0 + i);
     }
-#pragma unroll
-    for (int o = 16; o; o >>= 1) sq += __shfl_xor_sync(0xffffffffu, sq, o);
-    const float inv = 1.f / sqrtf(sq / float(D) + eps);
-#pragma unroll
-    for (int i = 0; i < kPer; ++i) v[i] = v[i] * inv * __ldg(s + c0 + i) + __ldg(b + c0 + i);
     if (head_out) {
       for (int n = 0; n < p.head_n; ++n) {
         float acc = 0.f;
@@ -154,7 +160,7 @@ __device__ __forceinline__ void layer_norm_f32(float* xf, const float* __restric
       for (int i = 0; i < kPer; ++i) y[size_t(r) * D + c0 + i] = v[i];
     } else {
 #pragma unroll
-      for (int i = 0; i < kPer; ++i) xf[r * kLd + c0 + i] = v[i];
+      for (int i = 0; i < kPer; ++i) dst[r * kLd + c0 + i] = v[i];
     }
   }
 }
@@ -176,15 +182,17 @@ __global__ void __launch_bounds__(512, 1) encoder_f32_kernel(EncoderF32Params p)
   if constexpr (kSmem) {
     base = reinterpret_cast<float*>(smem);
   } else {
-    base = p.scratch + size_t(blockIdx.x) * f32_cta_floats(D, T, ff, p.w_pre ? p.pre_k : 0, W, KPL);
+    base = p.scratch + size_t(blockIdx.x) * f32_cta_floats(D, T, ff, p.w_pre ? p.pre_k : 0, W, KPL, p.norm_first);
   }
+  const bool pre_norm = p.norm_first, causal = p.causal;
   float* xf = base;
-  float* q = xf + R * LD;
+  float* xn = pre_norm ? xf + R * LD : xf;  // the products' A operand
+  float* q = xf + (pre_norm ? 2 : 1) * R * LD;  // after xf (and xn)
   float* k = q + R * LD;
   float* v = k + R * LD;
   float* pw = v + R * LD + warp * kQRows * kKeys;
   float* hid = q;
-  float* red = base + f32_cta_floats(D, T, ff, p.w_pre ? p.pre_k : 0, W, KPL) - kRedFloats;
+  float* red = base + f32_cta_floats(D, T, ff, p.w_pre ? p.pre_k : 0, W, KPL, pre_norm) - kRedFloats;
   const bool head = p.head_w != nullptr;
   const int last = T - 1;
 
@@ -211,9 +219,13 @@ __global__ void __launch_bounds__(512, 1) encoder_f32_kernel(EncoderF32Params p)
       }
     }
     __syncthreads();
+    if (pre_norm) {  // LN₁(x) → xn, every row (padded ones are zero, so finite)
+      layer_norm_f32<D>(xf, xn, p.ln1_s, p.ln1_b, p.eps1, nullptr, 0, R, p, nullptr);
+      __syncthreads();
+    }
 
     // 1. in_proj → q, k, v.
-    gemm_f32(xf, LD, p.w_in, D, 3 * D, R, [&](int r, int n, float4 a) {
+    gemm_f32(xn, LD, p.w_in, D, 3 * D, R, [&](int r, int n, float4 a) {
       const float4 b = __ldg(reinterpret_cast<const float4*>(p.b_in + n));
       float* dst = n < D ? q + r * LD + n : n < 2 * D ? k + r * LD + n - D : v + r * LD + n - 2 * D;
       *reinterpret_cast<float4*>(dst) = make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w);
@@ -260,7 +272,8 @@ __global__ void __launch_bounds__(512, 1) encoder_f32_kernel(EncoderF32Params p)
           float m = -INFINITY;
 #pragma unroll
           for (int i = 0; i < KPL; ++i) {
-            s[u][i] = lane + 32 * i < T ? s[u][i] * p.scale : -INFINITY;
+            const int key = lane + 32 * i;
+            s[u][i] = key < T && (!causal || key <= rr[u]) ? s[u][i] * p.scale : -INFINITY;
             m = fmaxf(m, s[u][i]);
           }
 #pragma unroll
@@ -268,7 +281,7 @@ __global__ void __launch_bounds__(512, 1) encoder_f32_kernel(EncoderF32Params p)
           float l = 0.f;
 #pragma unroll
           for (int i = 0; i < KPL; ++i) {
-            const float e = lane + 32 * i < T ? expf(s[u][i] - m) : 0.f;
+            const float e = s[u][i] == -INFINITY ? 0.f : expf(s[u][i] - m);
             l += e;
             pw[u * kKeys + lane + 32 * i] = e;
           }
@@ -330,17 +343,22 @@ __global__ void __launch_bounds__(512, 1) encoder_f32_kernel(EncoderF32Params p)
       gemm_f32(q, LD, p.w_out, D, D, R, [&](int r, int n, float4 a) { out_add(p.b_out, r, n, a); });
       __syncthreads();
     }
-    layer_norm_f32<D>(xf, p.ln1_s, p.ln1_b, p.eps1, nullptr, head ? last : 0, T, p, nullptr);
+    if (pre_norm) {  // LN₂(h) → xn (rows past T keep LN₁'s finite values)
+      layer_norm_f32<D>(xf, xn, p.ln2_s, p.ln2_b, p.eps2, nullptr, head ? last : 0, T, p, nullptr);
+    } else {
+      layer_norm_f32<D>(xf, xf, p.ln1_s, p.ln1_b, p.eps1, nullptr, head ? last : 0, T, p, nullptr);
+    }
     __syncthreads();
 
     // 4. FF1 + activation → hid; 5. FF2 + residual into xf; LayerNorm₂ → y or the head.
     const bool gelu = p.gelu;
     if (head) {
-      gemv_f32(xf + last * LD, p.w_ff1, D, ff, red, [&](int n, float a) { hid[n] = ff_act(a + __ldg(p.b_ff1 + n), gelu); });
+      gemv_f32(xn + last * LD, p.w_ff1, D, ff, red, [&](int n, float a) { hid[n] = ff_act(a + __ldg(p.b_ff1 + n), gelu); });
       gemv_f32(hid, p.w_ff2, ff, D, red, [&](int n, float a) { xf[last * LD + n] += a + __ldg(p.b_ff2 + n); });
-      layer_norm_f32<D>(xf, p.ln2_s, p.ln2_b, p.eps2, nullptr, last, T, p, p.head_out + size_t(seq) * size_t(p.head_n));
+      layer_norm_f32<D>(xf, xf, pre_norm ? nullptr : p.ln2_s, p.ln2_b, p.eps2, nullptr, last, T, p,
+                        p.head_out + size_t(seq) * size_t(p.head_n));
     } else {
-      gemm_f32(xf, LD, p.w_ff1, D, ff, R, [&](int r, int n, float4 a) {
+      gemm_f32(xn, LD, p.w_ff1, D, ff, R, [&](int r, int n, float4 a) {
         const float4 b = __ldg(reinterpret_cast<const float4*>(p.b_ff1 + n));
         *reinterpret_cast<float4*>(hid + r * ldh + n) =
             make_float4(ff_act(a.x + b.x, gelu), ff_act(a.y + b.y, gelu), ff_act(a.z + b.z, gelu), ff_act(a.w + b.w, gelu));
@@ -348,14 +366,16 @@ __global__ void __launch_bounds__(512, 1) encoder_f32_kernel(EncoderF32Params p)
       __syncthreads();
       gemm_f32(hid, ldh, p.w_ff2, ff, D, R, [&](int r, int n, float4 a) { out_add(p.b_ff2, r, n, a); });
       __syncthreads();
-      layer_norm_f32<D>(xf, p.ln2_s, p.ln2_b, p.eps2, p.y + size_t(seq) * size_t(T) * D, 0, T, p, nullptr);
+      layer_norm_f32<D>(xf, xf, pre_norm ? nullptr : p.ln2_s, p.ln2_b, p.eps2, p.y + size_t(seq) * size_t(T) * D, 0, T, p,
+                        nullptr);
     }
     __syncthreads();  // the next sequence overwrites the working set
   }
 }
 
 size_t f32_smem_bytes(const EncoderF32Params& p, int warps) {
-  return f32_cta_floats(p.d_model, p.t_len, p.ff, p.w_pre ? p.pre_k : 0, warps, keys_per_lane(p.t_len)) * sizeof(float);
+  return f32_cta_floats(p.d_model, p.t_len, p.ff, p.w_pre ? p.pre_k : 0, warps, keys_per_lane(p.t_len), p.norm_first) *
+         sizeof(float);
 }
 
 // Sequences in global scratch: one CTA per SM at most, each looping over its sequences.

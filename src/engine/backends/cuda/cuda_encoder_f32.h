@@ -48,6 +48,8 @@ struct EncoderF32Params {
   int head_n = 0;
   bool head_sigmoid = false;
   bool gelu = false;            // FF activation: erf GELU, else ReLU
+  bool norm_first = false;      // pre-norm, as EncoderParams::norm_first
+  bool causal = false;          // query i attends to keys 0..i only
   // Global scratch of encoder_f32_scratch_bytes() (16-byte aligned) where that is not 0, else null.
   float* scratch = nullptr;
 };

@@ -123,6 +123,8 @@ class EncoderKernelBase : public CudaKernel {
     eps1_ = n.attr_f("epsilon1", 1e-5f);
     eps2_ = n.attr_f("epsilon2", 1e-5f);
     gelu_ = n.attr_s("activation", "relu") == "gelu";
+    norm_first_ = n.attr_i("norm_first", 0) != 0;
+    causal_ = n.attr_i("causal", 0) != 0;
     head_n_ = w->has_head ? int(w->head.n) : 0;
     head_sigmoid_ = n.attr_s("head_activation", "none") == "sigmoid";
     return Status::ok();
@@ -182,6 +184,8 @@ class EncoderKernelBase : public CudaKernel {
     p.eps2 = eps2_;
     p.scale = scale_;
     p.gelu = gelu_;
+    p.norm_first = norm_first_;
+    p.causal = causal_;
     TS_RETURN_IF_ERROR(encoder_check(d_, d_ / head_dim_, p.t_len, p.ff, p.pre_k));
     DevTensor& y = *a.out[0];
     if (head_n_) {
@@ -203,7 +207,7 @@ class EncoderKernelBase : public CudaKernel {
   int ff_ = 0, pre_k_ = 0, head_n_ = 0, d_ = 64, head_dim_ = 16;
   bool head_sigmoid_ = false;
   float scale_ = 1.f, eps1_ = 1e-5f, eps2_ = 1e-5f;
-  bool gelu_ = false;
+  bool gelu_ = false, norm_first_ = false, causal_ = false;
 };
 
 // The FP16 layer: fp16 weights in mma fragment order (w16_), the fp32 parameters (f32_).
