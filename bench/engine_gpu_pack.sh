@@ -15,7 +15,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 progs=("$build/src/app/ticksentry")
 for t in engine_cuda_test engine_cuda_enqueue_test engine_cuda_alloc_test engine_cuda_rnn_stack_test \
-  engine_cuda_rnn_wave_test engine_cuda_lstm_wave_test engine_cuda_rnn_wave_f32_test engine_cuda_encoder_test; do
+  engine_cuda_rnn_wave_test engine_cuda_lstm_wave_test engine_cuda_rnn_wave_f32_test engine_cuda_encoder_test \
+  engine_cuda_rnn_cluster_test engine_cuda_conv_test; do
   progs+=("$build/tests/engine/cuda/$t")
 done
 "$root/../shared/tools/device-pack" "$tmp/gpupack" "${progs[@]}" >/dev/null

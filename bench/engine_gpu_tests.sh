@@ -17,7 +17,8 @@ log=$out/gpu-tests.log
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >"$log" 2>&1
 failed=0
 for t in engine_cuda_test engine_cuda_enqueue_test engine_cuda_alloc_test engine_cuda_rnn_stack_test \
-  engine_cuda_rnn_wave_test engine_cuda_lstm_wave_test engine_cuda_rnn_wave_f32_test engine_cuda_encoder_test; do
+  engine_cuda_rnn_wave_test engine_cuda_lstm_wave_test engine_cuda_rnn_wave_f32_test engine_cuda_encoder_test \
+  engine_cuda_rnn_cluster_test engine_cuda_conv_test; do
   [ -x "$pack/bin/$t" ] || { echo "== $t: not carried" >>"$log"; continue; }
   echo "== $t" >>"$log"
   start=$(date +%s)

@@ -47,7 +47,9 @@ for p in "${presets[@]}"; do
   start=$(date +%s)
   if [ "$build" = 1 ]; then
     cmake --preset "$p" >"$logs/$p-configure.log" 2>&1 || { cat "$logs/$p-configure.log"; exit 2; }
-    if ! cmake --build --preset "$p" -j "$jobs" >"$logs/$p-build.log" 2>&1; then
+    # -k 0: build every target that can be built, so one failure does not hide the rest (the
+    # failed ones are listed in the summary as build_failures and make the run fail).
+    if ! cmake --build --preset "$p" -j "$jobs" -- -k 0 >"$logs/$p-build.log" 2>&1; then
       tail -50 "$logs/$p-build.log"
       echo "sanitize.sh: the $p build failed (log above); testing what was built" >&2
       status=1
@@ -87,6 +89,9 @@ failed_n = int(m.group(2)) if m else 0
 failed = re.findall(r"^\s*\d+ - (\S+) \((Failed|Timeout|SEGFAULT|Subprocess aborted|Child aborted|Exception)[^)]*\)", text, re.M)
 skipped = len(re.findall(r"\*\*\*Skipped|Not Run", text))
 not_built = sorted(set(re.findall(r"(\S+)_NOT_BUILT", text)))
+blog = os.path.join(os.path.dirname(log), preset + "-build.log")
+btext = open(blog, errors="replace").read() if os.path.exists(blog) else ""
+build_failures = sorted(set(re.findall(r"^FAILED: (\S+)", btext, re.M)))
 reports = []
 last = os.path.join(bdir, "Testing", "Temporary", "LastTest.log")
 lt = open(last, errors="replace").read() if os.path.exists(last) else ""
@@ -103,7 +108,7 @@ if os.path.exists(cache):
             compiler += line.split("=", 1)[1].strip() + " "
 print(json.dumps({"preset": preset, "tree": bdir, "compiler_and_sanitizers": compiler.strip(), "tests": total, "passed": total - failed_n, "failed": failed_n,
                   "failed_tests": [f"{n} ({why})" for n, why in failed], "skipped": skipped,
-                  "binaries_not_built": not_built, "sanitizer_reports": reports[:50],
+                  "binaries_not_built": not_built, "build_failures": build_failures, "sanitizer_reports": reports[:50],
                   "build_s": build_s, "test_s": test_s, "ctest_exit": rc}))
 PY
 )")

@@ -126,11 +126,17 @@ RunSummary Pipeline::run(Source& source, InputErrors& source_errors, const std::
   // The source loop runs on this thread.
   Pacer pacer(options_.speed, options_.rate);
   const int64_t start_ns = mono_ns();
-  const int64_t end_ns = options_.duration_s > 0 ? start_ns + int64_t(options_.duration_s * 1e9) : INT64_MAX;
-  const int64_t progress_every_ns = options_.progress_s > 0 ? int64_t(options_.progress_s * 1e9) : INT64_MAX;
-  int64_t next_progress_ns = start_ns + progress_every_ns;
-  const int64_t metrics_every_ns = options_.metrics_s > 0 ? int64_t(options_.metrics_s * 1e9) : INT64_MAX;
-  int64_t next_metrics_ns = start_ns + metrics_every_ns;
+  // Deadlines saturate at INT64_MAX ("never"): an unset period, or one too long for the clock,
+  // must not wrap around (UBSan found start + INT64_MAX in the default no-progress case).
+  const auto period_ns = [](double s) -> int64_t {
+    return s > 0 && s * 1e9 < 9.2e18 ? int64_t(s * 1e9) : INT64_MAX;
+  };
+  const auto after = [](int64_t t, int64_t d) { return d > INT64_MAX - t ? INT64_MAX : t + d; };
+  const int64_t end_ns = after(start_ns, period_ns(options_.duration_s));
+  const int64_t progress_every_ns = period_ns(options_.progress_s);
+  int64_t next_progress_ns = after(start_ns, progress_every_ns);
+  const int64_t metrics_every_ns = period_ns(options_.metrics_s);
+  int64_t next_metrics_ns = after(start_ns, metrics_every_ns);
   uint64_t by_kind[kEventKindCount] = {};
   // Metrics are published as deltas from this (source) thread: counters read from the shards
   // are their own plain counts, read racily but monotonically (a progress figure, not billing).
@@ -202,11 +208,11 @@ RunSummary Pipeline::run(Source& source, InputErrors& source_errors, const std::
       break;
     }
     if (now >= next_metrics_ns) {
-      next_metrics_ns = now + metrics_every_ns;
+      next_metrics_ns = after(now, metrics_every_ns);
       publish(source_errors);
     }
     if (now >= next_progress_ns) {
-      next_progress_ns = now + progress_every_ns;
+      next_progress_ns = after(now, progress_every_ns);
       uint64_t alerts = 0;
       for (auto& s : shards) alerts += s.worker->alerts_emitted();
       publish(source_errors);
