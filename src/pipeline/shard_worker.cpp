@@ -149,7 +149,7 @@ void ShardWorker::capture_book(Alert& a) const {
 void ShardWorker::emit(Alert& a) {
   capture_book(a);
   a.t.emit_ns = mono_ns();  // the dispatcher re-stamps its copy at enqueue; same clock
-  ++alerts_emitted_;
+  count_alert();
   if (stage_timing_) alert_latency_.record(a.t.emit_ns - a.t.recv_ns);
   if (!dispatcher_) return;
   // try_publish waits while the ring is full (alerts are never dropped); it refuses only after
@@ -160,7 +160,7 @@ void ShardWorker::emit(Alert& a) {
 void ShardWorker::emit(Alert& a, const float* window) {
   capture_book(a);
   a.t.emit_ns = mono_ns();
-  ++alerts_emitted_;
+  count_alert();
   if (stage_timing_) alert_latency_.record(a.t.emit_ns - a.t.recv_ns);
   if (!dispatcher_) return;
   (void)dispatcher_->try_publish(shard_, a, window);

@@ -4,6 +4,7 @@
 // this shard; a full alert ring blocks (alerts are never dropped).
 // Threading: process() is called by exactly one thread (the shard's loop, or the caller in
 // single-threaded benchmarks).
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -75,7 +76,8 @@ class ShardWorker {
 
   int shard() const { return shard_; }
   uint64_t processed() const { return processed_; }
-  uint64_t alerts_emitted() const { return alerts_emitted_; }
+  // Read by the pipeline's progress line while the shard thread runs (one writer, relaxed).
+  uint64_t alerts_emitted() const { return alerts_emitted_.load(std::memory_order_relaxed); }
   const InputErrors& errors() const { return errors_; }
   InputErrors& mutable_errors() { return errors_; }
   const LatencyHistogram& alert_latency() const { return alert_latency_; }
@@ -89,6 +91,8 @@ class ShardWorker {
   void emit(Alert& a);
   void emit(Alert& a, const float* window);  // a model alert with the window that fed it
   void capture_book(Alert& a) const;          // the symbol's top levels into a.book
+  // The shard thread is the only writer: a relaxed load and store, no locked add per alert.
+  void count_alert() { alerts_emitted_.store(alerts_emitted_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
 
   int shard_;
   const SymbolTable& symbols_;
@@ -102,7 +106,7 @@ class ShardWorker {
   LatencyHistogram alert_latency_;
   LatencyHistogram event_latency_;
   uint64_t processed_ = 0;
-  uint64_t alerts_emitted_ = 0;
+  std::atomic<uint64_t> alerts_emitted_{0};
   Alert fired_[kRuleTypeCount];  // rules write here; one per type at most, so no overflow
   // Model alerts.
   struct ModelSymbolState {
