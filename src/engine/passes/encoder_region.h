@@ -17,6 +17,11 @@ namespace ts::engine::encoder_region {
 int producer(const Graph& g, ValueId v);
 bool is_const(const Graph& g, ValueId v);
 
+// True while run_nodes is building a region on this thread: the builder then keeps the region's
+// layers as they are (fusing them would prove them again, and again: the CPU backend runs the
+// fused layer too).
+bool proving();
+
 // One input of a region run: the value, its dims and its f32 data.
 struct RegionInput {
   ValueId v = kNoValue;

@@ -14,6 +14,7 @@
 
 #include "engine/backends/cpu/cpu_gemm.h"
 #include "engine/backends/cpu/cpu_kernels.h"
+#include "engine/backends/cpu/cpu_layers.h"
 #include "engine/backends/cpu/cpu_math.h"
 
 namespace ts::engine::cpu {
@@ -81,19 +82,25 @@ TS_AVX2 void weighted_sum_avx2(const float* p, int64_t tk8, const float* v, int6
   }
 }
 
+// causal_q: the position of query row 0 among the keys (row r sees keys 0..causal_q + r), or -1:
+// every key.
 template <int R>
 TS_AVX2 void attention_rows_avx2(const float* q, int64_t d, const float* kt, int64_t tk, int64_t tk8,
-                                 const float* v, int64_t dv, float scale, float* s, float* o) {
+                                 const float* v, int64_t dv, float scale, float* s, float* o, int64_t causal_q = -1) {
   float inv[R];
   scores_avx2<R>(q, d, kt, tk8, scale, s);
-  for (int r = 0; r < R; ++r) inv[r] = softmax_row_avx2(s + r * tk8, tk, tk8);
-  weighted_sum_avx2<R>(s, tk8, v, tk, dv, inv, o);
+  for (int r = 0; r < R; ++r) {
+    const int64_t valid = causal_q < 0 ? tk : std::min(tk, causal_q + r + 1);
+    inv[r] = softmax_row_avx2(s + r * tk8, valid, tk8);
+  }
+  const int64_t used = causal_q < 0 ? tk : std::min(tk, causal_q + R);  // keys any of the R rows weighs
+  weighted_sum_avx2<R>(s, tk8, v, used, dv, inv, o);
 }
 
 // One (batch, head): kt scratch [d][tk8], s scratch [4][tk8].
 TS_AVX2 void attention_avx2(const float* qb, const float* kb, const float* vb, float* ob, int64_t tq,
                             int64_t tk, int64_t d, int64_t dv, float scale, bool k_transposed, float* kt,
-                            float* s) {
+                            float* s, int64_t causal_q0 = -1) {
   const int64_t tk8 = round_up8(tk);
   for (int64_t c = 0; c < d; ++c) {
     float* row = kt + c * tk8;
@@ -105,8 +112,9 @@ TS_AVX2 void attention_avx2(const float* qb, const float* kb, const float* vb, f
     for (int64_t j = tk; j < tk8; ++j) row[j] = 0.0f;
   }
   int64_t i = 0;
-  for (; i + 4 <= tq; i += 4) attention_rows_avx2<4>(qb + i * d, d, kt, tk, tk8, vb, dv, scale, s, ob + i * dv);
-  for (; i < tq; ++i) attention_rows_avx2<1>(qb + i * d, d, kt, tk, tk8, vb, dv, scale, s, ob + i * dv);
+  const auto cq = [&](int64_t row) { return causal_q0 < 0 ? int64_t(-1) : causal_q0 + row; };
+  for (; i + 4 <= tq; i += 4) attention_rows_avx2<4>(qb + i * d, d, kt, tk, tk8, vb, dv, scale, s, ob + i * dv, cq(i));
+  for (; i < tq; ++i) attention_rows_avx2<1>(qb + i * d, d, kt, tk, tk8, vb, dv, scale, s, ob + i * dv, cq(i));
 }
 
 Status run_attention(float scale, bool k_transposed, const KernelArgs& a) {
@@ -180,6 +188,12 @@ Status run_attention(float scale, bool k_transposed, const KernelArgs& a) {
 }
 
 }  // namespace
+
+void attention_head_avx2(const float* q, const float* k, const float* v, float* o, int64_t tq, int64_t tk, int64_t d,
+                         float scale, int64_t causal_q0, float* scratch) {
+  const int64_t tk8 = round_up8(tk);
+  attention_avx2(q, k, v, o, tq, tk, d, d, scale, false, scratch, scratch + d * tk8, causal_q0);
+}
 
 void add_attention_ops(std::vector<OpInfo>& ops) {
   ops.push_back({"FusedAttention", nullptr, {"ref"}, [](const Graph&, const Node& n, const std::string&) {
