@@ -2,7 +2,8 @@
 // run unfused (PyTorch's GEMMs, attention, LayerNorms and Shape/Reshape/Transpose glue node by
 // node): the fixtures of models/fixtures.py (post-norm ReLU and GELU, pre-norm causal with the
 // input projection and the head folded), both tactics, batches that span several row chunks and
-// sequence lengths other than the export's. FP32 within 1e-5. Also: a bad X is refused naming
+// sequence lengths other than the export's, and without the head (the last layer computes the last
+// row only). FP32 within 1e-5. Also: a bad X is refused naming
 // the width the layer needs.
 #include <cstdlib>
 #include <filesystem>
@@ -61,6 +62,40 @@ TEST_P(CpuEncoder, FusedLayersMatchTheUnfusedGraphWithEitherTactic) {
   for (auto [b, t] : {std::pair<int64_t, int64_t>{1, 30}, {3, 7}, {40, 30}, {2, 1}}) {
     SCOPED_TRACE("batch " + std::to_string(b) + " seq " + std::to_string(t));
     auto in = input_for(*g, b, t, uint32_t(b * 100 + t));
+    auto want = run_graph(*g, in);
+    ASSERT_TRUE(want.is_ok()) << want.status().message();
+    for (const char* tactic : {"avx2", "onednn"}) {
+      auto got = run_graph(fused, in, tactic);
+      ASSERT_TRUE(got.is_ok()) << got.status().message();
+      ASSERT_EQ(got.value()[0].dims, want.value()[0].dims) << tactic;
+      expect_close(got.value()[0].f(), want.value()[0].f(), want.value()[0].numel(), 1e-5f, 1e-6f, tactic);
+    }
+  }
+}
+
+// The model without its head (its output the last step's features): the last layer computes its
+// last row only (rows_needed), the Gather after it picks that row.
+TEST_P(CpuEncoder, WithoutAHeadTheLastLayerComputesOnlyTheRowTheGatherReads) {
+  auto g = passed(GetParam());
+  if (!g) GTEST_SKIP() << GetParam() << " is missing";
+  ValueId last = kNoValue;
+  for (const Node& n : g->nodes)
+    if (n.op == "Gather" && (n.attr_i("axis", 0) == 1) && g->value(n.inputs[1]).is_constant) last = n.outputs[0];
+  ASSERT_NE(last, kNoValue) << "the fixture's head reads the last step through a Gather";
+  g->outputs = {last};
+  PassLog log;
+  ASSERT_TRUE(remove_dead(*g, log));
+  Graph fused = *g;
+  const Backend& be = cpu_backend();
+  ASSERT_GE(fuse_encoder(fused, log, [&](const Node& n) { return be.check_supported(fused, n).is_ok(); }, 120), 1);
+  std::vector<int64_t> rows;
+  for (const Node& n : fused.nodes)
+    if (n.op == "TransformerEncoderLayer") rows.push_back(n.attr_i("rows_needed", 0));
+  ASSERT_FALSE(rows.empty());
+  EXPECT_EQ(rows.back(), 1) << "the last layer";
+  for (size_t i = 0; i + 1 < rows.size(); ++i) EXPECT_EQ(rows[i], 0) << "layer " << i << " feeds the next one whole";
+  for (auto [b, t] : {std::pair<int64_t, int64_t>{1, 30}, {40, 9}}) {
+    auto in = input_for(*g, b, t, uint32_t(b + t));
     auto want = run_graph(*g, in);
     ASSERT_TRUE(want.is_ok()) << want.status().message();
     for (const char* tactic : {"avx2", "onednn"}) {

@@ -12,7 +12,8 @@
 // up to their own position), out-projection + residual, LN, FF1 (+ReLU/GELU), FF2 + residual, LN.
 // Where the model's head was folded (the last step → Linear [→ Sigmoid]), only the last query row
 // of each sequence goes past the K/V projection: attention, out-projection, FF and the head run
-// for one row per sequence.
+// for one row per sequence. The same for the last `rows_needed` rows where fuse_encoder found
+// that nothing reads the others (a last-step Gather without a head); those are not written.
 #include <algorithm>
 #include <cstring>
 #include <optional>
@@ -66,7 +67,7 @@ enum Gemm : size_t { kGPre = 0, kGIn, kGOut, kGFf1, kGFf2, kGHead, kGemmCount };
 struct EncoderLayer {
   std::optional<ConstGemm> gemm[kGemmCount];  // pre and head absent when the node has none
   std::vector<float> s1, c1, s2, c2;
-  int64_t d = 0, ff = 0, heads = 1, pre_k = 0, head_n = 0;
+  int64_t d = 0, ff = 0, heads = 1, pre_k = 0, head_n = 0, rows_needed = 0;
   float scale = 1.f, eps1 = 1e-5f, eps2 = 1e-5f;
   bool norm_first = false, causal = false;
 };
@@ -118,6 +119,8 @@ Status read_layer(const Graph& g, const Node& n, bool onednn, EncoderLayer* L) {
   L->eps2 = n.attr_f("epsilon2", 1e-5f);
   L->norm_first = n.attr_i("norm_first", 0) != 0;
   L->causal = n.attr_i("causal", 0) != 0;
+  L->rows_needed = n.attr_i("rows_needed", 0);
+  if (L->rows_needed < 0) return unsupported(n, "rows_needed must not be negative");
   return Status::ok();
 }
 
@@ -158,8 +161,10 @@ class EncoderKernel final : public Kernel {
       y.ensure(DType::kF32, od);
     }
     if (nb == 0 || t == 0) return Status::ok();
-    const bool last_only = L_.head_n > 0;
-    const int64_t tq = last_only ? 1 : t;  // query rows per sequence past the K/V projection
+    // Query rows per sequence past the K/V projection: the last one with the head folded, the
+    // last rows_needed where only those are read (the rows before are not written), else all.
+    const int64_t tq = L_.head_n ? 1 : L_.rows_needed > 0 ? std::min(t, L_.rows_needed) : t;
+    const bool direct = !L_.head_n && tq == t;  // FF2 writes Y's rows in place
     const int64_t seqs = std::max<int64_t>(1, kChunkRows / t), rows = seqs * t, qrows = seqs * tq;
     const int64_t t8 = round_up8(t);
     // Scratch: h (projected input) [rows, D], xa (LN₁ pre-norm) [rows, D], qkv [rows, 3D], one
@@ -233,11 +238,17 @@ class EncoderKernel final : public Kernel {
         layer_norm_rows(abuf, abuf, qr, d, L_.s1.data(), L_.c1.data(), L_.eps1);
       }
       TS_RETURN_IF_ERROR(gemm(kGFf1, ffin, qr, f1, st));
-      float* out_rows = last_only ? f2 : yp + s0 * t * d;
+      float* out_rows = direct ? yp + s0 * t * d : f2;
       TS_RETURN_IF_ERROR(gemm(kGFf2, f1, qr, out_rows, st));
       add_rows(out_rows, abuf, qr * d);
       if (!L_.norm_first) layer_norm_rows(out_rows, out_rows, qr, d, L_.s2.data(), L_.c2.data(), L_.eps2);
-      if (last_only) TS_RETURN_IF_ERROR(gemm(kGHead, f2, qr, yp + s0 * L_.head_n, st));
+      if (L_.head_n) {
+        TS_RETURN_IF_ERROR(gemm(kGHead, f2, qr, yp + s0 * L_.head_n, st));
+      } else if (!direct) {
+        for (int64_t si = 0; si < ns; ++si) {
+          std::memcpy(yp + ((s0 + si) * t + t - tq) * d, f2 + si * tq * d, size_t(tq * d) * sizeof(float));
+        }
+      }
     }
     return Status::ok();
   }
