@@ -20,6 +20,17 @@ int producer(const Graph& g, ValueId v) {
 
 bool is_const(const Graph& g, ValueId v) { return v != kNoValue && g.value(v).is_constant; }
 
+bool vec_or(const Graph& g, const Node& n, size_t i, int64_t len, float fill, std::vector<float>* out) {
+  if (i >= n.inputs.size() || n.inputs[i] == kNoValue) {
+    out->assign(size_t(len), fill);
+    return true;
+  }
+  const Value& v = g.value(n.inputs[i]);
+  if (!v.is_constant || v.dtype != DType::kF32 || v.numel() != len) return false;
+  out->assign(v.as<float>(), v.as<float>() + len);
+  return true;
+}
+
 namespace {
 thread_local int proof_depth = 0;
 struct ProofScope {

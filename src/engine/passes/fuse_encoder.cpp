@@ -70,18 +70,6 @@ bool gemm_weights(const Graph& g, const Node& n, std::vector<float>* w_nk, int64
   return true;
 }
 
-// A constant f32 vector of `len` values (absent → `fill`); false if present but not that.
-bool vec_or(const Graph& g, const Node& n, size_t i, int64_t len, float fill, std::vector<float>* out) {
-  if (i >= n.inputs.size() || n.inputs[i] == kNoValue) {
-    out->assign(size_t(len), fill);
-    return true;
-  }
-  const Value& v = g.value(n.inputs[i]);
-  if (!v.is_constant || v.dtype != DType::kF32 || v.numel() != len) return false;
-  out->assign(v.as<float>(), v.as<float>() + len);
-  return true;
-}
-
 // The layer's parameters, as the host reference and the fused node see them.
 struct Layer {
   int64_t d = 0, ff = 0, pre_k = 0;  // pre_k 0: no input projection

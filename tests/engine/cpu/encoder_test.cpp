@@ -47,6 +47,20 @@ std::vector<HostTensor> input_for(const Graph& g, int64_t b, int64_t t, uint32_t
   return {random_tensor({b, t, x.shape[2].value}, seed, 1.5f)};
 }
 
+// The fused graph with each tactic against the unfused one at [b, t, F].
+void expect_fused_matches(const Graph& g, const Graph& fused, int64_t b, int64_t t, uint32_t seed) {
+  SCOPED_TRACE("batch " + std::to_string(b) + " seq " + std::to_string(t));
+  auto in = input_for(g, b, t, seed);
+  auto want = run_graph(g, in);
+  ASSERT_TRUE(want.is_ok()) << want.status().message();
+  for (const char* tactic : {"avx2", "onednn"}) {
+    auto got = run_graph(fused, in, tactic);
+    ASSERT_TRUE(got.is_ok()) << got.status().message();
+    ASSERT_EQ(got.value()[0].dims, want.value()[0].dims) << tactic;
+    expect_close(got.value()[0].f(), want.value()[0].f(), want.value()[0].numel(), 1e-5f, 1e-6f, tactic);
+  }
+}
+
 class CpuEncoder : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(CpuEncoder, FusedLayersMatchTheUnfusedGraphWithEitherTactic) {
@@ -59,18 +73,8 @@ TEST_P(CpuEncoder, FusedLayersMatchTheUnfusedGraphWithEitherTactic) {
   ASSERT_GE(layers, 1) << "the cpu backend runs the fused layer";
   EXPECT_EQ(count_op(fused, "TransformerEncoderLayer"), layers);
   EXPECT_EQ(count_op(fused, "Shape"), 0) << "no Shape chain left to run per call";
-  for (auto [b, t] : {std::pair<int64_t, int64_t>{1, 30}, {3, 7}, {40, 30}, {2, 1}}) {
-    SCOPED_TRACE("batch " + std::to_string(b) + " seq " + std::to_string(t));
-    auto in = input_for(*g, b, t, uint32_t(b * 100 + t));
-    auto want = run_graph(*g, in);
-    ASSERT_TRUE(want.is_ok()) << want.status().message();
-    for (const char* tactic : {"avx2", "onednn"}) {
-      auto got = run_graph(fused, in, tactic);
-      ASSERT_TRUE(got.is_ok()) << got.status().message();
-      ASSERT_EQ(got.value()[0].dims, want.value()[0].dims) << tactic;
-      expect_close(got.value()[0].f(), want.value()[0].f(), want.value()[0].numel(), 1e-5f, 1e-6f, tactic);
-    }
-  }
+  for (auto [b, t] : {std::pair<int64_t, int64_t>{1, 30}, {3, 7}, {40, 30}, {2, 1}})
+    expect_fused_matches(*g, fused, b, t, uint32_t(b * 100 + t));
 }
 
 // The model without its head (its output the last step's features): the last layer computes its
@@ -94,17 +98,7 @@ TEST_P(CpuEncoder, WithoutAHeadTheLastLayerComputesOnlyTheRowTheGatherReads) {
   ASSERT_FALSE(rows.empty());
   EXPECT_EQ(rows.back(), 1) << "the last layer";
   for (size_t i = 0; i + 1 < rows.size(); ++i) EXPECT_EQ(rows[i], 0) << "layer " << i << " feeds the next one whole";
-  for (auto [b, t] : {std::pair<int64_t, int64_t>{1, 30}, {40, 9}}) {
-    auto in = input_for(*g, b, t, uint32_t(b + t));
-    auto want = run_graph(*g, in);
-    ASSERT_TRUE(want.is_ok()) << want.status().message();
-    for (const char* tactic : {"avx2", "onednn"}) {
-      auto got = run_graph(fused, in, tactic);
-      ASSERT_TRUE(got.is_ok()) << got.status().message();
-      ASSERT_EQ(got.value()[0].dims, want.value()[0].dims) << tactic;
-      expect_close(got.value()[0].f(), want.value()[0].f(), want.value()[0].numel(), 1e-5f, 1e-6f, tactic);
-    }
-  }
+  for (auto [b, t] : {std::pair<int64_t, int64_t>{1, 30}, {40, 9}}) expect_fused_matches(*g, fused, b, t, uint32_t(b + t));
 }
 
 TEST_P(CpuEncoder, AnInputOfTheWrongWidthIsRefusedWithTheWidth) {

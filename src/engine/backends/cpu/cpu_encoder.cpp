@@ -23,6 +23,7 @@
 #include "engine/backends/cpu/cpu_kernels.h"
 #include "engine/backends/cpu/cpu_layers.h"
 #include "engine/backends/cpu/cpu_math.h"
+#include "engine/passes/encoder_region.h"
 
 namespace ts::engine::cpu {
 namespace {
@@ -48,18 +49,6 @@ std::optional<ConstGemm> const_gemm(const Graph& g, const Node& n, size_t wi, si
     bias = b.as<float>();
   }
   return ConstGemm(g.value(n.inputs[wi]).as<float>(), kk, nn, tb, bias, act, onednn);
-}
-
-// A constant f32 vector of len values (absent: `fill`).
-bool vec_or(const Graph& g, const Node& n, size_t i, int64_t len, float fill, std::vector<float>* out) {
-  if (i >= n.inputs.size() || n.inputs[i] == kNoValue) {
-    out->assign(size_t(len), fill);
-    return true;
-  }
-  const Value& v = g.value(n.inputs[i]);
-  if (!v.is_constant || v.dtype != DType::kF32 || v.numel() != len) return false;
-  out->assign(v.as<float>(), v.as<float>() + len);
-  return true;
 }
 
 enum Gemm : size_t { kGPre = 0, kGIn, kGOut, kGFf1, kGFf2, kGHead, kGemmCount };
@@ -96,6 +85,7 @@ Status read_layer(const Graph& g, const Node& n, bool onednn, EncoderLayer* L) {
       G[kGFf2]->k() != L->ff) {
     return unsupported(n, "has weights that are not one encoder layer's ([3D, D], [D, D], [FF, D], [D, FF])");
   }
+  using encoder_region::vec_or;
   if (!vec_or(g, n, kS1, d, 1.f, &L->s1) || !vec_or(g, n, kC1, d, 0.f, &L->c1) || !vec_or(g, n, kS2, d, 1.f, &L->s2) ||
       !vec_or(g, n, kC2, d, 0.f, &L->c2)) {
     return unsupported(n, "needs constant f32 LayerNorm parameters of d_model values");
