@@ -38,6 +38,9 @@ struct DnnlGemmState final : KernelState {
   };
   dnnl::stream stream{dnnl_cpu()};
   std::map<int64_t, Entry> by_m;
+  // W reordered into the layout the primitives chose (format_tag::any), once per layout: row
+  // counts whose primitives want the same layout share one copy.
+  std::vector<dnnl::memory> packed_w;
 };
 
 // C[m,n] = act(A[m,k] · W + bias) with W constant.
@@ -67,7 +70,7 @@ class ConstGemm {
     auto* st = static_cast<DnnlGemmState*>(state);
     try {
       auto it = st->by_m.find(m);
-      if (it == st->by_m.end()) it = st->by_m.emplace(m, make_entry(m)).first;
+      if (it == st->by_m.end()) it = st->by_m.emplace(m, make_entry(m, st)).first;
       auto& e = it->second;
       e.src.set_data_handle(const_cast<float*>(a));
       e.dst.set_data_handle(c);
@@ -80,11 +83,16 @@ class ConstGemm {
   }
 
  private:
-  DnnlGemmState::Entry make_entry(int64_t m) const {
+  // PERF NOTE: W in plain layout (tag::ab) leaves the layout to the call; reordered once into
+  // the primitive's own (tag::any), sweep case 26 at batch 1 (3 encoder layers on the onednn
+  // tactic, the same plan file) ran at P50 1,102-1,180 µs against 1,255-1,283 µs before, 3 runs
+  // each alternating on one core (bench/results/archive/cpu-onednn-prepack-cpu2-20261203-0704-cpx8.txt).
+  DnnlGemmState::Entry make_entry(int64_t m, DnnlGemmState* st) const {
     using tag = dnnl::memory::format_tag;
     using dt = dnnl::memory::data_type;
     dnnl::memory::desc src_md({m, k_}, dt::f32, tag::ab), wei_md({k_, n_}, dt::f32, tag::ab),
-        dst_md({m, n_}, dt::f32, tag::ab), bias_md({1, n_}, dt::f32, tag::ab);
+        dst_md({m, n_}, dt::f32, tag::ab), bias_md({1, n_}, dt::f32, tag::ab),
+        wei_any({k_, n_}, dt::f32, tag::any);
     dnnl::primitive_attr attr;
     dnnl::algorithm alg;
     if (dnnl_alg(act_, &alg)) {
@@ -93,14 +101,26 @@ class ConstGemm {
       attr.set_post_ops(po);
     }
     bool has_bias = !bias_.empty();
-    auto desc = has_bias ? dnnl::matmul::desc(src_md, wei_md, bias_md, dst_md)
-                         : dnnl::matmul::desc(src_md, wei_md, dst_md);
+    auto desc = has_bias ? dnnl::matmul::desc(src_md, wei_any, bias_md, dst_md)
+                         : dnnl::matmul::desc(src_md, wei_any, dst_md);
     dnnl::matmul::primitive_desc pd(desc, attr, dnnl_cpu());
     DnnlGemmState::Entry e;
     e.prim = dnnl::matmul(pd);
     e.src = dnnl::memory(src_md, dnnl_cpu(), DNNL_MEMORY_NONE);
     e.dst = dnnl::memory(dst_md, dnnl_cpu(), DNNL_MEMORY_NONE);
-    e.wei = dnnl::memory(wei_md, dnnl_cpu(), const_cast<float*>(w_.data()));
+    dnnl::memory plain(wei_md, dnnl_cpu(), const_cast<float*>(w_.data()));
+    if (pd.weights_desc() == wei_md) {
+      e.wei = plain;
+    } else {
+      for (const dnnl::memory& w : st->packed_w)
+        if (w.get_desc() == pd.weights_desc()) e.wei = w;
+      if (!e.wei) {
+        e.wei = dnnl::memory(pd.weights_desc(), dnnl_cpu());
+        dnnl::reorder(plain, e.wei).execute(st->stream, plain, e.wei);
+        st->stream.wait();
+        st->packed_w.push_back(e.wei);
+      }
+    }
     e.args = {{DNNL_ARG_SRC, e.src}, {DNNL_ARG_WEIGHTS, e.wei}, {DNNL_ARG_DST, e.dst}};
     if (has_bias) {
       e.bias = dnnl::memory(bias_md, dnnl_cpu(), const_cast<float*>(bias_.data()));
