@@ -20,11 +20,12 @@
 namespace ts::engine::cpu {
 namespace {
 
-// Scores of R query rows (already scaled) against packed Kᵀ kt [d][tk8] into s [R][tk8].
+// Scores of R query rows (already scaled) against packed Kᵀ kt [d][tk8] into s [R][tk8], keys
+// [0, cols) only (cols a multiple of 8, ≤ tk8).
 template <int R>
-TS_AVX2 void scores_avx2(const float* q, int64_t d, const float* kt, int64_t tk8, float scale, float* s) {
+TS_AVX2 void scores_avx2(const float* q, int64_t d, const float* kt, int64_t tk8, float scale, float* s, int64_t cols) {
   const __m256 vs = _mm256_set1_ps(scale);
-  for (int64_t jb = 0; jb < tk8; jb += 8) {
+  for (int64_t jb = 0; jb < cols; jb += 8) {
     __m256 acc[R];
     for (int r = 0; r < R; ++r) acc[r] = _mm256_setzero_ps();
     for (int64_t c = 0; c < d; ++c) {
@@ -88,12 +89,16 @@ template <int R>
 TS_AVX2 void attention_rows_avx2(const float* q, int64_t d, const float* kt, int64_t tk, int64_t tk8,
                                  const float* v, int64_t dv, float scale, float* s, float* o, int64_t causal_q = -1) {
   float inv[R];
-  scores_avx2<R>(q, d, kt, tk8, scale, s);
+  // Causal rows: keys past the last row's own position are neither scored nor weighed (PERF NOTE:
+  // sweep case 06 at batch 16, min P50 682 against 713 µs on one plan file, 3 alternating runs,
+  // bench/results/archive/cpu-causal-scores-cpu2-20261203-0709-cpx8.txt).
+  const int64_t used = causal_q < 0 ? tk : std::min(tk, causal_q + R);  // keys any of the R rows weighs
+  const int64_t used8 = round_up8(used);
+  scores_avx2<R>(q, d, kt, tk8, scale, s, used8);
   for (int r = 0; r < R; ++r) {
     const int64_t valid = causal_q < 0 ? tk : std::min(tk, causal_q + r + 1);
-    inv[r] = softmax_row_avx2(s + r * tk8, valid, tk8);
+    inv[r] = softmax_row_avx2(s + r * tk8, valid, used8);
   }
-  const int64_t used = causal_q < 0 ? tk : std::min(tk, causal_q + R);  // keys any of the R rows weighs
   weighted_sum_avx2<R>(s, tk8, v, used, dv, inv, o);
 }
 
