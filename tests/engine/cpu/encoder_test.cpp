@@ -69,7 +69,8 @@ TEST_P(CpuEncoder, FusedLayersMatchTheUnfusedGraphWithEitherTactic) {
   Graph fused = *g;
   PassLog log;
   const Backend& be = cpu_backend();
-  const int layers = fuse_encoder(fused, log, [&](const Node& n) { return be.check_supported(fused, n).is_ok(); }, 120);
+  const int layers = fuse_encoder(
+      fused, log, [&](const Node& n) { return be.check_supported(fused, n).is_ok(); }, 120);
   ASSERT_GE(layers, 1) << "the cpu backend runs the fused layer";
   EXPECT_EQ(count_op(fused, "TransformerEncoderLayer"), layers);
   EXPECT_EQ(count_op(fused, "Shape"), 0) << "no Shape chain left to run per call";
@@ -91,7 +92,9 @@ TEST_P(CpuEncoder, WithoutAHeadTheLastLayerComputesOnlyTheRowTheGatherReads) {
   ASSERT_TRUE(remove_dead(*g, log));
   Graph fused = *g;
   const Backend& be = cpu_backend();
-  ASSERT_GE(fuse_encoder(fused, log, [&](const Node& n) { return be.check_supported(fused, n).is_ok(); }, 120), 1);
+  ASSERT_GE(fuse_encoder(
+                fused, log, [&](const Node& n) { return be.check_supported(fused, n).is_ok(); }, 120),
+            1);
   std::vector<int64_t> rows;
   for (const Node& n : fused.nodes)
     if (n.op == "TransformerEncoderLayer") rows.push_back(n.attr_i("rows_needed", 0));
@@ -106,7 +109,9 @@ TEST_P(CpuEncoder, AnInputOfTheWrongWidthIsRefusedWithTheWidth) {
   if (!g) GTEST_SKIP() << GetParam() << " is missing";
   PassLog log;
   const Backend& be = cpu_backend();
-  ASSERT_GE(fuse_encoder(*g, log, [&](const Node& n) { return be.check_supported(*g, n).is_ok(); }, 120), 1);
+  ASSERT_GE(fuse_encoder(
+                *g, log, [&](const Node& n) { return be.check_supported(*g, n).is_ok(); }, 120),
+            1);
   const int64_t f = g->value(g->inputs[0]).shape[2].value;
   std::vector<HostTensor> in{random_tensor({2, 5, f + 3}, 1)};
   auto got = run_graph(*g, in);

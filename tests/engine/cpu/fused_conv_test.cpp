@@ -33,15 +33,17 @@ Graph tcn_graph(const Tcn& c, int64_t n, int64_t t) {
     const int64_t d = int64_t(1) << i, pad = (c.kernel - 1) * d;
     ValueId w = b.constant("w" + std::to_string(i), {c.channels, cin, c.kernel},
                            random_vec(size_t(c.channels * cin * c.kernel), 100 + uint32_t(i), 0.4f));
-    ValueId bias = b.constant("b" + std::to_string(i), {c.channels}, random_vec(size_t(c.channels), 200 + uint32_t(i), 0.2f));
+    ValueId bias =
+        b.constant("b" + std::to_string(i), {c.channels}, random_vec(size_t(c.channels), 200 + uint32_t(i), 0.2f));
     ValueId y = b.value("conv" + std::to_string(i));
     Node& conv = b.node("Conv", {h, w, bias}, {y});
     conv.attrs["kernel_shape"] = std::vector<int64_t>{c.kernel};
     conv.attrs["dilations"] = std::vector<int64_t>{d};
     conv.attrs["pads"] = std::vector<int64_t>{pad, pad};
     ValueId s = b.value("trim" + std::to_string(i));
-    b.node("Slice", {y, b.constant_i64("s0_" + std::to_string(i), {0}), b.constant_i64("s1_" + std::to_string(i), {-pad}),
-                     b.constant_i64("s2_" + std::to_string(i), {2})},
+    b.node("Slice",
+           {y, b.constant_i64("s0_" + std::to_string(i), {0}), b.constant_i64("s1_" + std::to_string(i), {-pad}),
+            b.constant_i64("s2_" + std::to_string(i), {2})},
            {s});
     ValueId r = b.value("relu" + std::to_string(i));
     b.node("Relu", {s}, {r});
@@ -88,10 +90,11 @@ Graph fused(Graph g, std::vector<std::string>* log_lines) {
 }
 
 void expect_fused_matches(const Tcn& c, int64_t n, int64_t t, uint32_t seed) {
-  SCOPED_TRACE("levels " + std::to_string(c.levels) + " k " + std::to_string(c.kernel) + " n " + std::to_string(n) +
-               " t " + std::to_string(t));
+  SCOPED_TRACE("levels " + std::to_string(c.levels) + " k " + std::to_string(c.kernel) + " n " + std::to_string(n) + " t " +
+               std::to_string(t));
   Graph g = tcn_graph(c, n, t);
-  std::vector<HostTensor> in{random_tensor(c.time_major ? std::vector<int64_t>{n, t, c.features} : std::vector<int64_t>{n, c.features, t}, seed)};
+  std::vector<HostTensor> in{
+      random_tensor(c.time_major ? std::vector<int64_t>{n, t, c.features} : std::vector<int64_t>{n, c.features, t}, seed)};
   auto want = run_graph(g, in);
   ASSERT_TRUE(want.is_ok()) << want.status().message();
   std::vector<std::string> log;
@@ -107,7 +110,8 @@ void expect_fused_matches(const Tcn& c, int64_t n, int64_t t, uint32_t seed) {
   ASSERT_EQ(got.value().size(), want.value().size());
   for (size_t o = 0; o < want.value().size(); ++o) {
     ASSERT_EQ(got.value()[o].dims, want.value()[o].dims);
-    expect_close(got.value()[o].f(), want.value()[o].f(), want.value()[o].numel(), 1e-5f, 1e-6f, "output " + std::to_string(o));
+    expect_close(got.value()[o].f(), want.value()[o].f(), want.value()[o].numel(), 1e-5f, 1e-6f,
+                 "output " + std::to_string(o));
   }
 }
 

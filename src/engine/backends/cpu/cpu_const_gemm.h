@@ -91,8 +91,7 @@ class ConstGemm {
     using tag = dnnl::memory::format_tag;
     using dt = dnnl::memory::data_type;
     dnnl::memory::desc src_md({m, k_}, dt::f32, tag::ab), wei_md({k_, n_}, dt::f32, tag::ab),
-        dst_md({m, n_}, dt::f32, tag::ab), bias_md({1, n_}, dt::f32, tag::ab),
-        wei_any({k_, n_}, dt::f32, tag::any);
+        dst_md({m, n_}, dt::f32, tag::ab), bias_md({1, n_}, dt::f32, tag::ab), wei_any({k_, n_}, dt::f32, tag::any);
     dnnl::primitive_attr attr;
     dnnl::algorithm alg;
     if (dnnl_alg(act_, &alg)) {
@@ -101,8 +100,8 @@ class ConstGemm {
       attr.set_post_ops(po);
     }
     bool has_bias = !bias_.empty();
-    auto desc = has_bias ? dnnl::matmul::desc(src_md, wei_any, bias_md, dst_md)
-                         : dnnl::matmul::desc(src_md, wei_any, dst_md);
+    auto desc =
+        has_bias ? dnnl::matmul::desc(src_md, wei_any, bias_md, dst_md) : dnnl::matmul::desc(src_md, wei_any, dst_md);
     dnnl::matmul::primitive_desc pd(desc, attr, dnnl_cpu());
     DnnlGemmState::Entry e;
     e.prim = dnnl::matmul(pd);

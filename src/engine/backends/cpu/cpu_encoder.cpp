@@ -28,7 +28,26 @@
 namespace ts::engine::cpu {
 namespace {
 
-enum EncIn : size_t { kX = 0, kWIn, kBIn, kWOut, kBOut, kS1, kC1, kW1, kB1, kW2, kB2, kS2, kC2, kWPre, kBPre, kWHead, kBHead, kInCount };
+enum EncIn : size_t {
+  kX = 0,
+  kWIn,
+  kBIn,
+  kWOut,
+  kBOut,
+  kS1,
+  kC1,
+  kW1,
+  kB1,
+  kW2,
+  kB2,
+  kS2,
+  kC2,
+  kWPre,
+  kBPre,
+  kWHead,
+  kBHead,
+  kInCount
+};
 
 // Rows of [T, D] activations per chunk (whole sequences, at least one).
 constexpr int64_t kChunkRows = 128;
@@ -91,10 +110,12 @@ Status read_layer(const Graph& g, const Node& n, bool onednn, EncoderLayer* L) {
     return unsupported(n, "needs constant f32 LayerNorm parameters of d_model values");
   }
   L->heads = n.attr_i("heads", 0);
-  if (L->heads < 1 || d % L->heads != 0) return unsupported(n, "heads=" + std::to_string(L->heads) + " does not divide d_model " + std::to_string(d));
+  if (L->heads < 1 || d % L->heads != 0)
+    return unsupported(n, "heads=" + std::to_string(L->heads) + " does not divide d_model " + std::to_string(d));
   if (n.inputs.size() > kWPre && n.inputs[kWPre] != kNoValue) {
     G[kGPre] = const_gemm(g, n, kWPre, kBPre, "trans_b_pre", Act::kNone, onednn);
-    if (!G[kGPre] || G[kGPre]->n() != d) return unsupported(n, "has an input projection that is not [" + std::to_string(d) + ", K]");
+    if (!G[kGPre] || G[kGPre]->n() != d)
+      return unsupported(n, "has an input projection that is not [" + std::to_string(d) + ", K]");
     L->pre_k = G[kGPre]->k();
   }
   if (n.inputs.size() == kInCount) {
@@ -139,7 +160,8 @@ class EncoderKernel final : public Kernel {
     const RtTensor* x = a.input(kX);
     const int64_t k_in = L_.pre_k ? L_.pre_k : L_.d;
     if (!x || x->dtype != DType::kF32 || x->dims.size() != 3 || x->dims[2] != k_in) {
-      return bad_input("X must be f32 [batch, seq, " + std::to_string(k_in) + "], got " + (x ? dims_str(x->dims) : std::string("nothing")));
+      return bad_input("X must be f32 [batch, seq, " + std::to_string(k_in) + "], got " +
+                       (x ? dims_str(x->dims) : std::string("nothing")));
     }
     const int64_t nb = x->dims[0], t = x->dims[1], d = L_.d, ff = L_.ff, dh = d / L_.heads;
     RtTensor& y = *a.out[0];

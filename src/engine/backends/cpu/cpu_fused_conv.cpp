@@ -46,7 +46,8 @@ FusedConvAttrs read_attrs(const Node& n) {
 
 Status check_fused_conv(const Graph& g, const Node& n) {
   if (n.inputs.size() < 2 || n.inputs.size() > 4) return unsupported(n, "needs X, W and optionally B and a residual");
-  if (!is_const(g, n.inputs[1]) || g.value(n.inputs[1]).dtype != DType::kF32 || g.value(n.inputs[1]).const_dims().size() != 3) {
+  if (!is_const(g, n.inputs[1]) || g.value(n.inputs[1]).dtype != DType::kF32 ||
+      g.value(n.inputs[1]).const_dims().size() != 3) {
     return unsupported(n, "needs a constant f32 W [m, c, kw] on the cpu backend");
   }
   const int64_t m = g.value(n.inputs[1]).const_dims()[0];
@@ -56,10 +57,12 @@ Status check_fused_conv(const Graph& g, const Node& n) {
   }
   const std::string act = n.attr_s("activation", "none"), ract = n.attr_s("residual_activation", "none");
   if (act != "none" && act != "relu") return unsupported(n, "activation=" + act + " is not supported by the cpu backend");
-  if (ract != "none" && ract != "relu") return unsupported(n, "residual_activation=" + ract + " is not supported by the cpu backend");
+  if (ract != "none" && ract != "relu")
+    return unsupported(n, "residual_activation=" + ract + " is not supported by the cpu backend");
   const FusedConvAttrs at = read_attrs(n);
   if (at.dilation < 1 || at.pad_begin < 0 || at.pad_end < 0) return unsupported(n, "has a dilation < 1 or negative pads");
-  if (at.last_step < 0 || at.last_step > 2) return unsupported(n, "last_step=" + std::to_string(at.last_step) + " is not 0, 1 or 2");
+  if (at.last_step < 0 || at.last_step > 2)
+    return unsupported(n, "last_step=" + std::to_string(at.last_step) + " is not 0, 1 or 2");
   if (at.steps_needed < 0) return unsupported(n, "steps_needed must not be negative");
   return Status::ok();
 }
@@ -76,15 +79,18 @@ class FusedConvKernel final : public Kernel {
     const RtTensor* x = a.input(0);
     const RtTensor* r = a.input(3);
     if (!x || x->dtype != DType::kF32 || x->dims.size() != 3) {
-      return bad_input("X must be f32 [n, c, len] (or [n, len, c]), got " + (x ? dims_str(x->dims) : std::string("nothing")));
+      return bad_input("X must be f32 [n, c, len] (or [n, len, c]), got " +
+                       (x ? dims_str(x->dims) : std::string("nothing")));
     }
     const int64_t n = x->dims[0], c = at_.x_time_major ? x->dims[2] : x->dims[1];
     const int64_t len_in = at_.x_time_major ? x->dims[1] : x->dims[2];
-    if (c != c_) return bad_input("X " + dims_str(x->dims) + " has " + std::to_string(c) + " channels, W " + std::to_string(c_));
+    if (c != c_)
+      return bad_input("X " + dims_str(x->dims) + " has " + std::to_string(c) + " channels, W " + std::to_string(c_));
     const int64_t span = at_.dilation * (kw_ - 1);
     const int64_t full = len_in + at_.pad_begin + at_.pad_end - span;
     if (full < 1 || (at_.trim && full < len_in)) {
-      return bad_input("input length " + std::to_string(len_in) + " is too short for the kernel span " + std::to_string(span + 1));
+      return bad_input("input length " + std::to_string(len_in) + " is too short for the kernel span " +
+                       std::to_string(span + 1));
     }
     const int64_t len = at_.trim ? len_in : full;
     if (r) {
