@@ -14,6 +14,7 @@
 #include "engine/build_memory.h"
 #include "engine/calibrate.h"
 #include "engine/onnx_import.h"
+#include "engine/passes/encoder_region.h"
 #include "engine/passes/passes.h"
 #include "engine/plan.h"
 #include "engine/profile_shapes.h"
@@ -191,14 +192,15 @@ Result<std::vector<uint8_t>> build_from_graph(Graph graph, const PassLog& log, c
   // fused layer runs FP16 and its GEMMs' INT8 marks are dropped, as TensorRT keeps a layer in FP16
   // where that is the faster kernel (BuildOptions::int8_obey_precision keeps the INT8 layers).
   // PERF NOTE: the fused FP16 layer is several times faster than the INT8 layers unfused at every
-  // batch (bench/results/engine-cuda-h200-20261201-0940-final.json). A backend without the op is
-  // not asked: the pass proves each match by building the region on the CPU backend, which has no
-  // fused layer, so that build does not fuse (and recurse) again. max_seq: the largest dim 1 any
+  // batch (bench/results/engine-cuda-h200-20261201-0940-final.json). The cpu backend runs the
+  // layer in FP32 plans (cpu_encoder.cpp). A backend without the op is not asked: the pass proves
+  // each match by building the region on the CPU backend, and that build (encoder_region::proving())
+  // does not fuse (and recurse) again. max_seq: the largest dim 1 any
   // profile allows any rank-3 input (the backend's limit on T is checked against it).
   Node encoder_probe;
   encoder_probe.op = "TransformerEncoderLayer";
   const bool has_encoder_op = !be->tactics(graph, encoder_probe).empty();
-  if (has_encoder_op &&
+  if (has_encoder_op && !encoder_region::proving() &&
       (options.precision == Precision::kFP16 || (options.precision == Precision::kINT8 && !options.int8_obey_precision) ||
        (options.precision == Precision::kFP32 && !options.tf32))) {
     int64_t max_seq = 0;

@@ -20,6 +20,27 @@ int producer(const Graph& g, ValueId v) {
 
 bool is_const(const Graph& g, ValueId v) { return v != kNoValue && g.value(v).is_constant; }
 
+bool vec_or(const Graph& g, const Node& n, size_t i, int64_t len, float fill, std::vector<float>* out) {
+  if (i >= n.inputs.size() || n.inputs[i] == kNoValue) {
+    out->assign(size_t(len), fill);
+    return true;
+  }
+  const Value& v = g.value(n.inputs[i]);
+  if (!v.is_constant || v.dtype != DType::kF32 || v.numel() != len) return false;
+  out->assign(v.as<float>(), v.as<float>() + len);
+  return true;
+}
+
+namespace {
+thread_local int proof_depth = 0;
+struct ProofScope {
+  ProofScope() { ++proof_depth; }
+  ~ProofScope() { --proof_depth; }
+};
+}  // namespace
+
+bool proving() { return proof_depth > 0; }
+
 // Runs `nodes` (of g, in order) on the CPU backend, inputs → y; `room` bounds y's dims (the
 // output buffer's room, TensorView's convention). y's dims go to *dims.
 Result<std::vector<float>> run_nodes(const Graph& g, const std::vector<int>& nodes, const std::vector<RegionInput>& inputs,
@@ -45,6 +66,7 @@ Result<std::vector<float>> run_nodes(const Graph& g, const std::vector<int>& nod
     ins.push_back(tv);
   }
   o.profiles = {prof};
+  const ProofScope scope;  // the region is built as it is: no encoder fusion inside the proof
   auto plan = build_from_graph(std::move(s), PassLog{}, o);
   if (!plan) return plan.status();
   auto e = Engine::load(plan.value());

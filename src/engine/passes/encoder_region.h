@@ -16,6 +16,14 @@ namespace ts::engine::encoder_region {
 // The node making v, or -1 (a graph input, a constant).
 int producer(const Graph& g, ValueId v);
 bool is_const(const Graph& g, ValueId v);
+// Input i of n as a constant f32 vector of `len` values (absent → `fill`); false if present but
+// not that (fuse_encoder's layer reading, the CPU backend's fused layer).
+bool vec_or(const Graph& g, const Node& n, size_t i, int64_t len, float fill, std::vector<float>* out);
+
+// True while run_nodes is building a region on this thread: the builder then keeps the region's
+// layers as they are (fusing them would prove them again, and again: the CPU backend runs the
+// fused layer too).
+bool proving();
 
 // One input of a region run: the value, its dims and its f32 data.
 struct RegionInput {

@@ -1,7 +1,7 @@
 // fuse_conv1d: a 1-D Conv (constant W, stride 1, group 1) with what PyTorch exports around it in
 // a TCN → one FusedConv1d node, for backends that run that op (the CUDA backend,
-// cuda_conv_ops.cpp). Run by the builder once the backend is known (the CPU backend has no such
-// op, so its plans keep oneDNN's Conv). The pattern, each part optional but the Conv:
+// cuda_conv_ops.cpp; the CPU backend's GEMM kernel, cpu_fused_conv.cpp). Run by the builder once
+// the backend is known. The pattern, each part optional but the Conv:
 //
 //   [Transpose(perm 0,2,1)] → Conv → [Slice(starts 0, axis 2, to the input's length)] → [Relu]
 //                            → [Add(·, residual) → [Relu]] → [Gather(axis 2, index −1)]
@@ -14,8 +14,10 @@
 // pad_end, x_time_major (X is [n, len, c]: the Transpose folded), trim (output length = input
 // length), activation ("relu" or "none"), last_step (the Gather folded: only step len − 1 is
 // computed; 1: output [n, m] for a scalar index, 2: [n, m, 1]), residual_activation ("relu":
-// ReLU after the residual add); output [n, m, len]. It takes the
+// ReLU after the residual add), steps_needed (set after the fusions where every reader is another
+// causal FusedConv1d: only the last that many output steps are read); output [n, m, len]. It takes the
 // last part's place (the residual exists there) and the Conv's name.
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <vector>
@@ -132,6 +134,52 @@ bool has_shape(const Value& a, const Shape& shape) {
   return true;
 }
 
+// A causal FusedConv1d: its output step t reads input steps t − span .. t (trimmed to the input's
+// length, padded span before), so the last s output steps read the last s + span input steps.
+int64_t causal_span(const Graph& g, const Node& n) {
+  if (n.op != "FusedConv1d" || !n.attr_i("trim", 0) || n.attr_i("x_time_major", 0) || n.inputs.size() < 2) return -1;
+  const auto wd = g.value(n.inputs[1]).const_dims();
+  if (wd.size() != 3) return -1;
+  const int64_t span = n.attr_i("dilation", 1) * (wd[2] - 1);
+  return n.attr_i("pad_begin", 0) == span ? span : -1;
+}
+
+// steps_needed on each FusedConv1d whose output is read only by causal FusedConv1d nodes (as X or
+// as the residual), from the last node back: the largest number of trailing steps a reader uses
+// (its own computed steps, plus its span when it reads the value as X). A backend may compute
+// more (the CUDA kernels ignore the attribute); the CPU kernel computes only those steps. The
+// output keeps its shape; the steps before are not read by anyone.
+void mark_steps_needed(Graph& g, PassLog& log) {
+  const auto users = passes::consumers(g);
+  for (size_t i = g.nodes.size(); i-- > 0;) {
+    Node& n = g.nodes[i];
+    if (n.op != "FusedConv1d" || n.attr_i("last_step", 0) || n.outputs.size() != 1) continue;
+    const ValueId y = n.outputs[0];
+    if (passes::is_graph_output(g, y) || users[size_t(y)].empty()) continue;
+    int64_t need = 0;
+    for (int u : users[size_t(y)]) {
+      const Node& r = g.nodes[size_t(u)];
+      const int64_t span = causal_span(g, r);
+      const int64_t computed = r.attr_i("last_step", 0) ? 1 : r.attr_i("steps_needed", 0);
+      if (span < 0 || computed <= 0) {
+        need = 0;
+        break;
+      }
+      int64_t n_read = 0;
+      if (r.inputs[0] == y) n_read = computed + span;
+      if (r.inputs.size() > 3 && r.inputs[3] == y) n_read = std::max(n_read, computed);
+      if (n_read == 0) {  // read as W or B: not a causal reader
+        need = 0;
+        break;
+      }
+      need = std::max(need, n_read);
+    }
+    if (need <= 0) continue;
+    n.attrs["steps_needed"] = need;
+    log.lines.push_back("fuse_conv1d: " + n.name + " computes its last " + std::to_string(need) + " steps (all its readers use)");
+  }
+}
+
 }  // namespace
 
 int fuse_conv1d(Graph& g, PassLog& log, const std::function<bool(const Node&)>& backend_runs) {
@@ -238,6 +286,7 @@ int fuse_conv1d(Graph& g, PassLog& log, const std::function<bool(const Node&)>& 
   if (fused) {
     PassLog dead;
     (void)remove_dead(g, dead);  // the computed Slice ends (Shape → Gather → Unsqueeze) now read by nobody
+    mark_steps_needed(g, log);
   }
   return fused;
 }

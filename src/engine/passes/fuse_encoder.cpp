@@ -34,8 +34,9 @@
 // W1, b1, W2, b2, ln2 scale, ln2 bias[, W_pre, b_pre] (weights as their FusedGemm had them;
 // trans_b_* attributes say which are [N, K]; ln1 is the attention side's, ln2 the FF side's);
 // attrs heads, scale, epsilon1, epsilon2, activation, norm_first, causal,
-// trans_b_{in,out,ff1,ff2,pre}, max_seq (the builder's largest profile seq, for the backend's check). Output: Y [B, T, D] — or, where the model's head follows the last layer
-// (fold_head below), the head's [B, N].
+// trans_b_{in,out,ff1,ff2,pre}, max_seq (the builder's largest profile seq, for the backend's check),
+// rows_needed (1: only a last-step Gather reads Y, mark_rows_needed below). Output: Y [B, T, D] —
+// or, where the model's head follows the last layer (fold_head below), the head's [B, N].
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -66,18 +67,6 @@ bool gemm_weights(const Graph& g, const Node& n, std::vector<float>* w_nk, int64
   w_nk->assign(size_t(*nn * *kk), 0.f);
   for (int64_t r = 0; r < *nn; ++r)
     for (int64_t c = 0; c < *kk; ++c) (*w_nk)[size_t(r * *kk + c)] = tb ? w[r * *kk + c] : w[c * *nn + r];
-  return true;
-}
-
-// A constant f32 vector of `len` values (absent → `fill`); false if present but not that.
-bool vec_or(const Graph& g, const Node& n, size_t i, int64_t len, float fill, std::vector<float>* out) {
-  if (i >= n.inputs.size() || n.inputs[i] == kNoValue) {
-    out->assign(size_t(len), fill);
-    return true;
-  }
-  const Value& v = g.value(n.inputs[i]);
-  if (!v.is_constant || v.dtype != DType::kF32 || v.numel() != len) return false;
-  out->assign(v.as<float>(), v.as<float>() + len);
   return true;
 }
 
@@ -557,6 +546,30 @@ bool try_layer(Graph& g, size_t i2, PassLog& log, const std::function<bool(const
   return true;
 }
 
+// rows_needed = 1 on each fused layer whose output only a last-step Gather (axis 1, index −1)
+// reads, where no head was folded after it: the backend may compute that row only (the CPU
+// kernel does; the CUDA kernels ignore the hint and compute every row). The output keeps its
+// shape [B, T, D].
+void mark_rows_needed(Graph& g, PassLog& log) {
+  const auto users = passes::consumers(g);
+  for (Node& n : g.nodes) {
+    if (n.op != "TransformerEncoderLayer" || n.has_attr("head_activation") || n.outputs.size() != 1) continue;
+    const ValueId y = n.outputs[0];
+    if (passes::is_graph_output(g, y) || users[size_t(y)].empty()) continue;
+    bool last_only = true;
+    for (int u : users[size_t(y)]) {
+      const Node& ga = g.nodes[size_t(u)];
+      const bool gather = ga.op == "Gather" && ga.inputs.size() == 2 && ga.inputs[0] == y &&
+                          (ga.attr_i("axis", 0) == 1 || ga.attr_i("axis", 0) == -2) && is_const(g, ga.inputs[1]) &&
+                          g.value(ga.inputs[1]).numel() == 1 && constant_as_i64(g.value(ga.inputs[1])) == std::vector<int64_t>{-1};
+      last_only = last_only && gather;
+    }
+    if (!last_only) continue;
+    n.attrs["rows_needed"] = int64_t(1);
+    log.lines.push_back("fuse_encoder: " + n.name + " computes its last row only (a last-step Gather reads it)");
+  }
+}
+
 }  // namespace
 
 int fuse_encoder(Graph& g, PassLog& log, const std::function<bool(const Node&)>& backend_runs, int64_t max_seq) {
@@ -574,6 +587,7 @@ int fuse_encoder(Graph& g, PassLog& log, const std::function<bool(const Node&)>&
       }
     }
   }
+  if (count) mark_rows_needed(g, log);
   return count;
 }
 

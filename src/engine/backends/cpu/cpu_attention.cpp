@@ -14,16 +14,18 @@
 
 #include "engine/backends/cpu/cpu_gemm.h"
 #include "engine/backends/cpu/cpu_kernels.h"
+#include "engine/backends/cpu/cpu_layers.h"
 #include "engine/backends/cpu/cpu_math.h"
 
 namespace ts::engine::cpu {
 namespace {
 
-// Scores of R query rows (already scaled) against packed Kᵀ kt [d][tk8] into s [R][tk8].
+// Scores of R query rows (already scaled) against packed Kᵀ kt [d][tk8] into s [R][tk8], keys
+// [0, cols) only (cols a multiple of 8, ≤ tk8).
 template <int R>
-TS_AVX2 void scores_avx2(const float* q, int64_t d, const float* kt, int64_t tk8, float scale, float* s) {
+TS_AVX2 void scores_avx2(const float* q, int64_t d, const float* kt, int64_t tk8, float scale, float* s, int64_t cols) {
   const __m256 vs = _mm256_set1_ps(scale);
-  for (int64_t jb = 0; jb < tk8; jb += 8) {
+  for (int64_t jb = 0; jb < cols; jb += 8) {
     __m256 acc[R];
     for (int r = 0; r < R; ++r) acc[r] = _mm256_setzero_ps();
     for (int64_t c = 0; c < d; ++c) {
@@ -81,19 +83,29 @@ TS_AVX2 void weighted_sum_avx2(const float* p, int64_t tk8, const float* v, int6
   }
 }
 
+// causal_q: the position of query row 0 among the keys (row r sees keys 0..causal_q + r), or -1:
+// every key.
 template <int R>
 TS_AVX2 void attention_rows_avx2(const float* q, int64_t d, const float* kt, int64_t tk, int64_t tk8,
-                                 const float* v, int64_t dv, float scale, float* s, float* o) {
+                                 const float* v, int64_t dv, float scale, float* s, float* o, int64_t causal_q = -1) {
   float inv[R];
-  scores_avx2<R>(q, d, kt, tk8, scale, s);
-  for (int r = 0; r < R; ++r) inv[r] = softmax_row_avx2(s + r * tk8, tk, tk8);
-  weighted_sum_avx2<R>(s, tk8, v, tk, dv, inv, o);
+  // Causal rows: keys past the last row's own position are neither scored nor weighed (PERF NOTE:
+  // sweep case 06 at batch 16, min P50 682 against 713 µs on one plan file, 3 alternating runs,
+  // bench/results/archive/cpu-causal-scores-cpu2-20261203-0709-cpx8.txt).
+  const int64_t used = causal_q < 0 ? tk : std::min(tk, causal_q + R);  // keys any of the R rows weighs
+  const int64_t used8 = round_up8(used);
+  scores_avx2<R>(q, d, kt, tk8, scale, s, used8);
+  for (int r = 0; r < R; ++r) {
+    const int64_t valid = causal_q < 0 ? tk : std::min(tk, causal_q + r + 1);
+    inv[r] = softmax_row_avx2(s + r * tk8, valid, used8);
+  }
+  weighted_sum_avx2<R>(s, tk8, v, used, dv, inv, o);
 }
 
 // One (batch, head): kt scratch [d][tk8], s scratch [4][tk8].
 TS_AVX2 void attention_avx2(const float* qb, const float* kb, const float* vb, float* ob, int64_t tq,
                             int64_t tk, int64_t d, int64_t dv, float scale, bool k_transposed, float* kt,
-                            float* s) {
+                            float* s, int64_t causal_q0 = -1) {
   const int64_t tk8 = round_up8(tk);
   for (int64_t c = 0; c < d; ++c) {
     float* row = kt + c * tk8;
@@ -105,8 +117,9 @@ TS_AVX2 void attention_avx2(const float* qb, const float* kb, const float* vb, f
     for (int64_t j = tk; j < tk8; ++j) row[j] = 0.0f;
   }
   int64_t i = 0;
-  for (; i + 4 <= tq; i += 4) attention_rows_avx2<4>(qb + i * d, d, kt, tk, tk8, vb, dv, scale, s, ob + i * dv);
-  for (; i < tq; ++i) attention_rows_avx2<1>(qb + i * d, d, kt, tk, tk8, vb, dv, scale, s, ob + i * dv);
+  const auto cq = [&](int64_t row) { return causal_q0 < 0 ? int64_t(-1) : causal_q0 + row; };
+  for (; i + 4 <= tq; i += 4) attention_rows_avx2<4>(qb + i * d, d, kt, tk, tk8, vb, dv, scale, s, ob + i * dv, cq(i));
+  for (; i < tq; ++i) attention_rows_avx2<1>(qb + i * d, d, kt, tk, tk8, vb, dv, scale, s, ob + i * dv, cq(i));
 }
 
 Status run_attention(float scale, bool k_transposed, const KernelArgs& a) {
@@ -180,6 +193,12 @@ Status run_attention(float scale, bool k_transposed, const KernelArgs& a) {
 }
 
 }  // namespace
+
+void attention_head_avx2(const float* q, const float* k, const float* v, float* o, int64_t tq, int64_t tk, int64_t d,
+                         float scale, int64_t causal_q0, float* scratch) {
+  const int64_t tk8 = round_up8(tk);
+  attention_avx2(q, k, v, o, tq, tk, d, d, scale, false, scratch, scratch + d * tk8, causal_q0);
+}
 
 void add_attention_ops(std::vector<OpInfo>& ops) {
   ops.push_back({"FusedAttention", nullptr, {"ref"}, [](const Graph&, const Node& n, const std::string&) {

@@ -87,6 +87,8 @@ class CpuBackend final : public Backend {
     cpu::add_rnn_ops(ops);
     cpu::add_attention_ops(ops);
     cpu::add_compare_ops(ops);
+    cpu::add_fused_conv_ops(ops);
+    cpu::add_encoder_ops(ops);
     for (auto& o : ops) ops_[o.op] = std::move(o);
   }
 

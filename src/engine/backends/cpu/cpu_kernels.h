@@ -72,6 +72,8 @@ void add_shape_ops(std::vector<OpInfo>& ops);
 void add_rnn_ops(std::vector<OpInfo>& ops);
 void add_attention_ops(std::vector<OpInfo>& ops);
 void add_compare_ops(std::vector<OpInfo>& ops);
+void add_fused_conv_ops(std::vector<OpInfo>& ops);     // cpu_fused_conv.cpp
+void add_encoder_ops(std::vector<OpInfo>& ops);        // cpu_encoder.cpp
 
 // "node <name>: op <op> <what>" as kUnsupported.
 Status unsupported(const Node& n, const std::string& what);

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "engine/backends/cpu/cpu_kernels.h"
+#include "engine/backends/cpu/cpu_layers.h"
 #include "engine/backends/cpu/cpu_math.h"
 
 namespace ts::engine::cpu {
@@ -214,6 +215,25 @@ Status run_noop(const KernelArgs& a) {
   o.ensure(x->dtype, x->dims);
   if (x->bytes()) std::memcpy(o.data, x->data, x->bytes());
   return Status::ok();
+}
+
+void layer_norm_rows(const float* src, float* dst, int64_t rows, int64_t len, const float* s, const float* b, float eps) {
+  const bool vec = len % 8 == 0 && cpu_has_avx2_fma();
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* x = src + r * len;
+    float* y = dst + r * len;
+    float mean = 0.0f, inv = 0.0f;
+    if (vec) {
+      layer_norm_row_avx2(x, y, len, s, b, eps, &mean, &inv);
+      continue;
+    }
+    for (int64_t i = 0; i < len; ++i) mean += x[i];
+    mean /= float(len);
+    float var = 0.0f;
+    for (int64_t i = 0; i < len; ++i) var += (x[i] - mean) * (x[i] - mean);
+    inv = 1.0f / std::sqrt(var / float(len) + eps);
+    for (int64_t i = 0; i < len; ++i) y[i] = (x[i] - mean) * inv * (s ? s[i] : 1.0f) + (b ? b[i] : 0.0f);
+  }
 }
 
 void add_norm_ops(std::vector<OpInfo>& ops) {
