@@ -23,6 +23,7 @@
 #include "engine/backends/cpu/cpu_math.h"
 #include "engine/backends/cpu/cpu_rnn.h"
 #include "engine/backends/cpu/cpu_rnn_pack.h"
+#include "engine/backends/cpu/cpu_rnn_stack.h"
 #include "engine/ir/rnn_weights.h"
 
 namespace ts::engine::cpu {
@@ -541,6 +542,8 @@ bool has_runtime_weights(const Graph& g, const Node& n) {
   return false;
 }
 
+}  // namespace
+
 Status check_rnn(const Graph& g, const Node& n, bool lstm) {
   std::string dir = n.attr_s("direction", "forward");
   if (dir != "forward") return unsupported(n, "direction=" + dir + " is not supported by the cpu backend (forward only)");
@@ -575,6 +578,8 @@ Status check_rnn(const Graph& g, const Node& n, bool lstm) {
   }
   return Status::ok();
 }
+
+namespace {
 
 // A GRU/LSTM whose weights are runtime inputs: on every run the weights that arrived become
 // constants of a one-node graph, are checked as the builder checks constant ones, and packed
@@ -665,7 +670,7 @@ Result<KernelPtr> make_rnn_kernel(const Graph& g, const Node& n, const std::stri
 
 bool rnn_kernel_is_bf16(const Kernel& k) {
   auto* r = dynamic_cast<const RnnKernel*>(&k);
-  return r && r->bf16();
+  return (r && r->bf16()) || rnn_stack_kernel_is_bf16(k);
 }
 
 void add_rnn_ops(std::vector<OpInfo>& ops) {
@@ -681,6 +686,7 @@ void add_rnn_ops(std::vector<OpInfo>& ops) {
                  {kBlockedTactic, kPanelTactic, kOnednnTactic}, make, tactics_for});
   ops.push_back({"LSTM", [](const Graph& g, const Node& n) { return check_rnn(g, n, true); },
                  {kBlockedTactic, kPanelTactic, kOnednnTactic}, make, tactics_for});
+  add_rnn_stack_ops(ops);
 }
 
 }  // namespace ts::engine::cpu
