@@ -30,18 +30,6 @@ std::string name_of(const StackCase& c) {
          (c.states ? " h0" : "") + (c.tactic.empty() ? "" : " tactic " + c.tactic);
 }
 
-ValueId last_index(GraphBuilder& b) {
-  Value last;
-  last.name = "last";
-  last.dtype = DType::kI64;
-  last.rank_known = true;
-  last.is_constant = true;
-  last.data.resize(8);
-  const int64_t minus1 = -1;
-  std::memcpy(last.data.data(), &minus1, 8);
-  return b.g.add_value(last);
-}
-
 // The graph PyTorch exports for `rnn(x.transpose(0, 1), h0)` … `sigmoid(head(y[-1]))`.
 Graph stack_graph(const StackCase& c) {
   const bool lstm = c.op == "LSTM";
@@ -101,7 +89,7 @@ Graph stack_graph(const StackCase& c) {
   ValueId hw = b.constant("HW", {n_out, c.h}, random_vec(size_t(n_out * c.h), 150, 4.0f * sc));
   ValueId hb = b.constant("HB", {n_out}, random_vec(size_t(n_out), 151, sc));
   ValueId hl = b.value("hl"), lg = b.value("logits"), out = b.value("out");
-  b.node("Gather", {yt, last_index(b)}, {hl}).attrs["axis"] = int64_t(c.batch_first ? 1 : 0);
+  b.node("Gather", {yt, last_step_index(b)}, {hl}).attrs["axis"] = int64_t(c.batch_first ? 1 : 0);
   b.node("Gemm", {hl, hw, hb}, {lg}).attrs["transB"] = int64_t(1);
   b.node("Sigmoid", {lg}, {out});
   b.output(out);
@@ -136,23 +124,6 @@ int count_op(const Graph& g, const std::string& op) {
   int k = 0;
   for (const Node& n : g.nodes) k += n.op == op;
   return k;
-}
-
-// The engine's outputs for `inputs` (one execute on a fresh context).
-Result<std::vector<std::vector<float>>> run_engine(Engine& e, std::vector<HostTensor>& inputs) {
-  auto ctx = e.create_context();
-  if (!ctx) return ctx.status();
-  std::vector<TensorView> in;
-  for (auto& t : inputs) in.push_back(t.view());
-  std::vector<std::vector<float>> bufs(e.outputs().size(), std::vector<float>(1 << 20));
-  std::vector<TensorView> out(bufs.size());
-  for (size_t i = 0; i < out.size(); ++i) {
-    out[i].data = bufs[i].data();
-    out[i].capacity_bytes = bufs[i].size() * sizeof(float);
-  }
-  TS_RETURN_IF_ERROR(ctx.value()->execute(in, out));
-  for (size_t i = 0; i < out.size(); ++i) bufs[i].resize(size_t(shape_numel(out[i].dims)));
-  return bufs;
 }
 
 // Builds c (one stack node expected: with the glue folded when `folded`), runs it at each
