@@ -1,10 +1,14 @@
 // GRUStack / LSTMStack on the cpu backend (cpu_rnn_stack.h). One node runs every layer, the
-// model's input transpose and its head (last step → Gemm → activation):
-//  - x_batch_first with a head: every layer runs batch-major (ONNX layout 1), reading X as the
-//    user gave it, so the transpose the unfused plan copied is gone; the head reads the last
-//    layer's final h (its Y is never written).
-//  - x_batch_first without a head: the stack's Y is time-major, so X is transposed once into the
-//    state (what the unfused plan's Transpose did) and the layers run time-major.
+// model's input transpose and its head (last step → Gemm → activation). The layers always run
+// time-major (ONNX layout 0): with x_batch_first, X is transposed once into the kernel's state
+// (what the unfused plan's Transpose node did); the head reads the last layer's final h, so the
+// last layer's Y is never written.
+// PERF NOTE: a first version ran the layers batch-major (ONNX layout 1) when the head was folded,
+// to skip that transpose; each step's gate math then reads its B rows of the input projection
+// T·G·H floats apart and writes Y rows as far apart. A/B of the two on the 2x128, 3x96 and 2x99
+// LSTM/GRU stacks at batch 16 and 256 (two alternating runs each, the smaller P50): time-major
+// was faster in all 8 cases (LSTM-2x128 b256 121 → 74 ms, GRU-2x128 b16 7.5 → 3.7 ms), though
+// single runs on the shared 2-core machine moved up to 2x.
 // PERF NOTE: the layers run one after the other over all T (each layer's input projection is one
 // GEMM over T·B rows, which is what makes batch 16/256 fast). Interleaving the layers per step
 // at batch 1 was not done: on this machine every sweep stack's weights together fit the 1 MB L2
@@ -26,14 +30,13 @@ constexpr const char* kLayerTactics[] = {"avx2_blocked", "avx2_packed", "onednn"
 
 // Layer l of the stack as the GRU/LSTM node it was: inputs X (the stack's, only its place
 // matters), W, R, B, no sequence_lens, its initial states; the stack's attributes without the
-// stack-only ones, layout 1 when the layers run batch-major.
-Node layer_node(const Node& n, const RnnStackLayout& lay, int64_t l, bool batch_major) {
+// stack-only ones (layout 0: time-major).
+Node layer_node(const Node& n, const RnnStackLayout& lay, int64_t l) {
   Node m;
   m.name = n.name + "/layer" + std::to_string(l);
   m.op = lay.lstm ? "LSTM" : "GRU";
   m.attrs = n.attrs;
   for (const char* a : {"x_batch_first", "head_trans_b", "head_activation", "initial_states", "layout"}) m.attrs.erase(a);
-  if (batch_major) m.attrs["layout"] = int64_t(1);
   m.inputs = {n.inputs[0], n.inputs[lay.w(l)], n.inputs[lay.w(l) + 1], n.inputs[lay.w(l) + 2], kNoValue};
   if (lay.states) {
     m.inputs.push_back(n.inputs[lay.initial_h(l)]);
@@ -61,7 +64,7 @@ class RnnStackState final : public KernelState {
  public:
   std::vector<std::unique_ptr<KernelState>> layers;
   RtTensor y[2];   // the inner layers' Y, alternating
-  RtTensor xt;     // X time-major (x_batch_first without a head)
+  RtTensor xt;     // X time-major (x_batch_first)
   RtTensor yh, yc; // the last layer's final states (head)
 };
 
@@ -91,8 +94,7 @@ class RnnStackKernel final : public Kernel {
     if (!x || x->dtype != DType::kF32 || x->dims.size() != 3) {
       return bad_input(x_batch_first_ ? "X must be f32 [batch, seq, input]" : "X must be f32 [seq, batch, input]");
     }
-    const bool batch_major = x_batch_first_ && lay_.head;
-    if (x_batch_first_ && !lay_.head) {  // [B, T, F] → [T, B, F]
+    if (x_batch_first_) {  // [B, T, F] → [T, B, F]
       const int64_t b = x->dims[0], t_len = x->dims[1], f = x->dims[2], xt_dims[3] = {t_len, b, f};
       st->xt.ensure(DType::kF32, xt_dims);
       for (int64_t t = 0; t < t_len; ++t)
@@ -122,14 +124,14 @@ class RnnStackKernel final : public Kernel {
       Status s = layers_[l]->run(la);
       if (!s) return s.with_context("layer " + std::to_string(l));
       if (last) break;
-      const RtTensor& y = st->y[l & 1];  // [T, 1, B, H] or [B, T, 1, H]
+      const RtTensor& y = st->y[l & 1];  // [T, 1, B, H]
       view.dtype = DType::kF32;
-      view.dims = {y.dims[0], y.dims[batch_major ? 1 : 2], hidden_};
+      view.dims = {y.dims[0], y.dims[2], hidden_};
       view.data = y.data;
       x = &view;
     }
     if (!lay_.head) return Status::ok();
-    // The head: act(h_T · W + bias) over the last layer's final h ([B, H] in either layout).
+    // The head: act(h_T · W + bias) over the last layer's final h ([1, B, H]).
     const int64_t b = x_batch_first_ ? a.input(0)->dims[0] : a.input(0)->dims[1];
     const int64_t od[2] = {b, head_w_.n};
     if (a.out.empty() || !a.out[0]) return Status::ok();
@@ -153,7 +155,7 @@ Status check_rnn_stack(const Graph& g, const Node& n) {
   const RnnStackLayout lay = rnn_stack_layout(n);
   if (lay.layers <= 0) return unsupported(n, "has an input count that fits no stack layout");
   for (int64_t l = 0; l < lay.layers; ++l) {
-    const Node m = layer_node(n, lay, l, false);
+    const Node m = layer_node(n, lay, l);
     for (size_t i = 1; i < 4; ++i) {
       if (m.inputs[i] != kNoValue && !is_const(g, m.inputs[i])) {
         return unsupported(n, "needs constant weights in every layer on the cpu backend (layer " + std::to_string(l) + ")");
@@ -184,7 +186,7 @@ Status check_rnn_stack(const Graph& g, const Node& n) {
 std::vector<std::string> rnn_stack_tactics(const Graph&, const Node& n) {
   const RnnStackLayout lay = rnn_stack_layout(n);
   std::vector<std::string> own = {kLayerTactics[0], kLayerTactics[1]};
-  if (lay.layers > 0 && onednn_rnn_supports(layer_node(n, lay, 0, false))) own.push_back(kLayerTactics[2]);
+  if (lay.layers > 0 && onednn_rnn_supports(layer_node(n, lay, 0))) own.push_back(kLayerTactics[2]);
   std::vector<std::string> out;
   for (const std::string& t : own) out.push_back("layers:" + t);
   if (lay.layers < 2) return out;
@@ -206,7 +208,7 @@ Result<KernelPtr> make_rnn_stack_kernel(const Graph& g, const Node& n, const std
     if (std::find(std::begin(kLayerTactics), std::end(kLayerTactics), t) == std::end(kLayerTactics)) {
       return unsupported(n, "has no tactic '" + tactic + "' in the cpu backend");
     }
-    auto k = make_rnn_kernel(g, layer_node(n, lay, l, x_batch_first && lay.head), t, bf16_weights);
+    auto k = make_rnn_kernel(g, layer_node(n, lay, l), t, bf16_weights);
     if (!k) return k.status().with_context("layer " + std::to_string(l) + " of " + n.name);
     layers.push_back(std::move(k.value()));
   }
