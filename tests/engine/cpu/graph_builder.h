@@ -9,6 +9,7 @@
 
 #include "engine/backend.h"
 #include "engine/backends/cpu/cpu_backend.h"
+#include "engine/engine.h"
 #include "engine/ir/graph.h"
 #include "engine/runtime.h"
 
@@ -146,6 +147,37 @@ inline void expect_close(const float* got, const float* want, int64_t n, float r
       ++bad;
     }
   }
+}
+
+// The scalar Gather index -1 (the last time step) that a PyTorch head's `y[:, -1]` exports.
+inline ValueId last_step_index(GraphBuilder& b) {
+  Value last;
+  last.name = "last";
+  last.dtype = DType::kI64;
+  last.rank_known = true;
+  last.is_constant = true;
+  last.data.resize(8);
+  const int64_t minus1 = -1;
+  std::memcpy(last.data.data(), &minus1, 8);
+  return b.g.add_value(last);
+}
+
+// Runs a loaded engine once on a fresh context; each output sized from out_elems floats of room.
+inline Result<std::vector<std::vector<float>>> run_engine(Engine& e, std::vector<HostTensor>& inputs,
+                                                          size_t out_elems = 1 << 22) {
+  auto ctx = e.create_context();
+  if (!ctx) return ctx.status();
+  std::vector<TensorView> in;
+  for (auto& t : inputs) in.push_back(t.view());
+  std::vector<std::vector<float>> bufs(e.outputs().size(), std::vector<float>(out_elems));
+  std::vector<TensorView> out(e.outputs().size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    out[i].data = bufs[i].data();
+    out[i].capacity_bytes = bufs[i].size() * sizeof(float);
+  }
+  TS_RETURN_IF_ERROR(ctx.value()->execute(in, out));
+  for (size_t i = 0; i < out.size(); ++i) bufs[i].resize(size_t(shape_numel(out[i].dims)));
+  return bufs;
 }
 
 }  // namespace ts::engine::testing

@@ -100,19 +100,7 @@ inline Result<std::shared_ptr<Engine>> build_graph(const Graph& g, BuildOptions 
 
 // Runs `e` on inputs; outputs sized from `out_elems`.
 inline Result<std::vector<std::vector<float>>> run(Engine& e, std::vector<HostTensor>& inputs, size_t out_elems = 1 << 22) {
-  auto ctx = e.create_context();
-  if (!ctx) return ctx.status();
-  std::vector<TensorView> in;
-  for (auto& t : inputs) in.push_back(t.view());
-  std::vector<std::vector<float>> bufs(e.outputs().size(), std::vector<float>(out_elems));
-  std::vector<TensorView> out(e.outputs().size());
-  for (size_t i = 0; i < out.size(); ++i) {
-    out[i].data = bufs[i].data();
-    out[i].capacity_bytes = bufs[i].size() * sizeof(float);
-  }
-  TS_RETURN_IF_ERROR(ctx.value()->execute(in, out));
-  for (size_t i = 0; i < out.size(); ++i) bufs[i].resize(size_t(shape_numel(out[i].dims)));
-  return bufs;
+  return run_engine(e, inputs, out_elems);
 }
 
 // The CUDA engine's outputs against the CPU engine's on the same inputs, each within `rel`;

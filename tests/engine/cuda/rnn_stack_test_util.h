@@ -27,19 +27,6 @@ inline StackWeights stack_weights(GraphBuilder& b, int64_t gates, int64_t h, int
           b.constant("B2", {1, 2 * gh}, random_vec(size_t(2 * gh), seed + 5, sc))};
 }
 
-// The scalar Gather index -1 (the last time step) that a PyTorch head's `y[:, -1]` exports.
-inline ValueId last_step_index(GraphBuilder& b) {
-  Value last;
-  last.name = "last";
-  last.dtype = DType::kI64;
-  last.rank_known = true;
-  last.is_constant = true;
-  last.data.resize(8);
-  const int64_t minus1 = -1;
-  std::memcpy(last.data.data(), &minus1, 8);
-  return b.g.add_value(last);
-}
-
 // The models' classifier shape, as PyTorch exports `sigmoid(head(rnn(x.transpose(0, 1))[0]
 // .transpose(0, 1)[:, -1]))`: X [B, T, I] → Transpose → op → Squeeze → op → Squeeze → Transpose →
 // Gather(last step) → Gemm → Sigmoid → out [B, N], op "GRU" (linear_before_reset 1) or "LSTM".

@@ -115,11 +115,20 @@ TEST(WholeModelBf16, RecurrentModelsStayWithinBf16ToleranceOfPyTorch) {
     ASSERT_TRUE(engine) << engine.status().to_string();
     const std::string d = engine.value()->describe();
     const std::string op = name.substr(0, 3) == "gru" ? "GRU" : "LSTM";
+    // The layers run as one GRUStack/LSTMStack node (its fused_from names each layer) or one
+    // node per layer; either way every recurrent layer holds bf16 weights.
     size_t rnn_layers = 0, bf16_layers = 0;
-    for (size_t at = d.find("] " + op + " "); at != std::string::npos; at = d.find("] " + op + " ", at + 1)) {
-      ++rnn_layers;
+    for (size_t at = d.find("] " + op); at != std::string::npos; at = d.find("] " + op, at + 1)) {
       const std::string line = d.substr(at, d.find('\n', at) - at);
-      if (line.find("precision=bf16-weights(fp32-math)") != std::string::npos) ++bf16_layers;
+      size_t layers = 0;
+      if (line.rfind("] " + op + "Stack ", 0) == 0) {
+        const std::string from = line.substr(std::min(line.find("fused_from="), line.size()));
+        for (size_t k = from.find("/rnn/" + op); k != std::string::npos; k = from.find("/rnn/" + op, k + 1)) ++layers;
+      } else if (line.rfind("] " + op + " ", 0) == 0) {
+        layers = 1;
+      }
+      rnn_layers += layers;
+      if (line.find("precision=bf16-weights(fp32-math)") != std::string::npos) bf16_layers += layers;
     }
     EXPECT_EQ(rnn_layers, 2u) << d;
     EXPECT_EQ(bf16_layers, rnn_layers) << d;

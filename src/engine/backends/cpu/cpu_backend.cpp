@@ -5,6 +5,7 @@
 
 #include "engine/backends/cpu/cpu_kernels.h"
 #include "engine/backends/cpu/cpu_rnn.h"
+#include "engine/backends/cpu/cpu_rnn_stack.h"
 #include "engine/backends/cpu/cpu_math.h"
 
 namespace ts::engine {
@@ -116,14 +117,15 @@ class CpuBackend final : public Backend {
 
   Result<std::unique_ptr<Kernel>> make_kernel_for(const Graph& g, const Node& n, const std::string& tactic,
                                                   const KernelOptions& options) const override {
-    if (options.precision == Precision::kBF16 && (n.op == "GRU" || n.op == "LSTM")) {
+    const bool stack = n.op == "GRUStack" || n.op == "LSTMStack";
+    if (options.precision == Precision::kBF16 && (n.op == "GRU" || n.op == "LSTM" || stack)) {
       TS_RETURN_IF_ERROR(check_supported(g, n));
       const auto t = tactics(g, n);
       const std::string chosen = tactic.empty() ? t.front() : tactic;
       if (std::find(t.begin(), t.end(), chosen) == t.end()) {
         return cpu::unsupported(n, "has no tactic '" + chosen + "' in the cpu backend");
       }
-      return cpu::make_rnn_kernel(g, n, chosen, true);
+      return stack ? cpu::make_rnn_stack_kernel(g, n, chosen, true) : cpu::make_rnn_kernel(g, n, chosen, true);
     }
     return make_kernel(g, n, tactic);
   }

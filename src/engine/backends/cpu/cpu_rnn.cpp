@@ -23,6 +23,7 @@
 #include "engine/backends/cpu/cpu_math.h"
 #include "engine/backends/cpu/cpu_rnn.h"
 #include "engine/backends/cpu/cpu_rnn_pack.h"
+#include "engine/backends/cpu/cpu_rnn_stack.h"
 #include "engine/ir/rnn_weights.h"
 
 namespace ts::engine::cpu {
@@ -46,6 +47,39 @@ struct RnnWeights {
 
 inline float* f32(void* p) { return static_cast<float*>(p); }
 
+// Loads and stores of 8 lanes: all of them (FullLanes) or the first n < 8 (TailLanes, masked:
+// lanes past n are neither read nor written, so a tail never touches memory past a row's end).
+// PERF NOTE: hidden sizes that are not multiples of 8 (53, 99, 109, ...) used to run their last
+// 1-7 units through std::exp/std::tanh one unit at a time; at batch 16 the LSTM-2x20 spent about
+// half its time there (4 of its 20 units). Masked vectors cost one vector's gate math.
+struct FullLanes {
+  TS_AVX2 __m256 ld(const float* p) const { return _mm256_loadu_ps(p); }
+  TS_AVX2 void st(float* p, __m256 v) const { _mm256_storeu_ps(p, v); }
+};
+struct TailLanes {
+  __m256i m;
+  TS_AVX2 explicit TailLanes(int64_t n)
+      : m(_mm256_cmpgt_epi32(_mm256_set1_epi32(int32_t(n)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7))) {}
+  TS_AVX2 __m256 ld(const float* p) const { return _mm256_maskload_ps(p, m); }
+  TS_AVX2 void st(float* p, __m256 v) const { _mm256_maskstore_ps(p, m, v); }
+};
+
+// σ(x) = ½·tanh(x/2) + ½ on tanh8's rational approximation (absolute error ~1.5e-7).
+// PERF NOTE: at batch 256 the LSTM-1x53's gate math (3 σ + 2 tanh per unit) took more time than
+// its recurrent GEMM; σ through tanh8 needs no exp (one division, ~17 instead of ~24 uops, a
+// shorter dependency chain).
+TS_AVX2 inline __m256 gate_sigmoid8(__m256 x) {
+  const __m256 half = _mm256_set1_ps(0.5f);
+  return _mm256_fmadd_ps(half, tanh8(_mm256_mul_ps(half, x)), half);
+}
+
+// Runs body(lanes, u) over [u, u_end) in 8-lane steps, the last one masked.
+template <typename Body>
+TS_AVX2 inline void for_lanes(int64_t u, int64_t u_end, const Body& body) {
+  for (; u + 8 <= u_end; u += 8) body(FullLanes{}, u);
+  if (u < u_end) body(TailLanes(u_end - u), u);
+}
+
 // --- step math (AVX2 with scalar tails) ---
 
 TS_AVX2 void gru_step_avx2(const float* g, const float* hr, const float* rbh, const float* hr_h,
@@ -53,43 +87,25 @@ TS_AVX2 void gru_step_avx2(const float* g, const float* hr, const float* rbh, co
                            int phase) {
   // phase 0 (lbr=1): full update. phase 1 (lbr=0): compute z (into cand_r+h) and r*H (cand_r).
   // phase 2 (lbr=0): candidate from hr_h, update state.
-  int64_t j = 0;
   if (phase == 0) {
-    for (; j + 8 <= h; j += 8) {
-      __m256 z = sigmoid8(_mm256_add_ps(_mm256_loadu_ps(g + j), _mm256_loadu_ps(hr + j)));
-      __m256 r = sigmoid8(_mm256_add_ps(_mm256_loadu_ps(g + h + j), _mm256_loadu_ps(hr + h + j)));
-      __m256 rh = _mm256_add_ps(_mm256_loadu_ps(hr + 2 * h + j), _mm256_loadu_ps(rbh + j));
-      __m256 n = tanh8(_mm256_fmadd_ps(r, rh, _mm256_loadu_ps(g + 2 * h + j)));
-      __m256 hp = _mm256_loadu_ps(state + j);
-      _mm256_storeu_ps(state + j, _mm256_fmadd_ps(z, _mm256_sub_ps(hp, n), n));
-    }
-    for (; j < h; ++j) {
-      float z = sigmoid_scalar(g[j] + hr[j]), r = sigmoid_scalar(g[h + j] + hr[h + j]);
-      float n = std::tanh(g[2 * h + j] + r * (hr[2 * h + j] + rbh[j]));
-      state[j] = n + z * (state[j] - n);
-    }
+    for_lanes(0, h, [&](const auto& l, int64_t j) TS_AVX2 {
+      __m256 z = gate_sigmoid8(_mm256_add_ps(l.ld(g + j), l.ld(hr + j)));
+      __m256 r = gate_sigmoid8(_mm256_add_ps(l.ld(g + h + j), l.ld(hr + h + j)));
+      __m256 rh = _mm256_add_ps(l.ld(hr + 2 * h + j), l.ld(rbh + j));
+      __m256 n = tanh8(_mm256_fmadd_ps(r, rh, l.ld(g + 2 * h + j)));
+      l.st(state + j, _mm256_fmadd_ps(z, _mm256_sub_ps(l.ld(state + j), n), n));
+    });
   } else if (phase == 1) {
-    for (; j + 8 <= h; j += 8) {
-      __m256 z = sigmoid8(_mm256_add_ps(_mm256_loadu_ps(g + j), _mm256_loadu_ps(hr + j)));
-      __m256 r = sigmoid8(_mm256_add_ps(_mm256_loadu_ps(g + h + j), _mm256_loadu_ps(hr + h + j)));
-      _mm256_storeu_ps(cand_r + h + j, z);
-      _mm256_storeu_ps(cand_r + j, _mm256_mul_ps(r, _mm256_loadu_ps(state + j)));
-    }
-    for (; j < h; ++j) {
-      cand_r[h + j] = sigmoid_scalar(g[j] + hr[j]);
-      cand_r[j] = sigmoid_scalar(g[h + j] + hr[h + j]) * state[j];
-    }
+    for_lanes(0, h, [&](const auto& l, int64_t j) TS_AVX2 {
+      l.st(cand_r + h + j, gate_sigmoid8(_mm256_add_ps(l.ld(g + j), l.ld(hr + j))));
+      __m256 r = gate_sigmoid8(_mm256_add_ps(l.ld(g + h + j), l.ld(hr + h + j)));
+      l.st(cand_r + j, _mm256_mul_ps(r, l.ld(state + j)));
+    });
   } else {
-    for (; j + 8 <= h; j += 8) {
-      __m256 n = tanh8(_mm256_add_ps(_mm256_loadu_ps(g + 2 * h + j), _mm256_loadu_ps(hr_h + j)));
-      __m256 z = _mm256_loadu_ps(cand_r + h + j);
-      __m256 hp = _mm256_loadu_ps(state + j);
-      _mm256_storeu_ps(state + j, _mm256_fmadd_ps(z, _mm256_sub_ps(hp, n), n));
-    }
-    for (; j < h; ++j) {
-      float n = std::tanh(g[2 * h + j] + hr_h[j]);
-      state[j] = n + cand_r[h + j] * (state[j] - n);
-    }
+    for_lanes(0, h, [&](const auto& l, int64_t j) TS_AVX2 {
+      __m256 n = tanh8(_mm256_add_ps(l.ld(g + 2 * h + j), l.ld(hr_h + j)));
+      l.st(state + j, _mm256_fmadd_ps(l.ld(cand_r + h + j), _mm256_sub_ps(l.ld(state + j), n), n));
+    });
   }
 }
 
@@ -111,30 +127,18 @@ void gru_step_scalar(const float* g, const float* hr, const float* rbh, const fl
 }
 
 TS_AVX2 void lstm_step_avx2(const float* g, const float* hr, const float* p, int64_t h, float* hs, float* cs) {
-  int64_t j = 0;
   const __m256 zero = _mm256_setzero_ps();
-  for (; j + 8 <= h; j += 8) {
-    __m256 c = _mm256_loadu_ps(cs + j);
-    __m256 pi = p ? _mm256_loadu_ps(p + j) : zero, po = p ? _mm256_loadu_ps(p + h + j) : zero,
-           pf = p ? _mm256_loadu_ps(p + 2 * h + j) : zero;
-    __m256 i = sigmoid8(_mm256_fmadd_ps(pi, c, _mm256_add_ps(_mm256_loadu_ps(g + j), _mm256_loadu_ps(hr + j))));
-    __m256 f = sigmoid8(_mm256_fmadd_ps(pf, c, _mm256_add_ps(_mm256_loadu_ps(g + 2 * h + j), _mm256_loadu_ps(hr + 2 * h + j))));
-    __m256 cc = tanh8(_mm256_add_ps(_mm256_loadu_ps(g + 3 * h + j), _mm256_loadu_ps(hr + 3 * h + j)));
+  for_lanes(0, h, [&](const auto& l, int64_t j) TS_AVX2 {
+    __m256 c = l.ld(cs + j);
+    __m256 pi = p ? l.ld(p + j) : zero, po = p ? l.ld(p + h + j) : zero, pf = p ? l.ld(p + 2 * h + j) : zero;
+    __m256 i = gate_sigmoid8(_mm256_fmadd_ps(pi, c, _mm256_add_ps(l.ld(g + j), l.ld(hr + j))));
+    __m256 f = gate_sigmoid8(_mm256_fmadd_ps(pf, c, _mm256_add_ps(l.ld(g + 2 * h + j), l.ld(hr + 2 * h + j))));
+    __m256 cc = tanh8(_mm256_add_ps(l.ld(g + 3 * h + j), l.ld(hr + 3 * h + j)));
     c = _mm256_fmadd_ps(f, c, _mm256_mul_ps(i, cc));
-    __m256 o = sigmoid8(_mm256_fmadd_ps(po, c, _mm256_add_ps(_mm256_loadu_ps(g + h + j), _mm256_loadu_ps(hr + h + j))));
-    _mm256_storeu_ps(cs + j, c);
-    _mm256_storeu_ps(hs + j, _mm256_mul_ps(o, tanh8(c)));
-  }
-  for (; j < h; ++j) {
-    float c = cs[j];
-    float i = sigmoid_scalar(g[j] + hr[j] + (p ? p[j] * c : 0.0f));
-    float f = sigmoid_scalar(g[2 * h + j] + hr[2 * h + j] + (p ? p[2 * h + j] * c : 0.0f));
-    float cc = std::tanh(g[3 * h + j] + hr[3 * h + j]);
-    c = f * c + i * cc;
-    float o = sigmoid_scalar(g[h + j] + hr[h + j] + (p ? p[h + j] * c : 0.0f));
-    cs[j] = c;
-    hs[j] = o * std::tanh(c);
-  }
+    __m256 o = gate_sigmoid8(_mm256_fmadd_ps(po, c, _mm256_add_ps(l.ld(g + h + j), l.ld(hr + h + j))));
+    l.st(cs + j, c);
+    l.st(hs + j, _mm256_mul_ps(o, tanh8(c)));
+  });
 }
 
 void lstm_step_scalar(const float* g, const float* hr, const float* p, int64_t h, float* hs, float* cs) {
@@ -168,16 +172,14 @@ void gru_lbr_units_scalar(const float* g, const float* acc, const float* rbh, in
 TS_AVX2 void gru_lbr_units_avx2(const float* g, const float* acc, const float* rbh, int64_t h, const RnnBlock& blk,
                                 int64_t u, int64_t u_end, const float* hp, float* hn) {
   const int64_t up = blk.u_pad;
-  for (; u + 8 <= u_end; u += 8) {
-    int64_t j = blk.u0 + u;
-    __m256 z = sigmoid8(_mm256_add_ps(_mm256_loadu_ps(g + j), _mm256_loadu_ps(acc + u)));
-    __m256 r = sigmoid8(_mm256_add_ps(_mm256_loadu_ps(g + h + j), _mm256_loadu_ps(acc + up + u)));
-    __m256 rh = _mm256_add_ps(_mm256_loadu_ps(acc + 2 * up + u), _mm256_loadu_ps(rbh + j));
-    __m256 n = tanh8(_mm256_fmadd_ps(r, rh, _mm256_loadu_ps(g + 2 * h + j)));
-    __m256 hv = _mm256_loadu_ps(hp + j);
-    _mm256_storeu_ps(hn + j, _mm256_fmadd_ps(z, _mm256_sub_ps(hv, n), n));
-  }
-  gru_lbr_units_scalar(g, acc, rbh, h, blk, u, u_end, hp, hn);
+  for_lanes(u, u_end, [&](const auto& l, int64_t v) TS_AVX2 {
+    const int64_t j = blk.u0 + v;
+    __m256 z = gate_sigmoid8(_mm256_add_ps(l.ld(g + j), l.ld(acc + v)));
+    __m256 r = gate_sigmoid8(_mm256_add_ps(l.ld(g + h + j), l.ld(acc + up + v)));
+    __m256 rh = _mm256_add_ps(l.ld(acc + 2 * up + v), l.ld(rbh + j));
+    __m256 n = tanh8(_mm256_fmadd_ps(r, rh, l.ld(g + 2 * h + j)));
+    l.st(hn + j, _mm256_fmadd_ps(z, _mm256_sub_ps(l.ld(hp + j), n), n));
+  });
 }
 
 // GRU lbr=0, phase 1 (block of the z,r pack): z → zb, r ⊙ h_prev → rh.
@@ -194,14 +196,12 @@ void gru_zr_units_scalar(const float* g, const float* acc, int64_t h, const RnnB
 TS_AVX2 void gru_zr_units_avx2(const float* g, const float* acc, int64_t h, const RnnBlock& blk, const float* hp,
                                float* zb, float* rh) {
   const int64_t up = blk.u_pad;
-  int64_t u = 0;
-  for (; u + 8 <= blk.units; u += 8) {
-    int64_t j = blk.u0 + u;
-    _mm256_storeu_ps(zb + j, sigmoid8(_mm256_add_ps(_mm256_loadu_ps(g + j), _mm256_loadu_ps(acc + u))));
-    __m256 r = sigmoid8(_mm256_add_ps(_mm256_loadu_ps(g + h + j), _mm256_loadu_ps(acc + up + u)));
-    _mm256_storeu_ps(rh + j, _mm256_mul_ps(r, _mm256_loadu_ps(hp + j)));
-  }
-  gru_zr_units_scalar(g, acc, h, blk, u, hp, zb, rh);
+  for_lanes(0, blk.units, [&](const auto& l, int64_t v) TS_AVX2 {
+    const int64_t j = blk.u0 + v;
+    l.st(zb + j, gate_sigmoid8(_mm256_add_ps(l.ld(g + j), l.ld(acc + v))));
+    __m256 r = gate_sigmoid8(_mm256_add_ps(l.ld(g + h + j), l.ld(acc + up + v)));
+    l.st(rh + j, _mm256_mul_ps(r, l.ld(hp + j)));
+  });
 }
 
 // GRU lbr=0, phase 2 (block of the candidate pack, acc = (r ⊙ h_prev)·Rhᵀ).
@@ -216,14 +216,11 @@ void gru_n_units_scalar(const float* g, const float* acc, int64_t h, const RnnBl
 
 TS_AVX2 void gru_n_units_avx2(const float* g, const float* acc, int64_t h, const RnnBlock& blk, const float* zb,
                               const float* hp, float* hn) {
-  int64_t u = 0;
-  for (; u + 8 <= blk.units; u += 8) {
-    int64_t j = blk.u0 + u;
-    __m256 n = tanh8(_mm256_add_ps(_mm256_loadu_ps(g + 2 * h + j), _mm256_loadu_ps(acc + u)));
-    __m256 z = _mm256_loadu_ps(zb + j), hv = _mm256_loadu_ps(hp + j);
-    _mm256_storeu_ps(hn + j, _mm256_fmadd_ps(z, _mm256_sub_ps(hv, n), n));
-  }
-  gru_n_units_scalar(g, acc, h, blk, u, zb, hp, hn);
+  for_lanes(0, blk.units, [&](const auto& l, int64_t v) TS_AVX2 {
+    const int64_t j = blk.u0 + v;
+    __m256 n = tanh8(_mm256_add_ps(l.ld(g + 2 * h + j), l.ld(acc + v)));
+    l.st(hn + j, _mm256_fmadd_ps(l.ld(zb + j), _mm256_sub_ps(l.ld(hp + j), n), n));
+  });
 }
 
 // LSTM (gates i,o,f,c; peepholes p = [3H] i,o,f or null). c is updated in place.
@@ -247,22 +244,18 @@ TS_AVX2 void lstm_units_avx2(const float* g, const float* acc, const float* p, i
                              int64_t u, int64_t u_end, float* cs, float* hn) {
   const int64_t up = blk.u_pad;
   const __m256 zero = _mm256_setzero_ps();
-  for (; u + 8 <= u_end; u += 8) {
-    int64_t j = blk.u0 + u;
-    __m256 c = _mm256_loadu_ps(cs + j);
-    __m256 pi = p ? _mm256_loadu_ps(p + j) : zero, po = p ? _mm256_loadu_ps(p + h + j) : zero,
-           pf = p ? _mm256_loadu_ps(p + 2 * h + j) : zero;
-    __m256 i = sigmoid8(_mm256_fmadd_ps(pi, c, _mm256_add_ps(_mm256_loadu_ps(g + j), _mm256_loadu_ps(acc + u))));
-    __m256 f = sigmoid8(
-        _mm256_fmadd_ps(pf, c, _mm256_add_ps(_mm256_loadu_ps(g + 2 * h + j), _mm256_loadu_ps(acc + 2 * up + u))));
-    __m256 cc = tanh8(_mm256_add_ps(_mm256_loadu_ps(g + 3 * h + j), _mm256_loadu_ps(acc + 3 * up + u)));
+  for_lanes(u, u_end, [&](const auto& l, int64_t v) TS_AVX2 {
+    const int64_t j = blk.u0 + v;
+    __m256 c = l.ld(cs + j);
+    __m256 pi = p ? l.ld(p + j) : zero, po = p ? l.ld(p + h + j) : zero, pf = p ? l.ld(p + 2 * h + j) : zero;
+    __m256 i = gate_sigmoid8(_mm256_fmadd_ps(pi, c, _mm256_add_ps(l.ld(g + j), l.ld(acc + v))));
+    __m256 f = gate_sigmoid8(_mm256_fmadd_ps(pf, c, _mm256_add_ps(l.ld(g + 2 * h + j), l.ld(acc + 2 * up + v))));
+    __m256 cc = tanh8(_mm256_add_ps(l.ld(g + 3 * h + j), l.ld(acc + 3 * up + v)));
     c = _mm256_fmadd_ps(f, c, _mm256_mul_ps(i, cc));
-    __m256 o = sigmoid8(
-        _mm256_fmadd_ps(po, c, _mm256_add_ps(_mm256_loadu_ps(g + h + j), _mm256_loadu_ps(acc + up + u))));
-    _mm256_storeu_ps(cs + j, c);
-    _mm256_storeu_ps(hn + j, _mm256_mul_ps(o, tanh8(c)));
-  }
-  lstm_units_scalar(g, acc, p, h, blk, u, u_end, cs, hn);
+    __m256 o = gate_sigmoid8(_mm256_fmadd_ps(po, c, _mm256_add_ps(l.ld(g + h + j), l.ld(acc + up + v))));
+    l.st(cs + j, c);
+    l.st(hn + j, _mm256_mul_ps(o, tanh8(c)));
+  });
 }
 
 // Gate math of one block as a rnn_gemv_pipelined epilogue, in two halves (units [0, 16) after
@@ -558,6 +551,8 @@ bool has_runtime_weights(const Graph& g, const Node& n) {
   return false;
 }
 
+}  // namespace
+
 Status check_rnn(const Graph& g, const Node& n, bool lstm) {
   std::string dir = n.attr_s("direction", "forward");
   if (dir != "forward") return unsupported(n, "direction=" + dir + " is not supported by the cpu backend (forward only)");
@@ -592,6 +587,8 @@ Status check_rnn(const Graph& g, const Node& n, bool lstm) {
   }
   return Status::ok();
 }
+
+namespace {
 
 // A GRU/LSTM whose weights are runtime inputs: on every run the weights that arrived become
 // constants of a one-node graph, are checked as the builder checks constant ones, and packed
@@ -682,7 +679,7 @@ Result<KernelPtr> make_rnn_kernel(const Graph& g, const Node& n, const std::stri
 
 bool rnn_kernel_is_bf16(const Kernel& k) {
   auto* r = dynamic_cast<const RnnKernel*>(&k);
-  return r && r->bf16();
+  return (r && r->bf16()) || rnn_stack_kernel_is_bf16(k);
 }
 
 void add_rnn_ops(std::vector<OpInfo>& ops) {
@@ -698,6 +695,7 @@ void add_rnn_ops(std::vector<OpInfo>& ops) {
                  {kBlockedTactic, kPanelTactic, kOnednnTactic}, make, tactics_for});
   ops.push_back({"LSTM", [](const Graph& g, const Node& n) { return check_rnn(g, n, true); },
                  {kBlockedTactic, kPanelTactic, kOnednnTactic}, make, tactics_for});
+  add_rnn_stack_ops(ops);
 }
 
 }  // namespace ts::engine::cpu

@@ -9,6 +9,10 @@
 
 namespace ts::engine::cpu {
 
+// The checks of a GRU (lstm false) or LSTM node that every tactic shares (forward, default
+// activations, weight shapes); runtime weights of unknown shape pass (checked when they arrive).
+Status check_rnn(const Graph& g, const Node& n, bool lstm);
+
 Result<KernelPtr> make_rnn_kernel(const Graph& g, const Node& n, const std::string& tactic, bool bf16_weights);
 
 // The "onednn" tactic (cpu_rnn_onednn.cpp): oneDNN's lbr_gru / gru / lstm primitives. Not for
@@ -16,7 +20,8 @@ Result<KernelPtr> make_rnn_kernel(const Graph& g, const Node& n, const std::stri
 bool onednn_rnn_supports(const Node& n);
 Result<KernelPtr> make_rnn_onednn(const Graph& g, const Node& n);
 
-// Whether a kernel made by make_rnn_kernel holds BF16 weights (false for any other kernel).
+// Whether a kernel made by make_rnn_kernel (or make_rnn_stack_kernel, cpu_rnn_stack.h) holds
+// BF16 weights (false for any other kernel).
 bool rnn_kernel_is_bf16(const Kernel& k);
 
 }  // namespace ts::engine::cpu
