@@ -62,16 +62,8 @@ Graph tcn_graph(const Tcn& c, int64_t n, int64_t t) {
     cin = c.channels;
   }
   if (c.last_step) {
-    Value idx;
-    idx.name = "minus1";
-    idx.dtype = DType::kI64;
-    idx.rank_known = true;
-    idx.is_constant = true;
-    const int64_t m1 = -1;
-    idx.data.resize(8);
-    std::memcpy(idx.data.data(), &m1, 8);
-    ValueId iv = b.g.add_value(idx);
-    ValueId last = b.value("last");
+    ValueId iv = last_step_index(b);
+    ValueId last = b.value("last_step");
     b.node("Gather", {h, iv}, {last}).attrs["axis"] = int64_t(2);
     h = last;
   }

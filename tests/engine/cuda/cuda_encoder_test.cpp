@@ -294,15 +294,7 @@ Graph encoder_graph(const LayerSpec& s, uint32_t seed) {
   b.node("Add", {l1, f2}, {r2});
   ValueId y = s.norm_first ? r2 : layer_norm(r2, "norm2");
   if (s.head) {
-    Value idx;
-    idx.name = "last";
-    idx.dtype = DType::kI64;
-    idx.rank_known = true;
-    idx.is_constant = true;
-    idx.data.resize(8);
-    const int64_t last = -1;
-    std::memcpy(idx.data.data(), &last, 8);
-    ValueId gi = b.g.add_value(idx), gy = b.value("last_step"), prob = b.value("prob");
+    ValueId gi = last_step_index(b), gy = b.value("last_step"), prob = b.value("prob");
     b.node("Gather", {y, gi}, {gy}).attrs["axis"] = int64_t(1);
     b.node("Sigmoid", {linear(gy, "head", d, 1)}, {prob});
     y = prob;
