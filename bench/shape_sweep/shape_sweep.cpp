@@ -1,7 +1,7 @@
 // shape_sweep: ticksentry's half of the shape sweep (driver: bench/shape_sweep/shape_sweep.sh,
 // on the GPU machine, after bench/shape_sweep/torch_peer.py has written the references).
 //
-//   shape_sweep --models DIR --work DIR --out FILE [--backend cuda] [--precisions fp16,fp32]
+//   shape_sweep --models DIR --work DIR --out FILE [--backend cuda] [--precisions fp16,fp32,bf16]
 //               [--batches 1,16,256,4096] [--seq 60] [--min-time-s 0.25] [--only 00,07] [--threads N]
 // --threads: cpu backend, threads per call (1 for the one-core comparison with ONNX Runtime).
 //
@@ -129,7 +129,7 @@ json run_one(const Args& a, const Case& c, const std::vector<uint8_t>& onnx, con
               {"case", {{"arch", c.name}, {"precision", prec}, {"batch", b}, {"seq", a.seq}, {"backend", a.backend}}}};
   BuildOptions o;
   o.backend = a.backend;
-  o.precision = prec == "fp16" ? Precision::kFP16 : Precision::kFP32;
+  o.precision = prec == "fp16" ? Precision::kFP16 : prec == "bf16" ? Precision::kBF16 : Precision::kFP32;
   o.workspace_bytes = int64_t(4) << 30;
   OptimizationProfile p;
   p.inputs["x"] = ShapeRange{{1, a.seq, c.features}, {b, a.seq, c.features}, {max_batch, a.seq, c.features}};

@@ -7,6 +7,12 @@ bool cpu_has_avx2_fma() {
   return has;
 }
 
+bool cpu_has_avx512_bf16() {
+  static const bool has = cpu_has_avx2_fma() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bf16");
+  return has;
+}
+
 // One AVX2 loop and one scalar loop per function (no lambdas: a lambda returning __m256
 // outside a target("avx2") context changes the ABI).
 #define TS_DEFINE_ARRAY_FN(name, vec, scalar)                                      \

@@ -11,10 +11,14 @@
 #include <cstdint>
 
 #define TS_AVX2 __attribute__((target("avx2,fma")))
+// AVX-512 with BF16 dot products (vdpbf16ps): the batch-1 recurrence of BF16 plans (cpu_rnn_pack.h).
+#define TS_AVX512_BF16 __attribute__((target("avx2,fma,avx512f,avx512bw,avx512vl,avx512bf16")))
 
 namespace ts::engine::cpu {
 
 bool cpu_has_avx2_fma();
+// AVX-512 F/BW/VL and AVX512_BF16 (plus AVX2/FMA): the CPU can run TS_AVX512_BF16 code.
+bool cpu_has_avx512_bf16();
 
 // Cephes-style exp: range reduction by ln 2, degree-6 polynomial, 2^n by exponent bits.
 TS_AVX2 static inline __m256 exp8(__m256 x) {

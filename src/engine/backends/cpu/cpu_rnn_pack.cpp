@@ -28,6 +28,8 @@ PackedRnnR pack_rnn_r(const float* r, int64_t gates, int64_t hidden, int64_t k_l
   }
   if (bf16) p.data16.assign(size_t(total), 0);
   else p.data.assign(size_t(total), 0.0f);
+  const int64_t k2 = (kl + 1) / 2 * 2;
+  if (bf16 && kl <= kRnnDpMaxK && cpu_has_avx512_bf16()) p.data16dp.assign(size_t(total / kl * k2), 0);
   for (const RnnBlock& b : p.blocks) {
     const int64_t cols = p.cols(b);
     for (int64_t k = 0; k < kl; ++k) {
@@ -39,6 +41,9 @@ PackedRnnR pack_rnn_r(const float* r, int64_t gates, int64_t hidden, int64_t k_l
             // Pair interleave within the 16-column group (see cpu_rnn_pack.h).
             const int64_t grp = c / 16 * 16, j = c % 16;
             p.data16[size_t(b.offset + k * cols + grp + (j < 8 ? 2 * j : 2 * (j - 8) + 1))] = f32_to_bf16(v);
+            if (!p.data16dp.empty()) {
+              p.data16dp[size_t(b.offset / kl * k2 + (k / 2) * 2 * cols + 2 * c + k % 2)] = f32_to_bf16(v);
+            }
           } else {
             p.data[size_t(b.offset + k * cols + c)] = v;
           }
