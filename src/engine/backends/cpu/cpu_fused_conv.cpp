@@ -17,6 +17,7 @@
 // makes this faster than oneDNN's full-length Conv plus the Slice/Relu/Add nodes at every batch
 // (docs/performance.md, "TCNs and Transformers on the cpu backend").
 #include <algorithm>
+#include <iterator>
 #include <cstring>
 
 #include "engine/backends/cpu/cpu_gemm.h"
@@ -94,8 +95,8 @@ class FusedConvKernel final : public Kernel {
     }
     const int64_t len = at_.trim ? len_in : full;
     if (r) {
-      const std::vector<int64_t> want{n, m_, len};
-      if (r->dtype != DType::kF32 || r->dims != want) {
+      const int64_t want[3] = {n, m_, len};
+      if (r->dtype != DType::kF32 || !std::equal(r->dims.begin(), r->dims.end(), std::begin(want), std::end(want))) {
         return bad_input("the residual " + dims_str(r->dims) + " does not match the output " + dims_str(want));
       }
     }

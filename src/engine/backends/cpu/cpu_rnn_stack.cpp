@@ -66,6 +66,7 @@ class RnnStackState final : public KernelState {
   RtTensor y[2];   // the inner layers' Y, alternating
   RtTensor xt;     // X time-major (x_batch_first)
   RtTensor yh, yc; // the last layer's final states (head)
+  RtTensor view;   // the next layer's X: a view of y without its direction axis (dims kept, no allocation)
 };
 
 class RnnStackKernel final : public Kernel {
@@ -102,7 +103,7 @@ class RnnStackKernel final : public Kernel {
           std::copy_n(x->as<float>() + (bi * t_len + t) * f, f, st->xt.as<float>() + (t * b + bi) * f);
       x = &st->xt;
     }
-    RtTensor view;  // the next layer's X: the previous Y without its direction axis
+    RtTensor& view = st->view;
     const size_t n_layers = layers_.size();
     for (size_t l = 0; l < n_layers; ++l) {
       const RtTensor* ins[7] = {x, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
@@ -126,7 +127,10 @@ class RnnStackKernel final : public Kernel {
       if (last) break;
       const RtTensor& y = st->y[l & 1];  // [T, 1, B, H]
       view.dtype = DType::kF32;
-      view.dims = {y.dims[0], y.dims[2], hidden_};
+      view.dims.resize(3);
+      view.dims[0] = y.dims[0];
+      view.dims[1] = y.dims[2];
+      view.dims[2] = hidden_;
       view.data = y.data;
       x = &view;
     }
